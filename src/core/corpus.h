@@ -1,0 +1,33 @@
+/*
+** corpus.h -- where the text comes from: a file given by the user, checked
+** for being real text, or the built-in synthetic language generated from a
+** seed (Zipfian word frequencies and a grammar a small model can learn).
+*/
+#ifndef TIELAB_CORPUS_H
+#define TIELAB_CORPUS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+
+typedef struct Corpus {
+  uint8_t *text;
+  size_t len;
+  char name[256];   /* the file name, or "synthetic:<seed>" */
+} Corpus;
+
+/* Smallest corpus accepted, in bytes. */
+#define CORPUS_MIN_BYTES 4096
+
+/* Read 'path'. Refused with a message naming the file: missing, unreadable,
+** empty, shorter than CORPUS_MIN_BYTES, or binary (NUL bytes, or mostly
+** bytes that are neither printable nor whitespace nor UTF-8). */
+int corpus_read(Corpus *c, const char *path, Err *err);
+
+/* Generate about 'bytes' of the synthetic language from 'seed'. */
+int corpus_synthetic(Corpus *c, uint64_t seed, size_t bytes, Err *err);
+
+void corpus_free(Corpus *c);
+
+#endif

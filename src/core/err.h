@@ -1,0 +1,24 @@
+/*
+** err.h -- the error value every fallible call in core and lab fills.
+**
+** Functions that can fail take an 'Err *' as their last argument, return -1
+** (or NULL) and write one specific line into it: what went wrong and with
+** what ("corpus.txt: file is empty"). They never print and never exit; the
+** edges (command line, Lua, UI) decide how to report it.
+*/
+#ifndef TIELAB_ERR_H
+#define TIELAB_ERR_H
+
+#define ERR_MSG_MAX 512
+
+typedef struct Err {
+  char msg[ERR_MSG_MAX];
+} Err;
+
+/* Fill 'e' (may be NULL) with a printf-style message; always returns -1. */
+int err_set(Err *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Put 'prefix: ' in front of the message already in 'e'; returns -1. */
+int err_prefix(Err *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif

@@ -1,0 +1,150 @@
+/*
+** model.h -- the reference GPT of DESIGN.md: forward, backward, AdamW with
+** global-norm clipping, and tying (tied, untied, partial) with the two
+** gradients of the embedding kept apart.
+**
+** Memory: every buffer is allocated by 'model_create'; nothing is allocated
+** while stepping. Parameters, gradients and the two AdamW moments each live
+** in one contiguous arena of 'n_floats' floats with the same layout, described
+** by a table of nanoGPT-named tensors ('model_tensors'), in this order:
+**   transformer.wte.weight [V,d]   (E_in)
+**   transformer.wpe.weight [T,d]
+**   transformer.h.{i}.ln_1.weight [d] .ln_1.bias [d]
+**     .attn.c_attn.weight [3d,d] .attn.c_attn.bias [3d]
+**     .attn.c_proj.weight [d,d]  .attn.c_proj.bias [d]
+**     .ln_2.weight [d] .ln_2.bias [d]
+**     .mlp.c_fc.weight [4d,d] .mlp.c_fc.bias [4d]
+**     .mlp.c_proj.weight [d,4d] .mlp.c_proj.bias [d]
+**   transformer.ln_f.weight [d] transformer.ln_f.bias [d]
+**   lm_head.weight [V,d]            (E_out)
+**
+** Tying: E_out always has its own storage. Its first 'tie_k' columns are not
+** parameters of their own: they mirror E_in's and are rewritten from E_in
+** after every update, and their gradient and moments live in E_in's columns.
+** So with tie_k == d the model is exactly nanoGPT's tied model, and the
+** forward pass never needs to know the tie mode.
+**
+** The step, in the order the trainer calls it:
+**   model_forward    -> mean loss over B*T positions
+**   model_backward   -> every gradient; E_in's gradient slot holds G_in (the
+**                       lookup side) and E_out's holds G_out (the logits
+**                       side), both unscaled; fills the GradStats
+**   model_combine    -> applies in_scale/out_scale and folds shared columns:
+**                       g_shared = s_out*G_out + s_in*G_in (into E_in's slot)
+**   model_clip       -> global L2 norm over every parameter (each once), clip
+**   model_adamw      -> one AdamW update, then shared columns re-mirrored
+** 'model_train_step' does all five.
+*/
+#ifndef TIELAB_MODEL_H
+#define TIELAB_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "err.h"
+
+typedef struct Model Model;
+
+/* One tensor of the arena. */
+typedef struct TensorInfo {
+  char name[64];    /* nanoGPT name */
+  int ndim;         /* 1 or 2 */
+  int shape[2];     /* [rows, cols] or [n] */
+  size_t offset;    /* in floats, into every arena */
+  size_t numel;
+  int decay;        /* 1 for 2-D weights (weight decay applies) */
+} TensorInfo;
+
+/* AdamW and clipping hyperparameters (DESIGN.md defaults from 'optim_default'). */
+typedef struct OptimConfig {
+  float lr, beta1, beta2, eps, weight_decay, clip;
+} OptimConfig;
+
+OptimConfig optim_default(void);
+
+/* The embedding gradients of the last backward, before any scaling.
+** L2 and L1 norms of: G_in (V x d, summed into rows), the gradient at the
+** lookup's output (B*T x d, the paper's input side), G_out (V x d). */
+typedef struct GradStats {
+  double in_l2, in_act_l2, out_l2;
+  double in_l1, in_act_l1, out_l1;
+  double rows_touched;   /* share of vocabulary rows with a non-zero G_in */
+  double total_norm;     /* global norm after scales, before the clip */
+} GradStats;
+
+/* How an untied (or partly tied) column becomes shared when tying. */
+typedef enum TieMerge { TIE_KEEP_IN, TIE_KEEP_OUT, TIE_MEAN } TieMerge;
+
+/* Create a model of shape 'cfg' (validated) with all buffers, parameters
+** zeroed. 'threads' bounds the attention/elementwise parallelism (>= 1). */
+Model *model_create(const ModelConfig *cfg, int threads, Err *err);
+void model_free(Model *m);
+
+/* nanoGPT init from 'seed': N(0,0.02) weights and embeddings, c_proj weights
+** N(0,0.02/sqrt(2L)), biases 0, LayerNorm 1/0; E_out's shared columns
+** mirror E_in; moments and step count reset. */
+void model_init(Model *m, uint64_t seed);
+
+const ModelConfig *model_config(const Model *m);
+int model_tensor_count(const Model *m);
+const TensorInfo *model_tensor(const Model *m, int i);
+const TensorInfo *model_find_tensor(const Model *m, const char *name);
+size_t model_n_floats(const Model *m);
+float *model_params(Model *m);   /* arenas of n_floats */
+float *model_grads(Model *m);
+float *model_adam_m(Model *m);
+float *model_adam_v(Model *m);
+long model_adam_t(const Model *m);          /* AdamW steps taken */
+void model_set_adam_t(Model *m, long t);
+
+/* Forward on 'b' <= B sequences of 't' <= T tokens ('inputs' [b,t]).
+** Returns the mean cross-entropy against 'targets' [b,t], or 0 when targets
+** is NULL (logits still computed). Activations are kept for backward. */
+float model_forward(Model *m, const int32_t *inputs, const int32_t *targets, int b, int t);
+
+/* Backward of the last forward (which had targets). Fills every gradient
+** slot (overwriting) and the GradStats 'gs' (except total_norm). */
+void model_backward(Model *m, GradStats *gs);
+
+/* Apply scales and fold the shared columns (see the top of this file). */
+void model_combine(Model *m, float in_scale, float out_scale);
+
+/* Global L2 norm of the gradient over every parameter entry (shared columns
+** once); if above 'max_norm', scale all gradients down to it. Returns the
+** norm before clipping. */
+double model_clip(Model *m, float max_norm);
+
+/* One AdamW step with 'oc', then re-mirror shared columns. */
+void model_adamw(Model *m, const OptimConfig *oc);
+
+/* forward + backward + combine + clip + adamw. Returns the loss; 'gs' may be NULL. */
+float model_train_step(Model *m, const int32_t *inputs, const int32_t *targets,
+                       float in_scale, float out_scale, const OptimConfig *oc,
+                       GradStats *gs);
+
+/* Change the number of shared columns. Columns that stop being shared give
+** E_out a copy of the shared values and of their moments; columns that
+** become shared take E_in's, E_out's or the mean of both ('merge'), values
+** and moments alike. Returns -1 on a bad 'new_k'. */
+int model_set_tie(Model *m, int new_k, TieMerge merge, Err *err);
+
+/* Activations of the last forward, for instruments:
+** the residual stream at position l in 0..L (0 after the embeddings, l after
+** block l), [b,t,d]; the final LayerNorm output [b,t,d]; the logits [b,t,V]
+** (overwritten by probabilities after a forward with targets). */
+const float *model_residual(const Model *m, int l);
+const float *model_lnf_out(const Model *m);
+const float *model_logits(const Model *m);
+
+/* Read a hidden state out through the model's current ln_f and E_out:
+** 'h' [n,d] -> 'logits' [n,V]. 'scratch' holds n*d floats. No gradients. */
+void model_readout(const Model *m, const float *h, int n, float *logits, float *scratch);
+
+/* Backward of 'model_readout' with respect to 'h' only (ln_f and E_out are
+** treated as constants): 'dlogits' [n,V] -> 'dh' [n,d]. 'scratch' holds
+** 2*n*d floats. */
+void model_readout_backward(const Model *m, const float *h, const float *dlogits, int n,
+                            float *dh, float *scratch);
+
+#endif

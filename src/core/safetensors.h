@@ -1,0 +1,65 @@
+/*
+** safetensors.h -- read and write the safetensors format: an 8-byte
+** little-endian header length, a JSON header naming each tensor's dtype,
+** shape and byte range, then the bytes.
+**
+** The reader trusts nothing in the file: the header length must fit in the
+** file, the JSON must parse, every dtype must be known, every shape small
+** enough not to overflow and consistent with its byte range, ranges must lie
+** inside the buffer, not overlap, and cover it exactly. Any failure is one
+** line naming the file and the problem. The writer writes to a temporary
+** file in the same folder, syncs it and renames it over the target, so a
+** crash mid-save never leaves a half-written checkpoint.
+*/
+#ifndef TIELAB_SAFETENSORS_H
+#define TIELAB_SAFETENSORS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+
+typedef enum StDtype { ST_F32, ST_F64, ST_I32, ST_I64, ST_U8, ST_F16, ST_BF16, ST_NDTYPES } StDtype;
+
+#define ST_MAX_DIMS 8
+
+typedef struct StTensor {
+  char *name;
+  StDtype dtype;
+  int ndim;
+  int64_t shape[ST_MAX_DIMS];
+  size_t numel;
+  const uint8_t *data;   /* into the file's buffer */
+  size_t nbytes;
+} StTensor;
+
+typedef struct StFile {
+  StTensor *tensors;
+  int n;
+  char **meta_keys, **meta_vals;   /* __metadata__, string to string */
+  int n_meta;
+  uint8_t *buf;                    /* the whole file */
+  size_t len;
+} StFile;
+
+int st_read(StFile *f, const char *path, Err *err);
+void st_free(StFile *f);
+const StTensor *st_find(const StFile *f, const char *name);
+const char *st_meta(const StFile *f, const char *key);   /* NULL when absent */
+const char *st_dtype_name(StDtype d);
+size_t st_dtype_size(StDtype d);
+
+/* Copy tensor 't' into 'dst' as float32 (F32, F64, F16, BF16 accepted). */
+int st_to_f32(const StTensor *t, float *dst, size_t n, Err *err);
+
+/* Writer: collect tensors (pointers, not copies: keep them alive until
+** st_write) and metadata, then write atomically. */
+typedef struct StWriter StWriter;
+StWriter *st_writer_new(void);
+int st_writer_add(StWriter *w, const char *name, StDtype dtype, int ndim, const int64_t *shape,
+                  const void *data, Err *err);
+int st_writer_meta(StWriter *w, const char *key, const char *value, Err *err);
+int st_writer_write(StWriter *w, const char *path, Err *err);
+void st_writer_free(StWriter *w);
+
+#endif

@@ -1,0 +1,52 @@
+/*
+** align.h -- how alike two embedding matrices are, as the paper's code
+** measures it, computed in double precision on LAPACKE.
+**
+** Both inputs are [V,d] float matrices over the same tokenizer. Columns are
+** centred first. Each metric is also computed against a random Gaussian
+** matrix of the same shape (fixed seed), because with small V/d the
+** linear-map and CCA-like scores inflate: always show the two side by side.
+*/
+#ifndef TIELAB_ALIGN_H
+#define TIELAB_ALIGN_H
+
+#include <stdint.h>
+
+#include "../core/err.h"
+
+typedef struct AlignScores {
+  double cos_raw;      /* mean row cosine, no map (a diagnostic only) */
+  double procrustes;   /* mean row cosine of X Q to Y, Q orthogonal (Procrustes) */
+  double linear;       /* mean row cosine of X W to Y, W least squares (the paper's headline) */
+  double cka;          /* linear CKA */
+  double cca;          /* mean canonical correlation */
+  double svcca;        /* mean CCA after keeping the top singular directions (99% variance) */
+  double subspace;     /* overlap of the top-k right singular subspaces, in [0,1] */
+  double knn;          /* mean overlap of each row's 10 nearest neighbours (cosine) */
+} AlignScores;
+
+typedef struct AlignResult {
+  AlignScores score;      /* X against Y */
+  AlignScores baseline;   /* X against a random matrix shaped like Y */
+  int topk;               /* k used for 'subspace' */
+} AlignResult;
+
+typedef struct AlignOptions {
+  int topk;          /* default 100, capped at d */
+  int knn_k;         /* default 10 */
+  int knn_rows;      /* rows sampled for KNN (0 = all) */
+  uint64_t seed;     /* baseline matrix and KNN sample */
+  int baseline;      /* compute the baseline (default 1) */
+} AlignOptions;
+
+AlignOptions align_default_options(void);
+
+/* Compare 'x' and 'y', both [v,d] row-major. Returns -1 with a message on
+** bad shapes or a LAPACK failure. */
+int align_compare(const float *x, const float *y, int v, int d, const AlignOptions *opt,
+                  AlignResult *out, Err *err);
+
+/* Mean row cosine between two [v,d] matrices, no centring (drift uses it). */
+double align_row_cosine(const float *x, const float *y, int v, int d);
+
+#endif

@@ -1,0 +1,69 @@
+/*
+** history.h -- every series of a run from step 0, in bounded memory.
+**
+** A series is a list of buckets, each summarising consecutive points:
+** first and last step, min, mean, max, first and last value. A series holds
+** at most 'cap' buckets (cap even); when full, neighbouring buckets are
+** merged pairwise and each bucket from then on spans twice as many points.
+** So min, max, first and last survive exactly, the mean is exact per bucket,
+** and memory is fixed whatever the run's length. Events (settings changes)
+** are kept in their own list (bounded too: the oldest are merged into a
+** count when the list is full).
+*/
+#ifndef TIELAB_HISTORY_H
+#define TIELAB_HISTORY_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "../core/err.h"
+
+typedef struct HistBucket {
+  long step_first, step_last;
+  double first, last, min, max, mean;
+  long count;
+} HistBucket;
+
+typedef struct HistEvent {
+  long step;
+  char text[96];
+} HistEvent;
+
+typedef struct History History;
+
+#define HISTORY_DEFAULT_CAP 1024
+#define HISTORY_MAX_EVENTS 512
+
+History *history_new(int cap);
+void history_free(History *h);
+
+/* Append a point to 'series' (created on first use; names up to 63 chars).
+** Steps must not decrease within a series. Returns -1 when out of memory or
+** when too many series exist (HISTORY_MAX_SERIES). */
+#define HISTORY_MAX_SERIES 256
+int history_push(History *h, const char *series, long step, double value);
+
+/* Record a settings change at 'step'. */
+void history_event(History *h, long step, const char *text);
+
+int history_n_series(const History *h);
+const char *history_series_name(const History *h, int i);
+/* Buckets of a series (NULL and 0 when absent); valid until the next push. */
+const HistBucket *history_series(const History *h, const char *series, int *n);
+const HistEvent *history_events(const History *h, int *n);
+long history_events_dropped(const History *h);
+
+/* Export: CSV (a '#' header naming 'run' and 'settings', then
+** series,step_first,step_last,first,last,min,mean,max,count), or JSONL (a
+** header object, then one object per bucket and per event). */
+int history_write_csv(const History *h, FILE *f, const char *run, const char *settings, Err *err);
+int history_write_jsonl(const History *h, FILE *f, const char *run, const char *settings, Err *err);
+
+/* Flatten to and from plain arrays, for checkpoints: 'history_pack' returns
+** a malloc'd buffer of doubles and its length, 'history_unpack' checks it
+** thoroughly (a hostile checkpoint must not crash). Names travel separately
+** as a newline-joined string. */
+int history_pack(const History *h, double **out, size_t *n, char **names, Err *err);
+History *history_unpack(const double *buf, size_t n, const char *names, Err *err);
+
+#endif

@@ -1,0 +1,178 @@
+/*
+** lab.h -- the lab: named runs stepped in lockstep, with their instruments.
+** The one header the Lua API, the trainer thread, the UI and headless mode
+** include from below. Nothing here knows of Lua, curses or threads: a lab is
+** used by one thread at a time (the trainer while it steps, the UI between).
+**
+** A run is a model, its optimizer, its data stream, its settings and its
+** history. Runs are named and carry a stable integer id, so a client can hold
+** an id and find out later that the run was removed ('lab_run_by_id' gives
+** NULL), never a dangling pointer.
+*/
+#ifndef TIELAB_LAB_H
+#define TIELAB_LAB_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "../core/config.h"
+#include "../core/err.h"
+#include "../core/model.h"
+#include "align.h"
+#include "history.h"
+
+typedef struct Lab Lab;
+typedef struct Run Run;
+
+/* ---------------------------------------------------------------- settings
+** Every option of a run, in one table shared by the command line, Lua and
+** the UI: a name, a type, a range, a default, whether it may change while the
+** run lives, and help text. Clients set options by name, so a misspelled
+** key is an error naming it. */
+
+typedef enum SettingType { SET_INT, SET_NUMBER, SET_STRING, SET_TIE, SET_SEED } SettingType;
+
+typedef struct Setting {
+  const char *name;
+  SettingType type;
+  double min, max;       /* numbers and ints */
+  const char *deflt;     /* as text */
+  int live;              /* may change with run_set after creation */
+  const char *help;
+} Setting;
+
+typedef struct RunOptions {
+  char name[64];
+  ModelConfig model;          /* vocab dim layers heads ctx batch, tie_k */
+  int tie_given;              /* tie_k was set explicitly */
+  char tie_text[16];          /* "tied", "untied" or "K" before dim is known */
+  uint64_t init_seed, data_seed, corpus_seed;
+  int init_seed_given, data_seed_given;
+  double lr, in_scale, out_scale;
+  char corpus[1024];          /* "" for the built-in synthetic language */
+  int lens_every;             /* train the tuned lens every N steps (0 = off) */
+  int eval_every;             /* validation loss every N steps */
+  int align_every;            /* alignment with the partner every N steps (0 = off) */
+  char partner[64];           /* name of the untied run to align with ("" = auto) */
+  TieMerge tie_merge;         /* which matrix survives when tying */
+  int threads;
+} RunOptions;
+
+const Setting *lab_settings(int *n);
+const Setting *lab_setting_find(const char *name);
+
+/* Defaults for every field. */
+void run_options_default(RunOptions *o);
+
+/* Set one option by name from text ("128", "tied", "1e-3") or a number.
+** Errors name the key: "unknown setting 'in_scal'", "'dim' must be an
+** integer in [8, 8192], got 3.5". 'seed' sets both seeds unless one was
+** given on its own. */
+int run_options_set_text(RunOptions *o, const char *key, const char *value, Err *err);
+int run_options_set_number(RunOptions *o, const char *key, double value, Err *err);
+
+/* Check the whole set (sizes, heads divide dim, tie K <= dim, memory
+** estimate against the machine's memory). */
+int run_options_check(const RunOptions *o, Err *err);
+
+/* ---------------------------------------------------------------- metrics */
+
+#define LAB_MAX_POS (CONFIG_MAX_LAYERS + 1)
+
+/* One lens evaluated per layer position 0..n-1 (n = L+1; the last position
+** is the model's own output), on fixed held-out data, bits per token. */
+typedef struct LensStats {
+  int n;
+  long step;                       /* when last evaluated (-1: never) */
+  double kl[LAB_MAX_POS];          /* KL(final || lens) */
+  double ce[LAB_MAX_POS];          /* cross-entropy against the next token */
+  double entropy[LAB_MAX_POS];
+  double acc[LAB_MAX_POS];         /* top-1 accuracy against the next token */
+  double agree[LAB_MAX_POS];       /* top-1 agreement with the final layer */
+  double contrib[LAB_MAX_POS];     /* kl[i-1] - kl[i]; 0 at i = 0 */
+} LensStats;
+
+typedef struct AlignStats {
+  long step;                       /* -1: never computed */
+  char partner[64];
+  int partner_shares_init;         /* partner's E_in equalled ours at step 0 */
+  AlignResult vs_in, vs_out;       /* our shared matrix vs partner's E_in / E_out */
+} AlignStats;
+
+typedef struct RunMetrics {
+  long step;
+  double loss, val_loss, val_ppl;  /* val_* NaN until first evaluated */
+  long val_step;
+  GradStats grad;
+  double grad_ratio, grad_ratio_act;        /* L2: out/in, out/in_act */
+  double grad_ratio_l1, grad_ratio_act_l1;
+  double tokens_per_s;
+  double drift_in, drift_out;      /* mean row cosine to step 0 */
+  int tie_k, dim;
+  double in_scale, out_scale, lr;
+  int paused;
+  LensStats lens, logit_lens;
+  AlignStats align;
+} RunMetrics;
+
+/* ---------------------------------------------------------------- the lab */
+
+Lab *lab_new(Err *err);
+void lab_free(Lab *lab);
+
+Run *lab_add_run(Lab *lab, const RunOptions *o, Err *err);
+int lab_remove_run(Lab *lab, Run *r);
+int lab_n_runs(const Lab *lab);
+Run *lab_run(Lab *lab, int i);
+Run *lab_find(Lab *lab, const char *name);
+Run *lab_run_by_id(Lab *lab, int id);
+
+/* Step every run that is not paused once, in order. A run whose loss turns
+** NaN or infinite is paused with a message naming the step, and the call
+** returns -1 with that message; the other runs have stepped. */
+int lab_step(Lab *lab, Err *err);
+
+/* --------------------------------------------------------------- one run */
+
+int run_id(const Run *r);
+const char *run_name(const Run *r);
+const RunOptions *run_options(const Run *r);
+const RunMetrics *run_metrics(const Run *r);
+Model *run_model(Run *r);
+History *run_history(Run *r);
+
+int run_step(Run *r, Err *err);
+int run_set_paused(Run *r, int paused);
+/* Change a live setting by name (tie, in_scale, out_scale, lr, lens_every,
+** eval_every, align_every, tie_merge); recorded as an event in the history. */
+int run_set_text(Run *r, const char *key, const char *value, Err *err);
+int run_set_number(Run *r, const char *key, double value, Err *err);
+
+/* Loss and gradients on explicit rows [b, t+1] without updating weights. */
+typedef struct EvalResult {
+  double loss;
+  GradStats grad;
+  int n_tensors;
+  char (*names)[64];         /* points into the run; valid until the next call */
+  double *grad_norm;         /* per tensor, after scales, before the clip */
+} EvalResult;
+int run_evaluate(Run *r, const int32_t *rows, int b, int t, EvalResult *out, Err *err);
+
+/* Sample 'n' tokens of text continuing 'prompt' (may be NULL), temperature
+** 'temp', from seed 'seed'; writes at most cap-1 bytes and a NUL. */
+int run_sample(Run *r, const char *prompt, int n, double temp, uint64_t seed, char *out,
+               size_t cap, Err *err);
+
+/* Checkpoints (safetensors): model, moments, lens translators, tokenizer,
+** history, settings. 'lab_load' also takes a weights-only nanoGPT file. */
+int run_save(Run *r, const char *path, Err *err);
+Run *lab_load(Lab *lab, const char *path, const char *name, Err *err);
+
+/* Alignment of a's shared (input) matrix against b's E_in and E_out. */
+int lab_align(Run *a, Run *b, AlignStats *out, Err *err);
+
+/* Export the history as CSV or JSONL. */
+int run_export(Run *r, const char *path, Err *err);   /* by extension: .csv or .jsonl */
+
+#endif

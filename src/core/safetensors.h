@@ -43,6 +43,9 @@ typedef struct StFile {
 } StFile;
 
 int st_read(StFile *f, const char *path, Err *err);
+/* The same checks on a file already in memory: 'f' takes 'buf' (from
+** malloc) whatever the outcome; 'name' names it in messages. */
+int st_parse(StFile *f, uint8_t *buf, size_t len, const char *name, Err *err);
 void st_free(StFile *f);
 const StTensor *st_find(const StFile *f, const char *name);
 const char *st_meta(const StFile *f, const char *key);   /* NULL when absent */

@@ -72,6 +72,9 @@ void run_options_default(RunOptions *o);
 int run_options_set_text(RunOptions *o, const char *key, const char *value, Err *err);
 int run_options_set_number(RunOptions *o, const char *key, double value, Err *err);
 
+/* Write option 'key' as text that run_options_set_text accepts back. */
+int run_options_get_text(const RunOptions *o, const char *key, char *buf, size_t cap, Err *err);
+
 /* Check the whole set (sizes, heads divide dim, tie K <= dim, memory
 ** estimate against the machine's memory). */
 int run_options_check(const RunOptions *o, Err *err);
@@ -143,6 +146,8 @@ Model *run_model(Run *r);
 History *run_history(Run *r);
 
 int run_step(Run *r, Err *err);
+/* Validation loss, lens evaluation and drift now, whatever the intervals. */
+int run_measure(Run *r, Err *err);
 int run_set_paused(Run *r, int paused);
 /* Change a live setting by name (tie, in_scale, out_scale, lr, lens_every,
 ** eval_every, align_every, tie_merge); recorded as an event in the history. */

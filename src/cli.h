@@ -1,0 +1,39 @@
+/*
+** cli.h -- the command line: one table of options (name, argument, help),
+** parsed into the mode to run and the options of the first run.
+**
+** Exit statuses are the program's contract: 0 ok, 1 runtime error, 2 usage
+** error, 130 interrupted.
+*/
+#ifndef TIELAB_CLI_H
+#define TIELAB_CLI_H
+
+#include <stdio.h>
+
+#include "lab/lab.h"
+
+enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2, EXIT_INTERRUPTED = 130 };
+
+typedef enum CliMode { MODE_UI, MODE_HEADLESS, MODE_BENCH, MODE_HELP, MODE_VERSION } CliMode;
+
+typedef struct CliOptions {
+  CliMode mode;
+  RunOptions run;          /* model and run options given on the command line */
+  int steps;               /* --steps: bench steps, or steps of the built-in headless loop */
+  int warmup;              /* --warmup: bench steps not timed */
+  int print_every;         /* --print-every: built-in headless loop */
+  const char *compare;     /* --compare: the built-in paper comparison ("paper") */
+  const char *script;      /* SCRIPT.lua, or NULL */
+  int script_argc;         /* arguments after the script */
+  char **script_argv;
+  int resume;              /* --resume */
+  int sandbox;             /* --sandbox */
+  int ascii;               /* --ascii */
+  long lua_mem_mb;         /* --lua-mem: cap on the Lua heap, MiB */
+} CliOptions;
+
+/* Parse argv. Returns 0, or -1 with a usage message in 'err' (exit 2). */
+int cli_parse(int argc, char **argv, CliOptions *o, Err *err);
+void cli_usage(FILE *f);
+
+#endif

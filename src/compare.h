@@ -1,0 +1,16 @@
+/*
+** compare.h -- the paper's comparison with no UI and no script: a tied run,
+** an untied run on the same batches, and a tied run with in_scale 5, trained
+** side by side, then one table of the paper's measures.
+*/
+#ifndef TIELAB_COMPARE_H
+#define TIELAB_COMPARE_H
+
+#include <stdio.h>
+
+#include "cli.h"
+
+/* Returns the exit status; the table goes to 'out', progress to stderr. */
+int compare_paper(const CliOptions *o, FILE *out);
+
+#endif

@@ -1,0 +1,132 @@
+/*
+** parallel.c -- see parallel.h.
+**
+** One mutex guards the job: the caller publishes (task, arg, n), bumps
+** 'generation' and wakes everyone; each worker runs its own range, and the
+** last one to finish wakes the caller. Workers wait for the next
+** generation on 'wake', so between loops they cost nothing.
+*/
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "parallel.h"
+
+typedef struct Worker {
+  Pool *pool;
+  int index;
+  pthread_t tid;
+} Worker;
+
+struct Pool {
+  int threads;
+  Worker *workers;          /* threads-1 of them; index 0 is the caller */
+  pthread_mutex_t mu;
+  pthread_cond_t wake, done;
+  unsigned long generation;
+  int pending;              /* workers still running the current job */
+  int quit;
+  PoolTask task;            /* the current job */
+  void *arg;
+  int n, parts;
+};
+
+/* The range of part 'w' of 'parts' over [0,n): balanced, contiguous. */
+static void part_range(int n, int parts, int w, int *begin, int *end) {
+  int base = n / parts, extra = n % parts;
+  *begin = w * base + (w < extra ? w : extra);
+  *end = *begin + base + (w < extra);
+}
+
+static void run_part(Pool *p, int w) {
+  int begin, end;
+  part_range(p->n, p->parts, w, &begin, &end);
+  if (begin < end) p->task(p->arg, begin, end, w);
+}
+
+static void *worker_main(void *arg) {
+  Worker *wk = arg;
+  Pool *p = wk->pool;
+  pthread_mutex_lock(&p->mu);
+  unsigned long seen = p->generation;
+  for (;;) {
+    while (p->generation == seen && !p->quit) pthread_cond_wait(&p->wake, &p->mu);
+    if (p->quit) break;
+    seen = p->generation;
+    int active = wk->index < p->parts;
+    pthread_mutex_unlock(&p->mu);
+    if (active) run_part(p, wk->index);
+    pthread_mutex_lock(&p->mu);
+    if (active && --p->pending == 0) pthread_cond_signal(&p->done);
+  }
+  pthread_mutex_unlock(&p->mu);
+  return NULL;
+}
+
+Pool *pool_create(int threads, Err *err) {
+  if (threads < 1) threads = 1;
+  Pool *p = calloc(1, sizeof *p);
+  if (!p) return err_set(err, "out of memory for a thread pool"), NULL;
+  p->threads = threads;
+  if (threads == 1) return p;
+  p->workers = calloc((size_t)threads, sizeof *p->workers);
+  if (!p->workers) {
+    free(p);
+    return err_set(err, "out of memory for a thread pool"), NULL;
+  }
+  pthread_mutex_init(&p->mu, NULL);
+  pthread_cond_init(&p->wake, NULL);
+  pthread_cond_init(&p->done, NULL);
+  for (int i = 1; i < threads; i++) {
+    Worker *wk = &p->workers[i];
+    wk->pool = p;
+    wk->index = i;
+    int rc = pthread_create(&wk->tid, NULL, worker_main, wk);
+    if (rc != 0) {
+      p->threads = i;   /* free joins the ones that started */
+      pool_free(p);
+      return err_set(err, "cannot start worker thread %d of %d: %s", i, threads, strerror(rc)), NULL;
+    }
+  }
+  return p;
+}
+
+void pool_free(Pool *p) {
+  if (!p) return;
+  if (p->threads > 1 || p->workers) {
+    pthread_mutex_lock(&p->mu);
+    p->quit = 1;
+    pthread_cond_broadcast(&p->wake);
+    pthread_mutex_unlock(&p->mu);
+    for (int i = 1; i < p->threads; i++) pthread_join(p->workers[i].tid, NULL);
+    pthread_cond_destroy(&p->wake);
+    pthread_cond_destroy(&p->done);
+    pthread_mutex_destroy(&p->mu);
+    free(p->workers);
+  }
+  free(p);
+}
+
+int pool_threads(const Pool *p) { return p->threads; }
+
+void pool_for(Pool *p, int n, PoolTask task, void *arg) {
+  if (n <= 0) return;
+  int parts = n < p->threads ? n : p->threads;
+  if (parts == 1) {
+    task(arg, 0, n, 0);
+    return;
+  }
+  pthread_mutex_lock(&p->mu);
+  p->task = task;
+  p->arg = arg;
+  p->n = n;
+  p->parts = parts;
+  p->pending = parts - 1;
+  p->generation++;
+  pthread_cond_broadcast(&p->wake);
+  pthread_mutex_unlock(&p->mu);
+  run_part(p, 0);
+  pthread_mutex_lock(&p->mu);
+  while (p->pending > 0) pthread_cond_wait(&p->done, &p->mu);
+  pthread_mutex_unlock(&p->mu);
+}

@@ -1,0 +1,37 @@
+/*
+** parallel.h -- a small persistent pool of worker threads and a parallel
+** for over it, for the loops of one model step that BLAS does not cover
+** (attention per batch and head, LayerNorm, GELU, softmax rows) and for
+** splitting large products into blocks of rows.
+**
+** 'pool_for' cuts [0,n) into as many contiguous ranges as the pool has
+** threads and runs them at once, the calling thread taking the first;
+** it returns when all are done. The cut depends only on n and the thread
+** count, so a computation is reproducible bit for bit. Idle workers sleep
+** on a condition variable: they never spin, so the cores stay free for
+** whatever runs between two loops.
+**
+** A pool serves one caller at a time (the thread that steps the model).
+*/
+#ifndef TIELAB_PARALLEL_H
+#define TIELAB_PARALLEL_H
+
+#include "err.h"
+
+typedef struct Pool Pool;
+
+/* One range of a parallel loop: items [begin,end), run by worker 'w'
+** (0 is the calling thread) of the pool's threads. */
+typedef void (*PoolTask)(void *arg, int begin, int end, int w);
+
+/* A pool of 'threads' (>= 1) threads in all, the caller included: a pool of
+** one starts no thread and runs every loop inline. */
+Pool *pool_create(int threads, Err *err);
+void pool_free(Pool *p);
+int pool_threads(const Pool *p);
+
+/* Run 'task' over [0,n) split into at most pool_threads() ranges, at most
+** one per item. */
+void pool_for(Pool *p, int n, PoolTask task, void *arg);
+
+#endif

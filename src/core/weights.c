@@ -1,0 +1,270 @@
+/*
+** weights.c -- see weights.h.
+**
+** Loading reads every tensor into a scratch arena first and copies it into
+** the model only when all names, shapes and tied columns check out, so a bad
+** file never leaves a model half overwritten.
+*/
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "weights.h"
+
+#define WTE "transformer.wte.weight"
+#define WPE "transformer.wpe.weight"
+#define LM_HEAD "lm_head.weight"
+
+/* ---------------------------------------------------------------- config */
+
+/* Metadata 'key' as a positive int into '*out'; 0 when absent, -1 when bad. */
+static int meta_int(const StFile *f, const char *key, int *out, Err *err) {
+  const char *s = st_meta(f, key);
+  if (!s) return 0;
+  char *end;
+  errno = 0;
+  long v = strtol(s, &end, 10);
+  if (end == s || *end || errno || v <= 0 || v > INT_MAX)
+    return err_set(err, "metadata %s is '%.40s', not a positive integer", key, s);
+  *out = (int)v;
+  return 1;
+}
+
+/* One more than the largest i in the names "transformer.h.<i>.*". */
+static int count_layers(const StFile *f) {
+  int n = 0;
+  for (int i = 0; i < f->n; i++) {
+    const char *s = f->tensors[i].name;
+    if (strncmp(s, "transformer.h.", 14) != 0) continue;
+    char *end;
+    long v = strtol(s + 14, &end, 10);
+    if (end != s + 14 && *end == '.' && v >= 0 && v < INT_MAX && v + 1 > n) n = (int)v + 1;
+  }
+  return n;
+}
+
+static int same_bytes(const StTensor *a, const StTensor *b) {
+  if (a->dtype != b->dtype || a->ndim != b->ndim) return 0;
+  for (int i = 0; i < a->ndim; i++)
+    if (a->shape[i] != b->shape[i]) return 0;
+  return memcmp(a->data, b->data, a->nbytes) == 0;
+}
+
+/* A 2-D tensor's dimension 'i' into '*out', for inferring a size. */
+static int infer_dim(const StFile *f, const char *name, int i, const char *key, int *out,
+                     Err *err) {
+  const StTensor *t = st_find(f, name);
+  if (!t) return err_set(err, "no %s in the metadata and no %s to infer it from", key, name);
+  if (t->ndim != 2 || t->shape[i] <= 0 || t->shape[i] > INT_MAX)
+    return err_set(err, "%s is not a 2-D tensor with a usable shape", name);
+  *out = (int)t->shape[i];
+  return 0;
+}
+
+static int config_tie(const StFile *f, int dim, int *tie_k, Err *err) {
+  const StTensor *wte = st_find(f, WTE), *lm = st_find(f, LM_HEAD);
+  const char *s = st_meta(f, "tie");
+  if (!s) {
+    *tie_k = !lm || (wte && same_bytes(wte, lm)) ? dim : 0;
+    return 0;
+  }
+  if (config_parse_tie(s, dim, tie_k, err) != 0) return err_prefix(err, "metadata tie");
+  if (*tie_k == dim && lm && !(wte && same_bytes(wte, lm)))
+    return err_set(err, "tied model but " LM_HEAD " differs from " WTE);
+  return 0;
+}
+
+int weights_config(const StFile *f, int batch, ModelConfig *cfg, Err *err) {
+  memset(cfg, 0, sizeof *cfg);
+  cfg->batch = batch;
+  int r;
+  if ((r = meta_int(f, "vocab_size", &cfg->vocab, err)) < 0) return -1;
+  if (r == 0 && infer_dim(f, WTE, 0, "vocab_size", &cfg->vocab, err) != 0) return -1;
+  if ((r = meta_int(f, "n_embd", &cfg->dim, err)) < 0) return -1;
+  if (r == 0 && infer_dim(f, WTE, 1, "n_embd", &cfg->dim, err) != 0) return -1;
+  if ((r = meta_int(f, "block_size", &cfg->ctx, err)) < 0) return -1;
+  if (r == 0 && infer_dim(f, WPE, 0, "block_size", &cfg->ctx, err) != 0) return -1;
+  if ((r = meta_int(f, "n_layer", &cfg->layers, err)) < 0) return -1;
+  if (r == 0) cfg->layers = count_layers(f);
+  if ((r = meta_int(f, "n_head", &cfg->heads, err)) < 0) return -1;
+  if (r == 0)
+    return err_set(err, "no n_head in the metadata: the number of heads cannot be inferred");
+  return config_tie(f, cfg->dim, &cfg->tie_k, err);
+}
+
+/* ---------------------------------------------------------------- reading */
+
+/* Problems found while matching names and shapes, reported in one line. */
+typedef struct Report {
+  char text[ERR_MSG_MAX];
+  size_t len;
+  int n;
+} Report;
+
+static void report_add(Report *r, const char *sep, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Append one item, after 'sep' unless it is the first. */
+static void report_add(Report *r, const char *sep, const char *fmt, ...) {
+  if (r->n++ > 0 && r->len < sizeof r->text) {
+    int k = snprintf(r->text + r->len, sizeof r->text - r->len, "%s", sep);
+    r->len += (size_t)(k > 0 ? k : 0);
+  }
+  if (r->len < sizeof r->text) {
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(r->text + r->len, sizeof r->text - r->len, fmt, ap);
+    va_end(ap);
+    r->len += (size_t)(k > 0 ? k : 0);
+  }
+}
+
+static const char *shape_str(char *buf, size_t size, int ndim, const int64_t *shape) {
+  size_t n = (size_t)snprintf(buf, size, "[");
+  for (int i = 0; i < ndim && n < size; i++)
+    n += (size_t)snprintf(buf + n, size - n, "%s%lld", i ? ", " : "", (long long)shape[i]);
+  if (n < size) snprintf(buf + n, size - n, "]");
+  return buf;
+}
+
+static int shape_matches(const TensorInfo *ti, const StTensor *t) {
+  if (t->ndim != ti->ndim) return 0;
+  for (int i = 0; i < ti->ndim; i++)
+    if (t->shape[i] != ti->shape[i]) return 0;
+  return 1;
+}
+
+/* A name that belongs to the model's namespaces. */
+static int model_name(const char *s) {
+  return strncmp(s, "transformer.", 12) == 0 || strncmp(s, "lm_head.", 8) == 0;
+}
+
+/* Names and shapes: every model tensor present (lm_head may be absent when
+** fully tied), no stranger in the model's namespaces (anywhere if 'strict'). */
+static int check_names(Model *m, const StFile *f, int strict, Err *err) {
+  const ModelConfig *c = model_config(m);
+  Report miss = {0}, odd = {0}, shape = {0};
+  for (int i = 0; i < model_tensor_count(m); i++) {
+    const TensorInfo *ti = model_tensor(m, i);
+    const StTensor *t = st_find(f, ti->name);
+    int64_t want[2] = {ti->shape[0], ti->shape[1]};
+    char a[64], b[64];
+    if (!t && !(strcmp(ti->name, LM_HEAD) == 0 && c->tie_k == c->dim))
+      report_add(&miss, ", ", "%s", ti->name);
+    else if (t && !shape_matches(ti, t))
+      report_add(&shape, ", ", "%s is %s, the model needs %s", ti->name,
+                 shape_str(a, sizeof a, t->ndim, t->shape), shape_str(b, sizeof b, ti->ndim, want));
+  }
+  for (int i = 0; i < f->n; i++) {
+    const char *s = f->tensors[i].name;
+    if ((strict || model_name(s)) && !model_find_tensor(m, s)) report_add(&odd, ", ", "%s", s);
+  }
+  if (miss.n + odd.n + shape.n == 0) return 0;
+  Report all = {0};
+  if (miss.n) report_add(&all, "; ", "missing tensors: %s", miss.text);
+  if (odd.n) report_add(&all, "; ", "unexpected tensors: %s", odd.text);
+  if (shape.n) report_add(&all, "; ", "wrong shape: %s", shape.text);
+  return err_set(err, "%s", all.text);
+}
+
+/* E_out's first 'k' columns must equal E_in's; 'lm' and 'wte' are [V, d]. */
+static int check_shared(const float *wte, const float *lm, int V, int d, int k, Err *err) {
+  for (int r = 0; r < V; r++)
+    if (memcmp(wte + (size_t)r * d, lm + (size_t)r * d, (size_t)k * sizeof(float)) != 0)
+      return err_set(err, "%s differs from %s in the %d shared column%s (row %d)", LM_HEAD, WTE,
+                     k, k > 1 ? "s" : "", r);
+  return 0;
+}
+
+static void mirror_shared(const float *wte, float *lm, int V, int d, int k) {
+  for (int r = 0; r < V; r++)
+    memcpy(lm + (size_t)r * d, wte + (size_t)r * d, (size_t)k * sizeof(float));
+}
+
+static int read_tensors(Model *m, const StFile *f, int strict, Err *err) {
+  if (check_names(m, f, strict, err) != 0) return -1;
+  const ModelConfig *c = model_config(m);
+  size_t n = model_n_floats(m);
+  float *scratch = malloc(n * sizeof(float));
+  if (!scratch) return err_set(err, "out of memory (%zu floats)", n);
+  int lm_in_file = 0;
+  for (int i = 0; i < model_tensor_count(m); i++) {
+    const TensorInfo *ti = model_tensor(m, i);
+    const StTensor *t = st_find(f, ti->name);
+    if (!t) continue;   /* lm_head of a fully tied model: mirrored below */
+    if (st_to_f32(t, scratch + ti->offset, ti->numel, err) != 0) {
+      free(scratch);
+      return -1;
+    }
+    if (strcmp(ti->name, LM_HEAD) == 0) lm_in_file = 1;
+  }
+  float *wte = scratch + model_find_tensor(m, WTE)->offset;
+  float *lm = scratch + model_find_tensor(m, LM_HEAD)->offset;
+  if (lm_in_file && check_shared(wte, lm, c->vocab, c->dim, c->tie_k, err) != 0) {
+    free(scratch);
+    return -1;
+  }
+  mirror_shared(wte, lm, c->vocab, c->dim, c->tie_k);
+  memcpy(model_params(m), scratch, n * sizeof(float));
+  free(scratch);
+  return 0;
+}
+
+int weights_read_into(Model *m, const StFile *f, Err *err) {
+  return read_tensors(m, f, 0, err);
+}
+
+Model *weights_load(const char *path, int threads, int batch, Err *err) {
+  StFile f;
+  if (st_read(&f, path, err) != 0) return NULL;
+  ModelConfig cfg;
+  Model *m = NULL;
+  if (weights_config(&f, batch, &cfg, err) == 0) m = model_create(&cfg, threads, err);
+  if (m && read_tensors(m, &f, 1, err) != 0) {
+    model_free(m);
+    m = NULL;
+  }
+  st_free(&f);
+  if (!m) err_prefix(err, "%s", path);
+  return m;
+}
+
+/* ---------------------------------------------------------------- writing */
+
+static int add_meta_int(StWriter *w, const char *key, int v, Err *err) {
+  char buf[16];
+  snprintf(buf, sizeof buf, "%d", v);
+  return st_writer_meta(w, key, buf, err);
+}
+
+int weights_add_to_writer(Model *m, StWriter *w, int with_lm_head, Err *err) {
+  const ModelConfig *c = model_config(m);
+  float *p = model_params(m);
+  for (int i = 0; i < model_tensor_count(m); i++) {
+    const TensorInfo *ti = model_tensor(m, i);
+    int64_t shape[2] = {ti->shape[0], ti->shape[1]};
+    if (strcmp(ti->name, LM_HEAD) == 0 && c->tie_k == c->dim && !with_lm_head) continue;
+    if (st_writer_add(w, ti->name, ST_F32, ti->ndim, shape, p + ti->offset, err) != 0) return -1;
+  }
+  char tie[16];
+  if (add_meta_int(w, "vocab_size", c->vocab, err) != 0 ||
+      add_meta_int(w, "n_embd", c->dim, err) != 0 ||
+      add_meta_int(w, "n_layer", c->layers, err) != 0 ||
+      add_meta_int(w, "n_head", c->heads, err) != 0 ||
+      add_meta_int(w, "block_size", c->ctx, err) != 0)
+    return -1;
+  return st_writer_meta(w, "tie", config_tie_name(c->tie_k, c->dim, tie), err);
+}
+
+int weights_save(Model *m, const char *path, Err *err) {
+  StWriter *w = st_writer_new();
+  if (!w) return err_set(err, "%s: out of memory", path);
+  int rc = weights_add_to_writer(m, w, 0, err);
+  if (rc != 0) err_prefix(err, "%s", path);
+  else rc = st_writer_write(w, path, err);
+  st_writer_free(w);
+  return rc;
+}

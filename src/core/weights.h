@@ -1,0 +1,40 @@
+/*
+** weights.h -- a model's parameters as a safetensors file: nanoGPT's tensor
+** names and layouts, and nanoGPT's config keys (vocab_size, n_embd, n_layer,
+** n_head, block_size) in '__metadata__', so that PyTorch reads what tielab
+** writes and the other way round. Checkpoints reuse the same functions for
+** their model part.
+**
+** Tying is read from the file: 'tie' in the metadata ("tied", "untied" or a
+** column count K) when present, else tied iff lm_head.weight is absent or
+** equal to transformer.wte.weight. A tied file may carry lm_head.weight (as
+** nanoGPT's state dicts do); the shared columns must then agree bit for bit.
+*/
+#ifndef TIELAB_WEIGHTS_H
+#define TIELAB_WEIGHTS_H
+
+#include "model.h"
+#include "safetensors.h"
+
+/* The shape a weights file describes: metadata first, tensor shapes where a
+** key is missing; only n_head cannot be inferred. 'batch' is the caller's. */
+int weights_config(const StFile *f, int batch, ModelConfig *cfg, Err *err);
+
+/* Read a weights-only file into a new model (moments zero, no steps taken).
+** Every tensor is checked: missing, unexpected and mis-shaped ones are named. */
+Model *weights_load(const char *path, int threads, int batch, Err *err);
+
+/* Set 'm's parameters from 'f' (F32, F64, F16 or BF16), leaving moments and
+** step count alone. Names outside the model's namespaces ("transformer.",
+** "lm_head.") are left to the caller; on any error 'm' is unchanged. */
+int weights_read_into(Model *m, const StFile *f, Err *err);
+
+/* Add 'm's parameters (pointers into the model: keep it unchanged until the
+** write) and its config metadata to 'w'. lm_head.weight goes in unless the
+** model is fully tied and 'with_lm_head' is 0. */
+int weights_add_to_writer(Model *m, StWriter *w, int with_lm_head, Err *err);
+
+/* Write a weights-only file (lm_head.weight omitted when fully tied). */
+int weights_save(Model *m, const char *path, Err *err);
+
+#endif

@@ -1,0 +1,130 @@
+/*
+** inspect.c -- looking into a run without training it: loss and gradients
+** on given token rows, text sampled from the model, the history exported.
+*/
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/rng.h"
+#include "run.h"
+
+static int check_rows(const Run *r, const int32_t *rows, int b, int t, Err *err) {
+  const ModelConfig *c = model_config(r->model);
+  if (b < 1 || b > c->batch) return err_set(err, "batch has %d rows; this run takes 1 to %d", b, c->batch);
+  if (t < 1 || t > c->ctx) return err_set(err, "rows have %d+1 tokens; this run takes 2 to %d+1", t, c->ctx);
+  for (long i = 0; i < (long)b * (t + 1); i++)
+    if (rows[i] < 0 || rows[i] >= c->vocab)
+      return err_set(err, "token id %d at row %ld position %ld is outside [0, %d)", rows[i],
+                     i / (t + 1) + 1, i % (t + 1) + 1, c->vocab);
+  return 0;
+}
+
+static double tensor_norm(const float *g, size_t n) {
+  double s = 0;
+  for (size_t i = 0; i < n; i++) s += (double)g[i] * g[i];
+  return sqrt(s);
+}
+
+int run_evaluate(Run *r, const int32_t *rows, int b, int t, EvalResult *out, Err *err) {
+  if (check_rows(r, rows, b, t, err) < 0) return -1;
+  batch_split(rows, b, t, r->inputs, r->targets);
+  out->loss = model_forward(r->model, r->inputs, r->targets, b, t);
+  model_backward(r->model, &out->grad);
+  model_combine(r->model, (float)r->opt.in_scale, (float)r->opt.out_scale);
+  const float *g = model_grads(r->model);
+  const ModelConfig *c = model_config(r->model);
+  int n = 0;
+  double total = 0;
+  for (int i = 0; i < model_tensor_count(r->model); i++) {
+    const TensorInfo *ti = model_tensor(r->model, i);
+    /* A fully tied E_out is no parameter of its own. */
+    if (c->tie_k == c->dim && strcmp(ti->name, "lm_head.weight") == 0) continue;
+    snprintf(r->eval_names[n], sizeof r->eval_names[n], "%s", ti->name);
+    r->eval_norms[n] = tensor_norm(g + ti->offset, ti->numel);
+    total += r->eval_norms[n] * r->eval_norms[n];
+    n++;
+  }
+  out->grad.total_norm = sqrt(total);
+  out->n_tensors = n;
+  out->names = r->eval_names;
+  out->grad_norm = r->eval_norms;
+  return 0;
+}
+
+/* Draw from softmax(logits / temp); temp <= 0 means the most likely id. */
+static int32_t draw(const float *logits, int v, double temp, Rng *rng) {
+  int best = 0;
+  for (int i = 1; i < v; i++)
+    if (logits[i] > logits[best]) best = i;
+  if (temp <= 0) return best;
+  double sum = 0;
+  for (int i = 0; i < v; i++) sum += exp((logits[i] - logits[best]) / temp);
+  double u = rng_uniform(rng) * sum;
+  for (int i = 0; i < v; i++) {
+    u -= exp((logits[i] - logits[best]) / temp);
+    if (u <= 0) return i;
+  }
+  return best;
+}
+
+int run_sample(Run *r, const char *prompt, int n, double temp, uint64_t seed, char *out, size_t cap,
+               Err *err) {
+  const ModelConfig *c = model_config(r->model);
+  if (!r->data) return err_set(err, "run '%s' has no tokenizer to sample text with", r->opt.name);
+  const Bpe *bpe = r->data->ds.bpe;
+  if (n < 0 || n > 100000) return err_set(err, "cannot sample %d tokens", n);
+  int32_t *ids = NULL;
+  size_t len = 0;
+  const char *p = prompt && *prompt ? prompt : "\n";
+  if (bpe_encode(bpe, (const uint8_t *)p, strlen(p), &ids, &len, err) < 0) return -1;
+  int32_t *all = realloc(ids, sizeof *all * (len + (size_t)n + 1));
+  if (!all) {
+    free(ids);
+    return err_set(err, "out of memory sampling");
+  }
+  ids = all;
+  Rng rng;
+  rng_seed(&rng, seed);
+  size_t start = len;
+  for (int k = 0; k < n; k++) {
+    int t = len > (size_t)c->ctx ? c->ctx : (int)len;
+    model_forward(r->model, ids + len - t, NULL, 1, t);
+    ids[len++] = draw(model_logits(r->model) + (size_t)(t - 1) * c->vocab, c->vocab, temp, &rng);
+  }
+  size_t need = bpe_decode(bpe, ids + start, len - start, (uint8_t *)out, cap ? cap - 1 : 0);
+  if (cap) out[need < cap ? need : cap - 1] = '\0';
+  free(ids);
+  return 0;
+}
+
+static int ends_with(const char *s, const char *suffix) {
+  size_t a = strlen(s), b = strlen(suffix);
+  return a >= b && strcmp(s + a - b, suffix) == 0;
+}
+
+int run_export(Run *r, const char *path, Err *err) {
+  int csv = ends_with(path, ".csv");
+  if (!csv && !ends_with(path, ".jsonl"))
+    return err_set(err, "%s: export to a .csv or .jsonl file", path);
+  char settings[512];
+  const ModelConfig *c = model_config(r->model);
+  char tie[16];
+  snprintf(settings, sizeof settings,
+           "vocab=%d dim=%d layers=%d heads=%d ctx=%d batch=%d tie=%s init_seed=%llu data_seed=%llu "
+           "lr=%g in_scale=%g out_scale=%g corpus=%s",
+           c->vocab, c->dim, c->layers, c->heads, c->ctx, c->batch, config_tie_name(c->tie_k, c->dim, tie),
+           (unsigned long long)r->opt.init_seed, (unsigned long long)r->opt.data_seed, r->opt.lr,
+           r->opt.in_scale, r->opt.out_scale, r->data ? r->data->ds.name : "none");
+  char tmp[1100];
+  snprintf(tmp, sizeof tmp, "%s.tmp", path);
+  FILE *f = fopen(tmp, "w");
+  if (!f) return err_set(err, "%s: cannot write: %s", path, strerror(errno));
+  int rc = csv ? history_write_csv(r->hist, f, r->opt.name, settings, err)
+               : history_write_jsonl(r->hist, f, r->opt.name, settings, err);
+  if (fclose(f) != 0 && rc == 0) rc = err_set(err, "%s: %s", path, strerror(errno));
+  if (rc == 0 && rename(tmp, path) != 0) rc = err_set(err, "%s: %s", path, strerror(errno));
+  if (rc < 0) remove(tmp);
+  return rc;
+}

@@ -1,0 +1,178 @@
+/*
+** lab.c -- the lab: runs by name and id, stepped in lockstep; pairing a
+** tied run with an untied partner for the alignment instrument; live
+** settings changes recorded as history events.
+*/
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "run.h"
+
+Lab *lab_new(Err *err) {
+  Lab *lab = calloc(1, sizeof *lab);
+  if (!lab) err_set(err, "out of memory creating the lab");
+  else lab->next_id = 1;
+  return lab;
+}
+
+void lab_free(Lab *lab) {
+  if (!lab) return;
+  for (int i = 0; i < lab->n_runs; i++) run_destroy(lab->runs[i]);
+  free(lab->runs);
+  free(lab);
+}
+
+int lab_n_runs(const Lab *lab) { return lab->n_runs; }
+Run *lab_run(Lab *lab, int i) { return i >= 0 && i < lab->n_runs ? lab->runs[i] : NULL; }
+
+Run *lab_find(Lab *lab, const char *name) {
+  for (int i = 0; i < lab->n_runs; i++)
+    if (strcmp(lab->runs[i]->opt.name, name) == 0) return lab->runs[i];
+  return NULL;
+}
+
+Run *lab_run_by_id(Lab *lab, int id) {
+  for (int i = 0; i < lab->n_runs; i++)
+    if (lab->runs[i]->id == id) return lab->runs[i];
+  return NULL;
+}
+
+/* A run without a name gets the first free "run1", "run2", ... */
+static void pick_name(Lab *lab, RunOptions *o) {
+  if (o->name[0]) return;
+  for (int i = 1;; i++) {
+    snprintf(o->name, sizeof o->name, "run%d", i);
+    if (!lab_find(lab, o->name)) return;
+  }
+}
+
+static int lab_insert(Lab *lab, Run *r, Err *err) {
+  if (lab->n_runs == lab->cap_runs) {
+    int cap = lab->cap_runs ? 2 * lab->cap_runs : 8;
+    Run **runs = realloc(lab->runs, sizeof *runs * (size_t)cap);
+    if (!runs) return err_set(err, "out of memory adding run '%s'", r->opt.name);
+    lab->runs = runs;
+    lab->cap_runs = cap;
+  }
+  r->id = lab->next_id++;
+  lab->runs[lab->n_runs++] = r;
+  return 0;
+}
+
+Run *lab_adopt(Lab *lab, Run *r, Err *err) {
+  if (!r) return NULL;
+  if (lab_find(lab, r->opt.name)) {
+    err_set(err, "a run named '%s' already exists", r->opt.name);
+    run_destroy(r);
+    return NULL;
+  }
+  if (lab_insert(lab, r, err) < 0) {
+    run_destroy(r);
+    return NULL;
+  }
+  history_event(r->hist, 0, "created");
+  return r;
+}
+
+Run *lab_add_run(Lab *lab, const RunOptions *o, Err *err) {
+  RunOptions opt = *o;
+  pick_name(lab, &opt);
+  if (run_options_check(&opt, err) < 0) return NULL;
+  if (lab_find(lab, opt.name)) {
+    err_set(err, "a run named '%s' already exists", opt.name);
+    return NULL;
+  }
+  Model *m = model_create(&opt.model, opt.threads, err);
+  if (!m) return NULL;
+  model_init(m, opt.init_seed);
+  return lab_adopt(lab, run_create(lab, &opt, m, err), err);
+}
+
+int lab_remove_run(Lab *lab, Run *r) {
+  for (int i = 0; i < lab->n_runs; i++)
+    if (lab->runs[i] == r) {
+      memmove(lab->runs + i, lab->runs + i + 1, sizeof *lab->runs * (size_t)(lab->n_runs - i - 1));
+      lab->n_runs--;
+      run_destroy(r);
+      return 0;
+    }
+  return -1;
+}
+
+int lab_step(Lab *lab, Err *err) {
+  int rc = 0;
+  Err one;
+  for (int i = 0; i < lab->n_runs; i++) {
+    Run *r = lab->runs[i];
+    if (r->paused) continue;
+    if (run_step(r, &one) < 0 && rc == 0) {
+      rc = -1;
+      if (err) *err = one;
+    }
+  }
+  lab->steps++;
+  return rc;
+}
+
+/* ------------------------------------------------------------ alignment */
+
+static const float *embedding(Run *r, const char *name) {
+  return model_params(r->model) + model_find_tensor(r->model, name)->offset;
+}
+
+int lab_align(Run *a, Run *b, AlignStats *out, Err *err) {
+  const ModelConfig *ca = model_config(a->model), *cb = model_config(b->model);
+  if (ca->vocab != cb->vocab || ca->dim != cb->dim)
+    return err_set(err, "cannot align '%s' [%d,%d] with '%s' [%d,%d]: shapes differ", a->opt.name,
+                   ca->vocab, ca->dim, b->opt.name, cb->vocab, cb->dim);
+  if (a->data != b->data)
+    return err_set(err, "cannot align '%s' with '%s': different tokenizers (corpus or vocab)",
+                   a->opt.name, b->opt.name);
+  AlignOptions opt = align_default_options();
+  const float *x = embedding(a, "transformer.wte.weight");
+  if (align_compare(x, embedding(b, "transformer.wte.weight"), ca->vocab, ca->dim, &opt, &out->vs_in, err) < 0 ||
+      align_compare(x, embedding(b, "lm_head.weight"), ca->vocab, ca->dim, &opt, &out->vs_out, err) < 0)
+    return -1;
+  out->step = a->metrics.step;
+  snprintf(out->partner, sizeof out->partner, "%s", b->opt.name);
+  out->partner_shares_init = a->init_fingerprint == b->init_fingerprint;
+  return 0;
+}
+
+/* The partner of a tied run: the one named in its options, else the first
+** untied run on the same data and shape. */
+static Run *find_partner(Lab *lab, Run *r) {
+  if (r->opt.partner[0]) return lab_find(lab, r->opt.partner);
+  const ModelConfig *c = model_config(r->model);
+  for (int i = 0; i < lab->n_runs; i++) {
+    Run *p = lab->runs[i];
+    const ModelConfig *pc = model_config(p->model);
+    if (p != r && pc->tie_k == 0 && p->data == r->data && pc->vocab == c->vocab && pc->dim == c->dim)
+      return p;
+  }
+  return NULL;
+}
+
+void lab_align_if_due(Lab *lab, Run *r) {
+  RunMetrics *mt = &r->metrics;
+  if (r->opt.align_every <= 0 || mt->step % r->opt.align_every != 0) return;
+  if (model_config(r->model)->tie_k == 0) return;
+  Run *p = find_partner(lab, r);
+  Err err;
+  if (!p || lab_align(r, p, &mt->align, &err) < 0) return;
+  static const struct {
+    const char *name;
+    size_t offset;
+  } series[] = {
+      {"align.linear_in", offsetof(AlignStats, vs_in.score.linear)},
+      {"align.linear_out", offsetof(AlignStats, vs_out.score.linear)},
+      {"align.procrustes_in", offsetof(AlignStats, vs_in.score.procrustes)},
+      {"align.procrustes_out", offsetof(AlignStats, vs_out.score.procrustes)},
+      {"align.cka_in", offsetof(AlignStats, vs_in.score.cka)},
+      {"align.cka_out", offsetof(AlignStats, vs_out.score.cka)},
+  };
+  for (size_t i = 0; i < sizeof series / sizeof series[0]; i++)
+    history_push(r->hist, series[i].name, mt->step,
+                 *(const double *)((const char *)&mt->align + series[i].offset));
+}

@@ -1,0 +1,368 @@
+/*
+** lens.c -- see lens.h.
+**
+** Against the tuned-lens package (scripts/train_loop.py, ingredients.py,
+** nn/lenses.py), tielab follows it in:
+**  - translators h + Linear(h), weight and bias zero at the start, one per
+**    hidden state before the last (the embeddings included), none after it;
+**  - the KL loss at the same position (the package's default label shift 0
+**    for KL): per translator, the mean over positions of
+**    sum_v p_final (log p_final - log q_lens); the package backpropagates each
+**    translator's loss in turn, so the gradient is that of their sum;
+**  - clip_grad_norm_(lens, 1.0) over all translators together, then torch's
+**    SGD: weight decay 1e-3 added to the clipped gradient (biases too),
+**    momentum 0.9, Nesterov, and lr = lr_scale * (1 - momentum) = 0.1 with
+**    the default lr_scale 1 (the package undoes torch's effective 1/(1-mu)
+**    scaling of the step, after which it found a unit lr_scale best).
+** It departs in:
+**  - training online, for the life of a run, on a few hundred positions of
+**    whichever steps it sees, where the package trains offline for 250 steps
+**    of 2^18 tokens with the rate decaying linearly to zero; an online lens
+**    has no end to decay towards, so the rate stays constant;
+**  - float32 throughout, where the package runs under bfloat16 autocast;
+**  - no re-centring of the translators after each step (older package
+**    versions called normalize_; current ones do not either).
+**
+** Shapes: n rows of hidden states h [n,d]; A [d,d] with h' = h + h A^T + b
+** in row form; logits [n,V]. Rows are read out 'chunk' at a time so that
+** a large vocabulary does not need a [B*T,V] block.
+*/
+#include <cblas.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/rng.h"
+#include "lens.h"
+
+#define LENS_MOMENTUM 0.9f
+#define LENS_WEIGHT_DECAY 1e-3f
+#define LENS_CLIP 1.0
+#define LENS_CHUNK_FLOATS (1 << 22)   /* one [rows,V] block: at most 16 MiB */
+#define LENS_LN2 0.69314718055994530942   /* nats per bit */
+
+struct Lens {
+  int vocab, dim, layers, batch, ctx;
+  int chunk;                 /* rows read out at once */
+  size_t per;                /* floats per translator: d*d + d */
+  size_t n_floats;           /* layers * per */
+  float lr;
+  long step;
+  double last_loss;
+  float *params, *grads, *mom;          /* n_floats each */
+  /* scratch, sized in lens_new */
+  int *order;                /* [B*T] positions, the sample first */
+  int *final_top;            /* [chunk] argmax of the final distribution */
+  float *h, *hp, *dh;        /* [chunk,d] hidden, translated, its gradient */
+  float *rscratch;           /* [2*chunk*d] for the readout */
+  float *final;              /* [chunk,V] final log-probabilities */
+  float *logits;             /* [chunk,V] lens logits -> log-probs -> dlogits */
+};
+
+static void *alloc_floats(size_t n, int *failed) {
+  void *p = calloc(n ? n : 1, sizeof(float));
+  if (!p) *failed = 1;
+  return p;
+}
+
+Lens *lens_new(const ModelConfig *c, Err *err) {
+  if (config_validate(c, err) < 0) return NULL;
+  Lens *ln = calloc(1, sizeof *ln);
+  if (!ln) {
+    err_set(err, "out of memory creating the lens");
+    return NULL;
+  }
+  int d = c->dim, V = c->vocab, rows = c->batch * c->ctx;
+  ln->vocab = V;
+  ln->dim = d;
+  ln->layers = c->layers;
+  ln->batch = c->batch;
+  ln->ctx = c->ctx;
+  ln->chunk = LENS_CHUNK_FLOATS / V;
+  if (ln->chunk < 32) ln->chunk = 32;
+  if (ln->chunk > rows) ln->chunk = rows;
+  ln->per = (size_t)d * d + d;
+  ln->n_floats = (size_t)c->layers * ln->per;
+  ln->lr = LENS_DEFAULT_LR;
+  ln->last_loss = NAN;
+
+  size_t ch = (size_t)ln->chunk;
+  int failed = 0;
+  ln->params = alloc_floats(ln->n_floats, &failed);
+  ln->grads = alloc_floats(ln->n_floats, &failed);
+  ln->mom = alloc_floats(ln->n_floats, &failed);
+  ln->order = calloc((size_t)rows, sizeof(int));
+  ln->final_top = calloc(ch, sizeof(int));
+  if (!ln->order || !ln->final_top) failed = 1;
+  ln->h = alloc_floats(ch * d, &failed);
+  ln->hp = alloc_floats(ch * d, &failed);
+  ln->dh = alloc_floats(ch * d, &failed);
+  ln->rscratch = alloc_floats(2 * ch * d, &failed);
+  ln->final = alloc_floats(ch * V, &failed);
+  ln->logits = alloc_floats(ch * V, &failed);
+  if (failed) {
+    lens_free(ln);
+    err_set(err, "out of memory creating the lens (%d translators of %dx%d)", c->layers, d, d);
+    return NULL;
+  }
+  return ln;
+}
+
+void lens_free(Lens *ln) {
+  if (!ln) return;
+  free(ln->params);
+  free(ln->grads);
+  free(ln->mom);
+  free(ln->order);
+  free(ln->final_top);
+  free(ln->h);
+  free(ln->hp);
+  free(ln->dh);
+  free(ln->rscratch);
+  free(ln->final);
+  free(ln->logits);
+  free(ln);
+}
+
+/* ------------------------------------------------------------ pieces */
+
+static int check_shape(const Lens *ln, const Model *m, int b, int t, Err *err) {
+  const ModelConfig *c = model_config(m);
+  if (c->vocab != ln->vocab || c->dim != ln->dim || c->layers != ln->layers)
+    return err_set(err, "lens: model shape (vocab %d, dim %d, layers %d) differs from the "
+                   "lens's (vocab %d, dim %d, layers %d)", c->vocab, c->dim, c->layers,
+                   ln->vocab, ln->dim, ln->layers);
+  if (b < 1 || b > ln->batch || t < 1 || t > ln->ctx)
+    return err_set(err, "lens: batch %dx%d is outside the lens's 1..%d x 1..%d", b, t, ln->batch,
+                   ln->ctx);
+  return 0;
+}
+
+static int check_tokens(const int32_t *tok, int n, int V, const char *what, Err *err) {
+  if (!tok) return err_set(err, "lens: no %s given", what);
+  for (int i = 0; i < n; i++)
+    if (tok[i] < 0 || tok[i] >= V)
+      return err_set(err, "lens: %s[%d] = %d is outside the vocabulary 0..%d", what, i,
+                     (int)tok[i], V - 1);
+  return 0;
+}
+
+/* Rows 'pos' of 'src' [*,d] into 'dst' [n,d]. */
+static void gather(const float *src, const int *pos, int n, int d, float *dst) {
+  for (int r = 0; r < n; r++) memcpy(dst + (size_t)r * d, src + (size_t)pos[r] * d, d * sizeof *dst);
+}
+
+/* Translator 'l' on 'n' rows: hp = h + h A^T + b. */
+static void translate(const Lens *ln, int l, const float *h, int n, float *hp) {
+  int d = ln->dim;
+  const float *A = ln->params + (size_t)l * ln->per, *bias = A + (size_t)d * d;
+  for (int r = 0; r < n; r++)
+    for (int j = 0; j < d; j++) hp[(size_t)r * d + j] = h[(size_t)r * d + j] + bias[j];
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, d, d, 1.0f, h, d, A, d, 1.0f, hp, d);
+}
+
+/* Each row of x [n,V] becomes its log-softmax; top[r] (if given) its argmax. */
+static void log_softmax_rows(float *x, int n, int V, int *top) {
+  for (int r = 0; r < n; r++) {
+    float *row = x + (size_t)r * V;
+    int best = 0;
+    for (int v = 1; v < V; v++)
+      if (row[v] > row[best]) best = v;
+    float mx = row[best];
+    double s = 0;
+    for (int v = 0; v < V; v++) s += expf(row[v] - mx);
+    float lz = mx + (float)log(s);
+    for (int v = 0; v < V; v++) row[v] -= lz;
+    if (top) top[r] = best;
+  }
+}
+
+/* ------------------------------------------------------------ training */
+
+/* The first 'n' entries of ln->order become a sample of 0..bt-1 without
+** replacement (a partial Fisher-Yates shuffle); all of them, in order, when
+** n == bt. */
+static void sample_positions(Lens *ln, int bt, int n, uint64_t seed) {
+  for (int i = 0; i < bt; i++) ln->order[i] = i;
+  if (n >= bt) return;
+  Rng rng;
+  rng_seed(&rng, seed);
+  for (int i = 0; i < n; i++) {
+    int j = i + (int)rng_below(&rng, (uint64_t)(bt - i));
+    int tmp = ln->order[i];
+    ln->order[i] = ln->order[j];
+    ln->order[j] = tmp;
+  }
+}
+
+/* KL(final || lens) summed over 'n' rows of log-probabilities; 'lens'
+** becomes its gradient with respect to the lens logits, (q - p) * scale. */
+static double kl_and_grad(const float *final, float *lens, int n, int V, float scale) {
+  double kl = 0;
+  for (size_t i = 0; i < (size_t)n * V; i++) {
+    float p = expf(final[i]), q = expf(lens[i]);
+    kl += (double)p * (final[i] - lens[i]);
+    lens[i] = (q - p) * scale;
+  }
+  return kl;
+}
+
+/* dA += dh^T h, db += column sums of dh, for translator 'l'. */
+static void accumulate_grads(Lens *ln, int l, int n) {
+  int d = ln->dim;
+  float *gA = ln->grads + (size_t)l * ln->per, *gb = gA + (size_t)d * d;
+  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, d, d, n, 1.0f, ln->dh, d, ln->h, d, 1.0f,
+              gA, d);
+  for (int r = 0; r < n; r++)
+    for (int j = 0; j < d; j++) gb[j] += ln->dh[(size_t)r * d + j];
+}
+
+/* Forward and backward of every translator on the rows 'pos'; returns the
+** sum over translators and rows of the KL, in nats. */
+static double train_rows(Lens *ln, const Model *m, const int *pos, int n, int n_total) {
+  int d = ln->dim, V = ln->vocab;
+  gather(model_residual(m, ln->layers), pos, n, d, ln->h);
+  model_readout(m, ln->h, n, ln->final, ln->rscratch);
+  log_softmax_rows(ln->final, n, V, NULL);
+  double kl = 0;
+  for (int l = 0; l < ln->layers; l++) {
+    gather(model_residual(m, l), pos, n, d, ln->h);
+    translate(ln, l, ln->h, n, ln->hp);
+    model_readout(m, ln->hp, n, ln->logits, ln->rscratch);
+    log_softmax_rows(ln->logits, n, V, NULL);
+    kl += kl_and_grad(ln->final, ln->logits, n, V, 1.0f / (float)n_total);
+    model_readout_backward(m, ln->hp, ln->logits, n, ln->dh, ln->rscratch);
+    accumulate_grads(ln, l, n);
+  }
+  return kl;
+}
+
+/* Clip the global norm as torch's clip_grad_norm_ does, then one step of
+** torch's SGD with weight decay and Nesterov momentum. The gradient buffer
+** is left as computed. */
+static void sgd_step(Lens *ln) {
+  double ss = 0;
+  for (size_t i = 0; i < ln->n_floats; i++) ss += (double)ln->grads[i] * ln->grads[i];
+  double coef = LENS_CLIP / (sqrt(ss) + 1e-6);
+  float scale = coef < 1.0 ? (float)coef : 1.0f;
+  const float mu = LENS_MOMENTUM, wd = LENS_WEIGHT_DECAY, lr = ln->lr;
+  for (size_t i = 0; i < ln->n_floats; i++) {
+    float g = ln->grads[i] * scale + wd * ln->params[i];
+    ln->mom[i] = mu * ln->mom[i] + g;
+    ln->params[i] -= lr * (g + mu * ln->mom[i]);
+  }
+}
+
+int lens_train(Lens *ln, Model *m, int b, int t, int n_positions, uint64_t seed, Err *err) {
+  if (check_shape(ln, m, b, t, err) < 0) return -1;
+  if (n_positions < 1) return err_set(err, "lens: n_positions must be at least 1, got %d", n_positions);
+  if (ln->layers == 0) return 0;
+  int bt = b * t, n = n_positions < bt ? n_positions : bt;
+  sample_positions(ln, bt, n, seed);
+  memset(ln->grads, 0, ln->n_floats * sizeof *ln->grads);
+  double kl = 0;
+  for (int r0 = 0; r0 < n; r0 += ln->chunk) {
+    int rows = n - r0 < ln->chunk ? n - r0 : ln->chunk;
+    kl += train_rows(ln, m, ln->order + r0, rows, n);
+  }
+  ln->last_loss = kl / ((double)n * ln->layers * LENS_LN2);
+  sgd_step(ln);
+  ln->step++;
+  return 0;
+}
+
+/* ------------------------------------------------------------ evaluation */
+
+/* Add the measures of 'n' rows of lens log-probabilities 'q' against the
+** final 'p' into position 'i' of 's' (sums; lens_eval divides). */
+static void tally_rows(const float *p, const float *q, int n, int V, const int32_t *targets,
+                       const int *final_top, LensStats *s, int i) {
+  for (int r = 0; r < n; r++) {
+    const float *pr = p + (size_t)r * V, *qr = q + (size_t)r * V;
+    double kl = 0, ent = 0;
+    int best = 0;
+    for (int v = 0; v < V; v++) {
+      kl += (double)expf(pr[v]) * (pr[v] - qr[v]);
+      ent -= (double)expf(qr[v]) * qr[v];
+      if (qr[v] > qr[best]) best = v;
+    }
+    s->kl[i] += kl;
+    s->entropy[i] += ent;
+    s->ce[i] -= qr[targets[r]];
+    s->acc[i] += best == targets[r];
+    s->agree[i] += best == final_top[r];
+  }
+}
+
+/* Both lenses at positions 0..L-1 for rows r0..r0+n-1 of the last forward,
+** and the final distribution (position L) once. */
+static void eval_rows(Lens *ln, const Model *m, int r0, int n, const int32_t *targets,
+                      LensStats *tuned, LensStats *logit) {
+  int d = ln->dim, V = ln->vocab, L = ln->layers;
+  const float *hL = model_residual(m, L) + (size_t)r0 * d;
+  model_readout(m, hL, n, ln->final, ln->rscratch);
+  log_softmax_rows(ln->final, n, V, ln->final_top);
+  /* Position L has no translator, in either lens: its distribution is the
+  ** final one, the same numbers from the same code, so its KL is exactly 0. */
+  tally_rows(ln->final, ln->final, n, V, targets, ln->final_top, tuned, L);
+  tally_rows(ln->final, ln->final, n, V, targets, ln->final_top, logit, L);
+  for (int l = 0; l < L; l++) {
+    const float *h = model_residual(m, l) + (size_t)r0 * d;
+    model_readout(m, h, n, ln->logits, ln->rscratch);
+    log_softmax_rows(ln->logits, n, V, NULL);
+    tally_rows(ln->final, ln->logits, n, V, targets, ln->final_top, logit, l);
+    translate(ln, l, h, n, ln->hp);
+    model_readout(m, ln->hp, n, ln->logits, ln->rscratch);
+    log_softmax_rows(ln->logits, n, V, NULL);
+    tally_rows(ln->final, ln->logits, n, V, targets, ln->final_top, tuned, l);
+  }
+}
+
+static void stats_clear(LensStats *s, int n, long step) {
+  memset(s, 0, sizeof *s);
+  s->n = n;
+  s->step = step;
+}
+
+/* Sums over 'count' positions into means, nats into bits, contributions. */
+static void stats_finish(LensStats *s, int count) {
+  for (int i = 0; i < s->n; i++) {
+    s->kl[i] /= count * LENS_LN2;
+    s->ce[i] /= count * LENS_LN2;
+    s->entropy[i] /= count * LENS_LN2;
+    s->acc[i] /= count;
+    s->agree[i] /= count;
+    s->contrib[i] = i == 0 ? 0 : s->kl[i - 1] - s->kl[i];
+  }
+}
+
+int lens_eval(Lens *ln, Model *m, const int32_t *inputs, const int32_t *targets, int b, int t,
+              long step, LensStats *tuned, LensStats *logit, Err *err) {
+  if (check_shape(ln, m, b, t, err) < 0) return -1;
+  int bt = b * t, L = ln->layers;
+  if (check_tokens(inputs, bt, ln->vocab, "inputs", err) < 0) return -1;
+  if (check_tokens(targets, bt, ln->vocab, "targets", err) < 0) return -1;
+  model_forward(m, inputs, NULL, b, t);
+  stats_clear(tuned, L + 1, step);
+  stats_clear(logit, L + 1, step);
+  for (int r0 = 0; r0 < bt; r0 += ln->chunk) {
+    int rows = bt - r0 < ln->chunk ? bt - r0 : ln->chunk;
+    eval_rows(ln, m, r0, rows, targets + r0, tuned, logit);
+  }
+  stats_finish(tuned, bt);
+  stats_finish(logit, bt);
+  return 0;
+}
+
+/* ------------------------------------------------------------ state */
+
+float lens_lr(const Lens *ln) { return ln->lr; }
+void lens_set_lr(Lens *ln, float lr) { ln->lr = lr; }
+double lens_last_loss(const Lens *ln) { return ln->last_loss; }
+size_t lens_state_size(const Lens *ln) { return ln->n_floats; }
+int lens_n_translators(const Lens *ln) { return ln->layers; }
+float *lens_params(Lens *ln) { return ln->params; }
+float *lens_momentum(Lens *ln) { return ln->mom; }
+const float *lens_grads(const Lens *ln) { return ln->grads; }
+long lens_step(const Lens *ln) { return ln->step; }
+void lens_set_step(Lens *ln, long step) { ln->step = step; }

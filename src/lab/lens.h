@@ -1,0 +1,77 @@
+/*
+** lens.h -- the tuned lens and the logit lens: what each layer of a run
+** would predict if the model stopped there.
+**
+** The tuned lens (Belrose et al. 2023, as in the tuned-lens package) keeps
+** one affine translator per layer position 0..L-1 (0 is after the
+** embeddings, i after block i): h' = h + A h + b, with A [d,d] and b [d]
+** starting at zero, so an untrained lens is the logit lens. Position L has
+** no translator: it is the model's own output. Either lens reads a hidden
+** state out through the model's current ln_f and E_out, which the lens
+** never changes.
+**
+** The lens learns online, from the residual streams of the model's last
+** forward (detached), a sample of positions at a time: loss = sum over
+** translators of KL(p_final || q_lens), averaged over positions; SGD with
+** Nesterov momentum 0.9, weight decay 1e-3, global clip 1.0.
+**
+** Memory: parameters, their gradient and the momentum each live in one
+** contiguous buffer of 'lens_state_size' floats, translator i at offset
+** i*(d*d + d): A row-major [d,d] (PyTorch Linear layout, weight [out,in]),
+** then b [d]. All scratch is allocated by 'lens_new' for up to B*T
+** positions; training and evaluation allocate nothing.
+*/
+#ifndef TIELAB_LENS_H
+#define TIELAB_LENS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../core/config.h"
+#include "../core/err.h"
+#include "../core/model.h"
+#include "lab.h"
+
+typedef struct Lens Lens;
+
+/* The package's SGD learning rate: lr_scale 1.0 times (1 - momentum). */
+#define LENS_DEFAULT_LR 0.1f
+
+/* A lens for models of shape 'c' (vocab, dim, layers, ctx, batch). */
+Lens *lens_new(const ModelConfig *c, Err *err);
+void lens_free(Lens *ln);
+
+/* One training step on the last forward of 'm', which ran on 'b' sequences
+** of 't' tokens: 'n_positions' of the b*t positions (all of them when
+** n_positions >= b*t), drawn from 'seed'. Returns -1 when 'm' does not match
+** the lens's shape or b, t exceed it. */
+int lens_train(Lens *ln, Model *m, int b, int t, int n_positions, uint64_t seed, Err *err);
+
+/* Forward 'm' on 'inputs' [b,t] and measure both lenses at every position
+** 0..L against 'targets' [b,t] (the next tokens), averaged over all b*t
+** positions, into 'tuned' and 'logit' (each stamped with 'step'). */
+int lens_eval(Lens *ln, Model *m, const int32_t *inputs, const int32_t *targets, int b, int t,
+              long step, LensStats *tuned, LensStats *logit, Err *err);
+
+/* Learning rate of the translators (LENS_DEFAULT_LR unless set). */
+float lens_lr(const Lens *ln);
+void lens_set_lr(Lens *ln, float lr);
+
+/* Mean KL(final || tuned lens) over the translators in the last training
+** step, bits per token, before the update (NaN before the first step). */
+double lens_last_loss(const Lens *ln);
+
+/* State for checkpoints: the parameter and momentum buffers, each of
+** 'lens_state_size' floats in the layout at the top of this file, and the
+** number of training steps taken. Writing them back restores the lens
+** exactly. */
+size_t lens_state_size(const Lens *ln);
+int lens_n_translators(const Lens *ln);
+float *lens_params(Lens *ln);
+float *lens_momentum(Lens *ln);
+/* The gradient of the last training step, before clipping and weight decay. */
+const float *lens_grads(const Lens *ln);
+long lens_step(const Lens *ln);
+void lens_set_step(Lens *ln, long step);
+
+#endif

@@ -1,0 +1,59 @@
+/* linalg_d.c -- see linalg_d.h. */
+#include <stdlib.h>
+#include <string.h>
+
+#include <cblas.h>
+#include <lapacke.h>
+
+#include "linalg_d.h"
+
+static int lapack_failed(Err *err, const char *routine, lapack_int info) {
+  if (info == LAPACK_WORK_MEMORY_ERROR || info == LAPACK_TRANSPOSE_MEMORY_ERROR)
+    return err_set(err, "%s: out of memory", routine);
+  if (info > 0) return err_set(err, "%s did not converge (info %d)", routine, (int)info);
+  return err_set(err, "%s: bad argument %d", routine, (int)-info);
+}
+
+void linalg_d_gram(const double *a, int m, int n, double *s) {
+  cblas_dsyrk(CblasRowMajor, CblasUpper, CblasTrans, n, m, 1.0, a, n, 0.0, s, n);
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < i; j++) s[(size_t)i * n + j] = s[(size_t)j * n + i];
+}
+
+void linalg_d_cross(const double *a, const double *b, int m, int n, int p, double *c) {
+  cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, n, p, m, 1.0, a, n, b, p, 0.0, c, p);
+}
+
+int linalg_d_eigh(double *s, int n, double *lam, Err *err) {
+  lapack_int info = LAPACKE_dsyevd(LAPACK_ROW_MAJOR, 'V', 'U', n, s, n, lam);
+  if (info != 0) return lapack_failed(err, "dsyevd", info);
+  /* LAPACK answers in ascending order; reverse values and columns. */
+  for (int j = 0; j < n / 2; j++) {
+    int k = n - 1 - j;
+    double t = lam[j];
+    lam[j] = lam[k];
+    lam[k] = t;
+    for (int i = 0; i < n; i++) {
+      double *row = s + (size_t)i * n;
+      t = row[j];
+      row[j] = row[k];
+      row[k] = t;
+    }
+  }
+  return 0;
+}
+
+int linalg_d_svdvals(const double *a, int m, int n, int lda, double *sv, Err *err) {
+  if (m == 0 || n == 0) return 0;
+  double *copy = malloc(sizeof(double) * (size_t)m * n);
+  if (!copy) return err_set(err, "dgesdd: out of memory");
+  for (int i = 0; i < m; i++) memcpy(copy + (size_t)i * n, a + (size_t)i * lda, sizeof(double) * n);
+  lapack_int info = LAPACKE_dgesdd(LAPACK_ROW_MAJOR, 'N', m, n, copy, n, sv, NULL, 1, NULL, 1);
+  free(copy);
+  return info != 0 ? lapack_failed(err, "dgesdd", info) : 0;
+}
+
+int linalg_d_svd_square(double *a, int n, double *u, double *sv, double *vt, Err *err) {
+  lapack_int info = LAPACKE_dgesdd(LAPACK_ROW_MAJOR, 'A', n, n, a, n, sv, u, n, vt, n);
+  return info != 0 ? lapack_failed(err, "dgesdd", info) : 0;
+}

@@ -1,0 +1,32 @@
+/*
+** linalg_d.h -- the few double-precision factorizations the lab's
+** instruments need, on OpenBLAS and LAPACKE, with LAPACK's workspace and
+** error codes handled here once.
+**
+** Matrices are row-major and dense. Nothing here allocates what it returns:
+** callers pass the outputs, and the functions allocate only LAPACK's own
+** scratch (via LAPACKE).
+*/
+#ifndef TIELAB_LINALG_D_H
+#define TIELAB_LINALG_D_H
+
+#include "../core/err.h"
+
+/* s = a^T a for a [m,n]: the full symmetric [n,n] matrix (both triangles). */
+void linalg_d_gram(const double *a, int m, int n, double *s);
+
+/* c = a^T b for a [m,n] and b [m,p]: c is [n,p]. */
+void linalg_d_cross(const double *a, const double *b, int m, int n, int p, double *c);
+
+/* Eigenpairs of the symmetric [n,n] matrix 's', largest first: lam[n]
+** descending, and 's' overwritten with the eigenvectors as its columns. */
+int linalg_d_eigh(double *s, int n, double *lam, Err *err);
+
+/* Singular values of a [m,n] block with row stride 'lda' (a is not changed),
+** largest first, into sv[min(m,n)]. */
+int linalg_d_svdvals(const double *a, int m, int n, int lda, double *sv, Err *err);
+
+/* Thin SVD of the [n,n] matrix 'a' (destroyed): a = u diag(sv) vt. */
+int linalg_d_svd_square(double *a, int n, double *u, double *sv, double *vt, Err *err);
+
+#endif

@@ -1,0 +1,51 @@
+/*
+** live.c -- changing a run while it lives: tie mode, scales, learning rate
+** and instrument intervals, each recorded as an event in the run's history
+** so that every graph can mark it.
+*/
+#include <string.h>
+
+#include "run.h"
+
+static int apply_tie(Run *r, const RunOptions *next, Err *err) {
+  const ModelConfig *c = model_config(r->model);
+  if (next->model.tie_k == c->tie_k) return 0;
+  return model_set_tie(r->model, next->model.tie_k, next->tie_merge, err);
+}
+
+/* After 'next' has been validated, make the run match it. */
+static int apply(Run *r, const RunOptions *next, const char *key, Err *err) {
+  if (strcmp(key, "tie") == 0 && apply_tie(r, next, err) < 0) return -1;
+  r->opt = *next;
+  r->optim.lr = (float)next->lr;
+  run_refresh_metrics(r);
+  char value[64], text[96];
+  if (run_options_get_text(next, key, value, sizeof value, err) < 0) return -1;
+  snprintf(text, sizeof text, "%s=%s", key, value);
+  history_event(r->hist, r->metrics.step, text);
+  r->dirty = 1;
+  return 0;
+}
+
+static int check_live(const char *key, Err *err) {
+  const Setting *s = lab_setting_find(key);
+  if (!s) return err_set(err, "unknown setting '%s'", key);
+  if (!s->live) return err_set(err, "'%s' is fixed when a run is created", key);
+  return 0;
+}
+
+int run_set_text(Run *r, const char *key, const char *value, Err *err) {
+  if (check_live(key, err) < 0) return -1;
+  RunOptions next = r->opt;
+  if (run_options_set_text(&next, key, value, err) < 0) return -1;
+  if (run_options_check(&next, err) < 0) return -1;
+  return apply(r, &next, key, err);
+}
+
+int run_set_number(Run *r, const char *key, double value, Err *err) {
+  if (check_live(key, err) < 0) return -1;
+  RunOptions next = r->opt;
+  if (run_options_set_number(&next, key, value, err) < 0) return -1;
+  if (run_options_check(&next, err) < 0) return -1;
+  return apply(r, &next, key, err);
+}

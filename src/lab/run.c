@@ -1,0 +1,360 @@
+/*
+** run.c -- one run: a model, its optimizer settings, its share of the data,
+** its lenses and its history, and the training step with every instrument
+** that rides on it.
+**
+** The step order: draw batch 'step' of the data seed, forward, refuse a
+** non-finite loss before anything is updated, backward, scales, clip, AdamW;
+** then the instruments that are due (lens training, validation, lens
+** evaluation, drift). Everything a step needs was allocated in run_create.
+*/
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../core/rng.h"
+#include "run.h"
+
+#define LENS_POSITIONS 256
+
+static double now_seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static uint64_t fingerprint(const float *x, size_t n) {
+  uint64_t h = 1469598103934665603ULL;
+  const unsigned char *p = (const unsigned char *)x;
+  for (size_t i = 0; i < n * sizeof *x; i++) h = (h ^ p[i]) * 1099511628211ULL;
+  return h;
+}
+
+/* ---------------------------------------------------------- shared data */
+
+static void data_key(const RunOptions *o, char *key, size_t cap) {
+  if (o->corpus[0])
+    snprintf(key, cap, "file:%s|%d", o->corpus, o->model.vocab);
+  else
+    snprintf(key, cap, "synthetic:%llu|%d", (unsigned long long)o->corpus_seed, o->model.vocab);
+}
+
+#define SYNTHETIC_BYTES (1u << 20)
+
+SharedData *lab_data_acquire(Lab *lab, const RunOptions *o, Err *err) {
+  char key[1100];
+  data_key(o, key, sizeof key);
+  for (SharedData *d = lab->data; d; d = d->next)
+    if (strcmp(d->key, key) == 0) {
+      d->refs++;
+      return d;
+    }
+  Corpus c;
+  int rc = o->corpus[0] ? corpus_read(&c, o->corpus, err)
+                        : corpus_synthetic(&c, o->corpus_seed, SYNTHETIC_BYTES, err);
+  if (rc < 0) return NULL;
+  SharedData *d = calloc(1, sizeof *d);
+  if (!d) {
+    corpus_free(&c);
+    err_set(err, "out of memory loading the corpus");
+    return NULL;
+  }
+  rc = dataset_build(&d->ds, &c, o->model.vocab, 0.1, o->model.ctx, err);
+  corpus_free(&c);
+  if (rc < 0) {
+    free(d);
+    return NULL;
+  }
+  snprintf(d->key, sizeof d->key, "%s", key);
+  d->refs = 1;
+  d->next = lab->data;
+  lab->data = d;
+  return d;
+}
+
+void lab_data_release(Lab *lab, SharedData *d) {
+  if (!d || --d->refs > 0) return;
+  for (SharedData **p = &lab->data; *p; p = &(*p)->next)
+    if (*p == d) {
+      *p = d->next;
+      break;
+    }
+  dataset_free(&d->ds);
+  free(d);
+}
+
+/* ------------------------------------------------------------ lifecycle */
+
+static int run_alloc_buffers(Run *r, Err *err) {
+  const ModelConfig *c = model_config(r->model);
+  size_t bt = (size_t)c->batch * c->ctx, vd = (size_t)c->vocab * c->dim;
+  int nt = model_tensor_count(r->model);
+  r->rows = malloc(sizeof(int32_t) * (size_t)c->batch * (c->ctx + 1));
+  r->inputs = malloc(sizeof(int32_t) * bt);
+  r->targets = malloc(sizeof(int32_t) * bt);
+  r->e_in0 = malloc(sizeof(float) * vd);
+  r->e_out0 = malloc(sizeof(float) * vd);
+  r->eval_names = calloc((size_t)nt, sizeof *r->eval_names);
+  r->eval_norms = calloc((size_t)nt, sizeof *r->eval_norms);
+  r->hist = history_new(HISTORY_DEFAULT_CAP);
+  if (!r->rows || !r->inputs || !r->targets || !r->e_in0 || !r->e_out0 || !r->eval_names ||
+      !r->eval_norms || !r->hist)
+    return err_set(err, "out of memory creating run '%s'", r->opt.name);
+  return 0;
+}
+
+static void run_keep_step0(Run *r) {
+  Model *m = r->model;
+  const ModelConfig *c = model_config(m);
+  size_t vd = (size_t)c->vocab * c->dim;
+  const float *w = model_params(m);
+  memcpy(r->e_in0, w + model_find_tensor(m, "transformer.wte.weight")->offset, vd * sizeof(float));
+  memcpy(r->e_out0, w + model_find_tensor(m, "lm_head.weight")->offset, vd * sizeof(float));
+  r->init_fingerprint = fingerprint(r->e_in0, vd);
+}
+
+static void metrics_reset(RunMetrics *mt) {
+  memset(mt, 0, sizeof *mt);
+  mt->val_loss = mt->val_ppl = NAN;
+  mt->val_step = -1;
+  mt->lens.step = mt->logit_lens.step = -1;
+  mt->align.step = -1;
+  mt->drift_in = mt->drift_out = 1.0;
+}
+
+/* Takes ownership of 'model' (already initialised or loaded). */
+Run *run_create(Lab *lab, const RunOptions *o, Model *model, Err *err) {
+  Run *r = calloc(1, sizeof *r);
+  if (!r) {
+    model_free(model);
+    err_set(err, "out of memory creating run '%s'", o->name);
+    return NULL;
+  }
+  r->lab = lab;
+  r->opt = *o;
+  r->model = model;
+  r->optim = optim_default();
+  r->optim.lr = (float)o->lr;
+  metrics_reset(&r->metrics);
+  if (run_alloc_buffers(r, err) < 0) goto fail;
+  if (!(r->lens = lens_new(model_config(model), err))) goto fail;
+  /* A byte-level tokenizer needs 256 ids: a smaller model (a weights file
+  ** made for tests) can be evaluated on given tokens but not trained. */
+  if (model_config(model)->vocab >= 256 && !(r->data = lab_data_acquire(lab, o, err))) goto fail;
+  if (r->data && bpe_vocab(r->data->ds.bpe) > model_config(model)->vocab) {
+    err_set(err, "run '%s': the tokenizer has %d ids but the model only %d", o->name,
+            bpe_vocab(r->data->ds.bpe), model_config(model)->vocab);
+    goto fail;
+  }
+  run_keep_step0(r);
+  r->dirty = 1;
+  run_refresh_metrics(r);
+  return r;
+fail:
+  run_destroy(r);
+  return NULL;
+}
+
+void run_destroy(Run *r) {
+  if (!r) return;
+  if (r->data) lab_data_release(r->lab, r->data);
+  model_free(r->model);
+  lens_free(r->lens);
+  history_free(r->hist);
+  free(r->rows);
+  free(r->inputs);
+  free(r->targets);
+  free(r->e_in0);
+  free(r->e_out0);
+  free(r->eval_names);
+  free(r->eval_norms);
+  free(r);
+}
+
+/* ---------------------------------------------------------- accessors */
+
+int run_id(const Run *r) { return r->id; }
+const char *run_name(const Run *r) { return r->opt.name; }
+const RunOptions *run_options(const Run *r) { return &r->opt; }
+const RunMetrics *run_metrics(const Run *r) { return &r->metrics; }
+Model *run_model(Run *r) { return r->model; }
+History *run_history(Run *r) { return r->hist; }
+
+int run_set_paused(Run *r, int paused) {
+  r->paused = paused != 0;
+  r->metrics.paused = r->paused;
+  return 0;
+}
+
+/* The fields of the metrics that follow from the settings, not the step. */
+void run_refresh_metrics(Run *r) {
+  RunMetrics *mt = &r->metrics;
+  const ModelConfig *c = model_config(r->model);
+  mt->tie_k = c->tie_k;
+  mt->dim = c->dim;
+  mt->in_scale = r->opt.in_scale;
+  mt->out_scale = r->opt.out_scale;
+  mt->lr = r->opt.lr;
+  mt->paused = r->paused;
+  mt->lens.n = mt->logit_lens.n = c->layers + 1;
+}
+
+/* ------------------------------------------------------------ the step */
+
+static double safe_ratio(double a, double b) { return b > 0 ? a / b : NAN; }
+
+static void record_grad(Run *r, const GradStats *gs, long step) {
+  RunMetrics *mt = &r->metrics;
+  mt->grad = *gs;
+  mt->grad_ratio = safe_ratio(gs->out_l2, gs->in_l2);
+  mt->grad_ratio_act = safe_ratio(gs->out_l2, gs->in_act_l2);
+  mt->grad_ratio_l1 = safe_ratio(gs->out_l1, gs->in_l1);
+  mt->grad_ratio_act_l1 = safe_ratio(gs->out_l1, gs->in_act_l1);
+  static const struct {
+    const char *name;
+    size_t offset;
+  } series[] = {
+      {"grad_in", offsetof(RunMetrics, grad.in_l2)},
+      {"grad_in_act", offsetof(RunMetrics, grad.in_act_l2)},
+      {"grad_out", offsetof(RunMetrics, grad.out_l2)},
+      {"grad_in_l1", offsetof(RunMetrics, grad.in_l1)},
+      {"grad_in_act_l1", offsetof(RunMetrics, grad.in_act_l1)},
+      {"grad_out_l1", offsetof(RunMetrics, grad.out_l1)},
+      {"grad_norm", offsetof(RunMetrics, grad.total_norm)},
+      {"rows_touched", offsetof(RunMetrics, grad.rows_touched)},
+      {"grad_ratio", offsetof(RunMetrics, grad_ratio)},
+      {"grad_ratio_act", offsetof(RunMetrics, grad_ratio_act)},
+      {"grad_ratio_l1", offsetof(RunMetrics, grad_ratio_l1)},
+      {"grad_ratio_act_l1", offsetof(RunMetrics, grad_ratio_act_l1)},
+  };
+  for (size_t i = 0; i < sizeof series / sizeof series[0]; i++)
+    history_push(r->hist, series[i].name, step, *(const double *)((const char *)mt + series[i].offset));
+}
+
+/* Forward, backward, scales, clip, update: stops before touching the
+** weights when the loss or the gradient is not finite. */
+static int train_once(Run *r, double *loss_out, GradStats *gs, Err *err) {
+  const ModelConfig *c = model_config(r->model);
+  long step = r->metrics.step;
+  dataset_train_batch(&r->data->ds, r->opt.data_seed, (uint64_t)step, c->batch, c->ctx, r->rows);
+  batch_split(r->rows, c->batch, c->ctx, r->inputs, r->targets);
+  float loss = model_forward(r->model, r->inputs, r->targets, c->batch, c->ctx);
+  if (!isfinite(loss))
+    return err_set(err, "run '%s': loss is %s at step %ld; run paused, weights kept from step %ld",
+                   r->opt.name, isnan(loss) ? "NaN" : "infinite", step + 1, step);
+  model_backward(r->model, gs);
+  model_combine(r->model, (float)r->opt.in_scale, (float)r->opt.out_scale);
+  gs->total_norm = model_clip(r->model, r->optim.clip);
+  if (!isfinite(gs->total_norm))
+    return err_set(err, "run '%s': gradient is not finite at step %ld; run paused, weights kept",
+                   r->opt.name, step + 1);
+  model_adamw(r->model, &r->optim);
+  *loss_out = loss;
+  return 0;
+}
+
+static void validate(Run *r) {
+  const ModelConfig *c = model_config(r->model);
+  double sum = 0;
+  for (int i = 0; i < RUN_VAL_BATCHES; i++) {
+    dataset_val_batch(&r->data->ds, i, RUN_VAL_BATCHES, c->batch, c->ctx, r->rows);
+    batch_split(r->rows, c->batch, c->ctx, r->inputs, r->targets);
+    sum += model_forward(r->model, r->inputs, r->targets, c->batch, c->ctx);
+  }
+  RunMetrics *mt = &r->metrics;
+  mt->val_loss = sum / RUN_VAL_BATCHES;
+  mt->val_ppl = exp(mt->val_loss);
+  mt->val_step = mt->step;
+  history_push(r->hist, "val_loss", mt->step, mt->val_loss);
+}
+
+static void push_lens_series(Run *r, const char *prefix, const LensStats *ls) {
+  char name[64];
+  for (int i = 0; i < ls->n; i++) {
+    snprintf(name, sizeof name, "%s.kl.%d", prefix, i);
+    history_push(r->hist, name, ls->step, ls->kl[i]);
+    snprintf(name, sizeof name, "%s.acc.%d", prefix, i);
+    history_push(r->hist, name, ls->step, ls->acc[i]);
+  }
+}
+
+static void evaluate_lenses(Run *r) {
+  const ModelConfig *c = model_config(r->model);
+  Err err;
+  dataset_val_batch(&r->data->ds, 0, RUN_VAL_BATCHES, c->batch, c->ctx, r->rows);
+  batch_split(r->rows, c->batch, c->ctx, r->inputs, r->targets);
+  RunMetrics *mt = &r->metrics;
+  if (lens_eval(r->lens, r->model, r->inputs, r->targets, c->batch, c->ctx, mt->step, &mt->lens,
+                &mt->logit_lens, &err) == 0) {
+    push_lens_series(r, "lens", &mt->lens);
+    push_lens_series(r, "logit_lens", &mt->logit_lens);
+  }
+}
+
+static void measure_drift(Run *r) {
+  Model *m = r->model;
+  const ModelConfig *c = model_config(m);
+  const float *w = model_params(m);
+  RunMetrics *mt = &r->metrics;
+  mt->drift_in = align_row_cosine(w + model_find_tensor(m, "transformer.wte.weight")->offset,
+                                  r->e_in0, c->vocab, c->dim);
+  mt->drift_out = align_row_cosine(w + model_find_tensor(m, "lm_head.weight")->offset,
+                                   r->e_out0, c->vocab, c->dim);
+  history_push(r->hist, "drift_in", mt->step, mt->drift_in);
+  history_push(r->hist, "drift_out", mt->step, mt->drift_out);
+}
+
+static void measure_all(Run *r) {
+  validate(r);
+  evaluate_lenses(r);
+  measure_drift(r);
+}
+
+int run_measure(Run *r, Err *err) {
+  if (!r->data) return err_set(err, "run '%s' has no validation data", r->opt.name);
+  measure_all(r);
+  return 0;
+}
+
+static int due(long step, int every) { return every > 0 && step % every == 0; }
+
+static void run_instruments(Run *r) {
+  RunMetrics *mt = &r->metrics;
+  const ModelConfig *c = model_config(r->model);
+  Err err;
+  /* The lens learns from this step's forward, so it runs before anything
+  ** else overwrites the activations. */
+  if (due(mt->step, r->opt.lens_every))
+    lens_train(r->lens, r->model, c->batch, c->ctx, LENS_POSITIONS,
+               rng_mix(r->opt.data_seed ^ 0x6c656e73ULL, (uint64_t)mt->step), &err);
+  if (due(mt->step, r->opt.eval_every) || mt->step == 1) measure_all(r);
+}
+
+int run_step(Run *r, Err *err) {
+  if (!r->data)
+    return err_set(err, "run '%s' has no training data: a vocabulary of %d is below the 256 byte ids",
+                   r->opt.name, model_config(r->model)->vocab);
+  double t0 = now_seconds(), loss = 0;
+  GradStats gs;
+  memset(&gs, 0, sizeof gs);
+  if (train_once(r, &loss, &gs, err) < 0) {
+    run_set_paused(r, 1);
+    history_event(r->hist, r->metrics.step, "paused: loss not finite");
+    return -1;
+  }
+  RunMetrics *mt = &r->metrics;
+  mt->step++;
+  mt->loss = loss;
+  history_push(r->hist, "loss", mt->step, loss);
+  record_grad(r, &gs, mt->step);
+  run_instruments(r);
+  lab_align_if_due(r->lab, r);
+  double dt = now_seconds() - t0;
+  r->step_seconds_ema = r->step_seconds_ema > 0 ? 0.9 * r->step_seconds_ema + 0.1 * dt : dt;
+  const ModelConfig *c = model_config(r->model);
+  mt->tokens_per_s = (double)c->batch * c->ctx / r->step_seconds_ema;
+  history_push(r->hist, "tokens_per_s", mt->step, mt->tokens_per_s);
+  r->dirty = 1;
+  return 0;
+}

@@ -1,0 +1,70 @@
+/*
+** run.h -- the inside of a run, shared by the lab's own files (lab.c,
+** run.c, ckpt.c). Clients see only the opaque handle of lab.h.
+*/
+#ifndef TIELAB_RUN_H
+#define TIELAB_RUN_H
+
+#include "../core/data.h"
+#include "lab.h"
+#include "lens.h"
+
+/* A tokenized corpus shared by every run that names the same text and
+** vocabulary size, so that their batches and tokenizers are identical. */
+typedef struct SharedData {
+  char key[1100];
+  Dataset ds;
+  int refs;
+  struct SharedData *next;
+} SharedData;
+
+#define RUN_VAL_BATCHES 8
+
+struct Run {
+  int id;
+  Lab *lab;
+  RunOptions opt;
+  Model *model;
+  SharedData *data;
+  Lens *lens;
+  History *hist;
+  RunMetrics metrics;
+  OptimConfig optim;
+  int paused;
+  int dirty;                     /* changed since the last save */
+
+  float *e_in0, *e_out0;         /* step-0 embeddings, for drift */
+  uint64_t init_fingerprint;     /* hash of E_in at step 0 */
+
+  int32_t *rows, *inputs, *targets;   /* one batch: [B,T+1], [B,T], [B,T] */
+
+  /* r:evaluate's per-tensor results */
+  char (*eval_names)[64];
+  double *eval_norms;
+
+  double step_seconds_ema;       /* smoothed wall time of a whole step */
+};
+
+struct Lab {
+  Run **runs;
+  int n_runs, cap_runs;
+  int next_id;
+  SharedData *data;
+  long steps;                    /* lab_step calls */
+};
+
+/* run.c */
+Run *run_create(Lab *lab, const RunOptions *o, Model *model, Err *err);
+void run_destroy(Run *r);
+void run_refresh_metrics(Run *r);
+SharedData *lab_data_acquire(Lab *lab, const RunOptions *o, Err *err);
+void lab_data_release(Lab *lab, SharedData *d);
+
+/* lab.c: take a created run into the lab (giving it an id), or destroy it
+** when its name is taken. */
+Run *lab_adopt(Lab *lab, Run *r, Err *err);
+
+/* align in lab.c: run the alignment instrument of 'r' if it is due */
+void lab_align_if_due(Lab *lab, Run *r);
+
+#endif

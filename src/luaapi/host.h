@@ -1,0 +1,50 @@
+/*
+** host.h -- what the Lua layer needs from whoever owns the lab.
+**
+** The Lua API never touches threads. It is handed a Host: a way to get
+** exclusive use of the lab for a moment, and a way to ask for training steps
+** that may take a while. Headless mode supplies a host that steps inline
+** (checking for an interrupt between steps); the UI supplies one backed by
+** the trainer thread, so that a script's 'r:step(n)' yields its coroutine
+** while the trainer works and the screen stays live. This is the "stepper"
+** of STYLE.md: tmux's window_mode idea applied to concurrency.
+*/
+#ifndef TIELAB_HOST_H
+#define TIELAB_HOST_H
+
+#include "../lab/lab.h"
+
+typedef struct Host Host;
+
+struct Host {
+  /* Exclusive use of the lab until 'release'. May wait for the step in
+  ** progress to end (one step), never for a whole request. */
+  Lab *(*acquire)(Host *h);
+  void (*release)(Host *h);
+
+  /* Ask for 'n' steps of run 'id' (every unpaused run in lockstep when id
+  ** is -1). Returns a ticket >= 0, or -1 with 'err' filled. */
+  long (*submit)(Host *h, int id, long n, Err *err);
+
+  /* State of a ticket: 1 done, 0 still running, -1 failed or stopped
+  ** ('err' says why: a NaN loss at step k, a removed run, an interrupt). */
+  int (*poll)(Host *h, long ticket, Err *err);
+
+  /* Stop every request in flight at the next step boundary. */
+  void (*cancel)(Host *h);
+
+  /* Nonzero when 'submit' completes the work before returning (headless):
+  ** the Lua layer then never needs to yield. */
+  int inline_steps;
+
+  /* Set by the Lua layer: called on the Lua thread after steps complete
+  ** ('step' is the lab-wide step count). An inline host calls it after every
+  ** step; the UI host calls it once per snapshot it shows, so a callback may
+  ** see steps skipped while training runs flat out. */
+  void (*after_step)(void *ctx, long step);
+  void *after_step_ctx;
+
+  void *ud;   /* the implementation's own state */
+};
+
+#endif

@@ -107,7 +107,9 @@ static void print_table(FILE *out, Arm *arms, long steps) {
 }
 
 int compare_paper(const CliOptions *o, FILE *out) {
-  Arm arms[N_ARMS] = {{"tied", "tied", 1.0}, {"untied", "untied", 1.0}, {"tied_in5", "tied", 5.0}};
+  Arm arms[N_ARMS] = {{.name = "tied", .tie = "tied", .in_scale = 1.0},
+                      {.name = "untied", .tie = "untied", .in_scale = 1.0},
+                      {.name = "tied_in5", .tie = "tied", .in_scale = 5.0}};
   long steps = o->steps > 0 ? o->steps : 1000;
   Err err;
   Lab *lab = lab_new(&err);

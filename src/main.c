@@ -1,4 +1,41 @@
+/*
+** main.c -- choose the mode from the command line and own the exit status:
+** the interactive lab (ui_main), a script or the built-in loop with no UI
+** (headless_main), or the throughput benchmark (bench_run).
+*/
 #include "config.h"
-/* main.c -- choose the mode from the command line. */
+
 #include <stdio.h>
-int main(void) { puts("tielab " PACKAGE_VERSION); return 0; }
+#include <string.h>
+
+#include "bench.h"
+#include "cli.h"
+#include "headless.h"
+#include "ui/ui.h"
+
+static int main_bench(const CliOptions *o) {
+  Err err;
+  int steps = o->steps > 0 ? o->steps : 20;
+  if (bench_run(&o->run.model, o->run.threads, steps, o->warmup, o->run.init_seed, stdout, &err) < 0) {
+    fprintf(stderr, "tielab: %s\n", err.msg);
+    return EXIT_RUNTIME;
+  }
+  return EXIT_OK;
+}
+
+int main(int argc, char **argv) {
+  CliOptions o;
+  Err err;
+  if (cli_parse(argc, argv, &o, &err) < 0) {
+    fprintf(stderr, "tielab: %s\n", err.msg);
+    return EXIT_USAGE;
+  }
+  switch (o.mode) {
+    case MODE_HELP: cli_usage(stdout); return EXIT_OK;
+    case MODE_VERSION: printf("tielab %s\n", PACKAGE_VERSION); return EXIT_OK;
+    case MODE_BENCH: return main_bench(&o);
+    case MODE_HEADLESS: return headless_main(&o);
+    case MODE_UI: return ui_main(&o);
+  }
+  return EXIT_RUNTIME;
+}

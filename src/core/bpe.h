@@ -18,12 +18,16 @@
 
 typedef struct Bpe Bpe;
 
+/* Largest vocabulary accepted. */
+#define BPE_VOCAB_MAX (1 << 20)
+
 /* Train on 'text' until the vocabulary has 'vocab' ids (>= 256), or until no
 ** pair occurs twice (then bpe_vocab() < vocab). */
 Bpe *bpe_train(const uint8_t *text, size_t n, int vocab, Err *err);
 
 /* Build from a merge list: 'merges' holds 2*n_merges ids. Checked: every
-** merge refers only to earlier ids. */
+** merge refers only to earlier ids, none repeats, and no token is longer
+** than 256 bytes (the longest chunk training sees). */
 Bpe *bpe_from_merges(const int32_t *merges, int n_merges, Err *err);
 
 void bpe_free(Bpe *b);
@@ -43,5 +47,9 @@ size_t bpe_decode(const Bpe *b, const int32_t *ids, size_t n, uint8_t *out, size
 ** keyed by a hash of the corpus bytes and the vocabulary size. A damaged
 ** cache file is ignored and rewritten. */
 Bpe *bpe_train_cached(const uint8_t *text, size_t n, int vocab, Err *err);
+
+/* The cache file bpe_train_cached uses for this corpus and vocabulary, into
+** 'path' of capacity 'cap'; -1 when there is no cache directory to use. */
+int bpe_cache_path(const uint8_t *text, size_t n, int vocab, char *path, size_t cap);
 
 #endif

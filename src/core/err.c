@@ -18,12 +18,21 @@ int err_set(Err *e, const char *fmt, ...) {
 int err_prefix(Err *e, const char *fmt, ...) {
   if (e) {
     char head[ERR_MSG_MAX], old[ERR_MSG_MAX];
+    /* The joined text may be longer than 'msg': it is cut, by design. */
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(head, sizeof head, fmt, ap);
     va_end(ap);
     memcpy(old, e->msg, sizeof old);
-    snprintf(e->msg, sizeof e->msg, "%s: %s", head, old);
+    size_t n = strlen(head);
+    if (n > sizeof e->msg - 3) n = sizeof e->msg - 3;
+    memcpy(e->msg, head, n);
+    memcpy(e->msg + n, ": ", 2);
+    size_t room = sizeof e->msg - n - 3;
+    size_t m = strlen(old);
+    if (m > room) m = room;
+    memcpy(e->msg + n + 2, old, m);
+    e->msg[n + 2 + m] = '\0';
   }
   return -1;
 }

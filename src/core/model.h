@@ -81,6 +81,16 @@ typedef enum TieMerge { TIE_KEEP_IN, TIE_KEEP_OUT, TIE_MEAN } TieMerge;
 Model *model_create(const ModelConfig *cfg, int threads, Err *err);
 void model_free(Model *m);
 
+/* Bytes 'model_create' allocates for a model of shape 'c': the four arenas,
+** the activations kept for backward and the scratch of a step (this is
+** what 'config_memory_bytes' reports). 'model_allocated_bytes' is what a
+** model did allocate. */
+size_t model_memory_bytes(const ModelConfig *c);
+size_t model_allocated_bytes(const Model *m);
+
+/* The threads the model's pool works with (the 'threads' of create). */
+int model_threads(const Model *m);
+
 /* nanoGPT init from 'seed': N(0,0.02) weights and embeddings, c_proj weights
 ** N(0,0.02/sqrt(2L)), biases 0, LayerNorm 1/0; E_out's shared columns
 ** mirror E_in; moments and step count reset. */

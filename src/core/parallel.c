@@ -26,29 +26,33 @@ struct Pool {
   unsigned long generation;
   int pending;              /* workers still running the current job */
   int quit;
-  PoolTask task;            /* the current job */
+  PoolTask task;            /* the current job: a range task, */
+  PoolPart part_task;       /* or a part task */
   void *arg;
   int n, parts;
 };
 
-/* The range of part 'w' of 'parts' over [0,n): balanced, contiguous. */
-static void part_range(int n, int parts, int w, int *begin, int *end) {
+void pool_split(int n, int parts, int part, int *begin, int *end) {
   int base = n / parts, extra = n % parts;
-  *begin = w * base + (w < extra ? w : extra);
-  *end = *begin + base + (w < extra);
+  *begin = part * base + (part < extra ? part : extra);
+  *end = *begin + base + (part < extra);
 }
 
 static void run_part(Pool *p, int w) {
+  if (p->part_task) {
+    p->part_task(p->arg, w, p->parts);
+    return;
+  }
   int begin, end;
-  part_range(p->n, p->parts, w, &begin, &end);
+  pool_split(p->n, p->parts, w, &begin, &end);
   if (begin < end) p->task(p->arg, begin, end, w);
 }
 
 static void *worker_main(void *arg) {
   Worker *wk = arg;
   Pool *p = wk->pool;
+  unsigned long seen = 0;   /* the generation at creation: no job yet */
   pthread_mutex_lock(&p->mu);
-  unsigned long seen = p->generation;
   for (;;) {
     while (p->generation == seen && !p->quit) pthread_cond_wait(&p->wake, &p->mu);
     if (p->quit) break;
@@ -109,15 +113,11 @@ void pool_free(Pool *p) {
 
 int pool_threads(const Pool *p) { return p->threads; }
 
-void pool_for(Pool *p, int n, PoolTask task, void *arg) {
-  if (n <= 0) return;
-  int parts = n < p->threads ? n : p->threads;
-  if (parts == 1) {
-    task(arg, 0, n, 0);
-    return;
-  }
+/* Publish a job of 'parts' parts, run part 0 here, wait for the others. */
+static void pool_start(Pool *p, PoolTask task, PoolPart part_task, void *arg, int n, int parts) {
   pthread_mutex_lock(&p->mu);
   p->task = task;
+  p->part_task = part_task;
   p->arg = arg;
   p->n = n;
   p->parts = parts;
@@ -129,4 +129,16 @@ void pool_for(Pool *p, int n, PoolTask task, void *arg) {
   pthread_mutex_lock(&p->mu);
   while (p->pending > 0) pthread_cond_wait(&p->done, &p->mu);
   pthread_mutex_unlock(&p->mu);
+}
+
+void pool_for(Pool *p, int n, PoolTask task, void *arg) {
+  if (n <= 0) return;
+  int parts = n < p->threads ? n : p->threads;
+  if (parts == 1) task(arg, 0, n, 0);
+  else pool_start(p, task, NULL, arg, n, parts);
+}
+
+void pool_run(Pool *p, PoolPart task, void *arg) {
+  if (p->threads == 1) task(arg, 0, 1);
+  else pool_start(p, NULL, task, arg, p->threads, p->threads);
 }

@@ -34,4 +34,14 @@ int pool_threads(const Pool *p);
 ** one per item. */
 void pool_for(Pool *p, int n, PoolTask task, void *arg);
 
+/* Run 'task' once on every thread of the pool, with its part number in
+** [0, parts): for a stage that does its share of several loops at once,
+** each cut with 'pool_split'. */
+typedef void (*PoolPart)(void *arg, int part, int parts);
+void pool_run(Pool *p, PoolPart task, void *arg);
+
+/* The range of part 'part' of 'parts' when [0,n) is cut as 'pool_for'
+** cuts it: contiguous, sizes differing by at most one. */
+void pool_split(int n, int parts, int part, int *begin, int *end);
+
 #endif

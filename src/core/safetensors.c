@@ -289,13 +289,22 @@ static int parse(StFile *f, Err *err) {
   return rc;
 }
 
+/* Names quoted from a hostile header may hold control characters: keep the
+** message on one line. */
+static void one_line(Err *err) {
+  for (char *s = err ? err->msg : NULL; s && *s; s++)
+    if ((unsigned char)*s < 0x20 || *s == 0x7f) *s = '?';
+}
+
 int st_parse(StFile *f, uint8_t *buf, size_t len, const char *name, Err *err) {
   memset(f, 0, sizeof *f);
   f->buf = buf;
   f->len = len;
   if (parse(f, err) != 0) {
     st_free(f);
-    return err_prefix(err, "%s", name);
+    err_prefix(err, "%s", name);
+    one_line(err);
+    return -1;
   }
   return 0;
 }

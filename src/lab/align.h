@@ -3,9 +3,11 @@
 ** measures it, computed in double precision on LAPACKE.
 **
 ** Both inputs are [V,d] float matrices over the same tokenizer. Columns are
-** centred first. Each metric is also computed against a random Gaussian
-** matrix of the same shape (fixed seed), because with small V/d the
-** linear-map and CCA-like scores inflate: always show the two side by side.
+** centred first (except for the raw cosine and KNN, which the paper's code
+** computes on the rows as given). Each metric is also computed against a
+** random Gaussian matrix of the same shape (fixed seed), because with small
+** V/d the linear-map and CCA-like scores inflate: always show the two side
+** by side.
 */
 #ifndef TIELAB_ALIGN_H
 #define TIELAB_ALIGN_H
@@ -32,19 +34,35 @@ typedef struct AlignResult {
 } AlignResult;
 
 typedef struct AlignOptions {
-  int topk;          /* default 100, capped at d */
-  int knn_k;         /* default 10 */
-  int knn_rows;      /* rows sampled for KNN (0 = all) */
+  int topk;          /* default 100, capped at d and at both ranks */
+  int knn_k;         /* default 10, at most ALIGN_MAX_KNN_K */
+  int knn_rows;      /* rows sampled for KNN (0 = all; default 1024) */
   uint64_t seed;     /* baseline matrix and KNN sample */
   int baseline;      /* compute the baseline (default 1) */
 } AlignOptions;
 
+#define ALIGN_MAX_KNN_K 1024
+
 AlignOptions align_default_options(void);
 
 /* Compare 'x' and 'y', both [v,d] row-major. Returns -1 with a message on
-** bad shapes or a LAPACK failure. */
+** bad shapes, a non-finite entry, a constant matrix or a LAPACK failure.
+** 'x' is the source of the maps (X Q, X W against Y): only 'linear' depends
+** on the order, and the paper maps the untied matrix (x) onto the tied one
+** (y). 'opt' may be NULL for the defaults. align.c says how each metric is
+** defined and where the definition comes from. */
 int align_compare(const float *x, const float *y, int v, int d, const AlignOptions *opt,
                   AlignResult *out, Err *err);
+
+/* The same with a workspace kept between calls: after the first call at a
+** shape, nothing [v,d]-sized is allocated, and the baseline matrix and its
+** factorization are reused while the shape, seed and KNN sample stay the
+** same (the live instrument calls this every few steps). */
+typedef struct AlignWork AlignWork;
+AlignWork *align_work_new(void);
+void align_work_free(AlignWork *w);
+int align_compare_in(AlignWork *w, const float *x, const float *y, int v, int d,
+                     const AlignOptions *opt, AlignResult *out, Err *err);
 
 /* Mean row cosine between two [v,d] matrices, no centring (drift uses it). */
 double align_row_cosine(const float *x, const float *y, int v, int d);

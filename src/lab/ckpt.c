@@ -73,7 +73,7 @@ static int add_counters(StWriter *w, Run *r, Err *err) {
   snprintf(buf, sizeof buf, "%.17g", r->metrics.loss);
   return st_writer_meta(w, "format", CKPT_FORMAT, err) | st_writer_meta(w, "version", CKPT_VERSION, err) |
          add_meta_long(w, "step", r->metrics.step, err) | add_meta_long(w, "adam_t", model_adam_t(r->model), err) |
-         add_meta_long(w, "lens_steps", lens_steps(r->lens), err) | st_writer_meta(w, "loss", buf, err) |
+         add_meta_long(w, "lens_steps", lens_step(r->lens), err) | st_writer_meta(w, "loss", buf, err) |
          add_meta_long(w, "vocab_size", c->vocab, err) | add_meta_long(w, "n_embd", c->dim, err) |
          add_meta_long(w, "n_layer", c->layers, err) | add_meta_long(w, "n_head", c->heads, err) |
          add_meta_long(w, "block_size", c->ctx, err) | add_meta_long(w, "tie_k", c->tie_k, err);
@@ -212,7 +212,7 @@ static int read_counters(const StFile *f, Run *r, const char *path, Err *err) {
     return -1;
   r->metrics.step = step;
   model_set_adam_t(r->model, adam_t);
-  lens_set_steps(r->lens, lens_n);
+  lens_set_step(r->lens, lens_n);
   const char *loss = st_meta(f, "loss");
   if (loss) r->metrics.loss = strtod(loss, NULL);
   return 0;

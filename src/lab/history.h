@@ -32,18 +32,35 @@ typedef struct HistEvent {
 typedef struct History History;
 
 #define HISTORY_DEFAULT_CAP 1024
+#define HISTORY_MAX_CAP (1 << 20)
 #define HISTORY_MAX_EVENTS 512
+#define HISTORY_MAX_STEP (1L << 53)  /* steps travel as doubles in checkpoints */
 
+/* 'cap' 0 means HISTORY_DEFAULT_CAP; NULL when cap is odd, below 2, above
+** HISTORY_MAX_CAP, or memory is short. */
 History *history_new(int cap);
 void history_free(History *h);
 
-/* Append a point to 'series' (created on first use; names up to 63 chars).
-** Steps must not decrease within a series. Returns -1 when out of memory or
-** when too many series exist (HISTORY_MAX_SERIES). */
+/* Make 'dst' a deep copy of 'src', reusing dst's bucket arrays where it can
+** (the UI copies the histories of a snapshot). On failure (-1, out of
+** memory) dst is left empty. */
+int history_copy(History *dst, const History *src);
+History *history_clone(const History *src);
+
+/* Bytes held, which stays fixed whatever the number of points pushed. */
+size_t history_bytes(const History *h);
+
+/* Append a point to 'series' (created on first use; names up to 63 bytes of
+** UTF-8 with no control characters). Steps must not decrease within a series
+** and lie in 0..HISTORY_MAX_STEP. Returns -1 when out of memory, when too
+** many series exist (HISTORY_MAX_SERIES), on a bad name or a bad step; the
+** point is then dropped. Values may be NaN or infinite: min and max skip
+** NaN, the mean carries it. */
 #define HISTORY_MAX_SERIES 256
 int history_push(History *h, const char *series, long step, double value);
 
-/* Record a settings change at 'step'. */
+/* Record a settings change at 'step'; the text is cut to 95 bytes (on a
+** character boundary) and control characters become spaces. */
 void history_event(History *h, long step, const char *text);
 
 int history_n_series(const History *h);
@@ -62,7 +79,8 @@ int history_write_jsonl(const History *h, FILE *f, const char *run, const char *
 /* Flatten to and from plain arrays, for checkpoints: 'history_pack' returns
 ** a malloc'd buffer of doubles and its length, 'history_unpack' checks it
 ** thoroughly (a hostile checkpoint must not crash). Names travel separately
-** as a newline-joined string. */
+** as a malloc'd string: each series name, then each event text, each ended
+** by a newline. */
 int history_pack(const History *h, double **out, size_t *n, char **names, Err *err);
 History *history_unpack(const double *buf, size_t n, const char *names, Err *err);
 

@@ -11,8 +11,13 @@
 
 Lab *lab_new(Err *err) {
   Lab *lab = calloc(1, sizeof *lab);
-  if (!lab) err_set(err, "out of memory creating the lab");
-  else lab->next_id = 1;
+  if (lab) lab->align_work = align_work_new();
+  if (!lab || !lab->align_work) {
+    free(lab);
+    err_set(err, "out of memory creating the lab");
+    return NULL;
+  }
+  lab->next_id = 1;
   return lab;
 }
 
@@ -20,6 +25,7 @@ void lab_free(Lab *lab) {
   if (!lab) return;
   for (int i = 0; i < lab->n_runs; i++) run_destroy(lab->runs[i]);
   free(lab->runs);
+  align_work_free(lab->align_work);
   free(lab);
 }
 
@@ -129,10 +135,16 @@ int lab_align(Run *a, Run *b, AlignStats *out, Err *err) {
   if (a->data != b->data)
     return err_set(err, "cannot align '%s' with '%s': different tokenizers (corpus or vocab)",
                    a->opt.name, b->opt.name);
+  /* As the paper's code does: the partner's matrix is mapped onto the tied
+  ** one (source x = partner, target y = ours). */
   AlignOptions opt = align_default_options();
-  const float *x = embedding(a, "transformer.wte.weight");
-  if (align_compare(x, embedding(b, "transformer.wte.weight"), ca->vocab, ca->dim, &opt, &out->vs_in, err) < 0 ||
-      align_compare(x, embedding(b, "lm_head.weight"), ca->vocab, ca->dim, &opt, &out->vs_out, err) < 0)
+  /* The paper's top-100 subspace is 5-13% of its models' widths; a fixed 100
+  ** would be the whole space of a small model, so k scales with d. */
+  opt.topk = ca->dim / 10 > 2 ? ca->dim / 10 : 2;
+  AlignWork *w = a->lab->align_work;
+  const float *y = embedding(a, "transformer.wte.weight");
+  if (align_compare_in(w, embedding(b, "transformer.wte.weight"), y, ca->vocab, ca->dim, &opt, &out->vs_in, err) < 0 ||
+      align_compare_in(w, embedding(b, "lm_head.weight"), y, ca->vocab, ca->dim, &opt, &out->vs_out, err) < 0)
     return -1;
   out->step = a->metrics.step;
   snprintf(out->partner, sizeof out->partner, "%s", b->opt.name);

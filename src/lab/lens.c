@@ -20,8 +20,8 @@
 **    of 2^18 tokens with the rate decaying linearly to zero; an online lens
 **    has no end to decay towards, so the rate stays constant;
 **  - float32 throughout, where the package runs under bfloat16 autocast;
-**  - no re-centring of the translators after each step (older package
-**    versions called normalize_; current ones do not either).
+**  - no re-centring of the translators after each step, as in current
+**    package versions (older ones called normalize_ after every step).
 **
 ** Shapes: n rows of hidden states h [n,d]; A [d,d] with h' = h + h A^T + b
 ** in row form; logits [n,V]. Rows are read out 'chunk' at a time so that
@@ -43,7 +43,7 @@
 
 struct Lens {
   int vocab, dim, layers, batch, ctx;
-  int chunk;                 /* rows read out at once */
+  int chunk, max_chunk;      /* rows read out at once; scratch holds max_chunk */
   size_t per;                /* floats per translator: d*d + d */
   size_t n_floats;           /* layers * per */
   float lr;
@@ -55,7 +55,7 @@ struct Lens {
   int *final_top;            /* [chunk] argmax of the final distribution */
   float *h, *hp, *dh;        /* [chunk,d] hidden, translated, its gradient */
   float *rscratch;           /* [2*chunk*d] for the readout */
-  float *final;              /* [chunk,V] final log-probabilities */
+  float *final, *pfinal;     /* [chunk,V] final log-probabilities, probabilities */
   float *logits;             /* [chunk,V] lens logits -> log-probs -> dlogits */
 };
 
@@ -81,6 +81,7 @@ Lens *lens_new(const ModelConfig *c, Err *err) {
   ln->chunk = LENS_CHUNK_FLOATS / V;
   if (ln->chunk < 32) ln->chunk = 32;
   if (ln->chunk > rows) ln->chunk = rows;
+  ln->max_chunk = ln->chunk;
   ln->per = (size_t)d * d + d;
   ln->n_floats = (size_t)c->layers * ln->per;
   ln->lr = LENS_DEFAULT_LR;
@@ -99,6 +100,7 @@ Lens *lens_new(const ModelConfig *c, Err *err) {
   ln->dh = alloc_floats(ch * d, &failed);
   ln->rscratch = alloc_floats(2 * ch * d, &failed);
   ln->final = alloc_floats(ch * V, &failed);
+  ln->pfinal = alloc_floats(ch * V, &failed);
   ln->logits = alloc_floats(ch * V, &failed);
   if (failed) {
     lens_free(ln);
@@ -120,6 +122,7 @@ void lens_free(Lens *ln) {
   free(ln->dh);
   free(ln->rscratch);
   free(ln->final);
+  free(ln->pfinal);
   free(ln->logits);
   free(ln);
 }
@@ -149,7 +152,8 @@ static int check_tokens(const int32_t *tok, int n, int V, const char *what, Err 
 
 /* Rows 'pos' of 'src' [*,d] into 'dst' [n,d]. */
 static void gather(const float *src, const int *pos, int n, int d, float *dst) {
-  for (int r = 0; r < n; r++) memcpy(dst + (size_t)r * d, src + (size_t)pos[r] * d, d * sizeof *dst);
+  for (int r = 0; r < n; r++)
+    memcpy(dst + (size_t)r * d, src + (size_t)pos[r] * d, (size_t)d * sizeof *dst);
 }
 
 /* Translator 'l' on 'n' rows: hp = h + h A^T + b. */
@@ -177,6 +181,15 @@ static void log_softmax_rows(float *x, int n, int V, int *top) {
   }
 }
 
+/* The final distribution of 'n' rows of hidden states 'hL': log-probs
+** and probabilities (computed once, used by every position), argmaxes. */
+static void final_rows(Lens *ln, const Model *m, const float *hL, int n, int *top) {
+  size_t nv = (size_t)n * ln->vocab;
+  model_readout(m, hL, n, ln->final, ln->rscratch);
+  log_softmax_rows(ln->final, n, ln->vocab, top);
+  for (size_t i = 0; i < nv; i++) ln->pfinal[i] = expf(ln->final[i]);
+}
+
 /* ------------------------------------------------------------ training */
 
 /* The first 'n' entries of ln->order become a sample of 0..bt-1 without
@@ -197,12 +210,12 @@ static void sample_positions(Lens *ln, int bt, int n, uint64_t seed) {
 
 /* KL(final || lens) summed over 'n' rows of log-probabilities; 'lens'
 ** becomes its gradient with respect to the lens logits, (q - p) * scale. */
-static double kl_and_grad(const float *final, float *lens, int n, int V, float scale) {
+static double kl_and_grad(const Lens *ln, float *lens, int n, float scale) {
+  const float *logp = ln->final, *p = ln->pfinal;
   double kl = 0;
-  for (size_t i = 0; i < (size_t)n * V; i++) {
-    float p = expf(final[i]), q = expf(lens[i]);
-    kl += (double)p * (final[i] - lens[i]);
-    lens[i] = (q - p) * scale;
+  for (size_t i = 0; i < (size_t)n * ln->vocab; i++) {
+    kl += (double)p[i] * (logp[i] - lens[i]);
+    lens[i] = (expf(lens[i]) - p[i]) * scale;
   }
   return kl;
 }
@@ -222,28 +235,31 @@ static void accumulate_grads(Lens *ln, int l, int n) {
 static double train_rows(Lens *ln, const Model *m, const int *pos, int n, int n_total) {
   int d = ln->dim, V = ln->vocab;
   gather(model_residual(m, ln->layers), pos, n, d, ln->h);
-  model_readout(m, ln->h, n, ln->final, ln->rscratch);
-  log_softmax_rows(ln->final, n, V, NULL);
+  final_rows(ln, m, ln->h, n, NULL);
   double kl = 0;
   for (int l = 0; l < ln->layers; l++) {
     gather(model_residual(m, l), pos, n, d, ln->h);
     translate(ln, l, ln->h, n, ln->hp);
     model_readout(m, ln->hp, n, ln->logits, ln->rscratch);
     log_softmax_rows(ln->logits, n, V, NULL);
-    kl += kl_and_grad(ln->final, ln->logits, n, V, 1.0f / (float)n_total);
+    kl += kl_and_grad(ln, ln->logits, n, 1.0f / (float)n_total);
     model_readout_backward(m, ln->hp, ln->logits, n, ln->dh, ln->rscratch);
     accumulate_grads(ln, l, n);
   }
   return kl;
 }
 
+static double grad_norm(const Lens *ln) {
+  double ss = 0;
+  for (size_t i = 0; i < ln->n_floats; i++) ss += (double)ln->grads[i] * ln->grads[i];
+  return sqrt(ss);
+}
+
 /* Clip the global norm as torch's clip_grad_norm_ does, then one step of
 ** torch's SGD with weight decay and Nesterov momentum. The gradient buffer
 ** is left as computed. */
-static void sgd_step(Lens *ln) {
-  double ss = 0;
-  for (size_t i = 0; i < ln->n_floats; i++) ss += (double)ln->grads[i] * ln->grads[i];
-  double coef = LENS_CLIP / (sqrt(ss) + 1e-6);
+static void sgd_step(Lens *ln, double norm) {
+  double coef = LENS_CLIP / (norm + 1e-6);
   float scale = coef < 1.0 ? (float)coef : 1.0f;
   const float mu = LENS_MOMENTUM, wd = LENS_WEIGHT_DECAY, lr = ln->lr;
   for (size_t i = 0; i < ln->n_floats; i++) {
@@ -255,7 +271,8 @@ static void sgd_step(Lens *ln) {
 
 int lens_train(Lens *ln, Model *m, int b, int t, int n_positions, uint64_t seed, Err *err) {
   if (check_shape(ln, m, b, t, err) < 0) return -1;
-  if (n_positions < 1) return err_set(err, "lens: n_positions must be at least 1, got %d", n_positions);
+  if (n_positions < 1)
+    return err_set(err, "lens: n_positions must be at least 1, got %d", n_positions);
   if (ln->layers == 0) return 0;
   int bt = b * t, n = n_positions < bt ? n_positions : bt;
   sample_positions(ln, bt, n, seed);
@@ -266,7 +283,11 @@ int lens_train(Lens *ln, Model *m, int b, int t, int n_positions, uint64_t seed,
     kl += train_rows(ln, m, ln->order + r0, rows, n);
   }
   ln->last_loss = kl / ((double)n * ln->layers * LENS_LN2);
-  sgd_step(ln);
+  double norm = grad_norm(ln);
+  /* A non-finite gradient would stay in the momentum for good: skip it. */
+  if (!isfinite(norm))
+    return err_set(err, "lens: gradient not finite at lens step %ld; update skipped", ln->step);
+  sgd_step(ln, norm);
   ln->step++;
   return 0;
 }
@@ -274,15 +295,17 @@ int lens_train(Lens *ln, Model *m, int b, int t, int n_positions, uint64_t seed,
 /* ------------------------------------------------------------ evaluation */
 
 /* Add the measures of 'n' rows of lens log-probabilities 'q' against the
-** final 'p' into position 'i' of 's' (sums; lens_eval divides). */
-static void tally_rows(const float *p, const float *q, int n, int V, const int32_t *targets,
-                       const int *final_top, LensStats *s, int i) {
+** final distribution into position 'i' of 's' (sums; lens_eval divides). */
+static void tally_rows(const Lens *ln, const float *q, int n, const int32_t *targets,
+                       LensStats *s, int i) {
+  int V = ln->vocab;
   for (int r = 0; r < n; r++) {
-    const float *pr = p + (size_t)r * V, *qr = q + (size_t)r * V;
+    const float *logp = ln->final + (size_t)r * V, *p = ln->pfinal + (size_t)r * V;
+    const float *qr = q + (size_t)r * V;
     double kl = 0, ent = 0;
     int best = 0;
     for (int v = 0; v < V; v++) {
-      kl += (double)expf(pr[v]) * (pr[v] - qr[v]);
+      kl += (double)p[v] * (logp[v] - qr[v]);
       ent -= (double)expf(qr[v]) * qr[v];
       if (qr[v] > qr[best]) best = v;
     }
@@ -290,31 +313,28 @@ static void tally_rows(const float *p, const float *q, int n, int V, const int32
     s->entropy[i] += ent;
     s->ce[i] -= qr[targets[r]];
     s->acc[i] += best == targets[r];
-    s->agree[i] += best == final_top[r];
+    s->agree[i] += best == ln->final_top[r];
   }
 }
 
-/* Both lenses at positions 0..L-1 for rows r0..r0+n-1 of the last forward,
-** and the final distribution (position L) once. */
+/* Both lenses at every position for rows r0..r0+n-1 of the last forward. */
 static void eval_rows(Lens *ln, const Model *m, int r0, int n, const int32_t *targets,
                       LensStats *tuned, LensStats *logit) {
   int d = ln->dim, V = ln->vocab, L = ln->layers;
-  const float *hL = model_residual(m, L) + (size_t)r0 * d;
-  model_readout(m, hL, n, ln->final, ln->rscratch);
-  log_softmax_rows(ln->final, n, V, ln->final_top);
+  final_rows(ln, m, model_residual(m, L) + (size_t)r0 * d, n, ln->final_top);
   /* Position L has no translator, in either lens: its distribution is the
   ** final one, the same numbers from the same code, so its KL is exactly 0. */
-  tally_rows(ln->final, ln->final, n, V, targets, ln->final_top, tuned, L);
-  tally_rows(ln->final, ln->final, n, V, targets, ln->final_top, logit, L);
+  tally_rows(ln, ln->final, n, targets, tuned, L);
+  tally_rows(ln, ln->final, n, targets, logit, L);
   for (int l = 0; l < L; l++) {
     const float *h = model_residual(m, l) + (size_t)r0 * d;
     model_readout(m, h, n, ln->logits, ln->rscratch);
     log_softmax_rows(ln->logits, n, V, NULL);
-    tally_rows(ln->final, ln->logits, n, V, targets, ln->final_top, logit, l);
+    tally_rows(ln, ln->logits, n, targets, logit, l);
     translate(ln, l, h, n, ln->hp);
     model_readout(m, ln->hp, n, ln->logits, ln->rscratch);
     log_softmax_rows(ln->logits, n, V, NULL);
-    tally_rows(ln->final, ln->logits, n, V, targets, ln->final_top, tuned, l);
+    tally_rows(ln, ln->logits, n, targets, tuned, l);
   }
 }
 
@@ -355,6 +375,11 @@ int lens_eval(Lens *ln, Model *m, const int32_t *inputs, const int32_t *targets,
 }
 
 /* ------------------------------------------------------------ state */
+
+int lens_set_chunk(Lens *ln, int rows) {
+  ln->chunk = rows < 1 ? 1 : rows > ln->max_chunk ? ln->max_chunk : rows;
+  return ln->chunk;
+}
 
 float lens_lr(const Lens *ln) { return ln->lr; }
 void lens_set_lr(Lens *ln, float lr) { ln->lr = lr; }

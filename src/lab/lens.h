@@ -44,7 +44,8 @@ void lens_free(Lens *ln);
 /* One training step on the last forward of 'm', which ran on 'b' sequences
 ** of 't' tokens: 'n_positions' of the b*t positions (all of them when
 ** n_positions >= b*t), drawn from 'seed'. Returns -1 when 'm' does not match
-** the lens's shape or b, t exceed it. */
+** the lens's shape or b, t exceed it, and skips the update (-1) when the
+** gradient is not finite. */
 int lens_train(Lens *ln, Model *m, int b, int t, int n_positions, uint64_t seed, Err *err);
 
 /* Forward 'm' on 'inputs' [b,t] and measure both lenses at every position
@@ -56,6 +57,12 @@ int lens_eval(Lens *ln, Model *m, const int32_t *inputs, const int32_t *targets,
 /* Learning rate of the translators (LENS_DEFAULT_LR unless set). */
 float lens_lr(const Lens *ln);
 void lens_set_lr(Lens *ln, float lr);
+
+/* Rows read out through ln_f and E_out at once. lens_new picks all B*T,
+** or fewer for a large vocabulary so that one [rows,V] block stays within
+** 16 MiB; it can only be lowered. Results do not depend on it beyond float
+** rounding. Returns the value in effect. */
+int lens_set_chunk(Lens *ln, int rows);
 
 /* Mean KL(final || tuned lens) over the translators in the last training
 ** step, bits per token, before the update (NaN before the first step). */

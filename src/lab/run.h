@@ -50,6 +50,7 @@ struct Lab {
   int n_runs, cap_runs;
   int next_id;
   SharedData *data;
+  AlignWork *align_work;         /* buffers kept between alignments */
   long steps;                    /* lab_step calls */
 };
 

@@ -1,0 +1,200 @@
+/*
+** cli.c -- the command line. Program options live in one table (name,
+** argument, help, what it sets); every setting of a run (lab_settings) is
+** also an option, '--dim 128' or '--dim=128', so the command line, Lua and the
+** UI can never disagree about names, ranges or defaults.
+*/
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+typedef int (*CliHandler)(CliOptions *o, const char *value, Err *err);
+
+typedef struct CliOption {
+  const char *name;
+  const char *arg;    /* NULL for a flag */
+  CliHandler set;
+  const char *help;
+} CliOption;
+
+static int parse_count(const char *name, const char *v, long lo, long hi, long *out, Err *err) {
+  char *end;
+  long n = strtol(v, &end, 10);
+  if (*v == '\0' || *end != '\0' || n < lo || n > hi)
+    return err_set(err, "--%s takes a whole number in [%ld, %ld], got '%s'", name, lo, hi, v);
+  *out = n;
+  return 0;
+}
+
+static int set_headless(CliOptions *o, const char *v, Err *e) { o->mode = MODE_HEADLESS; return 0; }
+static int set_bench(CliOptions *o, const char *v, Err *e) { o->mode = MODE_BENCH; return 0; }
+static int set_help(CliOptions *o, const char *v, Err *e) { o->mode = MODE_HELP; return 0; }
+static int set_version(CliOptions *o, const char *v, Err *e) { o->mode = MODE_VERSION; return 0; }
+static int set_resume(CliOptions *o, const char *v, Err *e) { o->resume = 1; return 0; }
+static int set_sandbox(CliOptions *o, const char *v, Err *e) { o->sandbox = 1; return 0; }
+static int set_ascii(CliOptions *o, const char *v, Err *e) { o->ascii = 1; return 0; }
+
+static int set_steps(CliOptions *o, const char *v, Err *e) {
+  long n = 0;
+  if (parse_count("steps", v, 1, 100000000, &n, e) < 0) return -1;
+  o->steps = (int)n;
+  return 0;
+}
+
+static int set_warmup(CliOptions *o, const char *v, Err *e) {
+  long n = 0;
+  if (parse_count("warmup", v, 0, 1000000, &n, e) < 0) return -1;
+  o->warmup = (int)n;
+  return 0;
+}
+
+static int set_print_every(CliOptions *o, const char *v, Err *e) {
+  long n = 0;
+  if (parse_count("print-every", v, 1, 100000000, &n, e) < 0) return -1;
+  o->print_every = (int)n;
+  return 0;
+}
+
+static int set_lua_mem(CliOptions *o, const char *v, Err *e) {
+  long n = 0;
+  if (parse_count("lua-mem", v, 1, 1 << 20, &n, e) < 0) return -1;
+  o->lua_mem_mb = n;
+  return 0;
+}
+
+static int set_compare(CliOptions *o, const char *v, Err *e) {
+  if (strcmp(v, "paper") != 0)
+    return err_set(e, "--compare knows only 'paper', got '%s'", v);
+  o->compare = v;
+  o->mode = MODE_HEADLESS;
+  return 0;
+}
+
+static const CliOption cli_options[] = {
+  {"headless", NULL, set_headless, "run SCRIPT.lua (or the built-in loop) with no UI"},
+  {"bench", NULL, set_bench, "time training steps, print one JSON line"},
+  {"steps", "N", set_steps, "steps for --bench or the built-in headless loop"},
+  {"warmup", "N", set_warmup, "--bench: steps run before timing (default 5)"},
+  {"print-every", "N", set_print_every, "built-in headless loop: a line every N steps"},
+  {"compare", "paper", set_compare, "headless: tied, untied and tied in_scale 5 side by side"},
+  {"resume", NULL, set_resume, "reopen the runs autosaved when the lab last ended"},
+  {"sandbox", NULL, set_sandbox, "scripts of unknown origin: no os.execute, io.popen, C modules"},
+  {"ascii", NULL, set_ascii, "draw graphs with ASCII only"},
+  {"lua-mem", "MIB", set_lua_mem, "cap on the Lua heap (default 1024)"},
+  {"help", NULL, set_help, "this text"},
+  {"version", NULL, set_version, "print the version"},
+};
+
+#define N_CLI_OPTIONS (sizeof cli_options / sizeof cli_options[0])
+
+static const CliOption *find_option(const char *name) {
+  for (size_t i = 0; i < N_CLI_OPTIONS; i++)
+    if (strcmp(cli_options[i].name, name) == 0) return &cli_options[i];
+  return NULL;
+}
+
+static const char *setting_type_arg(SettingType t) {
+  static const char *names[] = {[SET_INT] = "N", [SET_NUMBER] = "X", [SET_STRING] = "TEXT",
+                                [SET_TIE] = "tied|untied|K", [SET_SEED] = "N"};
+  return names[t];
+}
+
+void cli_usage(FILE *f) {
+  int n;
+  const Setting *s = lab_settings(&n);
+  fprintf(f,
+          "usage: tielab [OPTIONS] [SCRIPT.lua [ARGS...]]      the interactive lab\n"
+          "       tielab --headless [OPTIONS] [SCRIPT.lua [ARGS...]]\n"
+          "       tielab --bench [MODEL OPTIONS] [--steps N]\n\n"
+          "Program options:\n");
+  for (size_t i = 0; i < N_CLI_OPTIONS; i++) {
+    const CliOption *c = &cli_options[i];
+    char head[64];
+    snprintf(head, sizeof head, "--%s%s%s", c->name, c->arg ? " " : "", c->arg ? c->arg : "");
+    fprintf(f, "  %-24s %s\n", head, c->help);
+  }
+  fprintf(f, "\nRun options (also keys of lab.run{...} in Lua):\n");
+  for (int i = 0; i < n; i++) {
+    char head[64];
+    snprintf(head, sizeof head, "--%s %s", s[i].name, setting_type_arg(s[i].type));
+    fprintf(f, "  %-24s %s (default %s)\n", head, s[i].help, s[i].deflt);
+  }
+  fprintf(f,
+          "\nNO_COLOR turns colours off. Exit status: 0 ok, 1 runtime error, 2 usage error,\n"
+          "130 interrupted. Documentation: README.md and docs/.\n");
+}
+
+/* Split '--name=value' or '--name value'; '*consumed' is 1 or 2 argv slots. */
+static int take_value(int argc, char **argv, int i, const char *eq, const char *name,
+                      const char **value, int *consumed, Err *err) {
+  if (eq) {
+    *value = eq + 1;
+    *consumed = 1;
+    return 0;
+  }
+  if (i + 1 >= argc) return err_set(err, "--%s needs a value", name);
+  *value = argv[i + 1];
+  *consumed = 2;
+  return 0;
+}
+
+static int parse_one(int argc, char **argv, int i, CliOptions *o, int *consumed, Err *err) {
+  char name[64];
+  const char *arg = argv[i] + 2;
+  const char *eq = strchr(arg, '=');
+  size_t len = eq ? (size_t)(eq - arg) : strlen(arg);
+  if (len == 0 || len >= sizeof name) return err_set(err, "unknown option '%s'", argv[i]);
+  memcpy(name, arg, len);
+  name[len] = '\0';
+
+  const CliOption *c = find_option(name);
+  const char *value = NULL;
+  if (c) {
+    if (!c->arg) {
+      if (eq) return err_set(err, "--%s takes no value", name);
+      *consumed = 1;
+      return c->set(o, NULL, err);
+    }
+    if (take_value(argc, argv, i, eq, name, &value, consumed, err) < 0) return -1;
+    return c->set(o, value, err);
+  }
+  if (!lab_setting_find(name)) return err_set(err, "unknown option '--%s' (see tielab --help)", name);
+  if (take_value(argc, argv, i, eq, name, &value, consumed, err) < 0) return -1;
+  if (run_options_set_text(&o->run, name, value, err) < 0) return err_prefix(err, "--%s", name);
+  return 0;
+}
+
+int cli_parse(int argc, char **argv, CliOptions *o, Err *err) {
+  memset(o, 0, sizeof *o);
+  o->mode = MODE_UI;
+  o->steps = 0;
+  o->warmup = 5;
+  o->print_every = 10;
+  o->lua_mem_mb = 1024;
+  run_options_default(&o->run);
+  int i = 1;
+  while (i < argc) {
+    const char *a = argv[i];
+    if (strcmp(a, "--") == 0) {
+      i++;
+      break;
+    }
+    if (a[0] != '-' || a[1] != '-') break;   /* the script and its arguments */
+    int consumed = 1;
+    if (parse_one(argc, argv, i, o, &consumed, err) < 0) return -1;
+    i += consumed;
+  }
+  if (i < argc) {
+    if (argv[i][0] == '-') return err_set(err, "unknown option '%s' (options start with --)", argv[i]);
+    o->script = argv[i];
+    o->script_argc = argc - i - 1;
+    o->script_argv = argv + i + 1;
+  }
+  if (o->mode == MODE_BENCH && o->script)
+    return err_set(err, "--bench takes no script ('%s')", o->script);
+  if (o->compare && o->script)
+    return err_set(err, "--compare paper takes no script ('%s')", o->script);
+  if (o->mode == MODE_HELP || o->mode == MODE_VERSION) return 0;
+  return run_options_check(&o->run, err);
+}

@@ -1,0 +1,713 @@
+/*
+** model.c -- the reference GPT: the parameter table, forward and backward.
+** The optimizer side (combine, clip, AdamW, tying changes) is in optim.c;
+** both share the layout in model_impl.h.
+**
+** Shapes in comments: B batch, T context, N = B*T rows (the actual b*t of
+** the last forward), d width, H heads, hd = d/H, V vocabulary, L layers.
+**
+** Work is split over the model's pool in stages. Everything but attention
+** is row-local in the forward pass, so one stage per layer runs c_proj,
+** the residual, ln_2, the MLP, the next ln_1 and c_attn on each thread's
+** rows while the data are in cache, and one stage runs attention over
+** (batch, head) pairs. Backward stages combine a thread's rows of an input
+** gradient with its share of output rows of the weight gradient. OpenBLAS
+** runs single-threaded inside each worker: one set of threads, no fight.
+*/
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels.h"
+#include "linalg.h"
+#include "model_impl.h"
+#include "rng.h"
+
+/* ---- the parameter table */
+
+enum { INIT_NORMAL, INIT_PROJ, INIT_ZERO, INIT_ONE };
+
+/* One tensor of a block: name after "transformer.h.{i}.", shape in units
+** of d (cols 0: a vector), init. */
+static const struct {
+  const char *name;
+  int rows, cols, init;
+} layer_table[LAYER_TENSORS] = {
+  [LN1_W] = {"ln_1.weight", 1, 0, INIT_ONE},
+  [LN1_B] = {"ln_1.bias", 1, 0, INIT_ZERO},
+  [QKV_W] = {"attn.c_attn.weight", 3, 1, INIT_NORMAL},
+  [QKV_B] = {"attn.c_attn.bias", 3, 0, INIT_ZERO},
+  [PROJ_W] = {"attn.c_proj.weight", 1, 1, INIT_PROJ},
+  [PROJ_B] = {"attn.c_proj.bias", 1, 0, INIT_ZERO},
+  [LN2_W] = {"ln_2.weight", 1, 0, INIT_ONE},
+  [LN2_B] = {"ln_2.bias", 1, 0, INIT_ZERO},
+  [FC_W] = {"mlp.c_fc.weight", 4, 1, INIT_NORMAL},
+  [FC_B] = {"mlp.c_fc.bias", 4, 0, INIT_ZERO},
+  [FCPROJ_W] = {"mlp.c_proj.weight", 1, 4, INIT_PROJ},
+  [FCPROJ_B] = {"mlp.c_proj.bias", 1, 0, INIT_ZERO},
+};
+
+static size_t add_tensor(TensorInfo *t, size_t offset, const char *name, int rows, int cols) {
+  snprintf(t->name, sizeof t->name, "%s", name);
+  t->ndim = cols > 0 ? 2 : 1;
+  t->shape[0] = rows;
+  t->shape[1] = cols > 0 ? cols : 0;
+  t->offset = offset;
+  t->numel = (size_t)rows * (size_t)(cols > 0 ? cols : 1);
+  t->decay = t->ndim == 2;
+  return offset + t->numel;
+}
+
+/* Fill the table in arena order; returns the arena size in floats. */
+static size_t build_tensors(const ModelConfig *c, TensorInfo *ts) {
+  int d = c->dim;
+  size_t off = 0;
+  char name[64];
+  off = add_tensor(&ts[T_WTE], off, "transformer.wte.weight", c->vocab, d);
+  off = add_tensor(&ts[T_WPE], off, "transformer.wpe.weight", c->ctx, d);
+  for (int l = 0; l < c->layers; l++)
+    for (int f = 0; f < LAYER_TENSORS; f++) {
+      snprintf(name, sizeof name, "transformer.h.%d.%s", l, layer_table[f].name);
+      off = add_tensor(&ts[T_LAYER0 + l * LAYER_TENSORS + f], off, name, layer_table[f].rows * d,
+                       layer_table[f].cols * d);
+    }
+  off = add_tensor(&ts[t_lnf_w(c)], off, "transformer.ln_f.weight", d, 0);
+  off = add_tensor(&ts[t_lnf_w(c) + 1], off, "transformer.ln_f.bias", d, 0);
+  off = add_tensor(&ts[t_lm_head(c)], off, "lm_head.weight", c->vocab, d);
+  return off;
+}
+
+/* ---- buffers */
+
+static void *carve(char *base, size_t *off, size_t bytes) {
+  void *p = base ? base + *off : NULL;
+  *off += (bytes + 63) & ~(size_t)63;
+  return p;
+}
+
+/* Point every buffer into 'base' (or only count, base NULL); returns bytes. */
+static size_t layout(const ModelConfig *c, size_t n_floats, Buffers *a, char *base) {
+  size_t B = c->batch, T = c->ctx, d = c->dim, V = c->vocab, L = c->layers, H = c->heads;
+  size_t N = B * T, F = sizeof(float), nb = (N + ROWS - 1) / ROWS;
+  size_t off = 0;
+  size_t arena = ((n_floats * F + 63) & ~(size_t)63);
+  a->params = carve(base, &off, arena);
+  a->grads = carve(base, &off, arena);
+  a->adam_m = carve(base, &off, arena);
+  a->adam_v = carve(base, &off, arena);
+  a->resid = carve(base, &off, (L + 1) * N * d * F);
+  a->ln1 = carve(base, &off, L * N * d * F);
+  a->ln1_mean = carve(base, &off, L * N * F);
+  a->ln1_rstd = carve(base, &off, L * N * F);
+  a->qkv = carve(base, &off, L * N * 3 * d * F);
+  a->att = carve(base, &off, L * B * H * T * T * F);
+  a->atty = carve(base, &off, L * N * d * F);
+  a->resid_mid = carve(base, &off, L * N * d * F);
+  a->ln2 = carve(base, &off, L * N * d * F);
+  a->ln2_mean = carve(base, &off, L * N * F);
+  a->ln2_rstd = carve(base, &off, L * N * F);
+  a->gelu_grad = carve(base, &off, L * N * 4 * d * F);
+  a->gelu = carve(base, &off, L * N * 4 * d * F);
+  a->lnf = carve(base, &off, N * d * F);
+  a->lnf_mean = carve(base, &off, N * F);
+  a->lnf_rstd = carve(base, &off, N * F);
+  a->probs = carve(base, &off, N * V * F);
+  a->dlogits = carve(base, &off, N * V * F);
+  a->dresid = carve(base, &off, N * d * F);
+  a->dln = carve(base, &off, N * d * F);
+  a->datty = carve(base, &off, N * d * F);
+  a->dqkv = carve(base, &off, N * 3 * d * F);
+  a->datt = carve(base, &off, B * H * T * T * F);
+  a->dfch = carve(base, &off, N * 4 * d * F);
+  a->ln_part = carve(base, &off, nb * 2 * d * F);
+  a->ones = carve(base, &off, N * F);
+  a->row_loss = carve(base, &off, N * sizeof(double));
+  a->stat = carve(base, &off, 3 * (2 * V + N) * sizeof(double));
+  a->chunk = carve(base, &off, ((n_floats + CHUNK - 1) / CHUNK) * sizeof(double));
+  a->inputs = carve(base, &off, N * sizeof(int32_t));
+  a->targets = carve(base, &off, N * sizeof(int32_t));
+  return off;
+}
+
+static size_t arena_size(const ModelConfig *c) {
+  TensorInfo *ts = calloc((size_t)tensor_count(c), sizeof *ts);
+  if (!ts) return 0;
+  size_t n = build_tensors(c, ts);
+  free(ts);
+  return n;
+}
+
+size_t model_memory_bytes(const ModelConfig *c) {
+  Buffers a;
+  return layout(c, arena_size(c), &a, NULL);
+}
+
+size_t model_allocated_bytes(const Model *m) { return m->buf_bytes; }
+
+/* ---- create, free, init */
+
+Model *model_create(const ModelConfig *cfg, int threads, Err *err) {
+  if (config_validate(cfg, err) < 0) return NULL;
+  if (threads < 1) return err_set(err, "threads (%d) must be at least 1", threads), NULL;
+  Model *m = calloc(1, sizeof *m);
+  if (!m) return err_set(err, "out of memory for a model"), NULL;
+  m->cfg = *cfg;
+  m->n_tensors = tensor_count(cfg);
+  m->tensors = calloc((size_t)m->n_tensors, sizeof *m->tensors);
+  if (!m->tensors) goto oom;
+  m->n_floats = build_tensors(cfg, m->tensors);
+  m->buf_bytes = layout(cfg, m->n_floats, &m->a, NULL);
+  m->buf = aligned_alloc(64, m->buf_bytes);
+  if (!m->buf) goto oom;
+  memset(m->buf, 0, m->buf_bytes);
+  layout(cfg, m->n_floats, &m->a, m->buf);
+  for (size_t i = 0; i < (size_t)cfg->batch * cfg->ctx; i++) m->a.ones[i] = 1.0f;
+  if (!(m->pool = pool_create(threads, err))) {
+    model_free(m);
+    return NULL;
+  }
+  /* The model splits products over its own pool; OpenBLAS runs each piece
+  ** on the calling thread. */
+  linalg_set_threads(1);
+  return m;
+oom:
+  err_set(err, "out of memory: a model of this shape needs %.1f MiB",
+          (double)model_memory_bytes(cfg) / (1024.0 * 1024.0));
+  model_free(m);
+  return NULL;
+}
+
+void model_free(Model *m) {
+  if (!m) return;
+  pool_free(m->pool);
+  free(m->buf);
+  free(m->tensors);
+  free(m);
+}
+
+/* E_out's shared columns take E_in's values. */
+void model_mirror_shared(Model *m) {
+  const ModelConfig *c = &m->cfg;
+  size_t d = (size_t)c->dim, k = (size_t)c->tie_k;
+  if (k == 0) return;
+  float *ein = tensor_ptr(m, m->a.params, T_WTE), *eout = tensor_ptr(m, m->a.params, t_lm_head(c));
+  for (size_t r = 0; r < (size_t)c->vocab; r++) memcpy(eout + r * d, ein + r * d, k * sizeof(float));
+}
+
+void model_init(Model *m, uint64_t seed) {
+  const ModelConfig *c = &m->cfg;
+  float proj_std = 0.02f / sqrtf(2.0f * (float)c->layers);
+  for (int i = 0; i < m->n_tensors; i++) {
+    const TensorInfo *t = &m->tensors[i];
+    float *p = m->a.params + t->offset;
+    int init = INIT_NORMAL;
+    if (i >= T_LAYER0 && i < t_lnf_w(c)) init = layer_table[(i - T_LAYER0) % LAYER_TENSORS].init;
+    else if (i == t_lnf_w(c)) init = INIT_ONE;
+    else if (i == t_lnf_w(c) + 1) init = INIT_ZERO;
+    /* One stream per tensor: a tensor's values do not depend on the others. */
+    Rng r;
+    rng_seed(&r, rng_mix(seed, (uint64_t)i));
+    for (size_t j = 0; j < t->numel; j++) {
+      switch (init) {
+        case INIT_NORMAL: p[j] = (float)(0.02 * rng_normal(&r)); break;
+        case INIT_PROJ: p[j] = (float)(proj_std * rng_normal(&r)); break;
+        case INIT_ZERO: p[j] = 0.0f; break;
+        case INIT_ONE: p[j] = 1.0f; break;
+      }
+    }
+  }
+  model_mirror_shared(m);
+  memset(m->a.grads, 0, m->n_floats * sizeof(float));
+  memset(m->a.adam_m, 0, m->n_floats * sizeof(float));
+  memset(m->a.adam_v, 0, m->n_floats * sizeof(float));
+  m->adam_t = 0;
+}
+
+/* ---- accessors */
+
+const ModelConfig *model_config(const Model *m) { return &m->cfg; }
+int model_tensor_count(const Model *m) { return m->n_tensors; }
+const TensorInfo *model_tensor(const Model *m, int i) {
+  return i >= 0 && i < m->n_tensors ? &m->tensors[i] : NULL;
+}
+const TensorInfo *model_find_tensor(const Model *m, const char *name) {
+  for (int i = 0; i < m->n_tensors; i++)
+    if (!strcmp(m->tensors[i].name, name)) return &m->tensors[i];
+  return NULL;
+}
+size_t model_n_floats(const Model *m) { return m->n_floats; }
+float *model_params(Model *m) { return m->a.params; }
+float *model_grads(Model *m) { return m->a.grads; }
+float *model_adam_m(Model *m) { return m->a.adam_m; }
+float *model_adam_v(Model *m) { return m->a.adam_v; }
+long model_adam_t(const Model *m) { return m->adam_t; }
+void model_set_adam_t(Model *m, long t) { m->adam_t = t; }
+int model_threads(const Model *m) { return pool_threads(m->pool); }
+
+const float *model_residual(const Model *m, int l) {
+  if (l < 0 || l > m->cfg.layers) return NULL;
+  return m->a.resid + (size_t)l * m->cfg.batch * m->cfg.ctx * m->cfg.dim;
+}
+const float *model_lnf_out(const Model *m) { return m->a.lnf; }
+const float *model_logits(const Model *m) { return m->a.probs; }
+
+/* ---- helpers for stages */
+
+/* Part 'part' of [0,n) cut at multiples of 'block': a stage's rows go in
+** whole blocks of ROWS, a weight gradient's in multiples of 16 (the
+** width of OpenBLAS's kernels). */
+static void part_blocks(int n, int block, int parts, int part, int *x0, int *x1) {
+  int b0, b1;
+  pool_split((n + block - 1) / block, parts, part, &b0, &b1);
+  *x0 = b0 * block;
+  *x1 = b1 * block < n ? b1 * block : n;
+}
+
+/* Part 'part' of dW[o,i] = dout[n,o]^T inp[n,i] and db[o] = colsum(dout).
+** The wider side of dW is split, so that each thread packs only its share
+** of the larger operand and the whole of the smaller one. */
+static void weight_grad_part(const Model *m, float *dw, float *db, const float *dout, const float *inp,
+                             int n, int i, int o, int part, int parts) {
+  int x0, x1;
+  if (i > o) {
+    part_blocks(i, 16, parts, part, &x0, &x1);
+    if (x0 < x1) linalg_mm_dw(dw + x0, i, dout, o, inp + x0, i, n, x1 - x0, o, 0.0f);
+  } else {
+    part_blocks(o, 16, parts, part, &x0, &x1);
+    if (x0 < x1) linalg_mm_dw(dw + (size_t)x0 * i, i, dout + x0, o, inp, i, n, i, x1 - x0, 0.0f);
+  }
+  part_blocks(o, 16, parts, part, &x0, &x1);
+  if (db && x0 < x1) linalg_colsum(db + x0, dout + x0, o, n, x1 - x0, m->a.ones);
+}
+
+/* Sum the LayerNorm gradient partials of the row blocks into dw, db [d]. */
+static void layernorm_reduce(const Model *m, float *dw, float *db, int n) {
+  int d = m->cfg.dim, nb = (n + ROWS - 1) / ROWS;
+  memset(dw, 0, (size_t)d * sizeof(float));
+  memset(db, 0, (size_t)d * sizeof(float));
+  for (int b = 0; b < nb; b++) {
+    const float *p = m->a.ln_part + (size_t)b * 2 * d;
+    for (int j = 0; j < d; j++) {
+      dw[j] += p[j];
+      db[j] += p[d + j];
+    }
+  }
+}
+
+/* LayerNorm backward on rows [r0,r1), block by block so that each block's
+** weight/bias partials land in its own slot of 'ln_part'. */
+static void layernorm_backward_rows(const Model *m, float *dinp, const float *dout, const float *inp,
+                                    const float *mean, const float *rstd, const float *w, int r0, int r1,
+                                    int accumulate) {
+  int d = m->cfg.dim;
+  for (int b0 = r0; b0 < r1; b0 += ROWS) {
+    int rows = r1 - b0 < ROWS ? r1 - b0 : ROWS;
+    float *part = m->a.ln_part + (size_t)(b0 / ROWS) * 2 * d;
+    memset(part, 0, 2 * (size_t)d * sizeof(float));
+    size_t o = (size_t)b0 * d;
+    kern_layernorm_backward(dinp + o, part, part + d, dout + o, inp + o, mean + b0, rstd + b0, w, rows, d,
+                            accumulate);
+  }
+}
+
+/* ---- forward */
+
+typedef struct Stage {
+  Model *m;
+  int l;                     /* layer */
+  const float *in;           /* model_readout: the hidden states */
+  float *out, *scratch;      /* model_readout(_backward) */
+  const float *dlogits;
+  int n;                     /* rows of model_readout */
+} Stage;
+
+/* x[r,:] = wte[token r] + wpe[r mod t]   x [N,d] */
+static void encoder_forward(Model *m, int r0, int r1) {
+  int d = m->cfg.dim, t = m->t;
+  const float *wte = tensor_ptr(m, m->a.params, T_WTE), *wpe = tensor_ptr(m, m->a.params, T_WPE);
+  for (int r = r0; r < r1; r++)
+    kern_rows_init(m->a.resid + (size_t)r * d, wte + (size_t)m->a.inputs[r] * d, wpe + (size_t)(r % t) * d,
+                   1, d);
+}
+
+/* ln_1 and c_attn of layer l on rows [r0,r1):
+** ln1 [N,d] = LN(x), qkv [N,3d] = ln1 . W_qkv^T + b_qkv */
+static void attn_input_forward(Model *m, int l, int r0, int r1) {
+  const ModelConfig *c = &m->cfg;
+  size_t N = (size_t)c->batch * c->ctx, d = c->dim;
+  int n = r1 - r0;
+  float *x = m->a.resid + l * N * d + r0 * d;
+  float *ln1 = m->a.ln1 + l * N * d + r0 * d, *qkv = m->a.qkv + (l * N + r0) * 3 * d;
+  kern_layernorm_forward(ln1, m->a.ln1_mean + l * N + r0, m->a.ln1_rstd + l * N + r0, x,
+                         layer_ptr(m, m->a.params, l, LN1_W), layer_ptr(m, m->a.params, l, LN1_B), n, (int)d);
+  kern_rows_init(qkv, NULL, layer_ptr(m, m->a.params, l, QKV_B), n, 3 * (int)d);
+  linalg_mm_fwd(qkv, 3 * (int)d, ln1, (int)d, layer_ptr(m, m->a.params, l, QKV_W), (int)d, n, (int)d,
+                3 * (int)d, 1.0f);
+}
+
+/* The causal attention of layer l for (batch, head) pairs [u0,u1):
+** att [b,h,t,t] = softmax(q k^T / sqrt(hd)) (causal), atty [N,d] = att . v.
+** Query rows go in blocks of ATT_ROWS: a block only looks at the keys up to
+** its last row, which skips most of the masked upper triangle. */
+static void attention_forward(Model *m, int l, int u0, int u1) {
+  const ModelConfig *c = &m->cfg;
+  int t = m->t, d = c->dim, H = c->heads, hd = d / H;
+  size_t N = (size_t)c->batch * c->ctx;
+  float scale = 1.0f / sqrtf((float)hd);
+  const float *qkv = m->a.qkv + l * N * 3 * d;
+  for (int u = u0; u < u1; u++) {
+    int b = u / H, h = u % H;
+    const float *q = qkv + (size_t)b * t * 3 * d + h * hd, *k = q + d, *v = q + 2 * d;
+    float *att = m->a.att + l * (size_t)c->batch * H * c->ctx * c->ctx + (size_t)u * t * t;
+    float *y = m->a.atty + l * N * d + (size_t)b * t * d + h * hd;
+    for (int r0 = 0; r0 < t; r0 += ATT_ROWS) {
+      int rows = t - r0 < ATT_ROWS ? t - r0 : ATT_ROWS, keys = r0 + rows;
+      float *a = att + (size_t)r0 * t;
+      linalg_gemm(0, 1, rows, keys, hd, scale, q + (size_t)r0 * 3 * d, 3 * d, k, 3 * d, 0.0f, a, t);
+      kern_causal_softmax(att, t, r0, keys, keys);
+      linalg_gemm(0, 0, rows, hd, keys, 1.0f, a, t, v, 3 * d, 0.0f, y + (size_t)r0 * d, d);
+    }
+  }
+}
+
+/* The rest of block l on rows [r0,r1), all row-local:
+** mid = x + atty . W_proj^T + b_proj; ln2 = LN(mid);
+** h [N,4d] = ln2 . W_fc^T + b_fc; gelu = GELU(h), gelu_grad = GELU'(h);
+** x' = mid + gelu . W_fcproj^T + b_fcproj */
+static void block_rest_forward(Model *m, int l, int r0, int r1) {
+  const ModelConfig *c = &m->cfg;
+  size_t N = (size_t)c->batch * c->ctx;
+  int d = c->dim, n = r1 - r0;
+  float *P = m->a.params;
+  const float *x = m->a.resid + (l * N + r0) * d, *atty = m->a.atty + (l * N + r0) * d;
+  float *mid = m->a.resid_mid + (l * N + r0) * d, *ln2 = m->a.ln2 + (l * N + r0) * d;
+  float *ggrad = m->a.gelu_grad + (l * N + r0) * 4 * d, *gelu = m->a.gelu + (l * N + r0) * 4 * d;
+  float *xn = m->a.resid + ((l + 1) * N + r0) * d;
+  kern_rows_init(mid, x, layer_ptr(m, P, l, PROJ_B), n, d);
+  linalg_mm_fwd(mid, d, atty, d, layer_ptr(m, P, l, PROJ_W), d, n, d, d, 1.0f);
+  kern_layernorm_forward(ln2, m->a.ln2_mean + l * N + r0, m->a.ln2_rstd + l * N + r0, mid,
+                         layer_ptr(m, P, l, LN2_W), layer_ptr(m, P, l, LN2_B), n, d);
+  linalg_mm_fwd(ggrad, 4 * d, ln2, d, layer_ptr(m, P, l, FC_W), d, n, d, 4 * d, 0.0f);
+  kern_gelu_forward(gelu, ggrad, layer_ptr(m, P, l, FC_B), n, 4 * d);
+  kern_rows_init(xn, mid, layer_ptr(m, P, l, FCPROJ_B), n, d);
+  linalg_mm_fwd(xn, d, gelu, 4 * d, layer_ptr(m, P, l, FCPROJ_W), 4 * d, n, 4 * d, d, 1.0f);
+}
+
+/* ln_f, logits and the loss on rows [r0,r1):
+** lnf [N,d] = LN(x_L); logits [N,V] = lnf . E_out^T; per row
+** probs = softmax(logits), dlogits = (probs - onehot) / N, loss. */
+static void head_forward(Model *m, int r0, int r1) {
+  const ModelConfig *c = &m->cfg;
+  size_t N = (size_t)c->batch * c->ctx;
+  int d = c->dim, V = c->vocab, n = r1 - r0;
+  const float *x = m->a.resid + ((size_t)c->layers * N + r0) * d;
+  float *lnf = m->a.lnf + (size_t)r0 * d, *logits = m->a.probs + (size_t)r0 * V;
+  kern_layernorm_forward(lnf, m->a.lnf_mean + r0, m->a.lnf_rstd + r0, x, tensor_ptr(m, m->a.params, t_lnf_w(c)),
+                         tensor_ptr(m, m->a.params, t_lnf_w(c) + 1), n, d);
+  linalg_mm_fwd(logits, V, lnf, d, tensor_ptr(m, m->a.params, t_lm_head(c)), d, n, d, V, 0.0f);
+  if (!m->has_targets) return;
+  float scale = 1.0f / (float)(m->b * m->t);
+  for (int r = r0; r < r1; r++)
+    m->a.row_loss[r] = kern_softmax_xent(m->a.probs + (size_t)r * V, m->a.dlogits + (size_t)r * V,
+                                         m->a.targets[r], V, scale);
+}
+
+/* Stage: the embeddings, then layer 0's attention input. */
+static void first_stage(void *arg, int part, int parts) {
+  Stage *s = arg;
+  int r0, r1;
+  part_blocks(s->m->b * s->m->t, ROWS, parts, part, &r0, &r1);
+  if (r0 >= r1) return;
+  encoder_forward(s->m, r0, r1);
+  attn_input_forward(s->m, 0, r0, r1);
+}
+
+static void attention_stage(void *arg, int u0, int u1, int w) {
+  Stage *s = arg;
+  attention_forward(s->m, s->l, u0, u1);
+}
+
+/* Stage: the rest of block l, then the next block's attention input or the head. */
+static void rows_stage(void *arg, int part, int parts) {
+  Stage *s = arg;
+  Model *m = s->m;
+  int r0, r1;
+  part_blocks(m->b * m->t, ROWS, parts, part, &r0, &r1);
+  if (r0 >= r1) return;
+  block_rest_forward(m, s->l, r0, r1);
+  if (s->l + 1 < m->cfg.layers) attn_input_forward(m, s->l + 1, r0, r1);
+  else head_forward(m, r0, r1);
+}
+
+float model_forward(Model *m, const int32_t *inputs, const int32_t *targets, int b, int t) {
+  const ModelConfig *c = &m->cfg;
+  m->has_targets = 0;
+  if (b < 1 || b > c->batch || t < 1 || t > c->ctx) return NAN;
+  size_t n = (size_t)b * t;
+  for (size_t i = 0; i < n; i++) {
+    if (inputs[i] < 0 || inputs[i] >= c->vocab) return NAN;
+    if (targets && (targets[i] < 0 || targets[i] >= c->vocab)) return NAN;
+  }
+  memcpy(m->a.inputs, inputs, n * sizeof(int32_t));
+  if (targets) memcpy(m->a.targets, targets, n * sizeof(int32_t));
+  m->b = b;
+  m->t = t;
+  m->has_targets = targets != NULL;
+  Stage s = {.m = m};
+  pool_run(m->pool, first_stage, &s);
+  for (int l = 0; l < c->layers; l++) {
+    s.l = l;
+    pool_for(m->pool, b * c->heads, attention_stage, &s);
+    pool_run(m->pool, rows_stage, &s);
+  }
+  if (!targets) return 0.0f;
+  double loss = 0.0;
+  for (size_t i = 0; i < n; i++) loss += m->a.row_loss[i];
+  m->loss = (float)(loss / (double)n);
+  return m->loss;
+}
+
+/* ---- backward */
+
+/* Stage: through the head.
+** dlnf [N,d] = dlogits . E_out, dx_L = LN_f'(dlnf); G_out [V,d] = dlogits^T . lnf */
+static void head_backward(void *arg, int part, int parts) {
+  Model *m = ((Stage *)arg)->m;
+  const ModelConfig *c = &m->cfg;
+  int n = m->b * m->t, d = c->dim, V = c->vocab, r0, r1;
+  part_blocks(n, ROWS, parts, part, &r0, &r1);
+  if (r0 < r1) {
+    float *dln = m->a.dln + (size_t)r0 * d;
+    linalg_mm_dinp(dln, d, m->a.dlogits + (size_t)r0 * V, V, tensor_ptr(m, m->a.params, t_lm_head(c)), d,
+                   r1 - r0, d, V, 0.0f);
+    layernorm_backward_rows(m, m->a.dresid, m->a.dln, m->a.resid + (size_t)c->layers * c->batch * c->ctx * d,
+                            m->a.lnf_mean, m->a.lnf_rstd, tensor_ptr(m, m->a.params, t_lnf_w(c)), r0, r1, 0);
+  }
+  weight_grad_part(m, tensor_ptr(m, m->a.grads, t_lm_head(c)), NULL, m->a.dlogits, m->a.lnf, n, d, V, part,
+                   parts);
+}
+
+/* Stage: through the MLP's output projection and GELU.
+** dgelu [N,4d] = dx . W_fcproj, dfch = dgelu * GELU'(h);
+** dW_fcproj [d,4d] = dx^T . gelu, db_fcproj = colsum(dx) */
+static void mlp_out_backward(void *arg, int part, int parts) {
+  Stage *s = arg;
+  Model *m = s->m;
+  int l = s->l, n = m->b * m->t, d = m->cfg.dim, r0, r1;
+  size_t N = (size_t)m->cfg.batch * m->cfg.ctx;
+  const float *gelu = m->a.gelu + l * N * 4 * d, *ggrad = m->a.gelu_grad + l * N * 4 * d;
+  part_blocks(n, ROWS, parts, part, &r0, &r1);
+  if (r0 < r1) {
+    float *dfch = m->a.dfch + (size_t)r0 * 4 * d;
+    linalg_mm_dinp(dfch, 4 * d, m->a.dresid + (size_t)r0 * d, d, layer_ptr(m, m->a.params, l, FCPROJ_W), 4 * d,
+                   r1 - r0, 4 * d, d, 0.0f);
+    kern_mul(dfch, ggrad + (size_t)r0 * 4 * d, (size_t)(r1 - r0) * 4 * d);
+  }
+  weight_grad_part(m, layer_ptr(m, m->a.grads, l, FCPROJ_W), layer_ptr(m, m->a.grads, l, FCPROJ_B), m->a.dresid,
+                   gelu, n, 4 * d, d, part, parts);
+}
+
+/* Stage: through c_fc, ln_2 and into the attention output.
+** dln2 [N,d] = dfch . W_fc, dx += LN_2'(dln2), datty [N,d] = dx . W_proj;
+** dW_fc [4d,d] = dfch^T . ln2, db_fc = colsum(dfch) */
+static void mlp_in_backward(void *arg, int part, int parts) {
+  Stage *s = arg;
+  Model *m = s->m;
+  int l = s->l, n = m->b * m->t, d = m->cfg.dim, r0, r1;
+  size_t N = (size_t)m->cfg.batch * m->cfg.ctx;
+  float *P = m->a.params;
+  part_blocks(n, ROWS, parts, part, &r0, &r1);
+  if (r0 < r1) {
+    size_t o = (size_t)r0 * d;
+    linalg_mm_dinp(m->a.dln + o, d, m->a.dfch + o * 4, 4 * d, layer_ptr(m, P, l, FC_W), d, r1 - r0, d, 4 * d,
+                   0.0f);
+    layernorm_backward_rows(m, m->a.dresid, m->a.dln, m->a.resid_mid + l * N * d, m->a.ln2_mean + l * N,
+                            m->a.ln2_rstd + l * N, layer_ptr(m, P, l, LN2_W), r0, r1, 1);
+    linalg_mm_dinp(m->a.datty + o, d, m->a.dresid + o, d, layer_ptr(m, P, l, PROJ_W), d, r1 - r0, d, d, 0.0f);
+  }
+  weight_grad_part(m, layer_ptr(m, m->a.grads, l, FC_W), layer_ptr(m, m->a.grads, l, FC_B), m->a.dfch,
+                   m->a.ln2 + l * N * d, n, d, 4 * d, part, parts);
+}
+
+/* Attention backward for (batch, head) pairs [u0,u1), block by block as
+** in the forward pass: dP = dy v^T, dv = P^T dy, dS = softmax'(dP),
+** dq = dS k / sqrt(hd), dk = dS^T q / sqrt(hd), into dqkv [N,3d]. The last
+** block sees every key and writes dk and dv; the others add to them. */
+static void attention_backward(Model *m, int l, int u0, int u1) {
+  const ModelConfig *c = &m->cfg;
+  int t = m->t, d = c->dim, H = c->heads, hd = d / H;
+  size_t N = (size_t)c->batch * c->ctx;
+  float scale = 1.0f / sqrtf((float)hd);
+  const float *qkv = m->a.qkv + l * N * 3 * d;
+  for (int u = u0; u < u1; u++) {
+    int b = u / H, h = u % H;
+    size_t qo = (size_t)b * t * 3 * d + h * hd;
+    const float *q = qkv + qo, *k = q + d, *v = q + 2 * d;
+    float *dq = m->a.dqkv + qo, *dk = dq + d, *dv = dq + 2 * d;
+    const float *att = m->a.att + l * (size_t)c->batch * H * c->ctx * c->ctx + (size_t)u * t * t;
+    float *datt = m->a.datt + (size_t)u * t * t;
+    const float *dy = m->a.datty + (size_t)b * t * d + h * hd;
+    for (int r0 = (t - 1) / ATT_ROWS * ATT_ROWS; r0 >= 0; r0 -= ATT_ROWS) {
+      int rows = t - r0 < ATT_ROWS ? t - r0 : ATT_ROWS, keys = r0 + rows;
+      float beta = keys == t ? 0.0f : 1.0f;
+      const float *a = att + (size_t)r0 * t, *dyr = dy + (size_t)r0 * d;
+      float *da = datt + (size_t)r0 * t;
+      linalg_gemm(0, 1, rows, keys, hd, 1.0f, dyr, d, v, 3 * d, 0.0f, da, t);
+      linalg_gemm(1, 0, keys, hd, rows, 1.0f, a, t, dyr, d, beta, dv, 3 * d);
+      kern_causal_softmax_backward(datt, att, t, r0, keys, keys);
+      linalg_gemm(0, 0, rows, hd, keys, scale, da, t, k, 3 * d, 0.0f, dq + (size_t)r0 * 3 * d, 3 * d);
+      linalg_gemm(1, 0, keys, hd, rows, scale, da, t, q + (size_t)r0 * 3 * d, 3 * d, beta, dk, 3 * d);
+    }
+  }
+}
+
+/* Stage: attention, and c_proj's weight gradient.
+** dW_proj [d,d] = dx^T . atty, db_proj = colsum(dx) */
+static void attn_backward(void *arg, int part, int parts) {
+  Stage *s = arg;
+  Model *m = s->m;
+  int l = s->l, n = m->b * m->t, d = m->cfg.dim, u0, u1;
+  size_t N = (size_t)m->cfg.batch * m->cfg.ctx;
+  pool_split(m->b * m->cfg.heads, parts, part, &u0, &u1);
+  attention_backward(m, l, u0, u1);
+  weight_grad_part(m, layer_ptr(m, m->a.grads, l, PROJ_W), layer_ptr(m, m->a.grads, l, PROJ_B), m->a.dresid,
+                   m->a.atty + l * N * d, n, d, d, part, parts);
+}
+
+/* Stage: through c_attn and ln_1.
+** dln1 [N,d] = dqkv . W_qkv, dx += LN_1'(dln1);
+** dW_qkv [3d,d] = dqkv^T . ln1, db_qkv = colsum(dqkv) */
+static void attn_in_backward(void *arg, int part, int parts) {
+  Stage *s = arg;
+  Model *m = s->m;
+  int l = s->l, n = m->b * m->t, d = m->cfg.dim, r0, r1;
+  size_t N = (size_t)m->cfg.batch * m->cfg.ctx;
+  float *P = m->a.params;
+  part_blocks(n, ROWS, parts, part, &r0, &r1);
+  if (r0 < r1) {
+    size_t o = (size_t)r0 * d;
+    linalg_mm_dinp(m->a.dln + o, d, m->a.dqkv + o * 3, 3 * d, layer_ptr(m, P, l, QKV_W), d, r1 - r0, d, 3 * d,
+                   0.0f);
+    layernorm_backward_rows(m, m->a.dresid, m->a.dln, m->a.resid + l * N * d, m->a.ln1_mean + l * N,
+                            m->a.ln1_rstd + l * N, layer_ptr(m, P, l, LN1_W), r0, r1, 1);
+  }
+  weight_grad_part(m, layer_ptr(m, m->a.grads, l, QKV_W), layer_ptr(m, m->a.grads, l, QKV_B), m->a.dqkv,
+                   m->a.ln1 + l * N * d, n, d, 3 * d, part, parts);
+}
+
+/* The embeddings: dwpe[t] = sum over b of dx0[b,t]; G_in = scatter-add of
+** dx0 [N,d] (the lookup-output gradient) into the rows of the tokens. */
+static void encoder_backward(Model *m) {
+  const ModelConfig *c = &m->cfg;
+  int d = c->dim, t = m->t, n = m->b * m->t;
+  float *gin = tensor_ptr(m, m->a.grads, T_WTE), *gpe = tensor_ptr(m, m->a.grads, T_WPE);
+  const float *dx = m->a.dresid;
+  memset(gin, 0, (size_t)c->vocab * d * sizeof(float));
+  memset(gpe, 0, (size_t)c->ctx * d * sizeof(float));
+  for (int r = 0; r < n; r++) {
+    kern_axpby(gpe + (size_t)(r % t) * d, dx + (size_t)r * d, (size_t)d, 1.0f, 1.0f);
+    kern_axpby(gin + (size_t)m->a.inputs[r] * d, dx + (size_t)r * d, (size_t)d, 1.0f, 1.0f);
+  }
+}
+
+/* Stage: per-row L2/L1 sums of G_in [V,d], dx0 [N,d] and G_out [V,d], into
+** 'stat' (sum of squares, sum of absolutes, non-zero) by global row. */
+static void stats_stage(void *arg, int r0, int r1, int w) {
+  Model *m = ((Stage *)arg)->m;
+  const ModelConfig *c = &m->cfg;
+  int V = c->vocab, n = m->b * m->t, rows = 2 * V + n;
+  size_t d = (size_t)c->dim;
+  double *sq = m->a.stat, *ab = sq + rows, *nz = ab + rows;
+  for (int r = r0; r < r1; r++) {
+    const float *x;
+    if (r < V) x = tensor_ptr(m, m->a.grads, T_WTE) + r * d;
+    else if (r < V + n) x = m->a.dresid + (size_t)(r - V) * d;
+    else x = tensor_ptr(m, m->a.grads, t_lm_head(c)) + (size_t)(r - V - n) * d;
+    nz[r] = kern_norms(x, d, &sq[r], &ab[r]);
+  }
+}
+
+static void grad_stats(Model *m, GradStats *gs) {
+  int V = m->cfg.vocab, n = m->b * m->t, rows = 2 * V + n;
+  Stage s = {.m = m};
+  pool_for(m->pool, rows, stats_stage, &s);
+  const double *sq = m->a.stat, *ab = sq + rows, *nz = ab + rows;
+  double acc[3][2] = {{0}}, touched = 0.0;
+  for (int r = 0; r < rows; r++) {
+    int which = r < V ? 0 : r < V + n ? 1 : 2;
+    acc[which][0] += sq[r];
+    acc[which][1] += ab[r];
+    if (r < V) touched += nz[r];
+  }
+  gs->in_l2 = sqrt(acc[0][0]);
+  gs->in_l1 = acc[0][1];
+  gs->in_act_l2 = sqrt(acc[1][0]);
+  gs->in_act_l1 = acc[1][1];
+  gs->out_l2 = sqrt(acc[2][0]);
+  gs->out_l1 = acc[2][1];
+  gs->rows_touched = touched / (double)V;
+}
+
+void model_backward(Model *m, GradStats *gs) {
+  const ModelConfig *c = &m->cfg;
+  GradStats zero = {0};
+  if (gs) *gs = zero;
+  if (!m->has_targets) return;
+  int n = m->b * m->t;
+  Stage s = {.m = m};
+  pool_run(m->pool, head_backward, &s);
+  layernorm_reduce(m, tensor_ptr(m, m->a.grads, t_lnf_w(c)), tensor_ptr(m, m->a.grads, t_lnf_w(c) + 1), n);
+  for (int l = c->layers - 1; l >= 0; l--) {
+    s.l = l;
+    pool_run(m->pool, mlp_out_backward, &s);
+    pool_run(m->pool, mlp_in_backward, &s);
+    layernorm_reduce(m, layer_ptr(m, m->a.grads, l, LN2_W), layer_ptr(m, m->a.grads, l, LN2_B), n);
+    pool_run(m->pool, attn_backward, &s);
+    pool_run(m->pool, attn_in_backward, &s);
+    layernorm_reduce(m, layer_ptr(m, m->a.grads, l, LN1_W), layer_ptr(m, m->a.grads, l, LN1_B), n);
+  }
+  encoder_backward(m);
+  if (gs) grad_stats(m, gs);
+}
+
+/* ---- reading out hidden states (the lenses) */
+
+static void readout_stage(void *arg, int part, int parts) {
+  Stage *s = arg;
+  Model *m = s->m;
+  const ModelConfig *c = &m->cfg;
+  int d = c->dim, V = c->vocab, r0, r1;
+  part_blocks(s->n, ROWS, parts, part, &r0, &r1);
+  if (r0 >= r1) return;
+  float *ln = s->scratch + (size_t)r0 * d;
+  kern_layernorm_forward(ln, NULL, NULL, s->in + (size_t)r0 * d, tensor_ptr(m, m->a.params, t_lnf_w(c)),
+                         tensor_ptr(m, m->a.params, t_lnf_w(c) + 1), r1 - r0, d);
+  linalg_mm_fwd(s->out + (size_t)r0 * V, V, ln, d, tensor_ptr(m, m->a.params, t_lm_head(c)), d, r1 - r0, d, V,
+                0.0f);
+}
+
+void model_readout(const Model *m, const float *h, int n, float *logits, float *scratch) {
+  Stage s = {.m = (Model *)m, .in = h, .out = logits, .scratch = scratch, .n = n};
+  if (n > 0) pool_run(m->pool, readout_stage, &s);
+}
+
+static void readout_backward_stage(void *arg, int part, int parts) {
+  Stage *s = arg;
+  Model *m = s->m;
+  const ModelConfig *c = &m->cfg;
+  int d = c->dim, V = c->vocab, r0, r1;
+  part_blocks(s->n, ROWS, parts, part, &r0, &r1);
+  if (r0 >= r1) return;
+  float *dln = s->scratch + (size_t)r0 * d;
+  linalg_mm_dinp(dln, d, s->dlogits + (size_t)r0 * V, V, tensor_ptr(m, m->a.params, t_lm_head(c)), d, r1 - r0,
+                 d, V, 0.0f);
+  kern_layernorm_backward(s->out + (size_t)r0 * d, NULL, NULL, dln, s->in + (size_t)r0 * d, NULL, NULL,
+                          tensor_ptr(m, m->a.params, t_lnf_w(c)), r1 - r0, d, 0);
+}
+
+void model_readout_backward(const Model *m, const float *h, const float *dlogits, int n, float *dh,
+                            float *scratch) {
+  Stage s = {.m = (Model *)m, .in = h, .out = dh, .scratch = scratch, .dlogits = dlogits, .n = n};
+  if (n > 0) pool_run(m->pool, readout_backward_stage, &s);
+}

@@ -1,0 +1,214 @@
+/*
+** largs.c -- table arguments read against the settings table of lab.h,
+** one field at a time (as loslib.c's getfield does), so every message
+** names the key: "lab.run: unknown key 'in_scal' (did you mean
+** 'in_scale'?)", "lab.run: 'dim' must be a number, got string". Fields are
+** applied in the table's order, never in the hash order of the Lua table,
+** so the result does not depend on how Lua happens to store the keys.
+**
+** Also lab.args: "key=value" script arguments against a table of defaults.
+*/
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "linternal.h"
+
+/* Edit distance, for "did you mean". */
+static int distance(const char *a, const char *b) {
+  int la = (int)strlen(a), lb = (int)strlen(b);
+  if (la > 63 || lb > 63) return 99;
+  int d[64][64];
+  for (int i = 0; i <= la; i++) d[i][0] = i;
+  for (int j = 0; j <= lb; j++) d[0][j] = j;
+  for (int i = 1; i <= la; i++)
+    for (int j = 1; j <= lb; j++) {
+      int sub = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+      int del = d[i - 1][j] + 1, ins = d[i][j - 1] + 1;
+      d[i][j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+    }
+  return d[la][lb];
+}
+
+static int unknown_key(lua_State *L, const char *fname, const char *key) {
+  int n, best = -1, bestd = 3;
+  const Setting *s = lab_settings(&n);
+  for (int i = 0; i < n; i++) {
+    int d = distance(key, s[i].name);
+    if (d < bestd) bestd = d, best = i;
+  }
+  if (best >= 0) return luaL_error(L, "%s: unknown key '%s' (did you mean '%s'?)", fname, key, s[best].name);
+  return luaL_error(L, "%s: unknown key '%s' (lab.settings() lists them)", fname, key);
+}
+
+/* Every key of the table at 'idx' must name a setting (and a live one when
+** 'live'). */
+static void check_keys(lua_State *L, int idx, const char *fname, int live) {
+  lua_pushnil(L);
+  while (lua_next(L, idx)) {
+    lua_pop(L, 1);
+    if (lua_type(L, -1) != LUA_TSTRING)
+      luaL_error(L, "%s: keys are setting names, got a %s key", fname, luaL_typename(L, -1));
+    const char *key = lua_tostring(L, -1);
+    const Setting *s = lab_setting_find(key);
+    if (!s) unknown_key(L, fname, key);
+    if (live && !s->live) luaL_error(L, "%s: '%s' is fixed when a run is created", fname, key);
+  }
+}
+
+/* Check the type of the value at 'v' for setting 's' and say how to pass
+** it on: as text (1, '*text' set) or as a number (0, '*number' set). */
+static int value_of(lua_State *L, int v, const char *fname, const Setting *s, const char **text, double *number) {
+  static const char *const want[] = {[SET_INT] = "a number", [SET_NUMBER] = "a number",
+                                     [SET_STRING] = "a string",
+                                     [SET_TIE] = "'tied', 'untied', a column count or a boolean",
+                                     [SET_SEED] = "a number or a string of digits"};
+  int t = lua_type(L, v);
+  if (t == LUA_TNUMBER && s->type != SET_STRING) {
+    *number = lua_tonumber(L, v);
+    return 0;
+  }
+  if (t == LUA_TSTRING && (s->type == SET_STRING || s->type == SET_SEED || s->type == SET_TIE)) {
+    *text = lua_tostring(L, v);
+    return 1;
+  }
+  if (t == LUA_TBOOLEAN && s->type == SET_TIE) {
+    *text = lua_toboolean(L, v) ? "tied" : "untied";
+    return 1;
+  }
+  return luaL_error(L, "%s: '%s' must be %s, got %s", fname, s->name, want[s->type], luaL_typename(L, v));
+}
+
+void largs_run_options(lua_State *L, int idx, const char *fname, RunOptions *o) {
+  LuaApi *api = lapi_get(L);
+  if (api->opt.defaults) *o = *api->opt.defaults;
+  else run_options_default(o);
+  if (lua_isnoneornil(L, idx)) return;
+  idx = lua_absindex(L, idx);
+  check_keys(L, idx, fname, 0);
+  int n;
+  const Setting *s = lab_settings(&n);
+  for (int i = 0; i < n; i++) {
+    lua_pushstring(L, s[i].name);
+    if (lua_rawget(L, idx) != LUA_TNIL) {
+      const char *text = NULL;
+      double number = 0;
+      Err err;
+      int rc = value_of(L, -1, fname, &s[i], &text, &number)
+                 ? run_options_set_text(o, s[i].name, text, &err)
+                 : run_options_set_number(o, s[i].name, number, &err);
+      if (rc < 0) luaL_error(L, "%s: %s", fname, err.msg);
+    }
+    lua_pop(L, 1);
+  }
+}
+
+/* The live settings of the table at 'idx', type-checked, in the order they
+** must be applied: the table's order, except that 'tie' comes last so that
+** a 'tie_merge' given with it is in force when it happens. */
+int largs_live_pairs(lua_State *L, int idx, const char *fname, LargsPair *out, int cap) {
+  idx = lua_absindex(L, idx);
+  check_keys(L, idx, fname, 1);
+  int n, count = 0;
+  const Setting *s = lab_settings(&n);
+  for (int pass = 0; pass < 2; pass++)
+    for (int i = 0; i < n && count < cap; i++) {
+      if ((strcmp(s[i].name, "tie") == 0) != pass) continue;
+      lua_pushstring(L, s[i].name);
+      if (lua_rawget(L, idx) != LUA_TNIL) {
+        LargsPair *p = &out[count++];
+        p->s = &s[i];
+        p->text = NULL;
+        p->number = 0;
+        p->is_text = value_of(L, -1, fname, &s[i], &p->text, &p->number);
+      }
+      lua_pop(L, 1);   /* strings stay alive in the argument table */
+    }
+  return count;
+}
+
+/* Every option as a Lua value: numbers for numbers, text for the rest. */
+void largs_push_options(lua_State *L, const RunOptions *o) {
+  int n;
+  const Setting *s = lab_settings(&n);
+  lua_createtable(L, 0, n);
+  for (int i = 0; i < n; i++) {
+    char buf[1100];
+    if (run_options_get_text(o, s[i].name, buf, sizeof buf, NULL) < 0) continue;
+    int numeric = s[i].type == SET_INT || s[i].type == SET_NUMBER || (s[i].type == SET_SEED && strlen(buf) < 16);
+    if (!numeric || lua_stringtonumber(L, buf) == 0) lua_pushstring(L, buf);
+    lua_setfield(L, -2, s[i].name);
+  }
+}
+
+/* ------------------------------------------------------------ lab.args */
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(const char **)a, *(const char **)b); }
+
+static int unknown_arg(lua_State *L, int defaults, const char *key) {
+  const char *names[64];
+  int n = 0;
+  lua_pushnil(L);
+  while (lua_next(L, defaults) && n < 64) {
+    lua_pop(L, 1);
+    if (lua_type(L, -1) == LUA_TSTRING) names[n++] = lua_tostring(L, -1);
+  }
+  qsort(names, (size_t)n, sizeof *names, cmp_str);
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  for (int i = 0; i < n; i++) {
+    if (i) luaL_addstring(&b, ", ");
+    luaL_addstring(&b, names[i]);
+  }
+  luaL_pushresult(&b);
+  return luaL_error(L, "unknown argument '%s' (known: %s)", key, lua_tostring(L, -1));
+}
+
+/* Convert 'value' to the type of the default on top and leave it there. */
+static void convert(lua_State *L, const char *key, const char *value) {
+  int t = lua_type(L, -1);
+  lua_pop(L, 1);
+  if (t == LUA_TNUMBER) {
+    if (!lua_stringtonumber(L, value)) luaL_error(L, "argument '%s' must be a number, got '%s'", key, value);
+  } else if (t == LUA_TBOOLEAN) {
+    int yes = !strcmp(value, "true") || !strcmp(value, "1") || !strcmp(value, "yes") || !strcmp(value, "on");
+    int no = !strcmp(value, "false") || !strcmp(value, "0") || !strcmp(value, "no") || !strcmp(value, "off");
+    if (!yes && !no) luaL_error(L, "argument '%s' must be true or false, got '%s'", key, value);
+    lua_pushboolean(L, yes);
+  } else {
+    lua_pushstring(L, value);
+  }
+}
+
+/* lab.args(arg, defaults): "key=value" (or "--key=value", or "key" for a
+** boolean) arguments over a copy of 'defaults', each converted to the type
+** of its default. */
+int largs_args(lua_State *L) {
+  if (!lua_isnil(L, 1)) luaL_checktype(L, 1, LUA_TTABLE);
+  luaL_checktype(L, 2, LUA_TTABLE);
+  lua_settop(L, 2);
+  lua_newtable(L);
+  lua_pushnil(L);
+  while (lua_next(L, 2)) {
+    lua_pushvalue(L, -2);
+    lua_insert(L, -2);
+    lua_rawset(L, 3);
+  }
+  lua_Integer n = lua_isnil(L, 1) ? 0 : luaL_len(L, 1);
+  for (lua_Integer i = 1; i <= n; i++) {
+    lua_rawgeti(L, 1, i);
+    const char *a = lua_tostring(L, -1);
+    if (!a) return luaL_error(L, "argument %d is not a string", (int)i);
+    if (a[0] == '-' && a[1] == '-') a += 2;
+    const char *eq = strchr(a, '=');
+    lua_pushlstring(L, a, eq ? (size_t)(eq - a) : strlen(a));
+    const char *key = lua_tostring(L, -1);
+    lua_pushvalue(L, -1);
+    if (lua_rawget(L, 2) == LUA_TNIL) return unknown_arg(L, 2, key);
+    if (!eq && lua_type(L, -1) != LUA_TBOOLEAN) return luaL_error(L, "argument '%s' needs a value (%s=...)", key, key);
+    convert(L, key, eq ? eq + 1 : "true");
+    lua_rawset(L, 3);
+    lua_pop(L, 1);
+  }
+  return 1;
+}

@@ -1,0 +1,127 @@
+/*
+** linternal.h -- what the files of the Lua binding share: the LuaApi
+** structure, script coroutines, the lock on the lab, protected calls and
+** the entry points of each file. Outsiders include luaapi.h only.
+**
+**   luaapi.c   the state: allocator, output routing, os.exit, sandbox
+**   lscript.c  protected calls, the interrupt hook, running files, script
+**              coroutines, waiting for steps, and the pump
+**   lrepl.c    REPL entries, the pretty-printer, tab completion
+**   llab.c     the module table: lab.run, lab.load, lab.align, ...
+**   lrun.c     the run handle 'tielab.run' and its methods
+**   lmetrics.c metrics, alignment and history as Lua tables
+**   largs.c    table arguments read against the settings table
+*/
+#ifndef TIELAB_LINTERNAL_H
+#define TIELAB_LINTERNAL_H
+
+#include <limits.h>
+#include <stdatomic.h>
+
+#include <lauxlib.h>
+#include <lua.h>
+
+#include "luaapi.h"
+
+#define LAPI_RUN_META "tielab.run"
+#define LAPI_HOOK_EVERY 1000      /* instructions between interrupt checks */
+#define LAPI_SLICE_SECONDS 0.05   /* a UI script yields after this long */
+
+/* Why a script coroutine is not running. */
+typedef enum Wait { WAIT_READY, WAIT_TICKET, WAIT_TIME } Wait;
+
+typedef struct Script {
+  lua_State *co;
+  int ref;            /* keeps the thread alive in the registry */
+  int repl;           /* a REPL entry: print what it returns */
+  int nargs;          /* values on its stack for the first resume */
+  Wait wait;
+  long ticket;
+  double wake_at;     /* monotonic seconds */
+  int result;         /* of the ticket: 1 done, -1 failed */
+  Err err;
+} Script;
+
+struct LuaApi {
+  lua_State *L;
+  Host *host;
+  LuaApiOptions opt;
+  size_t mem_used, mem_cap;
+  atomic_int interrupt;
+  int depth;              /* nesting of top-level calls */
+  int exit_code;
+  int locks;              /* lapi_lock calls not yet matched by lapi_unlock */
+  Lab *lab;               /* valid while locks > 0 */
+  int warn_on, warn_cont; /* the state of Lua's warning system */
+  char last_error[ERR_MSG_MAX];
+  lua_State *stepping;    /* the thread inside a stepping call, for after_step */
+  int in_callback;        /* on_step callbacks are running */
+  Script *scripts;
+  int n_scripts, cap_scripts;
+  int running;            /* index of the script being resumed, or -1 */
+  double slice_end;
+  long lab_step;          /* last step reported by the host */
+  int next_hook;          /* id of the next lab.on_step callback */
+  History *plots;
+  char caption[256];
+  char cwd[PATH_MAX], script_dir[PATH_MAX], data_dir[PATH_MAX];
+};
+
+/* luaapi.c */
+LuaApi *lapi_get(lua_State *L);
+Lab *lapi_lock(LuaApi *api);
+void lapi_unlock(LuaApi *api);
+void lapi_unlock_all(LuaApi *api);
+void lapi_write(LuaApi *api, const char *s, size_t n, int is_err);
+int lapi_path_ok(LuaApi *api, const char *path, int write);
+void lapi_check_path(lua_State *L, const char *fname, const char *path, int write);
+void lapi_set_script_dir(LuaApi *api, const char *script);
+
+/* lscript.c */
+void lapi_enter(LuaApi *api);
+void lapi_leave(LuaApi *api);
+int lapi_docall(lua_State *L, int narg, int nres);
+LuaApiStatus lapi_report(LuaApi *api, lua_State *L, int status);
+int lapi_message(lua_State *L);
+double lapi_now(void);
+int lapi_protect(LuaApi *api, lua_CFunction f, void *ud);
+void lapi_install_hook(lua_State *L);
+int lapi_wait_steps(lua_State *L, int id, long n, lua_KContext ctx, lua_KFunction k);
+int lapi_step_result(lua_State *L);
+int lapi_sleep(lua_State *L, double seconds);
+int lapi_new_script(LuaApi *api, lua_State *L, int nargs, int repl);
+int lapi_resume(LuaApi *api, int i);
+void lapi_free_scripts(LuaApi *api);
+extern char lapi_exit_marker;
+
+/* lrepl.c */
+void lrepl_print_values(LuaApi *api, lua_State *L, int first, int n);
+
+/* llab.c */
+int luaopen_tielab(lua_State *L);
+void llab_after_step(void *ctx, long step);
+
+/* lrun.c */
+void lrun_open(lua_State *L);
+void lrun_push(lua_State *L, int id);
+int lrun_check(lua_State *L, int idx);
+Run *lrun_lock(lua_State *L, int idx, LuaApi *api);
+
+/* lmetrics.c */
+void lmetrics_push(lua_State *L, const RunMetrics *m, const char *name);
+void lmetrics_push_align(lua_State *L, const AlignStats *a);
+int lmetrics_push_history(lua_State *L, const HistBucket *b, int n);
+
+/* largs.c */
+void largs_run_options(lua_State *L, int idx, const char *fname, RunOptions *o);
+typedef struct LargsPair {
+  const Setting *s;
+  int is_text;
+  const char *text;
+  double number;
+} LargsPair;
+int largs_live_pairs(lua_State *L, int idx, const char *fname, LargsPair *out, int cap);
+void largs_push_options(lua_State *L, const RunOptions *o);
+int largs_args(lua_State *L);
+
+#endif

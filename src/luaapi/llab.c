@@ -1,0 +1,472 @@
+/*
+** llab.c -- the module table "tielab" (the global 'lab'): creating,
+** loading, listing and removing runs, stepping every run in lockstep,
+** alignment between two runs, on_step callbacks, key bindings, custom
+** series, captions and the settings table.
+**
+** Programming errors raise (a misspelled key, a wrong type); expected
+** failures return nil and a message (a file that cannot be loaded).
+*/
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "linternal.h"
+
+/* ------------------------------------------------------------ runs */
+
+static int llab_run(lua_State *L) {
+  LuaApi *api = lapi_get(L);
+  RunOptions o;
+  Err err;
+  if (!lua_isnoneornil(L, 1)) luaL_checktype(L, 1, LUA_TTABLE);
+  largs_run_options(L, 1, "lab.run", &o);
+  if (run_options_check(&o, &err) < 0) return luaL_error(L, "lab.run: %s", err.msg);
+  Lab *lab = lapi_lock(api);
+  Run *r = lab_add_run(lab, &o, &err);
+  int id = r ? run_id(r) : -1;
+  lapi_unlock(api);
+  if (!r) return luaL_error(L, "lab.run: %s", err.msg);
+  lrun_push(L, id);
+  return 1;
+}
+
+static int llab_load(lua_State *L) {
+  LuaApi *api = lapi_get(L);
+  const char *path = luaL_checkstring(L, 1);
+  const char *name = luaL_optstring(L, 2, NULL);
+  Err err;
+  lapi_check_path(L, "lab.load", path, 0);
+  Lab *lab = lapi_lock(api);
+  Run *r = lab_load(lab, path, name, &err);
+  int id = r ? run_id(r) : -1;
+  lapi_unlock(api);
+  if (!r) {
+    luaL_pushfail(L);
+    lua_pushstring(L, err.msg);
+    return 2;
+  }
+  lrun_push(L, id);
+  return 1;
+}
+
+static int llab_align(lua_State *L) {
+  LuaApi *api = lapi_get(L);
+  lrun_check(L, 1);
+  lrun_check(L, 2);
+  AlignStats st;
+  Err err;
+  Run *a = lrun_lock(L, 1, api);
+  Run *b = lrun_lock(L, 2, api);
+  int rc = lab_align(a, b, &st, &err);
+  lapi_unlock(api);
+  lapi_unlock(api);
+  if (rc < 0) return luaL_error(L, "lab.align: %s", err.msg);
+  lmetrics_push_align(L, &st);
+  return 1;
+}
+
+/* Ids of every run, in the lab's order, into 'ids' (at most 'cap'). */
+static int run_ids(LuaApi *api, int *ids, int cap) {
+  Lab *lab = lapi_lock(api);
+  int n = lab_n_runs(lab);
+  for (int i = 0; i < n && i < cap; i++) ids[i] = run_id(lab_run(lab, i));
+  lapi_unlock(api);
+  return n < cap ? n : cap;
+}
+
+#define MAX_LISTED 1024
+
+static int llab_runs(lua_State *L) {
+  int ids[MAX_LISTED];
+  int n = run_ids(lapi_get(L), ids, MAX_LISTED);
+  lua_createtable(L, n, 0);
+  for (int i = 0; i < n; i++) {
+    lrun_push(L, ids[i]);
+    lua_rawseti(L, -2, i + 1);
+  }
+  return 1;
+}
+
+/* lab.runs is also a live view: lab.runs[1], lab.runs.tied, #lab.runs,
+** ipairs(lab.runs), pairs(lab.runs); calling it gives a fresh array. */
+static int runs_call(lua_State *L) {
+  lua_settop(L, 0);
+  return llab_runs(L);
+}
+
+static int runs_index(lua_State *L) {
+  LuaApi *api = lapi_get(L);
+  int id = -1;
+  Lab *lab = lapi_lock(api);
+  if (lua_isinteger(L, 2)) {
+    Run *r = lab_run(lab, (int)lua_tointeger(L, 2) - 1);
+    if (r && lua_tointeger(L, 2) >= 1) id = run_id(r);
+  } else if (lua_type(L, 2) == LUA_TSTRING) {
+    Run *r = lab_find(lab, lua_tostring(L, 2));
+    if (r) id = run_id(r);
+  }
+  lapi_unlock(api);
+  if (id < 0) return 0;
+  lrun_push(L, id);
+  return 1;
+}
+
+static int runs_len(lua_State *L) {
+  LuaApi *api = lapi_get(L);
+  Lab *lab = lapi_lock(api);
+  int n = lab_n_runs(lab);
+  lapi_unlock(api);
+  lua_pushinteger(L, n);
+  return 1;
+}
+
+static int runs_next(lua_State *L) {
+  lua_Integer i = luaL_optinteger(L, 2, 0) + 1;
+  if (lua_rawgeti(L, 1, i) == LUA_TNIL) return 0;
+  lua_pushinteger(L, i);
+  lua_insert(L, -2);
+  return 2;
+}
+
+static int runs_pairs(lua_State *L) {
+  lua_pushcfunction(L, runs_next);
+  llab_runs(L);
+  lua_pushnil(L);
+  return 3;
+}
+
+static int runs_readonly(lua_State *L) { return luaL_error(L, "lab.runs is read-only: use lab.run{...}"); }
+
+static int runs_tostring(lua_State *L) {
+  lua_pushfstring(L, "lab.runs (%d)", (int)luaL_len(L, 1));
+  return 1;
+}
+
+static void push_runs_view(lua_State *L) {
+  static const luaL_Reg meta[] = {{"__call", runs_call},   {"__index", runs_index},
+                                  {"__len", runs_len},     {"__pairs", runs_pairs},
+                                  {"__newindex", runs_readonly}, {"__tostring", runs_tostring},
+                                  {NULL, NULL}};
+  lua_newtable(L);
+  luaL_newlib(L, meta);
+  lua_setmetatable(L, -2);
+}
+
+static int llab_remove(lua_State *L) {
+  lrun_check(L, 1);
+  lua_settop(L, 1);
+  lua_getfield(L, 1, "remove");
+  lua_insert(L, 1);
+  lua_call(L, 1, 0);
+  return 0;
+}
+
+/* ------------------------------------------------------------ stepping */
+
+static int llab_step_k(lua_State *L, int status, lua_KContext ctx) {
+  if (status == LUA_YIELD) lapi_step_result(L);
+  return 0;
+}
+
+static int llab_step(lua_State *L) {
+  lua_Integer n = luaL_optinteger(L, 1, 1);
+  luaL_argcheck(L, n >= 0 && n <= 1000000000, 1, "steps must be in [0, 1e9]");
+  int ids[1];
+  if (run_ids(lapi_get(L), ids, 1) == 0) return luaL_error(L, "lab.step: the lab has no runs");
+  if (n == 0) return 0;
+  return lapi_wait_steps(L, -1, (long)n, 0, llab_step_k);
+}
+
+static int llab_on_step(lua_State *L) {
+  LuaApi *api = lapi_get(L);
+  luaL_checktype(L, 1, LUA_TFUNCTION);
+  lua_getfield(L, LUA_REGISTRYINDEX, "tielab.hooks");
+  lua_createtable(L, 0, 2);
+  lua_pushvalue(L, 1);
+  lua_setfield(L, -2, "fn");
+  lua_pushinteger(L, ++api->next_hook);
+  lua_setfield(L, -2, "id");
+  lua_rawseti(L, -2, (lua_Integer)luaL_len(L, -2) + 1);
+  lua_pushinteger(L, api->next_hook);
+  return 1;
+}
+
+/* Remove the callback with 'id' (or function 'fn' at index 'fidx'). */
+static int remove_hook(lua_State *L, lua_Integer id, int fidx) {
+  lua_getfield(L, LUA_REGISTRYINDEX, "tielab.hooks");
+  int t = lua_gettop(L), found = 0;
+  lua_Integer n = luaL_len(L, t);
+  for (lua_Integer i = 1; i <= n; i++) {
+    lua_rawgeti(L, t, i);
+    lua_getfield(L, -1, "id");
+    lua_getfield(L, -2, "fn");
+    int match = fidx ? lua_rawequal(L, -1, fidx) : lua_tointeger(L, -2) == id;
+    if (match && !found) {
+      lua_pushboolean(L, 1);
+      lua_setfield(L, -4, "removed");   /* a running walk skips it */
+      found = 1;
+    }
+    lua_pop(L, 3);
+    if (found) {
+      for (lua_Integer j = i; j < n; j++) {
+        lua_rawgeti(L, t, j + 1);
+        lua_rawseti(L, t, j);
+      }
+      lua_pushnil(L);
+      lua_rawseti(L, t, n);
+      break;
+    }
+  }
+  lua_pop(L, 1);
+  return found;
+}
+
+static int llab_off(lua_State *L) {
+  int found = lua_type(L, 1) == LUA_TFUNCTION ? remove_hook(L, 0, 1)
+                                               : remove_hook(L, luaL_checkinteger(L, 1), 0);
+  lua_pushboolean(L, found);
+  return 1;
+}
+
+/* Call every on_step callback with the step; a failing one is reported
+** with its traceback and removed, and training goes on. */
+static int after_body(lua_State *L) {
+  LuaApi *api = lapi_get(L);
+  long step = *(const long *)lua_touserdata(L, 1);
+  lua_getfield(L, LUA_REGISTRYINDEX, "tielab.hooks");
+  lua_Integer n = luaL_len(L, -1);
+  lua_createtable(L, (int)n, 0);               /* walk a copy: callbacks may add or remove */
+  for (lua_Integer i = 1; i <= n; i++) {
+    lua_rawgeti(L, -2, i);
+    lua_rawseti(L, -2, i);
+  }
+  int copy = lua_gettop(L);
+  for (lua_Integer i = 1; i <= n; i++) {
+    lua_rawgeti(L, copy, i);
+    if (lua_getfield(L, -1, "removed") != LUA_TNIL) {
+      lua_pop(L, 2);
+      continue;
+    }
+    lua_pop(L, 1);
+    lua_getfield(L, -1, "id");
+    lua_getfield(L, -2, "fn");
+    lua_pushinteger(L, step);
+    if (lapi_docall(L, 1, 0) != LUA_OK) {
+      if (luaapi_interrupted(api)) return 0;   /* the step reports it */
+      static const char head[] = "lab.on_step: callback removed after an error: ";
+      lapi_write(api, head, sizeof head - 1, 1);
+      lapi_report(api, L, LUA_ERRRUN);
+      remove_hook(L, lua_tointeger(L, -1), 0);
+    }
+    lua_pop(L, 2);
+  }
+  return 0;
+}
+
+void llab_after_step(void *ctx, long step) {
+  LuaApi *api = ctx;
+  api->lab_step = step;
+  if (api->in_callback) return;
+  lua_State *L = api->stepping ? api->stepping : api->L;
+  lapi_enter(api);
+  api->in_callback = 1;
+  lua_pushcfunction(L, after_body);
+  lua_pushlightuserdata(L, &step);
+  int status = lua_pcall(L, 1, 0, 0);
+  if (status != LUA_OK) lapi_report(api, L, status);
+  api->in_callback = 0;
+  lapi_leave(api);
+}
+
+static int llab_sleep(lua_State *L) {
+  double s = luaL_checknumber(L, 1);
+  luaL_argcheck(L, s >= 0 && s <= 86400, 1, "seconds must be in [0, 86400]");
+  return lapi_sleep(L, s);
+}
+
+/* ------------------------------------------------------------ messages */
+
+/* The message of lab.log and lab.caption: a format and its arguments, or
+** one value as tostring shows it. */
+static const char *message(lua_State *L) {
+  if (lua_gettop(L) > 1) {
+    lua_getglobal(L, "string");
+    lua_getfield(L, -1, "format");
+    lua_remove(L, -2);
+    lua_insert(L, 1);
+    lua_call(L, lua_gettop(L) - 1, 1);
+    return lua_tostring(L, -1);
+  }
+  return luaL_tolstring(L, 1, NULL);
+}
+
+static void emit(LuaApi *api, LuaApiLog kind, const char *msg) {
+  if (api->opt.log) {
+    api->opt.log(api->opt.ctx, kind, msg);
+    return;
+  }
+  lapi_write(api, msg, strlen(msg), 1);
+  lapi_write(api, "\n", 1, 1);
+}
+
+static int llab_log(lua_State *L) {
+  luaL_checkany(L, 1);
+  emit(lapi_get(L), LUAAPI_LOG_INFO, message(L));
+  return 0;
+}
+
+static int llab_caption(lua_State *L) {
+  LuaApi *api = lapi_get(L);
+  const char *text = lua_isnoneornil(L, 1) ? "" : message(L);
+  snprintf(api->caption, sizeof api->caption, "%s", text);
+  emit(api, LUAAPI_LOG_CAPTION, api->caption);
+  return 0;
+}
+
+/* ------------------------------------------------------------ custom series */
+
+static int llab_plot(lua_State *L) {
+  LuaApi *api = lapi_get(L);
+  const char *name = luaL_checkstring(L, 1);
+  luaL_argcheck(L, strlen(name) < 64, 1, "series names have at most 63 bytes");
+  int n;
+  const HistBucket *b = history_series(api->plots, name, &n);
+  if (lua_isnoneornil(L, 2)) {
+    if (!b) return 0;
+    return lmetrics_push_history(L, b, n);
+  }
+  double v = luaL_checknumber(L, 2);
+  long step = (long)luaL_optinteger(L, 3, api->lab_step);
+  if (b && n > 0 && step < b[n - 1].step_last) step = b[n - 1].step_last;
+  if (history_push(api->plots, name, step, v) < 0)
+    return luaL_error(L, "lab.plot: cannot add to series '%s' (at most %d series)", name, HISTORY_MAX_SERIES);
+  return 0;
+}
+
+static int llab_plots(lua_State *L) {
+  LuaApi *api = lapi_get(L);
+  int n = history_n_series(api->plots);
+  lua_createtable(L, n, 0);
+  for (int i = 0; i < n; i++) {
+    lua_pushstring(L, history_series_name(api->plots, i));
+    lua_rawseti(L, -2, i + 1);
+  }
+  return 1;
+}
+
+/* ------------------------------------------------------------ keys */
+
+typedef struct KeyName {
+  const char *name;
+  int code;
+} KeyName;
+
+static const KeyName key_names[] = {{"Tab", 9}, {"Enter", 10}, {"Esc", 27}, {"Space", 32},
+                                    {"Backspace", 127}};
+
+static int key_code(lua_State *L, int idx) {
+  if (lua_isinteger(L, idx)) return (int)lua_tointeger(L, idx);
+  size_t len;
+  const char *s = luaL_checklstring(L, idx, &len);
+  int f;
+  char extra;
+  if (len == 1) return (unsigned char)s[0];
+  if (len == 3 && s[0] == 'C' && s[1] == '-') return s[2] & 0x1f;
+  if (sscanf(s, "F%d%c", &f, &extra) == 1 && f >= 1 && f <= 12) return LUAAPI_KEY_F(f);
+  for (size_t i = 0; i < sizeof key_names / sizeof *key_names; i++)
+    if (strcmp(s, key_names[i].name) == 0) return key_names[i].code;
+  return luaL_error(L, "lab.bind: unknown key '%s' (a character, C-x, F1..F12, Tab, Enter, Esc, Space, Backspace)", s);
+}
+
+static int llab_bind(lua_State *L) {
+  int key = key_code(L, 1);
+  luaL_checktype(L, 2, LUA_TFUNCTION);
+  const char *help = luaL_optstring(L, 3, "");
+  lua_getfield(L, LUA_REGISTRYINDEX, "tielab.keys");
+  lua_createtable(L, 0, 3);
+  lua_pushvalue(L, 2);
+  lua_setfield(L, -2, "fn");
+  luaL_tolstring(L, 1, NULL);
+  lua_setfield(L, -2, "name");
+  lua_pushstring(L, help);
+  lua_setfield(L, -2, "help");
+  lua_rawseti(L, -2, key);
+  return 0;
+}
+
+static int llab_unbind(lua_State *L) {
+  int key = key_code(L, 1);
+  lua_getfield(L, LUA_REGISTRYINDEX, "tielab.keys");
+  lua_pushboolean(L, lua_rawgeti(L, -1, key) != LUA_TNIL);
+  lua_pushnil(L);
+  lua_rawseti(L, -4, key);
+  return 1;
+}
+
+/* ------------------------------------------------------------ the rest */
+
+static int llab_settings(lua_State *L) {
+  static const char *const type_names[] = {[SET_INT] = "integer", [SET_NUMBER] = "number",
+                                            [SET_STRING] = "string", [SET_TIE] = "tie",
+                                            [SET_SEED] = "seed"};
+  int n;
+  const Setting *s = lab_settings(&n);
+  lua_createtable(L, n, 0);
+  for (int i = 0; i < n; i++) {
+    lua_createtable(L, 0, 7);
+    lua_pushstring(L, s[i].name);
+    lua_setfield(L, -2, "name");
+    lua_pushstring(L, type_names[s[i].type]);
+    lua_setfield(L, -2, "type");
+    if (s[i].type == SET_INT || s[i].type == SET_NUMBER) {
+      lua_pushnumber(L, s[i].min);
+      lua_setfield(L, -2, "min");
+      lua_pushnumber(L, s[i].max);
+      lua_setfield(L, -2, "max");
+    }
+    lua_pushstring(L, s[i].deflt);
+    lua_setfield(L, -2, "default");
+    lua_pushboolean(L, s[i].live);
+    lua_setfield(L, -2, "live");
+    lua_pushstring(L, s[i].help);
+    lua_setfield(L, -2, "help");
+    lua_rawseti(L, -2, i + 1);
+  }
+  return 1;
+}
+
+static int llab_mem(lua_State *L) {
+  LuaApi *api = lapi_get(L);
+  lua_pushinteger(L, (lua_Integer)api->mem_used);
+  lua_pushinteger(L, (lua_Integer)api->mem_cap);
+  return 2;
+}
+
+static const luaL_Reg lablib[] = {
+  {"run", llab_run},         {"load", llab_load},       {"align", llab_align},
+  {"remove", llab_remove},   {"step", llab_step},       {"on_step", llab_on_step},
+  {"off", llab_off},         {"sleep", llab_sleep},     {"log", llab_log},
+  {"caption", llab_caption}, {"plot", llab_plot},       {"plots", llab_plots},
+  {"bind", llab_bind},       {"unbind", llab_unbind},   {"settings", llab_settings},
+  {"mem", llab_mem},         {"args", largs_args},      {NULL, NULL}};
+
+static void registry_table(lua_State *L, const char *name) {
+  if (lua_getfield(L, LUA_REGISTRYINDEX, name) == LUA_TNIL) {
+    lua_newtable(L);
+    lua_setfield(L, LUA_REGISTRYINDEX, name);
+  }
+  lua_pop(L, 1);
+}
+
+int luaopen_tielab(lua_State *L) {
+  registry_table(L, "tielab.hooks");
+  registry_table(L, "tielab.keys");
+  luaL_newlib(L, lablib);
+  push_runs_view(L);
+  lua_setfield(L, -2, "runs");
+  lua_pushliteral(L, PACKAGE_VERSION);
+  lua_setfield(L, -2, "version");
+  return 1;
+}

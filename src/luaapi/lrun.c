@@ -1,0 +1,423 @@
+/*
+** lrun.c -- the run handle, userdata 'tielab.run'. A handle holds the
+** run's id, never a pointer: once the run is removed every use raises
+** "attempt to use a removed run" (as liolib.c does for a closed file).
+** Handles are cached per id in a weak table, so the same run is always the
+** same Lua value (usable as a table key, equal with ==).
+**
+** Methods copy what they need out of the lab while holding the lock and
+** build Lua values after releasing it.
+*/
+#include <stdlib.h>
+#include <string.h>
+
+#include "linternal.h"
+
+typedef struct LRun {
+  int id;           /* -1 once removed */
+  char name[64];    /* kept for tostring after removal */
+} LRun;
+
+static LRun *handle(lua_State *L, int idx) { return luaL_checkudata(L, idx, LAPI_RUN_META); }
+
+static void forget(lua_State *L, LRun *h) {
+  lua_getfield(L, LUA_REGISTRYINDEX, "tielab.handles");
+  lua_pushnil(L);
+  lua_rawseti(L, -2, h->id);
+  lua_pop(L, 1);
+  h->id = -1;
+}
+
+void lrun_push(lua_State *L, int id) {
+  LuaApi *api = lapi_get(L);
+  lua_getfield(L, LUA_REGISTRYINDEX, "tielab.handles");
+  if (lua_rawgeti(L, -1, id) == LUA_TUSERDATA) {
+    lua_remove(L, -2);
+    return;
+  }
+  lua_pop(L, 1);
+  LRun *h = lua_newuserdatauv(L, sizeof *h, 0);
+  h->id = -1;                       /* consistent before anything can fail */
+  h->name[0] = '\0';
+  luaL_setmetatable(L, LAPI_RUN_META);
+  Lab *lab = lapi_lock(api);
+  Run *r = lab_run_by_id(lab, id);
+  if (r) {
+    snprintf(h->name, sizeof h->name, "%s", run_name(r));
+    h->id = id;
+  }
+  lapi_unlock(api);
+  lua_pushvalue(L, -1);
+  lua_rawseti(L, -3, id);
+  lua_remove(L, -2);
+}
+
+int lrun_check(lua_State *L, int idx) {
+  LuaApi *api = lapi_get(L);
+  LRun *h = handle(L, idx);
+  if (h->id >= 0) {
+    Lab *lab = lapi_lock(api);
+    int alive = lab_run_by_id(lab, h->id) != NULL;
+    lapi_unlock(api);
+    if (!alive) forget(L, h);
+  }
+  if (h->id < 0) luaL_error(L, "attempt to use a removed run");
+  return h->id;
+}
+
+/* The run behind handle 'idx' with the lab locked; the caller unlocks. */
+Run *lrun_lock(lua_State *L, int idx, LuaApi *api) {
+  int id = lrun_check(L, idx);
+  Run *r = lab_run_by_id(lapi_lock(api), id);
+  if (!r) {
+    lapi_unlock(api);
+    luaL_error(L, "attempt to use a removed run");
+  }
+  return r;
+}
+
+/* Push the current metrics of run 'id' (with its name). */
+static int push_metrics(lua_State *L, int id) {
+  LuaApi *api = lapi_get(L);
+  RunMetrics m;
+  char name[64];
+  Run *r = lab_run_by_id(lapi_lock(api), id);
+  if (r) {
+    m = *run_metrics(r);
+    snprintf(name, sizeof name, "%s", run_name(r));
+  }
+  lapi_unlock(api);
+  if (!r) return luaL_error(L, "attempt to use a removed run");
+  lmetrics_push(L, &m, name);
+  return 1;
+}
+
+/* ------------------------------------------------------------ training */
+
+static int lrun_step_k(lua_State *L, int status, lua_KContext ctx) {
+  if (status == LUA_YIELD) lapi_step_result(L);
+  return push_metrics(L, (int)ctx);
+}
+
+static int lrun_step(lua_State *L) {
+  int id = lrun_check(L, 1);
+  lua_Integer n = luaL_optinteger(L, 2, 1);
+  luaL_argcheck(L, n >= 0 && n <= 1000000000, 2, "steps must be in [0, 1e9]");
+  if (n == 0) return push_metrics(L, id);
+  return lapi_wait_steps(L, id, (long)n, id, lrun_step_k);
+}
+
+static int lrun_set(lua_State *L) {
+  LuaApi *api = lapi_get(L);
+  lrun_check(L, 1);
+  luaL_checktype(L, 2, LUA_TTABLE);
+  LargsPair pairs[64];
+  int n = largs_live_pairs(L, 2, "r:set", pairs, 64);
+  Err err;
+  Run *r = lrun_lock(L, 1, api);
+  for (int i = 0; i < n; i++) {
+    int rc = pairs[i].is_text ? run_set_text(r, pairs[i].s->name, pairs[i].text, &err)
+                              : run_set_number(r, pairs[i].s->name, pairs[i].number, &err);
+    if (rc < 0) {
+      lapi_unlock(api);
+      return luaL_error(L, "r:set: %s", err.msg);
+    }
+  }
+  lapi_unlock(api);
+  lua_settop(L, 1);
+  return 1;
+}
+
+static int set_paused(lua_State *L, int paused) {
+  LuaApi *api = lapi_get(L);
+  run_set_paused(lrun_lock(L, 1, api), paused);
+  lapi_unlock(api);
+  lua_settop(L, 1);
+  return 1;
+}
+
+static int lrun_pause(lua_State *L) { return set_paused(L, 1); }
+static int lrun_resume(lua_State *L) { return set_paused(L, 0); }
+
+static int lrun_remove(lua_State *L) {
+  LuaApi *api = lapi_get(L);
+  Run *r = lrun_lock(L, 1, api);
+  lab_remove_run(api->lab, r);
+  lapi_unlock(api);
+  forget(L, handle(L, 1));
+  return 0;
+}
+
+/* ------------------------------------------------------------ reading */
+
+static int lrun_metrics(lua_State *L) { return push_metrics(L, lrun_check(L, 1)); }
+
+static int lrun_options(lua_State *L) {
+  LuaApi *api = lapi_get(L);
+  RunOptions o = *run_options(lrun_lock(L, 1, api));
+  lapi_unlock(api);
+  largs_push_options(L, &o);
+  return 1;
+}
+
+static int series_names(lua_State *L, LuaApi *api) {
+  static char names[HISTORY_MAX_SERIES][64];
+  History *h = run_history(lrun_lock(L, 1, api));
+  int n = history_n_series(h);
+  for (int i = 0; i < n && i < HISTORY_MAX_SERIES; i++)
+    snprintf(names[i], sizeof names[i], "%s", history_series_name(h, i));
+  lapi_unlock(api);
+  lua_createtable(L, n, 0);
+  for (int i = 0; i < n && i < HISTORY_MAX_SERIES; i++) {
+    lua_pushstring(L, names[i]);
+    lua_rawseti(L, -2, i + 1);
+  }
+  return 1;
+}
+
+/* r:history() lists the series; r:history(name) gives one (nil, message
+** when there is no such series yet). */
+static int lrun_history(lua_State *L) {
+  LuaApi *api = lapi_get(L);
+  lrun_check(L, 1);
+  if (lua_isnoneornil(L, 2)) return series_names(L, api);
+  const char *name = luaL_checkstring(L, 2);
+  int n;
+  history_series(run_history(lrun_lock(L, 1, api)), name, &n);
+  lapi_unlock(api);
+  int cap = n + 64;                 /* the trainer may add a bucket meanwhile */
+  HistBucket *copy = lua_newuserdatauv(L, sizeof *copy * (size_t)cap, 0);
+  const HistBucket *b = history_series(run_history(lrun_lock(L, 1, api)), name, &n);
+  if (b) memcpy(copy, b, sizeof *copy * (size_t)(n < cap ? n : cap));
+  lapi_unlock(api);
+  if (!b) {
+    luaL_pushfail(L);
+    lua_pushfstring(L, "no series '%s' (r:history() lists them)", name);
+    return 2;
+  }
+  return lmetrics_push_history(L, copy, n < cap ? n : cap);
+}
+
+static int lrun_events(lua_State *L) {
+  LuaApi *api = lapi_get(L);
+  HistEvent *copy = lua_newuserdatauv(L, sizeof *copy * HISTORY_MAX_EVENTS, 0);
+  int n;
+  const HistEvent *e = history_events(run_history(lrun_lock(L, 1, api)), &n);
+  if (n > HISTORY_MAX_EVENTS) n = HISTORY_MAX_EVENTS;
+  if (n > 0) memcpy(copy, e, sizeof *copy * (size_t)n);
+  lapi_unlock(api);
+  lua_createtable(L, n, 0);
+  for (int i = 0; i < n; i++) {
+    lua_createtable(L, 0, 2);
+    lua_pushinteger(L, copy[i].step);
+    lua_setfield(L, -2, "step");
+    lua_pushstring(L, copy[i].text);
+    lua_setfield(L, -2, "text");
+    lua_rawseti(L, -2, i + 1);
+  }
+  return 1;
+}
+
+/* ------------------------------------------------------------ evaluate */
+
+/* Read 'batch' (B arrays of T+1 token ids) into a buffer on the stack. */
+static int32_t *read_batch(lua_State *L, int idx, const ModelConfig *c, int *b, int *t) {
+  luaL_checktype(L, idx, LUA_TTABLE);
+  lua_Integer nb = luaL_len(L, idx);
+  if (nb < 1 || nb > c->batch) luaL_error(L, "r:evaluate: the batch needs 1 to %d rows, got %d", c->batch, (int)nb);
+  if (lua_rawgeti(L, idx, 1) != LUA_TTABLE) luaL_error(L, "r:evaluate: row 1 is not a table");
+  lua_Integer len = luaL_len(L, -1);
+  lua_pop(L, 1);
+  if (len < 2 || len > c->ctx + 1)
+    luaL_error(L, "r:evaluate: rows need 2 to %d token ids (T+1), got %d", c->ctx + 1, (int)len);
+  int32_t *rows = lua_newuserdatauv(L, sizeof *rows * (size_t)(nb * len), 0);
+  for (lua_Integer i = 1; i <= nb; i++) {
+    if (lua_rawgeti(L, idx, i) != LUA_TTABLE || luaL_len(L, -1) != len)
+      luaL_error(L, "r:evaluate: row %d must be a table of %d token ids", (int)i, (int)len);
+    for (lua_Integer j = 1; j <= len; j++) {
+      lua_rawgeti(L, -1, j);
+      int isint;
+      lua_Integer v = lua_tointegerx(L, -1, &isint);
+      if (!isint || v < 0 || v >= c->vocab)
+        luaL_error(L, "r:evaluate: row %d, position %d: token ids are integers in [0, %d)", (int)i, (int)j, c->vocab);
+      rows[(i - 1) * len + (j - 1)] = (int32_t)v;
+      lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+  }
+  *b = (int)nb;
+  *t = (int)len - 1;
+  return rows;
+}
+
+static void set_number(lua_State *L, const char *k, double v) {
+  lua_pushnumber(L, v);
+  lua_setfield(L, -2, k);
+}
+
+static int lrun_evaluate(lua_State *L) {
+  LuaApi *api = lapi_get(L);
+  Run *r = lrun_lock(L, 1, api);
+  ModelConfig c = *model_config(run_model(r));
+  int nt = model_tensor_count(run_model(r));
+  lapi_unlock(api);
+  int b, t;
+  int32_t *rows = read_batch(L, 2, &c, &b, &t);
+  char(*names)[64] = lua_newuserdatauv(L, (sizeof *names + sizeof(double)) * (size_t)nt, 0);
+  double *norms = (double *)(names + nt);
+  EvalResult res;
+  Err err;
+  r = lrun_lock(L, 1, api);
+  int rc = run_evaluate(r, rows, b, t, &res, &err);
+  if (rc == 0) {
+    if (res.n_tensors < nt) nt = res.n_tensors;
+    memcpy(names, res.names, sizeof *names * (size_t)nt);
+    memcpy(norms, res.grad_norm, sizeof *norms * (size_t)nt);
+  }
+  lapi_unlock(api);
+  if (rc < 0) return luaL_error(L, "r:evaluate: %s", err.msg);
+  const GradStats *g = &res.grad;
+  lua_createtable(L, 0, 12);
+  set_number(L, "loss", res.loss);
+  set_number(L, "grad_in", g->in_l2);
+  set_number(L, "grad_in_act", g->in_act_l2);
+  set_number(L, "grad_out", g->out_l2);
+  set_number(L, "grad_in_l1", g->in_l1);
+  set_number(L, "grad_in_act_l1", g->in_act_l1);
+  set_number(L, "grad_out_l1", g->out_l1);
+  set_number(L, "grad_ratio", g->out_l2 / g->in_l2);
+  set_number(L, "grad_ratio_act", g->out_l2 / g->in_act_l2);
+  set_number(L, "rows_touched", g->rows_touched);
+  set_number(L, "total_norm", g->total_norm);
+  lua_createtable(L, 0, nt);
+  for (int i = 0; i < nt; i++) set_number(L, names[i], norms[i]);
+  lua_setfield(L, -2, "grad_norm");
+  return 1;
+}
+
+/* ------------------------------------------------------------ files */
+
+typedef int (*RunFileFn)(Run *r, const char *path, Err *err);
+
+static int to_file(lua_State *L, const char *fname, RunFileFn fn) {
+  LuaApi *api = lapi_get(L);
+  const char *path = luaL_checkstring(L, 2);
+  lapi_check_path(L, fname, path, 1);
+  Err err;
+  int rc = fn(lrun_lock(L, 1, api), path, &err);
+  lapi_unlock(api);
+  if (rc < 0) {
+    luaL_pushfail(L);
+    lua_pushstring(L, err.msg);
+    return 2;
+  }
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
+static int lrun_save(lua_State *L) { return to_file(L, "r:save", run_save); }
+static int lrun_export(lua_State *L) { return to_file(L, "r:export", run_export); }
+
+/* ------------------------------------------------------------ sampling */
+
+static int lrun_sample(lua_State *L) {
+  static const char *const keys[] = {"n", "temp", "seed", "prompt", NULL};
+  LuaApi *api = lapi_get(L);
+  lrun_check(L, 1);
+  lua_settop(L, 2);
+  if (!lua_isnil(L, 2)) {
+    luaL_checktype(L, 2, LUA_TTABLE);
+    lua_pushnil(L);
+    while (lua_next(L, 2)) {
+      lua_pop(L, 1);
+      int known = 0;
+      for (int i = 0; keys[i] && lua_type(L, -1) == LUA_TSTRING; i++)
+        if (strcmp(lua_tostring(L, -1), keys[i]) == 0) known = 1;
+      if (!known)
+        return luaL_error(L, "r:sample: unknown key '%s' (n, temp, seed, prompt)", luaL_tolstring(L, -1, NULL));
+    }
+  } else {
+    lua_newtable(L);
+    lua_replace(L, 2);
+  }
+  lua_getfield(L, 2, "n");
+  lua_getfield(L, 2, "temp");
+  lua_getfield(L, 2, "seed");
+  lua_getfield(L, 2, "prompt");
+  lua_Integer n = luaL_optinteger(L, 3, 64);
+  double temp = luaL_optnumber(L, 4, 1.0);
+  lua_Integer seed = luaL_optinteger(L, 5, 1);
+  const char *prompt = luaL_optstring(L, 6, NULL);
+  luaL_argcheck(L, n >= 1 && n <= 10000, 2, "'n' must be in [1, 10000]");
+  luaL_argcheck(L, temp > 0 && temp <= 100, 2, "'temp' must be in (0, 100]");
+  luaL_argcheck(L, seed >= 0, 2, "'seed' must be >= 0");
+  size_t cap = (size_t)n * 64 + (prompt ? strlen(prompt) : 0) + 64;
+  char *out = lua_newuserdatauv(L, cap, 0);
+  Err err;
+  int rc = run_sample(lrun_lock(L, 1, api), prompt, (int)n, temp, (uint64_t)seed, out, cap, &err);
+  lapi_unlock(api);
+  if (rc < 0) return luaL_error(L, "r:sample: %s", err.msg);
+  lua_pushstring(L, out);
+  return 1;
+}
+
+/* ------------------------------------------------------------ metamethods */
+
+static int lrun_index(lua_State *L) {
+  const char *key = lua_type(L, 2) == LUA_TSTRING ? lua_tostring(L, 2) : NULL;
+  lua_pushvalue(L, 2);
+  if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL || !key) return 1;
+  LRun *h = handle(L, 1);
+  if (strcmp(key, "id") == 0) {
+    lua_pushinteger(L, h->id);
+    return 1;
+  }
+  if (strcmp(key, "name") == 0) {
+    LuaApi *api = lapi_get(L);
+    Run *r = h->id >= 0 ? lab_run_by_id(lapi_lock(api), h->id) : NULL;
+    if (r) snprintf(h->name, sizeof h->name, "%s", run_name(r));
+    if (h->id >= 0) lapi_unlock(api);
+    lua_pushstring(L, h->name);
+    return 1;
+  }
+  return 0;
+}
+
+static int lrun_tostring(lua_State *L) {
+  LRun *h = handle(L, 1);
+  if (h->id < 0) lua_pushfstring(L, "tielab.run '%s' (removed)", h->name);
+  else lua_pushfstring(L, "tielab.run '%s' (id %d)", h->name, h->id);
+  return 1;
+}
+
+static const luaL_Reg methods[] = {
+  {"step", lrun_step},       {"set", lrun_set},         {"metrics", lrun_metrics},
+  {"history", lrun_history}, {"events", lrun_events},   {"evaluate", lrun_evaluate},
+  {"save", lrun_save},       {"export", lrun_export},   {"sample", lrun_sample},
+  {"pause", lrun_pause},     {"resume", lrun_resume},   {"remove", lrun_remove},
+  {"options", lrun_options}, {NULL, NULL}};
+
+void lrun_open(lua_State *L) {
+  lua_newtable(L);                       /* the handle cache, weak values */
+  lua_createtable(L, 0, 1);
+  lua_pushliteral(L, "v");
+  lua_setfield(L, -2, "__mode");
+  lua_setmetatable(L, -2);
+  lua_setfield(L, LUA_REGISTRYINDEX, "tielab.handles");
+
+  luaL_newmetatable(L, LAPI_RUN_META);
+  luaL_newlib(L, methods);
+  lua_pushvalue(L, -1);
+  lua_setfield(L, -3, "__methods");      /* for completion and documentation checks */
+  lua_pushcclosure(L, lrun_index, 1);
+  lua_setfield(L, -2, "__index");
+  lua_pushcfunction(L, lrun_tostring);
+  lua_setfield(L, -2, "__tostring");
+  lua_createtable(L, 2, 0);
+  lua_pushliteral(L, "name");
+  lua_rawseti(L, -2, 1);
+  lua_pushliteral(L, "id");
+  lua_rawseti(L, -2, 2);
+  lua_setfield(L, -2, "__fields");
+  lua_pop(L, 1);
+}

@@ -1,0 +1,398 @@
+/*
+** lscript.c -- running Lua: the one protected call with a traceback
+** handler, the interrupt hook, script files run to the end (headless) or as
+** coroutines (the UI), waiting for training steps, and the pump that
+** resumes coroutines whose wait is over.
+**
+** Interrupts: 'luaapi_interrupt' only stores an atomic flag. A count hook,
+** installed on the main thread before any coroutine exists (new threads
+** inherit it), raises "interrupted" while the flag is set, and re-arms
+** itself to fire on every instruction, so a pcall in the script cannot
+** swallow the interrupt: the next instruction after the pcall raises again.
+** The flag clears when the outermost call returns, or in luaapi_pump when
+** no Lua code runs (it then stops the scripts that wait).
+*/
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "linternal.h"
+
+double lapi_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void nap(double seconds) {
+  struct timespec ts = {(time_t)seconds, (long)((seconds - (double)(time_t)seconds) * 1e9)};
+  nanosleep(&ts, NULL);
+}
+
+void luaapi_interrupt(LuaApi *api) { atomic_store(&api->interrupt, 1); }
+int luaapi_interrupted(const LuaApi *api) { return atomic_load((atomic_int *)&api->interrupt); }
+int luaapi_scripts(const LuaApi *api) { return api->n_scripts; }
+
+/* ------------------------------------------------------------ top-level calls */
+
+/* An interrupt that came before the outermost call stays in force: it was
+** meant for this code (a script whose Ctrl-C came while it was starting).
+** A host that does not want that interrupts only while Lua code runs. */
+void lapi_enter(LuaApi *api) { api->depth++; }
+
+void lapi_leave(LuaApi *api) {
+  if (--api->depth > 0) return;
+  lapi_unlock_all(api);
+  api->stepping = NULL;
+  api->in_callback = 0;
+  atomic_store(&api->interrupt, 0);
+}
+
+/* The message handler of every call: text for any error value, then the
+** traceback. The os.exit marker passes through untouched. */
+int lapi_message(lua_State *L) {
+  if (lua_touserdata(L, 1) == &lapi_exit_marker) return 1;
+  const char *msg = lua_tostring(L, 1);
+  if (!msg) {
+    if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING) return 1;
+    msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
+  }
+  luaL_traceback(L, L, msg, 1);
+  return 1;
+}
+
+int lapi_docall(lua_State *L, int narg, int nres) {
+  int base = lua_gettop(L) - narg;
+  lua_pushcfunction(L, lapi_message);
+  lua_insert(L, base);
+  int status = lua_pcall(L, narg, nres, base);
+  lua_remove(L, base);
+  return status;
+}
+
+/* Turn the outcome of a call into a status; report an error (its value on
+** top of L, popped) through 'out'. */
+LuaApiStatus lapi_report(LuaApi *api, lua_State *L, int status) {
+  if (status == LUA_OK) return LUAAPI_OK;
+  if (lua_touserdata(L, -1) == &lapi_exit_marker) {
+    lua_pop(L, 1);
+    return LUAAPI_EXIT;
+  }
+  const char *msg = lua_tostring(L, -1);
+  if (!msg) msg = "(error object is not a string)";
+  snprintf(api->last_error, sizeof api->last_error, "%s", msg);
+  char *nl = strchr(api->last_error, '\n');
+  if (nl) *nl = '\0';
+  lapi_write(api, msg, strlen(msg), 1);
+  lapi_write(api, "\n", 1, 1);
+  lua_pop(L, 1);
+  return luaapi_interrupted(api) ? LUAAPI_INTERRUPTED : LUAAPI_ERROR;
+}
+
+/* Run 'f(ud)' in protected mode, so that running out of memory in the
+** glue itself is an error, never a panic. */
+int lapi_protect(LuaApi *api, lua_CFunction f, void *ud) {
+  lua_State *L = api->L;
+  lua_pushcfunction(L, f);
+  lua_pushlightuserdata(L, ud);
+  int status = lua_pcall(L, 1, 0, 0);
+  if (status != LUA_OK) lapi_report(api, L, status);
+  return status;
+}
+
+/* ------------------------------------------------------------ the hook */
+
+static void lapi_hook(lua_State *L, lua_Debug *ar) {
+  LuaApi *api = lapi_get(L);
+  if (atomic_load_explicit(&api->interrupt, memory_order_relaxed)) {
+    lua_sethook(L, lapi_hook, LUA_MASKCOUNT, 1);
+    luaL_error(L, "interrupted");
+  }
+  if (lua_gethookcount(L) != LAPI_HOOK_EVERY) lua_sethook(L, lapi_hook, LUA_MASKCOUNT, LAPI_HOOK_EVERY);
+  /* A UI script that computes for long gives the screen a turn. */
+  if (api->running >= 0 && api->scripts[api->running].co == L && lua_isyieldable(L) &&
+      lapi_now() >= api->slice_end) {
+    api->scripts[api->running].wait = WAIT_READY;
+    lua_yield(L, 0);
+  }
+}
+
+void lapi_install_hook(lua_State *L) { lua_sethook(L, lapi_hook, LUA_MASKCOUNT, LAPI_HOOK_EVERY); }
+
+/* ------------------------------------------------------------ scripts */
+
+static int script_of(const LuaApi *api, const lua_State *L) {
+  for (int i = 0; i < api->n_scripts; i++)
+    if (api->scripts[i].co == L) return i;
+  return -1;
+}
+
+/* Make a coroutine of the function and 'nargs' arguments on top of L. */
+int lapi_new_script(LuaApi *api, lua_State *L, int nargs, int repl) {
+  if (api->n_scripts == api->cap_scripts) {
+    int cap = api->cap_scripts ? 2 * api->cap_scripts : 4;
+    Script *s = realloc(api->scripts, sizeof *s * (size_t)cap);
+    if (!s) return luaL_error(L, "not enough memory");
+    api->scripts = s;
+    api->cap_scripts = cap;
+  }
+  lua_State *co = lua_newthread(L);
+  lua_insert(L, -(nargs + 2));
+  lua_xmove(L, co, nargs + 1);
+  Script *s = &api->scripts[api->n_scripts];
+  memset(s, 0, sizeof *s);
+  s->co = co;
+  s->ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  s->repl = repl;
+  s->nargs = nargs;
+  s->wait = WAIT_READY;
+  return api->n_scripts++;
+}
+
+static void close_thread(lua_State *co, lua_State *L) {
+#if LUA_VERSION_RELEASE_NUM >= 50406
+  lua_closethread(co, L);
+#else
+  (void)L;
+  lua_resetthread(co);
+#endif
+}
+
+static void end_script(LuaApi *api, int i) {
+  Script *s = &api->scripts[i];
+  close_thread(s->co, api->L);
+  luaL_unref(api->L, LUA_REGISTRYINDEX, s->ref);
+  memmove(s, s + 1, sizeof *s * (size_t)(api->n_scripts - i - 1));
+  api->n_scripts--;
+}
+
+void lapi_free_scripts(LuaApi *api) {
+  while (api->n_scripts > 0) end_script(api, api->n_scripts - 1);
+}
+
+/* Report the error that ended coroutine 'co' with its traceback. */
+static void report_script_error(LuaApi *api, lua_State *co) {
+  lua_State *L = api->L;
+  const char *msg;
+  if (lua_touserdata(co, -1) == &lapi_exit_marker) msg = "os.exit ends a script, never the lab";
+  else if (!(msg = lua_tostring(co, -1))) {
+    if (luaL_callmeta(co, -1, "__tostring") && lua_type(co, -1) == LUA_TSTRING) msg = lua_tostring(co, -1);
+    else msg = lua_pushfstring(co, "(error object is a %s value)", luaL_typename(co, -1));
+  }
+  luaL_traceback(L, co, msg, 0);
+  lapi_report(api, L, LUA_ERRRUN);
+}
+
+/* Resume script 'i'. Returns LUAAPI_RUNNING while it lives, else how it
+** ended (it is then gone from the list). */
+int lapi_resume(LuaApi *api, int i) {
+  Script *s = &api->scripts[i];
+  lua_State *co = s->co;
+  int nargs = s->nargs, nres = 0;
+  s->nargs = 0;
+  s->wait = WAIT_READY;
+  api->running = i;
+  api->slice_end = lapi_now() + LAPI_SLICE_SECONDS;
+  int status = lua_resume(co, api->L, nargs, &nres);
+  api->running = -1;
+  lapi_unlock_all(api);
+  if (status == LUA_YIELD) {
+    lua_pop(co, nres);
+    return LUAAPI_RUNNING;
+  }
+  LuaApiStatus result = LUAAPI_OK;
+  if (status == LUA_OK) {
+    if (api->scripts[i].repl && nres > 0) {
+      lua_xmove(co, api->L, nres);
+      lrepl_print_values(api, api->L, lua_gettop(api->L) - nres + 1, nres);
+      lua_pop(api->L, nres);
+    }
+  } else if (lua_touserdata(co, -1) == &lapi_exit_marker && !api->scripts[i].repl) {
+    result = LUAAPI_EXIT;
+  } else {
+    result = luaapi_interrupted(api) ? LUAAPI_INTERRUPTED : LUAAPI_ERROR;
+    report_script_error(api, co);
+  }
+  end_script(api, i);
+  return result;
+}
+
+static int ready(LuaApi *api, Script *s) {
+  switch (s->wait) {
+    case WAIT_READY: return 1;
+    case WAIT_TIME: return lapi_now() >= s->wake_at;
+    case WAIT_TICKET: {
+      int st = api->host->poll(api->host, s->ticket, &s->err);
+      if (st == 0) return 0;
+      s->result = st;
+      return 1;
+    }
+  }
+  return 0;
+}
+
+static int pump_body(lua_State *L) {
+  LuaApi *api = lua_touserdata(L, 1);
+  for (int i = 0; i < api->n_scripts;) {
+    if (!ready(api, &api->scripts[i])) {
+      i++;
+      continue;
+    }
+    if (lapi_resume(api, i) == LUAAPI_RUNNING) i++;
+    if (luaapi_interrupted(api)) break;
+  }
+  return 0;
+}
+
+static void kill_scripts(LuaApi *api, const char *why) {
+  if (api->n_scripts == 0) return;
+  api->host->cancel(api->host);
+  char line[128];
+  int n = snprintf(line, sizeof line, "%s: %d script%s stopped\n", why, api->n_scripts,
+                   api->n_scripts == 1 ? "" : "s");
+  lapi_write(api, line, (size_t)n, 1);
+  lapi_free_scripts(api);
+}
+
+int luaapi_pump(LuaApi *api) {
+  if (luaapi_interrupted(api) && api->depth == 0) {   /* meant for the waiting scripts */
+    kill_scripts(api, "interrupted");
+    atomic_store(&api->interrupt, 0);
+  }
+  if (api->n_scripts == 0) return 0;
+  lapi_enter(api);
+  lapi_protect(api, pump_body, api);
+  if (luaapi_interrupted(api)) kill_scripts(api, "interrupted");
+  lapi_leave(api);
+  return api->n_scripts;
+}
+
+/* ------------------------------------------------------------ waiting */
+
+/* The outcome of the ticket a script waited for (after a yield). */
+int lapi_step_result(lua_State *L) {
+  LuaApi *api = lapi_get(L);
+  int i = script_of(api, L);
+  if (i >= 0 && api->scripts[i].result < 0) {
+    char msg[ERR_MSG_MAX];
+    memcpy(msg, api->scripts[i].err.msg, sizeof msg);
+    return luaL_error(L, "%s", msg);
+  }
+  return 0;
+}
+
+/* Ask the host for 'n' steps of run 'id' (-1: every run) and continue with
+** 'k' when they are done: at once with an inline host, after a yield in a
+** script coroutine of the UI, else by waiting here (still interruptible). */
+int lapi_wait_steps(lua_State *L, int id, long n, lua_KContext ctx, lua_KFunction k) {
+  LuaApi *api = lapi_get(L);
+  Host *h = api->host;
+  Err err;
+  if (api->in_callback) return luaL_error(L, "training cannot be stepped from an on_step callback");
+  lapi_unlock_all(api);
+  lua_State *prev = api->stepping;
+  api->stepping = L;
+  long ticket = h->submit(h, id, n, &err);
+  api->stepping = prev;
+  if (ticket < 0) return luaL_error(L, "%s", err.msg);
+  int i = script_of(api, L);
+  if (!h->inline_steps && i >= 0 && lua_isyieldable(L)) {
+    Script *s = &api->scripts[i];
+    s->wait = WAIT_TICKET;
+    s->ticket = ticket;
+    s->result = 0;
+    return lua_yieldk(L, 0, ctx, k);
+  }
+  for (;;) {
+    int st = h->poll(h, ticket, &err);
+    if (st < 0) return luaL_error(L, "%s", err.msg);
+    if (st > 0) break;
+    if (luaapi_interrupted(api)) {
+      h->cancel(h);
+      return luaL_error(L, "interrupted");
+    }
+    nap(0.002);
+  }
+  return k(L, LUA_OK, ctx);
+}
+
+static int sleep_k(lua_State *L, int status, lua_KContext ctx) { return 0; }
+
+int lapi_sleep(lua_State *L, double seconds) {
+  LuaApi *api = lapi_get(L);
+  int i = script_of(api, L);
+  if (!api->host->inline_steps && i >= 0 && lua_isyieldable(L)) {
+    api->scripts[i].wait = WAIT_TIME;
+    api->scripts[i].wake_at = lapi_now() + seconds;
+    return lua_yieldk(L, 0, 0, sleep_k);
+  }
+  double end = lapi_now() + seconds;
+  for (double now = lapi_now(); now < end; now = lapi_now()) {
+    if (luaapi_interrupted(api)) return luaL_error(L, "interrupted");
+    nap(end - now < 0.02 ? end - now : 0.02);
+  }
+  return 0;
+}
+
+/* ------------------------------------------------------------ script files */
+
+typedef struct FileCall {
+  const char *path;
+  int argc;
+  char **argv;
+  int as_script;
+  LuaApiStatus status;
+} FileCall;
+
+static int file_body(lua_State *L) {
+  FileCall *fc = lua_touserdata(L, 1);
+  LuaApi *api = lapi_get(L);
+  lapi_set_script_dir(api, fc->path);
+  lua_createtable(L, fc->argc, 2);
+  lua_pushliteral(L, "tielab");
+  lua_rawseti(L, -2, -1);
+  lua_pushstring(L, fc->path);
+  lua_rawseti(L, -2, 0);
+  for (int i = 0; i < fc->argc; i++) {
+    lua_pushstring(L, fc->argv[i]);
+    lua_rawseti(L, -2, i + 1);
+  }
+  lua_setglobal(L, "arg");
+  int status = luaL_loadfilex(L, fc->path, api->opt.sandbox ? "t" : NULL);
+  if (status != LUA_OK) {
+    fc->status = lapi_report(api, L, status);
+    return 0;
+  }
+  luaL_checkstack(L, fc->argc, "too many arguments to the script");
+  for (int i = 0; i < fc->argc; i++) lua_pushstring(L, fc->argv[i]);
+  if (fc->as_script) {
+    int i = lapi_new_script(api, L, fc->argc, 0);
+    fc->status = lapi_resume(api, i);
+  } else {
+    fc->status = lapi_report(api, L, lapi_docall(L, fc->argc, 0));
+  }
+  return 0;
+}
+
+static LuaApiStatus run_file(LuaApi *api, FileCall *fc, Err *err) {
+  lapi_enter(api);
+  api->last_error[0] = '\0';
+  fc->status = LUAAPI_ERROR;
+  lapi_protect(api, file_body, fc);
+  if (fc->status == LUAAPI_INTERRUPTED || (fc->status == LUAAPI_ERROR && luaapi_interrupted(api)))
+    fc->status = LUAAPI_INTERRUPTED;
+  lapi_leave(api);
+  if (fc->status != LUAAPI_OK && fc->status != LUAAPI_RUNNING)
+    err_set(err, "%s", fc->status == LUAAPI_EXIT ? "os.exit" : api->last_error);
+  return fc->status;
+}
+
+LuaApiStatus luaapi_run_file(LuaApi *api, const char *path, int argc, char **argv, Err *err) {
+  FileCall fc = {path, argc, argv, 0, LUAAPI_ERROR};
+  return run_file(api, &fc, err);
+}
+
+LuaApiStatus luaapi_start_script(LuaApi *api, const char *path, int argc, char **argv, Err *err) {
+  FileCall fc = {path, argc, argv, 1, LUAAPI_ERROR};
+  return run_file(api, &fc, err);
+}

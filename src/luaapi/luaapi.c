@@ -1,0 +1,435 @@
+/*
+** luaapi.c -- the Lua state of the lab: a counting allocator with a cap,
+** the standard libraries with their output routed to the host, os.exit
+** turned into an error, the "tielab" module preloaded and set as the global
+** 'lab', and the sandbox for scripts of unknown origin.
+**
+** The LuaApi lives in the state's extra space ('lua_getextraspace'), which
+** Lua copies into every new thread, so C functions and the hook reach it
+** from any coroutine without a global variable.
+*/
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <lualib.h>
+
+#include "linternal.h"
+
+#ifndef TIELAB_DATADIR
+#define TIELAB_DATADIR "/usr/local/share/tielab"
+#endif
+
+LuaApi *lapi_get(lua_State *L) { return *(LuaApi **)lua_getextraspace(L); }
+
+/* ------------------------------------------------------------ the lab lock
+** Recursive on our side, so that a Lua error that skipped an unlock (caught
+** by a pcall in the script) can never deadlock: the top-level call and every
+** wait for steps release whatever is still held. */
+
+Lab *lapi_lock(LuaApi *api) {
+  if (api->locks++ == 0) api->lab = api->host->acquire(api->host);
+  return api->lab;
+}
+
+void lapi_unlock(LuaApi *api) {
+  if (api->locks > 0 && --api->locks == 0) api->host->release(api->host);
+}
+
+void lapi_unlock_all(LuaApi *api) {
+  if (api->locks > 0) {
+    api->locks = 0;
+    api->host->release(api->host);
+  }
+}
+
+/* ------------------------------------------------------------ memory */
+
+/* Lua's allocator contract: free on nsize 0, never fail a shrink, return
+** NULL (Lua then collects and retries, then raises "not enough memory")
+** when growth would pass the cap. When 'ptr' is NULL, 'osize' is a type
+** tag, not a size. */
+static void *lapi_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
+  LuaApi *api = ud;
+  if (!ptr) osize = 0;
+  if (nsize == 0) {
+    free(ptr);
+    api->mem_used -= osize;
+    return NULL;
+  }
+  if (api->mem_cap && nsize > osize && api->mem_used - osize + nsize > api->mem_cap) return NULL;
+  void *p = realloc(ptr, nsize);
+  if (!p) return nsize <= osize ? ptr : NULL;
+  api->mem_used = api->mem_used - osize + nsize;
+  return p;
+}
+
+/* ------------------------------------------------------------ output */
+
+void lapi_write(LuaApi *api, const char *s, size_t n, int is_err) {
+  if (api->opt.out) {
+    api->opt.out(api->opt.ctx, s, n, is_err);
+    return;
+  }
+  fwrite(s, 1, n, is_err ? stderr : stdout);
+}
+
+static int lapi_print(lua_State *L) {
+  int n = lua_gettop(L);
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  for (int i = 1; i <= n; i++) {
+    if (i > 1) luaL_addchar(&b, '\t');
+    luaL_tolstring(L, i, NULL);
+    luaL_addvalue(&b);
+  }
+  luaL_addchar(&b, '\n');
+  luaL_pushresult(&b);
+  size_t len;
+  const char *s = lua_tolstring(L, -1, &len);
+  lapi_write(lapi_get(L), s, len, 0);
+  return 0;
+}
+
+/* file:write for every file: text for io.stdout and io.stderr goes to the
+** host, other files to the original method (upvalue 1). */
+static int lapi_file_write(lua_State *L) {
+  luaL_Stream *p = luaL_checkudata(L, 1, LUA_FILEHANDLE);
+  if (p->closef && (p->f == stdout || p->f == stderr)) {
+    int n = lua_gettop(L);
+    for (int i = 2; i <= n; i++) {
+      size_t len;
+      const char *s = luaL_checklstring(L, i, &len);
+      lapi_write(lapi_get(L), s, len, p->f == stderr);
+    }
+    lua_settop(L, 1);
+    return 1;
+  }
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+  return lua_gettop(L);
+}
+
+/* io.write: the same, on the current default output file. */
+static int lapi_io_write(lua_State *L) {
+  lua_getfield(L, LUA_REGISTRYINDEX, "_IO_output");
+  lua_insert(L, 1);
+  return lapi_file_write(L);
+}
+
+/* Lua's warnings ("@on", "@off", pieces to be continued) to the host. */
+static void lapi_warnf(void *ud, const char *msg, int tocont) {
+  LuaApi *api = ud;
+  if (!api->warn_cont && *msg == '@') {
+    if (strcmp(msg, "@on") == 0) api->warn_on = 1;
+    else if (strcmp(msg, "@off") == 0) api->warn_on = 0;
+    return;
+  }
+  if (api->warn_on) {
+    if (!api->warn_cont) lapi_write(api, "Lua warning: ", 13, 1);
+    lapi_write(api, msg, strlen(msg), 1);
+    if (!tocont) lapi_write(api, "\n", 1, 1);
+  }
+  api->warn_cont = tocont;
+}
+
+static void route_output(lua_State *L) {
+  lua_pushcfunction(L, lapi_print);
+  lua_setglobal(L, "print");
+  luaL_getmetatable(L, LUA_FILEHANDLE);
+  lua_getfield(L, -1, "__index");          /* the method table */
+  lua_getfield(L, -1, "write");
+  lua_pushvalue(L, -1);
+  lua_pushcclosure(L, lapi_file_write, 1);
+  lua_setfield(L, -3, "write");
+  lua_getglobal(L, "io");
+  lua_insert(L, -2);                        /* io, original write */
+  lua_pushcclosure(L, lapi_io_write, 1);
+  lua_setfield(L, -2, "write");
+  lua_pop(L, 3);
+}
+
+/* ------------------------------------------------------------ os.exit */
+
+/* The error object os.exit raises: headless mode turns it into the exit
+** status; in the lab it only ends the script. */
+char lapi_exit_marker;
+
+static int lapi_os_exit(lua_State *L) {
+  LuaApi *api = lapi_get(L);
+  if (lua_isboolean(L, 1)) api->exit_code = lua_toboolean(L, 1) ? 0 : 1;
+  else api->exit_code = (int)luaL_optinteger(L, 1, 0);
+  lua_pushlightuserdata(L, &lapi_exit_marker);
+  return lua_error(L);
+}
+
+/* ------------------------------------------------------------ sandbox */
+
+static int under(const char *path, const char *root) {
+  size_t n = strlen(root);
+  if (n == 0 || strncmp(path, root, n) != 0) return 0;
+  return path[n] == '/' || path[n] == '\0' || strcmp(root, "/") == 0;
+}
+
+/* Resolve 'path' (which may not exist yet) to a real absolute name. */
+static int resolve(const LuaApi *api, const char *path, char real[PATH_MAX]) {
+  char full[PATH_MAX];
+  int n = path[0] == '/' ? snprintf(full, sizeof full, "%s", path)
+                         : snprintf(full, sizeof full, "%s/%s", api->cwd, path);
+  if (n < 0 || n >= PATH_MAX) return -1;
+  if (realpath(full, real)) return 0;
+  if (errno != ENOENT) return -1;
+  char *slash = strrchr(full, '/');
+  const char *base = slash + 1;
+  if (!*base || strcmp(base, ".") == 0 || strcmp(base, "..") == 0) return -1;
+  *slash = '\0';
+  char dir[PATH_MAX];
+  if (!realpath(full[0] ? full : "/", dir)) return -1;
+  n = snprintf(real, PATH_MAX, "%s/%s", strcmp(dir, "/") == 0 ? "" : dir, base);
+  return n < 0 || n >= PATH_MAX ? -1 : 0;
+}
+
+int lapi_path_ok(LuaApi *api, const char *path, int write) {
+  char real[PATH_MAX];
+  if (!api->opt.sandbox) return 1;
+  if (!path || !*path || resolve(api, path, real) < 0) return 0;
+  if (under(real, api->cwd)) return 1;
+  return !write && (under(real, api->script_dir) || under(real, api->data_dir));
+}
+
+void lapi_check_path(lua_State *L, const char *fname, const char *path, int write) {
+  if (!lapi_path_ok(lapi_get(L), path, write))
+    luaL_error(L, "%s: '%s' is outside the working directory (sandbox)", fname, path);
+}
+
+void lapi_set_script_dir(LuaApi *api, const char *script) {
+  char buf[PATH_MAX];
+  snprintf(buf, sizeof buf, "%s", script);
+  char *slash = strrchr(buf, '/');
+  if (slash) *slash = '\0';
+  else snprintf(buf, sizeof buf, ".");
+  if (!realpath(buf[0] ? buf : "/", api->script_dir)) api->script_dir[0] = '\0';
+}
+
+enum { GUARD_READ, GUARD_WRITE, GUARD_OPEN, GUARD_BOTH };
+
+/* A file function behind a path check: upvalue 1 the original, upvalue 2
+** how its arguments are checked, upvalue 3 its name. Handles and nil pass
+** through. */
+static int lapi_guarded(lua_State *L) {
+  int how = (int)lua_tointeger(L, lua_upvalueindex(2));
+  for (int i = 1; i <= (how == GUARD_BOTH ? 2 : 1); i++) {
+    if (lua_type(L, i) != LUA_TSTRING) continue;
+    int write = how == GUARD_WRITE || how == GUARD_BOTH ||
+                (how == GUARD_OPEN && strpbrk(luaL_optstring(L, 2, "r"), "wa+"));
+    lapi_check_path(L, lua_tostring(L, lua_upvalueindex(3)), lua_tostring(L, i), write);
+  }
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+  return lua_gettop(L);
+}
+
+static void guard(lua_State *L, const char *lib, const char *name, int how) {
+  lua_getglobal(L, lib);
+  lua_getfield(L, -1, name);
+  lua_pushinteger(L, how);
+  lua_pushfstring(L, "%s.%s", lib, name);
+  lua_pushcclosure(L, lapi_guarded, 3);
+  lua_setfield(L, -2, name);
+  lua_pop(L, 1);
+}
+
+static void drop(lua_State *L, const char *lib, const char *name) {
+  lua_getglobal(L, lib);
+  lua_pushnil(L);
+  lua_setfield(L, -2, name);
+  lua_pop(L, 1);
+}
+
+/* load, loadfile and dofile in text mode only: bytecode can crash the VM. */
+static int lapi_load_text(lua_State *L) {
+  int n = lua_gettop(L);
+  lua_settop(L, n < 4 ? 3 : 4);    /* keep an explicit env, even nil */
+  lua_pushliteral(L, "t");
+  lua_replace(L, 3);
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+  return lua_gettop(L);
+}
+
+static int lapi_loadfile_text(lua_State *L) {
+  int n = lua_gettop(L);
+  if (lua_type(L, 1) == LUA_TSTRING) lapi_check_path(L, "loadfile", lua_tostring(L, 1), 0);
+  lua_settop(L, n < 3 ? 2 : 3);
+  lua_pushliteral(L, "t");
+  lua_replace(L, 2);
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+  return lua_gettop(L);
+}
+
+static int dofile_k(lua_State *L, int status, lua_KContext ctx) { return lua_gettop(L) - 1; }
+
+static int lapi_dofile_text(lua_State *L) {
+  const char *fname = luaL_optstring(L, 1, NULL);
+  lua_settop(L, 1);
+  if (fname) lapi_check_path(L, "dofile", fname, 0);
+  if (luaL_loadfilex(L, fname, "t") != LUA_OK) return lua_error(L);
+  lua_callk(L, 0, LUA_MULTRET, 0, dofile_k);
+  return dofile_k(L, LUA_OK, 0);
+}
+
+/* require's searcher for Lua files, text only and inside the sandbox. */
+static int lapi_searcher(lua_State *L) {
+  const char *name = luaL_checkstring(L, 1);
+  lua_getglobal(L, "package");
+  lua_getfield(L, -1, "searchpath");
+  lua_pushstring(L, name);
+  lua_getfield(L, -3, "path");
+  lua_call(L, 2, 2);
+  if (lua_isnil(L, -2)) return 1;   /* the message of searchpath */
+  const char *file = lua_tostring(L, -2);
+  lapi_check_path(L, "require", file, 0);
+  if (luaL_loadfilex(L, file, "t") != LUA_OK)
+    return luaL_error(L, "error loading module '%s' from file '%s':\n\t%s", name, file, lua_tostring(L, -1));
+  lua_pushstring(L, file);
+  return 2;
+}
+
+static void sandbox(lua_State *L) {
+  static const char *const os_gone[] = {"execute", "tmpname"};
+  static const char *const debug_gone[] = {"sethook", "setlocal", "setupvalue", "upvaluejoin",
+                                           "setuservalue", "setmetatable", "setcstacklimit",
+                                           "getregistry", "getupvalue"};
+  for (size_t i = 0; i < sizeof os_gone / sizeof *os_gone; i++) drop(L, "os", os_gone[i]);
+  for (size_t i = 0; i < sizeof debug_gone / sizeof *debug_gone; i++) drop(L, "debug", debug_gone[i]);
+  drop(L, "io", "popen");
+  drop(L, "package", "loadlib");
+  guard(L, "io", "open", GUARD_OPEN);
+  guard(L, "io", "lines", GUARD_READ);
+  guard(L, "io", "input", GUARD_READ);
+  guard(L, "io", "output", GUARD_WRITE);
+  guard(L, "os", "remove", GUARD_WRITE);
+  guard(L, "os", "rename", GUARD_BOTH);
+
+  lua_getglobal(L, "load");
+  lua_pushcclosure(L, lapi_load_text, 1);
+  lua_setglobal(L, "load");
+  lua_getglobal(L, "loadfile");
+  lua_pushcclosure(L, lapi_loadfile_text, 1);
+  lua_setglobal(L, "loadfile");
+  lua_pushcfunction(L, lapi_dofile_text);
+  lua_setglobal(L, "dofile");
+
+  lua_getglobal(L, "package");
+  lua_pushliteral(L, "");
+  lua_setfield(L, -2, "cpath");
+  lua_createtable(L, 2, 0);                /* searchers: preload, Lua files */
+  lua_getfield(L, -2, "searchers");
+  lua_rawgeti(L, -1, 1);
+  lua_rawseti(L, -3, 1);
+  lua_pop(L, 1);
+  lua_pushcfunction(L, lapi_searcher);
+  lua_rawseti(L, -2, 2);
+  lua_setfield(L, -2, "searchers");
+  lua_pop(L, 1);
+}
+
+/* ------------------------------------------------------------ the state */
+
+static int lapi_setup(lua_State *L) {
+  LuaApi *api = lapi_get(L);
+  luaL_openlibs(L);
+  lua_setwarnf(L, lapi_warnf, api);
+  route_output(L);
+
+  lua_getglobal(L, "os");
+  lua_pushcfunction(L, lapi_os_exit);
+  lua_setfield(L, -2, "exit");
+  lua_pop(L, 1);
+
+  /* Reproducible by default: a script wanting fresh numbers seeds itself. */
+  lua_getglobal(L, "math");
+  lua_getfield(L, -1, "randomseed");
+  lua_pushinteger(L, 0);
+  lua_call(L, 1, 0);
+  lua_pop(L, 1);
+
+  lua_getglobal(L, "package");
+  lua_getfield(L, -1, "path");
+  lua_pushfstring(L, "%s;%s/?.lua", lua_tostring(L, -1), TIELAB_DATADIR);
+  lua_setfield(L, -3, "path");
+  lua_pop(L, 1);
+  lua_getfield(L, -1, "preload");
+  lua_pushcfunction(L, luaopen_tielab);
+  lua_setfield(L, -2, "tielab");
+  lua_pop(L, 2);
+
+  lrun_open(L);
+  lua_getglobal(L, "require");
+  lua_pushliteral(L, "tielab");
+  lua_call(L, 1, 1);
+  lua_setglobal(L, "lab");
+
+  if (api->opt.sandbox) sandbox(L);
+  lapi_install_hook(L);
+  return 0;
+}
+
+LuaApi *luaapi_new(Host *host, const LuaApiOptions *opt, Err *err) {
+  LuaApi *api = calloc(1, sizeof *api);
+  if (!api) {
+    err_set(err, "out of memory creating the Lua state");
+    return NULL;
+  }
+  api->host = host;
+  if (opt) api->opt = *opt;
+  api->running = -1;
+  atomic_init(&api->interrupt, 0);
+  if (!realpath(".", api->cwd)) api->cwd[0] = '\0';
+  if (!realpath(TIELAB_DATADIR, api->data_dir)) api->data_dir[0] = '\0';
+  api->plots = history_new(HISTORY_DEFAULT_CAP);
+  api->L = lua_newstate(lapi_alloc, api);
+  if (!api->L || !api->plots) {
+    err_set(err, "out of memory creating the Lua state");
+    luaapi_free(api);
+    return NULL;
+  }
+  *(LuaApi **)lua_getextraspace(api->L) = api;
+  host->after_step = llab_after_step;
+  host->after_step_ctx = api;
+  if (lapi_protect(api, lapi_setup, api) != LUA_OK) {
+    err_set(err, "cannot set up Lua: %s", api->last_error);
+    luaapi_free(api);
+    return NULL;
+  }
+  api->mem_cap = api->opt.heap_cap;
+  return api;
+}
+
+void luaapi_free(LuaApi *api) {
+  if (!api) return;
+  if (api->L) {
+    api->mem_cap = 0;   /* closing must never fail for want of memory */
+    lapi_free_scripts(api);
+    lua_close(api->L);
+  }
+  if (api->host && api->host->after_step_ctx == api) {
+    api->host->after_step = NULL;
+    api->host->after_step_ctx = NULL;
+  }
+  history_free(api->plots);
+  free(api->scripts);
+  free(api);
+}
+
+lua_State *luaapi_state(LuaApi *api) { return api->L; }
+size_t luaapi_mem_used(const LuaApi *api) { return api->mem_used; }
+History *luaapi_plots(LuaApi *api) { return api->plots; }
+const char *luaapi_caption(const LuaApi *api) { return api->caption; }
+int luaapi_exit_code(const LuaApi *api) { return api->exit_code; }

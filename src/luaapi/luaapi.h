@@ -1,0 +1,130 @@
+/*
+** luaapi.h -- the Lua 5.4 binding of the lab: a Lua state with the module
+** "tielab" (also the global 'lab'), run handles, and what a host program
+** needs around it: running a script file, a REPL line, script coroutines
+** that wait for training without blocking, Ctrl-C, key bindings, custom
+** series and tab completion.
+**
+** Provides: luaapi_* below. Uses: lab.h (through the Host of host.h, which
+** says how to get at the lab and how to ask for training steps) and Lua.
+** It never touches threads, curses or the terminal: text goes out through
+** the 'out' callback of LuaApiOptions.
+**
+** Every call from C into Lua goes through one protected call with a
+** traceback handler; errors are reported through 'out' (is_err = 1) and
+** the functions below return a LuaApiStatus.
+*/
+#ifndef TIELAB_LUAAPI_H
+#define TIELAB_LUAAPI_H
+
+#include <stddef.h>
+
+#include <lua.h>
+
+#include "../lab/lab.h"
+#include "host.h"
+
+typedef struct LuaApi LuaApi;
+
+/* What a top-level call ended with. */
+typedef enum LuaApiStatus {
+  LUAAPI_OK = 0,
+  LUAAPI_ERROR,         /* a Lua error (syntax or runtime), already reported */
+  LUAAPI_INTERRUPTED,   /* stopped by luaapi_interrupt */
+  LUAAPI_EXIT,          /* the script called os.exit: see luaapi_exit_code */
+  LUAAPI_INCOMPLETE,    /* luaapi_eval_line: the statement needs more lines */
+  LUAAPI_RUNNING        /* started as a coroutine that is still waiting */
+} LuaApiStatus;
+
+/* Kinds of message for the 'log' callback. */
+typedef enum LuaApiLog { LUAAPI_LOG_INFO, LUAAPI_LOG_CAPTION } LuaApiLog;
+
+typedef struct LuaApiOptions {
+  size_t heap_cap;   /* bytes the Lua heap may hold; 0: no cap */
+  int sandbox;       /* scripts of unknown origin: see luaapi_new */
+  /* print, io.write, io.stdout/io.stderr writes, warnings and error
+  ** reports; NULL: stdout and stderr */
+  void (*out)(void *ctx, const char *s, size_t n, int is_err);
+  /* lab.log (INFO) and lab.caption (CAPTION, msg "" clears); NULL: stderr */
+  void (*log)(void *ctx, LuaApiLog kind, const char *msg);
+  void *ctx;
+  /* lab.run{} starts from these options; NULL: run_options_default */
+  const RunOptions *defaults;
+} LuaApiOptions;
+
+/* Create the state: standard libraries, the "tielab" module (preloaded and
+** as the global 'lab'), print and io routed to 'out', os.exit replaced by
+** an error that ends the script (headless mode turns it into the exit
+** status), math.random seeded with 0 so scripts are reproducible, and a
+** permanent count hook for interrupts. Sets host->after_step. With
+** 'sandbox': no os.execute, io.popen, package.loadlib, C modules,
+** debug.sethook or binary chunks, and files only under the working
+** directory (reading also the script's directory and tielab's lua/). */
+LuaApi *luaapi_new(Host *host, const LuaApiOptions *opt, Err *err);
+void luaapi_free(LuaApi *api);
+lua_State *luaapi_state(LuaApi *api);
+
+/* Run a script file to its end on this thread, as 'lua' does: the global
+** 'arg' holds argv (arg[0] the path), the chunk gets them as '...'. */
+LuaApiStatus luaapi_run_file(LuaApi *api, const char *path, int argc, char **argv, Err *err);
+
+/* The status given to os.exit (0 for true or none, 1 for false). */
+int luaapi_exit_code(const LuaApi *api);
+
+/* Start a script file as a coroutine (the UI): it runs until it waits for
+** training ('r:step' yields while the host works), sleeps, or ends.
+** Returns LUAAPI_RUNNING while it lives; call luaapi_pump to go on. */
+LuaApiStatus luaapi_start_script(LuaApi *api, const char *path, int argc, char **argv, Err *err);
+
+/* One REPL entry, as lua.c reads it: 'text' is every line of the entry so
+** far joined with '\n'. "=expr" and expressions print their values (tables
+** pretty-printed) through 'out'. LUAAPI_INCOMPLETE: the statement is not
+** finished (the caller reads another line and calls again with both). With
+** a host that does not step inline, the entry runs as a coroutine, so a
+** typed 'r:step(500)' never freezes the screen (LUAAPI_RUNNING). */
+LuaApiStatus luaapi_eval_line(LuaApi *api, const char *text);
+
+/* Resume the script coroutines whose wait is over (their steps are done,
+** their sleep ended, or they yielded a time slice). Returns how many are
+** still alive. An interrupt pending here stops every script. */
+int luaapi_pump(LuaApi *api);
+int luaapi_scripts(const LuaApi *api);
+
+/* Stop the Lua code that runs now, or, when none runs, the scripts that
+** wait (at the next luaapi_pump, which then clears the flag). Async-signal-
+** safe: it only sets a flag. The flag keeps raising "interrupted" (a pcall
+** in the script cannot swallow it) until the outermost call returns; an
+** interrupt that comes just before a call (a script still starting) stops
+** that call. */
+void luaapi_interrupt(LuaApi *api);
+int luaapi_interrupted(const LuaApi *api);
+
+/* ------------------------------------------------------------ for the UI */
+
+/* Key codes of lab.bind: a character is itself, "C-x" is x & 0x1f, "F1".."F12"
+** are LUAAPI_KEY_F(n) (the UI translates its own function-key codes). */
+#define LUAAPI_KEY_F(n) (0x10000 + (n))
+
+/* Call the script's binding for 'key'; 1 when there was one. */
+int luaapi_key(LuaApi *api, int key);
+
+/* Visit every binding ('name' as the script wrote it, 'help' may be ""). */
+void luaapi_bindings(LuaApi *api, void (*each)(void *ctx, int key, const char *name, const char *help),
+                     void *ctx);
+
+/* Series pushed by scripts with lab.plot(name, value), in the same bounded
+** form as a run's history. */
+History *luaapi_plots(LuaApi *api);
+
+/* The caption set by lab.caption ("" when none). */
+const char *luaapi_caption(const LuaApi *api);
+
+/* Tab completion of the last word of 'line': globals, fields of tables
+** ("lab.ru" -> "lab.run", "lab.runs") and methods of a run ("r:st" ->
+** "r:step"). Calls 'add' once per candidate, sorted; returns how many. */
+int luaapi_complete(LuaApi *api, const char *line, void (*add)(void *ctx, const char *word), void *ctx);
+
+/* Bytes the Lua heap holds now. */
+size_t luaapi_mem_used(const LuaApi *api);
+
+#endif

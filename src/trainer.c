@@ -1,0 +1,553 @@
+/*
+** trainer.c -- the training thread, its queue and its snapshots.
+**
+** Who may touch the lab: the trainer thread while 'stepping' is set, or the
+** thread that acquired it while 'held' is set; never both (the mutex 'mu'
+** guards the two flags, the queue, the tickets and the published snapshot).
+** The thread waits on 'cv' whenever the lab is held, someone waits to hold
+** it, or there is nothing to do; acquirers wait on the same 'cv' for the
+** step in progress to end. So an acquirer waits at most one step.
+**
+** Snapshots are double-buffered: the trainer fills 'pub' in place under the
+** mutex after every step and the UI swaps it for its own old one. Metrics
+** are copied every time; histories (the large part) when the UI has just
+** taken 'pub' away, when the runs changed, before the trainer goes idle, or
+** every HIST_EVERY seconds: while training runs flat out, a snapshot's
+** histories may lag its metrics by that much.
+** The UI is woken by one byte on a pipe, written only when no wake-up is
+** pending yet, so a trainer that steps a thousand times a second does not
+** wake the UI a thousand times.
+*/
+#include "trainer.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define N_TICKETS 64
+#define N_COMMANDS 64
+#define HIST_EVERY 0.05       /* seconds between history copies at most */
+#define SAMPLE_EVERY 3.0      /* seconds between text samples of a run */
+#define SAMPLE_TOKENS 64
+#define SAMPLE_TEMP 0.8
+
+typedef struct Ticket {
+  long id;        /* -1: slot never used */
+  int run_id;     /* -1: lockstep */
+  long left;
+  int state;      /* 0 waiting, 1 done, -1 failed */
+  char err[ERR_MSG_MAX];
+} Ticket;
+
+typedef struct Command {
+  TrainerFn fn;
+  size_t n;
+  unsigned char arg[TRAINER_ARG_MAX];
+} Command;
+
+typedef struct Sample {
+  int id;
+  long step;
+  double when;
+  char text[TRAINER_SAMPLE_MAX];
+} Sample;
+
+struct Trainer {
+  Lab *lab;
+  pthread_t thread;
+  int started;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+
+  int quit, running, stepping, held, waiters, publish_req;
+  pthread_t holder;
+  int n_active;                  /* runs not paused, at the last publication */
+
+  Ticket tickets[N_TICKETS];
+  long next_ticket;
+  Command cmds[N_COMMANDS];
+  int cmd_head, cmd_n;
+
+  TrainerSnap *pub;
+  int pub_stale;                 /* 'pub' came back from the UI: its histories are old */
+  long version, lab_steps;
+  double last_hist, last_step_time, rate;
+  char msg[ERR_MSG_MAX];
+  long msg_seq;
+
+  int wake[2];
+  atomic_int wake_pending;
+
+  Sample *samples;               /* by run id; only the lab's holder touches them */
+  int n_samples;
+};
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void wake(Trainer *t, int force) {
+  if (atomic_exchange(&t->wake_pending, 1) && !force) return;
+  char b = 1;
+  ssize_t n = write(t->wake[1], &b, 1);   /* EAGAIN: a byte is waiting already */
+  (void)n;
+}
+
+/* ------------------------------------------------------------ snapshots */
+
+TrainerSnap *trainer_snap_new(void) {
+  TrainerSnap *s = calloc(1, sizeof *s);
+  if (s) s->version = -1;
+  return s;
+}
+
+void trainer_snap_free(TrainerSnap *s) {
+  if (!s) return;
+  for (int i = 0; i < s->cap_runs; i++) history_free(s->runs[i].hist);
+  free(s->runs);
+  free(s);
+}
+
+const TrainerRun *trainer_snap_find(const TrainerSnap *s, int id) {
+  for (int i = 0; i < s->n_runs; i++)
+    if (s->runs[i].id == id) return &s->runs[i];
+  return NULL;
+}
+
+/* Make '*dst' a copy of 'src', reusing its memory (a failure leaves an
+** empty history, never a half copy). */
+static void copy_history(History **dst, const History *src) {
+  if (!*dst) *dst = history_clone(src);
+  else history_copy(*dst, src);
+}
+
+static Sample *sample_for(Trainer *t, int id) {
+  for (int i = 0; i < t->n_samples; i++)
+    if (t->samples[i].id == id) return &t->samples[i];
+  Sample *s = realloc(t->samples, sizeof *s * (size_t)(t->n_samples + 1));
+  if (!s) return NULL;
+  t->samples = s;
+  s = &t->samples[t->n_samples++];
+  memset(s, 0, sizeof *s);
+  s->id = id;
+  s->step = -1;
+  return s;
+}
+
+/* Let each run write some text now and then (the trainer thread, lab in hand). */
+static void refresh_samples(Trainer *t) {
+  double now = now_s();
+  for (int i = 0; i < lab_n_runs(t->lab); i++) {
+    Run *r = lab_run(t->lab, i);
+    Sample *s = sample_for(t, run_id(r));
+    long step = run_metrics(r)->step;
+    if (!s || step == s->step || (s->step >= 0 && now - s->when < SAMPLE_EVERY)) continue;
+    if (run_sample(r, NULL, SAMPLE_TOKENS, SAMPLE_TEMP, (uint64_t)step, s->text, sizeof s->text, NULL) < 0)
+      s->text[0] = '\0';
+    s->step = step;
+    s->when = now;
+  }
+}
+
+static int runs_changed(const TrainerSnap *s, Lab *lab) {
+  if (s->n_runs != lab_n_runs(lab)) return 1;
+  for (int i = 0; i < s->n_runs; i++)
+    if (s->runs[i].id != run_id(lab_run(lab, i))) return 1;
+  return 0;
+}
+
+static int snap_reserve(TrainerSnap *s, int n) {
+  if (n <= s->cap_runs) return 0;
+  TrainerRun *r = realloc(s->runs, sizeof *r * (size_t)n);
+  if (!r) return -1;
+  memset(r + s->cap_runs, 0, sizeof *r * (size_t)(n - s->cap_runs));
+  for (int i = s->cap_runs; i < n; i++) r[i].id = -1;
+  s->runs = r;
+  s->cap_runs = n;
+  return 0;
+}
+
+static long owed_steps(const Trainer *t) {
+  long n = 0;
+  for (int i = 0; i < N_TICKETS; i++)
+    if (t->tickets[i].id >= 0 && t->tickets[i].state == 0) n += t->tickets[i].left;
+  return n;
+}
+
+/* Fill 'pub' from the lab; 'full' copies the histories whatever their age.
+** Called by the lab's holder, with 'mu' locked. */
+static void fill(Trainer *t, double now, int full) {
+  TrainerSnap *s = t->pub;
+  int n = lab_n_runs(t->lab);
+  full = full || t->pub_stale || runs_changed(s, t->lab) || now - t->last_hist >= HIST_EVERY;
+  if (snap_reserve(s, n) < 0) n = s->cap_runs;
+  t->n_active = 0;
+  for (int i = 0; i < n; i++) {
+    Run *r = lab_run(t->lab, i);
+    TrainerRun *tr = &s->runs[i];
+    if (tr->id != run_id(r)) {
+      history_free(tr->hist);
+      tr->hist = NULL;
+      tr->id = run_id(r);
+    }
+    snprintf(tr->name, sizeof tr->name, "%s", run_name(r));
+    tr->m = *run_metrics(r);
+    const RunOptions *o = run_options(r);
+    tr->lens_every = o->lens_every;
+    tr->eval_every = o->eval_every;
+    tr->align_every = o->align_every;
+    if (!tr->m.paused) t->n_active++;
+    if (full) copy_history(&tr->hist, run_history(r));
+    Sample *sm = sample_for(t, tr->id);
+    if (sm) {
+      memcpy(tr->sample, sm->text, sizeof tr->sample);
+      tr->sample_step = sm->step;
+    }
+  }
+  for (int i = n; i < s->cap_runs; i++) {
+    history_free(s->runs[i].hist);
+    s->runs[i].hist = NULL;
+    s->runs[i].id = -1;
+  }
+  s->n_runs = n;
+  if (full) {
+    t->last_hist = now;
+    t->pub_stale = 0;
+  }
+  s->version = ++t->version;
+  s->lab_steps = t->lab_steps;
+  s->running = t->running;
+  s->owed = owed_steps(t);
+  s->steps_per_s = t->rate;
+  s->msg_seq = t->msg_seq;
+  memcpy(s->msg, t->msg, sizeof s->msg);
+}
+
+static void publish(Trainer *t, int full) {
+  double now = now_s();
+  pthread_mutex_lock(&t->mu);
+  fill(t, now, full);
+  pthread_mutex_unlock(&t->mu);
+  wake(t, 0);
+}
+
+static void set_message(Trainer *t, const char *msg) {
+  snprintf(t->msg, sizeof t->msg, "%s", msg);
+  t->msg_seq++;
+}
+
+int trainer_take(Trainer *t, TrainerSnap **snap) {
+  int got = 0;
+  pthread_mutex_lock(&t->mu);
+  if (t->pub->version > (*snap)->version) {
+    TrainerSnap *s = t->pub;
+    t->pub = *snap;
+    *snap = s;
+    t->pub_stale = 1;   /* the next publication copies the histories again */
+    got = 1;
+  }
+  atomic_store(&t->wake_pending, 0);
+  pthread_mutex_unlock(&t->mu);
+  trainer_drain(t);
+  return got;
+}
+
+void trainer_drain(Trainer *t) {
+  char buf[64];
+  while (read(t->wake[0], buf, sizeof buf) > 0) {
+  }
+}
+
+int trainer_wake_fd(const Trainer *t) { return t->wake[0]; }
+
+/* ------------------------------------------------------------ tickets */
+
+static Ticket *next_ticket(Trainer *t) {
+  Ticket *best = NULL;
+  for (int i = 0; i < N_TICKETS; i++) {
+    Ticket *k = &t->tickets[i];
+    if (k->id >= 0 && k->state == 0 && (!best || k->id < best->id)) best = k;
+  }
+  return best;
+}
+
+long trainer_submit(Trainer *t, int id, long n, Err *err) {
+  pthread_mutex_lock(&t->mu);
+  long tid = t->next_ticket;
+  Ticket *k = &t->tickets[tid % N_TICKETS];
+  if (k->id >= 0 && k->state == 0) {
+    pthread_mutex_unlock(&t->mu);
+    return err_set(err, "too many step requests in flight (%d)", N_TICKETS);
+  }
+  t->next_ticket++;
+  *k = (Ticket){.id = tid, .run_id = id, .left = n, .state = n > 0 ? 0 : 1};
+  pthread_cond_broadcast(&t->cv);
+  pthread_mutex_unlock(&t->mu);
+  return tid;
+}
+
+int trainer_poll(Trainer *t, long ticket, Err *err) {
+  pthread_mutex_lock(&t->mu);
+  const Ticket *k = &t->tickets[ticket % N_TICKETS];
+  int state;
+  if (ticket < 0 || ticket >= t->next_ticket) state = err_set(err, "no step request %ld", ticket);
+  else if (k->id != ticket) state = 1;   /* long finished: its slot was reused */
+  else {
+    state = k->state;
+    if (state < 0) err_set(err, "%s", k->err);
+  }
+  pthread_mutex_unlock(&t->mu);
+  return state;
+}
+
+static void cancel_locked(Trainer *t, const char *why) {
+  for (int i = 0; i < N_TICKETS; i++) {
+    Ticket *k = &t->tickets[i];
+    if (k->id >= 0 && k->state == 0) {
+      k->state = -1;
+      snprintf(k->err, sizeof k->err, "%s", why);
+    }
+  }
+}
+
+void trainer_cancel(Trainer *t) {
+  pthread_mutex_lock(&t->mu);
+  cancel_locked(t, "interrupted");
+  t->publish_req = 1;
+  pthread_cond_broadcast(&t->cv);
+  pthread_mutex_unlock(&t->mu);
+  wake(t, 1);
+}
+
+/* ------------------------------------------------------------ the thread */
+
+static int has_work(const Trainer *t) {
+  return t->cmd_n > 0 || t->publish_req || next_ticket((Trainer *)t) || (t->running && t->n_active > 0);
+}
+
+/* One step of run 'run_id_', or of every unpaused run when it is -1. */
+static int do_step(Trainer *t, int run_id_, Err *err) {
+  if (run_id_ < 0) return lab_step(t->lab, err);
+  Run *r = lab_run_by_id(t->lab, run_id_);
+  if (!r) return err_set(err, "run %d was removed", run_id_);
+  return run_step(r, err);
+}
+
+static void after_step(Trainer *t, double t0) {
+  double now = now_s(), dt = now - t0;
+  if (dt > 0) t->rate = t->rate > 0 ? 0.9 * t->rate + 0.1 / dt : 1 / dt;
+  t->lab_steps++;
+}
+
+static void *trainer_main(void *arg) {
+  Trainer *t = arg;
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGHUP);
+  sigaddset(&set, SIGWINCH);
+  pthread_sigmask(SIG_BLOCK, &set, NULL);
+
+  pthread_mutex_lock(&t->mu);
+  for (;;) {
+    while (!t->quit && (t->held || t->waiters || !has_work(t))) pthread_cond_wait(&t->cv, &t->mu);
+    if (t->quit) break;
+    Command cmd = {0};
+    int have_cmd = t->cmd_n > 0;
+    if (have_cmd) {
+      cmd = t->cmds[t->cmd_head];
+      t->cmd_head = (t->cmd_head + 1) % N_COMMANDS;
+      t->cmd_n--;
+    }
+    /* A command goes alone, so that a queue of them never delays an acquirer. */
+    Ticket *k = have_cmd ? NULL : next_ticket(t);
+    long kid = k ? k->id : -1;
+    int krun = k ? k->run_id : -1;
+    int step = !have_cmd && (k || (t->running && t->n_active > 0));
+    t->stepping = 1;
+    t->publish_req = 0;
+    pthread_mutex_unlock(&t->mu);
+
+    Err err = {{0}};
+    int rc = 0;
+    double t0 = now_s();
+    if (have_cmd) rc = cmd.fn(t->lab, cmd.arg, &err);
+    else if (step) rc = do_step(t, krun, &err);
+    if (step) {
+      after_step(t, t0);
+      refresh_samples(t);
+    }
+
+    pthread_mutex_lock(&t->mu);
+    if (rc < 0) set_message(t, err.msg);
+    k = kid >= 0 ? &t->tickets[kid % N_TICKETS] : NULL;
+    if (k && k->id == kid && k->state == 0) {
+      if (rc < 0) {
+        k->state = -1;
+        snprintf(k->err, sizeof k->err, "%s", err.msg);
+      } else if (--k->left <= 0) {
+        k->state = 1;
+      }
+    }
+    int done = k && k->state != 0;
+    int more = has_work(t);
+    pthread_mutex_unlock(&t->mu);
+    publish(t, !more);   /* the last publication before a pause is exact */
+    if (done) wake(t, 1);
+    pthread_mutex_lock(&t->mu);
+    t->stepping = 0;
+    pthread_cond_broadcast(&t->cv);
+  }
+  pthread_mutex_unlock(&t->mu);
+  return NULL;
+}
+
+/* ------------------------------------------------------------ life */
+
+Trainer *trainer_new(Lab *lab, Err *err) {
+  Trainer *t = calloc(1, sizeof *t);
+  if (!t) return err_set(err, "out of memory starting the trainer"), NULL;
+  t->lab = lab;
+  t->wake[0] = t->wake[1] = -1;
+  for (int i = 0; i < N_TICKETS; i++) t->tickets[i].id = -1;
+  pthread_mutex_init(&t->mu, NULL);
+  pthread_cond_init(&t->cv, NULL);
+  t->pub = trainer_snap_new();
+  if (!t->pub || pipe(t->wake) < 0) {
+    err_set(err, "cannot start the trainer: %s", t->pub ? strerror(errno) : "out of memory");
+    trainer_free(t);
+    return NULL;
+  }
+  for (int i = 0; i < 2; i++) {
+    fcntl(t->wake[i], F_SETFL, fcntl(t->wake[i], F_GETFL) | O_NONBLOCK);
+    fcntl(t->wake[i], F_SETFD, FD_CLOEXEC);
+  }
+  refresh_samples(t);
+  publish(t, 1);
+
+  /* Create the thread with the signals already blocked, so there is no
+  ** moment when one could land on it. */
+  sigset_t set, old;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGHUP);
+  sigaddset(&set, SIGWINCH);
+  pthread_sigmask(SIG_BLOCK, &set, &old);
+  int rc = pthread_create(&t->thread, NULL, trainer_main, t);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  if (rc != 0) {
+    err_set(err, "cannot start the trainer thread: %s", strerror(rc));
+    trainer_free(t);
+    return NULL;
+  }
+  t->started = 1;
+  return t;
+}
+
+void trainer_free(Trainer *t) {
+  if (!t) return;
+  if (t->started) {
+    pthread_mutex_lock(&t->mu);
+    t->quit = 1;
+    pthread_cond_broadcast(&t->cv);
+    pthread_mutex_unlock(&t->mu);
+    pthread_join(t->thread, NULL);
+  }
+  for (int i = 0; i < 2; i++)
+    if (t->wake[i] >= 0) close(t->wake[i]);
+  trainer_snap_free(t->pub);
+  free(t->samples);
+  pthread_cond_destroy(&t->cv);
+  pthread_mutex_destroy(&t->mu);
+  free(t);
+}
+
+/* ------------------------------------------------------------ control */
+
+void trainer_set_running(Trainer *t, int on) {
+  pthread_mutex_lock(&t->mu);
+  t->running = on != 0;
+  t->publish_req = 1;
+  pthread_cond_broadcast(&t->cv);
+  pthread_mutex_unlock(&t->mu);
+}
+
+int trainer_running(Trainer *t) {
+  pthread_mutex_lock(&t->mu);
+  int on = t->running;
+  pthread_mutex_unlock(&t->mu);
+  return on;
+}
+
+int trainer_post(Trainer *t, TrainerFn fn, const void *arg, size_t n, Err *err) {
+  if (n > TRAINER_ARG_MAX) return err_set(err, "command argument too large (%zu bytes)", n);
+  pthread_mutex_lock(&t->mu);
+  if (t->cmd_n == N_COMMANDS) {
+    pthread_mutex_unlock(&t->mu);
+    return err_set(err, "the trainer's queue is full (%d commands)", N_COMMANDS);
+  }
+  Command *c = &t->cmds[(t->cmd_head + t->cmd_n) % N_COMMANDS];
+  c->fn = fn;
+  c->n = n;
+  if (n) memcpy(c->arg, arg, n);
+  t->cmd_n++;
+  pthread_cond_broadcast(&t->cv);
+  pthread_mutex_unlock(&t->mu);
+  return 0;
+}
+
+Lab *trainer_acquire(Trainer *t) {
+  pthread_mutex_lock(&t->mu);
+  if (t->held && pthread_equal(t->holder, pthread_self())) {
+    t->held++;
+  } else {
+    t->waiters++;
+    while (t->stepping || t->held) pthread_cond_wait(&t->cv, &t->mu);
+    t->waiters--;
+    t->held = 1;
+    t->holder = pthread_self();
+  }
+  pthread_mutex_unlock(&t->mu);
+  return t->lab;
+}
+
+void trainer_release(Trainer *t) {
+  pthread_mutex_lock(&t->mu);
+  int last = t->held == 1;
+  pthread_mutex_unlock(&t->mu);
+  if (last) publish(t, 1);   /* the holder changed the lab, perhaps: show it */
+  pthread_mutex_lock(&t->mu);
+  if (t->held > 0) t->held--;
+  pthread_cond_broadcast(&t->cv);
+  pthread_mutex_unlock(&t->mu);
+}
+
+/* ------------------------------------------------------------ the Host */
+
+static Lab *host_acquire(Host *h) { return trainer_acquire(h->ud); }
+static void host_release(Host *h) { trainer_release(h->ud); }
+static long host_submit(Host *h, int id, long n, Err *err) { return trainer_submit(h->ud, id, n, err); }
+static int host_poll(Host *h, long ticket, Err *err) { return trainer_poll(h->ud, ticket, err); }
+static void host_cancel(Host *h) { trainer_cancel(h->ud); }
+
+void trainer_host(Trainer *t, Host *h) {
+  memset(h, 0, sizeof *h);
+  h->acquire = host_acquire;
+  h->release = host_release;
+  h->submit = host_submit;
+  h->poll = host_poll;
+  h->cancel = host_cancel;
+  h->inline_steps = 0;
+  h->ud = t;
+}

@@ -1,0 +1,92 @@
+/*
+** trainer.h -- the thread that steps the lab, so the screen never waits.
+**
+** One trainer thread owns the lab while it steps. It trains continuously
+** while "running", or the number of steps asked for by tickets (a script's
+** 'r:step(n)'), and after every lab step publishes a snapshot: per run its
+** id, name, metrics, a copy of its history and a text sample refreshed every
+** few seconds. The UI thread takes the newest snapshot when it draws (a
+** pointer swap under a mutex, no waiting for a step) and is woken by a byte
+** on 'trainer_wake_fd'. Everything else reaches the lab as a command queued
+** for the trainer to run between two steps, or by 'trainer_acquire', which
+** hands the calling thread the lab after the step in progress.
+**
+** The thread blocks SIGINT, SIGTERM, SIGHUP and SIGWINCH, so those reach the
+** UI thread. 'trainer_host' wraps all this in the Host of luaapi/host.h.
+*/
+#ifndef TIELAB_TRAINER_H
+#define TIELAB_TRAINER_H
+
+#include "lab/lab.h"
+#include "luaapi/host.h"
+
+typedef struct Trainer Trainer;
+
+#define TRAINER_SAMPLE_MAX 400
+
+typedef struct TrainerRun {
+  int id;
+  char name[64];
+  RunMetrics m;
+  int lens_every, eval_every, align_every;   /* the instruments' intervals (0: off) */
+  History *hist;                    /* a copy owned by the snapshot; NULL until copied */
+  char sample[TRAINER_SAMPLE_MAX];  /* text the model writes now ("" until the first) */
+  long sample_step;                 /* when it was written, -1: none */
+} TrainerRun;
+
+typedef struct TrainerSnap {
+  long version;          /* grows with every publication */
+  long lab_steps;        /* lab steps taken since the trainer started */
+  int running;           /* training continuously */
+  long owed;             /* steps still owed to tickets */
+  double steps_per_s;    /* lab steps per second, smoothed */
+  long msg_seq;          /* grows with every new message */
+  char msg[ERR_MSG_MAX]; /* the last error of a step or a command */
+  int n_runs, cap_runs;
+  TrainerRun *runs;
+} TrainerSnap;
+
+/* Start the thread on 'lab' (which the trainer uses until trainer_free). */
+Trainer *trainer_new(Lab *lab, Err *err);
+/* Stop after the step in progress and join the thread. */
+void trainer_free(Trainer *t);
+
+/* Readable when a new snapshot or a finished ticket is waiting. After a
+** wake-up, 'trainer_drain' empties it; no further byte comes for snapshots
+** until the next 'trainer_take' (a finished ticket always sends one). */
+int trainer_wake_fd(const Trainer *t);
+void trainer_drain(Trainer *t);
+
+/* Swap the newest snapshot into '*snap' if it is newer than it; returns 1
+** when it did. '*snap' must come from trainer_snap_new. */
+int trainer_take(Trainer *t, TrainerSnap **snap);
+TrainerSnap *trainer_snap_new(void);
+void trainer_snap_free(TrainerSnap *s);
+const TrainerRun *trainer_snap_find(const TrainerSnap *s, int id);
+
+/* Train continuously (1) or stop at the next step boundary (0). */
+void trainer_set_running(Trainer *t, int on);
+int trainer_running(Trainer *t);
+
+/* A command run by the trainer thread between two steps with the lab in
+** hand; 'arg' (at most TRAINER_ARG_MAX bytes) is copied. An error it
+** returns becomes the snapshot's message. */
+#define TRAINER_ARG_MAX 256
+typedef int (*TrainerFn)(Lab *lab, const void *arg, Err *err);
+int trainer_post(Trainer *t, TrainerFn fn, const void *arg, size_t n, Err *err);
+
+/* Steps on demand: 'n' steps of run 'id' (-1: every unpaused run in
+** lockstep). Tickets are served in order, before continuous training. */
+long trainer_submit(Trainer *t, int id, long n, Err *err);
+int trainer_poll(Trainer *t, long ticket, Err *err);   /* 1 done, 0 waiting, -1 failed */
+void trainer_cancel(Trainer *t);                       /* fail every ticket in flight */
+
+/* Exclusive use of the lab for the calling thread, after the step in
+** progress; nests. A snapshot is published on the last release. */
+Lab *trainer_acquire(Trainer *t);
+void trainer_release(Trainer *t);
+
+/* Fill 'h' with a Host whose steps are this trainer's tickets. */
+void trainer_host(Trainer *t, Host *h);
+
+#endif

@@ -1,0 +1,102 @@
+/*
+** graph.h -- series of numbers drawn as a chart into a grid of cells.
+**
+** Knows only data and a rectangle: no curses, no lab, no trainer. The
+** caller hands over series of (x, y) points, a glyph tier, a y range and an
+** x extent; 'graph_render' fills a w x h grid of cells, each a Unicode code
+** point and a colour role, which the terminal module copies to the screen.
+** Being pure, the renderer is tested by comparing its output with known text.
+**
+** The chart inside the rectangle:
+**   row 0        title and legend
+**   rows 1..h-2  the plot, y-axis labels (real values, also on a log scale)
+**                at its left
+**   row h-1      the time axis: x_min at the left, x_max at the right, a
+**                marker under every event (a settings change)
+** Glyph tiers: Braille (2x4 dots per cell, lines joined), block (one sample
+** per column, eight levels per cell) and ASCII (one sample per column, one
+** mark per series), chosen once from the locale and switchable at run time.
+*/
+#ifndef TIELAB_UI_GRAPH_H
+#define TIELAB_UI_GRAPH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum GraphGlyphs { GRAPH_BRAILLE, GRAPH_BLOCK, GRAPH_ASCII } GraphGlyphs;
+
+/* What a cell is, so the terminal can colour it; series i has role
+** GRAPH_ROLE_SERIES + its colour index. */
+enum {
+  GRAPH_ROLE_TEXT = 0,
+  GRAPH_ROLE_AXIS,
+  GRAPH_ROLE_LABEL,
+  GRAPH_ROLE_EVENT,
+  GRAPH_ROLE_TITLE,
+  GRAPH_ROLE_SERIES = 16
+};
+
+typedef struct GraphCell {
+  uint32_t ch;      /* a code point; ' ' when empty */
+  uint8_t role;
+} GraphCell;
+
+typedef struct GraphSeries {
+  const char *name;     /* in the legend; NULL: left out of it */
+  const double *x, *y;  /* n points, x not decreasing; NaN y values are skipped */
+  int n;
+  int color;            /* colour index: role GRAPH_ROLE_SERIES + color */
+  int dashed;           /* every other sample left out (tells series apart without colour) */
+} GraphSeries;
+
+typedef struct Graph {
+  const char *title;
+  GraphGlyphs glyphs;
+  int log_y;                   /* y on a log10 scale; values <= 0 are skipped */
+  double x_min, x_max;
+  double y_min, y_max;         /* data units, also when log_y */
+  const GraphSeries *series;
+  int n_series;
+  const double *events;        /* x of each event */
+  int n_events;
+} Graph;
+
+/* Fill 'cells' (w*h, row-major) with the chart. Any size is accepted, down
+** to nothing at all. */
+void graph_render(const Graph *g, GraphCell *cells, int w, int h);
+
+/* The fill-and-halve time axis: the smallest 'base' * 2^k >= x_last, so the
+** axis stands still (and the terminal redraws little) until the data reach
+** its end, then every sample's column halves. */
+double graph_x_extent(double x_last, double base);
+
+/* A y range that grows at once and shrinks only when the data use less
+** than half of it, so that the chart is not repainted for every wiggle. */
+typedef struct GraphScale {
+  double lo, hi;
+  int set;
+} GraphScale;
+void graph_scale_update(GraphScale *s, double lo, double hi, int log_y);
+
+/* Smallest and largest finite y of the series (positive only when 'log_y');
+** 0 when there is none. */
+int graph_y_range(const GraphSeries *s, int n, int log_y, double *lo, double *hi);
+
+/* A horizontal bar of 'frac' (0..1) of 'w' cells, in eighths of a cell
+** (ASCII: '#' and a final '='), padded with spaces. */
+void graph_hbar(GraphCell *row, int w, double frac, GraphGlyphs g, uint8_t role);
+
+/* A shade for v in 0..1: " ░▒▓█" or " .:-=+*#%@". */
+uint32_t graph_shade(double v, GraphGlyphs g);
+
+/* A number in at most 'width' characters ("0.125", "3.2e-05"). */
+void graph_format(double v, int width, char *buf, size_t cap);
+
+/* Write text (UTF-8) into cells from column 0, at most 'w' cells; returns
+** the cells used. */
+int graph_text(GraphCell *row, int w, const char *utf8, uint8_t role);
+
+/* The grid as UTF-8 lines, each ended by '\n', trailing spaces kept. */
+size_t graph_to_utf8(const GraphCell *cells, int w, int h, char *out, size_t cap);
+
+#endif

@@ -1,0 +1,97 @@
+/*
+** panel_lens.c -- per-layer lens accuracy of the selected run.
+**
+** One row per layer position (0 = after the embeddings, "out" = the model's
+** own output): a bar of top-1 accuracy in eighths of a cell, the value, the
+** KL(final || lens) in bits when there is room, and to the right a heatmap
+** of the accuracy over the whole run (denser = higher, full = the best
+** accuracy of any position now, named in the title), on the same time axis
+** as the charts. 'l' switches between the tuned and the logit lens.
+*/
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "uistate.h"
+
+#define X_BASE 64
+
+/* Positions to show when they do not all fit: spread evenly, last kept. */
+static int pick_rows(int n, int rows, int *out) {
+  if (rows >= n) {
+    for (int i = 0; i < n; i++) out[i] = i;
+    return n;
+  }
+  for (int i = 0; i < rows; i++) out[i] = rows > 1 ? (int)lround((double)i * (n - 1) / (rows - 1)) : n - 1;
+  return rows;
+}
+
+/* The heatmap row of series 'name': one shade per cell, each cell the mean
+** of the buckets whose steps fall in it. */
+static void heat_row(Ui *ui, WINDOW *w, int y, int x, int wd, const History *h, const char *name, double top) {
+  const double *xs, *ys;
+  int n = ui_series(ui, 0, h, name, &xs, &ys);
+  GraphCell *cells = ui_cells(ui, wd, 1);
+  if (!cells || wd <= 0) return;
+  double x_max = graph_x_extent(ui_last_step(ui), X_BASE), sum[512] = {0};
+  int cnt[512] = {0};
+  if (wd > 512) wd = 512;
+  for (int i = 0; i < n; i++) {
+    int c = (int)(xs[i] / x_max * wd);
+    if (c >= 0 && c < wd && isfinite(ys[i])) sum[c] += ys[i], cnt[c]++;
+  }
+  /* The lens is evaluated every few steps: a cell between two evaluations
+  ** keeps the value of the one before, up to the newest. */
+  int last = -1;
+  for (int c = 0; c < wd; c++)
+    if (cnt[c]) last = c;
+  double v = NAN;
+  for (int c = 0; c < wd; c++) {
+    if (cnt[c]) v = sum[c] / cnt[c];
+    cells[c].ch = c <= last && isfinite(v) ? graph_shade(v / top, ui->term.glyphs) : ' ';
+    cells[c].role = ROLE_BAR;
+    if (c <= last && isfinite(v) && cells[c].ch == ' ') cells[c].ch = ui->term.glyphs == GRAPH_ASCII ? '.' : 0x2581;
+  }
+  term_cells(&ui->term, w, y, x, cells, wd);
+}
+
+void panel_lens(Ui *ui, WINDOW *w, int h, int wd) {
+  werase(w);
+  const Term *t = &ui->term;
+  const TrainerRun *r = ui_selected(ui);
+  if (!r || h < 1) return;
+  const LensStats *ls = ui->lens_logit ? &r->m.logit_lens : &r->m.lens;
+  const char *kind = ui->lens_logit ? "logit lens" : "tuned lens";
+  if (ls->step < 0 || ls->n <= 0) {
+    term_printf(t, w, 0, 0, wd, ROLE_TITLE, "%s", kind);
+    if (r->lens_every <= 0 && !ui->lens_logit) term_printf(t, w, 1, 0, wd, ROLE_LABEL, "off for %s (lens_every = 0)", r->name);
+    else term_printf(t, w, 1, 0, wd, ROLE_LABEL, "not evaluated yet for %s", r->name);
+    term_print(t, w, 2, 0, wd, ROLE_LABEL, "(l: tuned or logit lens)");
+    return;
+  }
+  double top = 0.05;
+  for (int i = 0; i < ls->n; i++)
+    if (ls->acc[i] > top) top = ls->acc[i];
+  int x = term_printf(t, w, 0, 0, wd, ROLE_TITLE, "%s acc %s @%ld", kind, r->name, ls->step);
+  if (wd - x > 15) term_printf(t, w, 0, wd - 13, 12, ROLE_LABEL, "heat 0..%.2f", top);
+  int idx[LAB_MAX_POS], rows = pick_rows(ls->n, h - 1, idx);
+  int kl = wd >= 44;                    /* room for the KL column */
+  int bar = wd >= 36 ? 10 : 6, left = 4 + bar + 5 + (kl ? 8 : 0);
+  GraphCell cells[16];
+  for (int k = 0; k < rows; k++) {
+    int i = idx[k], y = k + 1;
+    char label[8];
+    if (i == ls->n - 1) snprintf(label, sizeof label, "out");
+    else snprintf(label, sizeof label, "%3d", i);
+    term_print(t, w, y, 0, 4, ROLE_LABEL, label);
+    graph_hbar(cells, bar, ls->acc[i], t->glyphs, ROLE_BAR);
+    term_cells(t, w, y, 4, cells, bar);
+    term_printf(t, w, y, 4 + bar, 5, ROLE_TEXT, " %.2f", ls->acc[i]);
+    if (kl) term_printf(t, w, y, 4 + bar + 5, 8, ROLE_LABEL, " KL%4.1f", ls->kl[i]);
+    if (wd - left - 2 >= 4 && r->hist) {
+      char name[64];
+      snprintf(name, sizeof name, "%s.acc.%d", ui->lens_logit ? "logit_lens" : "lens", i);
+      heat_row(ui, w, y, left + 1, wd - left - 2, r->hist, name, top);
+    }
+  }
+}

@@ -1,0 +1,187 @@
+/*
+** scroll.c -- a ring of output lines, wrapped at draw time.
+**
+** Lines are kept whole and wrapped when drawn, so a resize rewraps them.
+** The view is an offset in screen rows back from the newest row; drawing
+** walks lines from the newest backwards until the pane is full.
+*/
+#include "scroll.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <wchar.h>
+
+typedef struct Line {
+  char *text;
+  ScrollKind kind;
+} Line;
+
+struct Scroll {
+  Line *lines;     /* ring of 'max' */
+  int max, n, head;   /* oldest at head */
+  int open;        /* the newest line has no newline yet */
+  int back;        /* rows scrolled back from the end */
+  long version;
+};
+
+static const int kind_role[] = {[SCROLL_OUT] = ROLE_TEXT, [SCROLL_ERR] = ROLE_ERROR,
+                                [SCROLL_ECHO] = ROLE_KEY, [SCROLL_NOTE] = ROLE_DIM};
+
+Scroll *scroll_new(int max_lines) {
+  Scroll *s = calloc(1, sizeof *s);
+  if (!s) return NULL;
+  s->lines = calloc((size_t)max_lines, sizeof *s->lines);
+  if (!s->lines) {
+    free(s);
+    return NULL;
+  }
+  s->max = max_lines;
+  return s;
+}
+
+void scroll_free(Scroll *s) {
+  if (!s) return;
+  for (int i = 0; i < s->max; i++) free(s->lines[i].text);
+  free(s->lines);
+  free(s);
+}
+
+static Line *newest(Scroll *s) { return s->n ? &s->lines[(s->head + s->n - 1) % s->max] : NULL; }
+
+static void push_line(Scroll *s, const char *text, size_t n, ScrollKind kind) {
+  Line *l = newest(s);
+  if (s->open && l && l->kind == kind) {   /* continue the open line */
+    size_t old = strlen(l->text);
+    char *p = realloc(l->text, old + n + 1);
+    if (!p) return;
+    memcpy(p + old, text, n);
+    p[old + n] = '\0';
+    l->text = p;
+    return;
+  }
+  if (s->n == s->max) {   /* drop the oldest */
+    free(s->lines[s->head].text);
+    s->lines[s->head].text = NULL;
+    s->head = (s->head + 1) % s->max;
+    s->n--;
+  }
+  l = &s->lines[(s->head + s->n) % s->max];
+  l->text = malloc(n + 1);
+  if (!l->text) return;
+  memcpy(l->text, text, n);
+  l->text[n] = '\0';
+  l->kind = kind;
+  s->n++;
+}
+
+void scroll_add(Scroll *s, const char *text, size_t n, ScrollKind kind) {
+  while (n > 0) {
+    const char *nl = memchr(text, '\n', n);
+    size_t k = nl ? (size_t)(nl - text) : n;
+    push_line(s, text, k, kind);
+    s->open = nl == NULL;
+    if (!nl) break;
+    text += k + 1;
+    n -= k + 1;
+  }
+  s->back = 0;
+  s->version++;
+}
+
+void scroll_addf(Scroll *s, ScrollKind kind, const char *fmt, ...) {
+  char buf[2048];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  if (n < 0) return;
+  if ((size_t)n >= sizeof buf) n = sizeof buf - 1;
+  if (s->open) scroll_add(s, "\n", 1, kind);
+  scroll_add(s, buf, (size_t)n, kind);
+  scroll_add(s, "\n", 1, kind);
+}
+
+/* Bytes of 's' that fill at most 'w' columns (at least one character). */
+static size_t wrap_bytes(const char *s, int w) {
+  mbstate_t st;
+  memset(&st, 0, sizeof st);
+  size_t len = strlen(s), used = 0;
+  int cols = 0;
+  while (used < len) {
+    wchar_t wc;
+    size_t k = mbrtowc(&wc, s + used, len - used, &st);
+    if (k == (size_t)-1 || k == (size_t)-2 || k == 0) {
+      memset(&st, 0, sizeof st);
+      k = 1;
+      wc = '?';
+    }
+    int cw = wc == '\t' ? 1 : wcwidth(wc);
+    if (cw < 0) cw = 1;
+    if (cols + cw > w && used > 0) break;
+    cols += cw;
+    used += k;
+  }
+  return used;
+}
+
+static int rows_of(const char *s, int w) {
+  int rows = 1;
+  size_t len = strlen(s);
+  while (len > 0) {
+    size_t k = wrap_bytes(s, w);
+    s += k;
+    len -= k;
+    if (len > 0) rows++;
+  }
+  return rows;
+}
+
+void scroll_page(Scroll *s, int pages, int height) {
+  if (pages == 0) s->back = 0;
+  else s->back -= pages * (height > 1 ? height - 1 : 1);
+  if (s->back < 0) s->back = 0;
+  s->version++;
+}
+
+long scroll_version(const Scroll *s) { return s->version; }
+
+void scroll_draw(Scroll *s, const Term *t, WINDOW *win, int h, int w) {
+  werase(win);
+  if (h <= 0 || w <= 0) return;
+  /* Rows from the end that the view skips, clamped to what exists. */
+  int total = 0;
+  for (int i = 0; i < s->n; i++) total += rows_of(s->lines[(s->head + i) % s->max].text, w);
+  int max_back = total > h ? total - h : 0;
+  if (s->back > max_back) s->back = max_back;
+  int skip = s->back, y = h - 1;
+  for (int i = s->n - 1; i >= 0 && y >= 0; i--) {
+    const Line *l = &s->lines[(s->head + i) % s->max];
+    /* Walk this line's wrapped rows from its last to its first. */
+    const char *starts[256];
+    int nr = 0;
+    const char *p = l->text;
+    size_t len = strlen(p);
+    starts[nr++] = p;
+    while (len > 0 && nr < 256) {
+      size_t k = wrap_bytes(p, w);
+      p += k;
+      len -= k;
+      if (len > 0) starts[nr++] = p;
+    }
+    for (int r = nr - 1; r >= 0 && y >= 0; r--) {
+      if (skip > 0) {
+        skip--;
+        continue;
+      }
+      size_t k = r + 1 < nr ? (size_t)(starts[r + 1] - starts[r]) : strlen(starts[r]);
+      char buf[1024];
+      if (k >= sizeof buf) k = sizeof buf - 1;
+      memcpy(buf, starts[r], k);
+      buf[k] = '\0';
+      term_print(t, win, y--, 0, w, kind_role[l->kind], buf);
+    }
+  }
+  if (s->back > 0) term_printf(t, win, 0, w > 12 ? w - 12 : 0, 12, ROLE_SELECT, "%s back %d", term_glyph(t, GLYPH_UP), s->back);
+}

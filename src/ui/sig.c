@@ -1,0 +1,70 @@
+/*
+** sig.c -- the self-pipe: handlers write a byte, the loop reads it.
+*/
+#include "sig.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <unistd.h>
+
+static int pipe_fd[2] = {-1, -1};
+/* Lock-free atomics: a handler may run on any thread, even during sig_take. */
+static atomic_uint pending;
+static atomic_int armed;
+static void (*interrupt_fn)(void *);
+static void *interrupt_ctx;
+
+static const int handled[] = {SIGINT, SIGTERM, SIGHUP, SIGWINCH};
+
+static void on_signal(int s) {
+  int saved = errno;
+  atomic_fetch_or(&pending, SIG_BIT(s));
+  if (s == SIGINT && armed && interrupt_fn) interrupt_fn(interrupt_ctx);
+  if (pipe_fd[1] >= 0) {
+    char b = (char)s;
+    ssize_t n = write(pipe_fd[1], &b, 1);   /* a full pipe already means "wake up" */
+    (void)n;
+  }
+  errno = saved;
+}
+
+int sig_open(Err *err) {
+  if (pipe(pipe_fd) < 0) return err_set(err, "cannot create a pipe for signals: %s", strerror(errno));
+  for (int i = 0; i < 2; i++) {
+    fcntl(pipe_fd[i], F_SETFL, fcntl(pipe_fd[i], F_GETFL) | O_NONBLOCK);
+    fcntl(pipe_fd[i], F_SETFD, FD_CLOEXEC);
+  }
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;
+  for (size_t i = 0; i < sizeof handled / sizeof handled[0]; i++) sigaction(handled[i], &sa, NULL);
+  signal(SIGPIPE, SIG_IGN);
+  return 0;
+}
+
+void sig_close(void) {
+  for (size_t i = 0; i < sizeof handled / sizeof handled[0]; i++) signal(handled[i], SIG_DFL);
+  for (int i = 0; i < 2; i++)
+    if (pipe_fd[i] >= 0) close(pipe_fd[i]), pipe_fd[i] = -1;
+}
+
+int sig_fd(void) { return pipe_fd[0]; }
+
+unsigned sig_take(void) {
+  char buf[64];
+  while (read(pipe_fd[0], buf, sizeof buf) > 0) {
+  }
+  return atomic_exchange(&pending, 0u);
+}
+
+void sig_set_interrupt(void (*fn)(void *ctx), void *ctx) {
+  interrupt_fn = fn;
+  interrupt_ctx = ctx;
+}
+
+void sig_arm_interrupt(int on) { atomic_store(&armed, on); }

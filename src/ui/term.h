@@ -1,0 +1,90 @@
+/*
+** term.h -- the terminal under ncursesw: opening it so that failure is
+** recoverable (newterm, and a check for cursor addressing, so TERM=dumb falls
+** back to the line REPL), the glyph tier, colours by role, and drawing cells
+** and UTF-8 text clipped to a width.
+**
+** Colours come from the terminal's own palette (the eight basic colours on
+** the default background, never init_color), so the user's theme decides how
+** they look on a dark or a light background; NO_COLOR turns them off and
+** roles fall back to bold and reverse. The mouse is left alone.
+*/
+#ifndef TIELAB_UI_TERM_H
+#define TIELAB_UI_TERM_H
+
+#include <curses.h>
+
+#include "../core/err.h"
+#include "graph.h"
+
+/* What a piece of text is; the graph's roles first, so chart cells can be
+** drawn as they come. */
+enum {
+  ROLE_TEXT = GRAPH_ROLE_TEXT,
+  ROLE_AXIS = GRAPH_ROLE_AXIS,
+  ROLE_LABEL = GRAPH_ROLE_LABEL,
+  ROLE_EVENT = GRAPH_ROLE_EVENT,
+  ROLE_TITLE = GRAPH_ROLE_TITLE,
+  ROLE_ERROR,
+  ROLE_WARN,
+  ROLE_OK,
+  ROLE_SELECT,
+  ROLE_KEY,
+  ROLE_BAR,
+  ROLE_DIM,
+  ROLE_SERIES = GRAPH_ROLE_SERIES   /* + colour index, up to TERM_SERIES_COLORS */
+};
+#define TERM_SERIES_COLORS 6
+
+/* Glyphs with an ASCII stand-in. */
+typedef enum TermGlyph {
+  GLYPH_VLINE,
+  GLYPH_HLINE,
+  GLYPH_RUN,
+  GLYPH_PAUSE,
+  GLYPH_TIMES,
+  GLYPH_SELECTED,
+  GLYPH_ELLIPSIS,
+  GLYPH_NEWLINE,
+  GLYPH_UP,
+  GLYPH_COUNT
+} TermGlyph;
+
+typedef struct Term {
+  SCREEN *screen;
+  int utf8;            /* the locale's codeset is UTF-8 and --ascii not given */
+  GraphGlyphs glyphs;  /* the chart tier now in use */
+  int color;           /* colour pairs in use */
+} Term;
+
+/* Decide the glyph tier from the locale, TERM and 'ascii' (no screen yet). */
+void term_choose_glyphs(Term *t, int ascii);
+
+/* Open the screen on stdin/stdout. -1 with a reason when the terminal cannot
+** hold a screen (no TERM, unknown type, no cursor addressing): the caller
+** then runs the line REPL. */
+int term_open(Term *t, int ascii, Err *err);
+
+/* Leave curses; 'restore' 0 when the terminal is gone (after a hangup) and
+** must not be written to. */
+void term_close(Term *t, int restore);
+
+/* The terminal's size now (from the tty, not from curses' cache). */
+int term_size(int *rows, int *cols);
+
+attr_t term_attr(const Term *t, int role);
+const char *term_glyph(const Term *t, TermGlyph g);
+
+/* Draw 'n' chart cells at (y, x). */
+void term_cells(const Term *t, WINDOW *w, int y, int x, const GraphCell *c, int n);
+
+/* Print UTF-8 text at (y, x) in at most 'maxw' columns; returns the columns
+** used. Control characters are shown as spaces. */
+int term_print(const Term *t, WINDOW *w, int y, int x, int maxw, int role, const char *s);
+int term_printf(const Term *t, WINDOW *w, int y, int x, int maxw, int role, const char *fmt, ...)
+    __attribute__((format(printf, 7, 8)));
+
+/* Display columns of a UTF-8 string (invalid bytes count one). */
+int term_width(const char *s);
+
+#endif

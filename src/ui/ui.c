@@ -1,0 +1,378 @@
+/*
+** ui.c -- the interactive lab from start to end: build the lab, start the
+** trainer and the Lua layer, run the screen (or the line REPL), and on the
+** way out save what must be saved.
+**
+** Runs are saved to $XDG_STATE_HOME/tielab/autosave/<name>.safetensors
+** when the user agrees on quitting and always on SIGTERM or SIGHUP; 'tielab
+** --resume' loads every checkpoint found there.
+*/
+#include "config.h"
+
+#include "ui.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <lauxlib.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "repl.h"
+#include "sig.h"
+#include "uistate.h"
+
+#define AUTOSAVE "autosave"
+#define CKPT_EXT ".safetensors"
+
+double ui_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+void ui_dirty(Ui *ui, unsigned bits) { ui->dirty |= bits; }
+
+void ui_message(Ui *ui, int role, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(ui->msg, sizeof ui->msg, fmt, ap);
+  va_end(ap);
+  ui->msg_role = role;
+  ui->msg_until = ui_now() + 5;
+  ui_dirty(ui, 1u << P_HINT);
+  if (!ui->screen) {   /* the line REPL has no hint line: print it */
+    char line[sizeof ui->msg + 1];
+    int n = snprintf(line, sizeof line, "%s\n", ui->msg);
+    ui_line_print(line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1, role == ROLE_ERROR);
+  }
+}
+
+const TrainerRun *ui_selected(const Ui *ui) {
+  const TrainerRun *r = trainer_snap_find(ui->snap, ui->sel_id);
+  return r ? r : ui->snap->n_runs > 0 ? &ui->snap->runs[0] : NULL;
+}
+
+/* ------------------------------------------------------------ files */
+
+static int mkdirs(char *path, Err *err) {
+  for (char *p = path + 1; *p; p++) {
+    if (*p != '/') continue;
+    *p = '\0';
+    int rc = mkdir(path, 0700);
+    *p = '/';
+    if (rc < 0 && errno != EEXIST) return err_set(err, "cannot create %s: %s", path, strerror(errno));
+  }
+  if (mkdir(path, 0700) < 0 && errno != EEXIST) return err_set(err, "cannot create %s: %s", path, strerror(errno));
+  return 0;
+}
+
+/* $XDG_STATE_HOME/tielab/<leaf> (default ~/.local/state), its folder made. */
+int ui_state_path(char *buf, size_t cap, const char *leaf, Err *err) {
+  const char *xdg = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+  int n;
+  if (xdg && xdg[0] == '/') n = snprintf(buf, cap, "%s/tielab", xdg);
+  else if (home && *home) n = snprintf(buf, cap, "%s/.local/state/tielab", home);
+  else return err_set(err, "neither XDG_STATE_HOME nor HOME is set");
+  if (n < 0 || (size_t)n >= cap) return err_set(err, "state folder path too long");
+  if (mkdirs(buf, err) < 0) return -1;
+  if ((size_t)snprintf(buf + n, cap - (size_t)n, "/%s", leaf) >= cap - (size_t)n)
+    return err_set(err, "state file path too long");
+  return 0;
+}
+
+/* A run name as a file name: letters, digits, '-', '_' and '.' kept. */
+static void file_name(const char *name, char *out, size_t cap) {
+  size_t i = 0;
+  for (; name[i] && i + 1 < cap; i++) {
+    char c = name[i];
+    int keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' || (c == '.' && i > 0);
+    out[i] = keep ? c : '_';
+  }
+  out[i] = '\0';
+}
+
+static int has_ext(const char *name, const char *ext) {
+  size_t n = strlen(name), e = strlen(ext);
+  return n > e && strcmp(name + n - e, ext) == 0;
+}
+
+/* ------------------------------------------------------------ saving */
+
+static SavedStep *saved_for(Ui *ui, int id) {
+  for (int i = 0; i < ui->n_saved; i++)
+    if (ui->saved[i].id == id) return &ui->saved[i];
+  SavedStep *p = realloc(ui->saved, sizeof *p * (size_t)(ui->n_saved + 1));
+  if (!p) return NULL;
+  ui->saved = p;
+  p[ui->n_saved] = (SavedStep){id, 0};
+  return &p[ui->n_saved++];
+}
+
+int ui_unsaved(const Ui *ui) {
+  int n = 0;
+  for (int i = 0; i < ui->snap->n_runs; i++) {
+    const TrainerRun *r = &ui->snap->runs[i];
+    long saved = 0;
+    for (int k = 0; k < ui->n_saved; k++)
+      if (ui->saved[k].id == r->id) saved = ui->saved[k].step;
+    if (r->m.step != saved) n++;
+  }
+  return n;
+}
+
+/* Remove checkpoints of runs that are gone, so --resume brings back this lab. */
+static void prune_autosave(Lab *lab, const char *dir) {
+  DIR *d = opendir(dir);
+  if (!d) return;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    if (!has_ext(e->d_name, CKPT_EXT)) continue;
+    int keep = 0;
+    for (int i = 0; i < lab_n_runs(lab) && !keep; i++) {
+      char fn[128], want[160];
+      file_name(run_name(lab_run(lab, i)), fn, sizeof fn);
+      snprintf(want, sizeof want, "%s" CKPT_EXT, fn);
+      keep = strcmp(e->d_name, want) == 0;
+    }
+    char path[4400];
+    if (!keep && (size_t)snprintf(path, sizeof path, "%s/%s", dir, e->d_name) < sizeof path) unlink(path);
+  }
+  closedir(d);
+}
+
+/* Save every run into the autosave folder (each file written whole, then
+** renamed over the old one). */
+int ui_save_all(Ui *ui, Err *err) {
+  char dir[4096];
+  if (ui_state_path(dir, sizeof dir, AUTOSAVE, err) < 0) return -1;
+  if (mkdirs(dir, err) < 0) return -1;
+  Lab *lab = trainer_acquire(ui->trainer);
+  int rc = 0;
+  for (int i = 0; i < lab_n_runs(lab) && rc == 0; i++) {
+    Run *r = lab_run(lab, i);
+    char fn[128], path[4300], tmp[4300];
+    file_name(run_name(r), fn, sizeof fn);
+    snprintf(path, sizeof path, "%s/%s" CKPT_EXT, dir, fn);
+    snprintf(tmp, sizeof tmp, "%s/.%s.tmp", dir, fn);
+    if (run_save(r, tmp, err) < 0) rc = -1;
+    else if (rename(tmp, path) < 0) rc = err_set(err, "%s: %s", path, strerror(errno));
+    if (rc < 0) {
+      unlink(tmp);
+      break;
+    }
+    SavedStep *s = saved_for(ui, run_id(r));
+    if (s) s->step = run_metrics(r)->step;
+  }
+  if (rc == 0) prune_autosave(lab, dir);
+  trainer_release(ui->trainer);
+  return rc;
+}
+
+void ui_request_quit(Ui *ui, int save) {
+  if (save < 0 && ui_unsaved(ui) > 0) {
+    ui->ask = ASK_QUIT;
+    ui_dirty(ui, 1u << P_HINT);
+    return;
+  }
+  if (save > 0) {
+    Err err = {{0}};
+    if (ui_save_all(ui, &err) < 0) {
+      ui_message(ui, ROLE_ERROR, "not quitting: %s", err.msg);
+      return;
+    }
+  }
+  ui->quit = 1;
+}
+
+/* ------------------------------------------------------------ Lua */
+
+void ui_lua(Ui *ui, const char *chunk) {
+  lua_State *L = luaapi_state(ui->api);
+  int top = lua_gettop(L);
+  if (luaL_loadbuffer(L, chunk, strlen(chunk), "=key") != LUA_OK || lua_pcall(L, 0, 0, 0) != LUA_OK) {
+    const char *msg = lua_tostring(L, -1);
+    ui_message(ui, ROLE_ERROR, "%s: %s", chunk, msg ? msg : "error");
+  }
+  lua_settop(L, top);
+}
+
+void ui_lua_out(void *ctx, const char *s, size_t n, int is_err) {
+  Ui *ui = ctx;
+  if (!ui->screen) {
+    ui_line_print(s, n, is_err);
+    return;
+  }
+  scroll_add(ui->scroll, s, n, is_err ? SCROLL_ERR : SCROLL_OUT);
+  ui_dirty(ui, 1u << P_SCROLL);
+}
+
+static void lua_log(void *ctx, LuaApiLog kind, const char *msg) {
+  Ui *ui = ctx;
+  if (kind == LUAAPI_LOG_INFO) ui_message(ui, ROLE_TEXT, "%s", msg);
+  ui_dirty(ui, 1u << P_HINT | 1u << P_BIG);
+}
+
+static void interrupt_lua(void *ctx) { luaapi_interrupt(ctx); }
+
+/* ------------------------------------------------------------ the lab */
+
+/* A tied and an untied run on the same batches, unless the command line
+** chose a tie mode: then just that run. */
+static int add_runs(Ui *ui, Err *err) {
+  const RunOptions *base = &ui->opt->run;
+  if (base->tie_given) return lab_add_run(ui->lab, base, err) ? 0 : -1;
+  static const char *const ties[] = {"tied", "untied"};
+  for (int i = 0; i < 2; i++) {
+    RunOptions o = *base;
+    if (base->name[0]) snprintf(o.name, sizeof o.name, "%.50s-%s", base->name, ties[i]);
+    else snprintf(o.name, sizeof o.name, "%s", ties[i]);
+    if (run_options_set_text(&o, "tie", ties[i], err) < 0 || !lab_add_run(ui->lab, &o, err)) return -1;
+  }
+  return 0;
+}
+
+static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* Every checkpoint of the autosave folder, in name order. */
+static int resume(Ui *ui, Err *err) {
+  char dir[4096];
+  if (ui_state_path(dir, sizeof dir, AUTOSAVE, err) < 0) return -1;
+  DIR *d = opendir(dir);
+  if (!d) return err_set(err, "nothing to resume: %s: %s", dir, strerror(errno));
+  char *names[256];
+  int n = 0;
+  struct dirent *e;
+  while ((e = readdir(d)) && n < 256)
+    if (e->d_name[0] != '.' && has_ext(e->d_name, CKPT_EXT)) names[n++] = strdup(e->d_name);
+  closedir(d);
+  qsort(names, (size_t)n, sizeof *names, by_name);
+  int rc = n ? 0 : err_set(err, "nothing to resume: no checkpoint in %s", dir);
+  for (int i = 0; i < n; i++) {
+    char path[4400];
+    snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+    Run *r = rc == 0 ? lab_load(ui->lab, path, NULL, err) : NULL;
+    if (rc == 0 && !r) rc = err_prefix(err, "%s", path);
+    if (r) {
+      SavedStep *s = saved_for(ui, run_id(r));
+      if (s) s->step = run_metrics(r)->step;
+    }
+    free(names[i]);
+  }
+  return rc;
+}
+
+/* ------------------------------------------------------------ start and end */
+
+static int start_lua(Ui *ui, Err *err) {
+  LuaApiOptions lo = {.heap_cap = (size_t)(ui->opt->lua_mem_mb > 0 ? ui->opt->lua_mem_mb : 0) << 20,
+                      .sandbox = ui->opt->sandbox,
+                      .out = ui_lua_out,
+                      .log = lua_log,
+                      .ctx = ui,
+                      .defaults = &ui->opt->run};
+  ui->api = luaapi_new(&ui->host, &lo, err);
+  if (!ui->api) return -1;
+  sig_set_interrupt(interrupt_lua, ui->api);
+  return uilua_open(ui, err);
+}
+
+/* While curses owns the screen, stderr (OpenBLAS, a stray warning) goes to
+** a file, shown after the screen is gone. */
+static FILE *hold_stderr(int *saved) {
+  FILE *f = tmpfile();
+  *saved = f ? dup(STDERR_FILENO) : -1;
+  if (f && *saved >= 0) dup2(fileno(f), STDERR_FILENO);
+  return f;
+}
+
+static void release_stderr(FILE *f, int saved) {
+  if (!f) return;
+  fflush(stderr);
+  if (saved >= 0) {
+    dup2(saved, STDERR_FILENO);
+    close(saved);
+  }
+  rewind(f);
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, f)) > 0) fwrite(buf, 1, n, stderr);
+  fclose(f);
+}
+
+static int run_screen(Ui *ui) {
+  Err err;
+  int saved_fd;
+  FILE *held = hold_stderr(&saved_fd);
+  if (term_open(&ui->term, ui->opt->ascii, &err) < 0) {
+    release_stderr(held, saved_fd);
+    return -1;   /* the caller runs the line REPL */
+  }
+  ui->screen = 1;
+  if (ui->opt->script) {
+    LuaApiStatus st = luaapi_start_script(ui->api, ui->opt->script, ui->opt->script_argc, ui->opt->script_argv, &err);
+    if (st == LUAAPI_ERROR && err.msg[0]) scroll_addf(ui->scroll, SCROLL_ERR, "%s", err.msg);
+  } else {
+    trainer_set_running(ui->trainer, 1);
+  }
+  ui_loop(ui);
+  ui->screen = 0;
+  term_close(&ui->term, !ui->gone);
+  release_stderr(held, saved_fd);
+  return 0;
+}
+
+static void finish(Ui *ui) {
+  luaapi_free(ui->api);        /* first: closing Lua may still use the lab through the host */
+  trainer_free(ui->trainer);   /* then nothing steps any more */
+  lab_free(ui->lab);
+  trainer_snap_free(ui->snap);
+  scroll_free(ui->scroll);
+  free(ui->cells);
+  for (int i = 0; i < UI_SLOTS; i++) free(ui->xy[i]);
+  free(ui->saved);
+  free(ui->entry);
+  sig_close();
+}
+
+int ui_main(const CliOptions *o) {
+  Ui ui;
+  memset(&ui, 0, sizeof ui);
+  ui.opt = o;
+  ui.zoom = -1;
+  ui.status = EXIT_OK;
+  Err err = {{0}};
+  term_choose_glyphs(&ui.term, o->ascii);
+
+  ui.lab = lab_new(&err);
+  /* A script builds its own runs; otherwise the pair (or the autosaved lab). */
+  int ok = ui.lab && (o->resume ? resume(&ui, &err) : o->script ? 0 : add_runs(&ui, &err)) == 0;
+  ok = ok && sig_open(&err) == 0;
+  ok = ok && (ui.trainer = trainer_new(ui.lab, &err)) != NULL;
+  if (ok) {
+    trainer_host(ui.trainer, &ui.host);
+    ui.snap = trainer_snap_new();
+    ui.scroll = scroll_new(2000);
+    ok = ui.snap && ui.scroll;
+    if (!ok) err_set(&err, "out of memory");
+  }
+  ok = ok && start_lua(&ui, &err) == 0;
+  if (!ok) {
+    fprintf(stderr, "tielab: %s\n", err.msg);
+    finish(&ui);
+    return EXIT_RUNTIME;
+  }
+  trainer_take(ui.trainer, &ui.snap);
+  if (ui.snap->n_runs > 0) ui.sel_id = ui.snap->runs[0].id;
+  scroll_addf(ui.scroll, SCROLL_NOTE, "tielab %s: Lua REPL (':' to type, Esc back). 'lab' is the lab, 'ui' the screen; ? lists the keys.",
+              PACKAGE_VERSION);
+
+  if (run_screen(&ui) < 0) ui_line_main(&ui);
+  int status = ui.status;
+  finish(&ui);
+  return status;
+}

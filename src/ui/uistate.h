@@ -1,0 +1,138 @@
+/*
+** uistate.h -- what the UI's own files share: the screen's state, the
+** panels' draw functions, the key table and the helpers around them.
+** Only src/ui includes it; the rest of tielab sees ui.h.
+**
+** Code that changes state marks panels dirty ('ui_dirty'); the loop draws
+** dirty panels once per frame (at most FRAME_HZ frames a second, or at
+** once after a key) with wnoutrefresh and a single doupdate.
+*/
+#ifndef TIELAB_UI_UISTATE_H
+#define TIELAB_UI_UISTATE_H
+
+#include "../cli.h"
+#include "../luaapi/luaapi.h"
+#include "../trainer.h"
+#include "graph.h"
+#include "layout.h"
+#include "scroll.h"
+#include "term.h"
+
+#define FRAME_HZ 10
+#define UI_SLOTS 16   /* series one chart may draw */
+
+typedef enum Ask { ASK_NONE, ASK_QUIT } Ask;
+
+typedef struct SavedStep {
+  int id;
+  long step;   /* the run's step when last saved or loaded */
+} SavedStep;
+
+typedef struct Ui {
+  const CliOptions *opt;
+  int screen;                /* curses is up (0: the line REPL) */
+  Term term;
+  Layout lay;
+  WINDOW *win[P_COUNT];
+  WINDOW *overlay;           /* the help box, when shown */
+  WINDOW *keywin;            /* 1x1, never drawn: wgetch on it refreshes nothing */
+
+  Lab *lab;
+  Trainer *trainer;
+  Host host;
+  LuaApi *api;
+  TrainerSnap *snap;         /* the newest snapshot taken */
+  Scroll *scroll;
+
+  int sel_id;                /* the selected run */
+  int lens_logit;            /* show the logit lens instead of the tuned lens */
+  int zoom;                  /* a PanelId shown large, or -1 */
+  View view;
+  int help;
+  int focus;                 /* keys go to the REPL */
+  Ask ask;
+  char *entry;               /* lines so far of an unfinished REPL entry */
+
+  unsigned dirty;            /* bits of PanelId */
+  int relayout, repaint;
+  double last_frame;
+  int snap_waiting;          /* the trainer woke us; take at the next frame */
+  long scroll_seen, repl_seen;
+
+  char msg[512];
+  int msg_role;
+  double msg_until;
+
+  GraphScale scale[P_COUNT];
+  GraphCell *cells;          /* chart scratch */
+  size_t cap_cells;
+  double *xy[UI_SLOTS];      /* series scratch: x then y, per slot */
+  size_t cap_xy[UI_SLOTS];
+
+  SavedStep *saved;
+  int n_saved;
+
+  int quit;                  /* leave the loop */
+  int status;                /* exit status */
+  int gone;                  /* the terminal hung up: do not write to it */
+} Ui;
+
+#define DIRTY_ALL (~0u)
+
+/* ui.c */
+double ui_now(void);   /* seconds, monotonic */
+void ui_dirty(Ui *ui, unsigned bits);
+void ui_message(Ui *ui, int role, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+const TrainerRun *ui_selected(const Ui *ui);
+int ui_state_path(char *buf, size_t cap, const char *leaf, Err *err);
+int ui_unsaved(const Ui *ui);
+int ui_save_all(Ui *ui, Err *err);
+void ui_request_quit(Ui *ui, int save);   /* save: 1 yes, 0 no, -1 ask when unsaved */
+void ui_lua(Ui *ui, const char *chunk);   /* run a key's Lua call */
+void ui_lua_out(void *ctx, const char *s, size_t n, int is_err);
+
+/* uilua.c: the 'ui' table of Lua functions behind every key */
+int uilua_open(Ui *ui, Err *err);
+
+/* keys.c */
+typedef struct UiKey {
+  int key;             /* a byte, or a curses KEY_* code */
+  const char *label;   /* as shown in help */
+  const char *help;
+  const char *lua;     /* the Lua call the key makes */
+  const char *hint;    /* in the hint line; NULL: only in help */
+} UiKey;
+const UiKey *ui_keys(int *n);
+void ui_key(Ui *ui, int key);
+
+/* loop.c */
+int ui_loop(Ui *ui);
+void ui_layout(Ui *ui);
+void ui_draw(Ui *ui);
+
+/* panels: each draws itself into its window, 'h' x 'w' */
+void panel_status(Ui *ui, WINDOW *w, int h, int wd);
+void panel_hint(Ui *ui, WINDOW *w, int h, int wd);
+void panel_loss(Ui *ui, WINDOW *w, int h, int wd);
+void panel_ratio(Ui *ui, WINDOW *w, int h, int wd);
+void panel_extra(Ui *ui, WINDOW *w, int h, int wd);
+void panel_lens(Ui *ui, WINDOW *w, int h, int wd);
+void panel_align(Ui *ui, WINDOW *w, int h, int wd);
+void panel_sample(Ui *ui, WINDOW *w, int h, int wd);
+void panel_big(Ui *ui, WINDOW *w, int h, int wd);
+void panel_help(Ui *ui, WINDOW *w, int h, int wd);
+int panel_help_rows(Ui *ui);
+
+/* charts.c helpers the panels share */
+GraphCell *ui_cells(Ui *ui, int w, int h);
+void ui_blit(Ui *ui, WINDOW *win, const GraphCell *c, int w, int h);
+/* x and y arrays of a history series (bucket means at bucket centres);
+** the pointers stay valid until the next call with the same 'slot'. */
+int ui_series(Ui *ui, int slot, const History *h, const char *name, const double **x, const double **y);
+double ui_last_step(const Ui *ui);
+
+/* lineui.c */
+int ui_line_main(Ui *ui);
+void ui_line_print(const char *s, size_t n, int is_err);
+
+#endif

@@ -1,0 +1,73 @@
+#!/bin/sh
+# test_cli.sh -- the command line as a user meets it: exit statuses 0/1/2,
+# one clear line for each bad input, --bench's JSON line, the built-in
+# headless loop and the paper comparison.
+: "${top_builddir:=.}"
+tielab="$top_builddir/tielab"
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/tielab-cli.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+n=0 failed=0
+TINY="--vocab 256 --dim 32 --layers 2 --heads 2 --ctx 16 --batch 4 --threads 1"
+
+check() {   # check DESCRIPTION EXPECTED_STATUS PATTERN -- COMMAND...
+  desc=$1 want=$2 pattern=$3
+  shift 4
+  "$@" >"$tmp/out" 2>"$tmp/err"
+  got=$?
+  n=$((n + 1))
+  if [ "$got" = "$want" ] && grep -Eq -- "$pattern" "$tmp/out" "$tmp/err"; then
+    echo "ok $n - $desc"
+  else
+    failed=$((failed + 1))
+    echo "not ok $n - $desc (status $got, want $want)"
+    sed 's/^/# /' "$tmp/err" | head -5
+  fi
+}
+
+check "--version" 0 "^tielab [0-9]" -- "$tielab" --version
+check "--help lists run options" 0 "--in_scale" -- "$tielab" --help
+check "unknown option" 2 "unknown option '--bogus'" -- "$tielab" --bogus
+check "single-dash option" 2 "unknown option '-x'" -- "$tielab" -x
+check "option without its value" 2 "needs a value" -- "$tielab" --dim
+check "heads must divide dim" 2 "heads" -- "$tielab" --headless --dim 30 --heads 4
+check "non-numeric size" 2 "'dim'" -- "$tielab" --dim abc
+check "size out of range" 2 "'layers'" -- "$tielab" --layers 0
+check "bad tie mode" 2 "tie" -- "$tielab" --tie sometimes
+check "tie K beyond dim" 2 "tie" -- "$tielab" --dim 32 --heads 2 --tie 40
+check "impossible memory is refused with the estimate" 2 "memory|GiB|bytes" -- \
+  "$tielab" --headless --vocab 50000 --dim 4096 --layers 200 --heads 8 --ctx 1024 --batch 8
+check "negative learning rate" 2 "'lr'" -- "$tielab" --lr -1
+
+check "missing corpus" 1 "nothing.txt" -- "$tielab" --headless $TINY --steps 1 --corpus "$tmp/nothing.txt"
+: > "$tmp/empty.txt"
+check "empty corpus" 1 "empty.txt.*empty" -- "$tielab" --headless $TINY --steps 1 --corpus "$tmp/empty.txt"
+printf 'short text\n' > "$tmp/short.txt"
+check "too-short corpus" 1 "short.txt" -- "$tielab" --headless $TINY --steps 1 --corpus "$tmp/short.txt"
+head -c 20000 /dev/urandom > "$tmp/binary.bin" 2>/dev/null || dd if=/dev/urandom of="$tmp/binary.bin" bs=1000 count=20 2>/dev/null
+check "binary corpus" 1 "binary.bin.*binary" -- "$tielab" --headless $TINY --steps 1 --corpus "$tmp/binary.bin"
+check "a directory as corpus" 1 "$tmp" -- "$tielab" --headless $TINY --steps 1 --corpus "$tmp"
+
+check "--bench prints one JSON line" 0 '"tokens_per_s": ?[0-9]' -- \
+  "$tielab" --bench $TINY --steps 3 --warmup 1
+if command -v python3 >/dev/null 2>&1; then
+  n=$((n + 1))
+  if python3 -c 'import json,sys; d=json.loads(open(sys.argv[1]).read().strip().splitlines()[-1]);
+assert d["tokens_per_s"] > 0 and d["step_ms"] > 0 and d["params"] > 0 and d["gflops"] > 0
+assert d["config"]["dim"] == 32' "$tmp/out" 2>"$tmp/err"; then
+    echo "ok $n - the bench JSON has config, params, tokens_per_s, step_ms, gflops"
+  else
+    failed=$((failed + 1)); echo "not ok $n - bench JSON fields"; sed 's/^/# /' "$tmp/err" | head -5
+  fi
+fi
+
+check "built-in headless loop prints a line per N steps" 0 "^ +20 +[0-9.]+ " -- \
+  "$tielab" --headless $TINY --steps 20 --print-every 10
+n=$((n + 1))
+lines=$(grep -cE "^ +[0-9]+ +[0-9.]+ " "$tmp/out")
+if [ "$lines" -ge 2 ]; then echo "ok $n - two progress lines ($lines)"; else failed=$((failed + 1)); echo "not ok $n - progress lines: $lines"; fi
+
+check "paper comparison prints its table" 0 "tied_in5" -- \
+  "$tielab" --headless --compare paper $TINY --steps 30 --print-every 10 --eval_every 10 --align_every 10
+
+echo "1..$n"
+[ "$failed" = 0 ]

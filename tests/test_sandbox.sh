@@ -1,0 +1,39 @@
+#!/bin/sh
+# test_sandbox.sh -- 'tielab --headless --sandbox': no way out to the
+# system (os.execute, io.popen, C modules, loadlib, bytecode, debug.sethook,
+# files outside the working directory), while ordinary scripts still work.
+tielab="$(cd "${top_builddir:-.}" && pwd)/tielab"
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/tielab-sbx.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+mkdir "$tmp/work"
+cp "${srcdir:-.}/tests/tap.lua" "$tmp/work/"
+export XDG_CACHE_HOME="${XDG_CACHE_HOME:-$tmp/cache}"
+cat >"$tmp/work/sbx.lua" <<'LUA'
+package.path = "./?.lua;" .. package.path
+local tap = require "tap"
+tap.is(os.execute, nil, "no os.execute")
+tap.is(io.popen, nil, "no io.popen")
+tap.is(os.tmpname, nil, "no os.tmpname")
+tap.is(package.loadlib, nil, "no package.loadlib")
+tap.is(package.cpath, "", "no C module path")
+tap.is(debug.sethook, nil, "no debug.sethook")
+tap.is(debug.getupvalue, nil, "no debug.getupvalue")
+tap.raises("outside the working directory", "no reading /etc", io.open, "/etc/passwd")
+tap.raises("outside the working directory", "no writing above the working directory", io.open, "../escape.txt", "w")
+tap.raises("outside the working directory", "no loadfile outside", loadfile, "/etc/passwd")
+tap.raises("outside the working directory", "no dofile outside", dofile, "/etc/passwd")
+tap.raises("outside the working directory", "no os.remove outside", os.remove, "/tmp/x")
+tap.raises("outside the working directory", "no checkpoints outside", function()
+  lab.run{vocab = 256, dim = 32, layers = 2, heads = 2, ctx = 32, batch = 4}:save("/tmp/x.safetensors")
+end)
+local f, err = load(string.dump(function() return 1 end))
+tap.ok(f == nil and err:find("binary", 1, true), "no binary chunks: " .. tostring(err))
+tap.ok(not pcall(require, "lfs"), "no C modules through require")
+local w = assert(io.open("inside.txt", "w"))
+w:write("fine") w:close()
+tap.is(io.open("inside.txt"):read("a"), "fine", "files in the working directory work")
+tap.ok(os.remove("inside.txt"), "and can be removed")
+tap.is(load("return 1 + 1")(), 2, "text chunks load")
+tap.done()
+LUA
+cd "$tmp/work" && "$tielab" --headless --sandbox sbx.lua

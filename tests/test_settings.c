@@ -1,0 +1,182 @@
+/*
+** test_settings.c -- the table of run options: defaults, parsing from text
+** and numbers, errors that name the key, seeds, tie modes, and the whole-set
+** check (shape and memory).
+*/
+#include <math.h>
+#include <string.h>
+
+#include "lab/lab.h"
+#include "tap.h"
+
+static int has(const Err *e, const char *s) { return strstr(e->msg, s) != NULL; }
+
+static void test_table(void) {
+  int n;
+  const Setting *s = lab_settings(&n);
+  ok(n >= 22, "the table has every option (%d rows)", n);
+  int complete = 1;
+  for (int i = 0; i < n; i++)
+    if (!s[i].name || !s[i].help || !*s[i].help || !s[i].deflt) complete = 0;
+  ok(complete, "every row has a name, help text and a default");
+  const char *names[] = {"name", "vocab", "dim", "layers", "heads", "ctx", "batch", "tie",
+                         "seed", "init_seed", "data_seed", "corpus_seed", "lr", "in_scale",
+                         "out_scale", "corpus", "lens_every", "eval_every", "align_every",
+                         "partner", "tie_merge", "threads"};
+  int found = 1;
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+    if (!lab_setting_find(names[i]) || strcmp(lab_setting_find(names[i])->name, names[i]) != 0) {
+      diag("missing %s", names[i]);
+      found = 0;
+    }
+  ok(found, "every option of the design is in the table");
+  ok(lab_setting_find("in_scal") == NULL, "a misspelled name is not found");
+  ok(lab_setting_find("lr")->live && lab_setting_find("tie")->live && lab_setting_find("in_scale")->live,
+     "lr, tie and in_scale may change while a run lives");
+  ok(!lab_setting_find("dim")->live && !lab_setting_find("vocab")->live, "dim and vocab may not");
+}
+
+static void test_defaults(void) {
+  RunOptions o;
+  run_options_default(&o);
+  ok(o.model.vocab == 1024 && o.model.dim == 128 && o.model.layers == 4 && o.model.heads == 4 &&
+         o.model.ctx == 64 && o.model.batch == 16,
+     "default shape vocab 1024 dim 128 layers 4 heads 4 ctx 64 batch 16");
+  ok(o.model.tie_k == 128 && strcmp(o.tie_text, "tied") == 0 && !o.tie_given, "tied by default");
+  ok(fabs(o.lr - 1e-3) < 1e-15 && o.in_scale == 1 && o.out_scale == 1, "lr 1e-3, scales 1");
+  ok(o.lens_every == 10 && o.eval_every == 50 && o.align_every == 100 && o.threads == 2,
+     "intervals 10/50/100 and 2 threads");
+  ok(o.init_seed == 1 && o.data_seed == 1 && o.corpus_seed == 1 && !o.init_seed_given &&
+         !o.data_seed_given,
+     "seeds 1, not marked as given");
+  ok(o.corpus[0] == '\0' && o.name[0] == '\0' && o.tie_merge == TIE_KEEP_IN,
+     "synthetic corpus, automatic name, tie_merge in");
+  Err e;
+  e.msg[0] = '\0';
+  ok(run_options_check(&o, &e) == 0, "the defaults pass the check (%s)", e.msg);
+}
+
+static void test_errors(void) {
+  RunOptions o;
+  Err e;
+  run_options_default(&o);
+  ok(run_options_set_text(&o, "in_scal", "2", &e) < 0 && has(&e, "'in_scal'"),
+     "unknown key named: %s", e.msg);
+  ok(run_options_set_number(&o, "dim", 3.5, &e) < 0 && has(&e, "'dim'") && has(&e, "3.5"),
+     "fractional dim named: %s", e.msg);
+  ok(run_options_set_text(&o, "dim", "abc", &e) < 0 && has(&e, "'dim'") && has(&e, "abc"),
+     "non-numeric dim named: %s", e.msg);
+  ok(run_options_set_text(&o, "dim", "4", &e) < 0 && has(&e, "'dim'"), "dim below range: %s", e.msg);
+  ok(run_options_set_text(&o, "lr", "1e-3x", &e) < 0 && has(&e, "'lr'"), "trailing junk: %s", e.msg);
+  ok(run_options_set_number(&o, "lr", NAN, &e) < 0 && has(&e, "'lr'"), "NaN lr: %s", e.msg);
+  ok(run_options_set_number(&o, "in_scale", -1, &e) < 0 && has(&e, "'in_scale'"), "negative scale: %s",
+     e.msg);
+  ok(run_options_set_number(&o, "name", 3, &e) < 0 && has(&e, "'name'"), "a number for a text option: %s",
+     e.msg);
+  ok(run_options_set_text(&o, "tie", "half", &e) < 0 && has(&e, "'tie'"), "bad tie mode: %s", e.msg);
+  ok(run_options_set_text(&o, "tie_merge", "both", &e) < 0 && has(&e, "'tie_merge'"), "bad merge: %s",
+     e.msg);
+  ok(run_options_set_text(&o, "seed", "-3", &e) < 0 && has(&e, "'seed'"), "negative seed: %s", e.msg);
+  char longname[100];
+  memset(longname, 'x', sizeof longname - 1);
+  longname[99] = '\0';
+  ok(run_options_set_text(&o, "name", longname, &e) < 0 && has(&e, "'name'"), "name too long: %s", e.msg);
+  RunOptions d;
+  run_options_default(&d);
+  ok(memcmp(&o, &d, sizeof o) == 0, "failed sets leave the options unchanged");
+}
+
+static void test_values(void) {
+  RunOptions o;
+  Err e;
+  run_options_default(&o);
+  ok(run_options_set_text(&o, "tie", "untied", &e) == 0 && o.model.tie_k == 0 && o.tie_given, "untied -> 0");
+  ok(run_options_set_number(&o, "tie", 16, &e) == 0 && o.model.tie_k == 16, "tie 16 as a number");
+  run_options_set_text(&o, "tie", "tied", &e);
+  run_options_set_text(&o, "dim", "64", &e);
+  ok(o.model.tie_k == 64, "tied follows a dim given afterwards (%d)", o.model.tie_k);
+  run_options_set_text(&o, "tie", "100", &e);
+  ok(run_options_check(&o, &e) < 0 && has(&e, "'tie'"), "K above dim refused by the check: %s", e.msg);
+  ok(run_options_set_text(&o, "tie_merge", "mean", &e) == 0 && o.tie_merge == TIE_MEAN, "tie_merge mean");
+
+  run_options_default(&o);
+  run_options_set_number(&o, "seed", 5, &e);
+  ok(o.init_seed == 5 && o.data_seed == 5, "seed sets both seeds");
+  run_options_default(&o);
+  run_options_set_text(&o, "init_seed", "3", &e);
+  run_options_set_text(&o, "seed", "7", &e);
+  ok(o.init_seed == 3 && o.data_seed == 7, "seed leaves an init_seed given before it alone");
+  run_options_default(&o);
+  run_options_set_text(&o, "seed", "7", &e);
+  run_options_set_text(&o, "data_seed", "2", &e);
+  ok(o.init_seed == 7 && o.data_seed == 2, "data_seed given after seed wins");
+  ok(run_options_set_text(&o, "corpus_seed", "18446744073709551615", &e) == 0 &&
+         o.corpus_seed == UINT64_MAX,
+     "a 64-bit seed as text");
+  ok(run_options_set_number(&o, "lr", 0.0003, &e) == 0 && o.lr == 0.0003, "lr as a number");
+}
+
+/* Every option written as text reads back to the same value. */
+static void test_round_trip(void) {
+  RunOptions a, b;
+  Err e;
+  run_options_default(&a);
+  const char *set[][2] = {{"name", "tied-a"}, {"vocab", "512"}, {"dim", "96"}, {"layers", "3"},
+                          {"heads", "3"}, {"ctx", "40"}, {"batch", "7"}, {"tie", "24"},
+                          {"init_seed", "11"}, {"data_seed", "12"}, {"corpus_seed", "13"},
+                          {"lr", "0.00031"}, {"in_scale", "2.5"}, {"out_scale", "0.1"},
+                          {"corpus", "some/file.txt"}, {"lens_every", "7"}, {"eval_every", "9"},
+                          {"align_every", "0"}, {"partner", "untied"}, {"tie_merge", "out"},
+                          {"threads", "3"}};
+  int all = 1;
+  for (size_t i = 0; i < sizeof set / sizeof set[0]; i++)
+    if (run_options_set_text(&a, set[i][0], set[i][1], &e) < 0) {
+      diag("%s", e.msg);
+      all = 0;
+    }
+  ok(all, "every option accepts a value as text");
+  int n;
+  const Setting *s = lab_settings(&n);
+  run_options_default(&b);
+  int rt = 1;
+  for (int i = 0; i < n; i++) {
+    char buf[1100];
+    if (run_options_get_text(&a, s[i].name, buf, sizeof buf, &e) < 0 ||
+        run_options_set_text(&b, s[i].name, buf, &e) < 0) {
+      diag("%s: %s", s[i].name, e.msg);
+      rt = 0;
+    }
+  }
+  b.tie_given = a.tie_given;
+  ok(rt && memcmp(&a, &b, sizeof a) == 0, "get_text then set_text gives the same options");
+  char small[4];
+  ok(run_options_get_text(&a, "corpus", small, sizeof small, &e) < 0, "a short buffer is an error");
+}
+
+static void test_check(void) {
+  RunOptions o;
+  Err e;
+  run_options_default(&o);
+  run_options_set_text(&o, "heads", "3", &e);
+  ok(run_options_check(&o, &e) < 0 && has(&e, "heads"), "heads must divide dim: %s", e.msg);
+  run_options_default(&o);
+  o.model.vocab = CONFIG_MAX_VOCAB;
+  o.model.dim = CONFIG_MAX_DIM;
+  o.model.layers = CONFIG_MAX_LAYERS;
+  o.model.heads = 8;
+  o.model.ctx = 32;
+  o.model.batch = 8;
+  o.model.tie_k = o.model.dim;
+  ok(run_options_check(&o, &e) < 0 && has(&e, "GiB") && has(&e, "'batch'"),
+     "a model larger than the machine is refused with the estimate: %s", e.msg);
+}
+
+int main(void) {
+  test_table();
+  test_defaults();
+  test_errors();
+  test_values();
+  test_round_trip();
+  test_check();
+  return tap_done();
+}

@@ -1,0 +1,166 @@
+/*
+** test_trainer.c -- the training thread: tickets are served and counted,
+** failures and cancels reach the poller, an acquirer gets the lab between
+** two steps and nothing steps while it holds it, commands run, snapshots
+** carry metrics and histories, the wake descriptor fires, and the thread
+** stops promptly.
+*/
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tap.h"
+#include "trainer.h"
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void nap(void) { nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL); }
+
+/* Poll a ticket until it is no longer waiting, at most 'secs'. */
+static int wait_ticket(Host *h, long ticket, double secs, Err *err) {
+  double end = now_s() + secs;
+  int st;
+  while ((st = h->poll(h, ticket, err)) == 0 && now_s() < end) nap();
+  return st;
+}
+
+/* Take snapshots until 'pred' holds, at most 'secs'. */
+static int wait_snap(Trainer *t, TrainerSnap **s, int (*pred)(const TrainerSnap *), double secs) {
+  double end = now_s() + secs;
+  do {
+    trainer_take(t, s);
+    if (pred(*s)) return 1;
+    nap();
+  } while (now_s() < end);
+  return 0;
+}
+
+static int five_steps(const TrainerSnap *s) { return s->n_runs == 1 && s->runs[0].m.step >= 5; }
+static int scale_two(const TrainerSnap *s) { return s->n_runs == 1 && s->runs[0].m.in_scale == 2; }
+static long seen_seq;
+static int new_message(const TrainerSnap *s) { return s->msg_seq > seen_seq; }
+
+static int set_in_scale(Lab *lab, const void *arg, Err *err) {
+  return run_set_number(lab_run(lab, 0), "in_scale", *(const double *)arg, err);
+}
+
+static int fail_cmd(Lab *lab, const void *arg, Err *err) {
+  (void)lab, (void)arg;
+  return err_set(err, "this command fails");
+}
+
+int main(void) {
+  Err err = {{0}};
+  Lab *lab = lab_new(&err);
+  RunOptions o;
+  run_options_default(&o);
+  const char *set[][2] = {{"vocab", "256"}, {"dim", "32"},  {"layers", "1"},     {"heads", "2"},
+                          {"ctx", "16"},    {"batch", "2"}, {"lens_every", "0"}, {"align_every", "0"}};
+  int fine = lab != NULL;
+  for (size_t i = 0; fine && i < sizeof set / sizeof set[0]; i++)
+    fine = run_options_set_text(&o, set[i][0], set[i][1], &err) == 0;
+  Run *run = fine ? lab_add_run(lab, &o, &err) : NULL;
+  if (!run) {
+    diag("cannot make a run: %s", err.msg);
+    ok(0, "a lab with one tiny run");
+    return tap_done();
+  }
+  int id = run_id(run);
+
+  Trainer *t = trainer_new(lab, &err);
+  ok(t != NULL, "the trainer starts (%s)", t ? "" : err.msg);
+  if (!t) return tap_done();
+  Host h;
+  trainer_host(t, &h);
+  TrainerSnap *snap = trainer_snap_new();
+  ok(trainer_take(t, &snap) == 1 && snap->n_runs == 1 && snap->runs[0].id == id && snap->runs[0].m.step == 0,
+     "the first snapshot shows the run at step 0");
+  ok(!trainer_running(t) && h.inline_steps == 0, "it starts paused, and its host does not step inline");
+
+  /* Tickets. */
+  long k = h.submit(&h, id, 5, &err);
+  ok(k >= 0 && wait_ticket(&h, k, 20, &err) == 1, "a ticket of 5 steps is served");
+  ok(wait_snap(t, &snap, five_steps, 5) && snap->runs[0].m.step == 5, "the snapshot then shows step 5 (%ld)",
+     snap->runs[0].m.step);
+  int n = 0;
+  const HistBucket *b = snap->runs[0].hist ? history_series(snap->runs[0].hist, "loss", &n) : NULL;
+  long points = 0;
+  for (int i = 0; b && i < n; i++) points += b[i].count;
+  ok(b && points == 5, "its copy of the history holds the 5 losses (%ld)", points);
+  ok(snap->runs[0].sample_step >= 0, "and a text sample");
+
+  k = h.submit(&h, 999, 1, &err);
+  err.msg[0] = '\0';
+  ok(k >= 0 && wait_ticket(&h, k, 5, &err) == -1 && strstr(err.msg, "removed"),
+     "a ticket for a run that is not there fails with a reason (%s)", err.msg);
+
+  k = h.submit(&h, -1, 1000000, &err);
+  h.cancel(&h);
+  err.msg[0] = '\0';
+  ok(wait_ticket(&h, k, 5, &err) == -1 && strstr(err.msg, "interrupted"), "cancel stops a ticket in flight (%s)",
+     err.msg);
+
+  /* Continuous training, and the lab held between two steps. */
+  trainer_set_running(t, 1);
+  double end = now_s() + 10;
+  long before = 5;
+  while (now_s() < end) {
+    trainer_take(t, &snap);
+    if (snap->runs[0].m.step > before + 3) break;
+    nap();
+  }
+  ok(snap->runs[0].m.step > before + 3, "running: steps go on by themselves (%ld)", snap->runs[0].m.step);
+  Lab *held = trainer_acquire(t);
+  long s1 = run_metrics(lab_run(held, 0))->step;
+  nanosleep(&(struct timespec){0, 100 * 1000 * 1000}, NULL);
+  long s2 = run_metrics(lab_run(held, 0))->step;
+  Lab *again = trainer_acquire(t);   /* nests */
+  trainer_release(t);
+  long s3 = run_metrics(lab_run(held, 0))->step;
+  trainer_release(t);
+  ok(held == lab && again == lab && s1 == s2 && s2 == s3, "acquired, the lab does not step (%ld %ld %ld)", s1, s2, s3);
+  end = now_s() + 10;
+  while (now_s() < end && run_metrics(run)->step == s3) nap();
+  ok(run_metrics(run)->step > s3, "released, training goes on");
+  trainer_set_running(t, 0);
+
+  /* Commands, and their errors as messages. */
+  double two = 2;
+  ok(trainer_post(t, set_in_scale, &two, sizeof two, &err) == 0 && wait_snap(t, &snap, scale_two, 5),
+     "a queued command changes the run between steps");
+  seen_seq = snap->msg_seq;
+  ok(trainer_post(t, fail_cmd, NULL, 0, &err) == 0 && wait_snap(t, &snap, new_message, 5) &&
+         strcmp(snap->msg, "this command fails") == 0,
+     "a command's error becomes the snapshot's message");
+  ok(trainer_post(t, fail_cmd, &two, TRAINER_ARG_MAX + 1, &err) < 0, "a command argument too large is refused");
+
+  /* The wake descriptor: readable after a publication, once taken empty. */
+  trainer_take(t, &snap);
+  k = h.submit(&h, id, 1, &err);
+  struct pollfd pfd = {.fd = trainer_wake_fd(t), .events = POLLIN};
+  ok(poll(&pfd, 1, 5000) == 1, "a finished ticket wakes the UI's poll");
+  wait_ticket(&h, k, 5, &err);
+  nanosleep(&(struct timespec){0, 100 * 1000 * 1000}, NULL);   /* its last publication and wake-up */
+  trainer_take(t, &snap);
+  ok(poll(&pfd, 1, 0) == 0, "after a take nothing is pending");
+
+  /* Stopping while training runs flat out. */
+  trainer_set_running(t, 1);
+  nanosleep(&(struct timespec){0, 50 * 1000 * 1000}, NULL);
+  double t0 = now_s();
+  trainer_free(t);
+  ok(now_s() - t0 < 5, "trainer_free returns promptly while running (%.3f s)", now_s() - t0);
+  long s4 = run_metrics(run)->step;
+  nanosleep(&(struct timespec){0, 50 * 1000 * 1000}, NULL);
+  ok(run_metrics(run)->step == s4, "and nothing steps after it");
+
+  trainer_snap_free(snap);
+  lab_free(lab);
+  return tap_done();
+}

@@ -1,0 +1,250 @@
+#!/bin/sh
+# test_ui.sh -- the interactive lab in a real terminal, the way tmux's own
+# regress tests drive tmux: a private server (-L), no configuration file, an
+# 80x24 pane running tielab with a tiny model; keys go in with send-keys and
+# every step is checked on capture-pane's text. Each wait polls the screen
+# until a pattern shows or a deadline passes; nothing sleeps and hopes.
+# Prints TAP.
+
+: "${top_builddir:=.}" "${top_srcdir:=.}"
+TIELAB=${TIELAB:-$top_builddir/tielab}
+case $TIELAB in /*) ;; *) TIELAB=$PWD/$TIELAB ;; esac
+
+if ! command -v tmux >/dev/null 2>&1; then echo "1..0 # SKIP tmux is not installed"; exit 0; fi
+if [ ! -x "$TIELAB" ]; then echo "1..0 # SKIP $TIELAB was not built"; exit 0; fi
+
+SOCK=tielab-test-$$
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/tielab-ui.XXXXXX") || exit 1
+T="tmux -L $SOCK -f /dev/null"
+# At the end a tielab still running is killed outright: a hangup from
+# kill-server would make it save into the folder being removed.
+cleanup() {
+  pid=$(tielab_pid 2>/dev/null)
+  [ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null
+  $T kill-server >/dev/null 2>&1
+  rm -rf "$WORK"
+}
+trap cleanup EXIT INT TERM
+MODEL="--vocab 256 --dim 32 --layers 2 --heads 2 --ctx 32 --batch 4"
+ENV="env -u LC_ALL -u LC_CTYPE LANG=C.UTF-8 NO_COLOR= XDG_STATE_HOME=$WORK/state XDG_CACHE_HOME=${XDG_CACHE_HOME:-$WORK/cache} OPENBLAS_NUM_THREADS=1"
+
+n=0 failed=0
+screen() { $T capture-pane -p -t t 2>/dev/null; }
+show() { screen | sed 's/^/#   |/'; }
+pass() { n=$((n + 1)); echo "ok $n - $1"; }
+fail() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; show; }
+check() { if [ "$1" -eq 0 ]; then pass "$2"; else fail "$2"; fi; }
+
+# wait_for REGEX [TENTHS]: until the screen matches (default 10 s).
+wait_for() {
+  i=0
+  while [ $i -lt "${2:-100}" ]; do
+    screen | grep -Eq -- "$1" && return 0
+    sleep 0.1
+    i=$((i + 1))
+  done
+  return 1
+}
+# wait_gone REGEX [TENTHS]: until the screen no longer matches.
+wait_gone() {
+  i=0
+  while [ $i -lt "${2:-100}" ]; do
+    screen | grep -Eq -- "$1" || return 0
+    sleep 0.1
+    i=$((i + 1))
+  done
+  return 1
+}
+pane() { $T display -p -t t "$1"; }
+# The pane runs a shell that runs tielab and writes its exit status to a
+# file: the shell reaps tielab, and the file says it has ended and how.
+# start ARGS...: a new tielab in the pane ($EXTRA: more environment).
+start() {
+  rm -f "$WORK/status"
+  $T respawn-pane -k -t t "clear; $ENV $EXTRA $TIELAB $*; echo \$? >'$WORK/status'"
+}
+tielab_pid() { pgrep -P "$(pane '#{pane_pid}')" | head -n 1; }
+status() { cat "$WORK/status" 2>/dev/null; }
+# wait_dead [TENTHS]: until tielab has ended.
+wait_dead() {
+  i=0
+  while [ $i -lt "${1:-100}" ]; do
+    [ -s "$WORK/status" ] && return 0
+    sleep 0.1
+    i=$((i + 1))
+  done
+  return 1
+}
+key() { $T send-keys -t t "$@"; }
+type_line() { $T send-keys -t t -l "$1"; $T send-keys -t t Enter; }
+step_now() { screen | sed -n '1s/.*step \([0-9]*\).*/\1/p'; }
+# settled_step: the step once it stands still (a step may be under way).
+settled_step() {
+  a=$(step_now) i=0
+  while [ $i -lt 20 ]; do
+    sleep 0.2
+    b=$(step_now)
+    [ "$a" = "$b" ] && break
+    a=$b i=$((i + 1))
+  done
+  echo "$a"
+}
+
+EXTRA=
+$T new-session -d -s t -x 80 -y 24 "sleep 600" || { echo "1..0 # SKIP cannot start tmux"; exit 0; }
+$T set -g remain-on-exit on
+$T set -sg escape-time 0
+
+# ---------------------------------------------------------------- training
+start "$MODEL"
+wait_for 'RUNNING step [1-9]' 300
+check $? "training starts: the status line says RUNNING and counts steps"
+screen | grep -q 'tied tied in×1' && screen | grep -q 'untied untied in×1'
+check $? "a tied and an untied run side by side, scales at 1"
+wait_for '^loss .*tied' 20 && wait_for 'grad out/in' 20 && wait_for 'tuned lens' 50
+check $? "loss, gradient ratio and lens panels are drawn"
+colors() { $T capture-pane -e -p -t t | grep -Ec "$(printf '\033')\\[(3[0-7]|9[0-7]|38;5;[0-9]+)m"; }
+[ "$(colors)" -gt 0 ]
+check $? "series are coloured from the terminal's palette"
+
+key Space
+wait_for 'PAUSED step' 30
+check $? "space pauses"
+s1=$(settled_step); sleep 0.4; s2=$(step_now)
+[ -n "$s1" ] && [ "$s1" = "$s2" ]
+check $? "paused: the step count stands still ($s1, $s2)"
+
+key t
+wait_for '●tied untied in×1' 30
+check $? "t: the selected run's tie turns untied on the status line"
+key +
+wait_for '●tied untied in×2' 30
+check $? "+: the selected run's in_scale doubles"
+key Tab
+wait_for '●untied untied' 30
+check $? "tab selects the next run"
+key '?'
+wait_for 'tielab keys' 30 && screen | grep -q 'ui.toggle()'
+check $? "? shows the help with each key's Lua call"
+key '?'
+wait_gone 'tielab keys' 30
+check $? "? again closes the help"
+
+# ---------------------------------------------------------------- the REPL
+key :
+type_line 'print(6 * 7)'
+wait_for '^42 *$' 30
+check $? "the REPL prints a Lua result"
+type_line "ui.scale('in_scale', 4, 'untied')"
+wait_for '●untied untied in×4' 30
+check $? "a key's Lua call typed in the REPL does what the key does"
+type_line "error('boom')"
+wait_for 'boom' 30 && wait_for 'PAUSED' 10
+check $? "a Lua error is reported and the lab goes on"
+type_line 'for i = 1, 2 do'
+type_line 'print("row" .. i) end'
+wait_for '^row2' 30
+check $? "a statement over two lines runs when complete"
+$T send-keys -t t -l 'half typed'
+wait_for '^> half typed' 30
+key C-c
+wait_gone '^> half typed' 30 && wait_for 'PAUSED' 10
+check $? "Ctrl-C clears the input line, the lab stays"
+key Escape
+
+# ---------------------------------------------------------------- sizes
+$T resize-window -t t -x 60 -y 20
+wait_for 'needs 80x24, this is 60x20' 30
+check $? "60x20: a message instead of the screen"
+$T resize-window -t t -x 80 -y 24
+wait_for 'PAUSED step' 30 && wait_for '^loss' 30
+check $? "back at 80x24 the screen returns"
+[ ! -e "$WORK/status" ] && [ -n "$(tielab_pid)" ]
+check $? "tielab still runs after keys, errors and resizes"
+
+# ---------------------------------------------------------------- hangup
+kill -HUP "$(tielab_pid)"
+wait_dead 100
+check $? "SIGHUP ends tielab"
+[ "$(status)" = 130 ]
+check $? "its exit status is 130 ($(status))"
+[ -s "$WORK/state/tielab/autosave/tied.safetensors" ] && [ -s "$WORK/state/tielab/autosave/untied.safetensors" ]
+check $? "every run was saved in the autosave folder"
+
+start --resume
+wait_for '●tied untied in×2' 300 && screen | grep -q 'untied untied in×4'
+check $? "--resume brings both runs back with their tie and scales"
+wait_for 'RUNNING' 30
+key Space
+wait_for 'PAUSED' 30
+s1=$(settled_step)
+key n
+i=0
+while [ "$(step_now)" = "$s1" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+[ "$(step_now)" = $((s1 + 1)) ]
+check $? "n: one more step ($s1 to $(step_now))"
+key q
+wait_for 'Save [0-9]+ run' 30
+check $? "q asks to save runs with unsaved steps"
+key n
+wait_dead 100 && [ "$(status)" = 0 ]
+check $? "n quits without saving, exit status 0"
+
+# ---------------------------------------------------------------- other terminals
+EXTRA=TERM=dumb
+start "$MODEL"
+EXTRA=
+wait_for 'line mode' 300
+type_line 'print(ui.status())'
+wait_for '^paused, 2 runs|^running, 2 runs' 50
+check $? "TERM=dumb: a line REPL with the same lab"
+key C-d
+wait_dead 100
+check $? "TERM=dumb: Ctrl-D ends it"
+
+EXTRA="LANG=C NO_COLOR=1"
+start "$MODEL"
+EXTRA=
+wait_for 'RUNNING step [1-9]' 300 && screen | grep -q 'tied tied in\*1'
+check $? "LANG=C: ASCII glyphs"
+[ "$(colors)" -eq 0 ]
+check $? "NO_COLOR: not one colour"
+screen | LC_ALL=C grep -q "$(printf '[\200-\377]')"
+[ $? -ne 0 ]
+check $? "LANG=C: not one byte outside ASCII on the screen"
+key q
+wait_for 'Save' 30 && key n
+wait_dead 100
+check $? "LANG=C: q then n quits"
+
+# ---------------------------------------------------------------- a runaway script
+echo 'local n = 0 while true do n = n + 1 end' >"$WORK/spin.lua"
+start "$WORK/spin.lua"
+wait_for ' script *$' 300
+check $? "a script that never yields runs (the status line says so)"
+key '?'
+wait_for 'tielab keys' 50
+check $? "the screen still answers keys while it spins"
+key '?'
+wait_gone 'tielab keys' 30
+key C-c
+wait_for 'script stopped' 50 && wait_gone ' script *$' 30 && [ ! -e "$WORK/status" ]
+check $? "Ctrl-C stops the script, never the lab"
+key q
+wait_dead 100 && [ "$(status)" = 0 ]
+check $? "with no unsaved runs, q quits at once"
+
+# ---------------------------------------------------------------- the demo script
+demo=$top_srcdir/lua/demo.lua
+if [ -f "$demo" ]; then
+  start "$demo pace=0.2 steps=10 vocab=256 dim=32 layers=2 heads=2 ctx=32 batch=4"
+  wait_for 'RUNNING|PAUSED' 300 && wait_gone ' script *$' 600
+  check $? "lua/demo.lua runs to its end"
+  ! screen | grep -Eq 'traceback|error' && [ ! -e "$WORK/status" ]
+  check $? "lua/demo.lua: no error on screen, tielab still runs"
+else
+  n=$((n + 1)); echo "ok $n - # SKIP lua/demo.lua does not exist"
+fi
+
+echo "1..$n"
+[ $failed -eq 0 ]

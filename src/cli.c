@@ -34,6 +34,7 @@ static int set_version(CliOptions *o, const char *v, Err *e) { o->mode = MODE_VE
 static int set_resume(CliOptions *o, const char *v, Err *e) { o->resume = 1; return 0; }
 static int set_sandbox(CliOptions *o, const char *v, Err *e) { o->sandbox = 1; return 0; }
 static int set_ascii(CliOptions *o, const char *v, Err *e) { o->ascii = 1; return 0; }
+static int set_instruments(CliOptions *o, const char *v, Err *e) { o->instruments = 1; return 0; }
 
 static int set_steps(CliOptions *o, const char *v, Err *e) {
   long n = 0;
@@ -74,6 +75,7 @@ static int set_compare(CliOptions *o, const char *v, Err *e) {
 static const CliOption cli_options[] = {
   {"headless", NULL, set_headless, "run SCRIPT.lua (or the built-in loop) with no UI"},
   {"bench", NULL, set_bench, "time training steps, print one JSON line"},
+  {"instruments", NULL, set_instruments, "--bench: whole lab steps with every instrument at its interval"},
   {"steps", "N", set_steps, "steps for --bench or the built-in headless loop"},
   {"warmup", "N", set_warmup, "--bench: steps run before timing (default 5)"},
   {"print-every", "N", set_print_every, "built-in headless loop: a line every N steps"},

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "bench.h"
+#include "bench_lab.h"
 #include "cli.h"
 #include "headless.h"
 #include "ui/ui.h"
@@ -16,6 +17,11 @@
 static int main_bench(const CliOptions *o) {
   Err err;
   int steps = o->steps > 0 ? o->steps : 20;
+  if (o->instruments) {
+    if (bench_lab_run(o, stdout, &err) == 0) return EXIT_OK;
+    fprintf(stderr, "tielab: %s\n", err.msg);
+    return EXIT_RUNTIME;
+  }
   if (bench_run(&o->run.model, o->run.threads, steps, o->warmup, o->run.init_seed, stdout, &err) < 0) {
     fprintf(stderr, "tielab: %s\n", err.msg);
     return EXIT_RUNTIME;

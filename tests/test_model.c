@@ -538,12 +538,15 @@ static void toy_batch(const ModelConfig *c, int step, int32_t *in, int32_t *tg) 
   }
 }
 
-static void check_same_runs(const char *a, const char *b) {
+/* Two runs from the same seeds, 'a' retied to 'retie' columns (E_in kept)
+** right after init when retie >= 0, train identically. */
+static void check_same_runs(const char *a, const char *b, int retie) {
   ModelConfig ca = tiny(0), cb = tiny(0);
   Err err;
   config_parse_tie(a, 16, &ca.tie_k, &err);
   config_parse_tie(b, 16, &cb.tie_k, &err);
   Model *ma = make(&ca, 1, 71), *mb = make(&cb, 1, 71);
+  if (retie >= 0) model_set_tie(ma, retie, TIE_KEEP_IN, &err);
   OptimConfig oc = optim_default();
   int same = 1;
   for (int s = 0; s < 4; s++) {
@@ -552,7 +555,7 @@ static void check_same_runs(const char *a, const char *b) {
     same &= model_train_step(ma, in, tg, 1.5f, 1.0f, &oc, NULL) == model_train_step(mb, in, tg, 1.5f, 1.0f, &oc, NULL);
   }
   same &= !memcmp(model_params(ma), model_params(mb), model_n_floats(ma) * sizeof(float));
-  ok(same, "tie '%s' and '%s' train identically", a, b);
+  ok(same, "tie '%s'%s and '%s' train identically", a, retie >= 0 ? " retied at init" : "", b);
   model_free(mb);
   model_free(ma);
 }
@@ -646,8 +649,9 @@ int main(void) {
   diag("threads=1 and threads=2 agree on %zu of %zu weights after two steps", same, n);
   free(p1);
   free(p2);
-  check_same_runs("0", "untied");
-  check_same_runs("16", "tied");
+  check_same_runs("0", "untied", -1);
+  check_same_runs("16", "tied", -1);
+  check_same_runs("5", "tied", 16);   /* E_in's init does not depend on the tie */
   check_live_toggles();
   return tap_done();
 }

@@ -14,6 +14,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <lauxlib.h>
+#include <locale.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -346,6 +347,9 @@ int ui_main(const CliOptions *o) {
   ui.zoom = -1;
   ui.status = EXIT_OK;
   Err err = {{0}};
+  /* Character handling from the environment, for curses and the glyph tier;
+  ** only LC_CTYPE, so numbers keep their '.' in Lua and in every printf. */
+  setlocale(LC_CTYPE, "");
   term_choose_glyphs(&ui.term, o->ascii);
 
   ui.lab = lab_new(&err);

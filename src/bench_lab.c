@@ -1,0 +1,69 @@
+/*
+** bench_lab.c -- see bench_lab.h. The partner run is paused: it is there
+** only to be aligned with, so the timed work is one run's step plus every
+** instrument that rides on it.
+*/
+#include <stdlib.h>
+#include <time.h>
+
+#include "bench_lab.h"
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static Run *add(Lab *lab, const CliOptions *o, const char *name, const char *tie, Err *err) {
+  RunOptions ro = o->run;
+  snprintf(ro.name, sizeof ro.name, "%s", name);
+  if (run_options_set_text(&ro, "tie", tie, err) < 0) return NULL;
+  return lab_add_run(lab, &ro, err);
+}
+
+static void print_json(FILE *out, const CliOptions *o, Run *r, double med, double best, double worst, int steps) {
+  const ModelConfig *c = model_config(run_model(r));
+  char tie[16];
+  double tokens = (double)c->batch * c->ctx, fpt = config_flops_per_token(c);
+  fprintf(out,
+          "{\"impl\":\"tielab-lab\",\"instruments\":true,\"config\":{\"vocab\":%d,\"dim\":%d,\"layers\":%d,"
+          "\"heads\":%d,\"ctx\":%d,\"batch\":%d,\"tie\":\"%s\"},\"lens_every\":%d,\"eval_every\":%d,"
+          "\"align_every\":%d,\"params\":%zu,\"threads\":%d,\"steps\":%d,\"warmup\":%d,"
+          "\"tokens_per_step\":%.0f,\"tokens_per_s\":%.1f,\"step_ms\":%.3f,\"step_ms_min\":%.3f,"
+          "\"step_ms_max\":%.3f,\"flops_per_token\":%.0f,\"gflops\":%.2f,\"loss_last\":%.6f}\n",
+          c->vocab, c->dim, c->layers, c->heads, c->ctx, c->batch, config_tie_name(c->tie_k, c->dim, tie),
+          o->run.lens_every, o->run.eval_every, o->run.align_every, config_param_count(c), o->run.threads, steps,
+          o->warmup, tokens, tokens / med, med * 1e3, best * 1e3, worst * 1e3, fpt, fpt * tokens / med / 1e9,
+          run_metrics(r)->loss);
+}
+
+/* Each step's time includes the instruments that fell due on it; the median
+** hides the rare expensive ones, so the mean is what the ratio uses. */
+int bench_lab_run(const CliOptions *o, FILE *out, Err *err) {
+  int steps = o->steps > 0 ? o->steps : 100;
+  Lab *lab = lab_new(err);
+  double *t = malloc(sizeof *t * (size_t)steps);
+  Run *r = NULL, *partner = NULL;
+  int rc = -1;
+  if (!lab || !t) goto done;
+  if (!(r = add(lab, o, "bench", "tied", err)) || !(partner = add(lab, o, "partner", "untied", err))) goto done;
+  run_set_paused(partner, 1);
+  double total = 0;
+  for (int i = 0; i < o->warmup + steps; i++) {
+    double t0 = now_s();
+    if (lab_step(lab, err) < 0) goto done;
+    if (i >= o->warmup) total += t[i - o->warmup] = now_s() - t0;
+  }
+  qsort(t, (size_t)steps, sizeof *t, cmp_double);
+  print_json(out, o, r, total / steps, t[0], t[steps - 1], steps);
+  rc = 0;
+done:
+  free(t);
+  lab_free(lab);
+  return rc;
+}

@@ -1,0 +1,17 @@
+/*
+** bench_lab.h -- training throughput with every instrument at its interval:
+** the same JSON line as bench.h, but each step is a whole lab step of a
+** tied run on real batches (lens training, validation, lens evaluation,
+** drift, alignment with an untied partner), so the cost of the instruments
+** shows beside the bare step of 'tielab --bench'.
+*/
+#ifndef TIELAB_BENCH_LAB_H
+#define TIELAB_BENCH_LAB_H
+
+#include <stdio.h>
+
+#include "cli.h"
+
+int bench_lab_run(const CliOptions *o, FILE *out, Err *err);
+
+#endif

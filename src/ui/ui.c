@@ -223,7 +223,9 @@ static void interrupt_lua(void *ctx) { luaapi_interrupt(ctx); }
 /* ------------------------------------------------------------ the lab */
 
 /* A tied and an untied run on the same batches, unless the command line
-** chose a tie mode: then just that run. */
+** chose a tie mode: then just that run. The untied run gets its own init:
+** sharing it would make the tied matrix equal its E_in at step 0 and bias
+** the alignment towards the input side. */
 static int add_runs(Ui *ui, Err *err) {
   const RunOptions *base = &ui->opt->run;
   if (base->tie_given) return lab_add_run(ui->lab, base, err) ? 0 : -1;
@@ -232,6 +234,7 @@ static int add_runs(Ui *ui, Err *err) {
     RunOptions o = *base;
     if (base->name[0]) snprintf(o.name, sizeof o.name, "%.50s-%s", base->name, ties[i]);
     else snprintf(o.name, sizeof o.name, "%s", ties[i]);
+    if (i == 1) o.init_seed = base->init_seed + 1;
     if (run_options_set_text(&o, "tie", ties[i], err) < 0 || !lab_add_run(ui->lab, &o, err)) return -1;
   }
   return 0;

@@ -195,6 +195,8 @@ int cli_parse(int argc, char **argv, CliOptions *o, Err *err) {
   }
   if (o->mode == MODE_BENCH && o->script)
     return err_set(err, "--bench takes no script ('%s')", o->script);
+  if (o->resume && o->mode != MODE_UI)
+    return err_set(err, "--resume reopens the interactive lab; with --headless use lab.load in a script");
   if (o->compare && o->script)
     return err_set(err, "--compare paper takes no script ('%s')", o->script);
   if (o->mode == MODE_HELP || o->mode == MODE_VERSION) return 0;

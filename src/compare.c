@@ -116,8 +116,12 @@ int compare_paper(const CliOptions *o, FILE *out) {
   if (!lab) goto fail;
   for (int k = 0; k < N_ARMS; k++)
     if (!(arms[k].run = add_arm(lab, o, &arms[k], &err))) goto fail;
-  signal(SIGINT, on_signal);
-  signal(SIGTERM, on_signal);
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_signal;
+  sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGTERM, &sa, NULL);
+  sigaction(SIGHUP, &sa, NULL);
   for (long s = 1; s <= steps && !compare_stop; s++) {
     if (lab_step(lab, &err) < 0) goto fail;
     for (int k = 0; k < N_ARMS; k++) accumulate(&arms[k], s, steps);

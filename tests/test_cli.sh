@@ -37,6 +37,7 @@ check "tie K beyond dim" 2 "tie" -- "$tielab" --dim 32 --heads 2 --tie 40
 check "impossible memory is refused with the estimate" 2 "memory|GiB|bytes" -- \
   "$tielab" --headless --vocab 50000 --dim 4096 --layers 200 --heads 8 --ctx 1024 --batch 8
 check "negative learning rate" 2 "'lr'" -- "$tielab" --lr -1
+check "--resume is for the interactive lab" 2 "resume" -- "$tielab" --headless --resume
 
 check "missing corpus" 1 "nothing.txt" -- "$tielab" --headless $TINY --steps 1 --corpus "$tmp/nothing.txt"
 : > "$tmp/empty.txt"

@@ -38,6 +38,24 @@ static double unigram_entropy(const Run *r) {
   return h;
 }
 
+static void test_unmeasured_is_nan(void) {
+  Err err;
+  Lab *lab = lab_new(&err);
+  RunOptions o = tiny("fresh", "tied");
+  Run *r = lab_add_run(lab, &o, &err);
+  if (!r) {
+    ok(0, "a fresh run: %s", err.msg);
+    return;
+  }
+  const RunMetrics *m = run_metrics(r);
+  ok(isnan(m->loss) && isnan(m->grad_ratio) && isnan(m->tokens_per_s) && isnan(m->val_loss) && isnan(m->drift_in),
+     "before any step nothing reads as a measured 0");
+  run_set_number(r, "eval_every", 0, &err);
+  run_step(r, &err);
+  ok(m->val_step == -1 && m->lens.step == -1, "eval_every 0 turns validation and lens evaluation off");
+  lab_free(lab);
+}
+
 static void test_learns(void) {
   Err err;
   Lab *lab = lab_new(&err);
@@ -190,6 +208,16 @@ static void test_toggles_and_partner(void) {
   ok(m->align.partner_shares_init, "same init seed: the partner is marked as sharing the init");
   diag("linear cosine vs E_in %.3f (random %.3f), vs E_out %.3f (random %.3f)", m->align.vs_in.score.linear,
        m->align.vs_in.baseline.linear, m->align.vs_out.score.linear, m->align.vs_out.baseline.linear);
+  ok(m->align.partner_step == 60, "the partner is compared at the same step (%ld)", m->align.partner_step);
+  char path[] = "/tmp/tielab-test-share-XXXXXX";
+  int fd = mkstemp(path);
+  if (fd >= 0) close(fd);
+  AlignStats again;
+  Run *t2 = run_save(t, path, &err) == 0 ? lab_load(lab, path, "tied-again", &err) : NULL;
+  ok(t2 && lab_align(t2, u, &again, &err) == 0 && again.partner_shares_init,
+     "after a save and load the partner is still known to share the init");
+  if (t2) lab_remove_run(lab, t2);
+  remove(path);
   double before = m->loss;
   const char *modes[] = {"untied", "tied", "24", "tied"};
   int steady = 1;
@@ -221,6 +249,7 @@ static void test_toggles_and_partner(void) {
 int main(void) {
   char dir[] = "/tmp/tielab-test-lab-XXXXXX";
   if (!mkdtemp(dir)) return 1;
+  test_unmeasured_is_nan();
   test_learns();
   test_checkpoint_resume(dir);
   test_bad_checkpoints(dir);

@@ -168,7 +168,7 @@ wait_dead 100
 check $? "SIGHUP ends tielab"
 [ "$(status)" = 130 ]
 check $? "its exit status is 130 ($(status))"
-[ -s "$WORK/state/tielab/autosave/tied.safetensors" ] && [ -s "$WORK/state/tielab/autosave/untied.safetensors" ]
+ls "$WORK"/state/tielab/autosave/*/tied.safetensors "$WORK"/state/tielab/autosave/*/untied.safetensors >/dev/null 2>&1
 check $? "every run was saved in the autosave folder"
 
 start --resume

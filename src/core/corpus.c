@@ -97,6 +97,11 @@ int corpus_read(Corpus *c, const char *path, Err *err) {
     return errno == ENOENT ? err_set(err, "%s: no such file", path)
                            : err_set(err, "%s: %s", path, strerror(errno));
   if (S_ISDIR(st.st_mode)) return err_set(err, "%s: is a directory", path);
+  /* A device or a pipe could be endless (/dev/zero) or block forever. */
+  if (!S_ISREG(st.st_mode)) return err_set(err, "%s: not a regular file", path);
+  if ((uint64_t)st.st_size > CORPUS_MAX_BYTES)
+    return err_set(err, "%s: %.1f GiB is more than the %d GiB a corpus may have", path,
+                   (double)st.st_size / (1 << 30), (int)(CORPUS_MAX_BYTES >> 30));
   FILE *f = fopen(path, "rb");
   if (!f) return err_set(err, "%s: %s", path, strerror(errno));
   int r = read_all(f, &c->text, &c->len);

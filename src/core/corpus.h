@@ -19,6 +19,8 @@ typedef struct Corpus {
 
 /* Smallest corpus accepted, in bytes. */
 #define CORPUS_MIN_BYTES 4096
+/* Largest corpus accepted: the tokens of every run live in memory. */
+#define CORPUS_MAX_BYTES (4ULL << 30)
 
 /* Read 'path'. Refused with a message naming the file: missing, unreadable,
 ** empty, shorter than CORPUS_MIN_BYTES, or binary (NUL bytes, or mostly

@@ -67,16 +67,16 @@ static int add_settings(StWriter *w, const RunOptions *o, Err *err) {
   return 0;
 }
 
+/* The model's own config keys come from weights_add_to_writer. */
 static int add_counters(StWriter *w, Run *r, Err *err) {
-  const ModelConfig *c = model_config(r->model);
   char buf[64];
   snprintf(buf, sizeof buf, "%.17g", r->metrics.loss);
-  return st_writer_meta(w, "format", CKPT_FORMAT, err) | st_writer_meta(w, "version", CKPT_VERSION, err) |
-         add_meta_long(w, "step", r->metrics.step, err) | add_meta_long(w, "adam_t", model_adam_t(r->model), err) |
-         add_meta_long(w, "lens_steps", lens_step(r->lens), err) | st_writer_meta(w, "loss", buf, err) |
-         add_meta_long(w, "vocab_size", c->vocab, err) | add_meta_long(w, "n_embd", c->dim, err) |
-         add_meta_long(w, "n_layer", c->layers, err) | add_meta_long(w, "n_head", c->heads, err) |
-         add_meta_long(w, "block_size", c->ctx, err) | add_meta_long(w, "tie_k", c->tie_k, err);
+  if (st_writer_meta(w, "format", CKPT_FORMAT, err) < 0 || st_writer_meta(w, "version", CKPT_VERSION, err) < 0 ||
+      add_meta_long(w, "step", r->metrics.step, err) < 0 ||
+      add_meta_long(w, "adam_t", model_adam_t(r->model), err) < 0 ||
+      add_meta_long(w, "lens_steps", lens_step(r->lens), err) < 0 || st_writer_meta(w, "loss", buf, err) < 0)
+    return -1;
+  return 0;
 }
 
 static int add_extras(StWriter *w, Run *r, SaveBufs *b, Err *err) {
@@ -109,7 +109,7 @@ int run_save(Run *r, const char *path, Err *err) {
   if (rc == 0) rc = add_moments(w, r->model, err);
   if (rc == 0) rc = add_extras(w, r, &b, err);
   if (rc == 0) rc = add_settings(w, &r->opt, err);
-  if (rc == 0) rc = add_counters(w, r, err) ? -1 : 0;
+  if (rc == 0) rc = add_counters(w, r, err);
   if (rc == 0) rc = st_writer_write(w, path, err);
   st_writer_free(w);
   free(b.hist);
@@ -185,6 +185,7 @@ static int read_extras(const StFile *f, Run *r, const char *path, Err *err) {
   if (read_f32(f, "drift.e_in0", r->e_in0, vd, path, err) < 0 ||
       read_f32(f, "drift.e_out0", r->e_out0, vd, path, err) < 0)
     return -1;
+  run_set_init_fingerprint(r);   /* of the real step 0, not of the loaded weights */
   if (n > 0 && (read_f32(f, "lens.params", lens_params(r->lens), n, path, err) < 0 ||
                 read_f32(f, "lens.momentum", lens_momentum(r->lens), n, path, err) < 0))
     return -1;
@@ -222,6 +223,19 @@ static Run *load_checkpoint(Lab *lab, const StFile *f, const char *path, const c
   RunOptions o;
   if (read_settings(f, &o, path, err) < 0) return NULL;
   if (name && *name) snprintf(o.name, sizeof o.name, "%s", name);
+  /* The tensors must fit the settings before anything is allocated. */
+  ModelConfig shape;
+  if (weights_config(f, o.model.batch, &shape, err) < 0) {
+    err_prefix(err, "%s", path);
+    return NULL;
+  }
+  if (shape.vocab != o.model.vocab || shape.dim != o.model.dim || shape.layers != o.model.layers ||
+      shape.ctx != o.model.ctx) {
+    err_set(err, "%s: tensors are %d x %d with %d layers and ctx %d, but the settings say %d x %d, %d, %d", path,
+            shape.vocab, shape.dim, shape.layers, shape.ctx, o.model.vocab, o.model.dim, o.model.layers,
+            o.model.ctx);
+    return NULL;
+  }
   Model *m = model_create(&o.model, o.threads, err);
   if (!m) return NULL;
   if (weights_read_into(m, f, err) < 0 || read_moments(f, m, path, err) < 0) {
@@ -236,7 +250,9 @@ static Run *load_checkpoint(Lab *lab, const StFile *f, const char *path, const c
     return NULL;
   }
   r->dirty = 0;
-  return lab_adopt(lab, r, err);
+  if (!(r = lab_adopt(lab, r, err))) return NULL;
+  if (r->data) run_measure(r, err);   /* fresh validation, lenses and drift for the loaded weights */
+  return r;
 }
 
 /* A weights-only nanoGPT file: default settings around its shapes. */

@@ -56,7 +56,7 @@ size_t history_bytes(const History *h);
 ** many series exist (HISTORY_MAX_SERIES), on a bad name or a bad step; the
 ** point is then dropped. Values may be NaN or infinite: min and max skip
 ** NaN, the mean carries it. */
-#define HISTORY_MAX_SERIES 256
+#define HISTORY_MAX_SERIES 2048   /* 23 run series + 4 per layer position up to 256 layers */
 int history_push(History *h, const char *series, long step, double value);
 
 /* Record a settings change at 'step'; the text is cut to 95 bytes (on a

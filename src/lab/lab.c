@@ -11,9 +11,7 @@
 
 Lab *lab_new(Err *err) {
   Lab *lab = calloc(1, sizeof *lab);
-  if (lab) lab->align_work = align_work_new();
-  if (!lab || !lab->align_work) {
-    free(lab);
+  if (!lab) {
     err_set(err, "out of memory creating the lab");
     return NULL;
   }
@@ -25,7 +23,6 @@ void lab_free(Lab *lab) {
   if (!lab) return;
   for (int i = 0; i < lab->n_runs; i++) run_destroy(lab->runs[i]);
   free(lab->runs);
-  align_work_free(lab->align_work);
   free(lab);
 }
 
@@ -81,9 +78,18 @@ Run *lab_adopt(Lab *lab, Run *r, Err *err) {
   return r;
 }
 
+/* Checkpoints keep the corpus path: an absolute one still works when the
+** lab is reopened from another folder. */
+static void absolute_corpus(RunOptions *o) {
+  char *full = o->corpus[0] ? realpath(o->corpus, NULL) : NULL;
+  if (full && strlen(full) < sizeof o->corpus) snprintf(o->corpus, sizeof o->corpus, "%s", full);
+  free(full);
+}
+
 Run *lab_add_run(Lab *lab, const RunOptions *o, Err *err) {
   RunOptions opt = *o;
   pick_name(lab, &opt);
+  absolute_corpus(&opt);
   if (run_options_check(&opt, err) < 0) return NULL;
   if (lab_find(lab, opt.name)) {
     err_set(err, "a run named '%s' already exists", opt.name);
@@ -112,11 +118,13 @@ int lab_step(Lab *lab, Err *err) {
   for (int i = 0; i < lab->n_runs; i++) {
     Run *r = lab->runs[i];
     if (r->paused) continue;
-    if (run_step(r, &one) < 0 && rc == 0) {
+    if (run_step_alone(r, &one) < 0 && rc == 0) {
       rc = -1;
       if (err) *err = one;
     }
   }
+  for (int i = 0; i < lab->n_runs; i++)
+    if (!lab->runs[i]->paused) lab_align_if_due(lab, lab->runs[i]);
   lab->steps++;
   return rc;
 }
@@ -141,12 +149,13 @@ int lab_align(Run *a, Run *b, AlignStats *out, Err *err) {
   /* The paper's top-100 subspace is 5-13% of its models' widths; a fixed 100
   ** would be the whole space of a small model, so k scales with d. */
   opt.topk = ca->dim / 10 > 2 ? ca->dim / 10 : 2;
-  AlignWork *w = a->lab->align_work;
+  AlignWork *w = a->align_work;
   const float *y = embedding(a, "transformer.wte.weight");
   if (align_compare_in(w, embedding(b, "transformer.wte.weight"), y, ca->vocab, ca->dim, &opt, &out->vs_in, err) < 0 ||
       align_compare_in(w, embedding(b, "lm_head.weight"), y, ca->vocab, ca->dim, &opt, &out->vs_out, err) < 0)
     return -1;
   out->step = a->metrics.step;
+  out->partner_step = b->metrics.step;
   snprintf(out->partner, sizeof out->partner, "%s", b->opt.name);
   out->partner_shares_init = a->init_fingerprint == b->init_fingerprint;
   return 0;

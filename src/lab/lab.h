@@ -99,6 +99,7 @@ typedef struct LensStats {
 typedef struct AlignStats {
   long step;                       /* -1: never computed */
   char partner[64];
+  long partner_step;               /* the partner's step when compared */
   int partner_shares_init;         /* partner's E_in equalled ours at step 0 */
   AlignResult vs_in, vs_out;       /* our shared matrix vs partner's E_in / E_out */
 } AlignStats;
@@ -131,9 +132,11 @@ Run *lab_run(Lab *lab, int i);
 Run *lab_find(Lab *lab, const char *name);
 Run *lab_run_by_id(Lab *lab, int id);
 
-/* Step every run that is not paused once, in order. A run whose loss turns
-** NaN or infinite is paused with a message naming the step, and the call
-** returns -1 with that message; the other runs have stepped. */
+/* Step every run that is not paused once, in order, then run the alignment
+** instrument of every tied run that is due (so that it compares runs at the
+** same step). A run whose loss turns NaN or infinite is paused with a
+** message naming the step, and the call returns -1 with that message; the
+** other runs have stepped. */
 int lab_step(Lab *lab, Err *err);
 
 /* --------------------------------------------------------------- one run */
@@ -145,6 +148,8 @@ const RunMetrics *run_metrics(const Run *r);
 Model *run_model(Run *r);
 History *run_history(Run *r);
 
+/* One step of this run alone (its alignment, if due, compares with the
+** partner as it stands). */
 int run_step(Run *r, Err *err);
 /* Validation loss, lens evaluation and drift now, whatever the intervals. */
 int run_measure(Run *r, Err *err);

@@ -6,7 +6,9 @@
 ** The step order: draw batch 'step' of the data seed, forward, refuse a
 ** non-finite loss before anything is updated, backward, scales, clip, AdamW;
 ** then the instruments that are due (lens training, validation, lens
-** evaluation, drift). Everything a step needs was allocated in run_create.
+** evaluation, drift). The training step allocates nothing: its buffers come
+** from run_create. An instrument allocates once, on first use (a history
+** series, the alignment workspace), and never again.
 */
 #include <math.h>
 #include <stdlib.h>
@@ -98,10 +100,16 @@ static int run_alloc_buffers(Run *r, Err *err) {
   r->eval_names = calloc((size_t)nt, sizeof *r->eval_names);
   r->eval_norms = calloc((size_t)nt, sizeof *r->eval_norms);
   r->hist = history_new(HISTORY_DEFAULT_CAP);
-  if (!r->rows || !r->inputs || !r->targets || !r->e_in0 || !r->e_out0 || !r->eval_names ||
+  r->align_work = align_work_new();
+  if (!r->align_work || !r->rows || !r->inputs || !r->targets || !r->e_in0 || !r->e_out0 || !r->eval_names ||
       !r->eval_norms || !r->hist)
     return err_set(err, "out of memory creating run '%s'", r->opt.name);
   return 0;
+}
+
+void run_set_init_fingerprint(Run *r) {
+  const ModelConfig *c = model_config(r->model);
+  r->init_fingerprint = fingerprint(r->e_in0, (size_t)c->vocab * c->dim);
 }
 
 static void run_keep_step0(Run *r) {
@@ -111,16 +119,21 @@ static void run_keep_step0(Run *r) {
   const float *w = model_params(m);
   memcpy(r->e_in0, w + model_find_tensor(m, "transformer.wte.weight")->offset, vd * sizeof(float));
   memcpy(r->e_out0, w + model_find_tensor(m, "lm_head.weight")->offset, vd * sizeof(float));
-  r->init_fingerprint = fingerprint(r->e_in0, vd);
+  run_set_init_fingerprint(r);
 }
 
+/* Everything not yet measured reads NaN (or step -1), never a made-up 0. */
 static void metrics_reset(RunMetrics *mt) {
   memset(mt, 0, sizeof *mt);
-  mt->val_loss = mt->val_ppl = NAN;
+  mt->loss = mt->val_loss = mt->val_ppl = NAN;
+  mt->grad_ratio = mt->grad_ratio_act = mt->grad_ratio_l1 = mt->grad_ratio_act_l1 = NAN;
+  mt->grad.in_l2 = mt->grad.in_act_l2 = mt->grad.out_l2 = NAN;
+  mt->grad.in_l1 = mt->grad.in_act_l1 = mt->grad.out_l1 = NAN;
+  mt->grad.rows_touched = mt->grad.total_norm = NAN;
+  mt->tokens_per_s = mt->drift_in = mt->drift_out = NAN;
   mt->val_step = -1;
   mt->lens.step = mt->logit_lens.step = -1;
   mt->align.step = -1;
-  mt->drift_in = mt->drift_out = 1.0;
 }
 
 /* Takes ownership of 'model' (already initialised or loaded). */
@@ -162,6 +175,7 @@ void run_destroy(Run *r) {
   model_free(r->model);
   lens_free(r->lens);
   history_free(r->hist);
+  align_work_free(r->align_work);
   free(r->rows);
   free(r->inputs);
   free(r->targets);
@@ -287,7 +301,10 @@ static void evaluate_lenses(Run *r) {
   RunMetrics *mt = &r->metrics;
   if (lens_eval(r->lens, r->model, r->inputs, r->targets, c->batch, c->ctx, mt->step, &mt->lens,
                 &mt->logit_lens, &err) == 0) {
-    push_lens_series(r, "lens", &mt->lens);
+    /* An untrained translator is the identity: its numbers would be the
+    ** logit lens's shown under the tuned lens's name. */
+    if (lens_step(r->lens) > 0) push_lens_series(r, "lens", &mt->lens);
+    else mt->lens.step = -1;
     push_lens_series(r, "logit_lens", &mt->logit_lens);
   }
 }
@@ -328,10 +345,13 @@ static void run_instruments(Run *r) {
   if (due(mt->step, r->opt.lens_every))
     lens_train(r->lens, r->model, c->batch, c->ctx, LENS_POSITIONS,
                rng_mix(r->opt.data_seed ^ 0x6c656e73ULL, (uint64_t)mt->step), &err);
-  if (due(mt->step, r->opt.eval_every) || mt->step == 1) measure_all(r);
+  /* Step 1 too, so that graphs start at the beginning; 0 turns it off. */
+  if (r->opt.eval_every > 0 && (due(mt->step, r->opt.eval_every) || mt->step == 1)) measure_all(r);
 }
 
-int run_step(Run *r, Err *err) {
+/* The training step and the instruments of this run; tokens/s counts the
+** training step alone, so that instruments never read as a slower model. */
+int run_step_alone(Run *r, Err *err) {
   if (!r->data)
     return err_set(err, "run '%s' has no training data: a vocabulary of %d is below the 256 byte ids",
                    r->opt.name, model_config(r->model)->vocab);
@@ -343,18 +363,23 @@ int run_step(Run *r, Err *err) {
     history_event(r->hist, r->metrics.step, "paused: loss not finite");
     return -1;
   }
+  double dt = now_seconds() - t0;
   RunMetrics *mt = &r->metrics;
   mt->step++;
   mt->loss = loss;
   history_push(r->hist, "loss", mt->step, loss);
   record_grad(r, &gs, mt->step);
-  run_instruments(r);
-  lab_align_if_due(r->lab, r);
-  double dt = now_seconds() - t0;
   r->step_seconds_ema = r->step_seconds_ema > 0 ? 0.9 * r->step_seconds_ema + 0.1 * dt : dt;
   const ModelConfig *c = model_config(r->model);
   mt->tokens_per_s = (double)c->batch * c->ctx / r->step_seconds_ema;
   history_push(r->hist, "tokens_per_s", mt->step, mt->tokens_per_s);
+  run_instruments(r);
   r->dirty = 1;
+  return 0;
+}
+
+int run_step(Run *r, Err *err) {
+  if (run_step_alone(r, err) < 0) return -1;
+  lab_align_if_due(r->lab, r);
   return 0;
 }

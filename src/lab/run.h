@@ -42,7 +42,8 @@ struct Run {
   char (*eval_names)[64];
   double *eval_norms;
 
-  double step_seconds_ema;       /* smoothed wall time of a whole step */
+  AlignWork *align_work;         /* buffers kept between alignments */
+  double step_seconds_ema;       /* smoothed wall time of the training step */
 };
 
 struct Lab {
@@ -50,11 +51,12 @@ struct Lab {
   int n_runs, cap_runs;
   int next_id;
   SharedData *data;
-  AlignWork *align_work;         /* buffers kept between alignments */
   long steps;                    /* lab_step calls */
 };
 
 /* run.c */
+int run_step_alone(Run *r, Err *err);
+void run_set_init_fingerprint(Run *r);     /* from e_in0 */   /* a step without the alignment */
 Run *run_create(Lab *lab, const RunOptions *o, Model *model, Err *err);
 void run_destroy(Run *r);
 void run_refresh_metrics(Run *r);

@@ -9,6 +9,7 @@
 */
 #include "config.h"
 
+#include "../autosave.h"
 #include "ui.h"
 
 #include <dirent.h>
@@ -27,8 +28,6 @@
 #include "sig.h"
 #include "uistate.h"
 
-#define AUTOSAVE "autosave"
-#define CKPT_EXT ".safetensors"
 
 double ui_now(void) {
   struct timespec ts;
@@ -58,48 +57,9 @@ const TrainerRun *ui_selected(const Ui *ui) {
   return r ? r : ui->snap->n_runs > 0 ? &ui->snap->runs[0] : NULL;
 }
 
-/* ------------------------------------------------------------ files */
-
-static int mkdirs(char *path, Err *err) {
-  for (char *p = path + 1; *p; p++) {
-    if (*p != '/') continue;
-    *p = '\0';
-    int rc = mkdir(path, 0700);
-    *p = '/';
-    if (rc < 0 && errno != EEXIST) return err_set(err, "cannot create %s: %s", path, strerror(errno));
-  }
-  if (mkdir(path, 0700) < 0 && errno != EEXIST) return err_set(err, "cannot create %s: %s", path, strerror(errno));
-  return 0;
-}
-
-/* $XDG_STATE_HOME/tielab/<leaf> (default ~/.local/state), its folder made. */
+/* The state folder belongs to autosave.c; the UI keeps its name for it. */
 int ui_state_path(char *buf, size_t cap, const char *leaf, Err *err) {
-  const char *xdg = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
-  int n;
-  if (xdg && xdg[0] == '/') n = snprintf(buf, cap, "%s/tielab", xdg);
-  else if (home && *home) n = snprintf(buf, cap, "%s/.local/state/tielab", home);
-  else return err_set(err, "neither XDG_STATE_HOME nor HOME is set");
-  if (n < 0 || (size_t)n >= cap) return err_set(err, "state folder path too long");
-  if (mkdirs(buf, err) < 0) return -1;
-  if ((size_t)snprintf(buf + n, cap - (size_t)n, "/%s", leaf) >= cap - (size_t)n)
-    return err_set(err, "state file path too long");
-  return 0;
-}
-
-/* A run name as a file name: letters, digits, '-', '_' and '.' kept. */
-static void file_name(const char *name, char *out, size_t cap) {
-  size_t i = 0;
-  for (; name[i] && i + 1 < cap; i++) {
-    char c = name[i];
-    int keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' || (c == '.' && i > 0);
-    out[i] = keep ? c : '_';
-  }
-  out[i] = '\0';
-}
-
-static int has_ext(const char *name, const char *ext) {
-  size_t n = strlen(name), e = strlen(ext);
-  return n > e && strcmp(name + n - e, ext) == 0;
+  return autosave_state_path(buf, cap, leaf, err);
 }
 
 /* ------------------------------------------------------------ saving */
@@ -126,50 +86,19 @@ int ui_unsaved(const Ui *ui) {
   return n;
 }
 
-/* Remove checkpoints of runs that are gone, so --resume brings back this lab. */
-static void prune_autosave(Lab *lab, const char *dir) {
-  DIR *d = opendir(dir);
-  if (!d) return;
-  struct dirent *e;
-  while ((e = readdir(d))) {
-    if (!has_ext(e->d_name, CKPT_EXT)) continue;
-    int keep = 0;
-    for (int i = 0; i < lab_n_runs(lab) && !keep; i++) {
-      char fn[128], want[160];
-      file_name(run_name(lab_run(lab, i)), fn, sizeof fn);
-      snprintf(want, sizeof want, "%s" CKPT_EXT, fn);
-      keep = strcmp(e->d_name, want) == 0;
-    }
-    char path[4400];
-    if (!keep && (size_t)snprintf(path, sizeof path, "%s/%s", dir, e->d_name) < sizeof path) unlink(path);
-  }
-  closedir(d);
-}
-
-/* Save every run into the autosave folder (each file written whole, then
-** renamed over the old one). */
+/* Save every run into the autosave folder. */
 int ui_save_all(Ui *ui, Err *err) {
   char dir[4096];
-  if (ui_state_path(dir, sizeof dir, AUTOSAVE, err) < 0) return -1;
-  if (mkdirs(dir, err) < 0) return -1;
+  if (autosave_dir(dir, sizeof dir, err) < 0) return -1;
   Lab *lab = trainer_acquire(ui->trainer);
   int rc = 0;
   for (int i = 0; i < lab_n_runs(lab) && rc == 0; i++) {
     Run *r = lab_run(lab, i);
-    char fn[128], path[4300], tmp[4300];
-    file_name(run_name(r), fn, sizeof fn);
-    snprintf(path, sizeof path, "%s/%s" CKPT_EXT, dir, fn);
-    snprintf(tmp, sizeof tmp, "%s/.%s.tmp", dir, fn);
-    if (run_save(r, tmp, err) < 0) rc = -1;
-    else if (rename(tmp, path) < 0) rc = err_set(err, "%s: %s", path, strerror(errno));
-    if (rc < 0) {
-      unlink(tmp);
-      break;
-    }
+    if ((rc = autosave_run(dir, r, err)) < 0) break;
     SavedStep *s = saved_for(ui, run_id(r));
     if (s) s->step = run_metrics(r)->step;
   }
-  if (rc == 0) prune_autosave(lab, dir);
+  if (rc == 0) autosave_prune(lab, dir);
   trainer_release(ui->trainer);
   return rc;
 }
@@ -240,21 +169,12 @@ static int add_runs(Ui *ui, Err *err) {
   return 0;
 }
 
-static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
-
 /* Every checkpoint of the autosave folder, in name order. */
 static int resume(Ui *ui, Err *err) {
-  char dir[4096];
-  if (ui_state_path(dir, sizeof dir, AUTOSAVE, err) < 0) return -1;
-  DIR *d = opendir(dir);
-  if (!d) return err_set(err, "nothing to resume: %s: %s", dir, strerror(errno));
-  char *names[256];
-  int n = 0;
-  struct dirent *e;
-  while ((e = readdir(d)) && n < 256)
-    if (e->d_name[0] != '.' && has_ext(e->d_name, CKPT_EXT)) names[n++] = strdup(e->d_name);
-  closedir(d);
-  qsort(names, (size_t)n, sizeof *names, by_name);
+  char dir[4096], **names = NULL;
+  if (autosave_latest(dir, sizeof dir, err) < 0) return -1;
+  int n = autosave_list(dir, &names, err);
+  if (n < 0) return -1;
   int rc = n ? 0 : err_set(err, "nothing to resume: no checkpoint in %s", dir);
   for (int i = 0; i < n; i++) {
     char path[4400];
@@ -267,6 +187,7 @@ static int resume(Ui *ui, Err *err) {
     }
     free(names[i]);
   }
+  free(names);
   return rc;
 }
 

@@ -77,6 +77,11 @@ static void test_learns(void) {
   ok(m->lens.kl[2] == 0.0, "tuned lens at the last position equals the model (KL %g)", m->lens.kl[2]);
   ok(m->grad.in_l2 > 0 && m->grad.out_l2 > 0 && m->grad.in_act_l2 > 0, "gradient flow measured");
   ok(m->drift_in < 1.0 && m->drift_in > -1.0, "drift of E_in from step 0 measured (%.3f)", m->drift_in);
+  static double ni[384], no[384], lf[384];
+  int nr = run_row_norms(r, ni, no, lf, 384, &err);
+  ok(nr > 100 && ni[0] > 0 && no[0] > 0, "row norms against log frequency for %d seen tokens", nr);
+  ok(m->normfreq_in >= -1 && m->normfreq_in <= 1 && m->normfreq_out >= -1 && m->normfreq_out <= 1,
+     "row norm / log frequency correlation: E_in %.3f, E_out %.3f", m->normfreq_in, m->normfreq_out);
   char text[512];
   ok(run_sample(r, "The", 20, 0.8, 7, text, sizeof text, &err) == 0 && strlen(text) > 0, "sampled text: %.60s",
      text);

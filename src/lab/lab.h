@@ -113,6 +113,7 @@ typedef struct RunMetrics {
   double grad_ratio_l1, grad_ratio_act_l1;
   double tokens_per_s;
   double drift_in, drift_out;      /* mean row cosine to step 0 */
+  double normfreq_in, normfreq_out; /* correlation of row norm with log token frequency */
   int tie_k, dim;
   double in_scale, out_scale, lr;
   int paused;
@@ -181,6 +182,11 @@ Run *lab_load(Lab *lab, const char *path, const char *name, Err *err);
 
 /* Alignment of a's shared (input) matrix against b's E_in and E_out. */
 int lab_align(Run *a, Run *b, AlignStats *out, Err *err);
+
+/* Row norms of E_in and E_out against log frequency of each token in the
+** training split (tokens never seen are left out): fills up to 'cap'
+** entries of each array and returns how many, or -1. */
+int run_row_norms(Run *r, double *norm_in, double *norm_out, double *log_freq, int cap, Err *err);
 
 /* Export the history as CSV or JSONL. */
 int run_export(Run *r, const char *path, Err *err);   /* by extension: .csv or .jsonl */

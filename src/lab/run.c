@@ -44,6 +44,15 @@ static void data_key(const RunOptions *o, char *key, size_t cap) {
 
 #define SYNTHETIC_BYTES (1u << 20)
 
+static double *token_log_freq(const Dataset *ds, int vocab) {
+  double *f = calloc((size_t)vocab, sizeof *f);
+  if (!f) return NULL;
+  for (size_t i = 0; i < ds->n_train; i++)
+    if (ds->tokens[i] >= 0 && ds->tokens[i] < vocab) f[ds->tokens[i]] += 1;
+  for (int i = 0; i < vocab; i++) f[i] = f[i] > 0 ? log(f[i]) : NAN;
+  return f;
+}
+
 SharedData *lab_data_acquire(Lab *lab, const RunOptions *o, Err *err) {
   char key[1100];
   data_key(o, key, sizeof key);
@@ -68,6 +77,12 @@ SharedData *lab_data_acquire(Lab *lab, const RunOptions *o, Err *err) {
     free(d);
     return NULL;
   }
+  if (!(d->log_freq = token_log_freq(&d->ds, o->model.vocab))) {
+    dataset_free(&d->ds);
+    free(d);
+    err_set(err, "out of memory counting tokens");
+    return NULL;
+  }
   snprintf(d->key, sizeof d->key, "%s", key);
   d->refs = 1;
   d->next = lab->data;
@@ -83,6 +98,7 @@ void lab_data_release(Lab *lab, SharedData *d) {
       break;
     }
   dataset_free(&d->ds);
+  free(d->log_freq);
   free(d);
 }
 
@@ -131,6 +147,7 @@ static void metrics_reset(RunMetrics *mt) {
   mt->grad.in_l1 = mt->grad.in_act_l1 = mt->grad.out_l1 = NAN;
   mt->grad.rows_touched = mt->grad.total_norm = NAN;
   mt->tokens_per_s = mt->drift_in = mt->drift_out = NAN;
+  mt->normfreq_in = mt->normfreq_out = NAN;
   mt->val_step = -1;
   mt->lens.step = mt->logit_lens.step = -1;
   mt->align.step = -1;
@@ -309,6 +326,42 @@ static void evaluate_lenses(Run *r) {
   }
 }
 
+static double row_norm(const float *w, int d) {
+  double s = 0;
+  for (int j = 0; j < d; j++) s += (double)w[j] * w[j];
+  return sqrt(s);
+}
+
+int run_row_norms(Run *r, double *norm_in, double *norm_out, double *log_freq, int cap, Err *err) {
+  if (!r->data) return err_set(err, "run '%s' has no token frequencies (no training data)", r->opt.name);
+  Model *m = r->model;
+  const ModelConfig *c = model_config(m);
+  const float *w = model_params(m);
+  const float *e_in = w + model_find_tensor(m, "transformer.wte.weight")->offset;
+  const float *e_out = w + model_find_tensor(m, "lm_head.weight")->offset;
+  int n = 0;
+  for (int i = 0; i < c->vocab && n < cap; i++) {
+    if (isnan(r->data->log_freq[i])) continue;
+    norm_in[n] = row_norm(e_in + (size_t)i * c->dim, c->dim);
+    norm_out[n] = row_norm(e_out + (size_t)i * c->dim, c->dim);
+    log_freq[n++] = r->data->log_freq[i];
+  }
+  return n;
+}
+
+/* Pearson correlation of row norms with log frequency over seen tokens. */
+static double norm_freq_corr(const float *w, const double *log_freq, int v, int d) {
+  double sx = 0, sy = 0, sxx = 0, syy = 0, sxy = 0;
+  long n = 0;
+  for (int i = 0; i < v; i++) {
+    if (isnan(log_freq[i])) continue;
+    double x = row_norm(w + (size_t)i * d, d), y = log_freq[i];
+    sx += x, sy += y, sxx += x * x, syy += y * y, sxy += x * y, n++;
+  }
+  double cov = sxy - sx * sy / n, vx = sxx - sx * sx / n, vy = syy - sy * sy / n;
+  return n > 1 && vx > 0 && vy > 0 ? cov / sqrt(vx * vy) : NAN;
+}
+
 static void measure_drift(Run *r) {
   Model *m = r->model;
   const ModelConfig *c = model_config(m);
@@ -320,6 +373,12 @@ static void measure_drift(Run *r) {
                                    r->e_out0, c->vocab, c->dim);
   history_push(r->hist, "drift_in", mt->step, mt->drift_in);
   history_push(r->hist, "drift_out", mt->step, mt->drift_out);
+  const float *e_in = w + model_find_tensor(m, "transformer.wte.weight")->offset;
+  const float *e_out = w + model_find_tensor(m, "lm_head.weight")->offset;
+  mt->normfreq_in = norm_freq_corr(e_in, r->data->log_freq, c->vocab, c->dim);
+  mt->normfreq_out = norm_freq_corr(e_out, r->data->log_freq, c->vocab, c->dim);
+  history_push(r->hist, "normfreq_in", mt->step, mt->normfreq_in);
+  history_push(r->hist, "normfreq_out", mt->step, mt->normfreq_out);
 }
 
 static void measure_all(Run *r) {

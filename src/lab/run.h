@@ -14,6 +14,7 @@
 typedef struct SharedData {
   char key[1100];
   Dataset ds;
+  double *log_freq;   /* [vocab] log of each token's count in the training split, NAN when 0 */
   int refs;
   struct SharedData *next;
 } SharedData;

@@ -171,7 +171,8 @@ static int run_script(const CliOptions *o) {
     return EXIT_RUNTIME;
   }
   Inline in = {lab, NULL, 0, isatty(STDERR_FILENO), 0, now()};
-  Host host = {inline_acquire, inline_release, inline_submit, inline_poll, inline_cancel, 1, NULL, NULL, &in};
+  Host host = {.acquire = inline_acquire, .release = inline_release, .submit = inline_submit,
+               .poll = inline_poll, .cancel = inline_cancel, .inline_steps = 1, .ud = &in};
   LuaApiOptions lo = {(size_t)o->lua_mem_mb << 20, o->sandbox, headless_out, headless_log, &in, &o->run};
   LuaApi *api = luaapi_new(&host, &lo, &err);
   if (!api) {

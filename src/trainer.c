@@ -10,10 +10,18 @@
 **
 ** Snapshots are double-buffered: the trainer fills 'pub' in place under the
 ** mutex after every step and the UI swaps it for its own old one. Metrics
-** are copied every time; histories (the large part) when the UI has just
-** taken 'pub' away, when the runs changed, before the trainer goes idle, or
-** every HIST_EVERY seconds: while training runs flat out, a snapshot's
-** histories may lag its metrics by that much.
+** and options are copied every time; histories (the large part) only when
+** they changed since the copy in hand (a cheap mark tells), and then when
+** the UI has just taken 'pub' away, before the trainer goes idle, when a
+** ticket or a holder of the lab is done, or every HIST_EVERY seconds: while
+** training runs flat out, a snapshot's histories may lag its metrics by
+** that much. Ticket states change in the same locked section that fills
+** 'pub', so whoever sees a ticket done sees its steps published.
+**
+** The newest publication is 'pub', or, right after a take and until the
+** next fill, the snapshot the UI took ('handed', which only the UI's next
+** take changes). 'trainer_view' reads whichever is newer under the mutex:
+** that is how the Lua layer reads the lab without waiting for a step.
 ** The UI is woken by one byte on a pipe, written only when no wake-up is
 ** pending yet, so a trainer that steps a thousand times a second does not
 ** wake the UI a thousand times.
@@ -76,6 +84,7 @@ struct Trainer {
   int cmd_head, cmd_n;
 
   TrainerSnap *pub;
+  TrainerSnap *handed;           /* the snapshot last taken, NULL before */
   int pub_stale;                 /* 'pub' came back from the UI: its histories are old */
   long version, lab_steps;
   double last_hist, last_step_time, rate;
@@ -123,11 +132,40 @@ const TrainerRun *trainer_snap_find(const TrainerSnap *s, int id) {
   return NULL;
 }
 
-/* Make '*dst' a copy of 'src', reusing its memory (a failure leaves an
-** empty history, never a half copy). */
-static void copy_history(History **dst, const History *src) {
-  if (!*dst) *dst = history_clone(src);
-  else history_copy(*dst, src);
+long trainer_snap_step(const TrainerSnap *s) {
+  long step = 0;
+  for (int i = 0; i < s->n_runs; i++)
+    if (s->runs[i].m.step > step) step = s->runs[i].m.step;
+  return step;
+}
+
+static uint64_t mix(uint64_t h, uint64_t v) { return (h ^ v) * 1099511628211u; }
+
+/* A mark that changes whenever a point or an event is added: every push
+** adds to the last bucket's count or starts a bucket (after a merge the
+** bucket count changes too). Costs a walk over the series, not a copy. */
+static uint64_t history_mark(const History *h) {
+  int n;
+  history_events(h, &n);
+  uint64_t x = mix(mix(14695981039346656037u, (uint64_t)n), (uint64_t)history_events_dropped(h));
+  int ns = history_n_series(h);
+  x = mix(x, (uint64_t)ns);
+  for (int i = 0; i < ns; i++) {
+    const HistBucket *b = history_series(h, history_series_name(h, i), &n);
+    x = mix(x, (uint64_t)n);
+    if (n > 0) x = mix(mix(x, (uint64_t)b[n - 1].count), (uint64_t)b[n - 1].step_last);
+  }
+  return x | 1;   /* never 0: the mark of "no copy yet" */
+}
+
+/* Make 'tr->hist' a copy of 'src' unless it is one already, reusing its
+** memory (a failure leaves an empty history, never a half copy). */
+static void copy_history(TrainerRun *tr, const History *src) {
+  uint64_t mark = history_mark(src);
+  if (tr->hist && tr->hist_mark == mark) return;
+  if (!tr->hist) tr->hist = history_clone(src);
+  else if (history_copy(tr->hist, src) < 0) mark = 0;
+  tr->hist_mark = tr->hist ? mark : 0;
 }
 
 static Sample *sample_for(Trainer *t, int id) {
@@ -197,6 +235,7 @@ static void fill(Trainer *t, double now, int full) {
     if (tr->id != run_id(r)) {
       history_free(tr->hist);
       tr->hist = NULL;
+      tr->hist_mark = 0;
       tr->id = run_id(r);
     }
     snprintf(tr->name, sizeof tr->name, "%s", run_name(r));
@@ -205,8 +244,9 @@ static void fill(Trainer *t, double now, int full) {
     tr->lens_every = o->lens_every;
     tr->eval_every = o->eval_every;
     tr->align_every = o->align_every;
+    tr->opt = *o;
     if (!tr->m.paused) t->n_active++;
-    if (full) copy_history(&tr->hist, run_history(r));
+    if (full) copy_history(tr, run_history(r));
     Sample *sm = sample_for(t, tr->id);
     if (sm) {
       memcpy(tr->sample, sm->text, sizeof tr->sample);
@@ -216,6 +256,7 @@ static void fill(Trainer *t, double now, int full) {
   for (int i = n; i < s->cap_runs; i++) {
     history_free(s->runs[i].hist);
     s->runs[i].hist = NULL;
+    s->runs[i].hist_mark = 0;
     s->runs[i].id = -1;
   }
   s->n_runs = n;
@@ -253,6 +294,7 @@ int trainer_take(Trainer *t, TrainerSnap **snap) {
     t->pub = *snap;
     *snap = s;
     t->pub_stale = 1;   /* the next publication copies the histories again */
+    t->handed = s;
     got = 1;
   }
   atomic_store(&t->wake_pending, 0);
@@ -400,10 +442,11 @@ static void *trainer_main(void *arg) {
       }
     }
     int done = k && k->state != 0;
-    int more = has_work(t);
+    /* Exact when a ticket ends and before a pause; in the same locked
+    ** section as the ticket's state, so a finished ticket is published. */
+    fill(t, now_s(), done || !has_work(t));
     pthread_mutex_unlock(&t->mu);
-    publish(t, !more);   /* the last publication before a pause is exact */
-    if (done) wake(t, 1);
+    wake(t, done);
     pthread_mutex_lock(&t->mu);
     t->stepping = 0;
     pthread_cond_broadcast(&t->cv);
@@ -533,6 +576,29 @@ void trainer_release(Trainer *t) {
   pthread_mutex_unlock(&t->mu);
 }
 
+/* ------------------------------------------------------------ reading */
+
+/* The newest publication: 'pub', unless the UI took it and nothing was
+** filled since. Called with 'mu' locked. */
+static const TrainerSnap *newest(const Trainer *t) {
+  return t->handed && t->handed->version > t->pub->version ? t->handed : t->pub;
+}
+
+int trainer_view(Trainer *t, int id, HostViewFn fn, void *ctx) {
+  int seen = 0;
+  pthread_mutex_lock(&t->mu);
+  const TrainerSnap *s = newest(t);
+  for (int i = 0; i < s->n_runs; i++) {
+    const TrainerRun *r = &s->runs[i];
+    if (id >= 0 && r->id != id) continue;
+    HostRunView v = {r->id, r->name, &r->m, &r->opt, r->hist};
+    if (fn) fn(ctx, &v);
+    seen++;
+  }
+  pthread_mutex_unlock(&t->mu);
+  return seen;
+}
+
 /* ------------------------------------------------------------ the Host */
 
 static Lab *host_acquire(Host *h) { return trainer_acquire(h->ud); }
@@ -540,6 +606,7 @@ static void host_release(Host *h) { trainer_release(h->ud); }
 static long host_submit(Host *h, int id, long n, Err *err) { return trainer_submit(h->ud, id, n, err); }
 static int host_poll(Host *h, long ticket, Err *err) { return trainer_poll(h->ud, ticket, err); }
 static void host_cancel(Host *h) { trainer_cancel(h->ud); }
+static int host_view(Host *h, int id, HostViewFn fn, void *ctx) { return trainer_view(h->ud, id, fn, ctx); }
 
 void trainer_host(Trainer *t, Host *h) {
   memset(h, 0, sizeof *h);
@@ -548,6 +615,7 @@ void trainer_host(Trainer *t, Host *h) {
   h->submit = host_submit;
   h->poll = host_poll;
   h->cancel = host_cancel;
+  h->view = host_view;
   h->inline_steps = 0;
   h->ud = t;
 }

@@ -9,7 +9,8 @@
 ** pointer swap under a mutex, no waiting for a step) and is woken by a byte
 ** on 'trainer_wake_fd'. Everything else reaches the lab as a command queued
 ** for the trainer to run between two steps, or by 'trainer_acquire', which
-** hands the calling thread the lab after the step in progress.
+** hands the calling thread the lab after the step in progress. Reading
+** never waits: 'trainer_view' serves the newest publication.
 **
 ** The thread blocks SIGINT, SIGTERM, SIGHUP and SIGWINCH, so those reach the
 ** UI thread. 'trainer_host' wraps all this in the Host of luaapi/host.h.
@@ -29,7 +30,9 @@ typedef struct TrainerRun {
   char name[64];
   RunMetrics m;
   int lens_every, eval_every, align_every;   /* the instruments' intervals (0: off) */
+  RunOptions opt;                   /* every option as the run has it now */
   History *hist;                    /* a copy owned by the snapshot; NULL until copied */
+  uint64_t hist_mark;               /* what 'hist' was copied from (see trainer.c) */
   char sample[TRAINER_SAMPLE_MAX];  /* text the model writes now ("" until the first) */
   long sample_step;                 /* when it was written, -1: none */
 } TrainerRun;
@@ -58,11 +61,21 @@ int trainer_wake_fd(const Trainer *t);
 void trainer_drain(Trainer *t);
 
 /* Swap the newest snapshot into '*snap' if it is newer than it; returns 1
-** when it did. '*snap' must come from trainer_snap_new. */
+** when it did. '*snap' must come from trainer_snap_new. The trainer's
+** host reads the snapshot last taken until a newer one is published, so
+** it is freed only after trainer_free. */
 int trainer_take(Trainer *t, TrainerSnap **snap);
 TrainerSnap *trainer_snap_new(void);
 void trainer_snap_free(TrainerSnap *s);
 const TrainerRun *trainer_snap_find(const TrainerSnap *s, int id);
+/* The lab-wide step of a snapshot: the highest step of its runs (it goes
+** on from a resumed checkpoint's step, unlike 'lab_steps'). */
+long trainer_snap_step(const TrainerSnap *s);
+
+/* The newest publication, never waiting for a step: 'fn' sees run 'id'
+** (every run when -1) with the trainer's lock held. Returns how many runs
+** it saw. This is the Host's 'view'. */
+int trainer_view(Trainer *t, int id, HostViewFn fn, void *ctx);
 
 /* Train continuously (1) or stop at the next step boundary (0). */
 void trainer_set_running(Trainer *t, int on);

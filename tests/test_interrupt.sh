@@ -3,7 +3,8 @@
 # ends a script stuck in a pcall loop within a second with status 130 (the
 # interrupt cannot be swallowed), a second SIGINT does not kill the process
 # abnormally, SIGTERM ends it the same way, a long training call stops
-# between steps, and a runaway allocation hits the Lua heap cap as a Lua
+# between steps, an on_step callback that never returns is stopped and
+# removed, and a runaway allocation hits the Lua heap cap as a Lua
 # error that a pcall can catch.
 tielab="${top_builddir:-.}/tielab"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/tielab-int.XXXXXX")
@@ -84,6 +85,25 @@ rc=$?
 t1=$(ms)
 ok $((rc != 130)) "SIGINT stops a long r:step between two steps (got $rc)"
 ok $((t1 - t0 > 1000)) "within a second ($((t1 - t0)) ms)"
+
+# An on_step callback that never returns: the signal stops it, removes it
+# and ends the script.
+cat >"$tmp/hook.lua" <<'LUA'
+local r = lab.run{vocab = 256, dim = 32, layers = 2, heads = 2, ctx = 32, batch = 4, eval_every = 0, lens_every = 0}
+lab.on_step(function() print("ready") io.stdout:flush() while true do end end)
+r:step(10)
+LUA
+for sig in INT TERM; do
+  start "$tmp/hook.lua"
+  t0=$(ms)
+  kill -$sig $pid
+  wait $pid
+  rc=$?
+  t1=$(ms)
+  ok $((rc != 130 || t1 - t0 > 1000)) "SIG$sig stops an on_step callback that never returns, status 130 (got $rc, $((t1 - t0)) ms)"
+  grep -q "callback removed: interrupted" "$tmp/err"
+  ok $? "and says it removed the callback"
+done
 
 cat >"$tmp/alloc.lua" <<'LUA'
 local t = {}

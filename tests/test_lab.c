@@ -53,6 +53,11 @@ static void test_unmeasured_is_nan(void) {
   run_set_number(r, "eval_every", 0, &err);
   run_step(r, &err);
   ok(m->val_step == -1 && m->lens.step == -1, "eval_every 0 turns validation and lens evaluation off");
+  run_set_number(r, "eval_every", 1, &err);
+  run_set_number(r, "lens_every", 0, &err);
+  run_step(r, &err);
+  ok(m->val_step == 2 && m->logit_lens.step == 2 && m->lens.step == -1,
+     "with lens training off only the logit lens is reported");
   lab_free(lab);
 }
 

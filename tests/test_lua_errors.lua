@@ -26,6 +26,9 @@ tap.raises("a run named 'r' already exists", "names are unique", lab.run, tap.ti
 tap.raises("'dim' is fixed when a run is created", "r:set refuses a fixed setting", r.set, r, {dim = 64})
 tap.raises("unknown key 'out_scal'", "r:set names an unknown key", r.set, r, {out_scal = 1})
 tap.raises("'in_scale' must be a number, got boolean", "r:set checks types", r.set, r, {in_scale = true})
+tap.raises("'lens_every'", "r:set with one bad key raises", r.set, r, {in_scale = 2, lens_every = -1})
+tap.is(r:options().in_scale, 1, "and applies none of the others")
+tap.is(#r:events(), 1, "nor records them")
 tap.raises("steps must be in", "negative steps", r.step, r, -1)
 tap.raises("tielab.run expected", "a method on something else", r.step, {}, 1)
 

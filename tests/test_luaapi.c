@@ -253,7 +253,7 @@ int main(void) {
   Err err;
   Deferred d = {0};
   d.lab = lab_new(&err);
-  Host h = {d_acquire, d_release, d_submit, d_poll, d_cancel, 0, NULL, NULL, &d};
+  Host h = {.acquire = d_acquire, .release = d_release, .submit = d_submit, .poll = d_poll, .cancel = d_cancel, .ud = &d};
   LuaApiOptions o = {0, 0, capture, NULL, NULL, NULL};
   LuaApi *api = d.lab ? luaapi_new(&h, &o, &err) : NULL;
   ok(api != NULL, "the state is created");

@@ -8,6 +8,15 @@ trap 'rm -rf "$tmp"' EXIT
 mkdir "$tmp/work"
 cp "${srcdir:-.}/tests/tap.lua" "$tmp/work/"
 export XDG_CACHE_HOME="${XDG_CACHE_HOME:-$tmp/cache}"
+# A checkpoint that names a corpus outside the working directory, made
+# without the sandbox.
+i=0
+while [ $i -lt 200 ]; do echo "the quick brown fox jumps over the lazy dog $i times"; i=$((i + 1)); done >"$tmp/outside.txt"
+cat >"$tmp/mk.lua" <<LUA
+local r = lab.run{vocab = 256, dim = 32, layers = 1, heads = 2, ctx = 16, batch = 2, corpus = "$tmp/outside.txt"}
+assert(r:save("$tmp/work/elsewhere.safetensors"))
+LUA
+"$tielab" --headless "$tmp/mk.lua" >&2 || echo "Bail out! cannot make a checkpoint with an outside corpus"
 cat >"$tmp/work/sbx.lua" <<'LUA'
 package.path = "./?.lua;" .. package.path
 local tap = require "tap"
@@ -25,6 +34,15 @@ tap.raises("outside the working directory", "no dofile outside", dofile, "/etc/p
 tap.raises("outside the working directory", "no os.remove outside", os.remove, "/tmp/x")
 tap.raises("outside the working directory", "no checkpoints outside", function()
   lab.run{vocab = 256, dim = 32, layers = 2, heads = 2, ctx = 32, batch = 4}:save("/tmp/x.safetensors")
+end)
+tap.raises("outside the working directory", "no corpus outside", lab.run,
+           {vocab = 256, dim = 32, layers = 1, heads = 2, ctx = 16, batch = 2, corpus = "/etc/passwd"})
+tap.raises("outside the working directory", "no checkpoint naming a corpus outside", lab.load,
+           "elsewhere.safetensors", "elsewhere")
+tap.is(#lab.runs, 1, "and the refused checkpoint left no run")
+tap.raises("outside the working directory", "no loading from outside", lab.load, "/etc/passwd")
+tap.raises("outside the working directory", "no export outside", function()
+  lab.runs[1]:export("/tmp/x.csv")
 end)
 local f, err = load(string.dump(function() return 1 end))
 tap.ok(f == nil and err:find("binary", 1, true), "no binary chunks: " .. tostring(err))

@@ -50,6 +50,29 @@ static int set_in_scale(Lab *lab, const void *arg, Err *err) {
   return run_set_number(lab_run(lab, 0), "in_scale", *(const double *)arg, err);
 }
 
+/* A command that holds the trainer as long as a slow step would. */
+static int slow_cmd(Lab *lab, const void *arg, Err *err) {
+  (void)lab, (void)arg, (void)err;
+  nanosleep(&(struct timespec){1, 0}, NULL);
+  return 0;
+}
+
+typedef struct Seen {
+  long step;
+  double in_scale;
+  long points;
+} Seen;
+
+static void read_view(void *ctx, const HostRunView *v) {
+  Seen *s = ctx;
+  s->step = v->m->step;
+  s->in_scale = v->o->in_scale;
+  int n = 0;
+  const HistBucket *b = v->hist ? history_series(v->hist, "loss", &n) : NULL;
+  s->points = 0;
+  for (int i = 0; b && i < n; i++) s->points += b[i].count;
+}
+
 static int fail_cmd(Lab *lab, const void *arg, Err *err) {
   (void)lab, (void)arg;
   return err_set(err, "this command fails");
@@ -139,6 +162,33 @@ int main(void) {
          strcmp(snap->msg, "this command fails") == 0,
      "a command's error becomes the snapshot's message");
   ok(trainer_post(t, fail_cmd, &two, TRAINER_ARG_MAX + 1, &err) < 0, "a command argument too large is refused");
+
+  /* Reading never waits for a step: the view serves the newest publication. */
+  ok(h.view != NULL, "the host has a view");
+  Seen seen = {0};
+  k = h.submit(&h, id, 3, &err);
+  ok(wait_ticket(&h, k, 20, &err) == 1 && h.view(&h, id, read_view, &seen) == 1 && seen.step == run_metrics(run)->step &&
+         seen.points == seen.step,
+     "a finished ticket is in the view at once, history too (step %ld, %ld losses)", seen.step, seen.points);
+  trainer_take(t, &snap);   /* the newest is now the one taken */
+  seen.step = -1;
+  ok(h.view(&h, id, read_view, &seen) == 1 && seen.step == run_metrics(run)->step, "and stays there after a take");
+  Lab *lab2 = trainer_acquire(t);
+  run_set_number(lab_run(lab2, 0), "in_scale", 3, &err);
+  trainer_release(t);
+  ok(h.view(&h, id, read_view, &seen) == 1 && seen.in_scale == 3, "a change made holding the lab shows on release");
+  ok(h.view(&h, 999, read_view, &seen) == 0 && h.view(&h, -1, NULL, NULL) == 1, "the view counts the runs it has");
+  ok(trainer_post(t, slow_cmd, NULL, 0, &err) == 0, "a slow command is queued");
+  nanosleep(&(struct timespec){0, 200 * 1000 * 1000}, NULL);   /* it is running now */
+  double r0 = now_s();
+  int got = h.view(&h, id, read_view, &seen);
+  double waited = now_s() - r0;
+  ok(got == 1 && waited < 0.1, "reading while the trainer is busy returns at once (%.3f s)", waited);
+  r0 = now_s();
+  trainer_acquire(t);
+  waited = now_s() - r0;
+  trainer_release(t);
+  ok(waited > 0.3, "while acquiring waits for it (%.3f s)", waited);
 
   /* The wake descriptor: readable after a publication, once taken empty. */
   trainer_take(t, &snap);

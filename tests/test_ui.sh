@@ -178,11 +178,17 @@ wait_for 'RUNNING' 30
 key Space
 wait_for 'PAUSED' 30
 s1=$(settled_step)
+key :
+type_line 'lab.on_step(function(s) print("onstep " .. s) end)'
+key Escape
+sleep 0.5   # apart, or ESC n reads as Alt+n
 key n
 i=0
 while [ "$(step_now)" = "$s1" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
 [ "$(step_now)" = $((s1 + 1)) ]
 check $? "n: one more step ($s1 to $(step_now))"
+wait_for "^onstep $((s1 + 1)) *\$" 30
+check $? "on_step gets the lab-wide step, which goes on after --resume"
 key q
 wait_for 'Save [0-9]+ run' 30
 check $? "q asks to save runs with unsaved steps"
@@ -216,6 +222,29 @@ key q
 wait_for 'Save' 30 && key n
 wait_dead 100
 check $? "LANG=C: q then n quits"
+
+# ---------------------------------------------------------------- a runaway on_step callback
+rm -rf "$WORK/state/tielab/autosave"
+start "$MODEL"
+wait_for 'RUNNING step [1-9]' 300
+key :
+type_line 'lab.on_step(function() while true do end end)'
+sleep 0.5
+key C-c
+wait_for 'callback removed: interrupted' 50 && [ ! -e "$WORK/status" ]
+check $? "Ctrl-C stops an on_step callback that never returns, and removes it"
+s1=$(step_now)
+i=0
+while [ "$(step_now)" = "$s1" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+[ "$(step_now)" != "$s1" ]
+check $? "training and the screen go on ($s1 to $(step_now))"
+type_line 'lab.on_step(function() while true do end end)'
+sleep 0.5
+kill -TERM "$(tielab_pid)"
+wait_dead 100 && [ "$(status)" = 130 ]
+check $? "SIGTERM ends a lab stuck in an on_step callback, status 130 ($(status))"
+ls "$WORK"/state/tielab/autosave/*/tied.safetensors >/dev/null 2>&1
+check $? "and saves every run first"
 
 # ---------------------------------------------------------------- a runaway script
 echo 'local n = 0 while true do n = n + 1 end' >"$WORK/spin.lua"

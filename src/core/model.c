@@ -10,9 +10,10 @@
 ** is row-local in the forward pass, so one stage per layer runs c_proj,
 ** the residual, ln_2, the MLP, the next ln_1 and c_attn on each thread's
 ** rows while the data are in cache, and one stage runs attention over
-** (batch, head) pairs. Backward stages combine a thread's rows of an input
-** gradient with its share of output rows of the weight gradient. OpenBLAS
-** runs single-threaded inside each worker: one set of threads, no fight.
+** (batch, head) pairs. A backward stage gives each thread its rows of an
+** input gradient (and the row-local work after it) and its share of a
+** weight gradient. OpenBLAS runs single-threaded inside each worker: one
+** set of threads, so the pool and BLAS never fight over the cores.
 */
 #include <math.h>
 #include <stdio.h>
@@ -464,8 +465,7 @@ float model_forward(Model *m, const int32_t *inputs, const int32_t *targets, int
   if (!targets) return 0.0f;
   double loss = 0.0;
   for (size_t i = 0; i < n; i++) loss += m->a.row_loss[i];
-  m->loss = (float)(loss / (double)n);
-  return m->loss;
+  return (float)(loss / (double)n);
 }
 
 /* ---- backward */

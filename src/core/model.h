@@ -110,7 +110,8 @@ void model_set_adam_t(Model *m, long t);
 
 /* Forward on 'b' <= B sequences of 't' <= T tokens ('inputs' [b,t]).
 ** Returns the mean cross-entropy against 'targets' [b,t], or 0 when targets
-** is NULL (logits still computed). Activations are kept for backward. */
+** is NULL (logits still computed). Activations are kept for backward.
+** Returns NAN, computing nothing, when b, t or a token id is out of range. */
 float model_forward(Model *m, const int32_t *inputs, const int32_t *targets, int b, int t);
 
 /* Backward of the last forward (which had targets). Fills every gradient

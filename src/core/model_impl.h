@@ -69,7 +69,6 @@ struct Model {
   long adam_t;
   int b, t;             /* shape of the last forward */
   int has_targets;      /* the last forward computed a loss: backward may run */
-  float loss;
 };
 
 static inline float *tensor_ptr(const Model *m, float *arena, int i) { return arena + m->tensors[i].offset; }

@@ -7,6 +7,7 @@
 ** generation on 'wake', so between loops they cost nothing.
 */
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,7 +21,7 @@ typedef struct Worker {
 
 struct Pool {
   int threads;
-  Worker *workers;          /* threads-1 of them; index 0 is the caller */
+  Worker *workers;          /* one per thread; [0] stands for the caller */
   pthread_mutex_t mu;
   pthread_cond_t wake, done;
   unsigned long generation;
@@ -81,16 +82,23 @@ Pool *pool_create(int threads, Err *err) {
   pthread_mutex_init(&p->mu, NULL);
   pthread_cond_init(&p->wake, NULL);
   pthread_cond_init(&p->done, NULL);
-  for (int i = 1; i < threads; i++) {
-    Worker *wk = &p->workers[i];
+  /* Workers start with every signal blocked, so that signals go to the
+  ** threads that wait for them. */
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  int rc = 0, started = 1;
+  for (; started < threads && rc == 0; started++) {
+    Worker *wk = &p->workers[started];
     wk->pool = p;
-    wk->index = i;
-    int rc = pthread_create(&wk->tid, NULL, worker_main, wk);
-    if (rc != 0) {
-      p->threads = i;   /* free joins the ones that started */
-      pool_free(p);
-      return err_set(err, "cannot start worker thread %d of %d: %s", i, threads, strerror(rc)), NULL;
-    }
+    wk->index = started;
+    rc = pthread_create(&wk->tid, NULL, worker_main, wk);
+  }
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  if (rc != 0) {
+    p->threads = started - 1;   /* free joins the ones that started */
+    pool_free(p);
+    return err_set(err, "cannot start worker thread %d of %d: %s", started - 1, threads, strerror(rc)), NULL;
   }
   return p;
 }

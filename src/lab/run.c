@@ -318,9 +318,9 @@ static void evaluate_lenses(Run *r) {
   RunMetrics *mt = &r->metrics;
   if (lens_eval(r->lens, r->model, r->inputs, r->targets, c->batch, c->ctx, mt->step, &mt->lens,
                 &mt->logit_lens, &err) == 0) {
-    /* An untrained translator is the identity: its numbers would be the
-    ** logit lens's shown under the tuned lens's name. */
-    if (lens_step(r->lens) > 0) push_lens_series(r, "lens", &mt->lens);
+    /* With lens training off the translators stay the identity: their
+    ** numbers would be the logit lens's shown under the tuned lens's name. */
+    if (r->opt.lens_every > 0 || lens_step(r->lens) > 0) push_lens_series(r, "lens", &mt->lens);
     else mt->lens.step = -1;
     push_lens_series(r, "logit_lens", &mt->logit_lens);
   }

@@ -16,6 +16,18 @@
 
 typedef struct Host Host;
 
+/* One run as a host last showed it: for reading only, valid during the
+** call that hands it over. 'hist' may be NULL (not copied yet). */
+typedef struct HostRunView {
+  int id;
+  const char *name;
+  const RunMetrics *m;
+  const RunOptions *o;
+  const History *hist;
+} HostRunView;
+
+typedef void (*HostViewFn)(void *ctx, const HostRunView *v);
+
 struct Host {
   /* Exclusive use of the lab until 'release'. May wait for the step in
   ** progress to end (one step), never for a whole request. */
@@ -37,10 +49,22 @@ struct Host {
   ** the Lua layer then never needs to yield. */
   int inline_steps;
 
+  /* Optional (NULL: the Lua layer reads the lab through 'acquire'): the
+  ** lab as last published, for the read-only calls, never waiting for a
+  ** step. Calls 'fn' for run 'id' (every run in the lab's order when id is
+  ** -1) and returns how many runs it saw ('fn' NULL: only count). 'fn' runs
+  ** with the host's lock held: it copies what it needs and never raises a
+  ** Lua error. Whatever
+  ** changes the lab ('release', a finished ticket) is published before it
+  ** is visible, so a read after 'r:set' or 'r:step' sees the change. */
+  int (*view)(Host *h, int id, HostViewFn fn, void *ctx);
+
   /* Set by the Lua layer: called on the Lua thread after steps complete
-  ** ('step' is the lab-wide step count). An inline host calls it after every
-  ** step; the UI host calls it once per snapshot it shows, so a callback may
-  ** see steps skipped while training runs flat out. */
+  ** ('step' is the lab-wide step: the highest step of any run, or after
+  ** steps of one run inline, that run's step). An inline
+  ** host calls it after every step; the UI host calls it once per snapshot
+  ** it shows, so a callback may see steps skipped while training runs flat
+  ** out. */
   void (*after_step)(void *ctx, long step);
   void *after_step_ctx;
 

@@ -3,7 +3,8 @@
 ** structure, script coroutines, the lock on the lab, protected calls and
 ** the entry points of each file. Outsiders include luaapi.h only.
 **
-**   luaapi.c   the state: allocator, output routing, os.exit, sandbox
+**   luaapi.c   the state: allocator, output routing, os.exit, sandbox,
+**              the lock on the lab and the read-only view of it
 **   lscript.c  protected calls, the interrupt hook, running files, script
 **              coroutines, waiting for steps, and the pump
 **   lrepl.c    REPL entries, the pretty-printer, tab completion
@@ -72,6 +73,7 @@ LuaApi *lapi_get(lua_State *L);
 Lab *lapi_lock(LuaApi *api);
 void lapi_unlock(LuaApi *api);
 void lapi_unlock_all(LuaApi *api);
+int lapi_view(LuaApi *api, int id, HostViewFn fn, void *ctx);
 void lapi_write(LuaApi *api, const char *s, size_t n, int is_err);
 int lapi_path_ok(LuaApi *api, const char *path, int write);
 void lapi_check_path(lua_State *L, const char *fname, const char *path, int write);

@@ -23,6 +23,10 @@ static int llab_run(lua_State *L) {
   if (!lua_isnoneornil(L, 1)) luaL_checktype(L, 1, LUA_TTABLE);
   largs_run_options(L, 1, "lab.run", &o);
   if (run_options_check(&o, &err) < 0) return luaL_error(L, "lab.run: %s", err.msg);
+  /* A corpus the script names is a file it reads (one from the command
+  ** line was chosen by the user). */
+  if (lua_istable(L, 1) && lua_getfield(L, 1, "corpus") != LUA_TNIL && o.corpus[0])
+    lapi_check_path(L, "lab.run", o.corpus, 0);
   Lab *lab = lapi_lock(api);
   Run *r = lab_add_run(lab, &o, &err);
   int id = r ? run_id(r) : -1;
@@ -40,6 +44,15 @@ static int llab_load(lua_State *L) {
   lapi_check_path(L, "lab.load", path, 0);
   Lab *lab = lapi_lock(api);
   Run *r = lab_load(lab, path, name, &err);
+  /* The checkpoint names its corpus: the sandbox reads no file through it.
+  ** The run goes before anyone sees it. */
+  const char *corpus = r ? run_options(r)->corpus : "";
+  if (corpus[0] && !lapi_path_ok(api, corpus, 0)) {
+    err_set(&err, "lab.load: the corpus '%.900s' of '%.100s' is outside the working directory (sandbox)", corpus, path);
+    lab_remove_run(lab, r);
+    lapi_unlock(api);
+    return luaL_error(L, "%s", err.msg);
+  }
   int id = r ? run_id(r) : -1;
   lapi_unlock(api);
   if (!r) {
@@ -67,16 +80,29 @@ static int llab_align(lua_State *L) {
   return 1;
 }
 
-/* Ids of every run, in the lab's order, into 'ids' (at most 'cap'). */
-static int run_ids(LuaApi *api, int *ids, int cap) {
-  Lab *lab = lapi_lock(api);
-  int n = lab_n_runs(lab);
-  for (int i = 0; i < n && i < cap; i++) ids[i] = run_id(lab_run(lab, i));
-  lapi_unlock(api);
-  return n < cap ? n : cap;
+#define MAX_LISTED 1024
+
+/* Listing reads the host's view: it never waits for a training step. */
+typedef struct IdList {
+  int ids[MAX_LISTED];
+  int n, cap;
+  const char *name;   /* find this run, by name */
+  int found;
+} IdList;
+
+static void add_id(void *ctx, const HostRunView *v) {
+  IdList *l = ctx;
+  if (l->n < l->cap) l->ids[l->n++] = v->id;
+  if (l->name && l->found < 0 && strcmp(v->name, l->name) == 0) l->found = v->id;
 }
 
-#define MAX_LISTED 1024
+/* Ids of every run, in the lab's order, into 'ids' (at most 'cap'). */
+static int run_ids(LuaApi *api, int *ids, int cap) {
+  IdList l = {.cap = cap < MAX_LISTED ? cap : MAX_LISTED, .found = -1};
+  lapi_view(api, -1, add_id, &l);
+  memcpy(ids, l.ids, sizeof *ids * (size_t)l.n);
+  return l.n;
+}
 
 static int llab_runs(lua_State *L) {
   int ids[MAX_LISTED];
@@ -97,28 +123,24 @@ static int runs_call(lua_State *L) {
 }
 
 static int runs_index(lua_State *L) {
-  LuaApi *api = lapi_get(L);
+  IdList l = {.cap = MAX_LISTED, .found = -1};
   int id = -1;
-  Lab *lab = lapi_lock(api);
   if (lua_isinteger(L, 2)) {
-    Run *r = lab_run(lab, (int)lua_tointeger(L, 2) - 1);
-    if (r && lua_tointeger(L, 2) >= 1) id = run_id(r);
+    lua_Integer i = lua_tointeger(L, 2);
+    lapi_view(lapi_get(L), -1, add_id, &l);
+    if (i >= 1 && i <= l.n) id = l.ids[i - 1];
   } else if (lua_type(L, 2) == LUA_TSTRING) {
-    Run *r = lab_find(lab, lua_tostring(L, 2));
-    if (r) id = run_id(r);
+    l.name = lua_tostring(L, 2);
+    lapi_view(lapi_get(L), -1, add_id, &l);
+    id = l.found;
   }
-  lapi_unlock(api);
   if (id < 0) return 0;
   lrun_push(L, id);
   return 1;
 }
 
 static int runs_len(lua_State *L) {
-  LuaApi *api = lapi_get(L);
-  Lab *lab = lapi_lock(api);
-  int n = lab_n_runs(lab);
-  lapi_unlock(api);
-  lua_pushinteger(L, n);
+  lua_pushinteger(L, lapi_view(lapi_get(L), -1, NULL, NULL));
   return 1;
 }
 
@@ -254,7 +276,14 @@ static int after_body(lua_State *L) {
     lua_getfield(L, -2, "fn");
     lua_pushinteger(L, step);
     if (lapi_docall(L, 1, 0) != LUA_OK) {
-      if (luaapi_interrupted(api)) return 0;   /* the step reports it */
+      if (luaapi_interrupted(api)) {
+        /* It goes too: one that never returns would hang the next step. */
+        static const char why[] = "lab.on_step: callback removed: interrupted\n";
+        lua_pop(L, 1);
+        remove_hook(L, lua_tointeger(L, -1), 0);
+        lapi_write(api, why, sizeof why - 1, 1);
+        return 0;   /* the step reports the interrupt */
+      }
       static const char head[] = "lab.on_step: callback removed after an error: ";
       lapi_write(api, head, sizeof head - 1, 1);
       lapi_report(api, L, LUA_ERRRUN);

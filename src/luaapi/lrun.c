@@ -5,9 +5,13 @@
 ** Handles are cached per id in a weak table, so the same run is always the
 ** same Lua value (usable as a table key, equal with ==).
 **
-** Methods copy what they need out of the lab while holding the lock and
-** build Lua values after releasing it.
+** Methods copy what they need out of the lab and build Lua values after.
+** Those that only read (metrics, options, history, events, the name) copy
+** from the host's view, which in the lab is the trainer's newest
+** publication: they never wait for a training step. Those that change the
+** run or need its model hold the lab's lock.
 */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,6 +23,28 @@ typedef struct LRun {
 } LRun;
 
 static LRun *handle(lua_State *L, int idx) { return luaL_checkudata(L, idx, LAPI_RUN_META); }
+
+/* ------------------------------------------------------------ copies out of the view */
+
+typedef struct RunCopy {
+  char name[64];
+  RunMetrics m;
+  RunOptions o;
+} RunCopy;
+
+static void copy_run(void *ctx, const HostRunView *v) {
+  RunCopy *c = ctx;
+  snprintf(c->name, sizeof c->name, "%s", v->name);
+  c->m = *v->m;
+  c->o = *v->o;
+}
+
+static void copy_name(void *ctx, const HostRunView *v) { snprintf(ctx, 64, "%s", v->name); }
+
+/* Run 'id' as the view has it; raises when it is gone. */
+static void read_run(lua_State *L, int id, RunCopy *c) {
+  if (lapi_view(lapi_get(L), id, copy_run, c) == 0) luaL_error(L, "attempt to use a removed run");
+}
 
 static void forget(lua_State *L, LRun *h) {
   lua_getfield(L, LUA_REGISTRYINDEX, "tielab.handles");
@@ -40,13 +66,7 @@ void lrun_push(lua_State *L, int id) {
   h->id = -1;                       /* consistent before anything can fail */
   h->name[0] = '\0';
   luaL_setmetatable(L, LAPI_RUN_META);
-  Lab *lab = lapi_lock(api);
-  Run *r = lab_run_by_id(lab, id);
-  if (r) {
-    snprintf(h->name, sizeof h->name, "%s", run_name(r));
-    h->id = id;
-  }
-  lapi_unlock(api);
+  if (lapi_view(api, id, copy_name, h->name) > 0) h->id = id;
   lua_pushvalue(L, -1);
   lua_rawseti(L, -3, id);
   lua_remove(L, -2);
@@ -55,12 +75,7 @@ void lrun_push(lua_State *L, int id) {
 int lrun_check(lua_State *L, int idx) {
   LuaApi *api = lapi_get(L);
   LRun *h = handle(L, idx);
-  if (h->id >= 0) {
-    Lab *lab = lapi_lock(api);
-    int alive = lab_run_by_id(lab, h->id) != NULL;
-    lapi_unlock(api);
-    if (!alive) forget(L, h);
-  }
+  if (h->id >= 0 && lapi_view(api, h->id, NULL, NULL) == 0) forget(L, h);
   if (h->id < 0) luaL_error(L, "attempt to use a removed run");
   return h->id;
 }
@@ -78,17 +93,9 @@ Run *lrun_lock(lua_State *L, int idx, LuaApi *api) {
 
 /* Push the current metrics of run 'id' (with its name). */
 static int push_metrics(lua_State *L, int id) {
-  LuaApi *api = lapi_get(L);
-  RunMetrics m;
-  char name[64];
-  Run *r = lab_run_by_id(lapi_lock(api), id);
-  if (r) {
-    m = *run_metrics(r);
-    snprintf(name, sizeof name, "%s", run_name(r));
-  }
-  lapi_unlock(api);
-  if (!r) return luaL_error(L, "attempt to use a removed run");
-  lmetrics_push(L, &m, name);
+  RunCopy c;
+  read_run(L, id, &c);
+  lmetrics_push(L, &c.m, c.name);
   return 1;
 }
 
@@ -115,6 +122,17 @@ static int lrun_set(lua_State *L) {
   int n = largs_live_pairs(L, 2, "r:set", pairs, 64);
   Err err;
   Run *r = lrun_lock(L, 1, api);
+  /* Every key is checked, in order, on a copy before any is applied: a bad
+  ** value leaves the run as it was. */
+  RunOptions next = *run_options(r);
+  for (int i = 0; i < n; i++) {
+    int rc = pairs[i].is_text ? run_options_set_text(&next, pairs[i].s->name, pairs[i].text, &err)
+                              : run_options_set_number(&next, pairs[i].s->name, pairs[i].number, &err);
+    if (rc < 0 || run_options_check(&next, &err) < 0) {
+      lapi_unlock(api);
+      return luaL_error(L, "r:set: %s", err.msg);
+    }
+  }
   for (int i = 0; i < n; i++) {
     int rc = pairs[i].is_text ? run_set_text(r, pairs[i].s->name, pairs[i].text, &err)
                               : run_set_number(r, pairs[i].s->name, pairs[i].number, &err);
@@ -153,22 +171,56 @@ static int lrun_remove(lua_State *L) {
 static int lrun_metrics(lua_State *L) { return push_metrics(L, lrun_check(L, 1)); }
 
 static int lrun_options(lua_State *L) {
-  LuaApi *api = lapi_get(L);
-  RunOptions o = *run_options(lrun_lock(L, 1, api));
-  lapi_unlock(api);
-  largs_push_options(L, &o);
+  RunCopy c;
+  read_run(L, lrun_check(L, 1), &c);
+  largs_push_options(L, &c.o);
   return 1;
 }
 
-static int series_names(lua_State *L, LuaApi *api) {
+/* What a history read asks of the view: the names of the series, one
+** series into 'b' (room for 'cap' buckets; 'n' says how many there were),
+** or the events into 'e'. */
+typedef struct HistRead {
+  const char *series;
+  HistBucket *b;
+  int cap, n, found;
+  char (*names)[64];
+  HistEvent *e;
+} HistRead;
+
+static void read_names(void *ctx, const HostRunView *v) {
+  HistRead *q = ctx;
+  q->n = v->hist ? history_n_series(v->hist) : 0;
+  if (q->n > q->cap) q->n = q->cap;
+  for (int i = 0; i < q->n; i++) snprintf(q->names[i], sizeof q->names[i], "%s", history_series_name(v->hist, i));
+}
+
+static void read_series(void *ctx, const HostRunView *v) {
+  HistRead *q = ctx;
+  const HistBucket *b = v->hist ? history_series(v->hist, q->series, &q->n) : NULL;
+  q->found = b != NULL;
+  if (!b) q->n = 0;
+  if (b && q->b) memcpy(q->b, b, sizeof *b * (size_t)(q->n < q->cap ? q->n : q->cap));
+}
+
+static void read_events(void *ctx, const HostRunView *v) {
+  HistRead *q = ctx;
+  const HistEvent *e = v->hist ? history_events(v->hist, &q->n) : NULL;
+  if (!e) q->n = 0;
+  if (q->n > q->cap) q->n = q->cap;
+  if (q->n > 0) memcpy(q->e, e, sizeof *e * (size_t)q->n);
+}
+
+static void read_history(lua_State *L, int id, HostViewFn fn, HistRead *q) {
+  if (lapi_view(lapi_get(L), id, fn, q) == 0) luaL_error(L, "attempt to use a removed run");
+}
+
+static int series_names(lua_State *L, int id) {
   static char names[HISTORY_MAX_SERIES][64];
-  History *h = run_history(lrun_lock(L, 1, api));
-  int n = history_n_series(h);
-  for (int i = 0; i < n && i < HISTORY_MAX_SERIES; i++)
-    snprintf(names[i], sizeof names[i], "%s", history_series_name(h, i));
-  lapi_unlock(api);
-  lua_createtable(L, n, 0);
-  for (int i = 0; i < n && i < HISTORY_MAX_SERIES; i++) {
+  HistRead q = {.cap = HISTORY_MAX_SERIES, .names = names};
+  read_history(L, id, read_names, &q);
+  lua_createtable(L, q.n, 0);
+  for (int i = 0; i < q.n; i++) {
     lua_pushstring(L, names[i]);
     lua_rawseti(L, -2, i + 1);
   }
@@ -178,40 +230,32 @@ static int series_names(lua_State *L, LuaApi *api) {
 /* r:history() lists the series; r:history(name) gives one (nil, message
 ** when there is no such series yet). */
 static int lrun_history(lua_State *L) {
-  LuaApi *api = lapi_get(L);
-  lrun_check(L, 1);
-  if (lua_isnoneornil(L, 2)) return series_names(L, api);
-  const char *name = luaL_checkstring(L, 2);
-  int n;
-  history_series(run_history(lrun_lock(L, 1, api)), name, &n);
-  lapi_unlock(api);
-  int cap = n + 64;                 /* the trainer may add a bucket meanwhile */
-  HistBucket *copy = lua_newuserdatauv(L, sizeof *copy * (size_t)cap, 0);
-  const HistBucket *b = history_series(run_history(lrun_lock(L, 1, api)), name, &n);
-  if (b) memcpy(copy, b, sizeof *copy * (size_t)(n < cap ? n : cap));
-  lapi_unlock(api);
-  if (!b) {
+  int id = lrun_check(L, 1);
+  if (lua_isnoneornil(L, 2)) return series_names(L, id);
+  HistRead q = {.series = luaL_checkstring(L, 2)};
+  read_history(L, id, read_series, &q);   /* how many buckets */
+  q.cap = q.n + 64;                       /* the trainer may add a bucket meanwhile */
+  q.b = lua_newuserdatauv(L, sizeof *q.b * (size_t)q.cap, 0);
+  read_history(L, id, read_series, &q);
+  if (!q.found) {
     luaL_pushfail(L);
-    lua_pushfstring(L, "no series '%s' (r:history() lists them)", name);
+    lua_pushfstring(L, "no series '%s' (r:history() lists them)", q.series);
     return 2;
   }
-  return lmetrics_push_history(L, copy, n < cap ? n : cap);
+  return lmetrics_push_history(L, q.b, q.n < q.cap ? q.n : q.cap);
 }
 
 static int lrun_events(lua_State *L) {
-  LuaApi *api = lapi_get(L);
-  HistEvent *copy = lua_newuserdatauv(L, sizeof *copy * HISTORY_MAX_EVENTS, 0);
-  int n;
-  const HistEvent *e = history_events(run_history(lrun_lock(L, 1, api)), &n);
-  if (n > HISTORY_MAX_EVENTS) n = HISTORY_MAX_EVENTS;
-  if (n > 0) memcpy(copy, e, sizeof *copy * (size_t)n);
-  lapi_unlock(api);
-  lua_createtable(L, n, 0);
-  for (int i = 0; i < n; i++) {
+  int id = lrun_check(L, 1);
+  HistRead q = {.cap = HISTORY_MAX_EVENTS};
+  q.e = lua_newuserdatauv(L, sizeof *q.e * HISTORY_MAX_EVENTS, 0);
+  read_history(L, id, read_events, &q);
+  lua_createtable(L, q.n, 0);
+  for (int i = 0; i < q.n; i++) {
     lua_createtable(L, 0, 2);
-    lua_pushinteger(L, copy[i].step);
+    lua_pushinteger(L, q.e[i].step);
     lua_setfield(L, -2, "step");
-    lua_pushstring(L, copy[i].text);
+    lua_pushstring(L, q.e[i].text);
     lua_setfield(L, -2, "text");
     lua_rawseti(L, -2, i + 1);
   }
@@ -255,6 +299,10 @@ static void set_number(lua_State *L, const char *k, double v) {
   lua_setfield(L, -2, k);
 }
 
+/* NaN when the denominator is 0 (no input row got a gradient), as the
+** metrics' ratios are. */
+static double safe_ratio(double num, double den) { return den > 0 ? num / den : NAN; }
+
 static int lrun_evaluate(lua_State *L) {
   LuaApi *api = lapi_get(L);
   Run *r = lrun_lock(L, 1, api);
@@ -285,8 +333,8 @@ static int lrun_evaluate(lua_State *L) {
   set_number(L, "grad_in_l1", g->in_l1);
   set_number(L, "grad_in_act_l1", g->in_act_l1);
   set_number(L, "grad_out_l1", g->out_l1);
-  set_number(L, "grad_ratio", g->out_l2 / g->in_l2);
-  set_number(L, "grad_ratio_act", g->out_l2 / g->in_act_l2);
+  set_number(L, "grad_ratio", safe_ratio(g->out_l2, g->in_l2));
+  set_number(L, "grad_ratio_act", safe_ratio(g->out_l2, g->in_act_l2));
   set_number(L, "rows_touched", g->rows_touched);
   set_number(L, "total_norm", g->total_norm);
   lua_createtable(L, 0, nt);
@@ -373,10 +421,7 @@ static int lrun_index(lua_State *L) {
     return 1;
   }
   if (strcmp(key, "name") == 0) {
-    LuaApi *api = lapi_get(L);
-    Run *r = h->id >= 0 ? lab_run_by_id(lapi_lock(api), h->id) : NULL;
-    if (r) snprintf(h->name, sizeof h->name, "%s", run_name(r));
-    if (h->id >= 0) lapi_unlock(api);
+    if (h->id >= 0) lapi_view(lapi_get(L), h->id, copy_name, h->name);
     lua_pushstring(L, h->name);
     return 1;
   }

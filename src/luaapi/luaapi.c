@@ -44,6 +44,25 @@ void lapi_unlock_all(LuaApi *api) {
   }
 }
 
+/* Read the lab without changing it: through the host's published view,
+** which never waits for a step, or, with a host that has none (or while
+** this state holds the lab and may have changed it), from the lab itself. */
+int lapi_view(LuaApi *api, int id, HostViewFn fn, void *ctx) {
+  Host *h = api->host;
+  if (h->view && api->locks == 0) return h->view(h, id, fn, ctx);
+  Lab *lab = lapi_lock(api);
+  int seen = 0;
+  for (int i = 0; i < lab_n_runs(lab); i++) {
+    Run *r = lab_run(lab, i);
+    if (id >= 0 && run_id(r) != id) continue;
+    HostRunView v = {run_id(r), run_name(r), run_metrics(r), run_options(r), run_history(r)};
+    if (fn) fn(ctx, &v);
+    seen++;
+  }
+  lapi_unlock(api);
+  return seen;
+}
+
 /* ------------------------------------------------------------ memory */
 
 /* Lua's allocator contract: free on nsize 0, never fail a shrink, return

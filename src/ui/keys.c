@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "repl.h"
+#include "sig.h"
 #include "uistate.h"
 
 #define CTRL(c) ((c) & 0x1f)
@@ -64,6 +65,15 @@ static int script_code(int key) {
 }
 
 /* A key while the REPL has the focus. */
+/* A script's binding, stoppable by Ctrl-C (and by SIGTERM, which then
+** saves and ends the lab) like any Lua code on this thread. */
+static int script_key(Ui *ui, int code) {
+  sig_arm_interrupt(1);
+  int had = luaapi_key(ui->api, code);
+  sig_arm_interrupt(0);
+  return had;
+}
+
 static void repl_key_press(Ui *ui, int key) {
   if (key == ESC) {
     ui->focus = 0;
@@ -74,7 +84,7 @@ static void repl_key_press(Ui *ui, int key) {
   if (key == KEY_F(1)) ui_lua(ui, "ui.help()");
   else if (key == KEY_PPAGE || key == KEY_NPAGE) ui_lua(ui, key == KEY_PPAGE ? "ui.scroll(-1)" : "ui.scroll(1)");
   else if (key == CTRL('l')) ui_lua(ui, "ui.redraw()");
-  else if (key > KEY_F(1) && key <= KEY_F(12) && ui->api) luaapi_key(ui->api, script_code(key));   /* nothing to readline */
+  else if (key > KEY_F(1) && key <= KEY_F(12) && ui->api) script_key(ui, script_code(key));   /* nothing to readline */
   else if (key >= KEY_MIN) repl_key(key);
   else {
     char b = (char)key;
@@ -98,7 +108,7 @@ void ui_key(Ui *ui, int key) {
   }
   if (key == ESC) return;
   int code = script_code(key);
-  if (ui->api && code >= 0 && luaapi_key(ui->api, code)) return;
+  if (ui->api && code >= 0 && script_key(ui, code)) return;
   const UiKey *k = find(key);
   if (k) ui_lua(ui, k->lua);
   else if (key < KEY_MIN && key >= ' ' && key < 127) ui_message(ui, ROLE_TEXT, "'%c' does nothing here: ? shows the keys", key);

@@ -243,12 +243,22 @@ static void handle_signals(Ui *ui) {
 
 /* ------------------------------------------------------------ the loop */
 
+/* The on_step callbacks, for the snapshot just taken, with the lab-wide
+** step (which goes on from a resumed checkpoint). Ctrl-C stops one that
+** never returns; SIGTERM too, and the lab then saves and ends. */
+void ui_after_step(Ui *ui) {
+  if (!ui->host.after_step) return;
+  sig_arm_interrupt(1);
+  ui->host.after_step(ui->host.after_step_ctx, trainer_snap_step(ui->snap));
+  sig_arm_interrupt(0);
+}
+
 static void take_snapshot(Ui *ui) {
   long seq = ui->snap->msg_seq;
   if (!trainer_take(ui->trainer, &ui->snap)) return;
   ui_dirty(ui, DATA_PANELS);
   if (ui->snap->msg_seq != seq && ui->snap->msg[0]) ui_message(ui, ROLE_ERROR, "%s", ui->snap->msg);
-  if (ui->host.after_step) ui->host.after_step(ui->host.after_step_ctx, ui->snap->lab_steps);
+  ui_after_step(ui);
 }
 
 static void pump(Ui *ui) {

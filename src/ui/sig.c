@@ -22,7 +22,9 @@ static const int handled[] = {SIGINT, SIGTERM, SIGHUP, SIGWINCH};
 static void on_signal(int s) {
   int saved = errno;
   atomic_fetch_or(&pending, SIG_BIT(s));
-  if (s == SIGINT && armed && interrupt_fn) interrupt_fn(interrupt_ctx);
+  /* Lua code running on the UI thread keeps the loop from reading the
+  ** pipe: stop it, so that the loop gets to this signal. */
+  if (s != SIGWINCH && armed && interrupt_fn) interrupt_fn(interrupt_ctx);
   if (pipe_fd[1] >= 0) {
     char b = (char)s;
     ssize_t n = write(pipe_fd[1], &b, 1);   /* a full pipe already means "wake up" */

@@ -107,6 +107,7 @@ void ui_key(Ui *ui, int key);
 
 /* loop.c */
 int ui_loop(Ui *ui);
+void ui_after_step(Ui *ui);   /* the on_step callbacks for the snapshot just taken */
 void ui_layout(Ui *ui);
 void ui_draw(Ui *ui);
 

@@ -6,13 +6,8 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "core/clock.h"
 #include "bench_lab.h"
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
@@ -55,9 +50,9 @@ int bench_lab_run(const CliOptions *o, FILE *out, Err *err) {
   run_set_paused(partner, 1);
   double total = 0;
   for (int i = 0; i < o->warmup + steps; i++) {
-    double t0 = now_s();
+    double t0 = clock_seconds();
     if (lab_step(lab, err) < 0) goto done;
-    if (i >= o->warmup) total += t[i - o->warmup] = now_s() - t0;
+    if (i >= o->warmup) total += t[i - o->warmup] = clock_seconds() - t0;
   }
   qsort(t, (size_t)steps, sizeof *t, cmp_double);
   print_json(out, o, r, total / steps, t[0], t[steps - 1], steps);

@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/clock.h"
 #include "compare.h"
 #include "headless.h"
 #include "luaapi/luaapi.h"
@@ -34,12 +35,6 @@ typedef struct Inline {
   int shown;             /* a progress line is on the terminal */
   double last;           /* when progress was last written */
 } Inline;
-
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* ------------------------------------------------------------ signals */
 
@@ -73,7 +68,7 @@ static void progress_clear(Inline *in) {
 }
 
 static void progress(Inline *in, long step) {
-  double t = now();
+  double t = clock_seconds();
   if (t - in->last < (in->tty ? PROGRESS_TTY_SECONDS : PROGRESS_LOG_SECONDS)) return;
   in->last = t;
   char line[256];
@@ -170,7 +165,7 @@ static int run_script(const CliOptions *o) {
     fprintf(stderr, "tielab: %s\n", err.msg);
     return EXIT_RUNTIME;
   }
-  Inline in = {lab, NULL, 0, isatty(STDERR_FILENO), 0, now()};
+  Inline in = {lab, NULL, 0, isatty(STDERR_FILENO), 0, clock_seconds()};
   Host host = {.acquire = inline_acquire, .release = inline_release, .submit = inline_submit,
                .poll = inline_poll, .cancel = inline_cancel, .inline_steps = 1, .ud = &in};
   LuaApiOptions lo = {(size_t)o->lua_mem_mb << 20, o->sandbox, headless_out, headless_log, &in, &o->run};

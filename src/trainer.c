@@ -26,6 +26,7 @@
 ** pending yet, so a trainer that steps a thousand times a second does not
 ** wake the UI a thousand times.
 */
+#include "core/clock.h"
 #include "trainer.h"
 
 #include <errno.h>
@@ -97,12 +98,6 @@ struct Trainer {
   Sample *samples;               /* by run id; only the lab's holder touches them */
   int n_samples;
 };
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static void wake(Trainer *t, int force) {
   if (atomic_exchange(&t->wake_pending, 1) && !force) return;
@@ -183,7 +178,7 @@ static Sample *sample_for(Trainer *t, int id) {
 
 /* Let each run write some text now and then (the trainer thread, lab in hand). */
 static void refresh_samples(Trainer *t) {
-  double now = now_s();
+  double now = clock_seconds();
   for (int i = 0; i < lab_n_runs(t->lab); i++) {
     Run *r = lab_run(t->lab, i);
     Sample *s = sample_for(t, run_id(r));
@@ -274,7 +269,7 @@ static void fill(Trainer *t, double now, int full) {
 }
 
 static void publish(Trainer *t, int full) {
-  double now = now_s();
+  double now = clock_seconds();
   pthread_mutex_lock(&t->mu);
   fill(t, now, full);
   pthread_mutex_unlock(&t->mu);
@@ -385,7 +380,7 @@ static int do_step(Trainer *t, int run_id_, Err *err) {
 }
 
 static void after_step(Trainer *t, double t0) {
-  double now = now_s(), dt = now - t0;
+  double now = clock_seconds(), dt = now - t0;
   if (dt > 0) t->rate = t->rate > 0 ? 0.9 * t->rate + 0.1 / dt : 1 / dt;
   t->lab_steps++;
 }
@@ -422,7 +417,7 @@ static void *trainer_main(void *arg) {
 
     Err err = {{0}};
     int rc = 0;
-    double t0 = now_s();
+    double t0 = clock_seconds();
     if (have_cmd) rc = cmd.fn(t->lab, cmd.arg, &err);
     else if (step) rc = do_step(t, krun, &err);
     if (step) {
@@ -444,7 +439,7 @@ static void *trainer_main(void *arg) {
     int done = k && k->state != 0;
     /* Exact when a ticket ends and before a pause; in the same locked
     ** section as the ticket's state, so a finished ticket is published. */
-    fill(t, now_s(), done || !has_work(t));
+    fill(t, clock_seconds(), done || !has_work(t));
     pthread_mutex_unlock(&t->mu);
     wake(t, done);
     pthread_mutex_lock(&t->mu);

@@ -15,16 +15,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "../core/clock.h"
 #include "../core/rng.h"
 #include "run.h"
 
 #define LENS_POSITIONS 256
-
-static double now_seconds(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static uint64_t fingerprint(const float *x, size_t n) {
   uint64_t h = 1469598103934665603ULL;
@@ -414,7 +409,7 @@ int run_step_alone(Run *r, Err *err) {
   if (!r->data)
     return err_set(err, "run '%s' has no training data: a vocabulary of %d is below the 256 byte ids",
                    r->opt.name, model_config(r->model)->vocab);
-  double t0 = now_seconds(), loss = 0;
+  double t0 = clock_seconds(), loss = 0;
   GradStats gs;
   memset(&gs, 0, sizeof gs);
   if (train_once(r, &loss, &gs, err) < 0) {
@@ -422,7 +417,7 @@ int run_step_alone(Run *r, Err *err) {
     history_event(r->hist, r->metrics.step, "paused: loss not finite");
     return -1;
   }
-  double dt = now_seconds() - t0;
+  double dt = clock_seconds() - t0;
   RunMetrics *mt = &r->metrics;
   mt->step++;
   mt->loss = loss;

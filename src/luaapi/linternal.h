@@ -85,7 +85,6 @@ void lapi_leave(LuaApi *api);
 int lapi_docall(lua_State *L, int narg, int nres);
 LuaApiStatus lapi_report(LuaApi *api, lua_State *L, int status);
 int lapi_message(lua_State *L);
-double lapi_now(void);
 int lapi_protect(LuaApi *api, lua_CFunction f, void *ud);
 void lapi_install_hook(lua_State *L);
 int lapi_wait_steps(lua_State *L, int id, long n, lua_KContext ctx, lua_KFunction k);

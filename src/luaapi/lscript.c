@@ -16,13 +16,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "../core/clock.h"
 #include "linternal.h"
 
-double lapi_now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static void nap(double seconds) {
   struct timespec ts = {(time_t)seconds, (long)((seconds - (double)(time_t)seconds) * 1e9)};
@@ -111,7 +107,7 @@ static void lapi_hook(lua_State *L, lua_Debug *ar) {
   if (lua_gethookcount(L) != LAPI_HOOK_EVERY) lua_sethook(L, lapi_hook, LUA_MASKCOUNT, LAPI_HOOK_EVERY);
   /* A UI script that computes for long gives the screen a turn. */
   if (api->running >= 0 && api->scripts[api->running].co == L && lua_isyieldable(L) &&
-      lapi_now() >= api->slice_end) {
+      clock_seconds() >= api->slice_end) {
     api->scripts[api->running].wait = WAIT_READY;
     lua_yield(L, 0);
   }
@@ -192,7 +188,7 @@ int lapi_resume(LuaApi *api, int i) {
   s->nargs = 0;
   s->wait = WAIT_READY;
   api->running = i;
-  api->slice_end = lapi_now() + LAPI_SLICE_SECONDS;
+  api->slice_end = clock_seconds() + LAPI_SLICE_SECONDS;
   int status = lua_resume(co, api->L, nargs, &nres);
   api->running = -1;
   lapi_unlock_all(api);
@@ -220,7 +216,7 @@ int lapi_resume(LuaApi *api, int i) {
 static int ready(LuaApi *api, Script *s) {
   switch (s->wait) {
     case WAIT_READY: return 1;
-    case WAIT_TIME: return lapi_now() >= s->wake_at;
+    case WAIT_TIME: return clock_seconds() >= s->wake_at;
     case WAIT_TICKET: {
       int st = api->host->poll(api->host, s->ticket, &s->err);
       if (st == 0) return 0;
@@ -323,11 +319,11 @@ int lapi_sleep(lua_State *L, double seconds) {
   int i = script_of(api, L);
   if (!api->host->inline_steps && i >= 0 && lua_isyieldable(L)) {
     api->scripts[i].wait = WAIT_TIME;
-    api->scripts[i].wake_at = lapi_now() + seconds;
+    api->scripts[i].wake_at = clock_seconds() + seconds;
     return lua_yieldk(L, 0, 0, sleep_k);
   }
-  double end = lapi_now() + seconds;
-  for (double now = lapi_now(); now < end; now = lapi_now()) {
+  double end = clock_seconds() + seconds;
+  for (double now = clock_seconds(); now < end; now = clock_seconds()) {
     if (luaapi_interrupted(api)) return luaL_error(L, "interrupted");
     nap(end - now < 0.02 ? end - now : 0.02);
   }

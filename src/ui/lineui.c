@@ -20,6 +20,7 @@
 #include <readline/readline.h>
 
 #include "sig.h"
+#include "../core/clock.h"
 #include "uistate.h"
 
 static Ui *line_ui;
@@ -147,7 +148,7 @@ int ui_line_main(Ui *ui) {
     }
     /* Snapshots at most FRAME_HZ a second, as on the screen: each take
     ** costs the trainer a copy of the histories. */
-    double now = ui_now();
+    double now = clock_seconds();
     if (waiting && now - last_take >= 1.0 / FRAME_HZ) {
       waiting = 0;
       last_take = now;

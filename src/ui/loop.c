@@ -20,6 +20,7 @@
 
 #include "repl.h"
 #include "sig.h"
+#include "../core/clock.h"
 #include "uistate.h"
 
 #define ESC 27
@@ -160,7 +161,7 @@ void ui_draw(Ui *ui) {
   }
   doupdate();
   ui->dirty = 0;
-  ui->last_frame = ui_now();
+  ui->last_frame = clock_seconds();
 }
 
 /* ------------------------------------------------------------ input */
@@ -296,7 +297,7 @@ int ui_loop(Ui *ui) {
     struct pollfd fds[3] = {{.fd = STDIN_FILENO, .events = POLLIN},
                             {.fd = trainer_wake_fd(ui->trainer), .events = POLLIN},
                             {.fd = sig_fd(), .events = POLLIN}};
-    int n = poll(fds, 3, poll_timeout(ui, ui_now()));
+    int n = poll(fds, 3, poll_timeout(ui, clock_seconds()));
     if (n < 0 && errno != EINTR) break;
     if (fds[2].revents) handle_signals(ui);
     if (ui->quit) break;
@@ -309,7 +310,7 @@ int ui_loop(Ui *ui) {
     if (fds[0].revents & (POLLHUP | POLLERR)) on_end_signal(ui, 1);
     if (ui->quit) break;
 
-    double now = ui_now();
+    double now = clock_seconds();
     int frame_due = now - ui->last_frame >= 1.0 / FRAME_HZ;
     if (ui->snap_waiting && frame_due) {
       take_snapshot(ui);

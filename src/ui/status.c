@@ -5,6 +5,7 @@
 */
 #include <string.h>
 
+#include "../core/clock.h"
 #include "uistate.h"
 
 /* "12.3k tok/s", or "12.3k/s" when short of room. */
@@ -63,7 +64,7 @@ void panel_hint(Ui *ui, WINDOW *w, int h, int wd) {
                 ui_unsaved(ui));
     return;
   }
-  if (ui->msg_until > ui_now()) {
+  if (ui->msg_until > clock_seconds()) {
     term_print(t, w, 0, 0, wd, ui->msg_role, ui->msg);
     return;
   }

@@ -9,6 +9,8 @@
 */
 #include "config.h"
 
+#include "../core/clock.h"
+
 #include "../autosave.h"
 #include "ui.h"
 
@@ -29,11 +31,6 @@
 #include "uistate.h"
 
 
-double ui_now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 void ui_dirty(Ui *ui, unsigned bits) { ui->dirty |= bits; }
 
@@ -43,7 +40,7 @@ void ui_message(Ui *ui, int role, const char *fmt, ...) {
   vsnprintf(ui->msg, sizeof ui->msg, fmt, ap);
   va_end(ap);
   ui->msg_role = role;
-  ui->msg_until = ui_now() + 5;
+  ui->msg_until = clock_seconds() + 5;
   ui_dirty(ui, 1u << P_HINT);
   if (!ui->screen) {   /* the line REPL has no hint line: print it */
     char line[sizeof ui->msg + 1];

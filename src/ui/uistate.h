@@ -80,7 +80,6 @@ typedef struct Ui {
 #define DIRTY_ALL (~0u)
 
 /* ui.c */
-double ui_now(void);   /* seconds, monotonic */
 void ui_dirty(Ui *ui, unsigned bits);
 void ui_message(Ui *ui, int role, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 const TrainerRun *ui_selected(const Ui *ui);

@@ -138,6 +138,12 @@ tap.ok(type(al.baseline) == "table" and type(al.baseline.linear_out) == "number"
 -- removal
 b:remove()
 tap.is(#lab.runs, 2, "r:remove takes the run out of the lab")
+-- row norms against token frequency
+local rn = a:row_norms()
+tap.ok(#rn.log_freq > 0 and #rn.norm_in == #rn.log_freq and #rn.norm_out == #rn.log_freq,
+       "r:row_norms gives one norm per seen token (" .. #rn.log_freq .. ")")
+tap.ok(rn.norm_in[1] > 0 and rn.log_freq[1] >= 0, "norms positive, log frequencies of seen tokens")
+
 lab.remove(u)
 tap.is(#lab.runs, 1, "lab.remove(r) too")
 tap.like(tostring(u), "removed", "tostring says removed")

@@ -109,6 +109,8 @@ void lmetrics_push(lua_State *L, const RunMetrics *m, const char *name) {
   num(L, "grad_norm", g->total_norm);
   num(L, "tokens_per_s", m->tokens_per_s);
   num(L, "drift_in", m->drift_in);
+  num(L, "normfreq_in", m->normfreq_in);
+  num(L, "normfreq_out", m->normfreq_out);
   num(L, "drift_out", m->drift_out);
   integer(L, "tie_k", m->tie_k);
   lua_pushstring(L, tie);

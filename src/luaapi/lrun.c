@@ -409,6 +409,35 @@ static int lrun_sample(lua_State *L) {
   return 1;
 }
 
+/* ------------------------------------------------------------ row norms */
+
+static void set_array(lua_State *L, const char *key, const double *v, int n) {
+  lua_createtable(L, n, 0);
+  for (int i = 0; i < n; i++) {
+    lua_pushnumber(L, v[i]);
+    lua_rawseti(L, -2, i + 1);
+  }
+  lua_setfield(L, -2, key);
+}
+
+/* {norm_in=, norm_out=, log_freq=}: one entry per token seen in training. */
+static int lrun_row_norms(lua_State *L) {
+  LuaApi *api = lapi_get(L);
+  lrun_check(L, 1);
+  Run *r = lrun_lock(L, 1, api);
+  int v = model_config(run_model(r))->vocab;
+  double *buf = lua_newuserdatauv(L, sizeof(double) * 3 * (size_t)v, 0);
+  Err err;
+  int n = run_row_norms(r, buf, buf + v, buf + 2 * v, v, &err);
+  lapi_unlock(api);
+  if (n < 0) return luaL_error(L, "r:row_norms: %s", err.msg);
+  lua_createtable(L, 0, 3);
+  set_array(L, "norm_in", buf, n);
+  set_array(L, "norm_out", buf + v, n);
+  set_array(L, "log_freq", buf + 2 * v, n);
+  return 1;
+}
+
 /* ------------------------------------------------------------ metamethods */
 
 static int lrun_index(lua_State *L) {
@@ -440,7 +469,7 @@ static const luaL_Reg methods[] = {
   {"history", lrun_history}, {"events", lrun_events},   {"evaluate", lrun_evaluate},
   {"save", lrun_save},       {"export", lrun_export},   {"sample", lrun_sample},
   {"pause", lrun_pause},     {"resume", lrun_resume},   {"remove", lrun_remove},
-  {"options", lrun_options}, {NULL, NULL}};
+  {"options", lrun_options}, {"row_norms", lrun_row_norms}, {NULL, NULL}};
 
 void lrun_open(lua_State *L) {
   lua_newtable(L);                       /* the handle cache, weak values */

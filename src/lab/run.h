@@ -19,7 +19,7 @@ typedef struct SharedData {
   struct SharedData *next;
 } SharedData;
 
-#define RUN_VAL_BATCHES 8
+#define RUN_VAL_BATCHES 4
 
 struct Run {
   int id;

@@ -41,7 +41,7 @@ static const Setting settings[] = {
   {"out_scale", SET_NUMBER, 0, 1e6, "1", 1, "factor on the output-side embedding gradient"},
   {"corpus", SET_STRING, 0, 0, "", 0, "text file to train on (empty: the built-in synthetic language)"},
   {"lens_every", SET_INT, 0, BIG, "10", 1, "train the tuned lens every N steps (0: off)"},
-  {"eval_every", SET_INT, 0, BIG, "50", 1, "validation loss every N steps (0: off)"},
+  {"eval_every", SET_INT, 0, BIG, "100", 1, "validation loss every N steps (0: off)"},
   {"align_every", SET_INT, 0, BIG, "100", 1, "alignment with the partner every N steps (0: off)"},
   {"partner", SET_STRING, 0, 0, "", 0, "untied run to align with (empty: the first that fits)"},
   {"threads", SET_INT, 1, 256, "2", 0, "threads for attention and elementwise work"},

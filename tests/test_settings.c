@@ -44,7 +44,7 @@ static void test_defaults(void) {
      "default shape vocab 1024 dim 128 layers 4 heads 4 ctx 64 batch 16");
   ok(o.model.tie_k == 128 && strcmp(o.tie_text, "tied") == 0 && !o.tie_given, "tied by default");
   ok(fabs(o.lr - 1e-3) < 1e-15 && o.in_scale == 1 && o.out_scale == 1, "lr 1e-3, scales 1");
-  ok(o.lens_every == 10 && o.eval_every == 100 && o.align_every == 100 && o.threads == 2,
+  ok(o.lens_every == 20 && o.eval_every == 100 && o.align_every == 100 && o.threads == 2,
      "intervals 10/50/100 and 2 threads");
   ok(o.init_seed == 1 && o.data_seed == 1 && o.corpus_seed == 1 && !o.init_seed_given &&
          !o.data_seed_given,

@@ -40,7 +40,7 @@ static const Setting settings[] = {
   {"in_scale", SET_NUMBER, 0, 1e6, "1", 1, "factor on the input-side embedding gradient"},
   {"out_scale", SET_NUMBER, 0, 1e6, "1", 1, "factor on the output-side embedding gradient"},
   {"corpus", SET_STRING, 0, 0, "", 0, "text file to train on (empty: the built-in synthetic language)"},
-  {"lens_every", SET_INT, 0, BIG, "10", 1, "train the tuned lens every N steps (0: off)"},
+  {"lens_every", SET_INT, 0, BIG, "20", 1, "train the tuned lens every N steps (0: off)"},
   {"eval_every", SET_INT, 0, BIG, "100", 1, "validation loss every N steps (0: off)"},
   {"align_every", SET_INT, 0, BIG, "100", 1, "alignment with the partner every N steps (0: off)"},
   {"partner", SET_STRING, 0, 0, "", 0, "untied run to align with (empty: the first that fits)"},

@@ -37,6 +37,5 @@ void linalg_colsum(float *y, const float *a, int lda, int n, int c, const float 
 
 /* Threads OpenBLAS itself may use for one call (process-wide). */
 void linalg_set_threads(int n);
-int linalg_threads(void);
 
 #endif

@@ -244,7 +244,6 @@ float *model_adam_m(Model *m) { return m->a.adam_m; }
 float *model_adam_v(Model *m) { return m->a.adam_v; }
 long model_adam_t(const Model *m) { return m->adam_t; }
 void model_set_adam_t(Model *m, long t) { m->adam_t = t; }
-int model_threads(const Model *m) { return pool_threads(m->pool); }
 
 const float *model_residual(const Model *m, int l) {
   if (l < 0 || l > m->cfg.layers) return NULL;

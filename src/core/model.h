@@ -77,7 +77,11 @@ typedef struct GradStats {
 typedef enum TieMerge { TIE_KEEP_IN, TIE_KEEP_OUT, TIE_MEAN } TieMerge;
 
 /* Create a model of shape 'cfg' (validated) with all buffers, parameters
-** zeroed. 'threads' bounds the attention/elementwise parallelism (>= 1). */
+** zeroed. 'threads' sizes the model's pool (>= 1), which splits every
+** product and elementwise loop itself: creating a model therefore sets
+** OpenBLAS to one thread for the whole process. Results are bit-identical
+** from run to run at a given thread count; a different count splits the
+** sums differently and changes the last bits. */
 Model *model_create(const ModelConfig *cfg, int threads, Err *err);
 void model_free(Model *m);
 
@@ -87,9 +91,6 @@ void model_free(Model *m);
 ** model did allocate. */
 size_t model_memory_bytes(const ModelConfig *c);
 size_t model_allocated_bytes(const Model *m);
-
-/* The threads the model's pool works with (the 'threads' of create). */
-int model_threads(const Model *m);
 
 /* nanoGPT init from 'seed': N(0,0.02) weights and embeddings, c_proj weights
 ** N(0,0.02/sqrt(2L)), biases 0, LayerNorm 1/0; E_out's shared columns
@@ -129,7 +130,9 @@ double model_clip(Model *m, float max_norm);
 /* One AdamW step with 'oc', then re-mirror shared columns. */
 void model_adamw(Model *m, const OptimConfig *oc);
 
-/* forward + backward + combine + clip + adamw. Returns the loss; 'gs' may be NULL. */
+/* forward + backward + combine + clip + adamw. Returns the loss; 'gs' may be
+** NULL. A loss or gradient that is not finite returns NaN or the infinite
+** loss with the weights untouched. */
 float model_train_step(Model *m, const int32_t *inputs, const int32_t *targets,
                        float in_scale, float out_scale, const OptimConfig *oc,
                        GradStats *gs);

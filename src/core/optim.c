@@ -144,11 +144,12 @@ float model_train_step(Model *m, const int32_t *inputs, const int32_t *targets, 
                        float out_scale, const OptimConfig *oc, GradStats *gs) {
   const ModelConfig *c = &m->cfg;
   float loss = model_forward(m, inputs, targets, c->batch, c->ctx);
-  if (isnan(loss)) return loss;
+  if (!isfinite(loss)) return loss;   /* nothing updated */
   model_backward(m, gs);
   model_combine(m, in_scale, out_scale);
   double norm = model_clip(m, oc->clip);
   if (gs) gs->total_norm = norm;
+  if (!isfinite(norm)) return NAN;    /* a non-finite gradient is never applied */
   model_adamw(m, oc);
   return loss;
 }

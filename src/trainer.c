@@ -18,6 +18,11 @@
 ** that much. Ticket states change in the same locked section that fills
 ** 'pub', so whoever sees a ticket done sees its steps published.
 **
+** Text samples and row norms are measured by the lab's holder every few
+** seconds into a per-run cache ('Sample'), outside the mutex; 'fill' copies
+** a run's row norms into a snapshot only when it holds an older measurement
+** (a sequence number tells), into memory allocated on first use.
+**
 ** The newest publication is 'pub', or, right after a take and until the
 ** next fill, the snapshot the UI took ('handed', which only the UI's next
 ** take changes). 'trainer_view' reads whichever is newer under the mutex:
@@ -46,6 +51,7 @@
 #define SAMPLE_EVERY 3.0      /* seconds between text samples of a run */
 #define SAMPLE_TOKENS 64
 #define SAMPLE_TEMP 0.8
+#define NORMS_EVERY 3.0       /* seconds between row norm measurements of a run */
 
 typedef struct Ticket {
   long id;        /* -1: slot never used */
@@ -61,11 +67,14 @@ typedef struct Command {
   unsigned char arg[TRAINER_ARG_MAX];
 } Command;
 
+/* What the holder measures now and then, per run. */
 typedef struct Sample {
   int id;
   long step;
   double when;
   char text[TRAINER_SAMPLE_MAX];
+  TrainerNorms norms;
+  double norms_when;
 } Sample;
 
 struct Trainer {
@@ -97,6 +106,8 @@ struct Trainer {
 
   Sample *samples;               /* by run id; only the lab's holder touches them */
   int n_samples;
+  uint64_t norms_seq;            /* row norm measurements so far */
+  int norms_stale;               /* a run stepped since its last measurement */
 };
 
 static void wake(Trainer *t, int force) {
@@ -116,7 +127,10 @@ TrainerSnap *trainer_snap_new(void) {
 
 void trainer_snap_free(TrainerSnap *s) {
   if (!s) return;
-  for (int i = 0; i < s->cap_runs; i++) history_free(s->runs[i].hist);
+  for (int i = 0; i < s->cap_runs; i++) {
+    history_free(s->runs[i].hist);
+    free(s->runs[i].norms.norm_in);
+  }
   free(s->runs);
   free(s);
 }
@@ -163,6 +177,32 @@ static void copy_history(TrainerRun *tr, const History *src) {
   tr->hist_mark = tr->hist ? mark : 0;
 }
 
+/* ------------------------------------------------------------ samples and row norms */
+
+/* Room for 'cap' points, keeping none of the old ones. */
+static int norms_reserve(TrainerNorms *nm, int cap) {
+  if (cap <= nm->cap) return 0;
+  double *b = realloc(nm->norm_in, sizeof *b * 3 * (size_t)cap);
+  if (!b) return -1;
+  nm->norm_in = b;
+  nm->norm_out = b + cap;
+  nm->log_freq = b + 2 * (size_t)cap;
+  nm->cap = cap;
+  return 0;
+}
+
+static void norms_copy(TrainerNorms *dst, const TrainerNorms *src) {
+  dst->n = 0;
+  if (norms_reserve(dst, src->n) == 0 && src->n > 0) {
+    memcpy(dst->norm_in, src->norm_in, sizeof *dst->norm_in * (size_t)src->n);
+    memcpy(dst->norm_out, src->norm_out, sizeof *dst->norm_out * (size_t)src->n);
+    memcpy(dst->log_freq, src->log_freq, sizeof *dst->log_freq * (size_t)src->n);
+    dst->n = src->n;
+  }
+  dst->step = src->step;
+  dst->seq = src->seq;
+}
+
 static Sample *sample_for(Trainer *t, int id) {
   for (int i = 0; i < t->n_samples; i++)
     if (t->samples[i].id == id) return &t->samples[i];
@@ -173,12 +213,26 @@ static Sample *sample_for(Trainer *t, int id) {
   memset(s, 0, sizeof *s);
   s->id = id;
   s->step = -1;
+  s->norms.step = -1;
   return s;
+}
+
+/* Drop the caches of removed runs, with their row norm buffers. */
+static void forget_removed(Trainer *t) {
+  for (int i = 0; i < t->n_samples;) {
+    if (lab_run_by_id(t->lab, t->samples[i].id)) {
+      i++;
+      continue;
+    }
+    free(t->samples[i].norms.norm_in);
+    t->samples[i] = t->samples[--t->n_samples];
+  }
 }
 
 /* Let each run write some text now and then (the trainer thread, lab in hand). */
 static void refresh_samples(Trainer *t) {
   double now = clock_seconds();
+  forget_removed(t);
   for (int i = 0; i < lab_n_runs(t->lab); i++) {
     Run *r = lab_run(t->lab, i);
     Sample *s = sample_for(t, run_id(r));
@@ -188,6 +242,31 @@ static void refresh_samples(Trainer *t) {
       s->text[0] = '\0';
     s->step = step;
     s->when = now;
+  }
+}
+
+/* Measure each run's row norms when it has none yet, or when it stepped
+** and the last measurement is a few seconds old, or at once when 'now_'
+** (the lab's holder). 'norms_stale' tells whether a run stepped since. */
+static void refresh_norms(Trainer *t, int now_) {
+  double now = clock_seconds();
+  t->norms_stale = 0;
+  for (int i = 0; i < lab_n_runs(t->lab); i++) {
+    Run *r = lab_run(t->lab, i);
+    Sample *s = sample_for(t, run_id(r));
+    long step = run_metrics(r)->step;
+    if (!s || (s->norms.seq && step == s->norms.step)) continue;
+    if (s->norms.seq && !now_ && now - s->norms_when < NORMS_EVERY) {
+      t->norms_stale = 1;
+      continue;
+    }
+    int vocab = run_options(r)->model.vocab, n = -1;
+    if (norms_reserve(&s->norms, vocab) == 0)
+      n = run_row_norms(r, s->norms.norm_in, s->norms.norm_out, s->norms.log_freq, vocab, NULL);
+    s->norms.n = n > 0 ? n : 0;   /* a run without training data has no frequencies */
+    s->norms.step = step;
+    s->norms.seq = ++t->norms_seq;
+    s->norms_when = now;
   }
 }
 
@@ -232,6 +311,9 @@ static void fill(Trainer *t, double now, int full) {
       tr->hist = NULL;
       tr->hist_mark = 0;
       tr->id = run_id(r);
+      tr->norms.n = 0;
+      tr->norms.step = -1;
+      tr->norms.seq = 0;
     }
     snprintf(tr->name, sizeof tr->name, "%s", run_name(r));
     tr->m = *run_metrics(r);
@@ -246,6 +328,7 @@ static void fill(Trainer *t, double now, int full) {
     if (sm) {
       memcpy(tr->sample, sm->text, sizeof tr->sample);
       tr->sample_step = sm->step;
+      if (tr->norms.seq != sm->norms.seq) norms_copy(&tr->norms, &sm->norms);
     }
   }
   for (int i = n; i < s->cap_runs; i++) {
@@ -253,6 +336,8 @@ static void fill(Trainer *t, double now, int full) {
     s->runs[i].hist = NULL;
     s->runs[i].hist_mark = 0;
     s->runs[i].id = -1;
+    s->runs[i].norms.n = 0;
+    s->runs[i].norms.seq = 0;
   }
   s->n_runs = n;
   if (full) {
@@ -385,6 +470,22 @@ static void after_step(Trainer *t, double t0) {
   t->lab_steps++;
 }
 
+/* Training stopped with row norms older than the last steps: measure them
+** now, so that a paused lab shows its weights as they are. Called with
+** 'mu' locked, when there is nothing else to do. */
+static void idle_refresh(Trainer *t) {
+  t->stepping = 1;
+  pthread_mutex_unlock(&t->mu);
+  refresh_norms(t, 1);
+  pthread_mutex_lock(&t->mu);
+  fill(t, clock_seconds(), 0);
+  pthread_mutex_unlock(&t->mu);
+  wake(t, 0);
+  pthread_mutex_lock(&t->mu);
+  t->stepping = 0;
+  pthread_cond_broadcast(&t->cv);
+}
+
 static void *trainer_main(void *arg) {
   Trainer *t = arg;
   sigset_t set;
@@ -397,6 +498,7 @@ static void *trainer_main(void *arg) {
 
   pthread_mutex_lock(&t->mu);
   for (;;) {
+    if (!t->quit && !t->held && !t->waiters && !has_work(t) && t->norms_stale) idle_refresh(t);
     while (!t->quit && (t->held || t->waiters || !has_work(t))) pthread_cond_wait(&t->cv, &t->mu);
     if (t->quit) break;
     Command cmd = {0};
@@ -423,6 +525,7 @@ static void *trainer_main(void *arg) {
     if (step) {
       after_step(t, t0);
       refresh_samples(t);
+      refresh_norms(t, 0);
     }
 
     pthread_mutex_lock(&t->mu);
@@ -471,6 +574,7 @@ Trainer *trainer_new(Lab *lab, Err *err) {
     fcntl(t->wake[i], F_SETFD, FD_CLOEXEC);
   }
   refresh_samples(t);
+  refresh_norms(t, 1);
   publish(t, 1);
 
   /* Create the thread with the signals already blocked, so there is no
@@ -505,6 +609,7 @@ void trainer_free(Trainer *t) {
   for (int i = 0; i < 2; i++)
     if (t->wake[i] >= 0) close(t->wake[i]);
   trainer_snap_free(t->pub);
+  for (int i = 0; i < t->n_samples; i++) free(t->samples[i].norms.norm_in);
   free(t->samples);
   pthread_cond_destroy(&t->cv);
   pthread_mutex_destroy(&t->mu);
@@ -564,7 +669,10 @@ void trainer_release(Trainer *t) {
   pthread_mutex_lock(&t->mu);
   int last = t->held == 1;
   pthread_mutex_unlock(&t->mu);
-  if (last) publish(t, 1);   /* the holder changed the lab, perhaps: show it */
+  if (last) {   /* the holder changed the lab, perhaps (a new run, a load): show it */
+    refresh_norms(t, 0);
+    publish(t, 1);
+  }
   pthread_mutex_lock(&t->mu);
   if (t->held > 0) t->held--;
   pthread_cond_broadcast(&t->cv);

@@ -4,8 +4,8 @@
 ** One trainer thread owns the lab while it steps. It trains continuously
 ** while "running", or the number of steps asked for by tickets (a script's
 ** 'r:step(n)'), and after every lab step publishes a snapshot: per run its
-** id, name, metrics, a copy of its history and a text sample refreshed every
-** few seconds. The UI thread takes the newest snapshot when it draws (a
+** id, name, metrics, a copy of its history, and a text sample and the row
+** norms against token frequency, both refreshed every few seconds. The UI thread takes the newest snapshot when it draws (a
 ** pointer swap under a mutex, no waiting for a step) and is woken by a byte
 ** on 'trainer_wake_fd'. Everything else reaches the lab as a command queued
 ** for the trainer to run between two steps, or by 'trainer_acquire', which
@@ -25,6 +25,16 @@ typedef struct Trainer Trainer;
 
 #define TRAINER_SAMPLE_MAX 400
 
+/* Row norms of E_in and E_out beside the log frequency (ln of the count)
+** of each token seen in training: a scatter plot's points. One buffer of
+** 3 * cap doubles, allocated on first use and reused. */
+typedef struct TrainerNorms {
+  double *norm_in, *norm_out, *log_freq;   /* n each */
+  int n, cap;
+  long step;       /* the run's step when measured, -1: not yet */
+  uint64_t seq;    /* which measurement this is (0: none) */
+} TrainerNorms;
+
 typedef struct TrainerRun {
   int id;
   char name[64];
@@ -35,6 +45,7 @@ typedef struct TrainerRun {
   uint64_t hist_mark;               /* what 'hist' was copied from (see trainer.c) */
   char sample[TRAINER_SAMPLE_MAX];  /* text the model writes now ("" until the first) */
   long sample_step;                 /* when it was written, -1: none */
+  TrainerNorms norms;               /* owned by the snapshot */
 } TrainerRun;
 
 typedef struct TrainerSnap {

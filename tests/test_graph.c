@@ -154,6 +154,61 @@ static void test_sizes(void) {
   ok(strchr(text, '*') != NULL, "an empty range is widened around its value");
 }
 
+static void test_scatter(void) {
+  /* Points in no order, one with no value and one outside the x range. */
+  double ax[4] = {10, 0, 3, 12}, ay[4] = {4, 0, NAN, 1}, bx[2] = {5, 2.5}, by[2] = {2, 3};
+  GraphSeries s[2] = {{.name = "a", .x = ax, .y = ay, .n = 4, .color = 0},
+                      {.name = "b", .x = bx, .y = by, .n = 2, .color = 1}};
+  Graph g = {.title = "sc", .glyphs = GRAPH_ASCII, .x_min = 0, .x_max = 10, .y_min = 0, .y_max = 4,
+             .series = s, .n_series = 2, .x_label = "x"};
+  GraphCell cells[20 * 6];
+  graph_scatter(&g, cells, 20, 6);
+  graph_to_utf8(cells, 20, 6, text, sizeof text);
+  same(text,
+       "sc *a ob            \n"
+       "    4|             *\n"
+       "     |   o          \n"
+       "     |       o      \n"
+       "    0|*             \n"
+       "    0+----- x ----10\n",
+       "scatter, ASCII: one mark per point, a mark per series, the x label centred");
+  ok(cells[1 * 20 + 19].role == GRAPH_ROLE_SERIES + 0 && cells[3 * 20 + 13].role == GRAPH_ROLE_SERIES + 1,
+     "scatter: each point in its series' colour");
+
+  /* Braille: (0,0) and (0.4,0) share the bottom-left cell, each its own dot. */
+  double cx[3] = {0, 10, 0.4}, cy[3] = {0, 4, 0};
+  GraphSeries c = {.name = "c", .x = cx, .y = cy, .n = 3, .color = 2};
+  g.glyphs = GRAPH_BRAILLE;
+  g.series = &c;
+  g.n_series = 1;
+  graph_scatter(&g, cells, 20, 6);
+  ok(cells[4 * 20 + 6].ch == 0x28c0, "scatter, Braille: two points in one cell are its two bottom dots (U+%04X)",
+     (unsigned)cells[4 * 20 + 6].ch);
+  ok(cells[1 * 20 + 19].ch == 0x2808, "scatter, Braille: the top right point is the cell's top right dot (U+%04X)",
+     (unsigned)cells[1 * 20 + 19].ch);
+  int dots = 0;
+  for (int i = 20; i < 20 * 5; i++) dots += cells[i].ch >= 0x2801 && cells[i].ch <= 0x28ff;
+  ok(dots == 2 && cells[4 * 20 + 6].role == GRAPH_ROLE_SERIES + 2, "scatter, Braille: no other dot (%d cells)", dots);
+  ok(cells[0 * 20 + 3].ch == 0x283f, "scatter, Braille: the legend shows dots");
+
+  int fine = 1;
+  int sizes[][2] = {{0, 0}, {1, 1}, {0, 5}, {5, 0}, {1, 5}, {2, 2}, {12, 3}, {80, 20}};
+  for (int tier = 0; tier < 3; tier++)
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+      int w = sizes[i][0], h = sizes[i][1];
+      GraphCell *cc = malloc(sizeof *cc * (size_t)(w * h + 1));
+      cc[w * h].ch = 0xdead;
+      g.glyphs = (GraphGlyphs)tier;
+      graph_scatter(&g, cc, w, h);
+      if (cc[w * h].ch != 0xdead) fine = 0;
+      free(cc);
+    }
+  ok(fine, "scatter: every size renders inside its grid, in every tier");
+
+  double lo = 0, hi = 0;
+  ok(graph_x_range(s, 2, &lo, &hi) && lo == 0 && hi == 12, "x range over every series (%g..%g)", lo, hi);
+}
+
 static void test_helpers(void) {
   ok(graph_x_extent(100, 64) == 128 && graph_x_extent(128, 64) == 128 && graph_x_extent(129, 64) == 256 &&
          graph_x_extent(0, 64) == 64,
@@ -201,6 +256,7 @@ int main(void) {
   test_log_and_labels();
   test_legend();
   test_sizes();
+  test_scatter();
   test_helpers();
   return tap_done();
 }

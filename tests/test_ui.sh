@@ -129,6 +129,13 @@ check $? "? shows the help with each key's Lua call"
 key '?'
 wait_gone 'tielab keys' 30
 check $? "? again closes the help"
+key s
+wait_for 'untied: norm vs ln count @[1-9][0-9]* .*E_in r .*E_out r ' 30 && screen | grep -q 'ln count in training' &&
+  ! screen | grep -q '^loss'
+check $? "s: the row norm scatter of the selected run replaces the charts"
+key s
+wait_gone 'norm vs ln count' 30 && wait_for '^loss' 30
+check $? "s again: the charts return"
 
 # ---------------------------------------------------------------- the REPL
 key :

@@ -1,13 +1,15 @@
 /*
 ** charts.c -- the chart panels: loss, gradient ratio, and the wide screen's
 ** third chart (the scripts' own series, else gradient norms), all drawn by
-** graph.c from the histories in the newest snapshot.
+** graph.c from the histories in the newest snapshot; and, on demand in
+** their place, the scatter of row norm against log token frequency.
 **
 ** Every chart of the lab shares one time axis: it fills from the left and
 ** halves when the runs reach its end, so between two halvings the terminal
 ** only receives the cells at the newest points.
 */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -158,4 +160,74 @@ void panel_extra(Ui *ui, WINDOW *win, int h, int w) {
   }
   ChartSpec cs = {P_EXTRA, "grad L2", 1};
   draw_chart(ui, win, h, w, &cs, s, n);
+}
+
+/* ------------------------------------------------------------ row norm scatter */
+
+/* A correlation or a cosine in a few columns: ".53", "-.31", "1.00", "-". */
+static void short_score(double v, char *buf, size_t cap) {
+  char tmp[32];
+  if (!isfinite(v)) {
+    snprintf(buf, cap, "-");
+    return;
+  }
+  snprintf(tmp, sizeof tmp, "%.2f", v);
+  if (strncmp(tmp, "0.", 2) == 0) snprintf(buf, cap, "%s", tmp + 1);
+  else if (strncmp(tmp, "-0.", 3) == 0) snprintf(buf, cap, "-%s", tmp + 2);
+  else snprintf(buf, cap, "%s", tmp);
+}
+
+/* "E_in r .53 drift .98": the legend of one matrix, with the run's
+** correlation of row norm with log frequency and its drift from step 0. */
+static void norms_legend(char *buf, size_t cap, const char *what, double r, double drift) {
+  char a[32], b[32];
+  short_score(r, a, sizeof a);
+  short_score(drift, b, sizeof b);
+  snprintf(buf, cap, "%s r %s drift %s", what, a, b);
+}
+
+/* The selected run's row norms against the log of each token's count in
+** training, measured by the trainer every few seconds. A tied run has one
+** matrix, drawn once. */
+void panel_scatter(Ui *ui, WINDOW *win, int h, int w) {
+  werase(win);
+  const Term *t = &ui->term;
+  const TrainerRun *r = ui_selected(ui);
+  if (!r || h < 1) return;
+  const TrainerNorms *nm = &r->norms;
+  if (nm->step < 0 || nm->n == 0) {
+    term_printf(t, win, 0, 0, w, ROLE_TITLE, "%s: norm vs ln count", r->name);
+    term_print(t, win, 1, 0, w, ROLE_LABEL,
+               nm->step < 0 ? "not measured yet: the next step measures it"
+                            : "no token counts: this run has no training data");
+    return;
+  }
+  GraphCell *cells = ui_cells(ui, w, h);
+  if (!cells) return;
+  int tied = r->m.tie_k >= r->m.dim;
+  char title[128], in[128], out[128];
+  snprintf(title, sizeof title, "%s: norm vs ln count @%ld", r->name, nm->step);
+  norms_legend(in, sizeof in, tied ? "E_in=E_out (one matrix)" : "E_in", r->m.normfreq_in, r->m.drift_in);
+  norms_legend(out, sizeof out, "E_out", r->m.normfreq_out, r->m.drift_out);
+  GraphSeries s[2] = {{.name = in, .x = nm->log_freq, .y = nm->norm_in, .n = nm->n, .color = 0},
+                      {.name = out, .x = nm->log_freq, .y = nm->norm_out, .n = nm->n, .color = 1}};
+  int n = tied ? 1 : 2;
+  double lo = 0, hi = 1, xlo = 0, xhi = 1;
+  GraphScale *sc = &ui->scale[P_SCATTER];
+  if (graph_y_range(s, n, 0, &lo, &hi)) graph_scale_update(sc, lo, hi, 0);
+  graph_x_range(s, n, &xlo, &xhi);
+  /* Whole numbers at the ends of the x axis: ln 0 is a token seen once. */
+  xlo = floor(xlo);
+  xhi = ceil(xhi) > xlo ? ceil(xhi) : xlo + 1;
+  Graph g = {.title = title,
+             .glyphs = ui->view == VIEW_PRESENT && t->glyphs == GRAPH_BRAILLE ? GRAPH_BLOCK : t->glyphs,
+             .x_min = xlo,
+             .x_max = xhi,
+             .y_min = sc->set ? sc->lo : lo,
+             .y_max = sc->set ? sc->hi : hi,
+             .series = s,
+             .n_series = n,
+             .x_label = "ln count in training"};
+  graph_scatter(&g, cells, w, h);
+  ui_blit(ui, win, cells, w, h);
 }

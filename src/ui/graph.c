@@ -8,6 +8,8 @@
 ** in the sample's cell and full blocks over any jump, with ASCII by one mark
 ** per column. A cell has one colour, so where series cross the one drawn
 ** last wins; series also differ by dashes and marks, never by hue alone.
+** A scatter skips the reduction: each point is one dot (Braille) or one
+** mark per cell (block and ASCII, which have no finer grain for a point).
 */
 #include "graph.h"
 
@@ -179,6 +181,7 @@ typedef struct Plot {
   int x0, y0, pw, ph;   /* plot area in cells */
   int sx, sy;           /* samples per cell across and levels per cell down */
   double lo, hi;        /* transformed y range */
+  double x_min, x_max;  /* x range, never empty */
   GraphGlyphs glyphs;
   int log_y;
 } Plot;
@@ -261,7 +264,14 @@ static void plot_series(Plot *p, const GraphSeries *s, double x_min, double x_ma
 
 /* ------------------------------------------------------------ frame */
 
-static void legend(const Graph *g, GraphCell *row, int w) {
+/* The legend's sample of a series: what its points or its line look like. */
+static uint32_t legend_mark(const Graph *g, const GraphSeries *s, int scatter) {
+  if (g->glyphs == GRAPH_ASCII || (scatter && g->glyphs == GRAPH_BLOCK)) return (uint32_t)ascii_marks[s->color % 8];
+  if (scatter) return BRAILLE_BLANK + 0x3f;   /* six dots */
+  return s->dashed ? 0x2505 : 0x2501;
+}
+
+static void legend(const Graph *g, GraphCell *row, int w, int scatter) {
   int x = g->title ? graph_text(row, w, g->title, GRAPH_ROLE_TITLE) : 0;
   for (int i = 0; i < g->n_series && x < w; i++) {
     const GraphSeries *s = &g->series[i];
@@ -269,7 +279,7 @@ static void legend(const Graph *g, GraphCell *row, int w) {
     uint8_t role = (uint8_t)(GRAPH_ROLE_SERIES + s->color);
     x += 1;
     if (x >= w) break;
-    row[x].ch = g->glyphs == GRAPH_ASCII ? (uint32_t)ascii_marks[s->color % 8] : s->dashed ? 0x2505 : 0x2501;
+    row[x].ch = legend_mark(g, s, scatter);
     row[x].role = role;
     x++;
     x += graph_text(row + x, w - x, s->name, role);
@@ -324,6 +334,13 @@ static void time_axis(const Graph *g, Plot *p, int lw) {
   int nlo = (int)strlen(lo), nhi = (int)strlen(hi);
   if (lw >= nlo) graph_text(&p->cells[(size_t)y * p->w + lw - nlo], nlo, lo, GRAPH_ROLE_LABEL);
   if (p->pw > nhi + 2) graph_text(&p->cells[(size_t)y * p->w + p->w - nhi], nhi, hi, GRAPH_ROLE_LABEL);
+  int nl = g->x_label ? (int)strlen(g->x_label) + 2 : 0;
+  if (nl > 2 && p->pw >= nl + 2 * (nhi + 1)) {
+    int x = p->x0 + (p->pw - nl) / 2;
+    put(p->cells, p->w, p->h, y, x, ' ', GRAPH_ROLE_LABEL);
+    graph_text(&p->cells[(size_t)y * p->w + x + 1], nl - 2, g->x_label, GRAPH_ROLE_LABEL);
+    put(p->cells, p->w, p->h, y, x + nl - 1, ' ', GRAPH_ROLE_LABEL);
+  }
   /* Events last: a marker matters more than a digit of the axis label. */
   for (int i = 0; i < g->n_events; i++) {
     double f = (g->events[i] - g->x_min) / (g->x_max - g->x_min);
@@ -334,39 +351,83 @@ static void time_axis(const Graph *g, Plot *p, int lw) {
   }
 }
 
-void graph_render(const Graph *g, GraphCell *cells, int w, int h) {
-  if (w <= 0 || h <= 0) return;
+/* Clear the grid, draw the legend, the y labels and the x axis, and set
+** up 'p' for the points; 0 when there is no room for a plot. */
+static int frame(const Graph *g, GraphCell *cells, int w, int h, int scatter, Plot *p) {
+  if (w <= 0 || h <= 0) return 0;
   for (size_t i = 0; i < (size_t)w * h; i++) cells[i] = (GraphCell){' ', GRAPH_ROLE_TEXT};
-  legend(g, cells, w);
-  if (h < 3) return;
+  legend(g, cells, w, scatter);
+  if (h < 3) return 0;
 
-  Plot p = {.cells = cells, .w = w, .h = h, .y0 = 1, .ph = h - 2, .glyphs = g->glyphs, .log_y = g->log_y};
-  p.sx = g->glyphs == GRAPH_BRAILLE ? 2 : 1;
-  p.sy = g->glyphs == GRAPH_BRAILLE ? 4 : g->glyphs == GRAPH_BLOCK ? 8 : 1;
-  p.lo = g->log_y ? log10(g->y_min > 0 ? g->y_min : 1e-12) : g->y_min;
-  p.hi = g->log_y ? log10(g->y_max > 0 ? g->y_max : 1e-12) : g->y_max;
-  if (!(p.hi > p.lo) || !isfinite(p.lo) || !isfinite(p.hi)) {
-    double c = isfinite(p.lo) ? p.lo : 0, d = fabs(c) * 0.1 + (g->log_y ? 0.1 : 1e-9);
-    p.lo = c - d;
-    p.hi = c + d;
+  *p = (Plot){.cells = cells, .w = w, .h = h, .y0 = 1, .ph = h - 2, .glyphs = g->glyphs, .log_y = g->log_y};
+  p->sx = g->glyphs == GRAPH_BRAILLE ? 2 : 1;
+  p->sy = g->glyphs == GRAPH_BRAILLE ? 4 : g->glyphs == GRAPH_BLOCK && !scatter ? 8 : 1;
+  p->lo = g->log_y ? log10(g->y_min > 0 ? g->y_min : 1e-12) : g->y_min;
+  p->hi = g->log_y ? log10(g->y_max > 0 ? g->y_max : 1e-12) : g->y_max;
+  if (!(p->hi > p->lo) || !isfinite(p->lo) || !isfinite(p->hi)) {
+    double c = isfinite(p->lo) ? p->lo : 0, d = fabs(c) * 0.1 + (g->log_y ? 0.1 : 1e-9);
+    p->lo = c - d;
+    p->hi = c + d;
   }
   int lw = w >= 12 ? (w / 4 < 6 ? w / 4 : 6) : 0;
-  p.x0 = lw > 0 ? lw + 1 : 0;
-  p.pw = w - p.x0;
+  p->x0 = lw > 0 ? lw + 1 : 0;
+  p->pw = w - p->x0;
+  p->x_min = g->x_min;
+  p->x_max = g->x_max > g->x_min ? g->x_max : g->x_min + 1;
 
-  if (lw > 0) y_labels(&p, lw);
-  double x_min = g->x_min, x_max = g->x_max > g->x_min ? g->x_max : g->x_min + 1;
+  if (lw > 0) y_labels(p, lw);
   Graph gx = *g;
-  gx.x_max = x_max;
-  time_axis(&gx, &p, lw);
+  gx.x_max = p->x_max;
+  time_axis(&gx, p, lw);
+  return 1;
+}
 
+void graph_render(const Graph *g, GraphCell *cells, int w, int h) {
+  Plot p;
+  if (!frame(g, cells, w, h, 0, &p)) return;
   int xs = p.pw * p.sx;
   double *sum = malloc(sizeof *sum * (size_t)xs);
   int *cnt = malloc(sizeof *cnt * (size_t)xs);
   if (sum && cnt)
-    for (int i = 0; i < g->n_series; i++) plot_series(&p, &g->series[i], x_min, x_max, sum, cnt);
+    for (int i = 0; i < g->n_series; i++) plot_series(&p, &g->series[i], p.x_min, p.x_max, sum, cnt);
   free(sum);
   free(cnt);
+}
+
+/* Every point of a series alone; points outside the ranges are left out
+** rather than piled on the border. */
+static void scatter_series(Plot *p, const GraphSeries *s) {
+  int xs = p->pw * p->sx, ys = p->ph * p->sy;
+  uint8_t role = (uint8_t)(GRAPH_ROLE_SERIES + s->color);
+  for (int k = 0; k < s->n; k++) {
+    double v = s->y[k];
+    if (!isfinite(v) || (p->log_y && v <= 0)) continue;
+    double fx = (s->x[k] - p->x_min) / (p->x_max - p->x_min), fy = (p->hi - transform(p, v)) / (p->hi - p->lo);
+    if (!(fx >= 0 && fx <= 1 && fy >= 0 && fy <= 1)) continue;
+    int c = (int)(fx * xs), r = (int)lround(fy * (ys - 1));
+    if (c >= xs) c = xs - 1;
+    if (p->glyphs == GRAPH_BRAILLE) braille_dot(p, c, r, role);
+    else put(p->cells, p->w, p->h, p->y0 + r, p->x0 + c, (uint32_t)ascii_marks[s->color % 8], role);
+  }
+}
+
+void graph_scatter(const Graph *g, GraphCell *cells, int w, int h) {
+  Plot p;
+  if (!frame(g, cells, w, h, 1, &p)) return;
+  for (int i = 0; i < g->n_series; i++) scatter_series(&p, &g->series[i]);
+}
+
+int graph_x_range(const GraphSeries *s, int n, double *lo, double *hi) {
+  int any = 0;
+  for (int i = 0; i < n; i++)
+    for (int k = 0; k < s[i].n; k++) {
+      double v = s[i].x[k];
+      if (!isfinite(v)) continue;
+      if (!any || v < *lo) *lo = v;
+      if (!any || v > *hi) *hi = v;
+      any = 1;
+    }
+  return any;
 }
 
 /* ------------------------------------------------------------ bars and shades */

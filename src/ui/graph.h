@@ -12,7 +12,11 @@
 **   rows 1..h-2  the plot, y-axis labels (real values, also on a log scale)
 **                at its left
 **   row h-1      the time axis: x_min at the left, x_max at the right, a
-**                marker under every event (a settings change)
+**                marker under every event (a settings change), and the
+**                x label, if any, in the middle
+** 'graph_render' joins each series' points into a line over time;
+** 'graph_scatter' draws every point alone, in any order (row norm against
+** log frequency, one point per token).
 ** Glyph tiers: Braille (2x4 dots per cell, lines joined), block (one sample
 ** per column, eight levels per cell) and ASCII (one sample per column, one
 ** mark per series), chosen once from the locale and switchable at run time.
@@ -59,11 +63,21 @@ typedef struct Graph {
   int n_series;
   const double *events;        /* x of each event */
   int n_events;
+  const char *x_label;         /* under the plot, centred; NULL: none */
 } Graph;
 
 /* Fill 'cells' (w*h, row-major) with the chart. Any size is accepted, down
 ** to nothing at all. */
 void graph_render(const Graph *g, GraphCell *cells, int w, int h);
+
+/* The same frame, with every point of every series drawn alone: a Braille
+** dot (2x4 per cell), or one mark per cell in the block and ASCII tiers
+** ('*' for colour 0, 'o' for colour 1, ...). Series need not be sorted; a
+** cell with points of two series takes the colour of the one drawn last. */
+void graph_scatter(const Graph *g, GraphCell *cells, int w, int h);
+
+/* Smallest and largest finite x of the series; 0 when there is none. */
+int graph_x_range(const GraphSeries *s, int n, double *lo, double *hi);
 
 /* The fill-and-halve time axis: the smallest 'base' * 2^k >= x_last, so the
 ** axis stands still (and the terminal redraws little) until the data reach

@@ -25,6 +25,7 @@ static const UiKey keys[] = {
     {'\t', "tab", "select the next run", "ui.select()", "tab run"},
     {'l', "l", "tuned lens or logit lens", "ui.lens()", "l lens"},
     {'z', "z", "zoom a chart (again: the next one, then none)", "ui.zoom()", "z zoom"},
+    {'s', "s", "row norm against log token frequency (again: back)", "ui.scatter()", "s scatter"},
     {'p', "p", "present view: one large chart, big digits", "ui.present()", "p present"},
     {'g', "g", "chart glyphs: braille, block, ascii", "ui.glyphs()", NULL},
     {'?', "? F1", "this help", "ui.help()", "? help"},

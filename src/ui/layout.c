@@ -42,13 +42,14 @@ static void lab_view(Layout *l, int zoom) {
   }
 }
 
-/* The present view: one large chart under big digits, for a projector. */
-static void present_view(Layout *l) {
+/* The present view: one large chart under big digits, for a projector;
+** the scatter replaces the loss chart while it is shown. */
+static void present_view(Layout *l, int zoom) {
   int R = l->rows, C = l->cols;
   Rect *r = l->r;
   r[P_STATUS] = rect(0, 0, 1, C);
   r[P_BIG] = rect(1, 0, 3, C);
-  r[P_LOSS] = rect(4, 0, R - 6, C);
+  r[zoom == P_SCATTER ? P_SCATTER : P_LOSS] = rect(4, 0, R - 6, C);
   r[P_INPUT] = rect(R - 2, 0, 1, C);
   r[P_HINT] = rect(R - 1, 0, 1, C);
 }
@@ -63,8 +64,9 @@ void layout_compute(Layout *l, int rows, int cols, View view, int zoom) {
     l->too_small = 1;
     return;
   }
-  if (zoom != P_LOSS && zoom != P_RATIO && zoom != P_EXTRA && zoom != P_LENS && zoom != P_ALIGN) zoom = -1;
-  if (view == VIEW_PRESENT) present_view(l);
+  if (zoom != P_LOSS && zoom != P_RATIO && zoom != P_EXTRA && zoom != P_LENS && zoom != P_ALIGN && zoom != P_SCATTER)
+    zoom = -1;
+  if (view == VIEW_PRESENT) present_view(l, zoom);
   else lab_view(l, zoom);
 }
 

@@ -19,6 +19,7 @@ typedef enum PanelId {
   P_LENS,     /* per-layer lens accuracy bars and history heatmap */
   P_ALIGN,    /* alignment of the tied matrix to the partner's E_in/E_out */
   P_SAMPLE,   /* a text sample of the selected run */
+  P_SCATTER,  /* row norm against log token frequency, in place of the charts */
   P_SCROLL,   /* the REPL's output */
   P_INPUT,    /* the REPL's input line */
   P_HINT,     /* key hints, messages and questions */
@@ -40,7 +41,7 @@ typedef struct Layout {
 } Layout;
 
 /* Compute every rectangle; 'zoom' is a chart panel that takes the whole
-** chart area, or -1. */
+** chart area (P_SCATTER: also the present view's chart), or -1. */
 void layout_compute(Layout *l, int rows, int cols, View view, int zoom);
 
 /* A centred box for an overlay of 'h' x 'w', shrunk to fit. */

@@ -27,7 +27,7 @@
 /* Panels that show the trainer's snapshot. */
 #define DATA_PANELS                                                                                            \
   (1u << P_STATUS | 1u << P_BIG | 1u << P_LOSS | 1u << P_RATIO | 1u << P_EXTRA | 1u << P_LENS | 1u << P_ALIGN | \
-   1u << P_SAMPLE)
+   1u << P_SAMPLE | 1u << P_SCATTER)
 
 /* ------------------------------------------------------------ the REPL line */
 
@@ -91,13 +91,13 @@ static void draw_input(Ui *ui, WINDOW *w, int h, int wd) {
 static void (*const draw_fn[P_COUNT])(Ui *, WINDOW *, int, int) = {
     [P_STATUS] = panel_status, [P_BIG] = panel_big,       [P_LOSS] = panel_loss,     [P_RATIO] = panel_ratio,
     [P_EXTRA] = panel_extra,   [P_LENS] = panel_lens,     [P_ALIGN] = panel_align,   [P_SAMPLE] = panel_sample,
-    [P_SCROLL] = draw_scroll,  [P_INPUT] = draw_input,    [P_HINT] = panel_hint,
+    [P_SCATTER] = panel_scatter, [P_SCROLL] = draw_scroll, [P_INPUT] = draw_input, [P_HINT] = panel_hint,
 };
 
 void ui_layout(Ui *ui) {
   int rows, cols;
   getmaxyx(stdscr, rows, cols);
-  layout_compute(&ui->lay, rows, cols, ui->view, ui->zoom);
+  layout_compute(&ui->lay, rows, cols, ui->view, ui->scatter ? P_SCATTER : ui->zoom);
   for (int p = 0; p < P_COUNT; p++) {
     if (ui->win[p]) delwin(ui->win[p]);
     ui->win[p] = NULL;

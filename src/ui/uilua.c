@@ -173,8 +173,19 @@ static int lui_zoom(lua_State *L) {
     if (i == N_ZOOMS) return luaL_argerror(L, 1, "one of none, loss, ratio, lens, align, extra");
   }
   ui->zoom = zooms[i].panel;
+  ui->scatter = 0;   /* a zoomed chart is what was asked to be seen */
   ui->relayout = 1;
   lua_pushstring(L, zooms[i].name);
+  return 1;
+}
+
+/* The row norm scatter in place of the charts (the present view: of its
+** chart), or the charts back. */
+static int lui_scatter(lua_State *L) {
+  Ui *ui = getui(L);
+  ui->scatter = lua_isnoneornil(L, 1) ? !ui->scatter : lua_toboolean(L, 1);
+  ui->relayout = 1;
+  lua_pushboolean(L, ui->scatter);
   return 1;
 }
 
@@ -265,7 +276,7 @@ static const luaL_Reg funcs[] = {
     {"scale", lui_scale},     {"select", lui_select},   {"selected", lui_selected}, {"lens", lui_lens},
     {"zoom", lui_zoom},       {"present", lui_present}, {"glyphs", lui_glyphs},   {"help", lui_help},
     {"focus", lui_focus},     {"scroll", lui_scroll},   {"redraw", lui_redraw},   {"quit", lui_quit},
-    {"message", lui_message}, {"status", lui_status},   {NULL, NULL},
+    {"message", lui_message}, {"status", lui_status},   {"scatter", lui_scatter}, {NULL, NULL},
 };
 
 int uilua_open(Ui *ui, Err *err) {

@@ -47,6 +47,7 @@ typedef struct Ui {
   int sel_id;                /* the selected run */
   int lens_logit;            /* show the logit lens instead of the tuned lens */
   int zoom;                  /* a PanelId shown large, or -1 */
+  int scatter;               /* the row norm scatter replaces the charts */
   View view;
   int help;
   int focus;                 /* keys go to the REPL */
@@ -116,6 +117,7 @@ void panel_hint(Ui *ui, WINDOW *w, int h, int wd);
 void panel_loss(Ui *ui, WINDOW *w, int h, int wd);
 void panel_ratio(Ui *ui, WINDOW *w, int h, int wd);
 void panel_extra(Ui *ui, WINDOW *w, int h, int wd);
+void panel_scatter(Ui *ui, WINDOW *w, int h, int wd);
 void panel_lens(Ui *ui, WINDOW *w, int h, int wd);
 void panel_align(Ui *ui, WINDOW *w, int h, int wd);
 void panel_sample(Ui *ui, WINDOW *w, int h, int wd);

@@ -462,8 +462,22 @@ static int baseline_side(AlignWork *w, const AlignOptions *o, Err *err) {
   return 0;
 }
 
+static int compare_in(AlignWork *w, const float *x, const float *y, int v, int d, const AlignOptions *opt,
+                      AlignResult *out, Err *err);
+
+/* The model keeps OpenBLAS at one thread (its pool splits the work itself);
+** the factorisations here are large enough to use the run's threads. */
 int align_compare_in(AlignWork *w, const float *x, const float *y, int v, int d, const AlignOptions *opt,
                      AlignResult *out, Err *err) {
+  int before = openblas_get_num_threads(), want = opt ? opt->threads : 0;
+  if (want > 0) openblas_set_num_threads(want);
+  int rc = compare_in(w, x, y, v, d, opt, out, err);
+  if (want > 0) openblas_set_num_threads(before);
+  return rc;
+}
+
+static int compare_in(AlignWork *w, const float *x, const float *y, int v, int d, const AlignOptions *opt,
+                      AlignResult *out, Err *err) {
   AlignOptions o = opt ? *opt : align_default_options();
   memset(out, 0, sizeof *out);
   if (check_args(x, y, v, d, &o, err) < 0) return -1;

@@ -39,6 +39,7 @@ typedef struct AlignOptions {
   int knn_rows;      /* rows sampled for KNN (0 = all; default 1024) */
   uint64_t seed;     /* baseline matrix and KNN sample */
   int baseline;      /* compute the baseline (default 1) */
+  int threads;       /* BLAS threads for this call (0: leave OpenBLAS as set) */
 } AlignOptions;
 
 #define ALIGN_MAX_KNN_K 1024

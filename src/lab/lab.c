@@ -149,6 +149,7 @@ int lab_align(Run *a, Run *b, AlignStats *out, Err *err) {
   /* The paper's top-100 subspace is 5-13% of its models' widths; a fixed 100
   ** would be the whole space of a small model, so k scales with d. */
   opt.topk = ca->dim / 10 > 2 ? ca->dim / 10 : 2;
+  opt.threads = a->opt.threads;
   AlignWork *w = a->align_work;
   const float *y = embedding(a, "transformer.wte.weight");
   if (align_compare_in(w, embedding(b, "transformer.wte.weight"), y, ca->vocab, ca->dim, &opt, &out->vs_in, err) < 0 ||

@@ -7,6 +7,7 @@
 ** Programming errors raise (a misspelled key, a wrong type); expected
 ** failures return nil and a message (a file that cannot be loaded).
 */
+#include "../core/clock.h"
 #include "config.h"
 
 #include <stdio.h>
@@ -309,6 +310,13 @@ void llab_after_step(void *ctx, long step) {
   lapi_leave(api);
 }
 
+/* Seconds on the monotonic clock, for timing experiments (os.clock counts
+** the CPU time of every thread). */
+static int llab_clock(lua_State *L) {
+  lua_pushnumber(L, clock_seconds());
+  return 1;
+}
+
 static int llab_sleep(lua_State *L) {
   double s = luaL_checknumber(L, 1);
   luaL_argcheck(L, s >= 0 && s <= 86400, 1, "seconds must be in [0, 86400]");
@@ -476,7 +484,7 @@ static int llab_mem(lua_State *L) {
 static const luaL_Reg lablib[] = {
   {"run", llab_run},         {"load", llab_load},       {"align", llab_align},
   {"remove", llab_remove},   {"step", llab_step},       {"on_step", llab_on_step},
-  {"off", llab_off},         {"sleep", llab_sleep},     {"log", llab_log},
+  {"off", llab_off},         {"sleep", llab_sleep},     {"clock", llab_clock},     {"log", llab_log},
   {"caption", llab_caption}, {"plot", llab_plot},       {"plots", llab_plots},
   {"bind", llab_bind},       {"unbind", llab_unbind},   {"settings", llab_settings},
   {"mem", llab_mem},         {"args", largs_args},      {NULL, NULL}};

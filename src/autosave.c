@@ -77,16 +77,19 @@ int autosave_latest(char *buf, size_t cap, Err *err) {
   return 0;
 }
 
-/* A run name as a file name: letters, digits, '-', '_' and '.' kept. */
-static void file_name(const char *name, char *out, size_t cap) {
+/* A run as a file name: its name with letters, digits, '-', '_' and '.'
+** kept, then its id, so that "a b" and "a_b" never share a file (the name
+** itself travels inside the checkpoint). */
+static void file_name(Run *r, char *out, size_t cap) {
+  const char *name = run_name(r);
   size_t i = 0;
-  for (; name[i] && i + 1 < cap; i++) {
+  for (; name[i] && i + 24 < cap; i++) {
     char c = name[i];
     int keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
                c == '_' || (c == '.' && i > 0);
     out[i] = keep ? c : '_';
   }
-  out[i] = '\0';
+  snprintf(out + i, cap - i, "-%d", run_id(r));
 }
 
 static int has_ext(const char *name, const char *ext) {
@@ -96,7 +99,7 @@ static int has_ext(const char *name, const char *ext) {
 
 int autosave_run(const char *dir, Run *r, Err *err) {
   char fn[128], path[4300];
-  file_name(run_name(r), fn, sizeof fn);
+  file_name(r, fn, sizeof fn);
   if ((size_t)snprintf(path, sizeof path, "%s/%s" AUTOSAVE_EXT, dir, fn) >= sizeof path)
     return err_set(err, "autosave path too long");
   return run_save(r, path, err);   /* run_save writes a temporary file and renames it */
@@ -111,7 +114,7 @@ void autosave_prune(Lab *lab, const char *dir) {
     int keep = 0;
     for (int i = 0; i < lab_n_runs(lab) && !keep; i++) {
       char fn[128], want[160];
-      file_name(run_name(lab_run(lab, i)), fn, sizeof fn);
+      file_name(lab_run(lab, i), fn, sizeof fn);
       snprintf(want, sizeof want, "%s" AUTOSAVE_EXT, fn);
       keep = strcmp(e->d_name, want) == 0;
     }

@@ -175,7 +175,7 @@ wait_dead 100
 check $? "SIGHUP ends tielab"
 [ "$(status)" = 130 ]
 check $? "its exit status is 130 ($(status))"
-ls "$WORK"/state/tielab/autosave/*/tied.safetensors "$WORK"/state/tielab/autosave/*/untied.safetensors >/dev/null 2>&1
+ls "$WORK"/state/tielab/autosave/*/tied-[0-9]*.safetensors "$WORK"/state/tielab/autosave/*/untied-[0-9]*.safetensors >/dev/null 2>&1
 check $? "every run was saved in the autosave folder"
 
 start --resume
@@ -250,7 +250,7 @@ sleep 0.5
 kill -TERM "$(tielab_pid)"
 wait_dead 100 && [ "$(status)" = 130 ]
 check $? "SIGTERM ends a lab stuck in an on_step callback, status 130 ($(status))"
-ls "$WORK"/state/tielab/autosave/*/tied.safetensors >/dev/null 2>&1
+ls "$WORK"/state/tielab/autosave/*/tied-[0-9]*.safetensors >/dev/null 2>&1
 check $? "and saves every run first"
 
 # ---------------------------------------------------------------- a runaway script

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "core/clock.h"
+#include "autosave.h"
 #include "compare.h"
 #include "headless.h"
 #include "luaapi/luaapi.h"
@@ -199,6 +200,19 @@ static void print_row(const RunMetrics *m) {
   fflush(stdout);
 }
 
+/* An interrupted run is kept: saved where 'tielab --resume' finds it. */
+static void save_interrupted(Lab *lab) {
+  char dir[4096];
+  Err err;
+  if (autosave_dir(dir, sizeof dir, &err) < 0) {
+    fprintf(stderr, "tielab: cannot save the run: %s\n", err.msg);
+    return;
+  }
+  for (int i = 0; i < lab_n_runs(lab); i++)
+    if (autosave_run(dir, lab_run(lab, i), &err) < 0) fprintf(stderr, "tielab: cannot save the run: %s\n", err.msg);
+  fprintf(stderr, "tielab: saved in %s (tielab --resume reopens it)\n", dir);
+}
+
 static int builtin_loop(const CliOptions *o) {
   Err err;
   Lab *lab = lab_new(&err);
@@ -225,6 +239,7 @@ static int builtin_loop(const CliOptions *o) {
   if (loop_stop && code == EXIT_OK) {
     fprintf(stderr, "tielab: interrupted at step %ld\n", run_metrics(r)->step);
     code = EXIT_INTERRUPTED;
+    save_interrupted(lab);
   }
   lab_free(lab);
   return code;

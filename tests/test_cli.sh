@@ -67,6 +67,21 @@ n=$((n + 1))
 lines=$(grep -cE "^ +[0-9]+ +[0-9.]+ " "$tmp/out")
 if [ "$lines" -ge 2 ]; then echo "ok $n - two progress lines ($lines)"; else failed=$((failed + 1)); echo "not ok $n - progress lines: $lines"; fi
 
+# SIGTERM in the built-in loop: exit 130 and the run saved for --resume.
+XDG_STATE_HOME="$tmp/state" "$tielab" --headless $TINY --steps 100000 --print-every 1000 >"$tmp/out" 2>"$tmp/err" &
+pid=$!
+for _ in $(seq 1 100); do grep -q "step" "$tmp/out" 2>/dev/null && break; sleep 0.05; done
+sleep 0.3
+kill -TERM "$pid"
+wait "$pid"
+got=$?
+n=$((n + 1))
+if [ "$got" = 130 ] && ls "$tmp"/state/tielab/autosave/*/run1-*.safetensors >/dev/null 2>&1; then
+  echo "ok $n - SIGTERM ends the built-in loop with 130 and saves the run"
+else
+  failed=$((failed + 1)); echo "not ok $n - SIGTERM: status $got"; sed 's/^/# /' "$tmp/err" | head -5
+fi
+
 check "paper comparison prints its table" 0 "tied_in5" -- \
   "$tielab" --headless --compare paper $TINY --steps 30 --print-every 10 --eval_every 10 --align_every 10
 

@@ -3,6 +3,7 @@
 ** top, the hint line at the bottom (a question, a message, the script's
 ** caption or the key hints) and the help overlay with the key table.
 */
+#include <math.h>
 #include <string.h>
 
 #include "../core/clock.h"
@@ -11,7 +12,8 @@
 /* "12.3k tok/s", or "12.3k/s" when short of room. */
 static void rate_text(double v, int wide, char *buf, size_t cap) {
   const char *unit = wide ? " tok/s" : "/s";
-  if (v >= 1e6) snprintf(buf, cap, "%.1fM%s", v / 1e6, unit);
+  if (!isfinite(v)) snprintf(buf, cap, "-%s", unit);   /* not stepped yet */
+  else if (v >= 1e6) snprintf(buf, cap, "%.1fM%s", v / 1e6, unit);
   else if (v >= 1e3) snprintf(buf, cap, "%.1fk%s", v / 1e3, unit);
   else snprintf(buf, cap, "%.0f%s", v, unit);
 }
@@ -30,7 +32,7 @@ static int run_text(Ui *ui, WINDOW *w, int x, int maxw, int i, int wide) {
   x += term_printf(t, w, 0, x, maxw - (x - x0), ROLE_TEXT, " %s in%s%g", tie, term_glyph(t, GLYPH_TIMES), m->in_scale);
   if (wide || m->out_scale != 1)
     x += term_printf(t, w, 0, x, maxw - (x - x0), ROLE_TEXT, " out%s%g", term_glyph(t, GLYPH_TIMES), m->out_scale);
-  if (wide) x += term_printf(t, w, 0, x, maxw - (x - x0), ROLE_TEXT, " loss %.3f", m->loss);
+  if (wide && isfinite(m->loss)) x += term_printf(t, w, 0, x, maxw - (x - x0), ROLE_TEXT, " loss %.3f", m->loss);
   if (m->paused) x += term_print(t, w, 0, x, maxw - (x - x0), ROLE_ERROR, " paused");
   else x += term_printf(t, w, 0, x, maxw - (x - x0), ROLE_LABEL, " %s", rate);
   return x - x0;

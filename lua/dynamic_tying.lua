@@ -22,12 +22,7 @@ assert(opt.untie_at < opt.retie_at and opt.retie_at < opt.steps, "need untie_at 
 local shape = {vocab = opt.vocab, dim = opt.dim, layers = opt.layers, heads = opt.heads, ctx = opt.ctx,
                batch = opt.batch, lr = opt.lr, corpus = opt.corpus, data_seed = opt.seed, init_seed = opt.seed,
                align_every = 0, eval_every = math.max(1, math.min(50, opt.steps))}
-local function run(extra)
-  local t = {}
-  for k, v in pairs(shape) do t[k] = v end
-  for k, v in pairs(extra) do t[k] = v end
-  return lab.run(t)
-end
+local function run(extra) return lab.run(shape, extra) end
 
 local tied = run{name = "tied", tie = "tied"}
 local untied = run{name = "untied", tie = "untied", init_seed = opt.seed + 1000}

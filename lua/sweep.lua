@@ -38,12 +38,6 @@ local tenth = math.max(1, math.ceil(opt.steps / 10))
 local shape = {vocab = opt.vocab, dim = opt.dim, layers = opt.layers, heads = opt.heads, ctx = opt.ctx,
                batch = opt.batch, lr = opt.lr, corpus = opt.corpus, align_every = 0,
                eval_every = math.max(1, math.min(50, opt.steps))}
-local function settings(extra)
-  local t = {}
-  for k, v in pairs(shape) do t[k] = v end
-  for k, v in pairs(extra) do t[k] = v end
-  return t
-end
 
 local out = opt.out ~= "" and assert(io.open(opt.out, "w")) or nil
 if out then out:write("seed,in_scale,val_ppl,ratio_10pct,linear_in,linear_out\n") end
@@ -52,10 +46,10 @@ local by_scale = {}
 for i = 1, #scales do by_scale[i] = {ppl = {}, ratio = {}, lin_in = {}, lin_out = {}} end
 
 for _, seed in ipairs(seeds) do
-  local partner = lab.run(settings{name = "untied_s" .. seed, tie = "untied", data_seed = seed, init_seed = seed + 1000})
+  local partner = lab.run(shape, {name = "untied_s" .. seed, tie = "untied", data_seed = seed, init_seed = seed + 1000})
   local runs, sums = {}, {}
   for i, k in ipairs(scales) do
-    runs[i] = lab.run(settings{name = string.format("x%g_s%d", k, seed), in_scale = k, seed = seed})
+    runs[i] = lab.run(shape, {name = string.format("x%g_s%d", k, seed), in_scale = k, seed = seed})
     sums[i] = 0
   end
   local hook = lab.on_step(function(step)

@@ -144,6 +144,15 @@ tap.ok(#rn.log_freq > 0 and #rn.norm_in == #rn.log_freq and #rn.norm_out == #rn.
        "r:row_norms gives one norm per seen token (" .. #rn.log_freq .. ")")
 tap.ok(rn.norm_in[1] > 0 and rn.log_freq[1] >= 0, "norms positive, log frequencies of seen tokens")
 
+-- a second table laid over the first
+local base = tap.tiny{name = "base"}
+local merged = lab.run(base, {name = "merged", tie = "untied"})
+tap.is(merged:metrics().tie, "untied", "lab.run(base, extra): extra's keys win")
+tap.is(merged.name, "merged", "lab.run(base, extra): the name from extra")
+tap.is(base.name, "base", "lab.run(base, extra) leaves base alone")
+tap.raises("in_scal", "a misspelled key in extra is named", lab.run, base, {in_scal = 2})
+merged:remove()
+
 lab.remove(u)
 tap.is(#lab.runs, 1, "lab.remove(r) too")
 tap.like(tostring(u), "removed", "tostring says removed")

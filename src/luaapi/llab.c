@@ -17,10 +17,29 @@
 
 /* ------------------------------------------------------------ runs */
 
+/* lab.run(base, extra): the keys of 'extra' over a copy of 'base', so that
+** experiments share one table of common settings. */
+static void merge_options(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  luaL_checktype(L, 2, LUA_TTABLE);
+  lua_newtable(L);
+  for (int from = 1; from <= 2; from++) {
+    lua_pushnil(L);
+    while (lua_next(L, from)) {
+      lua_pushvalue(L, -2);
+      lua_insert(L, -2);
+      lua_settable(L, 3);
+    }
+  }
+  lua_replace(L, 1);
+  lua_settop(L, 1);
+}
+
 static int llab_run(lua_State *L) {
   LuaApi *api = lapi_get(L);
   RunOptions o;
   Err err;
+  if (!lua_isnoneornil(L, 2)) merge_options(L);
   if (!lua_isnoneornil(L, 1)) luaL_checktype(L, 1, LUA_TTABLE);
   largs_run_options(L, 1, "lab.run", &o);
   if (run_options_check(&o, &err) < 0) return luaL_error(L, "lab.run: %s", err.msg);

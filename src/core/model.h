@@ -109,6 +109,10 @@ float *model_adam_v(Model *m);
 long model_adam_t(const Model *m);          /* AdamW steps taken */
 void model_set_adam_t(Model *m, long t);
 
+/* Copy E_in's shared columns into E_out, after writing weights directly
+** into the parameter arena (loading a file, say). */
+void model_mirror_shared(Model *m);
+
 /* Forward on 'b' <= B sequences of 't' <= T tokens ('inputs' [b,t]).
 ** Returns the mean cross-entropy against 'targets' [b,t], or 0 when targets
 ** is NULL (logits still computed). Activations are kept for backward.

@@ -76,6 +76,5 @@ static inline float *layer_ptr(const Model *m, float *arena, int l, int f) {
   return tensor_ptr(m, arena, T_LAYER0 + l * LAYER_TENSORS + f);
 }
 
-void model_mirror_shared(Model *m);
 
 #endif

@@ -179,11 +179,6 @@ static int check_shared(const float *wte, const float *lm, int V, int d, int k, 
   return 0;
 }
 
-static void mirror_shared(const float *wte, float *lm, int V, int d, int k) {
-  for (int r = 0; r < V; r++)
-    memcpy(lm + (size_t)r * d, wte + (size_t)r * d, (size_t)k * sizeof(float));
-}
-
 static int read_tensors(Model *m, const StFile *f, int strict, Err *err) {
   if (check_names(m, f, strict, err) != 0) return -1;
   const ModelConfig *c = model_config(m);
@@ -207,8 +202,8 @@ static int read_tensors(Model *m, const StFile *f, int strict, Err *err) {
     free(scratch);
     return -1;
   }
-  mirror_shared(wte, lm, c->vocab, c->dim, c->tie_k);
   memcpy(model_params(m), scratch, n * sizeof(float));
+  model_mirror_shared(m);   /* a fully tied file has no lm_head.weight */
   free(scratch);
   return 0;
 }

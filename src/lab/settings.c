@@ -293,10 +293,8 @@ int run_options_get_text(const RunOptions *o, const char *key, char *buf, size_t
     case ST_SEED_BOTH: n = snprintf(buf, cap, "%llu", (unsigned long long)o->init_seed); break;
     case ST_MERGE: n = snprintf(buf, cap, "%s", merge_names[o->tie_merge]); break;
     case ST_TIE: {
-      int k = o->model.tie_k, d = o->model.dim;
-      if (k == d) n = snprintf(buf, cap, "tied");
-      else if (k == 0) n = snprintf(buf, cap, "untied");
-      else n = snprintf(buf, cap, "%d", k);
+      char tie[16];
+      n = snprintf(buf, cap, "%s", config_tie_name(o->model.tie_k, o->model.dim, tie));
       break;
     }
   }

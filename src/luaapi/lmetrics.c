@@ -83,10 +83,8 @@ void lmetrics_push_align(lua_State *L, const AlignStats *a) {
 
 void lmetrics_push(lua_State *L, const RunMetrics *m, const char *name) {
   const GradStats *g = &m->grad;
-  char tie[16];
-  if (m->tie_k == m->dim) snprintf(tie, sizeof tie, "tied");
-  else if (m->tie_k == 0) snprintf(tie, sizeof tie, "untied");
-  else snprintf(tie, sizeof tie, "%d", m->tie_k);
+  char tie_buf[16];
+  const char *tie = config_tie_name(m->tie_k, m->dim, tie_buf);
   lua_createtable(L, 0, 36);
   lua_pushstring(L, name);
   lua_setfield(L, -2, "name");

@@ -136,20 +136,25 @@ void term_cells(const Term *t, WINDOW *w, int y, int x, const GraphCell *c, int 
   }
 }
 
+/* Decode one character of 's' (of 'len' bytes): an invalid byte reads as
+** '?' and counts one byte. Returns the bytes used, 0 at the end. */
+static size_t next_char(const char *s, size_t len, mbstate_t *st, wchar_t *wc) {
+  size_t k = mbrtowc(wc, s, len, st);
+  if (k == (size_t)-1 || k == (size_t)-2) {
+    memset(st, 0, sizeof *st);
+    *wc = '?';
+    return 1;
+  }
+  return k;
+}
+
 int term_width(const char *s) {
   mbstate_t st;
   memset(&st, 0, sizeof st);
   int cols = 0;
-  size_t len = strlen(s);
-  while (len > 0) {
-    wchar_t wc;
-    size_t k = mbrtowc(&wc, s, len, &st);
-    if (k == (size_t)-1 || k == (size_t)-2) {
-      memset(&st, 0, sizeof st);
-      k = 1;
-      wc = '?';
-    }
-    if (k == 0) break;
+  size_t len = strlen(s), k;
+  wchar_t wc;
+  while (len > 0 && (k = next_char(s, len, &st, &wc)) > 0) {
     int cw = wcwidth(wc);
     cols += cw < 0 ? 1 : cw;
     s += k;
@@ -163,16 +168,9 @@ int term_print(const Term *t, WINDOW *w, int y, int x, int maxw, int role, const
   memset(&st, 0, sizeof st);
   wchar_t buf[512];
   int n = 0, cols = 0;
-  size_t len = strlen(s);
-  while (len > 0 && n < 511) {
-    wchar_t wc;
-    size_t k = mbrtowc(&wc, s, len, &st);
-    if (k == (size_t)-1 || k == (size_t)-2) {
-      memset(&st, 0, sizeof st);
-      k = 1;
-      wc = '?';
-    }
-    if (k == 0) break;
+  size_t len = strlen(s), k;
+  wchar_t wc;
+  while (len > 0 && n < 511 && (k = next_char(s, len, &st, &wc)) > 0) {
     if (wc < 0x20 || wc == 0x7f) wc = ' ';
     int cw = wcwidth(wc);
     if (cw < 0) cw = 1, wc = '?';

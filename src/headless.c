@@ -119,7 +119,7 @@ static long inline_submit(Host *h, int id, long n, Err *err) {
   Inline *in = h->ud;
   for (long k = 0; k < n; k++) {
     long step = 0;
-    if (luaapi_interrupted(in->api)) return err_set(err, "interrupted");
+    if (luaapi_stopping(in->api)) return err_set(err, "interrupted");
     if (step_once(in, id, &step, err) < 0) return -1;
     progress(in, step);
     if (h->after_step) h->after_step(h->after_step_ctx, step);
@@ -169,7 +169,9 @@ static int run_script(const CliOptions *o) {
   Inline in = {lab, NULL, 0, isatty(STDERR_FILENO), 0, clock_seconds()};
   Host host = {.acquire = inline_acquire, .release = inline_release, .submit = inline_submit,
                .poll = inline_poll, .cancel = inline_cancel, .inline_steps = 1, .ud = &in};
-  LuaApiOptions lo = {(size_t)o->lua_mem_mb << 20, o->sandbox, headless_out, headless_log, &in, &o->run};
+  LuaApiOptions lo = {.heap_cap = (size_t)o->lua_mem_mb << 20, .sandbox = o->sandbox, .out = headless_out,
+                      .log = headless_log, .ctx = &in, .defaults = &o->run,
+                      .escape_output = isatty(STDOUT_FILENO)};
   LuaApi *api = luaapi_new(&host, &lo, &err);
   if (!api) {
     fprintf(stderr, "tielab: %s\n", err.msg);

@@ -6,15 +6,7 @@
 # between steps, an on_step callback that never returns is stopped and
 # removed, and a runaway allocation hits the Lua heap cap as a Lua
 # error that a pcall can catch.
-tielab="${top_builddir:-.}/tielab"
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/tielab-int.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-n=0
-failed=0
-ok() {
-  n=$((n + 1))
-  if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=1; fi
-}
+tap_name=int; . "${srcdir:-.}/tests/tap.sh"
 ms() { date +%s%3N; }
 
 # Start a script in the background and wait until it printed "ready"
@@ -129,5 +121,4 @@ ok $((rc != 0)) "a script may catch it and go on (status $rc)"
 grep -q "false	not enough memory" "$tmp/out"
 ok $? "pcall returned false, 'not enough memory'"
 
-echo "1..$n"
-exit $failed
+tap_done

@@ -4,6 +4,16 @@
 #include <string.h>
 
 #include "err.h"
+#include "text.h"
+
+/* Messages end up on a screen; names and values in them come from files. */
+static void make_showable(Err *e) {
+  size_t n = strlen(e->msg);
+  if (!text_needs_escape(e->msg, n)) return;
+  char raw[ERR_MSG_MAX];
+  memcpy(raw, e->msg, n + 1);
+  text_escape(raw, n, e->msg, sizeof e->msg);
+}
 
 int err_set(Err *e, const char *fmt, ...) {
   if (e) {
@@ -11,6 +21,7 @@ int err_set(Err *e, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(e->msg, sizeof e->msg, fmt, ap);
     va_end(ap);
+    make_showable(e);
   }
   return -1;
 }
@@ -33,6 +44,7 @@ int err_prefix(Err *e, const char *fmt, ...) {
     if (m > room) m = room;
     memcpy(e->msg + n + 2, old, m);
     e->msg[n + 2 + m] = '\0';
+    make_showable(e);
   }
   return -1;
 }

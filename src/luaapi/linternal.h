@@ -51,6 +51,7 @@ struct LuaApi {
   atomic_int interrupt;
   int depth;              /* nesting of top-level calls */
   int exit_code;
+  int exiting;            /* os.exit was called: the script ends, however it is wrapped */
   int locks;              /* lapi_lock calls not yet matched by lapi_unlock */
   Lab *lab;               /* valid while locks > 0 */
   int warn_on, warn_cont; /* the state of Lua's warning system */
@@ -75,6 +76,11 @@ void lapi_unlock(LuaApi *api);
 void lapi_unlock_all(LuaApi *api);
 int lapi_view(LuaApi *api, int id, HostViewFn fn, void *ctx);
 void lapi_write(LuaApi *api, const char *s, size_t n, int is_err);
+/* The sandbox's verdict on a path a script names; 'real' gets the name to
+** open (the resolved one under the sandbox, else the name as given). */
+typedef enum PathVerdict { PATH_OK, PATH_OUTSIDE, PATH_LINK, PATH_BAD } PathVerdict;
+PathVerdict lapi_path_resolve(LuaApi *api, const char *path, int write, char real[PATH_MAX]);
+const char *lapi_path_refusal(PathVerdict v);
 int lapi_path_ok(LuaApi *api, const char *path, int write);
 void lapi_check_path(lua_State *L, const char *fname, const char *path, int write);
 void lapi_set_script_dir(LuaApi *api, const char *script);
@@ -87,6 +93,9 @@ LuaApiStatus lapi_report(LuaApi *api, lua_State *L, int status);
 int lapi_message(lua_State *L);
 int lapi_protect(LuaApi *api, lua_CFunction f, void *ud);
 void lapi_install_hook(lua_State *L);
+int lapi_stop_pending(const LuaApi *api);
+int lapi_raise_stop(lua_State *L);
+void lapi_guard_catchers(lua_State *L);
 int lapi_wait_steps(lua_State *L, int id, long n, lua_KContext ctx, lua_KFunction k);
 int lapi_step_result(lua_State *L);
 int lapi_sleep(lua_State *L, double seconds);

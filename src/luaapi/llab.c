@@ -8,6 +8,7 @@
 ** failures return nil and a message (a file that cannot be loaded).
 */
 #include "../core/clock.h"
+#include "../core/text.h"
 #include "config.h"
 
 #include <stdio.h>
@@ -296,13 +297,17 @@ static int after_body(lua_State *L) {
     lua_getfield(L, -2, "fn");
     lua_pushinteger(L, step);
     if (lapi_docall(L, 1, 0) != LUA_OK) {
-      if (luaapi_interrupted(api)) {
-        /* It goes too: one that never returns would hang the next step. */
-        static const char why[] = "lab.on_step: callback removed: interrupted\n";
+      if (lapi_stop_pending(api)) {
+        /* It goes too: one that never returns would hang the next step.
+        ** An os.exit ends the script that waits for this step; with none
+        ** (a callback of the interactive lab) it ends only the callback. */
+        static const char interrupted[] = "lab.on_step: callback removed: interrupted\n";
+        static const char exited[] = "lab.on_step: callback removed: os.exit ends a script, never the lab\n";
         lua_pop(L, 1);
         remove_hook(L, lua_tointeger(L, -1), 0);
-        lapi_write(api, why, sizeof why - 1, 1);
-        return 0;   /* the step reports the interrupt */
+        if (!api->exiting) lapi_write(api, interrupted, sizeof interrupted - 1, 1);
+        else if (api->depth == 1) lapi_write(api, exited, sizeof exited - 1, 1);
+        return 0;   /* the step reports the stop */
       }
       static const char head[] = "lab.on_step: callback removed after an error: ";
       lapi_write(api, head, sizeof head - 1, 1);
@@ -358,7 +363,9 @@ static const char *message(lua_State *L) {
   return luaL_tolstring(L, 1, NULL);
 }
 
-static void emit(LuaApi *api, LuaApiLog kind, const char *msg) {
+static void emit(LuaApi *api, LuaApiLog kind, const char *text) {
+  char msg[4096];   /* a screen line or two: longer messages are cut */
+  text_escape(text, strlen(text), msg, sizeof msg);
   if (api->opt.log) {
     api->opt.log(api->opt.ctx, kind, msg);
     return;
@@ -386,7 +393,7 @@ static int llab_caption(lua_State *L) {
 static int llab_plot(lua_State *L) {
   LuaApi *api = lapi_get(L);
   const char *name = luaL_checkstring(L, 1);
-  luaL_argcheck(L, strlen(name) < 64, 1, "series names have at most 63 bytes");
+  luaL_argcheck(L, strlen(name) < 64, 1, "series names have at most 63 bytes");   /* see history.c */
   int n;
   const HistBucket *b = history_series(api->plots, name, &n);
   if (lua_isnoneornil(L, 2)) {
@@ -394,10 +401,15 @@ static int llab_plot(lua_State *L) {
     return lmetrics_push_history(L, b, n);
   }
   double v = luaL_checknumber(L, 2);
-  long step = (long)luaL_optinteger(L, 3, api->lab_step);
+  lua_Integer step = luaL_optinteger(L, 3, api->lab_step);
+  luaL_argcheck(L, step >= 0 && step <= HISTORY_MAX_STEP, 3, "steps are whole numbers >= 0");
   if (b && n > 0 && step < b[n - 1].step_last) step = b[n - 1].step_last;
-  if (history_push(api->plots, name, step, v) < 0)
-    return luaL_error(L, "lab.plot: cannot add to series '%s' (at most %d series)", name, HISTORY_MAX_SERIES);
+  if (history_push(api->plots, name, (long)step, v) == 0) return 0;
+  if (!b && history_n_series(api->plots) >= HISTORY_MAX_SERIES)
+    return luaL_error(L, "lab.plot: cannot add series '%s' (at most %d series)", name, HISTORY_MAX_SERIES);
+  if (!b)
+    return luaL_error(L, "lab.plot: '%s' is not a series name (printable text, 1 to 63 bytes)", name);
+  return luaL_error(L, "lab.plot: out of memory adding to series '%s'", name);
   return 0;
 }
 
@@ -508,6 +520,14 @@ static const luaL_Reg lablib[] = {
   {"bind", llab_bind},       {"unbind", llab_unbind},   {"settings", llab_settings},
   {"mem", llab_mem},         {"args", largs_args},      {NULL, NULL}};
 
+static int lab_newindex(lua_State *L) {
+  const char *key = lua_tostring(L, 2);
+  if (lua_type(L, 2) == LUA_TSTRING && (strcmp(key, "runs") == 0 || strcmp(key, "version") == 0))
+    return luaL_error(L, "lab.%s is read-only", key);
+  lua_rawset(L, 1);
+  return 0;
+}
+
 static void registry_table(lua_State *L, const char *name) {
   if (lua_getfield(L, LUA_REGISTRYINDEX, name) == LUA_TNIL) {
     lua_newtable(L);
@@ -520,9 +540,18 @@ int luaopen_tielab(lua_State *L) {
   registry_table(L, "tielab.hooks");
   registry_table(L, "tielab.keys");
   luaL_newlib(L, lablib);
+  /* 'runs' and 'version' are read through the metatable, so that
+  ** assigning to them is an error rather than a lost view; functions stay
+  ** plain fields (a script may wrap one) and new fields may be added. */
+  lua_createtable(L, 0, 2);
+  lua_createtable(L, 0, 2);
   push_runs_view(L);
   lua_setfield(L, -2, "runs");
   lua_pushliteral(L, PACKAGE_VERSION);
   lua_setfield(L, -2, "version");
+  lua_setfield(L, -2, "__index");
+  lua_pushcfunction(L, lab_newindex);
+  lua_setfield(L, -2, "__newindex");
+  lua_setmetatable(L, -2);
   return 1;
 }

@@ -27,6 +27,7 @@ static void nap(double seconds) {
 
 void luaapi_interrupt(LuaApi *api) { atomic_store(&api->interrupt, 1); }
 int luaapi_interrupted(const LuaApi *api) { return atomic_load((atomic_int *)&api->interrupt); }
+int luaapi_stopping(const LuaApi *api) { return lapi_stop_pending(api); }
 int luaapi_scripts(const LuaApi *api) { return api->n_scripts; }
 
 /* ------------------------------------------------------------ top-level calls */
@@ -41,6 +42,7 @@ void lapi_leave(LuaApi *api) {
   lapi_unlock_all(api);
   api->stepping = NULL;
   api->in_callback = 0;
+  api->exiting = 0;
   atomic_store(&api->interrupt, 0);
 }
 
@@ -96,13 +98,95 @@ int lapi_protect(LuaApi *api, lua_CFunction f, void *ud) {
   return status;
 }
 
+/* ------------------------------------------------------------ stopping
+** An interrupt or an os.exit ends the script, whatever catches errors on the
+** way out: the hook raises again while either is pending, and pcall, xpcall,
+** coroutine.resume and coroutine.close hand the error on instead of
+** returning it. (The hook alone is not enough: each coroutine has its own
+** instruction count, so the caller of a dead coroutine could run on for
+** up to LAPI_HOOK_EVERY instructions.) */
+
+int lapi_stop_pending(const LuaApi *api) {
+  return api->exiting || atomic_load_explicit((atomic_int *)&api->interrupt, memory_order_relaxed);
+}
+
+/* Raise what the pending stop raises: the os.exit marker or "interrupted". */
+int lapi_raise_stop(lua_State *L) {
+  LuaApi *api = lapi_get(L);
+  if (api->exiting) {
+    lua_pushlightuserdata(L, &lapi_exit_marker);
+    return lua_error(L);
+  }
+  return luaL_error(L, "interrupted");
+}
+
+/* The end of pcall and xpcall (as in Lua's lbaselib.c), but an error that
+** is a pending stop goes on up. */
+static int finish_pcall(lua_State *L, int status, lua_KContext extra) {
+  if (status != LUA_OK && status != LUA_YIELD) {
+    if (lapi_stop_pending(lapi_get(L))) return lua_error(L);
+    lua_pushboolean(L, 0);
+    lua_pushvalue(L, -2);
+    return 2;
+  }
+  return lua_gettop(L) - (int)extra;
+}
+
+static int lapi_pcall(lua_State *L) {
+  luaL_checkany(L, 1);
+  lua_pushboolean(L, 1);
+  lua_insert(L, 1);
+  int status = lua_pcallk(L, lua_gettop(L) - 2, LUA_MULTRET, 0, 0, finish_pcall);
+  return finish_pcall(L, status, 0);
+}
+
+static int lapi_xpcall(lua_State *L) {
+  int n = lua_gettop(L);
+  luaL_checktype(L, 2, LUA_TFUNCTION);
+  lua_pushboolean(L, 1);
+  lua_pushvalue(L, 1);
+  lua_rotate(L, 3, 2);
+  int status = lua_pcallk(L, n - 2, LUA_MULTRET, 2, 2, finish_pcall);
+  return finish_pcall(L, status, 2);
+}
+
+/* coroutine.resume and coroutine.close (upvalue 1, the original) return
+** false and the error; with a stop pending they raise it. */
+static int finish_catcher(lua_State *L, int status, lua_KContext ctx) {
+  if (lapi_stop_pending(lapi_get(L)) && lua_gettop(L) >= 1 && lua_isboolean(L, 1) && !lua_toboolean(L, 1))
+    return lapi_raise_stop(L);
+  return lua_gettop(L);
+}
+
+static int lapi_catcher(lua_State *L) {
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_callk(L, lua_gettop(L) - 1, LUA_MULTRET, 0, finish_catcher);
+  return finish_catcher(L, LUA_OK, 0);
+}
+
+void lapi_guard_catchers(lua_State *L) {
+  lua_pushcfunction(L, lapi_pcall);
+  lua_setglobal(L, "pcall");
+  lua_pushcfunction(L, lapi_xpcall);
+  lua_setglobal(L, "xpcall");
+  lua_getglobal(L, "coroutine");
+  for (int i = 0; i < 2; i++) {
+    const char *name = i == 0 ? "resume" : "close";
+    lua_getfield(L, -1, name);
+    lua_pushcclosure(L, lapi_catcher, 1);
+    lua_setfield(L, -2, name);
+  }
+  lua_pop(L, 1);
+}
+
 /* ------------------------------------------------------------ the hook */
 
 static void lapi_hook(lua_State *L, lua_Debug *ar) {
   LuaApi *api = lapi_get(L);
-  if (atomic_load_explicit(&api->interrupt, memory_order_relaxed)) {
+  if (lapi_stop_pending(api)) {
     lua_sethook(L, lapi_hook, LUA_MASKCOUNT, 1);
-    luaL_error(L, "interrupted");
+    lapi_raise_stop(L);
   }
   if (lua_gethookcount(L) != LAPI_HOOK_EVERY) lua_sethook(L, lapi_hook, LUA_MASKCOUNT, LAPI_HOOK_EVERY);
   /* A UI script that computes for long gives the screen a turn. */
@@ -205,7 +289,9 @@ int lapi_resume(LuaApi *api, int i) {
     }
   } else if (lua_touserdata(co, -1) == &lapi_exit_marker && !api->scripts[i].repl) {
     result = LUAAPI_EXIT;
+    api->exiting = 0;   /* it has ended its script; the others go on */
   } else {
+    api->exiting = 0;
     result = luaapi_interrupted(api) ? LUAAPI_INTERRUPTED : LUAAPI_ERROR;
     report_script_error(api, co);
   }
@@ -290,6 +376,7 @@ int lapi_wait_steps(lua_State *L, int id, long n, lua_KContext ctx, lua_KFunctio
   api->stepping = L;
   long ticket = h->submit(h, id, n, &err);
   api->stepping = prev;
+  if (ticket < 0 && lapi_stop_pending(api)) return lapi_raise_stop(L);
   if (ticket < 0) return luaL_error(L, "%s", err.msg);
   int i = script_of(api, L);
   if (!h->inline_steps && i >= 0 && lua_isyieldable(L)) {
@@ -303,12 +390,13 @@ int lapi_wait_steps(lua_State *L, int id, long n, lua_KContext ctx, lua_KFunctio
     int st = h->poll(h, ticket, &err);
     if (st < 0) return luaL_error(L, "%s", err.msg);
     if (st > 0) break;
-    if (luaapi_interrupted(api)) {
+    if (lapi_stop_pending(api)) {
       h->cancel(h);
-      return luaL_error(L, "interrupted");
+      return lapi_raise_stop(L);
     }
     nap(0.002);
   }
+  if (lapi_stop_pending(api)) return lapi_raise_stop(L);
   return k(L, LUA_OK, ctx);
 }
 
@@ -324,7 +412,7 @@ int lapi_sleep(lua_State *L, double seconds) {
   }
   double end = clock_seconds() + seconds;
   for (double now = clock_seconds(); now < end; now = clock_seconds()) {
-    if (luaapi_interrupted(api)) return luaL_error(L, "interrupted");
+    if (lapi_stop_pending(api)) return lapi_raise_stop(L);
     nap(end - now < 0.02 ? end - now : 0.02);
   }
   return 0;

@@ -12,9 +12,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <lualib.h>
 
+#include "../core/text.h"
 #include "linternal.h"
 
 #ifndef TIELAB_DATADIR
@@ -86,12 +88,32 @@ static void *lapi_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
 
 /* ------------------------------------------------------------ output */
 
-void lapi_write(LuaApi *api, const char *s, size_t n, int is_err) {
+static void write_raw(LuaApi *api, const char *s, size_t n, int is_err) {
   if (api->opt.out) {
     api->opt.out(api->opt.ctx, s, n, is_err);
     return;
   }
   fwrite(s, 1, n, is_err ? stderr : stdout);
+}
+
+/* Error reports always, and a script's output when the host shows it on a
+** screen, have their control characters escaped: a script (or a file name
+** in a message) must not clear the screen or retitle the window. Pieces
+** end on a character boundary, so no valid character is cut in two. */
+void lapi_write(LuaApi *api, const char *s, size_t n, int is_err) {
+  if (!(is_err || api->opt.escape_output) || !text_needs_escape(s, n)) {
+    write_raw(api, s, n, is_err);
+    return;
+  }
+  enum { PIECE = 1024 };
+  char out[4 * PIECE + 1];
+  while (n > 0) {
+    size_t k = n < PIECE ? n : PIECE;
+    for (int back = 0; k < n && back < 3 && ((unsigned char)s[k] & 0xc0) == 0x80; back++) k--;
+    write_raw(api, out, text_escape(s, k, out, sizeof out), is_err);
+    s += k;
+    n -= k;
+  }
 }
 
 static int lapi_print(lua_State *L) {
@@ -180,8 +202,8 @@ static int lapi_os_exit(lua_State *L) {
   LuaApi *api = lapi_get(L);
   if (lua_isboolean(L, 1)) api->exit_code = lua_toboolean(L, 1) ? 0 : 1;
   else api->exit_code = (int)luaL_optinteger(L, 1, 0);
-  lua_pushlightuserdata(L, &lapi_exit_marker);
-  return lua_error(L);
+  api->exiting = 1;
+  return lapi_raise_stop(L);
 }
 
 /* ------------------------------------------------------------ sandbox */
@@ -192,35 +214,59 @@ static int under(const char *path, const char *root) {
   return path[n] == '/' || path[n] == '\0' || strcmp(root, "/") == 0;
 }
 
-/* Resolve 'path' (which may not exist yet) to a real absolute name. */
-static int resolve(const LuaApi *api, const char *path, char real[PATH_MAX]) {
+/* Resolve 'path' (which may not exist yet) to a real absolute name: every
+** symbolic link in it followed, so that what is checked is what is opened.
+** A name that does not exist is its real directory plus the name, but only
+** if nothing is there at all: a dangling link would be followed by a later
+** open for writing and create its target anywhere. */
+static PathVerdict resolve(const LuaApi *api, const char *path, char real[PATH_MAX]) {
   char full[PATH_MAX];
   int n = path[0] == '/' ? snprintf(full, sizeof full, "%s", path)
                          : snprintf(full, sizeof full, "%s/%s", api->cwd, path);
-  if (n < 0 || n >= PATH_MAX) return -1;
-  if (realpath(full, real)) return 0;
-  if (errno != ENOENT) return -1;
+  if (n < 0 || n >= PATH_MAX) return PATH_BAD;
+  if (realpath(full, real)) return PATH_OK;
+  if (errno != ENOENT) return PATH_BAD;
+  struct stat st;
+  if (lstat(full, &st) == 0) return PATH_LINK;
   char *slash = strrchr(full, '/');
   const char *base = slash + 1;
-  if (!*base || strcmp(base, ".") == 0 || strcmp(base, "..") == 0) return -1;
+  if (!*base || strcmp(base, ".") == 0 || strcmp(base, "..") == 0) return PATH_BAD;
   *slash = '\0';
   char dir[PATH_MAX];
-  if (!realpath(full[0] ? full : "/", dir)) return -1;
+  if (!realpath(full[0] ? full : "/", dir)) return PATH_BAD;
   n = snprintf(real, PATH_MAX, "%s/%s", strcmp(dir, "/") == 0 ? "" : dir, base);
-  return n < 0 || n >= PATH_MAX ? -1 : 0;
+  return n < 0 || n >= PATH_MAX ? PATH_BAD : PATH_OK;
+}
+
+PathVerdict lapi_path_resolve(LuaApi *api, const char *path, int write, char real[PATH_MAX]) {
+  if (!path || !*path) return PATH_BAD;
+  if (!api->opt.sandbox) {
+    snprintf(real, PATH_MAX, "%s", path);
+    return strlen(path) < PATH_MAX ? PATH_OK : PATH_BAD;
+  }
+  PathVerdict v = resolve(api, path, real);
+  if (v != PATH_OK) return v;
+  if (under(real, api->cwd)) return PATH_OK;
+  return !write && (under(real, api->script_dir) || under(real, api->data_dir)) ? PATH_OK : PATH_OUTSIDE;
 }
 
 int lapi_path_ok(LuaApi *api, const char *path, int write) {
   char real[PATH_MAX];
-  if (!api->opt.sandbox) return 1;
-  if (!path || !*path || resolve(api, path, real) < 0) return 0;
-  if (under(real, api->cwd)) return 1;
-  return !write && (under(real, api->script_dir) || under(real, api->data_dir));
+  return lapi_path_resolve(api, path, write, real) == PATH_OK;
 }
 
+static const char *const path_refusals[] = {
+  [PATH_OUTSIDE] = "is outside the working directory (sandbox)",
+  [PATH_LINK] = "is a symbolic link to nothing (sandbox)",
+  [PATH_BAD] = "cannot be resolved (sandbox)",
+};
+
+const char *lapi_path_refusal(PathVerdict v) { return v == PATH_OK ? "" : path_refusals[v]; }
+
 void lapi_check_path(lua_State *L, const char *fname, const char *path, int write) {
-  if (!lapi_path_ok(lapi_get(L), path, write))
-    luaL_error(L, "%s: '%s' is outside the working directory (sandbox)", fname, path);
+  char real[PATH_MAX];
+  PathVerdict v = lapi_path_resolve(lapi_get(L), path, write, real);
+  if (v != PATH_OK) luaL_error(L, "%s: '%s' %s", fname, path ? path : "", lapi_path_refusal(v));
 }
 
 void lapi_set_script_dir(LuaApi *api, const char *script) {
@@ -234,20 +280,45 @@ void lapi_set_script_dir(LuaApi *api, const char *script) {
 
 enum { GUARD_READ, GUARD_WRITE, GUARD_OPEN, GUARD_BOTH };
 
+/* "REAL: No such file" back to "NAME: No such file" at 'idx'. The name
+** given is upvalue 4 of the guarded function. */
+static void given_name_in_message(lua_State *L, int idx) {
+  const char *msg = lua_tostring(L, idx), *colon = strstr(msg, ": ");
+  if (!colon || lua_type(L, lua_upvalueindex(4)) != LUA_TSTRING) return;
+  lua_pushfstring(L, "%s%s", lua_tostring(L, lua_upvalueindex(4)), colon);
+  lua_replace(L, idx);
+}
+
 /* A file function behind a path check: upvalue 1 the original, upvalue 2
 ** how its arguments are checked, upvalue 3 its name. Handles and nil pass
-** through. */
+** through. Functions that open a file get the resolved real name, so no
+** link is followed after the check; os.remove and os.rename act on a link
+** itself and keep the name given. */
 static int lapi_guarded(lua_State *L) {
+  LuaApi *api = lapi_get(L);
   int how = (int)lua_tointeger(L, lua_upvalueindex(2));
+  const char *fname = lua_tostring(L, lua_upvalueindex(3));
+  int opens = how == GUARD_OPEN || how == GUARD_READ || how == GUARD_WRITE;
   for (int i = 1; i <= (how == GUARD_BOTH ? 2 : 1); i++) {
     if (lua_type(L, i) != LUA_TSTRING) continue;
     int write = how == GUARD_WRITE || how == GUARD_BOTH ||
                 (how == GUARD_OPEN && strpbrk(luaL_optstring(L, 2, "r"), "wa+"));
-    lapi_check_path(L, lua_tostring(L, lua_upvalueindex(3)), lua_tostring(L, i), write);
+    const char *path = lua_tostring(L, i);
+    char real[PATH_MAX];
+    PathVerdict v = lapi_path_resolve(api, path, write, real);
+    if (v != PATH_OK) return luaL_error(L, "%s: '%s' %s", fname, path, lapi_path_refusal(v));
+    if (opens) {
+      lua_pushvalue(L, i);                /* the name given, for messages */
+      lua_replace(L, lua_upvalueindex(4));
+      lua_pushstring(L, real);
+      lua_replace(L, i);
+    }
   }
   lua_pushvalue(L, lua_upvalueindex(1));
   lua_insert(L, 1);
   lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+  if (opens && lua_gettop(L) >= 2 && lua_isnil(L, 1) && lua_type(L, 2) == LUA_TSTRING)
+    given_name_in_message(L, 2);
   return lua_gettop(L);
 }
 
@@ -256,7 +327,8 @@ static void guard(lua_State *L, const char *lib, const char *name, int how) {
   lua_getfield(L, -1, name);
   lua_pushinteger(L, how);
   lua_pushfstring(L, "%s.%s", lib, name);
-  lua_pushcclosure(L, lapi_guarded, 3);
+  lua_pushnil(L);
+  lua_pushcclosure(L, lapi_guarded, 4);
   lua_setfield(L, -2, name);
   lua_pop(L, 1);
 }
@@ -321,7 +393,8 @@ static int lapi_searcher(lua_State *L) {
 }
 
 static void sandbox(lua_State *L) {
-  static const char *const os_gone[] = {"execute", "tmpname"};
+  /* setlocale is process-wide: it would change how the lab writes numbers. */
+  static const char *const os_gone[] = {"execute", "tmpname", "setlocale"};
   static const char *const debug_gone[] = {"sethook", "setlocal", "setupvalue", "upvaluejoin",
                                            "setuservalue", "setmetatable", "setcstacklimit",
                                            "getregistry", "getupvalue"};
@@ -371,6 +444,7 @@ static int lapi_setup(lua_State *L) {
   lua_pushcfunction(L, lapi_os_exit);
   lua_setfield(L, -2, "exit");
   lua_pop(L, 1);
+  lapi_guard_catchers(L);
 
   /* Reproducible by default: a script wanting fresh numbers seeds itself. */
   lua_getglobal(L, "math");

@@ -50,6 +50,9 @@ typedef struct LuaApiOptions {
   void *ctx;
   /* lab.run{} starts from these options; NULL: run_options_default */
   const RunOptions *defaults;
+  /* 'out' shows a script's output on a screen: its control characters
+  ** are escaped (error reports, lab.log and captions always are) */
+  int escape_output;
 } LuaApiOptions;
 
 /* Create the state: standard libraries, the "tielab" module (preloaded and
@@ -98,6 +101,8 @@ int luaapi_scripts(const LuaApi *api);
 ** that call. */
 void luaapi_interrupt(LuaApi *api);
 int luaapi_interrupted(const LuaApi *api);
+/* An interrupt or an os.exit is pending: a host stepping inline stops. */
+int luaapi_stopping(const LuaApi *api);
 
 /* ------------------------------------------------------------ for the UI */
 

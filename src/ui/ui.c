@@ -196,7 +196,8 @@ static int start_lua(Ui *ui, Err *err) {
                       .out = ui_lua_out,
                       .log = lua_log,
                       .ctx = ui,
-                      .defaults = &ui->opt->run};
+                      .defaults = &ui->opt->run,
+                      .escape_output = 1};
   ui->api = luaapi_new(&ui->host, &lo, err);
   if (!ui->api) return -1;
   sig_set_interrupt(interrupt_lua, ui->api);

@@ -1,0 +1,22 @@
+# tap.sh -- the Test Anything Protocol for tielab's shell tests, sourced
+# after setting 'tap_name':
+#
+#   tap_name=stop; . "${srcdir:-.}/tests/tap.sh"
+#   ok $? "what was checked"      # 0 passes, anything else fails
+#   tap_done
+#
+# It sets 'tielab' (the built binary, absolute) and 'tmp' (a fresh
+# directory, removed at exit).
+tielab="$(cd "${top_builddir:-.}" && pwd)/tielab"
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/tielab-${tap_name:-test}.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+n=0
+failed=0
+ok() {
+  n=$((n + 1))
+  if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=1; fi
+}
+tap_done() {
+  echo "1..$n"
+  exit $failed
+}

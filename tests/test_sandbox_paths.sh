@@ -1,0 +1,97 @@
+#!/bin/sh
+# test_sandbox_paths.sh -- what the sandbox opens is what it checked: no
+# write or read through a symbolic link that leads outside the working
+# directory (a dangling one included, which an open for writing would
+# follow to create its target), no os.setlocale; and nothing a script
+# prints or raises reaches a terminal as a control sequence.
+tap_name=sbp; . "${srcdir:-.}/tests/tap.sh"
+mkdir "$tmp/work" "$tmp/outside"
+cd "$tmp/work" || exit 1
+echo secret >"$tmp/outside/secret.txt"
+ln -s "$tmp/outside/created.txt" dangling          # points at nothing yet
+ln -s "$tmp/outside/secret.txt" to-secret
+ln -s "$tmp/work/inside.txt" to-inside             # dangling, but inside
+echo fine >inside-real.txt
+ln -s inside-real.txt to-real                      # a link that stays inside
+
+sandboxed() {
+  printf '%s\n' "$1" >case.lua
+  "$tielab" --headless --sandbox case.lua >out 2>err
+}
+
+sandboxed 'local f, e = io.open("dangling", "w") if f then f:write("x") f:close() end'
+rc=$?
+ok $([ ! -e "$tmp/outside/created.txt" ]; echo $?) "io.open(w) through a dangling link creates nothing outside"
+ok $((rc == 0)) "and is an error (status $rc)"
+grep -q "'dangling' is a symbolic link to nothing (sandbox)" err
+ok $? "which says why: $(head -c 200 err | head -1)"
+
+for fn in 'io.output("dangling")' 'io.open("dangling", "a")' 'io.open("dangling", "r+")' \
+          'lab.run{vocab = 256, dim = 16, layers = 1, heads = 2, ctx = 8, batch = 2}:save("dangling")' \
+          'lab.run{vocab = 256, dim = 16, layers = 1, heads = 2, ctx = 8, batch = 2}:export("dangling")'; do
+  sandboxed "$fn"
+  rc=$?
+  ok $([ "$rc" -ne 0 ] && [ ! -e "$tmp/outside/created.txt" ]; echo $?) "$fn: refused, nothing created outside"
+done
+rm -f "$tmp/outside/created.txt"
+
+for fn in 'io.open("to-secret"):read("a")' 'io.lines("to-secret")()' 'io.input("to-secret")' \
+          'dofile("to-secret")' 'loadfile("to-secret")' 'lab.load("to-secret")'; do
+  sandboxed "print($fn)"
+  rc=$?
+  ok $([ "$rc" -ne 0 ] && ! grep -q secret out && grep -q "outside the working directory" err; echo $?) \
+    "$fn: no reading through a link that leads outside"
+done
+
+sandboxed 'local f = assert(io.open("to-real", "a")) f:write("more\n") f:close()
+print(io.open("to-real"):read("a"))
+for l in io.lines("to-real") do io.write("[", l, "]") end print()'
+rc=$?
+ok $rc "a link that stays inside reads and writes (status $rc)"
+grep -q "^\[fine\]\[more\]$" out
+ok $? "through to its target"
+ok $([ -L to-real ]; echo $?) "and stays a link"
+# Refused as well: what a dangling link names is not resolved, so it is
+# not known to stay inside.
+sandboxed 'local f = assert(io.open("to-inside", "w")) f:write("y") f:close()'
+rc=$?
+ok $((rc == 0)) "a dangling link is refused even when it names a file inside (status $rc)"
+sandboxed 'print(io.open("no-such-file"))'
+grep -q "^nil	no-such-file: No such file or directory" out
+ok $? "a missing file is named as the script named it: $(cat out)"
+
+sandboxed 'print(os.setlocale)'
+grep -qx nil out
+ok $? "no os.setlocale in the sandbox"
+printf '%s\n' 'print(type(os.setlocale))' >case.lua
+"$tielab" --headless case.lua >out 2>err
+grep -qx function out
+ok $? "but there is outside it"
+
+# Control characters: escaped in error text always, in output on a terminal.
+esc=$(printf '\033')
+printf '%s\n' 'print("a\27]0;title\7b")' 'error("bad \27[2J\27[31mred\194\155 thing\255")' >case.lua
+"$tielab" --headless case.lua >out 2>err
+grep -q "$esc" err
+ok $((! $?)) "no ESC byte in an error message"
+grep -q 'bad ^\[\[2J^\[\[31mred\\x9b thing\\xff' err
+ok $? "controls shown as ^X, C1 and invalid bytes as \\xNN: $(head -1 err)"
+grep -q "$esc" out
+ok $? "output to a pipe is passed as it is"
+if command -v script >/dev/null 2>&1; then
+  script -qec "'$tielab' --headless case.lua" /dev/null >tty.out 2>&1
+  grep -q "$esc" tty.out
+  ok $((! $?)) "output to a terminal has no ESC byte either"
+  grep -qF 'a^[]0;title^Gb' tty.out
+  ok $? "and shows the controls"
+else
+  echo "ok $((n = n + 1)) # SKIP no script(1)"
+  echo "ok $((n = n + 1)) # SKIP no script(1)"
+fi
+# A corpus whose name carries an escape: the message shows it escaped.
+printf '%s\n' "lab.run{vocab = 256, dim = 16, layers = 1, heads = 2, ctx = 8, batch = 2, corpus = 'x\\27[2Jy.txt'}" >case.lua
+"$tielab" --headless case.lua >out 2>err
+grep -q "$esc" err
+ok $((! $?)) "a file name from a script is escaped in the error naming it: $(head -1 err)"
+
+tap_done

@@ -59,6 +59,21 @@ static void test_read(const Corpus *syn) {
   snprintf(path, sizeof path, "%s/adir", tmp);
   mkdir(path, 0755);
   refused(path, "is a directory", "a directory");
+  refused("/dev/zero", "not a regular file", "an endless device");
+  /* procfs files say they have 0 bytes and read on: a size that cannot be
+  ** known, so the read stops at once rather than growing a buffer. */
+  refused("/proc/self/status", "says it has 0 bytes but has more", "a /proc file");
+  refused("/proc/self/pagemap", "says it has 0 bytes but has more", "/proc/self/pagemap");
+
+  /* The cap on the size: refused before any byte is read. */
+  const char *big = fixture("big.txt", syn->text, 12000);
+  Corpus capped;
+  Err cap_err = {""};
+  ok(corpus_read_max(&capped, big, 8192, &cap_err) < 0 && strstr(cap_err.msg, "more than the") &&
+         strstr(cap_err.msg, "corpus_max"),
+     "a corpus above the cap is refused and names the setting: %s", cap_err.msg);
+  ok(corpus_read_max(&capped, big, 12000, &cap_err) == 0 && capped.len == 12000, "one at the cap is read whole");
+  corpus_free(&capped);
 
   /* Text with a few Latin-1 bytes (invalid UTF-8) is still text. */
   memcpy(buf, syn->text, sizeof buf);

@@ -56,24 +56,32 @@ static size_t nontext_bytes(const uint8_t *s, size_t n) {
   return bad;
 }
 
-static int read_all(FILE *f, uint8_t **out, size_t *len) {
-  size_t cap = 1 << 16, n = 0;
-  uint8_t *buf = malloc(cap);
-  while (buf) {
-    n += fread(buf + n, 1, cap - n, f);
-    if (n < cap) break;
-    uint8_t *more = realloc(buf, cap * 2);
-    if (!more) {
-      free(buf);
-      buf = NULL;
-      break;
-    }
-    buf = more;
-    cap *= 2;
+static const char *human_bytes(uint64_t n, char buf[32]) {
+  if (n >= (1ULL << 30)) snprintf(buf, 32, "%.1f GiB", (double)n / (1 << 30));
+  else if (n >= (1ULL << 20)) snprintf(buf, 32, "%.1f MiB", (double)n / (1 << 20));
+  else snprintf(buf, 32, "%llu bytes", (unsigned long long)n);
+  return buf;
+}
+
+/* Exactly 'size' bytes of 'f', as its size said: one byte more means the
+** file grew (or, with size 0, that its size is not known: /proc, /sys). The
+** read is bounded by the size, so an endless file cannot exhaust memory. */
+static int read_sized(FILE *f, size_t size, Corpus *c, const char *path, Err *err) {
+  uint8_t *buf = malloc(size + 1);
+  if (!buf) return err_set(err, "%s: out of memory reading its %.1f MiB", path, (double)size / (1 << 20));
+  size_t n = fread(buf, 1, size, f);
+  int extra = n == size ? fgetc(f) : EOF;
+  if (ferror(f)) {
+    free(buf);
+    return err_set(err, "%s: read error", path);
   }
-  if (!buf) return -1;
-  *out = buf;
-  *len = n;
+  if (extra != EOF) {
+    free(buf);
+    return size == 0 ? err_set(err, "%s: says it has 0 bytes but has more: its size cannot be known", path)
+                     : err_set(err, "%s: grew while it was read (more than its %zu bytes)", path, size);
+  }
+  c->text = buf;
+  c->len = n;
   return 0;
 }
 
@@ -90,7 +98,7 @@ static int corpus_check(const Corpus *c, const char *path, Err *err) {
   return 0;
 }
 
-int corpus_read(Corpus *c, const char *path, Err *err) {
+int corpus_read_max(Corpus *c, const char *path, uint64_t max_bytes, Err *err) {
   struct stat st;
   memset(c, 0, sizeof *c);
   if (stat(path, &st) < 0)
@@ -99,22 +107,26 @@ int corpus_read(Corpus *c, const char *path, Err *err) {
   if (S_ISDIR(st.st_mode)) return err_set(err, "%s: is a directory", path);
   /* A device or a pipe could be endless (/dev/zero) or block forever. */
   if (!S_ISREG(st.st_mode)) return err_set(err, "%s: not a regular file", path);
-  if ((uint64_t)st.st_size > CORPUS_MAX_BYTES)
-    return err_set(err, "%s: %.1f GiB is more than the %d GiB a corpus may have", path,
-                   (double)st.st_size / (1 << 30), (int)(CORPUS_MAX_BYTES >> 30));
+  if ((uint64_t)st.st_size > max_bytes) {
+    char size[32], cap[32];
+    return err_set(err, "%s: %s is more than the %s a corpus may have (raise 'corpus_max', in MiB)", path,
+                   human_bytes((uint64_t)st.st_size, size), human_bytes(max_bytes, cap));
+  }
   FILE *f = fopen(path, "rb");
   if (!f) return err_set(err, "%s: %s", path, strerror(errno));
-  int r = read_all(f, &c->text, &c->len);
-  int bad = ferror(f);
+  int r = read_sized(f, (size_t)st.st_size, c, path, err);
   fclose(f);
-  if (r < 0) return err_set(err, "%s: out of memory reading it", path);
-  if (bad || corpus_check(c, path, err) < 0) {
-    if (bad) err_set(err, "%s: read error", path);
+  if (r < 0) return -1;
+  if (corpus_check(c, path, err) < 0) {
     corpus_free(c);
     return -1;
   }
   snprintf(c->name, sizeof c->name, "%s", path);
   return 0;
+}
+
+int corpus_read(Corpus *c, const char *path, Err *err) {
+  return corpus_read_max(c, path, CORPUS_DEFAULT_MAX_BYTES, err);
 }
 
 /* ---- the lexicon --------------------------------------------------------- */

@@ -19,13 +19,19 @@ typedef struct Corpus {
 
 /* Smallest corpus accepted, in bytes. */
 #define CORPUS_MIN_BYTES 4096
-/* Largest corpus accepted: the tokens of every run live in memory. */
-#define CORPUS_MAX_BYTES (4ULL << 30)
+/* Largest corpus read unless the caller allows more: the text and its
+** tokens live in memory. */
+#define CORPUS_DEFAULT_MAX_BYTES (1ULL << 30)
 
-/* Read 'path'. Refused with a message naming the file: missing, unreadable,
-** empty, shorter than CORPUS_MIN_BYTES, or binary (NUL bytes, or mostly
-** bytes that are neither printable nor whitespace nor UTF-8). */
+/* Read 'path', at most CORPUS_DEFAULT_MAX_BYTES. Refused with a message
+** naming the file: missing, unreadable, not a regular file, empty, shorter
+** than CORPUS_MIN_BYTES, larger than the cap, of a size that cannot be
+** known (a /proc or /sys file says 0 bytes and reads on), growing while it
+** is read, or binary (NUL bytes, or mostly bytes that are neither
+** printable nor whitespace nor UTF-8). */
 int corpus_read(Corpus *c, const char *path, Err *err);
+/* The same with a cap of 'max_bytes'. */
+int corpus_read_max(Corpus *c, const char *path, uint64_t max_bytes, Err *err);
 
 /* Generate about 'bytes' of the synthetic language from 'seed'. */
 int corpus_synthetic(Corpus *c, uint64_t seed, size_t bytes, Err *err);

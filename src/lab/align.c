@@ -156,6 +156,17 @@ static void work_release(AlignWork *w) {
   memset(w, 0, sizeof *w);
 }
 
+/* What work_reserve and side_alloc take for [v,d] and knn k. */
+size_t align_memory_bytes(int v, int d, int k) {
+  size_t vd = (size_t)v * d, dd = (size_t)d * d;
+  size_t side = sizeof(double) * (vd + v + 2 * dd + d) + sizeof(int) * (size_t)v * k;
+  size_t floats = 2 * vd + (size_t)BLOCK_ROWS * d + (size_t)BLOCK_ROWS * v;
+  size_t doubles = 6 * dd + d + 2 * dd + (size_t)BLOCK_ROWS * 2 * d;
+  return 3 * side + sizeof(float) * floats + sizeof(double) * doubles + sizeof(int) * (size_t)v;
+}
+
+size_t align_work_bytes(const AlignWork *w) { return w && w->v > 0 ? align_memory_bytes(w->v, w->d, w->k) : 0; }
+
 AlignWork *align_work_new(void) { return calloc(1, sizeof(AlignWork)); }
 
 void align_work_free(AlignWork *w) {

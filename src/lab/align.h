@@ -62,6 +62,9 @@ int align_compare(const float *x, const float *y, int v, int d, const AlignOptio
 typedef struct AlignWork AlignWork;
 AlignWork *align_work_new(void);
 void align_work_free(AlignWork *w);
+/* Bytes the workspace takes for [v,d] with knn k, and what 'w' holds now. */
+size_t align_memory_bytes(int v, int d, int k);
+size_t align_work_bytes(const AlignWork *w);
 int align_compare_in(AlignWork *w, const float *x, const float *y, int v, int d,
                      const AlignOptions *opt, AlignResult *out, Err *err);
 

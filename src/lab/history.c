@@ -39,6 +39,11 @@ struct History {
   long events_dropped;
 };
 
+size_t history_memory_bytes(int cap, int n_series) {
+  if (cap == 0) cap = HISTORY_DEFAULT_CAP;
+  return sizeof(History) + (size_t)n_series * (sizeof(Series) + (size_t)cap * sizeof(HistBucket));
+}
+
 /* ------------------------------------------------------------ text */
 
 /* Length of the valid UTF-8 sequence at 's' (1..4), or 0. */

@@ -57,6 +57,9 @@ size_t history_bytes(const History *h);
 ** point is then dropped. Values may be NaN or infinite: min and max skip
 ** NaN, the mean carries it. */
 #define HISTORY_MAX_SERIES 2048   /* 23 run series + 4 per layer position up to 256 layers */
+
+/* Bytes a history of 'cap' buckets per series holds with 'n_series' series. */
+size_t history_memory_bytes(int cap, int n_series);
 int history_push(History *h, const char *series, long step, double value);
 
 /* Record a settings change at 'step'; the text is cut to 95 bytes (on a

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/sysmem.h"
 #include "run.h"
 
 Lab *lab_new(Err *err) {
@@ -86,6 +87,43 @@ static void absolute_corpus(RunOptions *o) {
   free(full);
 }
 
+/* ------------------------------------------------------------ memory */
+
+#define GIB 1073741824.0
+
+/* What the lab's corpora take. */
+static size_t data_held(const Lab *lab) {
+  size_t n = 0;
+  for (const SharedData *d = lab->data; d; d = d->next)
+    n += d->ds.n * sizeof(int32_t) + (size_t)bpe_vocab(d->ds.bpe) * sizeof(double);
+  return n;
+}
+
+int lab_check_memory(Lab *lab, const RunOptions *o, size_t budget, Err *err) {
+  char name[128];
+  if (o->name[0]) snprintf(name, sizeof name, "run '%s'", o->name);
+  else
+    snprintf(name, sizeof name, "a run of vocab %d, dim %d, layers %d, ctx %d, batch %d", o->model.vocab,
+             o->model.dim, o->model.layers, o->model.ctx, o->model.batch);
+  size_t need = run_memory_bytes(o) + (lab_shares_data(lab, o) ? 0 : data_memory_bytes(o));
+  if (budget && need > budget)
+    return err_set(err, "%s needs about %.2f GiB, more than the %.2f GiB it may have", name, need / GIB,
+                   budget / GIB);
+  size_t pending = 0, held = data_held(lab);
+  for (int i = 0; i < lab->n_runs; i++) {
+    size_t p = run_memory_pending(lab->runs[i]);
+    pending += p;
+    held += run_memory_bytes(&lab->runs[i]->opt) - p;
+  }
+  SysMem m;
+  sysmem_read(&m);
+  if (need + pending <= m.headroom) return 0;
+  return err_set(err,
+                 "%s needs about %.2f GiB (the lab %.2f GiB in all), but this process can get only "
+                 "%.2f GiB more (%s); lower 'vocab', 'dim', 'layers', 'ctx' or 'batch'",
+                 name, need / GIB, (need + pending + held) / GIB, m.headroom / GIB, m.limit);
+}
+
 Run *lab_add_run(Lab *lab, const RunOptions *o, Err *err) {
   RunOptions opt = *o;
   pick_name(lab, &opt);
@@ -95,6 +133,7 @@ Run *lab_add_run(Lab *lab, const RunOptions *o, Err *err) {
     err_set(err, "a run named '%s' already exists", opt.name);
     return NULL;
   }
+  if (lab_check_memory(lab, &opt, 0, err) < 0) return NULL;
   Model *m = model_create(&opt.model, opt.threads, err);
   if (!m) return NULL;
   model_init(m, opt.init_seed);

@@ -51,6 +51,7 @@ typedef struct RunOptions {
   int init_seed_given, data_seed_given;
   double lr, in_scale, out_scale;
   char corpus[1024];          /* "" for the built-in synthetic language */
+  int corpus_max_mb;          /* largest corpus file read */
   int lens_every;             /* train the tuned lens every N steps (0 = off) */
   int eval_every;             /* validation loss every N steps */
   int align_every;            /* alignment with the partner every N steps (0 = off) */
@@ -75,9 +76,13 @@ int run_options_set_number(RunOptions *o, const char *key, double value, Err *er
 /* Write option 'key' as text that run_options_set_text accepts back. */
 int run_options_get_text(const RunOptions *o, const char *key, char *buf, size_t cap, Err *err);
 
-/* Check the whole set (sizes, heads divide dim, tie K <= dim, memory
-** estimate against the machine's memory). */
+/* Check the whole set (sizes, heads divide dim, tie K <= dim, and that
+** one such run would fit in the machine's memory at all). */
 int run_options_check(const RunOptions *o, Err *err);
+
+/* Bytes a run of these options holds at most: model, moments, activations,
+** step-0 copies, lens, alignment workspace, history (not the corpus). */
+size_t run_memory_bytes(const RunOptions *o);
 
 /* ---------------------------------------------------------------- metrics */
 
@@ -125,6 +130,14 @@ typedef struct RunMetrics {
 
 Lab *lab_new(Err *err);
 void lab_free(Lab *lab);
+
+/* Would a new run of options 'o' fit? The whole lab's need (every run at
+** its largest, the corpora they read) is compared with what this process
+** can still get (the smallest of MemAvailable, the cgroup's memory.max and
+** RLIMIT_AS/RLIMIT_DATA) plus what the lab holds already, and, when
+** 'budget' is not 0, the new run must also fit in 'budget' bytes. Refuses
+** with both figures in GiB. lab_add_run and lab_load check first. */
+int lab_check_memory(Lab *lab, const RunOptions *o, size_t budget, Err *err);
 
 Run *lab_add_run(Lab *lab, const RunOptions *o, Err *err);
 int lab_remove_run(Lab *lab, Run *r);

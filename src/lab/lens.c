@@ -65,6 +65,20 @@ static void *alloc_floats(size_t n, int *failed) {
   return p;
 }
 
+/* Rows evaluated at once: one [rows,V] block of about LENS_CHUNK_FLOATS. */
+static int lens_chunk(const ModelConfig *c) {
+  int chunk = LENS_CHUNK_FLOATS / c->vocab, rows = c->batch * c->ctx;
+  if (chunk < 32) chunk = 32;
+  return chunk > rows ? rows : chunk;
+}
+
+size_t lens_memory_bytes(const ModelConfig *c) {
+  size_t d = (size_t)c->dim, V = (size_t)c->vocab, ch = (size_t)lens_chunk(c);
+  size_t translators = (size_t)c->layers * (d * d + d);
+  size_t floats = 3 * translators + 5 * ch * d + 3 * ch * V;   /* as lens_new allocates */
+  return sizeof(Lens) + floats * sizeof(float) + ((size_t)c->batch * c->ctx + ch) * sizeof(int);
+}
+
 Lens *lens_new(const ModelConfig *c, Err *err) {
   if (config_validate(c, err) < 0) return NULL;
   Lens *ln = calloc(1, sizeof *ln);
@@ -78,9 +92,7 @@ Lens *lens_new(const ModelConfig *c, Err *err) {
   ln->layers = c->layers;
   ln->batch = c->batch;
   ln->ctx = c->ctx;
-  ln->chunk = LENS_CHUNK_FLOATS / V;
-  if (ln->chunk < 32) ln->chunk = 32;
-  if (ln->chunk > rows) ln->chunk = rows;
+  ln->chunk = lens_chunk(c);
   ln->max_chunk = ln->chunk;
   ln->per = (size_t)d * d + d;
   ln->n_floats = (size_t)c->layers * ln->per;

@@ -39,6 +39,8 @@ typedef struct Lens Lens;
 
 /* A lens for models of shape 'c' (vocab, dim, layers, ctx, batch). */
 Lens *lens_new(const ModelConfig *c, Err *err);
+/* Bytes lens_new allocates for a model of shape 'c'. */
+size_t lens_memory_bytes(const ModelConfig *c);
 void lens_free(Lens *ln);
 
 /* One training step on the last forward of 'm', which ran on 'b' sequences

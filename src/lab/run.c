@@ -13,6 +13,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "../core/clock.h"
@@ -58,7 +59,7 @@ SharedData *lab_data_acquire(Lab *lab, const RunOptions *o, Err *err) {
       return d;
     }
   Corpus c;
-  int rc = o->corpus[0] ? corpus_read(&c, o->corpus, err)
+  int rc = o->corpus[0] ? corpus_read_max(&c, o->corpus, (uint64_t)o->corpus_max_mb << 20, err)
                         : corpus_synthetic(&c, o->corpus_seed, SYNTHETIC_BYTES, err);
   if (rc < 0) return NULL;
   SharedData *d = calloc(1, sizeof *d);
@@ -96,6 +97,58 @@ void lab_data_release(Lab *lab, SharedData *d) {
   dataset_free(&d->ds);
   free(d->log_freq);
   free(d);
+}
+
+/* ------------------------------------------------------------ memory
+** What a run will hold at most, from the same sizes its parts allocate:
+** the model (weights, gradients, moments, activations), the step-0 copies
+** for drift, the lens, the alignment workspace (allocated on the first
+** alignment), the history and the batch rows. The corpus is the lab's,
+** shared by the runs that read it: see lab_check_memory. */
+
+/* Series a run records: 23 of its own and 4 per layer position for each
+** of the tuned and the logit lens. */
+static int run_series(const ModelConfig *c) { return 23 + 8 * (c->layers + 1); }
+
+/* The alignment workspace a run of these options may make. */
+static size_t align_planned(const RunOptions *o) {
+  const ModelConfig *c = &o->model;
+  AlignOptions ao = align_default_options();
+  int k = ao.knn_k < c->vocab - 1 ? ao.knn_k : c->vocab - 1;
+  return o->align_every > 0 ? align_memory_bytes(c->vocab, c->dim, k) : 0;
+}
+
+size_t run_memory_bytes(const RunOptions *o) {
+  const ModelConfig *c = &o->model;
+  size_t vd = (size_t)c->vocab * c->dim, bt = (size_t)c->batch * c->ctx;
+  size_t own = sizeof(Run) + 2 * vd * sizeof(float) + (bt + (size_t)c->batch + 2 * bt) * sizeof(int32_t) +
+               (size_t)(2 * c->layers + 16) * (64 + sizeof(double));   /* the per-tensor evaluation arrays */
+  return model_memory_bytes(c) + own + lens_memory_bytes(c) + align_planned(o) +
+         history_memory_bytes(HISTORY_DEFAULT_CAP, run_series(c));
+}
+
+/* What the run may still allocate: an alignment workspace not yet made. */
+size_t run_memory_pending(const Run *r) {
+  size_t planned = align_planned(&r->opt), held = align_work_bytes(r->align_work);
+  return planned > held ? planned - held : 0;
+}
+
+/* Bytes the lab's copy of a corpus takes: the text while it is tokenized,
+** a token id for each byte at worst (a byte-level vocabulary), and the
+** tokenizer's working set, which is no larger than the text. */
+size_t data_memory_bytes(const RunOptions *o) {
+  struct stat st;
+  size_t bytes = SYNTHETIC_BYTES;
+  if (o->corpus[0]) bytes = stat(o->corpus, &st) == 0 && st.st_size > 0 ? (size_t)st.st_size : 0;
+  return bytes * (1 + sizeof(int32_t) + 1) + (size_t)o->model.vocab * sizeof(double);
+}
+
+int lab_shares_data(const Lab *lab, const RunOptions *o) {
+  char key[1100];
+  data_key(o, key, sizeof key);
+  for (const SharedData *d = lab->data; d; d = d->next)
+    if (strcmp(d->key, key) == 0) return 1;
+  return 0;
 }
 
 /* ------------------------------------------------------------ lifecycle */

@@ -62,6 +62,9 @@ Run *run_create(Lab *lab, const RunOptions *o, Model *model, Err *err);
 void run_destroy(Run *r);
 void run_refresh_metrics(Run *r);
 SharedData *lab_data_acquire(Lab *lab, const RunOptions *o, Err *err);
+size_t run_memory_pending(const Run *r);
+size_t data_memory_bytes(const RunOptions *o);
+int lab_shares_data(const Lab *lab, const RunOptions *o);
 void lab_data_release(Lab *lab, SharedData *d);
 
 /* lab.c: take a created run into the lab (giving it an id), or destroy it

@@ -40,6 +40,7 @@ static const Setting settings[] = {
   {"in_scale", SET_NUMBER, 0, 1e6, "1", 1, "factor on the input-side embedding gradient"},
   {"out_scale", SET_NUMBER, 0, 1e6, "1", 1, "factor on the output-side embedding gradient"},
   {"corpus", SET_STRING, 0, 0, "", 0, "text file to train on (empty: the built-in synthetic language)"},
+  {"corpus_max", SET_INT, 1, 1 << 20, "1024", 0, "largest corpus file read, in MiB"},
   {"lens_every", SET_INT, 0, BIG, "20", 1, "train the tuned lens every N steps (0: off)"},
   {"eval_every", SET_INT, 0, BIG, "100", 1, "validation loss every N steps (0: off)"},
   {"align_every", SET_INT, 0, BIG, "100", 1, "alignment with the partner every N steps (0: off)"},
@@ -79,6 +80,7 @@ static const Slot slots[] = {
   {"in_scale", ST_DOUBLE, AT(in_scale), 0},
   {"out_scale", ST_DOUBLE, AT(out_scale), 0},
   {"corpus", ST_TEXT, AT(corpus), sizeof ((RunOptions *)0)->corpus},
+  {"corpus_max", ST_INT, AT(corpus_max_mb), 0},
   {"lens_every", ST_INT, AT(lens_every), 0},
   {"eval_every", ST_INT, AT(eval_every), 0},
   {"align_every", ST_INT, AT(align_every), 0},
@@ -321,7 +323,7 @@ int run_options_check(const RunOptions *o, Err *err) {
   if (c->tie_k < 0 || c->tie_k > c->dim)
     return err_set(err, "'tie' K (%d) must be at most dim (%d)", c->tie_k, c->dim);
   if (config_validate(c, err) < 0) return -1;
-  double need = (double)config_memory_bytes(c), have = machine_memory();
+  double need = (double)run_memory_bytes(o), have = machine_memory();
   if (have > 0 && need > have)
     return err_set(err,
                    "a run of vocab %d, dim %d, layers %d, ctx %d, batch %d needs about %.1f GiB, "

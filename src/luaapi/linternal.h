@@ -48,6 +48,11 @@ struct LuaApi {
   Host *host;
   LuaApiOptions opt;
   size_t mem_used, mem_cap;
+  /* Under the sandbox the runs a script makes count against mem_cap too:
+  ** their ids and estimated bytes, and the sum. */
+  struct { int id; size_t bytes; } *own_runs;
+  int n_own_runs, cap_own_runs;
+  size_t own_runs_bytes;
   atomic_int interrupt;
   int depth;              /* nesting of top-level calls */
   int exit_code;
@@ -84,6 +89,10 @@ const char *lapi_path_refusal(PathVerdict v);
 int lapi_path_ok(LuaApi *api, const char *path, int write);
 void lapi_check_path(lua_State *L, const char *fname, const char *path, int write);
 void lapi_set_script_dir(LuaApi *api, const char *script);
+
+size_t lapi_run_budget(LuaApi *api);
+int lapi_own_run(LuaApi *api, int id, size_t bytes);
+void lapi_forget_run(LuaApi *api, int id);
 
 /* lscript.c */
 void lapi_enter(LuaApi *api);

@@ -49,9 +49,17 @@ static int llab_run(lua_State *L) {
   if (lua_istable(L, 1) && lua_getfield(L, 1, "corpus") != LUA_TNIL && o.corpus[0])
     lapi_check_path(L, "lab.run", o.corpus, 0);
   Lab *lab = lapi_lock(api);
-  Run *r = lab_add_run(lab, &o, &err);
+  size_t budget = lapi_run_budget(api);
+  Run *r = NULL;
+  if (lab_check_memory(lab, &o, budget, &err) == 0 && (r = lab_add_run(lab, &o, &err)) &&
+      lapi_own_run(api, run_id(r), run_memory_bytes(&o)) < 0) {
+    lab_remove_run(lab, r);
+    r = NULL;
+    err_set(&err, "out of memory");
+  }
   int id = r ? run_id(r) : -1;
   lapi_unlock(api);
+  if (!r && budget) return luaL_error(L, "lab.run: %s (a sandboxed script's runs count against --lua-mem)", err.msg);
   if (!r) return luaL_error(L, "lab.run: %s", err.msg);
   lrun_push(L, id);
   return 1;
@@ -509,7 +517,8 @@ static int llab_mem(lua_State *L) {
   LuaApi *api = lapi_get(L);
   lua_pushinteger(L, (lua_Integer)api->mem_used);
   lua_pushinteger(L, (lua_Integer)api->mem_cap);
-  return 2;
+  lua_pushinteger(L, (lua_Integer)api->own_runs_bytes);
+  return 3;
 }
 
 static const luaL_Reg lablib[] = {

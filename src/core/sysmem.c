@@ -1,0 +1,106 @@
+/* sysmem.c -- see sysmem.h. Every file is small and read with a bound. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include "sysmem.h"
+
+/* The first 'cap'-1 bytes of 'path' as a string, or -1. */
+static int read_small(const char *root, const char *path, char *buf, size_t cap) {
+  char full[4096];
+  snprintf(full, sizeof full, "%s%s", root, path);
+  FILE *f = fopen(full, "r");
+  if (!f) return -1;
+  size_t n = fread(buf, 1, cap - 1, f);
+  fclose(f);
+  buf[n] = '\0';
+  return 0;
+}
+
+/* "Key:   123 kB" in a /proc file, in bytes. */
+static int proc_field(const char *root, const char *path, const char *key, uint64_t *out) {
+  char buf[8192];
+  if (read_small(root, path, buf, sizeof buf) < 0) return -1;
+  size_t klen = strlen(key);
+  for (char *line = buf; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
+    if (strncmp(line, key, klen) == 0 && line[klen] == ':') {
+      unsigned long long kb;
+      if (sscanf(line + klen + 1, "%llu", &kb) != 1) return -1;
+      *out = (uint64_t)kb * 1024;
+      return 0;
+    }
+  return -1;
+}
+
+static void tighter(SysMem *m, uint64_t headroom, const char *limit) {
+  if (headroom < m->headroom) {
+    m->headroom = headroom;
+    m->limit = limit;
+  }
+}
+
+/* A number in a cgroup file; "max" (no limit) gives UINT64_MAX. */
+static int cgroup_value(const char *root, const char *dir, const char *file, uint64_t *out) {
+  char path[4096], buf[64];
+  snprintf(path, sizeof path, "/sys/fs/cgroup%s/%s", dir, file);
+  if (read_small(root, path, buf, sizeof buf) < 0) return -1;
+  if (strncmp(buf, "max", 3) == 0) {
+    *out = UINT64_MAX;
+    return 0;
+  }
+  char *end;
+  unsigned long long v = strtoull(buf, &end, 10);
+  if (end == buf) return -1;
+  *out = v;
+  return 0;
+}
+
+/* cgroup v2: the process's group and each one above it may set memory.max;
+** what is left is the limit less what the group already uses. */
+static void cgroup_limits(SysMem *m, const char *root) {
+  char buf[4096];
+  if (read_small(root, "/proc/self/cgroup", buf, sizeof buf) < 0) return;
+  char *v2 = strstr(buf, "0::");
+  if (!v2) return;
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%s", v2 + 3);
+  dir[strcspn(dir, "\n")] = '\0';
+  for (;;) {
+    uint64_t max, cur;
+    if (cgroup_value(root, dir, "memory.max", &max) == 0 && max != UINT64_MAX &&
+        cgroup_value(root, dir, "memory.current", &cur) == 0)
+      tighter(m, max > cur ? max - cur : 0, "cgroup memory.max");
+    char *slash = strrchr(dir, '/');
+    if (!slash || dir[0] == '\0' || strcmp(dir, "/") == 0) break;
+    *slash = '\0';
+  }
+}
+
+static void rlimit_left(SysMem *m, const char *root, uint64_t limit, const char *field, const char *name) {
+  uint64_t used;
+  if (limit == UINT64_MAX || proc_field(root, "/proc/self/status", field, &used) < 0) return;
+  tighter(m, limit > used ? limit - used : 0, name);
+}
+
+int sysmem_read_at(SysMem *m, const char *root, uint64_t as_limit, uint64_t data_limit) {
+  m->headroom = UINT64_MAX;
+  m->limit = "unknown";
+  m->total = 0;
+  int rc = proc_field(root, "/proc/meminfo", "MemTotal", &m->total);
+  uint64_t avail;
+  if (proc_field(root, "/proc/meminfo", "MemAvailable", &avail) == 0) tighter(m, avail, "MemAvailable");
+  cgroup_limits(m, root);
+  rlimit_left(m, root, as_limit, "VmSize", "RLIMIT_AS");
+  rlimit_left(m, root, data_limit, "VmData", "RLIMIT_DATA");
+  return rc;
+}
+
+static uint64_t soft_limit(int resource) {
+  struct rlimit rl;
+  if (getrlimit(resource, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return UINT64_MAX;
+  return (uint64_t)rl.rlim_cur;
+}
+
+int sysmem_read(SysMem *m) { return sysmem_read_at(m, "", soft_limit(RLIMIT_AS), soft_limit(RLIMIT_DATA)); }

@@ -1,0 +1,31 @@
+/*
+** sysmem.h -- how much more memory this process can really get.
+**
+** The machine's total is the wrong number to compare a new model with: other
+** programs hold some of it, a container's cgroup may allow far less, and
+** `ulimit -v` (RLIMIT_AS) or RLIMIT_DATA can stop an allocation long before
+** the machine runs out. Each of these is read where Linux publishes it; the
+** smallest wins.
+*/
+#ifndef TIELAB_SYSMEM_H
+#define TIELAB_SYSMEM_H
+
+#include <stdint.h>
+
+typedef struct SysMem {
+  uint64_t headroom;     /* bytes the process can still allocate, by the tightest limit */
+  const char *limit;     /* which limit that is: "MemAvailable", "cgroup memory.max", ... */
+  uint64_t total;        /* the machine's memory */
+} SysMem;
+
+/* Fill 'm'; a limit that cannot be read is left out. Returns 0, or -1 when
+** not even the machine's memory is known (m->headroom is then UINT64_MAX). */
+int sysmem_read(SysMem *m);
+
+/* The same from files under 'root' instead of "/" ("/proc/meminfo",
+** "/proc/self/cgroup", "/sys/fs/cgroup/..."), for tests; the resource
+** limits are then taken from 'as_limit' and 'data_limit' (UINT64_MAX: none)
+** against the process's own sizes in 'root'/proc/self/status. */
+int sysmem_read_at(SysMem *m, const char *root, uint64_t as_limit, uint64_t data_limit);
+
+#endif

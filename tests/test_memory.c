@@ -1,0 +1,100 @@
+/*
+** test_memory.c -- the lab's memory estimate counts every buffer a run
+** makes (what a tied and an untied run really take, all instruments on, is
+** not more than the estimate, nor far less), and a run that would not fit
+** in what the process can still get is refused before anything is
+** allocated, with the estimate and the memory left in GiB.
+*/
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "lab/run.h"
+#include "tap.h"
+
+static RunOptions opts(const char *name, const char *tie, const char *vocab, const char *dim) {
+  RunOptions o;
+  Err err;
+  run_options_default(&o);
+  const char *kv[][2] = {{"vocab", vocab},      {"dim", dim},         {"layers", "2"},      {"heads", "4"},
+                         {"ctx", "64"},         {"batch", "16"},      {"tie", tie},         {"threads", "1"},
+                         {"lens_every", "1"},   {"eval_every", "1"},  {"align_every", "1"}, {"name", name}};
+  for (size_t i = 0; i < sizeof kv / sizeof kv[0]; i++)
+    if (run_options_set_text(&o, kv[i][0], kv[i][1], &err) < 0) diag("setting %s: %s", kv[i][0], err.msg);
+  return o;
+}
+
+/* Resident bytes of this process now. */
+static double rss(void) {
+  FILE *f = fopen("/proc/self/statm", "r");
+  long pages = 0, resident = 0;
+  if (f) {
+    if (fscanf(f, "%ld %ld", &pages, &resident) != 2) resident = 0;
+    fclose(f);
+  }
+  return (double)resident * (double)sysconf(_SC_PAGESIZE);
+}
+
+#define MIB (1024.0 * 1024.0)
+
+static void test_estimate_covers_the_run(void) {
+  Err err;
+  Lab *lab = lab_new(&err);
+  /* A first small pair so that OpenBLAS's and the allocator's own buffers
+  ** exist before the measurement. */
+  RunOptions wt = opts("warm-t", "tied", "512", "64"), wu = opts("warm-u", "untied", "512", "64");
+  lab_add_run(lab, &wt, &err);
+  lab_add_run(lab, &wu, &err);
+  lab_step(lab, &err);
+  lab_step(lab, &err);
+  double before = rss();
+  RunOptions t = opts("t", "tied", "4096", "192"), u = opts("u", "untied", "4096", "192");
+  t.corpus_seed = u.corpus_seed = 7;   /* a corpus of their own, counted too */
+  Run *rt = lab_add_run(lab, &t, &err), *ru = lab_add_run(lab, &u, &err);
+  ok(rt && ru, "a tied and an untied run: %s", rt && ru ? "made" : err.msg);
+  int steps_ok = 1;
+  for (int i = 0; i < 3; i++) steps_ok = steps_ok && lab_step(lab, &err) == 0;
+  ok(steps_ok && run_metrics(rt)->align.step >= 1 && run_metrics(rt)->lens.step >= 1,
+     "three steps with every instrument at every step (alignment at step %ld)", run_metrics(rt)->align.step);
+  double used = rss() - before;
+  double est = (double)run_memory_bytes(&t) + (double)run_memory_bytes(&u) + (double)data_memory_bytes(&t);
+  ok(used <= est, "what they hold (%.1f MiB) is within the estimate (%.1f MiB)", used / MIB, est / MIB);
+  ok(est <= 1.5 * used + 16 * MIB, "and the estimate is not far above it");
+  lab_free(lab);
+}
+
+static void test_refused_before_allocating(void) {
+  struct rlimit old;
+  Err err = {""};
+  getrlimit(RLIMIT_AS, &old);
+  Lab *lab = lab_new(&err);
+  /* Room for the lab as it is plus 1 GiB: a 2 GiB run must not start. */
+  FILE *f = fopen("/proc/self/statm", "r");
+  long pages = 0;
+  if (!f || fscanf(f, "%ld", &pages) != 1) pages = 0;
+  if (f) fclose(f);
+  struct rlimit lim = old;
+  lim.rlim_cur = (rlim_t)pages * (rlim_t)sysconf(_SC_PAGESIZE) + (1UL << 30);
+  if (old.rlim_max != RLIM_INFINITY && lim.rlim_cur > old.rlim_max) lim.rlim_cur = old.rlim_max;
+  setrlimit(RLIMIT_AS, &lim);
+  RunOptions big = opts("big", "untied", "65536", "1024");
+  double est = (double)run_memory_bytes(&big);
+  Run *r = lab_add_run(lab, &big, &err);
+  ok(!r && strstr(err.msg, "RLIMIT_AS") && strstr(err.msg, "GiB") && strstr(err.msg, "run 'big' needs about"),
+     "a %.1f GiB run under RLIMIT_AS of 1 GiB more: %s", est / (1 << 30), err.msg);
+  ok(lab_n_runs(lab) == 0, "and the lab is as it was");
+  RunOptions small = opts("small", "tied", "512", "64");
+  ok(lab_add_run(lab, &small, &err) != NULL, "a small run still fits");
+  ok(lab_check_memory(lab, &small, 1000, &err) < 0 && strstr(err.msg, "more than the 0.00 GiB it may have"),
+     "a budget below the estimate refuses: %s", err.msg);
+  setrlimit(RLIMIT_AS, &old);
+  lab_free(lab);
+}
+
+int main(void) {
+  test_estimate_covers_the_run();
+  test_refused_before_allocating();
+  return tap_done();
+}

@@ -1,0 +1,80 @@
+/*
+** test_sysmem.c -- the memory this process can still get: MemAvailable,
+** a cgroup v2 memory.max at any level above the process, RLIMIT_AS and
+** RLIMIT_DATA against the process's own sizes, the smallest winning; read
+** from a made-up /proc and /sys under a temporary root.
+*/
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "core/sysmem.h"
+#include "tap.h"
+
+static char root[64];
+
+static void put(const char *path, const char *text) {
+  char full[512], dir[512];
+  snprintf(full, sizeof full, "%s%s", root, path);
+  /* make every directory on the way */
+  for (char *p = strchr(full + strlen(root) + 1, '/'); p; p = strchr(p + 1, '/')) {
+    snprintf(dir, sizeof dir, "%.*s", (int)(p - full), full);
+    mkdir(dir, 0755);
+  }
+  FILE *f = fopen(full, "w");
+  if (f) {
+    fputs(text, f);
+    fclose(f);
+  }
+}
+
+#define GIB (1ULL << 30)
+
+int main(void) {
+  strcpy(root, "/tmp/tielab-sysmem-XXXXXX");
+  if (!mkdtemp(root)) return printf("Bail out! no temporary directory\n"), 1;
+  put("/proc/meminfo", "MemTotal:       24000000 kB\nMemFree:  100 kB\nMemAvailable:   8388608 kB\n");
+  put("/proc/self/status", "Name:\ttielab\nVmSize:\t 1048576 kB\nVmData:\t  524288 kB\n");
+  put("/proc/self/cgroup", "0::/user.slice/session-1\n");
+
+  SysMem m;
+  ok(sysmem_read_at(&m, root, UINT64_MAX, UINT64_MAX) == 0 && m.headroom == 8 * GIB &&
+         strcmp(m.limit, "MemAvailable") == 0 && m.total == 24000000ULL * 1024,
+     "no limits: MemAvailable (%.2f GiB, %s)", m.headroom / (double)GIB, m.limit);
+
+  put("/sys/fs/cgroup/user.slice/session-1/memory.max", "max\n");
+  put("/sys/fs/cgroup/user.slice/session-1/memory.current", "1000\n");
+  put("/sys/fs/cgroup/user.slice/memory.max", "4294967296\n");
+  put("/sys/fs/cgroup/user.slice/memory.current", "1073741824\n");
+  sysmem_read_at(&m, root, UINT64_MAX, UINT64_MAX);
+  ok(m.headroom == 3 * GIB && strcmp(m.limit, "cgroup memory.max") == 0,
+     "a memory.max above the process's own group: limit less current (%.2f GiB, %s)", m.headroom / (double)GIB,
+     m.limit);
+  put("/sys/fs/cgroup/user.slice/memory.current", "5368709120\n");
+  sysmem_read_at(&m, root, UINT64_MAX, UINT64_MAX);
+  ok(m.headroom == 0, "a group already over its limit leaves nothing");
+  put("/sys/fs/cgroup/user.slice/memory.current", "1073741824\n");
+
+  sysmem_read_at(&m, root, 2 * GIB, UINT64_MAX);
+  ok(m.headroom == GIB && strcmp(m.limit, "RLIMIT_AS") == 0, "RLIMIT_AS less VmSize (%.2f GiB, %s)",
+     m.headroom / (double)GIB, m.limit);
+  sysmem_read_at(&m, root, UINT64_MAX, GIB);
+  ok(m.headroom == GIB / 2 && strcmp(m.limit, "RLIMIT_DATA") == 0, "RLIMIT_DATA less VmData (%.2f GiB, %s)",
+     m.headroom / (double)GIB, m.limit);
+
+  put("/proc/self/cgroup", "12:memory:/old\n");
+  sysmem_read_at(&m, root, UINT64_MAX, UINT64_MAX);
+  ok(m.headroom == 8 * GIB, "no cgroup v2 line: only MemAvailable counts");
+
+  ok(sysmem_read_at(&m, "/nonexistent-root", UINT64_MAX, UINT64_MAX) < 0 && m.headroom == UINT64_MAX,
+     "nothing readable: unknown, no limit invented");
+
+  ok(sysmem_read(&m) == 0 && m.headroom > 0 && m.headroom <= m.total, "this machine: %.2f GiB more (%s) of %.2f",
+     m.headroom / (double)GIB, m.limit, m.total / (double)GIB);
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+  if (system(cmd) != 0) diag("could not remove %s", root);
+  return tap_done();
+}

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/num.h"
 #include "../core/rng.h"
 #include "run.h"
 
@@ -110,13 +111,14 @@ int run_export(Run *r, const char *path, Err *err) {
     return err_set(err, "%s: export to a .csv or .jsonl file", path);
   char settings[512];
   const ModelConfig *c = model_config(r->model);
-  char tie[16];
+  char tie[16], lr[NUM_TEXT_MAX], in[NUM_TEXT_MAX], out[NUM_TEXT_MAX];
   snprintf(settings, sizeof settings,
            "vocab=%d dim=%d layers=%d heads=%d ctx=%d batch=%d tie=%s init_seed=%llu data_seed=%llu "
-           "lr=%g in_scale=%g out_scale=%g corpus=%s",
+           "lr=%s in_scale=%s out_scale=%s corpus=%s",
            c->vocab, c->dim, c->layers, c->heads, c->ctx, c->batch, config_tie_name(c->tie_k, c->dim, tie),
-           (unsigned long long)r->opt.init_seed, (unsigned long long)r->opt.data_seed, r->opt.lr,
-           r->opt.in_scale, r->opt.out_scale, r->data ? r->data->ds.name : "none");
+           (unsigned long long)r->opt.init_seed, (unsigned long long)r->opt.data_seed,
+           num_format(lr, sizeof lr, r->opt.lr), num_format(in, sizeof in, r->opt.in_scale),
+           num_format(out, sizeof out, r->opt.out_scale), r->data ? r->data->ds.name : "none");
   char tmp[1100];
   snprintf(tmp, sizeof tmp, "%s.tmp", path);
   FILE *f = fopen(tmp, "w");

@@ -65,6 +65,10 @@ static void *alloc_floats(size_t n, int *failed) {
   return p;
 }
 
+size_t lens_state_floats(const ModelConfig *c) {
+  return (size_t)c->layers * ((size_t)c->dim * c->dim + c->dim);
+}
+
 Lens *lens_new(const ModelConfig *c, Err *err) {
   if (config_validate(c, err) < 0) return NULL;
   Lens *ln = calloc(1, sizeof *ln);
@@ -83,7 +87,7 @@ Lens *lens_new(const ModelConfig *c, Err *err) {
   if (ln->chunk > rows) ln->chunk = rows;
   ln->max_chunk = ln->chunk;
   ln->per = (size_t)d * d + d;
-  ln->n_floats = (size_t)c->layers * ln->per;
+  ln->n_floats = lens_state_floats(c);
   ln->lr = LENS_DEFAULT_LR;
   ln->last_loss = NAN;
 

@@ -40,6 +40,8 @@ typedef struct Lens Lens;
 /* A lens for models of shape 'c' (vocab, dim, layers, ctx, batch). */
 Lens *lens_new(const ModelConfig *c, Err *err);
 void lens_free(Lens *ln);
+/* Floats of the translators (and of their momentum) for shape 'c'. */
+size_t lens_state_floats(const ModelConfig *c);
 
 /* One training step on the last forward of 'm', which ran on 'b' sequences
 ** of 't' tokens: 'n_positions' of the b*t positions (all of them when

@@ -218,6 +218,14 @@ int lapi_path_ok(LuaApi *api, const char *path, int write) {
   return !write && (under(real, api->script_dir) || under(real, api->data_dir));
 }
 
+int lapi_corpus_allowed(void *ctx, const char *corpus) {
+  LapiCorpusGuard *g = ctx;
+  if (lapi_path_ok(g->api, corpus, 0)) return 1;
+  g->refused = 1;
+  snprintf(g->corpus, sizeof g->corpus, "%s", corpus);
+  return 0;
+}
+
 void lapi_check_path(lua_State *L, const char *fname, const char *path, int write) {
   if (!lapi_path_ok(lapi_get(L), path, write))
     luaL_error(L, "%s: '%s' is outside the working directory (sandbox)", fname, path);

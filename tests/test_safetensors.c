@@ -540,7 +540,10 @@ static void test_stale_temps(void) {
   snprintf(other, sizeof other, "%s/u.safetensors.tmp.%ld.0", dir, (long)child);
   snprintf(unrelated, sizeof unrelated, "%s.tmp.%ld.0.keep", target, (long)child);
   const char *all[] = {dead, live, other, unrelated};
-  for (int i = 0; i < 4; i++) fclose(fopen(all[i], "w"));
+  for (int i = 0; i < 4; i++) {
+    FILE *f = fopen(all[i], "w");
+    if (f) fclose(f);
+  }
   int rc = one_tensor_file(target, &err);
   ok(rc == 0 && access(dead, F_OK) != 0, "a dead writer's temporary file is removed %s", rc ? err.msg : "");
   ok(access(live, F_OK) == 0 && access(other, F_OK) == 0 && access(unrelated, F_OK) == 0,

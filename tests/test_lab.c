@@ -284,6 +284,10 @@ static void test_hostile_checkpoints(const char *dir) {
   refused(lab, "an unknown tensor in the optimizer's namespace", bad, "unexpected tensor 'optim.s.transformer.wte.weight'");
   copy_with_extra(good, bad, "lens.bias");
   refused(lab, "an unknown tensor in the lens namespace", bad, "unexpected tensor 'lens.bias'");
+  copy_with_extra(good, bad, "history.extra");
+  refused(lab, "an unknown tensor beside the history", bad, "unexpected tensor 'history.extra'");
+  copy_with_extra(good, bad, "historyless");
+  loads(lab, "a name that only starts like an owned one is ignored:", bad);
   copy_with_extra(good, bad, "optim.m.transformer.h.7.ln_1.weight");
   refused(lab, "moments of a layer the model does not have", bad, "'optim.m.transformer.h.7.ln_1.weight'");
 

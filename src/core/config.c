@@ -1,5 +1,4 @@
 /* config.c -- see config.h. */
-#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -5,7 +5,6 @@
 ** the model only when all names, shapes and tied columns check out, so a bad
 ** file never leaves a model half overwritten.
 */
-#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>

@@ -18,7 +18,6 @@
 ** values (finite; second moments >= 0). Messages below do not name the
 ** file: lab_load_with puts the path in front of every one, once.
 */
-#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,11 +130,14 @@ int run_save(Run *r, const char *path, Err *err) {
 /* The namespaces a checkpoint owns besides the model's: a tensor in one of
 ** them that this version does not expect means a file of another shape or
 ** a newer format, and is refused; names elsewhere are ignored. */
-static const char *const owned[] = {"optim.", "lens.", "drift.", "tokenizer.", "history"};
+static const char *const owned[] = {"optim.", "lens.", "drift.", "tokenizer.", "history.", "history"};
 
+/* A prefix ending in '.' owns a namespace; any other entry is one name. */
 static int in_owned(const char *name) {
-  for (size_t i = 0; i < sizeof owned / sizeof owned[0]; i++)
-    if (strncmp(name, owned[i], strlen(owned[i])) == 0) return 1;
+  for (size_t i = 0; i < sizeof owned / sizeof owned[0]; i++) {
+    size_t n = strlen(owned[i]);
+    if (strncmp(name, owned[i], n) == 0 && (owned[i][n - 1] == '.' || name[n] == '\0')) return 1;
+  }
   return 0;
 }
 

@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "comma_locale.h"
@@ -386,6 +387,26 @@ static void test_comma_locale(const char *dir) {
   lab_free(lab);
 }
 
+/* Saves and exports never replace what is not a regular file. */
+static void test_save_targets(const char *dir) {
+  Err err;
+  char fifo[512];
+  snprintf(fifo, sizeof fifo, "%s/pipe.csv", dir);
+  Lab *lab = lab_new(&err);
+  RunOptions o = tiny("saver", "tied");
+  Run *r = lab_add_run(lab, &o, &err);
+  struct stat sb;
+  int made = r && mkfifo(fifo, 0600) == 0;
+  ok(made && run_save(r, fifo, &err) < 0 && strncmp(err.msg, fifo, strlen(fifo)) == 0 && strstr(err.msg, "FIFO") &&
+         lstat(fifo, &sb) == 0 && S_ISFIFO(sb.st_mode),
+     "run_save onto a FIFO is refused and the FIFO stays: %s", err.msg);
+  ok(made && run_export(r, fifo, &err) < 0 && strncmp(err.msg, fifo, strlen(fifo)) == 0 && lstat(fifo, &sb) == 0 &&
+         S_ISFIFO(sb.st_mode),
+     "run_export onto a FIFO too: %s", err.msg);
+  unlink(fifo);
+  lab_free(lab);
+}
+
 static void test_nan_pauses(void) {
   Err err;
   Lab *lab = lab_new(&err);
@@ -475,6 +496,7 @@ int main(void) {
   test_hostile_checkpoints(dir);
   test_corpus_errors(dir);
   test_comma_locale(dir);
+  test_save_targets(dir);
   test_nan_pauses();
   test_toggles_and_partner();
   char cmd[600];

@@ -8,19 +8,18 @@
 ** sorted by offset, the tensors must tile the buffer from 0 to its end with
 ** no gap and no overlap, so every byte of the file is accounted for.
 */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
 #include <limits.h>
 #include <math.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "replace.h"
 #include "safetensors.h"
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -510,32 +509,6 @@ static int write_all(int fd, const void *p, size_t n) {
   return 0;
 }
 
-/* Create a fresh temporary file beside 'path'; its name goes into 'tmp'. */
-static int open_temp(const char *path, char *tmp, size_t size) {
-  static unsigned counter;
-  for (int tries = 0; tries < 100; tries++) {
-    snprintf(tmp, size, "%s.tmp.%ld.%u", path, (long)getpid(), counter++);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    if (fd >= 0 || errno != EEXIST) return fd;
-  }
-  return -1;
-}
-
-/* Make the rename itself durable; a folder that cannot be synced is no error. */
-static void sync_parent(const char *path) {
-  char *dir = strdup(path);
-  if (!dir) return;
-  char *slash = strrchr(dir, '/');
-  if (slash == dir) slash[1] = '\0';
-  else if (slash) *slash = '\0';
-  int fd = open(slash ? dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd >= 0) {
-    fsync(fd);
-    close(fd);
-  }
-  free(dir);
-}
-
 /* Header, tensors, fsync; 0 or an errno. */
 static int write_body(StWriter *w, int fd, const char *hdr, size_t hlen) {
   uint64_t n = hlen;
@@ -545,104 +518,17 @@ static int write_body(StWriter *w, int fd, const char *hdr, size_t hlen) {
   return fsync(fd) != 0 ? errno : 0;
 }
 
-/* "<base>.tmp.<pid>.<n>" as open_temp names them: the pid, else 0. */
-static long temp_pid(const char *name, const char *base) {
-  size_t n = strlen(base);
-  if (strncmp(name, base, n) != 0 || strncmp(name + n, ".tmp.", 5) != 0) return 0;
-  const char *p = name + n + 5, *dot = strchr(p, '.');
-  if (!dot || dot == p || strspn(p, "0123456789") != (size_t)(dot - p)) return 0;
-  if (dot[1] == '\0' || strspn(dot + 1, "0123456789") != strlen(dot + 1)) return 0;
-  long pid = strtol(p, NULL, 10);
-  return pid > 0 && pid <= INT_MAX ? pid : 0;
-}
-
-/* Remove the temporary files of 'path' left by writers that died mid-save
-** (kill -9, a crash): those whose process no longer exists. A live
-** process's file, another target's, or anything not a regular file stays. */
-static void remove_stale_temps(const char *path) {
-  char *dir = strdup(path);
-  if (!dir) return;
-  char *slash = strrchr(dir, '/');
-  const char *base = slash ? slash + 1 : dir;
-  const char *where = slash == dir ? "/" : slash ? dir : ".";
-  if (slash) *slash = '\0';
-  DIR *d = opendir(where);
-  struct dirent *e;
-  while (d && (e = readdir(d))) {
-    long pid = temp_pid(e->d_name, base);
-    if (pid == 0 || pid == (long)getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue;
-    struct stat sb;
-    if (fstatat(dirfd(d), e->d_name, &sb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(sb.st_mode))
-      unlinkat(dirfd(d), e->d_name, 0);
-  }
-  if (d) closedir(d);
-  free(dir);
-}
-
-static const char *file_kind(mode_t m) {
-  return S_ISDIR(m) ? "a directory" : S_ISCHR(m) ? "a character device" : S_ISBLK(m) ? "a block device"
-       : S_ISFIFO(m) ? "a FIFO" : S_ISSOCK(m) ? "a socket" : "not a regular file";
-}
-
-/* Where the bytes go. A missing 'path' or a regular file is replaced as it
-** is. A symbolic link to a regular file is followed: the new file replaces
-** the link's target, so the link survives and names the new checkpoint (a
-** link pointing nowhere is refused: writing through it would create a file
-** its reader never checked). Anything else (a directory, a device, a FIFO,
-** a socket) is refused rather than renamed over. */
-static int save_target(const char *path, char **real, Err *err) {
-  struct stat lsb, sb;
-  if (lstat(path, &lsb) != 0) {
-    if (errno != ENOENT) return err_set(err, "%s: %s", path, strerror(errno));
-    *real = strdup(path);
-  } else if (S_ISREG(lsb.st_mode)) {
-    *real = strdup(path);
-  } else if (S_ISLNK(lsb.st_mode)) {
-    if (stat(path, &sb) != 0)
-      return err_set(err, "%s: is a symbolic link to a missing file: not followed", path);
-    if (!S_ISREG(sb.st_mode))
-      return err_set(err, "%s: is a symbolic link to %s, not a regular file: not replaced", path,
-                     file_kind(sb.st_mode));
-    *real = realpath(path, NULL);
-  } else {
-    return err_set(err, "%s: exists and is %s, not a regular file: not replaced", path,
-                   file_kind(lsb.st_mode));
-  }
-  return *real ? 0 : err_set(err, "%s: out of memory", path);
-}
-
-/* Write everything into a temporary file beside 'path', then rename it over
-** 'path': readers see the old file or the new one, never a mix. */
-static int write_atomic(StWriter *w, const char *path, const char *hdr, size_t hlen) {
-  size_t tsize = strlen(path) + 48;
-  char *tmp = malloc(tsize);
-  if (!tmp) return ENOMEM;
-  remove_stale_temps(path);
-  int fd = open_temp(path, tmp, tsize);
-  if (fd < 0) {
-    int e = errno;
-    free(tmp);
-    return e;
-  }
-  int e = write_body(w, fd, hdr, hlen);
-  if (close(fd) != 0 && e == 0) e = errno;
-  if (e == 0 && rename(tmp, path) != 0) e = errno;
-  if (e != 0) unlink(tmp);
-  free(tmp);
-  return e;
-}
-
 int st_writer_write(StWriter *w, const char *path, Err *err) {
-  char *real;
-  if (save_target(path, &real, err) != 0) return -1;
   qsort(w->e, (size_t)w->n, sizeof *w->e, by_name);
   size_t hlen;
   char *hdr = header_json(w, &hlen);
-  int e = hdr ? write_atomic(w, real, hdr, hlen) : ENOMEM;
-  if (e == 0) sync_parent(real);
+  if (!hdr) return err_set(err, "%s: out of memory building the header", path);
+  Replace r;
+  int rc = replace_begin(&r, path, err);
+  if (rc == 0) {
+    int e = replace_end(&r, write_body(w, r.fd, hdr, hlen));
+    if (e != 0) rc = err_set(err, "%s: cannot write: %s", path, strerror(e));
+  }
   free(hdr);
-  free(real);
-  if (e == ENOMEM && !hdr) return err_set(err, "%s: out of memory building the header", path);
-  if (e != 0) return err_set(err, "%s: cannot write: %s", path, strerror(e));
-  return 0;
+  return rc;
 }

@@ -9,11 +9,8 @@
 ** inside the buffer, not overlap, and cover it exactly. Any failure is one
 ** line naming the file and the problem. The writer writes to a temporary
 ** file in the same folder, syncs it and renames it over the target, so a
-** crash mid-save never leaves a half-written checkpoint. It replaces only a
-** regular file: a symbolic link to one is followed (the target is replaced,
-** the link kept); a directory, device, FIFO, socket or a link to any of
-** them, or to nothing, is refused. Before writing it removes temporary
-** files of the same target left by writers that no longer run.
+** crash mid-save never leaves a half-written checkpoint; only a regular
+** file (or a link to one) is replaced, as replace.h says.
 */
 #ifndef TIELAB_SAFETENSORS_H
 #define TIELAB_SAFETENSORS_H

@@ -1,9 +1,11 @@
 /*
 ** weights.c -- see weights.h.
 **
-** Loading reads every tensor into a scratch arena first and copies it into
-** the model only when all names, shapes and tied columns check out, so a bad
-** file never leaves a model half overwritten.
+** Names and shapes are checked against the tensor table of the shape the
+** file describes before any model exists. Loading then reads every tensor
+** into a scratch arena and copies it into the model only when all values
+** are finite and tied columns agree, so a bad file never leaves a model
+** half overwritten.
 */
 #include <limits.h>
 #include <math.h>
@@ -239,7 +241,7 @@ int weights_read_into(Model *m, const StFile *f, Err *err) {
   return read_tensors(m, f, 0, err);
 }
 
-Model *weights_load_from(const StFile *f, int threads, int batch, Err *err) {
+static Model *load_from(const StFile *f, int threads, int batch, Err *err) {
   ModelConfig cfg;
   if (weights_config(f, batch, &cfg, err) != 0 || weights_check(f, &cfg, 1, err) != 0) return NULL;
   Model *m = model_create(&cfg, threads, err);
@@ -253,7 +255,7 @@ Model *weights_load_from(const StFile *f, int threads, int batch, Err *err) {
 Model *weights_load(const char *path, int threads, int batch, Err *err) {
   StFile f;
   if (st_read(&f, path, err) != 0) return NULL;
-  Model *m = weights_load_from(&f, threads, batch, err);
+  Model *m = load_from(&f, threads, batch, err);
   st_free(&f);
   if (!m) err_prefix(err, "%s", path);
   return m;

@@ -33,10 +33,8 @@ int weights_check_finite(const char *name, const float *x, size_t n, Err *err);
 /* Read a weights-only file into a new model (moments zero, no steps taken).
 ** Names and shapes are checked before the model is allocated (so a small
 ** file cannot make a large one), values after: NaN or infinity refused.
-** Every tensor is named in errors; 'weights_load' also names the file,
-** 'weights_load_from' (on a file already read) leaves that to the caller. */
+** Errors name the file and the tensor or key. */
 Model *weights_load(const char *path, int threads, int batch, Err *err);
-Model *weights_load_from(const StFile *f, int threads, int batch, Err *err);
 
 /* Set 'm's parameters from 'f' (F32, F64, F16 or BF16), leaving moments and
 ** step count alone. Names outside the model's namespaces ("transformer.",

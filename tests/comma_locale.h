@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 static int comma_locale_try(void) {
   static const char *const names[] = {"de_DE.UTF-8", "de_DE.utf8", "fr_FR.UTF-8", "fr_FR.utf8",
@@ -29,17 +30,21 @@ static int comma_locale_try(void) {
 static int comma_locale_on(void) {
   if (comma_locale_try()) return 1;
   const char *cache = getenv("XDG_CACHE_HOME");
-  char dir[600], cmd[1400];
+  char dir[600], cmd[2400];
   snprintf(dir, sizeof dir, "%s/tielab-locales", cache && *cache ? cache : "/tmp");
   struct stat sb;
   char made[700];
   snprintf(made, sizeof made, "%s/de_DE.UTF-8/LC_NUMERIC", dir);
   if (stat(made, &sb) != 0) {
+    /* Built aside and renamed into place: tests running at once never see
+    ** a half-written locale. */
     snprintf(cmd, sizeof cmd,
-             "command -v localedef >/dev/null 2>&1 && mkdir -p '%s' && "
-             "localedef -i de_DE -f UTF-8 '%s/de_DE.UTF-8' >/dev/null 2>&1",
-             dir, dir);
+             "command -v localedef >/dev/null 2>&1 && mkdir -p '%s' && t='%s/build.%ld' && "
+             "{ localedef -i de_DE -f UTF-8 \"$t\" >/dev/null 2>&1; "
+             "mv -T \"$t\" '%s/de_DE.UTF-8' 2>/dev/null; rm -rf \"$t\"; }",
+             dir, dir, (long)getpid(), dir);
     if (system(cmd) != 0 && stat(made, &sb) != 0) return 0;
+    if (stat(made, &sb) != 0) return 0;
   }
   setenv("LOCPATH", dir, 1);
   return comma_locale_try();

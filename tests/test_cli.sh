@@ -82,6 +82,22 @@ else
   failed=$((failed + 1)); echo "not ok $n - SIGTERM: status $got"; sed 's/^/# /' "$tmp/err" | head -5
 fi
 
+# --resume with a damaged autosave: one line naming the checkpoint once. The
+# lab wants a terminal: 'script' gives it one, before the screen starts.
+n=$((n + 1))
+if command -v script >/dev/null 2>&1; then
+  damaged="$tmp/resume/tielab/autosave/20200101-000000-1"
+  mkdir -p "$damaged"
+  head -c 100 "$tielab" >"$damaged/run1-1.safetensors"
+  XDG_STATE_HOME="$tmp/resume" TERM=xterm timeout 20 script -qec "$tielab --resume" /dev/null \
+    </dev/null >"$tmp/out" 2>&1
+  times=$(grep -o "run1-1.safetensors" "$tmp/out" | wc -l)
+  if [ "$times" = 1 ]; then echo "ok $n - --resume names a damaged checkpoint once"
+  else failed=$((failed + 1)); echo "not ok $n - --resume names the checkpoint $times times"; sed 's/^/# /' "$tmp/out" | head -3; fi
+else
+  echo "ok $n - # SKIP no 'script' to give the lab a terminal"
+fi
+
 check "paper comparison prints its table" 0 "tied_in5" -- \
   "$tielab" --headless --compare paper $TINY --steps 30 --print-every 10 --eval_every 10 --align_every 10
 

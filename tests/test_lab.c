@@ -7,8 +7,11 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "comma_locale.h"
+#include "core/safetensors.h"
 #include "lab/run.h"
 #include "tap.h"
 
@@ -177,6 +180,233 @@ static void test_bad_checkpoints(const char *dir) {
   lab_free(lab);
 }
 
+/* ---- edited copies of a checkpoint */
+
+/* A writer holding all of 'src' but tensor 'drop'; 'f' keeps the data alive. */
+static StWriter *copy_except(const char *src, StFile *f, const char *drop) {
+  Err err;
+  if (st_read(f, src, &err) != 0) return NULL;
+  StWriter *w = st_writer_new();
+  for (int i = 0; i < f->n; i++) {
+    const StTensor *t = &f->tensors[i];
+    if (!drop || strcmp(t->name, drop) != 0) st_writer_add(w, t->name, t->dtype, t->ndim, t->shape, t->data, &err);
+  }
+  for (int i = 0; i < f->n_meta; i++) st_writer_meta(w, f->meta_keys[i], f->meta_vals[i], &err);
+  return w;
+}
+
+static void write_out(StWriter *w, StFile *f, const char *dst) {
+  Err err;
+  if (st_writer_write(w, dst, &err) != 0) diag("write: %s", err.msg);
+  st_writer_free(w);
+  st_free(f);
+}
+
+static void copy_with_meta(const char *src, const char *dst, const char *key, const char *value) {
+  StFile f;
+  StWriter *w = copy_except(src, &f, NULL);
+  Err err;
+  st_writer_meta(w, key, value, &err);
+  write_out(w, &f, dst);
+}
+
+/* Tensor 'name' (F32) with element k set to x, or its two dims swapped. */
+static void copy_with_tensor(const char *src, const char *dst, const char *name, size_t k, float x, int transpose) {
+  StFile f;
+  StWriter *w = copy_except(src, &f, name);
+  const StTensor *t = st_find(&f, name);
+  float *buf = malloc(t->nbytes);
+  memcpy(buf, t->data, t->nbytes);
+  if (!transpose) buf[k] = x;
+  int64_t shape[2] = {t->shape[transpose && t->ndim == 2], t->shape[!(transpose && t->ndim == 2)]};
+  Err err;
+  st_writer_add(w, name, ST_F32, t->ndim, shape, buf, &err);
+  write_out(w, &f, dst);
+  free(buf);
+}
+
+static void copy_with_extra(const char *src, const char *dst, const char *name) {
+  static const float x[3] = {1, 2, 3};
+  int64_t three = 3;
+  StFile f;
+  StWriter *w = copy_except(src, &f, NULL);
+  Err err;
+  st_writer_add(w, name, ST_F32, 1, &three, x, &err);
+  write_out(w, &f, dst);
+}
+
+/* Loading 'path' is refused with one line that starts with it and says 'expect'. */
+static void refused(Lab *lab, const char *what, const char *path, const char *expect) {
+  Err err = {{0}};
+  Run *r = lab_load(lab, path, "edited", &err);
+  ok(!r && strncmp(err.msg, path, strlen(path)) == 0 && strstr(err.msg, expect) && !strchr(err.msg, '\n'),
+     "%s: %s", what, r ? "LOADED" : err.msg);
+  if (r) lab_remove_run(lab, r);
+}
+
+static void loads(Lab *lab, const char *what, const char *path) {
+  Err err = {{0}};
+  Run *r = lab_load(lab, path, "edited", &err);
+  ok(r != NULL, "%s %s", what, r ? "" : err.msg);
+  if (r) lab_remove_run(lab, r);
+}
+
+static void test_hostile_checkpoints(const char *dir) {
+  Err err;
+  char good[512], bad[512];
+  snprintf(good, sizeof good, "%s/ckpt.safetensors", dir);
+  snprintf(bad, sizeof bad, "%s/edited.safetensors", dir);
+  Lab *lab = lab_new(&err);
+  RunOptions o = tiny("keeper", "untied");   /* keeps the corpus loaded between loads */
+  lab_add_run(lab, &o, &err);
+
+  copy_with_tensor(good, bad, "optim.v.transformer.h.0.mlp.c_fc.weight", 5, -1e-6f, 0);
+  refused(lab, "a negative second moment", bad, "'optim.v.transformer.h.0.mlp.c_fc.weight': element 5 is negative");
+  copy_with_tensor(good, bad, "optim.m.lm_head.weight", 0, NAN, 0);
+  refused(lab, "a NaN first moment", bad, "'optim.m.lm_head.weight': element 0 is NaN");
+  copy_with_tensor(good, bad, "transformer.wte.weight", 9, INFINITY, 0);
+  refused(lab, "an infinite weight", bad, "'transformer.wte.weight': element 9 is +infinity");
+  copy_with_tensor(good, bad, "lens.momentum", 1, NAN, 0);
+  refused(lab, "a NaN lens momentum", bad, "'lens.momentum': element 1 is NaN");
+  copy_with_tensor(good, bad, "drift.e_in0", 2, NAN, 0);
+  refused(lab, "a NaN step-0 embedding", bad, "'drift.e_in0': element 2 is NaN");
+  copy_with_tensor(good, bad, "optim.m.transformer.h.1.mlp.c_proj.weight", 0, 0, 1);
+  refused(lab, "a transposed moment", bad, "'optim.m.transformer.h.1.mlp.c_proj.weight' is [192, 48], the model needs [48, 192]");
+  copy_with_tensor(good, bad, "drift.e_out0", 0, 0, 1);
+  refused(lab, "a transposed drift reference", bad, "'drift.e_out0'");
+  copy_with_tensor(good, bad, "transformer.h.0.mlp.c_fc.weight", 0, 0, 1);
+  refused(lab, "a transposed weight", bad, "wrong shape: transformer.h.0.mlp.c_fc.weight is [48, 192]");
+  copy_with_tensor(good, bad, "optim.m.transformer.wte.weight", 3, -0.5f, 0);
+  loads(lab, "a negative first moment is legitimate:", bad);
+
+  copy_with_extra(good, bad, "future.thing");
+  loads(lab, "a tensor outside the checkpoint's namespaces is ignored:", bad);
+  copy_with_extra(good, bad, "optim.s.transformer.wte.weight");
+  refused(lab, "an unknown tensor in the optimizer's namespace", bad, "unexpected tensor 'optim.s.transformer.wte.weight'");
+  copy_with_extra(good, bad, "lens.bias");
+  refused(lab, "an unknown tensor in the lens namespace", bad, "unexpected tensor 'lens.bias'");
+  copy_with_extra(good, bad, "history.extra");
+  refused(lab, "an unknown tensor beside the history", bad, "unexpected tensor 'history.extra'");
+  copy_with_extra(good, bad, "historyless");
+  loads(lab, "a name that only starts like an owned one is ignored:", bad);
+  copy_with_extra(good, bad, "optim.m.transformer.h.7.ln_1.weight");
+  refused(lab, "moments of a layer the model does not have", bad, "'optim.m.transformer.h.7.ln_1.weight'");
+
+  static const char *const meta[][3] = {
+    {"n_head", "4", "metadata 'n_head' (4) disagrees with 'opt.heads' (2)"},
+    {"tie", "tied", "lm_head.weight differs"},
+    {"opt.heads", "4", "metadata 'n_head' (2) disagrees with 'opt.heads' (4)"},
+    {"loss", "abc", "metadata 'loss' is 'abc'"},
+    {"loss", "nan", "metadata 'loss' is 'nan'"},
+    {"loss", "-0.5", "metadata 'loss' is '-0.5'"},
+    {"loss", " 3.5", "metadata 'loss' is ' 3.5'"},
+    {"adam_t", "1125899906842624", "metadata 'adam_t' (1125899906842624) is more than 'step' (12)"},
+    {"adam_t", "13", "'adam_t' (13) is more than 'step' (12)"},
+    {"step", "12x", "metadata 'step' is '12x'"},
+    {"opt.vocab", " 384", "metadata 'opt.vocab'"},
+    {"vocab_size", " 384", "metadata vocab_size is ' 384'"},
+    {"opt.lr", "0,003", "metadata 'opt.lr'"},
+    {"opt.seed", "0x10", "metadata 'opt.seed'"},
+    {"version", "2", "checkpoint version '2'"},
+  };
+  for (size_t i = 0; i < sizeof meta / sizeof meta[0]; i++) {
+    char what[96];
+    snprintf(what, sizeof what, "metadata %s = '%s'", meta[i][0], meta[i][1]);
+    copy_with_meta(good, bad, meta[i][0], meta[i][1]);
+    refused(lab, what, bad, meta[i][2]);
+  }
+  copy_with_meta(good, bad, "adam_t", "0");
+  loads(lab, "an optimizer count below the step (moments restarted) is legitimate:", bad);
+  lab_free(lab);
+}
+
+/* Corpus errors say which checkpoint named the corpus; the path of the
+** checkpoint comes once. */
+static void test_corpus_errors(const char *dir) {
+  Err err;
+  char corpus[512], path[512];
+  snprintf(corpus, sizeof corpus, "%s/corpus.txt", dir);
+  snprintf(path, sizeof path, "%s/withcorpus.safetensors", dir);
+  FILE *c = fopen(corpus, "w");
+  for (int i = 0; i < 3000; i++) fprintf(c, "the cat sat on mat number %d and the dog ran far away\n", i % 97);
+  fclose(c);
+  Lab *lab = lab_new(&err);
+  RunOptions o = tiny("reader", "tied");
+  run_options_set_text(&o, "vocab", "256", &err);
+  run_options_set_text(&o, "corpus", corpus, &err);
+  Run *r = lab_add_run(lab, &o, &err);
+  if (!r || run_save(r, path, &err) != 0) {
+    ok(0, "a run on a corpus file: %s", err.msg);
+    lab_free(lab);
+    return;
+  }
+  lab_free(lab);
+  unlink(corpus);
+  lab = lab_new(&err);
+  Run *back = lab_load(lab, path, NULL, &err);
+  const char *second = strstr(err.msg + 1, path);
+  ok(!back && strncmp(err.msg, path, strlen(path)) == 0 && strstr(err.msg, corpus) && (!second || second == strstr(err.msg, corpus)),
+     "a missing corpus is reported with the checkpoint that names it: %s", err.msg);
+  lab_free(lab);
+}
+
+/* Under a decimal-comma LC_NUMERIC (a script's os.setlocale) checkpoints
+** still hold "0.003", and load. */
+static void test_comma_locale(const char *dir) {
+  if (!comma_locale_on()) {
+    skip("no decimal-comma locale on this machine (install 'locales' for localedef)");
+    return;
+  }
+  Err err;
+  char path[512];
+  snprintf(path, sizeof path, "%s/comma.safetensors", dir);
+  Lab *lab = lab_new(&err);
+  RunOptions o = tiny("comma", "tied");
+  Run *r = lab_add_run(lab, &o, &err);
+  for (int i = 0; r && i < 3; i++) run_step(r, &err);
+  int saved = r && run_save(r, path, &err) == 0;
+  StFile f;
+  int read = saved && st_read(&f, path, &err) == 0;
+  const char *lr = read ? st_meta(&f, "opt.lr") : NULL, *loss = read ? st_meta(&f, "loss") : NULL;
+  ok(lr && strcmp(lr, "0.003") == 0 && loss && !strchr(loss, ','), "under a comma locale opt.lr is '%s', loss '%s'",
+     lr ? lr : "?", loss ? loss : "?");
+  if (read) st_free(&f);
+  Run *back = saved ? lab_load(lab, path, "comma-again", &err) : NULL;
+  ok(back && run_options(back)->lr == 0.003 && run_metrics(back)->loss == run_metrics(r)->loss,
+     "and the checkpoint loads with the same numbers %s", back ? "" : err.msg);
+  char csv[512];
+  snprintf(csv, sizeof csv, "%s/comma.csv", dir);
+  FILE *e = r && run_export(r, csv, &err) == 0 ? fopen(csv, "r") : NULL;
+  char line[600];
+  int commas_ok = e != NULL;
+  while (e && fgets(line, sizeof line, e))
+    if (strncmp(line, "loss,", 5) == 0 && strchr(line, '.') == NULL) commas_ok = 0;
+  if (e) fclose(e);
+  ok(commas_ok, "history export writes decimal points");
+  comma_locale_off();
+  lab_free(lab);
+}
+
+/* Saves and exports never replace what is not a regular file. */
+static void test_save_targets(const char *dir) {
+  Err err;
+  char fifo[512];
+  snprintf(fifo, sizeof fifo, "%s/pipe.csv", dir);
+  Lab *lab = lab_new(&err);
+  RunOptions o = tiny("saver", "tied");
+  Run *r = lab_add_run(lab, &o, &err);
+  struct stat sb;
+  int made = r && mkfifo(fifo, 0600) == 0;
+  ok(made && run_save(r, fifo, &err) < 0 && strncmp(err.msg, fifo, strlen(fifo)) == 0 && strstr(err.msg, "FIFO") &&
+         lstat(fifo, &sb) == 0 && S_ISFIFO(sb.st_mode),
+     "run_save onto a FIFO is refused and the FIFO stays: %s", err.msg);
+  ok(made && run_export(r, fifo, &err) < 0 && strncmp(err.msg, fifo, strlen(fifo)) == 0 && lstat(fifo, &sb) == 0 &&
+         S_ISFIFO(sb.st_mode),
+     "run_export onto a FIFO too: %s", err.msg);
+  unlink(fifo);
+  lab_free(lab);
+}
+
 static void test_nan_pauses(void) {
   Err err;
   Lab *lab = lab_new(&err);
@@ -263,6 +493,10 @@ int main(void) {
   test_learns();
   test_checkpoint_resume(dir);
   test_bad_checkpoints(dir);
+  test_hostile_checkpoints(dir);
+  test_corpus_errors(dir);
+  test_comma_locale(dir);
+  test_save_targets(dir);
   test_nan_pauses();
   test_toggles_and_partner();
   char cmd[600];

@@ -478,6 +478,79 @@ static void test_writer(Rng *r) {
   free(after);
 }
 
+/* ---------------------------------------------------------------- save targets */
+
+static int one_tensor_file(const char *path, Err *err) {
+  static const float x[2] = {1, 2};
+  int64_t two = 2;
+  StWriter *w = st_writer_new();
+  int rc = st_writer_add(w, "x", ST_F32, 1, &two, x, err);
+  if (rc == 0) rc = st_writer_write(w, path, err);
+  st_writer_free(w);
+  return rc;
+}
+
+static int is_kind(const char *path, mode_t kind) {
+  struct stat sb;
+  return lstat(path, &sb) == 0 && (sb.st_mode & S_IFMT) == kind;
+}
+
+/* A save replaces a regular file, follows a link to one, and refuses the
+** rest with one line naming the path. */
+static void test_targets(void) {
+  char fifo[512], file[512], link[512], bad_link[512], dangling[512];
+  Err err = {{0}};
+  path_in(fifo, sizeof fifo, "fifo.safetensors");
+  ok(mkfifo(fifo, 0644) == 0 && one_tensor_file(fifo, &err) != 0 && starts_with(err.msg, fifo) &&
+         strstr(err.msg, "FIFO") && !strchr(err.msg, '\n') && is_kind(fifo, S_IFIFO),
+     "a FIFO is not replaced: %s", err.msg);
+
+  path_in(file, sizeof file, "real.safetensors");
+  path_in(link, sizeof link, "link.safetensors");
+  StFile f;
+  int linked = one_tensor_file(file, &err) == 0 && symlink("real.safetensors", link) == 0;
+  struct stat before, after;
+  stat(file, &before);
+  int wrote = linked && one_tensor_file(link, &err) == 0;
+  stat(file, &after);
+  ok(wrote && is_kind(link, S_IFLNK) && before.st_ino != after.st_ino && st_read(&f, link, &err) == 0,
+     "a link to a regular file is followed: the target is replaced, the link stays %s", wrote ? "" : err.msg);
+  if (wrote) st_free(&f);
+  path_in(bad_link, sizeof bad_link, "tofifo.safetensors");
+  ok(symlink("fifo.safetensors", bad_link) == 0 && one_tensor_file(bad_link, &err) != 0 &&
+         starts_with(err.msg, bad_link) && is_kind(fifo, S_IFIFO) && is_kind(bad_link, S_IFLNK),
+     "a link to a FIFO is refused: %s", err.msg);
+  path_in(dangling, sizeof dangling, "dangling.safetensors");
+  ok(symlink("nowhere/x", dangling) == 0 && one_tensor_file(dangling, &err) != 0 &&
+         starts_with(err.msg, dangling) && is_kind(dangling, S_IFLNK),
+     "a link pointing nowhere is refused: %s", err.msg);
+}
+
+/* A writer killed mid-save leaves "<target>.tmp.<pid>.<n>"; the next save
+** of that target removes it when its process is gone, and nothing else. */
+static void test_stale_temps(void) {
+  char target[512], dead[600], live[600], other[600], unrelated[600];
+  Err err = {{0}};
+  pid_t child = fork();
+  if (child == 0) _exit(0);
+  waitpid(child, NULL, 0);   /* 'child' is now a pid no process has */
+  path_in(target, sizeof target, "t.safetensors");
+  snprintf(dead, sizeof dead, "%s.tmp.%ld.0", target, (long)child);
+  snprintf(live, sizeof live, "%s.tmp.%ld.7", target, (long)getppid());
+  snprintf(other, sizeof other, "%s/u.safetensors.tmp.%ld.0", dir, (long)child);
+  snprintf(unrelated, sizeof unrelated, "%s.tmp.%ld.0.keep", target, (long)child);
+  const char *all[] = {dead, live, other, unrelated};
+  for (int i = 0; i < 4; i++) {
+    FILE *f = fopen(all[i], "w");
+    if (f) fclose(f);
+  }
+  int rc = one_tensor_file(target, &err);
+  ok(rc == 0 && access(dead, F_OK) != 0, "a dead writer's temporary file is removed %s", rc ? err.msg : "");
+  ok(access(live, F_OK) == 0 && access(other, F_OK) == 0 && access(unrelated, F_OK) == 0,
+     "a live process's, another target's and an odd name's are kept");
+  for (int i = 0; i < 4; i++) unlink(all[i]);
+}
+
 /* ---------------------------------------------------------------- main */
 
 static void remove_tree(const char *d) {
@@ -510,6 +583,8 @@ int main(void) {
   test_truncated(&r);
   test_mutations(&r);
   test_writer(&r);
+  test_targets();
+  test_stale_temps();
   remove_tree(dir);
   return tap_done();
 }

@@ -54,4 +54,32 @@ tap.ok(os.remove("inside.txt"), "and can be removed")
 tap.is(load("return 1 + 1")(), 2, "text chunks load")
 tap.done()
 LUA
-cd "$tmp/work" && "$tielab" --headless --sandbox sbx.lua
+cd "$tmp/work" || exit 1
+"$tielab" --headless --sandbox sbx.lua >"$tmp/sbx.out"
+status=$?
+sed '/^1\.\.[0-9]*$/d' "$tmp/sbx.out"
+n=$(grep -c '^\(not \)\{0,1\}ok ' "$tmp/sbx.out")
+
+# The loader asks the sandbox about a checkpoint's corpus before it touches
+# it: nothing is tokenized or cached, and a missing corpus gives the same
+# refusal as a present one, so a script learns nothing about outside files.
+check() {
+  n=$((n + 1))
+  if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; status=1; fi
+}
+cat >"$tmp/work/sbx_load.lua" <<'LUA'
+local ok, err = pcall(lab.load, "elsewhere.safetensors")
+print(ok and "LOADED" or err)
+LUA
+XDG_CACHE_HOME="$tmp/sbxcache" "$tielab" --headless --sandbox sbx_load.lua >"$tmp/present.out" 2>&1
+grep -q "corpus '$tmp/outside.txt' of 'elsewhere.safetensors' is outside the working directory (sandbox)" \
+  "$tmp/present.out"
+check $? "lab.load refuses an outside corpus: $(head -c 200 "$tmp/present.out")"
+test -z "$(find "$tmp/sbxcache" -type f 2>/dev/null)"
+check $? "and never read it: no tokenizer was trained or cached"
+mv "$tmp/outside.txt" "$tmp/outside.gone"
+XDG_CACHE_HOME="$tmp/sbxcache" "$tielab" --headless --sandbox sbx_load.lua >"$tmp/absent.out" 2>&1
+cmp -s "$tmp/present.out" "$tmp/absent.out"
+check $? "a missing outside corpus gives the same refusal as a present one"
+echo "1..$n"
+exit $status

@@ -1,9 +1,11 @@
 /* test_weights.c -- weights files: save -> load bit for bit in every tie
 ** mode, nanoGPT-style files without tielab's keys, and files that must be
 ** refused with the offending tensor named. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "core/rng.h"
@@ -289,6 +291,89 @@ static void test_nanogpt(void) {
   model_free(untied);
 }
 
+/* A tensor of 'src' with element 'k' set to 'x' (as F32). */
+static const char *with_value(const char *src, const char *tensor, size_t k, float x, const char *name) {
+  StFile f;
+  StWriter *w = copy_of(src, &f, tensor, NULL);
+  const StTensor *t = st_find(&f, tensor);
+  static float buf[V * D];
+  memcpy(buf, t->data, t->nbytes);
+  buf[k] = x;
+  Err err;
+  st_writer_add(w, tensor, ST_F32, t->ndim, t->shape, buf, &err);
+  return finish(w, &f, name);
+}
+
+/* Values: no NaN nor infinity in any tensor, whatever its dtype. */
+static void test_values(void) {
+  Err err = {{0}};
+  Model *m = random_model(0, 9);
+  Path p = path_in("untied.safetensors");
+  weights_save(m, p.s, &err);
+  refused("a NaN weight", with_value(p.s, "transformer.h.1.attn.c_proj.weight", 7, NAN, "x.safetensors"),
+          "tensor 'transformer.h.1.attn.c_proj.weight': element 7 is NaN");
+  refused("an infinite weight", with_value(p.s, "lm_head.weight", 3, -INFINITY, "x.safetensors"),
+          "tensor 'lm_head.weight': element 3 is -infinity");
+  uint16_t ln16[D];
+  for (int i = 0; i < D; i++) ln16[i] = 0x3c00;
+  ln16[5] = 0x7c00;   /* +inf in F16 */
+  int64_t sln[1] = {D};
+  StFile f;
+  StWriter *w = copy_of(p.s, &f, "transformer.ln_f.bias", NULL);
+  st_writer_add(w, "transformer.ln_f.bias", ST_F16, 1, sln, ln16, &err);
+  refused("an infinite F16 value", finish(w, &f, "x.safetensors"), "'transformer.ln_f.bias': element 5 is +infinity");
+  double big[D];
+  for (int i = 0; i < D; i++) big[i] = i == 2 ? 1e300 : 0.5;
+  w = copy_of(p.s, &f, "transformer.ln_f.weight", NULL);
+  st_writer_add(w, "transformer.ln_f.weight", ST_F64, 1, sln, big, &err);
+  refused("an F64 value beyond float range", finish(w, &f, "x.safetensors"),
+          "'transformer.ln_f.weight': element 2 is +infinity");
+  model_free(m);
+}
+
+/* Metadata numbers are whole strings of digits: strtol's leniency is gone. */
+static void test_strict_metadata(void) {
+  Err err = {{0}};
+  Model *m = random_model(D, 10);
+  Path p = path_in("tied.safetensors");
+  weights_save(m, p.s, &err);
+  const char *bad[][2] = {{"vocab_size", " 50"}, {"vocab_size", "50 "}, {"n_embd", "+16"},
+                          {"n_layer", "2.0"}, {"block_size", "0x8"}, {"n_head", "2e0"}};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    StFile f;
+    StWriter *w = copy_of(p.s, &f, NULL, NULL);
+    st_writer_meta(w, bad[i][0], bad[i][1], &err);
+    char what[64];
+    snprintf(what, sizeof what, "%s '%s'", bad[i][0], bad[i][1]);
+    refused(what, finish(w, &f, "x.safetensors"), bad[i][0]);
+  }
+  model_free(m);
+}
+
+/* A small file whose metadata claims a huge model is refused by its shapes
+** before anything is allocated: under a 1 GiB address-space limit, a model
+** of n_embd 8192 (several GiB) could not even be created. */
+static void test_small_file_big_claim(void) {
+  Err err = {{0}};
+  Model *m = random_model(D, 11);
+  Path p = path_in("tied.safetensors");
+  weights_save(m, p.s, &err);
+  model_free(m);
+  StFile f;
+  StWriter *w = copy_of(p.s, &f, NULL, NULL);
+  st_writer_meta(w, "n_embd", "8192", &err);
+  st_writer_meta(w, "n_head", "2", &err);
+  const char *big = finish(w, &f, "x.safetensors");
+  struct rlimit old, lim;
+  getrlimit(RLIMIT_AS, &old);
+  lim = old;
+  lim.rlim_cur = (rlim_t)1 << 30;
+  if (old.rlim_max != RLIM_INFINITY && old.rlim_max < lim.rlim_cur) lim.rlim_cur = old.rlim_max;
+  setrlimit(RLIMIT_AS, &lim);
+  refused("n_embd 8192 in a small file", big, "transformer.wte.weight is [50, 16], the model needs [50, 8192]");
+  setrlimit(RLIMIT_AS, &old);
+}
+
 static void remove_dir(void) {
   const char *names[] = {"rt", "tied", "untied", "part", "x", "ck", "x64", "x16"};
   for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
@@ -311,6 +396,9 @@ int main(void) {
   test_round_trip("partial", 5);
   test_refused();
   test_nanogpt();
+  test_values();
+  test_strict_metadata();
+  test_small_file_big_claim();
   remove_dir();
   return tap_done();
 }

@@ -1,10 +1,11 @@
 /* config.c -- see config.h. */
-#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "config.h"
+#include "num.h"
 #include "model.h"
 
 ModelConfig config_default(void) {
@@ -72,11 +73,9 @@ int config_parse_tie(const char *s, int dim, int *tie_k, Err *err) {
     *tie_k = 0;
     return 0;
   }
-  char *end;
-  errno = 0;
-  long k = strtol(s, &end, 10);
-  if (end == s || *end != '\0' || errno != 0)
-    return err_set(err, "tie '%s': expected tied, untied or a column count", s);
+  long k;
+  if (num_parse_long(s, LONG_MIN, LONG_MAX, &k) < 0)
+    return err_set(err, "tie '%.40s': expected tied, untied or a column count", s);
   if (k < 0 || k > dim)
     return err_set(err, "tie %ld: the shared column count must be between 0 and dim (%d)", k, dim);
   *tie_k = (int)k;

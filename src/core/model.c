@@ -131,6 +131,13 @@ static size_t layout(const ModelConfig *c, size_t n_floats, Buffers *a, char *ba
   return off;
 }
 
+TensorInfo *model_tensor_table(const ModelConfig *c, int *n) {
+  TensorInfo *ts = calloc((size_t)tensor_count(c), sizeof *ts);
+  if (ts) build_tensors(c, ts);
+  *n = ts ? tensor_count(c) : 0;
+  return ts;
+}
+
 static size_t arena_size(const ModelConfig *c) {
   TensorInfo *ts = calloc((size_t)tensor_count(c), sizeof *ts);
   if (!ts) return 0;

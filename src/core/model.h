@@ -97,6 +97,11 @@ size_t model_allocated_bytes(const Model *m);
 ** mirror E_in; moments and step count reset. */
 void model_init(Model *m, uint64_t seed);
 
+/* The tensor table a model of shape 'c' (validated) would have, without
+** creating it: a malloc'd array of '*n' entries, NULL when out of memory.
+** Loaders check a file's names and shapes against it before allocating. */
+TensorInfo *model_tensor_table(const ModelConfig *c, int *n);
+
 const ModelConfig *model_config(const Model *m);
 int model_tensor_count(const Model *m);
 const TensorInfo *model_tensor(const Model *m, int i);

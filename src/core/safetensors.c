@@ -13,11 +13,13 @@
 #include <jansson.h>
 #include <limits.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "replace.h"
 #include "safetensors.h"
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -507,32 +509,6 @@ static int write_all(int fd, const void *p, size_t n) {
   return 0;
 }
 
-/* Create a fresh temporary file beside 'path'; its name goes into 'tmp'. */
-static int open_temp(const char *path, char *tmp, size_t size) {
-  static unsigned counter;
-  for (int tries = 0; tries < 100; tries++) {
-    snprintf(tmp, size, "%s.tmp.%ld.%u", path, (long)getpid(), counter++);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    if (fd >= 0 || errno != EEXIST) return fd;
-  }
-  return -1;
-}
-
-/* Make the rename itself durable; a folder that cannot be synced is no error. */
-static void sync_parent(const char *path) {
-  char *dir = strdup(path);
-  if (!dir) return;
-  char *slash = strrchr(dir, '/');
-  if (slash == dir) slash[1] = '\0';
-  else if (slash) *slash = '\0';
-  int fd = open(slash ? dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd >= 0) {
-    fsync(fd);
-    close(fd);
-  }
-  free(dir);
-}
-
 /* Header, tensors, fsync; 0 or an errno. */
 static int write_body(StWriter *w, int fd, const char *hdr, size_t hlen) {
   uint64_t n = hlen;
@@ -542,34 +518,17 @@ static int write_body(StWriter *w, int fd, const char *hdr, size_t hlen) {
   return fsync(fd) != 0 ? errno : 0;
 }
 
-/* Write everything into a temporary file beside 'path', then rename it over
-** 'path': readers see the old file or the new one, never a mix. */
-static int write_atomic(StWriter *w, const char *path, const char *hdr, size_t hlen) {
-  size_t tsize = strlen(path) + 48;
-  char *tmp = malloc(tsize);
-  if (!tmp) return ENOMEM;
-  int fd = open_temp(path, tmp, tsize);
-  if (fd < 0) {
-    int e = errno;
-    free(tmp);
-    return e;
-  }
-  int e = write_body(w, fd, hdr, hlen);
-  if (close(fd) != 0 && e == 0) e = errno;
-  if (e == 0 && rename(tmp, path) != 0) e = errno;
-  if (e != 0) unlink(tmp);
-  free(tmp);
-  return e;
-}
-
 int st_writer_write(StWriter *w, const char *path, Err *err) {
   qsort(w->e, (size_t)w->n, sizeof *w->e, by_name);
   size_t hlen;
   char *hdr = header_json(w, &hlen);
   if (!hdr) return err_set(err, "%s: out of memory building the header", path);
-  int e = write_atomic(w, path, hdr, hlen);
+  Replace r;
+  int rc = replace_begin(&r, path, err);
+  if (rc == 0) {
+    int e = replace_end(&r, write_body(w, r.fd, hdr, hlen));
+    if (e != 0) rc = err_set(err, "%s: cannot write: %s", path, strerror(e));
+  }
   free(hdr);
-  if (e != 0) return err_set(err, "%s: cannot write: %s", path, strerror(e));
-  sync_parent(path);
-  return 0;
+  return rc;
 }

@@ -9,7 +9,8 @@
 ** inside the buffer, not overlap, and cover it exactly. Any failure is one
 ** line naming the file and the problem. The writer writes to a temporary
 ** file in the same folder, syncs it and renames it over the target, so a
-** crash mid-save never leaves a half-written checkpoint.
+** crash mid-save never leaves a half-written checkpoint; only a regular
+** file (or a link to one) is replaced, as replace.h says.
 */
 #ifndef TIELAB_SAFETENSORS_H
 #define TIELAB_SAFETENSORS_H

@@ -1,17 +1,20 @@
 /*
 ** weights.c -- see weights.h.
 **
-** Loading reads every tensor into a scratch arena first and copies it into
-** the model only when all names, shapes and tied columns check out, so a bad
-** file never leaves a model half overwritten.
+** Names and shapes are checked against the tensor table of the shape the
+** file describes before any model exists. Loading then reads every tensor
+** into a scratch arena and copies it into the model only when all values
+** are finite and tied columns agree, so a bad file never leaves a model
+** half overwritten.
 */
-#include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "num.h"
 #include "weights.h"
 
 #define WTE "transformer.wte.weight"
@@ -24,10 +27,8 @@
 static int meta_int(const StFile *f, const char *key, int *out, Err *err) {
   const char *s = st_meta(f, key);
   if (!s) return 0;
-  char *end;
-  errno = 0;
-  long v = strtol(s, &end, 10);
-  if (end == s || *end || errno || v <= 0 || v > INT_MAX)
+  long v;
+  if (num_parse_long(s, 1, INT_MAX, &v) < 0)
     return err_set(err, "metadata %s is '%.40s', not a positive integer", key, s);
   *out = (int)v;
   return 1;
@@ -142,13 +143,18 @@ static int model_name(const char *s) {
   return strncmp(s, "transformer.", 12) == 0 || strncmp(s, "lm_head.", 8) == 0;
 }
 
-/* Names and shapes: every model tensor present (lm_head may be absent when
-** fully tied), no stranger in the model's namespaces (anywhere if 'strict'). */
-static int check_names(Model *m, const StFile *f, int strict, Err *err) {
-  const ModelConfig *c = model_config(m);
+static const TensorInfo *table_find(const TensorInfo *ts, int n, const char *name) {
+  for (int i = 0; i < n; i++)
+    if (strcmp(ts[i].name, name) == 0) return &ts[i];
+  return NULL;
+}
+
+/* Names and shapes against the table of a model of shape 'c'. */
+static int check_table(const TensorInfo *ts, int nt, const ModelConfig *c, const StFile *f, int strict,
+                       Err *err) {
   Report miss = {0}, odd = {0}, shape = {0};
-  for (int i = 0; i < model_tensor_count(m); i++) {
-    const TensorInfo *ti = model_tensor(m, i);
+  for (int i = 0; i < nt; i++) {
+    const TensorInfo *ti = &ts[i];
     const StTensor *t = st_find(f, ti->name);
     int64_t want[2] = {ti->shape[0], ti->shape[1]};
     char a[64], b[64];
@@ -160,7 +166,7 @@ static int check_names(Model *m, const StFile *f, int strict, Err *err) {
   }
   for (int i = 0; i < f->n; i++) {
     const char *s = f->tensors[i].name;
-    if ((strict || model_name(s)) && !model_find_tensor(m, s)) report_add(&odd, ", ", "%s", s);
+    if ((strict || model_name(s)) && !table_find(ts, nt, s)) report_add(&odd, ", ", "%s", s);
   }
   if (miss.n + odd.n + shape.n == 0) return 0;
   Report all = {0};
@@ -168,6 +174,26 @@ static int check_names(Model *m, const StFile *f, int strict, Err *err) {
   if (odd.n) report_add(&all, "; ", "unexpected tensors: %s", odd.text);
   if (shape.n) report_add(&all, "; ", "wrong shape: %s", shape.text);
   return err_set(err, "%s", all.text);
+}
+
+/* Since the tensors tile the file exactly, shapes that match mean the file
+** holds every parameter: a small file cannot make a large model. */
+int weights_check(const StFile *f, const ModelConfig *c, int strict, Err *err) {
+  if (config_validate(c, err) < 0) return -1;
+  int nt;
+  TensorInfo *ts = model_tensor_table(c, &nt);
+  if (!ts) return err_set(err, "out of memory");
+  int rc = check_table(ts, nt, c, f, strict, err);
+  free(ts);
+  return rc;
+}
+
+int weights_check_finite(const char *name, const float *x, size_t n, Err *err) {
+  for (size_t i = 0; i < n; i++)
+    if (!isfinite(x[i]))
+      return err_set(err, "tensor '%s': element %zu is %s", name, i,
+                     isnan(x[i]) ? "NaN" : x[i] > 0 ? "+infinity" : "-infinity");
+  return 0;
 }
 
 /* E_out's first 'k' columns must equal E_in's; 'lm' and 'wte' are [V, d]. */
@@ -179,49 +205,57 @@ static int check_shared(const float *wte, const float *lm, int V, int d, int k, 
   return 0;
 }
 
-static int read_tensors(Model *m, const StFile *f, int strict, Err *err) {
-  if (check_names(m, f, strict, err) != 0) return -1;
-  const ModelConfig *c = model_config(m);
-  size_t n = model_n_floats(m);
-  float *scratch = malloc(n * sizeof(float));
-  if (!scratch) return err_set(err, "out of memory (%zu floats)", n);
-  int lm_in_file = 0;
+/* Every tensor of the file that is in the model, as finite float32. */
+static int convert_all(Model *m, const StFile *f, float *scratch, int *lm_in_file, Err *err) {
   for (int i = 0; i < model_tensor_count(m); i++) {
     const TensorInfo *ti = model_tensor(m, i);
     const StTensor *t = st_find(f, ti->name);
-    if (!t) continue;   /* lm_head of a fully tied model: mirrored below */
-    if (st_to_f32(t, scratch + ti->offset, ti->numel, err) != 0) {
-      free(scratch);
+    if (!t) continue;   /* lm_head of a fully tied model: mirrored later */
+    float *dst = scratch + ti->offset;
+    if (st_to_f32(t, dst, ti->numel, err) != 0 || weights_check_finite(ti->name, dst, ti->numel, err) != 0)
       return -1;
-    }
-    if (strcmp(ti->name, LM_HEAD) == 0) lm_in_file = 1;
+    if (strcmp(ti->name, LM_HEAD) == 0) *lm_in_file = 1;
   }
+  return 0;
+}
+
+static int read_tensors(Model *m, const StFile *f, int strict, Err *err) {
+  const ModelConfig *c = model_config(m);
+  if (weights_check(f, c, strict, err) != 0) return -1;
+  size_t n = model_n_floats(m);
+  float *scratch = malloc(n * sizeof(float));
+  if (!scratch) return err_set(err, "out of memory (%zu floats)", n);
+  int lm_in_file = 0, rc = convert_all(m, f, scratch, &lm_in_file, err);
   float *wte = scratch + model_find_tensor(m, WTE)->offset;
   float *lm = scratch + model_find_tensor(m, LM_HEAD)->offset;
-  if (lm_in_file && check_shared(wte, lm, c->vocab, c->dim, c->tie_k, err) != 0) {
-    free(scratch);
-    return -1;
+  if (rc == 0 && lm_in_file) rc = check_shared(wte, lm, c->vocab, c->dim, c->tie_k, err);
+  if (rc == 0) {
+    memcpy(model_params(m), scratch, n * sizeof(float));
+    model_mirror_shared(m);   /* a fully tied file has no lm_head.weight */
   }
-  memcpy(model_params(m), scratch, n * sizeof(float));
-  model_mirror_shared(m);   /* a fully tied file has no lm_head.weight */
   free(scratch);
-  return 0;
+  return rc;
 }
 
 int weights_read_into(Model *m, const StFile *f, Err *err) {
   return read_tensors(m, f, 0, err);
 }
 
-Model *weights_load(const char *path, int threads, int batch, Err *err) {
-  StFile f;
-  if (st_read(&f, path, err) != 0) return NULL;
+static Model *load_from(const StFile *f, int threads, int batch, Err *err) {
   ModelConfig cfg;
-  Model *m = NULL;
-  if (weights_config(&f, batch, &cfg, err) == 0) m = model_create(&cfg, threads, err);
-  if (m && read_tensors(m, &f, 1, err) != 0) {
+  if (weights_config(f, batch, &cfg, err) != 0 || weights_check(f, &cfg, 1, err) != 0) return NULL;
+  Model *m = model_create(&cfg, threads, err);
+  if (m && read_tensors(m, f, 1, err) != 0) {
     model_free(m);
     m = NULL;
   }
+  return m;
+}
+
+Model *weights_load(const char *path, int threads, int batch, Err *err) {
+  StFile f;
+  if (st_read(&f, path, err) != 0) return NULL;
+  Model *m = load_from(&f, threads, batch, err);
   st_free(&f);
   if (!m) err_prefix(err, "%s", path);
   return m;

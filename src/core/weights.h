@@ -20,13 +20,26 @@
 ** key is missing; only n_head cannot be inferred. 'batch' is the caller's. */
 int weights_config(const StFile *f, int batch, ModelConfig *cfg, Err *err);
 
+/* Check 'f' against a model of shape 'c' before one exists: every model
+** tensor present with its exact shape (lm_head.weight may be absent when
+** fully tied), no stranger in the model's namespaces, nor anywhere when
+** 'strict'. Missing, unexpected and mis-shaped tensors are named. */
+int weights_check(const StFile *f, const ModelConfig *c, int strict, Err *err);
+
+/* 0 when all 'n' values are finite, else -1 naming tensor 'name' and the
+** first element that is NaN or infinite. */
+int weights_check_finite(const char *name, const float *x, size_t n, Err *err);
+
 /* Read a weights-only file into a new model (moments zero, no steps taken).
-** Every tensor is checked: missing, unexpected and mis-shaped ones are named. */
+** Names and shapes are checked before the model is allocated (so a small
+** file cannot make a large one), values after: NaN or infinity refused.
+** Errors name the file and the tensor or key. */
 Model *weights_load(const char *path, int threads, int batch, Err *err);
 
 /* Set 'm's parameters from 'f' (F32, F64, F16 or BF16), leaving moments and
 ** step count alone. Names outside the model's namespaces ("transformer.",
-** "lm_head.") are left to the caller; on any error 'm' is unchanged. */
+** "lm_head.") are left to the caller; values must be finite; on any error
+** 'm' is unchanged. */
 int weights_read_into(Model *m, const StFile *f, Err *err);
 
 /* Add 'm's parameters (pointers into the model: keep it unchanged until the

@@ -11,11 +11,18 @@
 **
 ** 'lab_load' also accepts a weights-only nanoGPT file (no "format" key):
 ** it becomes a new run with default settings around those weights.
+**
+** Loading goes in the order of what it costs: metadata (strictly parsed,
+** cross-checked), then every tensor's name and shape against the settings,
+** then the corpus policy, and only then any allocation, the corpus, and the
+** values (finite; second moments >= 0). Messages below do not name the
+** file: lab_load_with puts the path in front of every one, once.
 */
-#include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/num.h"
 #include "../core/safetensors.h"
 #include "../core/weights.h"
 #include "run.h"
@@ -69,8 +76,8 @@ static int add_settings(StWriter *w, const RunOptions *o, Err *err) {
 
 /* The model's own config keys come from weights_add_to_writer. */
 static int add_counters(StWriter *w, Run *r, Err *err) {
-  char buf[64];
-  snprintf(buf, sizeof buf, "%.17g", r->metrics.loss);
+  char buf[NUM_TEXT_MAX];
+  num_format(buf, sizeof buf, r->metrics.loss);
   if (st_writer_meta(w, "format", CKPT_FORMAT, err) < 0 || st_writer_meta(w, "version", CKPT_VERSION, err) < 0 ||
       add_meta_long(w, "step", r->metrics.step, err) < 0 ||
       add_meta_long(w, "adam_t", model_adam_t(r->model), err) < 0 ||
@@ -120,39 +127,146 @@ int run_save(Run *r, const char *path, Err *err) {
 
 /* ------------------------------------------------------------- reading */
 
-static int read_f32(const StFile *f, const char *name, float *dst, size_t n, const char *path, Err *err) {
-  const StTensor *t = st_find(f, name);
-  if (!t) return err_set(err, "%s: checkpoint has no tensor '%s'", path, name);
-  if (t->numel != n) return err_set(err, "%s: tensor '%s' has %zu values, expected %zu", path, name, t->numel, n);
-  if (st_to_f32(t, dst, n, err) < 0) return err_prefix(err, "%s", path);
-  return 0;
-}
+/* The namespaces a checkpoint owns besides the model's: a tensor in one of
+** them that this version does not expect means a file of another shape or
+** a newer format, and is refused; names elsewhere are ignored. */
+static const char *const owned[] = {"optim.", "lens.", "drift.", "tokenizer.", "history.", "history"};
 
-static int read_moments(const StFile *f, Model *m, const char *path, Err *err) {
-  char name[96];
-  for (int i = 0; i < model_tensor_count(m); i++) {
-    const TensorInfo *t = model_tensor(m, i);
-    snprintf(name, sizeof name, "optim.m.%s", t->name);
-    if (read_f32(f, name, model_adam_m(m) + t->offset, t->numel, path, err) < 0) return -1;
-    snprintf(name, sizeof name, "optim.v.%s", t->name);
-    if (read_f32(f, name, model_adam_v(m) + t->offset, t->numel, path, err) < 0) return -1;
+/* A prefix ending in '.' owns a namespace; any other entry is one name. */
+static int in_owned(const char *name) {
+  for (size_t i = 0; i < sizeof owned / sizeof owned[0]; i++) {
+    size_t n = strlen(owned[i]);
+    if (strncmp(name, owned[i], n) == 0 && (owned[i][n - 1] == '.' || name[n] == '\0')) return 1;
   }
   return 0;
 }
 
-static int meta_long(const StFile *f, const char *key, long lo, long hi, long *out, const char *path, Err *err) {
-  const char *v = st_meta(f, key);
-  char *end;
-  if (!v) return err_set(err, "%s: checkpoint metadata lacks '%s'", path, key);
-  errno = 0;
-  long n = strtol(v, &end, 10);
-  if (errno || *v == '\0' || *end != '\0' || n < lo || n > hi)
-    return err_set(err, "%s: metadata '%s' is '%s', expected a whole number in [%ld, %ld]", path, key, v, lo, hi);
-  *out = n;
+/* What a tensor outside the model must look like; dim -1 is free. */
+typedef struct Want {
+  StDtype dtype;   /* ST_F32: any float type */
+  int ndim;
+  int64_t shape[2];
+} Want;
+
+static int want_of(const char *name, const ModelConfig *c, const TensorInfo *ts, int nt, Want *w) {
+  int64_t V = c->vocab, d = c->dim, n = (int64_t)lens_state_floats(c);
+  *w = (Want){ST_F32, 1, {n, 0}};
+  if (!strcmp(name, "lens.params") || !strcmp(name, "lens.momentum")) return 1;
+  *w = (Want){ST_F32, 2, {V, d}};
+  if (!strcmp(name, "drift.e_in0") || !strcmp(name, "drift.e_out0")) return 1;
+  *w = (Want){ST_I32, 2, {-1, 2}};
+  if (!strcmp(name, "tokenizer.merges")) return 1;
+  *w = (Want){ST_F64, 1, {-1, 0}};
+  if (!strcmp(name, "history")) return 1;
+  if (strncmp(name, "optim.m.", 8) && strncmp(name, "optim.v.", 8)) return 0;
+  for (int i = 0; i < nt; i++)
+    if (!strcmp(ts[i].name, name + 8)) {
+      *w = (Want){ST_F32, ts[i].ndim, {ts[i].shape[0], ts[i].shape[1]}};
+      return 1;
+    }
   return 0;
 }
 
-static int read_settings(const StFile *f, RunOptions *o, const char *path, Err *err) {
+static int is_float(StDtype d) { return d == ST_F32 || d == ST_F64 || d == ST_F16 || d == ST_BF16; }
+
+/* "[384, 48]"; a free dim (-1) shows as N. */
+static const char *shape_text(char *buf, size_t cap, int ndim, const int64_t *shape) {
+  size_t n = (size_t)snprintf(buf, cap, "[");
+  for (int i = 0; i < ndim && n < cap; i++)
+    n += (size_t)(shape[i] < 0 ? snprintf(buf + n, cap - n, "%sN", i ? ", " : "")
+                               : snprintf(buf + n, cap - n, "%s%lld", i ? ", " : "", (long long)shape[i]));
+  if (n < cap) snprintf(buf + n, cap - n, "]");
+  return buf;
+}
+
+static int check_want(const StTensor *t, const Want *w, Err *err) {
+  int shape_ok = t->ndim == w->ndim;
+  for (int i = 0; i < w->ndim && shape_ok; i++) shape_ok = w->shape[i] < 0 || t->shape[i] == w->shape[i];
+  char a[200], b[64];
+  if (!shape_ok)
+    return err_set(err, "tensor '%s' is %s, the model needs %s", t->name, shape_text(a, sizeof a, t->ndim, t->shape),
+                   shape_text(b, sizeof b, w->ndim, w->shape));
+  if (w->dtype == ST_F32 ? !is_float(t->dtype) : t->dtype != w->dtype)
+    return err_set(err, "tensor '%s' is %s, expected %s", t->name, st_dtype_name(t->dtype),
+                   w->dtype == ST_F32 ? "a float type" : st_dtype_name(w->dtype));
+  return 0;
+}
+
+/* Every tensor of the owned namespaces expected and well shaped. */
+static int check_owned(const StFile *f, const ModelConfig *c, const TensorInfo *ts, int nt, Err *err) {
+  Want w;
+  for (int i = 0; i < f->n; i++) {
+    const StTensor *t = &f->tensors[i];
+    if (!in_owned(t->name)) continue;
+    if (!want_of(t->name, c, ts, nt, &w)) return err_set(err, "unexpected tensor '%s'", t->name);
+    if (check_want(t, &w, err) < 0) return -1;
+  }
+  return 0;
+}
+
+/* Present: every moment, the drift reference, the lens state. */
+static int check_present(const StFile *f, const TensorInfo *ts, int nt, Err *err) {
+  static const char *const fixed[] = {"drift.e_in0", "drift.e_out0", "lens.params", "lens.momentum"};
+  char name[96];
+  for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
+    if (!st_find(f, fixed[i])) return err_set(err, "missing tensor '%s'", fixed[i]);
+  for (int i = 0; i < nt; i++)
+    for (int k = 0; k < 2; k++) {
+      snprintf(name, sizeof name, "optim.%c.%s", "mv"[k], ts[i].name);
+      if (!st_find(f, name)) return err_set(err, "missing tensor '%s'", name);
+    }
+  return 0;
+}
+
+/* Names, shapes and dtypes of everything, before anything is allocated. */
+static int check_shapes(const StFile *f, const ModelConfig *c, Err *err) {
+  if (weights_check(f, c, 0, err) < 0) return -1;
+  int nt;
+  TensorInfo *ts = model_tensor_table(c, &nt);
+  if (!ts) return err_set(err, "out of memory");
+  int rc = check_owned(f, c, ts, nt, err);
+  if (rc == 0) rc = check_present(f, ts, nt, err);
+  free(ts);
+  return rc;
+}
+
+/* A float tensor already checked for shape, as finite float32. */
+static int read_f32(const StFile *f, const char *name, float *dst, size_t n, Err *err) {
+  const StTensor *t = st_find(f, name);
+  if (!t) return err_set(err, "missing tensor '%s'", name);
+  if (st_to_f32(t, dst, n, err) < 0) return -1;
+  return weights_check_finite(name, dst, n, err);
+}
+
+/* The second moment is a mean of squares: a negative one would reach sqrt. */
+static int check_nonnegative(const char *name, const float *v, size_t n, Err *err) {
+  for (size_t i = 0; i < n; i++)
+    if (v[i] < 0) return err_set(err, "tensor '%s': element %zu is negative (%g)", name, i, (double)v[i]);
+  return 0;
+}
+
+static int read_moments(const StFile *f, Model *m, Err *err) {
+  char name[96];
+  for (int i = 0; i < model_tensor_count(m); i++) {
+    const TensorInfo *t = model_tensor(m, i);
+    float *v = model_adam_v(m) + t->offset;
+    snprintf(name, sizeof name, "optim.m.%s", t->name);
+    if (read_f32(f, name, model_adam_m(m) + t->offset, t->numel, err) < 0) return -1;
+    snprintf(name, sizeof name, "optim.v.%s", t->name);
+    if (read_f32(f, name, v, t->numel, err) < 0 || check_nonnegative(name, v, t->numel, err) < 0) return -1;
+  }
+  return 0;
+}
+
+static int meta_long(const StFile *f, const char *key, long lo, long hi, long *out, Err *err) {
+  const char *v = st_meta(f, key);
+  if (!v) return err_set(err, "metadata lacks '%s'", key);
+  if (num_parse_long(v, lo, hi, out) < 0)
+    return err_set(err, "metadata '%s' is '%.40s', expected a whole number in [%ld, %ld]", key, v, lo, hi);
+  return 0;
+}
+
+static int read_settings(const StFile *f, RunOptions *o, Err *err) {
   int n;
   const Setting *s = lab_settings(&n);
   char key[96];
@@ -161,130 +275,203 @@ static int read_settings(const StFile *f, RunOptions *o, const char *path, Err *
     snprintf(key, sizeof key, "opt.%s", s[i].name);
     const char *v = st_meta(f, key);
     if (!v) continue;   /* a setting newer than the file: keep its default */
-    if (run_options_set_text(o, s[i].name, v, err) < 0) return err_prefix(err, "%s: %s", path, key);
+    if (run_options_set_text(o, s[i].name, v, err) < 0) return err_prefix(err, "metadata '%s'", key);
   }
-  return run_options_check(o, err) < 0 ? err_prefix(err, "%s", path) : 0;
+  return run_options_check(o, err);
+}
+
+/* The nanoGPT config keys of the model part against the settings. */
+static int check_config_keys(const StFile *f, const RunOptions *o, Err *err) {
+  static const struct {
+    const char *key, *opt;
+    size_t offset;
+  } keys[] = {
+    {"vocab_size", "vocab", offsetof(ModelConfig, vocab)}, {"n_embd", "dim", offsetof(ModelConfig, dim)},
+    {"n_layer", "layers", offsetof(ModelConfig, layers)}, {"n_head", "heads", offsetof(ModelConfig, heads)},
+    {"block_size", "ctx", offsetof(ModelConfig, ctx)},     {"tie", "tie", offsetof(ModelConfig, tie_k)},
+  };
+  ModelConfig shape;
+  if (weights_config(f, o->model.batch, &shape, err) < 0) return -1;
+  for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+    int got = *(const int *)((const char *)&shape + keys[i].offset);
+    int want = *(const int *)((const char *)&o->model + keys[i].offset);
+    if (got != want)
+      return err_set(err, "metadata '%s' (%d) disagrees with 'opt.%s' (%d)", keys[i].key, got, keys[i].opt,
+                     want);
+  }
+  return 0;
 }
 
 /* The tokenizer rebuilt from the corpus must be the one the run trained with. */
-static int check_tokenizer(const StFile *f, Run *r, const char *path, Err *err) {
+static int check_tokenizer(const StFile *f, Run *r, Err *err) {
   const StTensor *t = st_find(f, "tokenizer.merges");
   if (!r->data) return 0;
   int nm;
   const int32_t *merges = bpe_merges(r->data->ds.bpe, &nm);
   size_t want = (size_t)nm * 2;
-  if ((!t && nm == 0) || (t && t->dtype == ST_I32 && t->numel == want && memcmp(t->data, merges, want * 4) == 0))
-    return 0;
-  return err_set(err, "%s: the corpus '%s' no longer gives the tokenizer this run was trained with", path,
+  if ((!t && nm == 0) || (t && t->numel == want && memcmp(t->data, merges, want * 4) == 0)) return 0;
+  return err_set(err, "the corpus '%s' no longer gives the tokenizer this run was trained with",
                  r->data->ds.name);
 }
 
-static int read_extras(const StFile *f, Run *r, const char *path, Err *err) {
-  const ModelConfig *c = model_config(r->model);
-  size_t vd = (size_t)c->vocab * c->dim, n = lens_state_size(r->lens);
-  if (read_f32(f, "drift.e_in0", r->e_in0, vd, path, err) < 0 ||
-      read_f32(f, "drift.e_out0", r->e_out0, vd, path, err) < 0)
-    return -1;
-  run_set_init_fingerprint(r);   /* of the real step 0, not of the loaded weights */
-  if (n > 0 && (read_f32(f, "lens.params", lens_params(r->lens), n, path, err) < 0 ||
-                read_f32(f, "lens.momentum", lens_momentum(r->lens), n, path, err) < 0))
-    return -1;
+static int read_history(const StFile *f, Run *r, Err *err) {
   const StTensor *h = st_find(f, "history");
   const char *names = st_meta(f, "history.names");
-  if (h && names && h->dtype == ST_F64) {
-    /* Copy out: the file buffer need not be aligned for doubles. */
-    double *buf = malloc(h->nbytes ? h->nbytes : 1);
-    if (!buf) return err_set(err, "%s: out of memory reading the history", path);
-    memcpy(buf, h->data, h->nbytes);
-    History *hist = history_unpack(buf, h->numel, names, err);
-    free(buf);
-    if (!hist) return err_prefix(err, "%s: history", path);
-    history_free(r->hist);
-    r->hist = hist;
-  }
-  return check_tokenizer(f, r, path, err);
-}
-
-static int read_counters(const StFile *f, Run *r, const char *path, Err *err) {
-  long step, adam_t, lens_n;
-  if (meta_long(f, "step", 0, 1L << 50, &step, path, err) < 0 ||
-      meta_long(f, "adam_t", 0, 1L << 50, &adam_t, path, err) < 0 ||
-      meta_long(f, "lens_steps", 0, 1L << 50, &lens_n, path, err) < 0)
-    return -1;
-  r->metrics.step = step;
-  model_set_adam_t(r->model, adam_t);
-  lens_set_step(r->lens, lens_n);
-  const char *loss = st_meta(f, "loss");
-  if (loss) r->metrics.loss = strtod(loss, NULL);
+  if (!h) return 0;
+  if (!names) return err_set(err, "tensor 'history' without metadata 'history.names'");
+  /* Copy out: the file buffer need not be aligned for doubles. */
+  double *buf = malloc(h->nbytes ? h->nbytes : 1);
+  if (!buf) return err_set(err, "out of memory reading the history");
+  memcpy(buf, h->data, h->nbytes);
+  History *hist = history_unpack(buf, h->numel, names, err);
+  free(buf);
+  if (!hist) return -1;
+  history_free(r->hist);
+  r->hist = hist;
   return 0;
 }
 
-static Run *load_checkpoint(Lab *lab, const StFile *f, const char *path, const char *name, Err *err) {
-  RunOptions o;
-  if (read_settings(f, &o, path, err) < 0) return NULL;
-  if (name && *name) snprintf(o.name, sizeof o.name, "%s", name);
-  /* The tensors must fit the settings before anything is allocated. */
-  ModelConfig shape;
-  if (weights_config(f, o.model.batch, &shape, err) < 0) {
-    err_prefix(err, "%s", path);
-    return NULL;
+static int read_extras(const StFile *f, Run *r, Err *err) {
+  const ModelConfig *c = model_config(r->model);
+  size_t vd = (size_t)c->vocab * c->dim, n = lens_state_size(r->lens);
+  if (read_f32(f, "drift.e_in0", r->e_in0, vd, err) < 0 || read_f32(f, "drift.e_out0", r->e_out0, vd, err) < 0)
+    return -1;
+  run_set_init_fingerprint(r);   /* of the real step 0, not of the loaded weights */
+  if (read_f32(f, "lens.params", lens_params(r->lens), n, err) < 0 ||
+      read_f32(f, "lens.momentum", lens_momentum(r->lens), n, err) < 0 || read_history(f, r, err) < 0)
+    return -1;
+  return check_tokenizer(f, r, err);
+}
+
+/* The loss of the last step: finite and >= 0 once a step was taken; before
+** the first step there is none ("nan"). */
+static int read_loss(const StFile *f, long step, double *loss, Err *err) {
+  const char *s = st_meta(f, "loss");
+  if (!s) return err_set(err, "metadata lacks 'loss'");
+  if (step == 0 && (!strcmp(s, "nan") || !strcmp(s, "-nan"))) {
+    *loss = NAN;
+    return 0;
   }
-  if (shape.vocab != o.model.vocab || shape.dim != o.model.dim || shape.layers != o.model.layers ||
-      shape.ctx != o.model.ctx) {
-    err_set(err, "%s: tensors are %d x %d with %d layers and ctx %d, but the settings say %d x %d, %d, %d", path,
-            shape.vocab, shape.dim, shape.layers, shape.ctx, o.model.vocab, o.model.dim, o.model.layers,
-            o.model.ctx);
-    return NULL;
-  }
-  Model *m = model_create(&o.model, o.threads, err);
-  if (!m) return NULL;
-  if (weights_read_into(m, f, err) < 0 || read_moments(f, m, path, err) < 0) {
-    err_prefix(err, "%s", path);
+  if (num_parse(s, loss) < 0 || *loss < 0)
+    return err_set(err, "metadata 'loss' is '%.40s', expected a finite number >= 0%s", s,
+                   step == 0 ? " or nan" : "");
+  return 0;
+}
+
+#define COUNT_MAX (1L << 50)
+
+/* A run resumed steps on as one that never stopped: each step made at most
+** one AdamW update (a step whose gradient is not finite makes none and is
+** not counted), so the optimizer's count cannot exceed the step. */
+typedef struct Counters {
+  long step, adam_t, lens_steps;
+  double loss;
+} Counters;
+
+static int read_counters(const StFile *f, Counters *k, Err *err) {
+  if (meta_long(f, "step", 0, COUNT_MAX, &k->step, err) < 0 ||
+      meta_long(f, "lens_steps", 0, COUNT_MAX, &k->lens_steps, err) < 0 ||
+      meta_long(f, "adam_t", 0, COUNT_MAX, &k->adam_t, err) < 0)
+    return -1;
+  if (k->adam_t > k->step)
+    return err_set(err, "metadata 'adam_t' (%ld) is more than 'step' (%ld): one update per step at most", k->adam_t,
+                   k->step);
+  return read_loss(f, k->step, &k->loss, err);
+}
+
+/* Everything about the file that needs no allocation. */
+static int check_checkpoint(const StFile *f, RunOptions *o, Counters *k, Err *err) {
+  const char *version = st_meta(f, "version");
+  if (!version || strcmp(version, CKPT_VERSION) != 0)
+    return err_set(err, "checkpoint version '%.20s', this tielab reads version " CKPT_VERSION,
+                   version ? version : "(none)");
+  if (read_settings(f, o, err) < 0 || check_config_keys(f, o, err) < 0 || read_counters(f, k, err) < 0)
+    return -1;
+  return check_shapes(f, &o->model, err);
+}
+
+static int corpus_policy(const RunOptions *o, const LabLoadOptions *lo, Err *err) {
+  if (!o->corpus[0] || !lo || !lo->corpus_allowed || lo->corpus_allowed(lo->ctx, o->corpus)) return 0;
+  return err_set(err, "the corpus '%.900s' is not allowed here", o->corpus);
+}
+
+static Model *read_model(const StFile *f, const RunOptions *o, Err *err) {
+  Model *m = model_create(&o->model, o->threads, err);
+  if (m && (weights_read_into(m, f, err) < 0 || read_moments(f, m, err) < 0)) {
     model_free(m);
     return NULL;
   }
+  return m;
+}
+
+static Run *load_checkpoint(Lab *lab, const StFile *f, const LabLoadOptions *lo, Err *err) {
+  RunOptions o;
+  Counters k;
+  if (check_checkpoint(f, &o, &k, err) < 0 || corpus_policy(&o, lo, err) < 0) return NULL;
+  if (lo && lo->name && *lo->name) snprintf(o.name, sizeof o.name, "%s", lo->name);
+  if (lab_check_memory(lab, &o, lo ? lo->budget : 0, err) < 0) return NULL;
+  Model *m = read_model(f, &o, err);
+  if (!m) return NULL;
   Run *r = run_create(lab, &o, m, err);
   if (!r) return NULL;
-  if (read_extras(f, r, path, err) < 0 || read_counters(f, r, path, err) < 0) {
+  if (read_extras(f, r, err) < 0) {
     run_destroy(r);
     return NULL;
   }
+  r->metrics.step = k.step;
+  r->metrics.loss = k.loss;
+  model_set_adam_t(r->model, k.adam_t);
+  lens_set_step(r->lens, k.lens_steps);
   r->dirty = 0;
   if (!(r = lab_adopt(lab, r, err))) return NULL;
   if (r->data) run_measure(r, err);   /* fresh validation, lenses and drift for the loaded weights */
   return r;
 }
 
-/* A weights-only nanoGPT file: default settings around its shapes. */
-static Run *load_weights_only(Lab *lab, const char *path, const char *name, Err *err) {
+/* A weights-only nanoGPT file: default settings around its shapes, checked
+** (memory included) before the model exists. */
+static Run *load_weights_only(Lab *lab, const StFile *f, const char *path, const LabLoadOptions *lo, Err *err) {
   RunOptions o;
   run_options_default(&o);
-  Model *m = weights_load(path, o.threads, o.model.batch, err);
-  if (!m) return NULL;
-  o.model = *model_config(m);
+  if (weights_config(f, o.model.batch, &o.model, err) < 0 || weights_check(f, &o.model, 1, err) < 0 ||
+      run_options_check(&o, err) < 0)
+    return NULL;
   snprintf(o.tie_text, sizeof o.tie_text, "%d", o.model.tie_k);
   o.tie_given = 1;
-  if (name && *name) snprintf(o.name, sizeof o.name, "%s", name);
+  if (lo && lo->name && *lo->name) snprintf(o.name, sizeof o.name, "%s", lo->name);
   else {
     const char *base = strrchr(path, '/');
     snprintf(o.name, sizeof o.name, "%s", base ? base + 1 : path);
     char *dot = strrchr(o.name, '.');
     if (dot && dot != o.name) *dot = '\0';
   }
+  if (lab_check_memory(lab, &o, lo ? lo->budget : 0, err) < 0) return NULL;
+  Model *m = model_create(&o.model, o.threads, err);
+  if (!m) return NULL;
+  if (weights_read_into(m, f, err) < 0) {
+    model_free(m);
+    return NULL;
+  }
   Run *r = run_create(lab, &o, m, err);
   return r ? lab_adopt(lab, r, err) : NULL;
 }
 
-Run *lab_load(Lab *lab, const char *path, const char *name, Err *err) {
+Run *lab_load_with(Lab *lab, const char *path, const LabLoadOptions *lo, Err *err) {
   StFile f;
-  if (st_read(&f, path, err) < 0) return NULL;
+  if (st_read(&f, path, err) < 0) return NULL;   /* its messages name the file */
   const char *format = st_meta(&f, "format");
-  Run *r;
-  if (format && strcmp(format, CKPT_FORMAT) == 0) {
-    r = load_checkpoint(lab, &f, path, name, err);
-    st_free(&f);
-    return r;
-  }
+  Run *r = format && strcmp(format, CKPT_FORMAT) == 0 ? load_checkpoint(lab, &f, lo, err)
+                                                      : load_weights_only(lab, &f, path, lo, err);
   st_free(&f);
-  return load_weights_only(lab, path, name, err);
+  if (!r) {
+    err_prefix(err, "%s", path);
+    for (char *s = err ? err->msg : NULL; s && *s; s++)   /* one line, whatever a name holds */
+      if ((unsigned char)*s < 0x20) *s = '?';
+  }
+  return r;
+}
+
+Run *lab_load(Lab *lab, const char *path, const char *name, Err *err) {
+  LabLoadOptions lo = {.name = name};
+  return lab_load_with(lab, path, &lo, err);
 }

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/num.h"
 #include "history.h"
 
 #define NAME_MAX_LEN 63
@@ -267,7 +268,10 @@ static int write_done(FILE *f, Err *err) {
 static void csv_number(FILE *f, double x) {
   if (isnan(x)) fputs("nan", f);
   else if (isinf(x)) fputs(x > 0 ? "inf" : "-inf", f);
-  else fprintf(f, "%.17g", x);
+  else {
+    char b[NUM_TEXT_MAX];
+    fputs(num_format(b, sizeof b, x), f);
+  }
 }
 
 /* A CSV field, quoted when it holds a comma, quote or space at either end. */
@@ -330,7 +334,8 @@ static void json_string(FILE *f, const char *s) {
 
 static void json_number(FILE *f, const char *key, double x) {
   fprintf(f, ",\"%s\":", key);
-  if (isfinite(x)) fprintf(f, "%.17g", x);
+  char b[NUM_TEXT_MAX];
+  if (isfinite(x)) fputs(num_format(b, sizeof b, x), f);
   else fputs("null", f);
 }
 

@@ -6,7 +6,10 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "../core/num.h"
+#include "../core/replace.h"
 #include "../core/rng.h"
 #include "run.h"
 
@@ -110,21 +113,29 @@ int run_export(Run *r, const char *path, Err *err) {
     return err_set(err, "%s: export to a .csv or .jsonl file", path);
   char settings[512];
   const ModelConfig *c = model_config(r->model);
-  char tie[16];
+  char tie[16], lr[NUM_TEXT_MAX], in[NUM_TEXT_MAX], out[NUM_TEXT_MAX];
   snprintf(settings, sizeof settings,
            "vocab=%d dim=%d layers=%d heads=%d ctx=%d batch=%d tie=%s init_seed=%llu data_seed=%llu "
-           "lr=%g in_scale=%g out_scale=%g corpus=%s",
+           "lr=%s in_scale=%s out_scale=%s corpus=%s",
            c->vocab, c->dim, c->layers, c->heads, c->ctx, c->batch, config_tie_name(c->tie_k, c->dim, tie),
-           (unsigned long long)r->opt.init_seed, (unsigned long long)r->opt.data_seed, r->opt.lr,
-           r->opt.in_scale, r->opt.out_scale, r->data ? r->data->ds.name : "none");
-  char tmp[1100];
-  snprintf(tmp, sizeof tmp, "%s.tmp", path);
-  FILE *f = fopen(tmp, "w");
-  if (!f) return err_set(err, "%s: cannot write: %s", path, strerror(errno));
+           (unsigned long long)r->opt.init_seed, (unsigned long long)r->opt.data_seed,
+           num_format(lr, sizeof lr, r->opt.lr), num_format(in, sizeof in, r->opt.in_scale),
+           num_format(out, sizeof out, r->opt.out_scale), r->data ? r->data->ds.name : "none");
+  /* Written whole and renamed over 'path', by the same rules as a checkpoint. */
+  Replace rep;
+  if (replace_begin(&rep, path, err) < 0) return -1;
+  FILE *f = fdopen(rep.fd, "w");
+  if (!f) {
+    int e = errno;
+    replace_end(&rep, e);
+    return err_set(err, "%s: cannot write: %s", path, strerror(e));
+  }
+  rep.fd = -1;   /* fclose closes it */
   int rc = csv ? history_write_csv(r->hist, f, r->opt.name, settings, err)
                : history_write_jsonl(r->hist, f, r->opt.name, settings, err);
-  if (fclose(f) != 0 && rc == 0) rc = err_set(err, "%s: %s", path, strerror(errno));
-  if (rc == 0 && rename(tmp, path) != 0) rc = err_set(err, "%s: %s", path, strerror(errno));
-  if (rc < 0) remove(tmp);
+  int e = rc < 0 ? EIO : fflush(f) != 0 || fsync(fileno(f)) != 0 ? errno : 0;
+  if (fclose(f) != 0 && e == 0) e = errno;
+  e = replace_end(&rep, e);
+  if (rc == 0 && e != 0) rc = err_set(err, "%s: %s", path, strerror(e));
   return rc;
 }

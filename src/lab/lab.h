@@ -189,9 +189,35 @@ int run_sample(Run *r, const char *prompt, int n, double temp, uint64_t seed, ch
                size_t cap, Err *err);
 
 /* Checkpoints (safetensors): model, moments, lens translators, tokenizer,
-** history, settings. 'lab_load' also takes a weights-only nanoGPT file. */
+** history, settings. 'lab_load' also takes a weights-only nanoGPT file.
+**
+** run_save replaces 'path' only when it is missing or a regular file (a
+** symbolic link to a regular file is followed: its target is replaced),
+** never a directory, device, FIFO or socket; it removes the temporary
+** files of earlier saves to 'path' whose writer died.
+**
+** Loading trusts nothing in the file: every tensor's shape is checked
+** before anything is allocated, every float must be finite and second
+** moments >= 0, metadata parses strictly and must agree with itself. Every
+** refusal is one line that starts with 'path'. Tensors outside the model,
+** "optim.", "lens.", "drift.", "tokenizer." and "history" namespaces are
+** ignored (later versions may add some); one inside them that this version
+** does not expect is refused. */
 int run_save(Run *r, const char *path, Err *err);
 Run *lab_load(Lab *lab, const char *path, const char *name, Err *err);
+
+typedef struct LabLoadOptions {
+  const char *name;          /* of the new run; NULL or "": the file's */
+  /* Consulted with a checkpoint's corpus path before the corpus is touched
+  ** (not even its existence is looked up); 0 refuses the load. NULL:
+  ** every corpus is allowed. */
+  int (*corpus_allowed)(void *ctx, const char *corpus);
+  void *ctx;
+  /* Bytes the new run may take (see lab_check_memory); 0: no budget. */
+  size_t budget;
+} LabLoadOptions;
+
+Run *lab_load_with(Lab *lab, const char *path, const LabLoadOptions *o, Err *err);
 
 /* Alignment of a's shared (input) matrix against b's E_in and E_out. */
 int lab_align(Run *a, Run *b, AlignStats *out, Err *err);

@@ -65,6 +65,10 @@ static void *alloc_floats(size_t n, int *failed) {
   return p;
 }
 
+size_t lens_state_floats(const ModelConfig *c) {
+  return (size_t)c->layers * ((size_t)c->dim * c->dim + c->dim);
+}
+
 /* Rows evaluated at once: one [rows,V] block of about LENS_CHUNK_FLOATS. */
 static int lens_chunk(const ModelConfig *c) {
   int chunk = LENS_CHUNK_FLOATS / c->vocab, rows = c->batch * c->ctx;
@@ -74,8 +78,7 @@ static int lens_chunk(const ModelConfig *c) {
 
 size_t lens_memory_bytes(const ModelConfig *c) {
   size_t d = (size_t)c->dim, V = (size_t)c->vocab, ch = (size_t)lens_chunk(c);
-  size_t translators = (size_t)c->layers * (d * d + d);
-  size_t floats = 3 * translators + 5 * ch * d + 3 * ch * V;   /* as lens_new allocates */
+  size_t floats = 3 * lens_state_floats(c) + 5 * ch * d + 3 * ch * V;   /* as lens_new allocates */
   return sizeof(Lens) + floats * sizeof(float) + ((size_t)c->batch * c->ctx + ch) * sizeof(int);
 }
 
@@ -95,7 +98,7 @@ Lens *lens_new(const ModelConfig *c, Err *err) {
   ln->chunk = lens_chunk(c);
   ln->max_chunk = ln->chunk;
   ln->per = (size_t)d * d + d;
-  ln->n_floats = (size_t)c->layers * ln->per;
+  ln->n_floats = lens_state_floats(c);
   ln->lr = LENS_DEFAULT_LR;
   ln->last_loss = NAN;
 

@@ -42,6 +42,8 @@ Lens *lens_new(const ModelConfig *c, Err *err);
 /* Bytes lens_new allocates for a model of shape 'c'. */
 size_t lens_memory_bytes(const ModelConfig *c);
 void lens_free(Lens *ln);
+/* Floats of the translators (and of their momentum) for shape 'c'. */
+size_t lens_state_floats(const ModelConfig *c);
 
 /* One training step on the last forward of 'm', which ran on 'b' sequences
 ** of 't' tokens: 'n_positions' of the b*t positions (all of them when

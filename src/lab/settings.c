@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../core/num.h"
 #include "lab.h"
 
 #define SEED_MAX 18446744073709551615.0   /* 2^64 - 1, as a double (for display) */
@@ -170,10 +171,8 @@ static int store_tie(RunOptions *o, const Setting *s, const char *text, Err *err
   if (strcmp(text, "tied") == 0 || strcmp(text, "untied") == 0) {
     snprintf(buf, sizeof buf, "%s", text);
   } else {
-    char *end;
-    errno = 0;
-    long k = strtol(text, &end, 10);
-    if (*text == '\0' || *end != '\0' || errno || k < 0 || k > (long)s->max)
+    long k;
+    if (num_parse_long(text, 0, (long)s->max, &k) < 0)
       return err_set(err, "'tie' must be tied, untied or a column count K in [0, %d], got '%s'",
                      (int)s->max, text);
     snprintf(buf, sizeof buf, "%d", (int)k);
@@ -202,10 +201,12 @@ static int store_text(RunOptions *o, const Setting *s, const Slot *sl, const cha
 }
 
 static int parse_seed(const Setting *s, const char *text, uint64_t *out, Err *err) {
+  /* Decimal digits only: strtoull alone would skip spaces, take a sign and
+  ** read "010" as octal. */
   char *end;
   errno = 0;
-  unsigned long long v = strtoull(text, &end, 0);
-  if (*text == '\0' || *end != '\0' || errno || strchr(text, '-')) {
+  unsigned long long v = strtoull(text, &end, 10);
+  if (*text == '\0' || text[strspn(text, "0123456789")] != '\0' || *end != '\0' || errno) {
     char shown[80];
     snprintf(shown, sizeof shown, "'%.64s'", text);
     return range_error(s, shown, err);
@@ -234,9 +235,8 @@ int run_options_set_text(RunOptions *o, const char *key, const char *value, Err 
     }
     case ST_INT:
     case ST_DOUBLE: {
-      char *end;
-      double v = strtod(value, &end);
-      if (*value == '\0' || *end != '\0') return range_error(s, shown, err);
+      double v;
+      if (num_parse(value, &v) < 0) return range_error(s, shown, err);
       return store_number(o, i, v, value, err);
     }
   }
@@ -274,14 +274,6 @@ int run_options_set_number(RunOptions *o, const char *key, double value, Err *er
   return unknown(key, err);
 }
 
-/* Shortest text that reads back as the same double. */
-static void format_double(char *buf, size_t cap, double v) {
-  for (int prec = 6; prec <= 17; prec++) {
-    snprintf(buf, cap, "%.*g", prec, v);
-    if (strtod(buf, NULL) == v) return;
-  }
-}
-
 int run_options_get_text(const RunOptions *o, const char *key, char *buf, size_t cap, Err *err) {
   int i = setting_index(key);
   if (i < 0) return unknown(key, err);
@@ -290,7 +282,11 @@ int run_options_get_text(const RunOptions *o, const char *key, char *buf, size_t
   switch (sl->store) {
     case ST_TEXT: n = snprintf(buf, cap, "%s", (const char *)cfield(o, sl)); break;
     case ST_INT: n = snprintf(buf, cap, "%d", *(const int *)cfield(o, sl)); break;
-    case ST_DOUBLE: format_double(buf, cap, *(const double *)cfield(o, sl)); break;
+    case ST_DOUBLE: {
+      char num[NUM_TEXT_MAX];
+      n = snprintf(buf, cap, "%s", num_format(num, sizeof num, *(const double *)cfield(o, sl)));
+      break;
+    }
     case ST_U64: n = snprintf(buf, cap, "%llu", (unsigned long long)*(const uint64_t *)cfield(o, sl)); break;
     case ST_SEED_BOTH: n = snprintf(buf, cap, "%llu", (unsigned long long)o->init_seed); break;
     case ST_MERGE: n = snprintf(buf, cap, "%s", merge_names[o->tie_merge]); break;

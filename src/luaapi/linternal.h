@@ -88,6 +88,14 @@ PathVerdict lapi_path_resolve(LuaApi *api, const char *path, int write, char rea
 const char *lapi_path_refusal(PathVerdict v);
 int lapi_path_ok(LuaApi *api, const char *path, int write);
 void lapi_check_path(lua_State *L, const char *fname, const char *path, int write);
+/* A corpus policy for lab_load_with on the sandbox's rule (lapi_path_ok,
+** reading); 'ctx' is a LapiCorpusGuard, which keeps the corpus it refused. */
+typedef struct LapiCorpusGuard {
+  LuaApi *api;
+  int refused;
+  char corpus[1024];
+} LapiCorpusGuard;
+int lapi_corpus_allowed(void *ctx, const char *corpus);
 void lapi_set_script_dir(LuaApi *api, const char *script);
 
 size_t lapi_run_budget(LuaApi *api);

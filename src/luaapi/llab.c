@@ -71,19 +71,25 @@ static int llab_load(lua_State *L) {
   const char *name = luaL_optstring(L, 2, NULL);
   Err err;
   lapi_check_path(L, "lab.load", path, 0);
+  /* The checkpoint names its corpus: the loader asks the sandbox before it
+  ** touches that path at all, so a script cannot even learn it exists. */
+  LapiCorpusGuard guard = {.api = api};
+  LabLoadOptions lo = {.name = name, .corpus_allowed = lapi_corpus_allowed, .ctx = &guard,
+                       .budget = lapi_run_budget(api)};
   Lab *lab = lapi_lock(api);
-  Run *r = lab_load(lab, path, name, &err);
-  /* The checkpoint names its corpus: the sandbox reads no file through it.
-  ** The run goes before anyone sees it. */
-  const char *corpus = r ? run_options(r)->corpus : "";
-  if (corpus[0] && !lapi_path_ok(api, corpus, 0)) {
-    err_set(&err, "lab.load: the corpus '%.900s' of '%.100s' is outside the working directory (sandbox)", corpus, path);
+  Run *r = lab_load_with(lab, path, &lo, &err);
+  if (r && lapi_own_run(api, run_id(r), run_memory_bytes(run_options(r))) < 0) {
     lab_remove_run(lab, r);
-    lapi_unlock(api);
-    return luaL_error(L, "%s", err.msg);
+    r = NULL;
+    err_set(&err, "lab.load: out of memory");
   }
   int id = r ? run_id(r) : -1;
   lapi_unlock(api);
+  if (guard.refused) {
+    err_set(&err, "lab.load: the corpus '%.900s' of '%.100s' is outside the working directory (sandbox)",
+            guard.corpus, path);
+    return luaL_error(L, "%s", err.msg);
+  }
   if (!r) {
     luaL_pushfail(L);
     lua_pushstring(L, err.msg);

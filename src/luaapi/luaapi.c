@@ -296,6 +296,14 @@ static const char *const path_refusals[] = {
 
 const char *lapi_path_refusal(PathVerdict v) { return v == PATH_OK ? "" : path_refusals[v]; }
 
+int lapi_corpus_allowed(void *ctx, const char *corpus) {
+  LapiCorpusGuard *g = ctx;
+  if (lapi_path_ok(g->api, corpus, 0)) return 1;
+  g->refused = 1;
+  snprintf(g->corpus, sizeof g->corpus, "%s", corpus);
+  return 0;
+}
+
 void lapi_check_path(lua_State *L, const char *fname, const char *path, int write) {
   char real[PATH_MAX];
   PathVerdict v = lapi_path_resolve(lapi_get(L), path, write, real);

@@ -176,8 +176,8 @@ static int resume(Ui *ui, Err *err) {
   for (int i = 0; i < n; i++) {
     char path[4400];
     snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-    Run *r = rc == 0 ? lab_load(ui->lab, path, NULL, err) : NULL;
-    if (rc == 0 && !r) rc = err_prefix(err, "%s", path);
+    Run *r = rc == 0 ? lab_load(ui->lab, path, NULL, err) : NULL;   /* its errors name 'path' */
+    if (rc == 0 && !r) rc = -1;
     if (r) {
       SavedStep *s = saved_for(ui, run_id(r));
       if (s) s->step = run_metrics(r)->step;

@@ -26,6 +26,18 @@ ok $((rc == 0)) "and is an error (status $rc)"
 grep -q "'dangling' is a symbolic link to nothing (sandbox)" err
 ok $? "which says why: $(head -c 200 err | head -1)"
 
+# A number is a file name too.
+ln -s "$tmp/outside/created.txt" 1
+sandboxed 'local f = io.open(1, "w") if f then f:write("x") f:close() end'
+rc=$?
+ok $([ "$rc" -ne 0 ] && [ ! -e "$tmp/outside/created.txt" ]; echo $?) "io.open(1, 'w') is checked like io.open('1', 'w')"
+for fn in 'io.output(1)' 'io.lines(1)' 'loadfile(1)' 'os.remove(1)'; do
+  sandboxed "$fn"
+  rc=$?
+  ok $([ "$rc" -ne 0 ] && [ -L 1 ] && grep -q "symbolic link to nothing" err; echo $?) "$fn: a number names a file, and is checked"
+done
+rm -f 1
+
 for fn in 'io.output("dangling")' 'io.open("dangling", "a")' 'io.open("dangling", "r+")' \
           'lab.run{vocab = 256, dim = 16, layers = 1, heads = 2, ctx = 8, batch = 2}:save("dangling")' \
           'lab.run{vocab = 256, dim = 16, layers = 1, heads = 2, ctx = 8, batch = 2}:export("dangling")'; do
@@ -68,6 +80,12 @@ grep -q "more than the .* GiB it may have (a sandboxed script's runs count again
 ok $? "runs beyond --lua-mem are refused: $(head -1 out)"
 awk '$1 == "runs" { exit !($2 > 0 && $2 <= $3) }' out
 ok $? "and lab.mem() counts them under the cap: $(grep '^runs' out)"
+
+sandboxed 'setmetatable({}, {__gc = function() while true do end end}) collectgarbage()'
+rc=$?
+ok $([ "$rc" -eq 1 ] && grep -q "no __gc in the sandbox" err; echo $?) "no finalisers in the sandbox (one that loops could not be interrupted)"
+sandboxed 'local t = setmetatable({}, {__index = function() return 1 end}) assert(t.x == 1)'
+ok $? "other metatables still work"
 
 sandboxed 'print(os.setlocale)'
 grep -qx nil out

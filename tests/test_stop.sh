@@ -38,6 +38,19 @@ end)
 coroutine.resume(co)
 print(coroutine.close(co))"
 exit_case "os.exit(false)" 1 "pcall(os.exit, false)"
+exit_case "os.exit under xpcall whose handler replaces the error" 3 \
+  "print(xpcall(function() os.exit(3) end, function() return 'handled' end))"
+exit_case "os.exit with a __close that raises on the way out" 4 "do
+  local t <close> = setmetatable({}, {__close = function() error('boom') end})
+  os.exit(4)
+end"
+exit_case "os.exit in a coroutine.wrap whose __close raises" 5 "print(pcall(coroutine.wrap(function()
+  local t <close> = setmetatable({}, {__close = function() error('boom') end})
+  os.exit(5)
+end)))"
+exit_case "os.exit in load's reader" 6 "print(load(function() os.exit(6) end))"
+exit_case "os.exit in a finaliser (errors there are only warnings)" 8 \
+  "setmetatable({}, {__gc = function() os.exit(8) end}) collectgarbage() collectgarbage()"
 exit_case "os.exit in an on_step callback under pcall of r:step" 9 "local r = $tiny
 lab.on_step(function() os.exit(9) end)
 print(pcall(r.step, r, 5))"

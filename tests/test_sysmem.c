@@ -49,9 +49,14 @@ int main(void) {
   put("/sys/fs/cgroup/user.slice/memory.max", "4294967296\n");
   put("/sys/fs/cgroup/user.slice/memory.current", "1073741824\n");
   sysmem_read_at(&m, root, UINT64_MAX, UINT64_MAX);
-  ok(m.headroom == 3 * GIB && strcmp(m.limit, "cgroup memory.max") == 0,
+  ok(m.headroom == 3 * GIB && strcmp(m.limit, "cgroup memory limit") == 0,
      "a memory.max above the process's own group: limit less current (%.2f GiB, %s)", m.headroom / (double)GIB,
      m.limit);
+  put("/sys/fs/cgroup/user.slice/memory.stat", "anon 100\ninactive_file 1073741824\nactive_file 5\n");
+  sysmem_read_at(&m, root, UINT64_MAX, UINT64_MAX);
+  ok(m.headroom == 4 * GIB, "page cache the group could give back is not in the way (%.2f GiB)",
+     m.headroom / (double)GIB);
+  put("/sys/fs/cgroup/user.slice/memory.stat", "anon 100\n");
   put("/sys/fs/cgroup/user.slice/memory.current", "5368709120\n");
   sysmem_read_at(&m, root, UINT64_MAX, UINT64_MAX);
   ok(m.headroom == 0, "a group already over its limit leaves nothing");
@@ -66,7 +71,16 @@ int main(void) {
 
   put("/proc/self/cgroup", "12:memory:/old\n");
   sysmem_read_at(&m, root, UINT64_MAX, UINT64_MAX);
-  ok(m.headroom == 8 * GIB, "no cgroup v2 line: only MemAvailable counts");
+  ok(m.headroom == 8 * GIB, "a cgroup v1 group without its files: only MemAvailable counts");
+  put("/sys/fs/cgroup/memory/old/memory.limit_in_bytes", "2147483648\n");
+  put("/sys/fs/cgroup/memory/old/memory.usage_in_bytes", "1610612736\n");
+  put("/sys/fs/cgroup/memory/old/memory.stat", "cache 9\ntotal_inactive_file 536870912\n");
+  sysmem_read_at(&m, root, UINT64_MAX, UINT64_MAX);
+  ok(m.headroom == GIB && strcmp(m.limit, "cgroup memory limit") == 0,
+     "cgroup v1: limit_in_bytes less usage, page cache aside (%.2f GiB)", m.headroom / (double)GIB);
+  put("/sys/fs/cgroup/memory/old/memory.limit_in_bytes", "9223372036854771712\n");
+  sysmem_read_at(&m, root, UINT64_MAX, UINT64_MAX);
+  ok(m.headroom == 8 * GIB, "cgroup v1's 'no limit' (a huge number) is no limit");
 
   ok(sysmem_read_at(&m, "/nonexistent-root", UINT64_MAX, UINT64_MAX) < 0 && m.headroom == UINT64_MAX,
      "nothing readable: unknown, no limit invented");

@@ -57,21 +57,47 @@ static int cgroup_value(const char *root, const char *dir, const char *file, uin
   return 0;
 }
 
-/* cgroup v2: the process's group and each one above it may set memory.max;
-** what is left is the limit less what the group already uses. */
+/* Page cache the kernel gives back under pressure: counted in a group's
+** use, but not in the way of an allocation. */
+static uint64_t reclaimable(const char *root, const char *dir, const char *stat, const char *key) {
+  char path[4096], buf[8192];
+  snprintf(path, sizeof path, "/sys/fs/cgroup%s/%s", dir, stat);
+  if (read_small(root, path, buf, sizeof buf) < 0) return 0;
+  size_t klen = strlen(key);
+  for (char *line = buf; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
+    if (strncmp(line, key, klen) == 0 && line[klen] == ' ') return strtoull(line + klen + 1, NULL, 10);
+  return 0;
+}
+
+static void group_left(SysMem *m, const char *root, const char *dir, const char *limit, const char *usage,
+                       const char *stat, const char *key) {
+  uint64_t max, cur;
+  if (cgroup_value(root, dir, limit, &max) < 0 || max >= (UINT64_MAX >> 2) || cgroup_value(root, dir, usage, &cur) < 0)
+    return;
+  uint64_t cache = reclaimable(root, dir, stat, key);
+  cur = cur > cache ? cur - cache : 0;
+  tighter(m, max > cur ? max - cur : 0, "cgroup memory limit");
+}
+
+/* The process's memory group (cgroup v2 "0::/path", or v1's "N:memory:/path")
+** and each one above it may set a limit; what is left is the limit less
+** what the group uses, page cache aside. */
 static void cgroup_limits(SysMem *m, const char *root) {
   char buf[4096];
   if (read_small(root, "/proc/self/cgroup", buf, sizeof buf) < 0) return;
-  char *v2 = strstr(buf, "0::");
+  char *v2 = strstr(buf, "0::"), *v1 = strstr(buf, ":memory:");
+  if (v1) {
+    char dir[4096];
+    snprintf(dir, sizeof dir, "/memory%s", v1 + 8);
+    dir[strcspn(dir, "\n")] = '\0';
+    group_left(m, root, dir, "memory.limit_in_bytes", "memory.usage_in_bytes", "memory.stat", "total_inactive_file");
+  }
   if (!v2) return;
   char dir[4096];
   snprintf(dir, sizeof dir, "%s", v2 + 3);
   dir[strcspn(dir, "\n")] = '\0';
   for (;;) {
-    uint64_t max, cur;
-    if (cgroup_value(root, dir, "memory.max", &max) == 0 && max != UINT64_MAX &&
-        cgroup_value(root, dir, "memory.current", &cur) == 0)
-      tighter(m, max > cur ? max - cur : 0, "cgroup memory.max");
+    group_left(m, root, dir, "memory.max", "memory.current", "memory.stat", "inactive_file");
     char *slash = strrchr(dir, '/');
     if (!slash || dir[0] == '\0' || strcmp(dir, "/") == 0) break;
     *slash = '\0';

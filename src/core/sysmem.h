@@ -14,7 +14,7 @@
 
 typedef struct SysMem {
   uint64_t headroom;     /* bytes the process can still allocate, by the tightest limit */
-  const char *limit;     /* which limit that is: "MemAvailable", "cgroup memory.max", ... */
+  const char *limit;     /* which limit that is: "MemAvailable", "cgroup memory limit", ... */
   uint64_t total;        /* the machine's memory */
 } SysMem;
 

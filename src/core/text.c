@@ -19,7 +19,7 @@ static size_t utf8_char(const uint8_t *s, size_t n) {
   return len;
 }
 
-static int is_c0(uint8_t c) { return (c < 0x20 && c != '\t' && c != '\n') || c == 0x7f; }
+static int is_c0(uint8_t c) { return (c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f; }
 
 /* U+0080..U+009F, encoded as C2 80..C2 9F: some terminals act on them. */
 static int is_c1(const uint8_t *s, size_t len) { return len == 2 && s[0] == 0xc2 && s[1] < 0xa0; }
@@ -64,4 +64,15 @@ size_t text_escape(const char *text, size_t n, char *out, size_t cap) {
   }
   out[w] = '\0';
   return w;
+}
+
+size_t text_incomplete_tail(const char *text, size_t n) {
+  const uint8_t *s = (const uint8_t *)text;
+  for (size_t back = 1; back <= 3 && back <= n; back++) {
+    uint8_t c = s[n - back];
+    if ((c & 0xc0) == 0x80) continue;   /* a continuation byte: look further back */
+    size_t len = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 1;
+    return len > back ? back : 0;
+  }
+  return 0;
 }

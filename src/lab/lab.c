@@ -99,13 +99,19 @@ static size_t data_held(const Lab *lab) {
   return n;
 }
 
+size_t lab_memory_need(Lab *lab, const RunOptions *o) {
+  RunOptions canon = *o;
+  absolute_corpus(&canon);   /* as the run will name it, so a shared corpus is found */
+  return run_memory_bytes(&canon) + (lab_shares_data(lab, &canon) ? 0 : data_memory_bytes(&canon));
+}
+
 int lab_check_memory(Lab *lab, const RunOptions *o, size_t budget, Err *err) {
   char name[128];
   if (o->name[0]) snprintf(name, sizeof name, "run '%s'", o->name);
   else
     snprintf(name, sizeof name, "a run of vocab %d, dim %d, layers %d, ctx %d, batch %d", o->model.vocab,
              o->model.dim, o->model.layers, o->model.ctx, o->model.batch);
-  size_t need = run_memory_bytes(o) + (lab_shares_data(lab, o) ? 0 : data_memory_bytes(o));
+  size_t need = lab_memory_need(lab, o);
   if (budget && need > budget)
     return err_set(err, "%s needs about %.2f GiB, more than the %.2f GiB it may have", name, need / GIB,
                    budget / GIB);
@@ -174,6 +180,19 @@ static const float *embedding(Run *r, const char *name) {
   return model_params(r->model) + model_find_tensor(r->model, name)->offset;
 }
 
+/* The alignment workspace is made on the first alignment: check it fits. */
+static int align_fits(Run *a, Err *err) {
+  const ModelConfig *c = model_config(a->model);
+  AlignOptions ao = align_default_options();
+  if (align_work_bytes(a->align_work) > 0) return 0;
+  size_t need = align_memory_bytes(c->vocab, c->dim, ao.knn_k < c->vocab - 1 ? ao.knn_k : c->vocab - 1);
+  SysMem m;
+  sysmem_read(&m);
+  if (need <= m.headroom) return 0;
+  return err_set(err, "align: the workspace for [%d,%d] needs about %.2f GiB, but this process can get only %.2f GiB "
+                 "more (%s)", c->vocab, c->dim, need / GIB, m.headroom / GIB, m.limit);
+}
+
 int lab_align(Run *a, Run *b, AlignStats *out, Err *err) {
   const ModelConfig *ca = model_config(a->model), *cb = model_config(b->model);
   if (ca->vocab != cb->vocab || ca->dim != cb->dim)
@@ -189,6 +208,7 @@ int lab_align(Run *a, Run *b, AlignStats *out, Err *err) {
   ** would be the whole space of a small model, so k scales with d. */
   opt.topk = ca->dim / 10 > 2 ? ca->dim / 10 : 2;
   opt.threads = a->opt.threads;
+  if (align_fits(a, err) < 0) return -1;
   AlignWork *w = a->align_work;
   const float *y = embedding(a, "transformer.wte.weight");
   if (align_compare_in(w, embedding(b, "transformer.wte.weight"), y, ca->vocab, ca->dim, &opt, &out->vs_in, err) < 0 ||

@@ -135,9 +135,13 @@ void lab_free(Lab *lab);
 ** its largest, the corpora they read) is compared with what this process
 ** can still get (the smallest of MemAvailable, the cgroup's memory.max and
 ** RLIMIT_AS/RLIMIT_DATA) plus what the lab holds already, and, when
-** 'budget' is not 0, the new run must also fit in 'budget' bytes. Refuses
-** with both figures in GiB. lab_add_run and lab_load check first. */
+** 'budget' is not 0, the new run and a corpus it would add must also fit
+** in 'budget' bytes. Refuses with both figures in GiB. lab_add_run and
+** lab_load_with check first; lab_align checks its workspace. */
 int lab_check_memory(Lab *lab, const RunOptions *o, size_t budget, Err *err);
+/* What a new run of options 'o' adds to the lab: the run at its largest and
+** its corpus, unless a run of the lab reads it already. */
+size_t lab_memory_need(Lab *lab, const RunOptions *o);
 
 Run *lab_add_run(Lab *lab, const RunOptions *o, Err *err);
 int lab_remove_run(Lab *lab, Run *r);

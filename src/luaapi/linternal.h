@@ -60,6 +60,8 @@ struct LuaApi {
   int locks;              /* lapi_lock calls not yet matched by lapi_unlock */
   Lab *lab;               /* valid while locks > 0 */
   int warn_on, warn_cont; /* the state of Lua's warning system */
+  char carry[2][4];       /* per stream: the start of a character the next write ends */
+  size_t n_carry[2];
   char last_error[ERR_MSG_MAX];
   lua_State *stepping;    /* the thread inside a stepping call, for after_step */
   int in_callback;        /* on_step callbacks are running */
@@ -87,7 +89,8 @@ typedef enum PathVerdict { PATH_OK, PATH_OUTSIDE, PATH_LINK, PATH_BAD } PathVerd
 PathVerdict lapi_path_resolve(LuaApi *api, const char *path, int write, char real[PATH_MAX]);
 const char *lapi_path_refusal(PathVerdict v);
 int lapi_path_ok(LuaApi *api, const char *path, int write);
-void lapi_check_path(lua_State *L, const char *fname, const char *path, int write);
+/* Raise the sandbox's refusal, or return the name to open ('real'). */
+const char *lapi_check_path(lua_State *L, const char *fname, const char *path, int write, char real[PATH_MAX]);
 /* A corpus policy for lab_load_with on the sandbox's rule (lapi_path_ok,
 ** reading); 'ctx' is a LapiCorpusGuard, which keeps the corpus it refused. */
 typedef struct LapiCorpusGuard {
@@ -110,6 +113,7 @@ LuaApiStatus lapi_report(LuaApi *api, lua_State *L, int status);
 int lapi_message(lua_State *L);
 int lapi_protect(LuaApi *api, lua_CFunction f, void *ud);
 void lapi_install_hook(lua_State *L);
+void lapi_hook_soon(lua_State *L);
 int lapi_stop_pending(const LuaApi *api);
 int lapi_raise_stop(lua_State *L);
 void lapi_guard_catchers(lua_State *L);

@@ -46,13 +46,17 @@ static int llab_run(lua_State *L) {
   if (run_options_check(&o, &err) < 0) return luaL_error(L, "lab.run: %s", err.msg);
   /* A corpus the script names is a file it reads (one from the command
   ** line was chosen by the user). */
-  if (lua_istable(L, 1) && lua_getfield(L, 1, "corpus") != LUA_TNIL && o.corpus[0])
-    lapi_check_path(L, "lab.run", o.corpus, 0);
+  char real[PATH_MAX];
+  if (lua_istable(L, 1) && lua_getfield(L, 1, "corpus") != LUA_TNIL && o.corpus[0] &&
+      snprintf(o.corpus, sizeof o.corpus, "%s", lapi_check_path(L, "lab.run", o.corpus, 0, real)) >=
+          (int)sizeof o.corpus)
+    return luaL_error(L, "lab.run: the corpus path is too long");
   Lab *lab = lapi_lock(api);
   size_t budget = lapi_run_budget(api);
   Run *r = NULL;
+  size_t need = lab_memory_need(lab, &o);
   if (lab_check_memory(lab, &o, budget, &err) == 0 && (r = lab_add_run(lab, &o, &err)) &&
-      lapi_own_run(api, run_id(r), run_memory_bytes(&o)) < 0) {
+      lapi_own_run(api, run_id(r), need) < 0) {
     lab_remove_run(lab, r);
     r = NULL;
     err_set(&err, "out of memory");
@@ -67,10 +71,11 @@ static int llab_run(lua_State *L) {
 
 static int llab_load(lua_State *L) {
   LuaApi *api = lapi_get(L);
-  const char *path = luaL_checkstring(L, 1);
+  char real[PATH_MAX];
+  const char *given = luaL_checkstring(L, 1);
   const char *name = luaL_optstring(L, 2, NULL);
   Err err;
-  lapi_check_path(L, "lab.load", path, 0);
+  const char *path = lapi_check_path(L, "lab.load", given, 0, real);
   /* The checkpoint names its corpus: the loader asks the sandbox before it
   ** touches that path at all, so a script cannot even learn it exists. */
   LapiCorpusGuard guard = {.api = api};
@@ -87,7 +92,7 @@ static int llab_load(lua_State *L) {
   lapi_unlock(api);
   if (guard.refused) {
     err_set(&err, "lab.load: the corpus '%.900s' of '%.100s' is outside the working directory (sandbox)",
-            guard.corpus, path);
+            guard.corpus, given);
     return luaL_error(L, "%s", err.msg);
   }
   if (!r) {
@@ -536,9 +541,10 @@ static const luaL_Reg lablib[] = {
   {"mem", llab_mem},         {"args", largs_args},      {NULL, NULL}};
 
 static int lab_newindex(lua_State *L) {
-  const char *key = lua_tostring(L, 2);
-  if (lua_type(L, 2) == LUA_TSTRING && (strcmp(key, "runs") == 0 || strcmp(key, "version") == 0))
-    return luaL_error(L, "lab.%s is read-only", key);
+  if (lua_type(L, 2) == LUA_TSTRING) {
+    const char *key = lua_tostring(L, 2);
+    if (strcmp(key, "runs") == 0 || strcmp(key, "version") == 0) return luaL_error(L, "lab.%s is read-only", key);
+  }
   lua_rawset(L, 1);
   return 0;
 }

@@ -350,8 +350,8 @@ typedef int (*RunFileFn)(Run *r, const char *path, Err *err);
 
 static int to_file(lua_State *L, const char *fname, RunFileFn fn) {
   LuaApi *api = lapi_get(L);
-  const char *path = luaL_checkstring(L, 2);
-  lapi_check_path(L, fname, path, 1);
+  char real[PATH_MAX];
+  const char *path = lapi_check_path(L, fname, luaL_checkstring(L, 2), 1, real);
   Err err;
   int rc = fn(lrun_lock(L, 1, api), path, &err);
   lapi_unlock(api);

@@ -71,11 +71,14 @@ int lapi_docall(lua_State *L, int narg, int nres) {
 /* Turn the outcome of a call into a status; report an error (its value on
 ** top of L, popped) through 'out'. */
 LuaApiStatus lapi_report(LuaApi *api, lua_State *L, int status) {
-  if (status == LUA_OK) return LUAAPI_OK;
-  if (lua_touserdata(L, -1) == &lapi_exit_marker) {
-    lua_pop(L, 1);
+  /* The pending exit decides, not the error value: a message handler or a
+  ** failing __close may have replaced the marker, and an exit raised in a
+  ** __gc reaches no one. */
+  if (api->exiting) {
+    if (status != LUA_OK) lua_pop(L, 1);
     return LUAAPI_EXIT;
   }
+  if (status == LUA_OK) return LUAAPI_OK;
   const char *msg = lua_tostring(L, -1);
   if (!msg) msg = "(error object is not a string)";
   snprintf(api->last_error, sizeof api->last_error, "%s", msg);
@@ -124,7 +127,7 @@ int lapi_raise_stop(lua_State *L) {
 ** is a pending stop goes on up. */
 static int finish_pcall(lua_State *L, int status, lua_KContext extra) {
   if (status != LUA_OK && status != LUA_YIELD) {
-    if (lapi_stop_pending(lapi_get(L))) return lua_error(L);
+    if (lapi_stop_pending(lapi_get(L))) return lapi_raise_stop(L);
     lua_pushboolean(L, 0);
     lua_pushvalue(L, -2);
     return 2;
@@ -150,11 +153,12 @@ static int lapi_xpcall(lua_State *L) {
   return finish_pcall(L, status, 2);
 }
 
-/* coroutine.resume and coroutine.close (upvalue 1, the original) return
-** false and the error; with a stop pending they raise it. */
+/* coroutine.resume, coroutine.close and load (upvalue 1, the original)
+** return an error instead of raising it (load's from its reader); with a
+** stop pending they raise the stop instead of returning. */
 static int finish_catcher(lua_State *L, int status, lua_KContext ctx) {
-  if (lapi_stop_pending(lapi_get(L)) && lua_gettop(L) >= 1 && lua_isboolean(L, 1) && !lua_toboolean(L, 1))
-    return lapi_raise_stop(L);
+  (void)status, (void)ctx;
+  if (lapi_stop_pending(lapi_get(L))) return lapi_raise_stop(L);
   return lua_gettop(L);
 }
 
@@ -170,14 +174,14 @@ void lapi_guard_catchers(lua_State *L) {
   lua_setglobal(L, "pcall");
   lua_pushcfunction(L, lapi_xpcall);
   lua_setglobal(L, "xpcall");
-  lua_getglobal(L, "coroutine");
-  for (int i = 0; i < 2; i++) {
-    const char *name = i == 0 ? "resume" : "close";
-    lua_getfield(L, -1, name);
+  static const char *const catchers[][2] = {{"coroutine", "resume"}, {"coroutine", "close"}, {"_G", "load"}};
+  for (size_t i = 0; i < sizeof catchers / sizeof catchers[0]; i++) {
+    lua_getglobal(L, catchers[i][0]);
+    lua_getfield(L, -1, catchers[i][1]);
     lua_pushcclosure(L, lapi_catcher, 1);
-    lua_setfield(L, -2, name);
+    lua_setfield(L, -2, catchers[i][1]);
+    lua_pop(L, 1);
   }
-  lua_pop(L, 1);
 }
 
 /* ------------------------------------------------------------ the hook */
@@ -198,6 +202,10 @@ static void lapi_hook(lua_State *L, lua_Debug *ar) {
 }
 
 void lapi_install_hook(lua_State *L) { lua_sethook(L, lapi_hook, LUA_MASKCOUNT, LAPI_HOOK_EVERY); }
+
+/* The hook fires at the next instruction of this thread: where an error
+** cannot be raised (a finaliser), the stop is raised as soon as it ends. */
+void lapi_hook_soon(lua_State *L) { lua_sethook(L, lapi_hook, LUA_MASKCOUNT, 1); }
 
 /* ------------------------------------------------------------ scripts */
 
@@ -276,22 +284,30 @@ int lapi_resume(LuaApi *api, int i) {
   int status = lua_resume(co, api->L, nargs, &nres);
   api->running = -1;
   lapi_unlock_all(api);
-  if (status == LUA_YIELD) {
+  /* An os.exit ends this script however it came back: by an error, by
+  ** ending (it was raised where errors are only warnings, in a __gc), or
+  ** by a yield (from a __close while the exit unwound), and never outlives
+  ** it, so the other scripts go on. */
+  int exited = api->exiting;
+  api->exiting = 0;
+  if (status == LUA_YIELD && !exited) {
     lua_pop(co, nres);
     return LUAAPI_RUNNING;
   }
   LuaApiStatus result = LUAAPI_OK;
-  if (status == LUA_OK) {
+  if (exited && !api->scripts[i].repl) {
+    result = LUAAPI_EXIT;
+  } else if (exited) {
+    lua_pushlightuserdata(co, &lapi_exit_marker);
+    report_script_error(api, co);
+    result = LUAAPI_ERROR;
+  } else if (status == LUA_OK) {
     if (api->scripts[i].repl && nres > 0) {
       lua_xmove(co, api->L, nres);
       lrepl_print_values(api, api->L, lua_gettop(api->L) - nres + 1, nres);
       lua_pop(api->L, nres);
     }
-  } else if (lua_touserdata(co, -1) == &lapi_exit_marker && !api->scripts[i].repl) {
-    result = LUAAPI_EXIT;
-    api->exiting = 0;   /* it has ended its script; the others go on */
   } else {
-    api->exiting = 0;
     result = luaapi_interrupted(api) ? LUAAPI_INTERRUPTED : LUAAPI_ERROR;
     report_script_error(api, co);
   }
@@ -370,6 +386,7 @@ int lapi_wait_steps(lua_State *L, int id, long n, lua_KContext ctx, lua_KFunctio
   LuaApi *api = lapi_get(L);
   Host *h = api->host;
   Err err;
+  if (lapi_stop_pending(api)) return lapi_raise_stop(L);   /* a __close of the unwinding stop */
   if (api->in_callback) return luaL_error(L, "training cannot be stepped from an on_step callback");
   lapi_unlock_all(api);
   lua_State *prev = api->stepping;
@@ -404,6 +421,7 @@ static int sleep_k(lua_State *L, int status, lua_KContext ctx) { return 0; }
 
 int lapi_sleep(lua_State *L, double seconds) {
   LuaApi *api = lapi_get(L);
+  if (lapi_stop_pending(api)) return lapi_raise_stop(L);
   int i = script_of(api, L);
   if (!api->host->inline_steps && i >= 0 && lua_isyieldable(L)) {
     api->scripts[i].wait = WAIT_TIME;

@@ -133,11 +133,7 @@ static void write_raw(LuaApi *api, const char *s, size_t n, int is_err) {
 ** screen, have their control characters escaped: a script (or a file name
 ** in a message) must not clear the screen or retitle the window. Pieces
 ** end on a character boundary, so no valid character is cut in two. */
-void lapi_write(LuaApi *api, const char *s, size_t n, int is_err) {
-  if (!(is_err || api->opt.escape_output) || !text_needs_escape(s, n)) {
-    write_raw(api, s, n, is_err);
-    return;
-  }
+static void write_escaped(LuaApi *api, const char *s, size_t n, int is_err) {
   enum { PIECE = 1024 };
   char out[4 * PIECE + 1];
   while (n > 0) {
@@ -147,6 +143,34 @@ void lapi_write(LuaApi *api, const char *s, size_t n, int is_err) {
     s += k;
     n -= k;
   }
+}
+
+void lapi_write(LuaApi *api, const char *s, size_t n, int is_err) {
+  if (!(is_err || api->opt.escape_output)) {
+    write_raw(api, s, n, is_err);
+    return;
+  }
+  /* A character split over two writes (a byte-level token at a time) is
+  ** held back until its end arrives. */
+  char *carry = api->carry[is_err];
+  size_t *nc = &api->n_carry[is_err];
+  while (*nc > 0 && n > 0 && *nc < 4 && ((unsigned char)*s & 0xc0) == 0x80 &&
+         text_incomplete_tail(carry, *nc) == *nc) {
+    carry[(*nc)++] = *s++;
+    n--;
+  }
+  if (*nc > 0 && (n > 0 || text_incomplete_tail(carry, *nc) != *nc)) {
+    write_escaped(api, carry, *nc, is_err);
+    *nc = 0;
+  }
+  size_t tail = text_incomplete_tail(s, n);
+  if (tail > 0 && tail <= sizeof api->carry[0] - 1) {
+    memcpy(carry, s + n - tail, tail);
+    *nc = tail;
+    n -= tail;
+  }
+  if (!text_needs_escape(s, n)) write_raw(api, s, n, is_err);
+  else write_escaped(api, s, n, is_err);
 }
 
 static int lapi_print(lua_State *L) {
@@ -236,6 +260,7 @@ static int lapi_os_exit(lua_State *L) {
   if (lua_isboolean(L, 1)) api->exit_code = lua_toboolean(L, 1) ? 0 : 1;
   else api->exit_code = (int)luaL_optinteger(L, 1, 0);
   api->exiting = 1;
+  lapi_hook_soon(L);
   return lapi_raise_stop(L);
 }
 
@@ -304,10 +329,10 @@ int lapi_corpus_allowed(void *ctx, const char *corpus) {
   return 0;
 }
 
-void lapi_check_path(lua_State *L, const char *fname, const char *path, int write) {
-  char real[PATH_MAX];
+const char *lapi_check_path(lua_State *L, const char *fname, const char *path, int write, char real[PATH_MAX]) {
   PathVerdict v = lapi_path_resolve(lapi_get(L), path, write, real);
   if (v != PATH_OK) luaL_error(L, "%s: '%s' %s", fname, path ? path : "", lapi_path_refusal(v));
+  return real;
 }
 
 void lapi_set_script_dir(LuaApi *api, const char *script) {
@@ -321,36 +346,35 @@ void lapi_set_script_dir(LuaApi *api, const char *script) {
 
 enum { GUARD_READ, GUARD_WRITE, GUARD_OPEN, GUARD_BOTH };
 
-/* "REAL: No such file" back to "NAME: No such file" at 'idx'. The name
-** given is upvalue 4 of the guarded function. */
-static void given_name_in_message(lua_State *L, int idx) {
-  const char *msg = lua_tostring(L, idx), *colon = strstr(msg, ": ");
-  if (!colon || lua_type(L, lua_upvalueindex(4)) != LUA_TSTRING) return;
-  lua_pushfstring(L, "%s%s", lua_tostring(L, lua_upvalueindex(4)), colon);
+/* "REAL: No such file" back to "NAME: No such file" at 'idx'. */
+static void given_name_in_message(lua_State *L, int idx, const char *given, const char *real) {
+  const char *msg = lua_tostring(L, idx);
+  size_t n = strlen(real);
+  if (strncmp(msg, real, n) != 0) return;
+  lua_pushfstring(L, "%s%s", given, msg + n);
   lua_replace(L, idx);
 }
 
 /* A file function behind a path check: upvalue 1 the original, upvalue 2
 ** how its arguments are checked, upvalue 3 its name. Handles and nil pass
-** through. Functions that open a file get the resolved real name, so no
-** link is followed after the check; os.remove and os.rename act on a link
-** itself and keep the name given. */
+** through; a number is a name too (io.open(1) opens "1"). Functions that
+** open a file get the resolved real name, so no link is followed after the
+** check; os.remove and os.rename act on a link itself and keep the name. */
 static int lapi_guarded(lua_State *L) {
   LuaApi *api = lapi_get(L);
   int how = (int)lua_tointeger(L, lua_upvalueindex(2));
   const char *fname = lua_tostring(L, lua_upvalueindex(3));
   int opens = how == GUARD_OPEN || how == GUARD_READ || how == GUARD_WRITE;
+  char given[PATH_MAX] = "", real[PATH_MAX] = "";
   for (int i = 1; i <= (how == GUARD_BOTH ? 2 : 1); i++) {
-    if (lua_type(L, i) != LUA_TSTRING) continue;
+    if (!lua_isstring(L, i)) continue;
     int write = how == GUARD_WRITE || how == GUARD_BOTH ||
                 (how == GUARD_OPEN && strpbrk(luaL_optstring(L, 2, "r"), "wa+"));
-    const char *path = lua_tostring(L, i);
-    char real[PATH_MAX];
+    const char *path = lua_tostring(L, i);   /* a number becomes its name, in place */
     PathVerdict v = lapi_path_resolve(api, path, write, real);
     if (v != PATH_OK) return luaL_error(L, "%s: '%s' %s", fname, path, lapi_path_refusal(v));
     if (opens) {
-      lua_pushvalue(L, i);                /* the name given, for messages */
-      lua_replace(L, lua_upvalueindex(4));
+      snprintf(given, sizeof given, "%s", path);
       lua_pushstring(L, real);
       lua_replace(L, i);
     }
@@ -358,8 +382,8 @@ static int lapi_guarded(lua_State *L) {
   lua_pushvalue(L, lua_upvalueindex(1));
   lua_insert(L, 1);
   lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
-  if (opens && lua_gettop(L) >= 2 && lua_isnil(L, 1) && lua_type(L, 2) == LUA_TSTRING)
-    given_name_in_message(L, 2);
+  if (given[0] && lua_gettop(L) >= 2 && lua_isnil(L, 1) && lua_type(L, 2) == LUA_TSTRING)
+    given_name_in_message(L, 2, given, real);
   return lua_gettop(L);
 }
 
@@ -368,8 +392,7 @@ static void guard(lua_State *L, const char *lib, const char *name, int how) {
   lua_getfield(L, -1, name);
   lua_pushinteger(L, how);
   lua_pushfstring(L, "%s.%s", lib, name);
-  lua_pushnil(L);
-  lua_pushcclosure(L, lapi_guarded, 4);
+  lua_pushcclosure(L, lapi_guarded, 3);
   lua_setfield(L, -2, name);
   lua_pop(L, 1);
 }
@@ -395,7 +418,11 @@ static int lapi_load_text(lua_State *L) {
 
 static int lapi_loadfile_text(lua_State *L) {
   int n = lua_gettop(L);
-  if (lua_type(L, 1) == LUA_TSTRING) lapi_check_path(L, "loadfile", lua_tostring(L, 1), 0);
+  char real[PATH_MAX];
+  if (lua_isstring(L, 1)) {
+    lua_pushstring(L, lapi_check_path(L, "loadfile", lua_tostring(L, 1), 0, real));
+    lua_replace(L, 1);
+  }
   lua_settop(L, n < 3 ? 2 : 3);
   lua_pushliteral(L, "t");
   lua_replace(L, 2);
@@ -409,8 +436,9 @@ static int dofile_k(lua_State *L, int status, lua_KContext ctx) { return lua_get
 
 static int lapi_dofile_text(lua_State *L) {
   const char *fname = luaL_optstring(L, 1, NULL);
+  char real[PATH_MAX];
   lua_settop(L, 1);
-  if (fname) lapi_check_path(L, "dofile", fname, 0);
+  if (fname) fname = lapi_check_path(L, "dofile", fname, 0, real);
   if (luaL_loadfilex(L, fname, "t") != LUA_OK) return lua_error(L);
   lua_callk(L, 0, LUA_MULTRET, 0, dofile_k);
   return dofile_k(L, LUA_OK, 0);
@@ -425,12 +453,26 @@ static int lapi_searcher(lua_State *L) {
   lua_getfield(L, -3, "path");
   lua_call(L, 2, 2);
   if (lua_isnil(L, -2)) return 1;   /* the message of searchpath */
+  char real[PATH_MAX];
   const char *file = lua_tostring(L, -2);
-  lapi_check_path(L, "require", file, 0);
-  if (luaL_loadfilex(L, file, "t") != LUA_OK)
+  if (luaL_loadfilex(L, lapi_check_path(L, "require", file, 0, real), "t") != LUA_OK)
     return luaL_error(L, "error loading module '%s' from file '%s':\n\t%s", name, file, lua_tostring(L, -1));
   lua_pushstring(L, file);
   return 2;
+}
+
+/* setmetatable without finalisers: Lua runs a __gc with its hooks off, so
+** a loop in one could be stopped by no interrupt. (A __gc added to the
+** metatable later is never called: Lua marks an object for finalising
+** only when it gets a metatable that has one.) */
+static int lapi_setmetatable_nogc(lua_State *L) {
+  if (lua_type(L, 2) == LUA_TTABLE && lua_getfield(L, 2, "__gc") != LUA_TNIL)
+    return luaL_error(L, "setmetatable: no __gc in the sandbox (a finaliser cannot be interrupted)");
+  lua_settop(L, 2);
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, 2, 1);
+  return 1;
 }
 
 static void sandbox(lua_State *L) {
@@ -450,6 +492,9 @@ static void sandbox(lua_State *L) {
   guard(L, "os", "remove", GUARD_WRITE);
   guard(L, "os", "rename", GUARD_BOTH);
 
+  lua_getglobal(L, "setmetatable");
+  lua_pushcclosure(L, lapi_setmetatable_nogc, 1);
+  lua_setglobal(L, "setmetatable");
   lua_getglobal(L, "load");
   lua_pushcclosure(L, lapi_load_text, 1);
   lua_setglobal(L, "load");

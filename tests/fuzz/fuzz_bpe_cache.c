@@ -27,7 +27,10 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
   (void)argc, (void)argv;
   fuzz_setup();
   /* Where bpe_cache_path points: $XDG_CACHE_HOME/tielab. */
-  if (mkdir("cache", 0755) != 0 || mkdir("cache/tielab", 0755) != 0) abort();
+  char dir[4200];
+  if (mkdir(fuzz_path("cache", dir, sizeof dir), 0755) != 0 ||
+      mkdir(fuzz_path("cache/tielab", dir, sizeof dir), 0755) != 0)
+    abort();
   return 0;
 }
 

@@ -49,7 +49,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     return 0;
   }
   run_step(r, &err);
-  run_save(r, "saved.safetensors", &err);
+  char out[4200];
+  run_save(r, fuzz_path("saved.safetensors", out, sizeof out), &err);
   lab_remove_run(lab, r);
   return 0;
 }

@@ -70,9 +70,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
   for (int i = 0; ok && i < f.n_meta; i++)
     ok = st_writer_meta(w, f.meta_keys[i], f.meta_vals[i], &err) == 0;
-  if (ok && st_writer_write(w, "roundtrip.safetensors", &err) == 0) {
+  char out[4200];
+  fuzz_path("roundtrip.safetensors", out, sizeof out);
+  if (ok && st_writer_write(w, out, &err) == 0) {
     StFile g;
-    if (st_read(&g, "roundtrip.safetensors", &err) < 0) {
+    if (st_read(&g, out, &err) < 0) {
       fprintf(stderr, "fuzz_safetensors: the writer's file does not read back: %s\n", err.msg);
       abort();
     }

@@ -519,7 +519,7 @@ static int write_body(StWriter *w, int fd, const char *hdr, size_t hlen) {
 }
 
 int st_writer_write(StWriter *w, const char *path, Err *err) {
-  qsort(w->e, (size_t)w->n, sizeof *w->e, by_name);
+  if (w->n > 1) qsort(w->e, (size_t)w->n, sizeof *w->e, by_name);   /* w->e is NULL when empty */
   size_t hlen;
   char *hdr = header_json(w, &hlen);
   if (!hdr) return err_set(err, "%s: out of memory building the header", path);

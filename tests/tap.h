@@ -10,6 +10,20 @@
 
 static int tap_n, tap_failed;
 
+/* AddressSanitizer reserves terabytes of shadow address space and keeps
+** freed memory in quarantine: RLIMIT_AS and resident sizes say nothing
+** about the program there, so tests that use them do without. */
+#if defined(__SANITIZE_ADDRESS__)
+#define TAP_UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TAP_UNDER_ASAN 1
+#endif
+#endif
+#ifndef TAP_UNDER_ASAN
+#define TAP_UNDER_ASAN 0
+#endif
+
 #define ok(cond, ...)                                              \
   do {                                                             \
     int ok_c_ = (cond) ? 1 : 0;                                    \

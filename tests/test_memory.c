@@ -14,18 +14,6 @@
 #include "lab/run.h"
 #include "tap.h"
 
-/* AddressSanitizer keeps its own shadow memory and quarantine: resident
-** sizes and the address-space limit say nothing about the lab there. */
-#if defined(__SANITIZE_ADDRESS__)
-#define UNDER_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define UNDER_ASAN 1
-#endif
-#endif
-#ifndef UNDER_ASAN
-#define UNDER_ASAN 0
-#endif
 
 static RunOptions opts(const char *name, const char *tie, const char *vocab, const char *dim) {
   RunOptions o;
@@ -107,7 +95,7 @@ static void test_refused_before_allocating(void) {
 }
 
 int main(void) {
-  if (UNDER_ASAN) {
+  if (TAP_UNDER_ASAN) {
     skip("resident memory and RLIMIT_AS mean nothing under AddressSanitizer");
     return tap_done();
   }

@@ -476,7 +476,7 @@ int main(void) {
     return 1;
   }
   struct rlimit lim;
-  if (getrlimit(RLIMIT_AS, &lim) == 0 && (lim.rlim_max == RLIM_INFINITY || lim.rlim_max > ADDRESS_SPACE)) {
+  if (!TAP_UNDER_ASAN && getrlimit(RLIMIT_AS, &lim) == 0 && (lim.rlim_max == RLIM_INFINITY || lim.rlim_max > ADDRESS_SPACE)) {
     lim.rlim_cur = ADDRESS_SPACE;
     setrlimit(RLIMIT_AS, &lim);
   }

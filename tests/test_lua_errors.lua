@@ -13,6 +13,7 @@ tap.raises("unknown key 'in_scal' (did you mean 'in_scale'?)", "a misspelled key
 tap.raises("'dim' must be a number, got string", "a string for a number", lab.run, tap.tiny{dim = "64"})
 tap.raises("'dim' must be an integer", "a fraction for an integer", lab.run, tap.tiny{dim = 32.5})
 tap.raises("'name' must be a string, got number", "a number for a name", lab.run, tap.tiny{name = 3})
+tap.raises("'name' holds a control character", "a name with an escape sequence", lab.run, tap.tiny{name = "a\27[2Jb"})
 tap.raises("'tie' must be", "a table for tie", lab.run, tap.tiny{tie = {}})
 tap.raises("'tie' must be tied, untied or a column count", "a bad tie mode", lab.run, tap.tiny{tie = "half"})
 tap.raises("'tie_merge' must be in, out or mean", "a bad merge rule", lab.run, tap.tiny{tie_merge = "both"})

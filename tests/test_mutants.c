@@ -104,6 +104,7 @@ static void try_mutant(const uint8_t *buf, size_t len, Expect want, const char *
     t->refused++;
     if (strncmp(err.msg, mutant, strlen(mutant)) != 0) problem = "refused without naming the file first";
     else if (strchr(err.msg, '\n')) problem = "refused in more than one line";
+    else if (strstr(err.msg, "out of memory")) problem = "refused only when memory ran out: it was allocated first";
     else if (want == LOADS) problem = "refused, but it is legitimate";
   }
   if (problem) {

@@ -40,11 +40,12 @@ static void test_parse(const char *when) {
   long n = 0;
   ok(num_parse_long("320", 0, 1000, &n) == 0 && n == 320 && num_parse_long("-7", -10, 10, &n) == 0 && n == -7,
      "%s: whole numbers", when);
-  const char *badl[] = {" 320", "320 ", "+3", "3.0", "1e3", "0x10", "", "-", "99999999999999999999"};
+  const char *badl[] = {" 320", "320 ", "+3", "3.0", "1e3", "0x10", "", "-", "99999999999999999999", "007", "-0", "00"};
   refused = 1;
   for (size_t i = 0; i < sizeof badl / sizeof badl[0]; i++)
     if (num_parse_long(badl[i], -1000, 1000, &n) == 0) refused = 0;
-  ok(refused && num_parse_long("1001", 0, 1000, &n) < 0, "%s: strict whole numbers, in range", when);
+  ok(refused && num_parse_long("1001", 0, 1000, &n) < 0 && num_parse_long("0", 0, 1, &n) == 0 && n == 0,
+     "%s: strict whole numbers, in range, one way to write each", when);
 }
 
 int main(void) {

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/time.h>
+#include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -539,16 +541,27 @@ static void test_stale_temps(void) {
   snprintf(live, sizeof live, "%s.tmp.%ld.7", target, (long)getppid());
   snprintf(other, sizeof other, "%s/u.safetensors.tmp.%ld.0", dir, (long)child);
   snprintf(unrelated, sizeof unrelated, "%s.tmp.%ld.0.keep", target, (long)child);
-  const char *all[] = {dead, live, other, unrelated};
-  for (int i = 0; i < 4; i++) {
+  char fresh[600];
+  snprintf(fresh, sizeof fresh, "%s.tmp.%ld.1", target, (long)child);
+  const char *all[] = {dead, live, other, unrelated, fresh};
+  struct timeval old[2] = {{time(NULL) - 120, 0}, {time(NULL) - 120, 0}};
+  for (int i = 0; i < 5; i++) {
     FILE *f = fopen(all[i], "w");
     if (f) fclose(f);
+    if (i < 4) utimes(all[i], old);   /* two minutes quiet; 'fresh' was written just now */
   }
   int rc = one_tensor_file(target, &err);
   ok(rc == 0 && access(dead, F_OK) != 0, "a dead writer's temporary file is removed %s", rc ? err.msg : "");
   ok(access(live, F_OK) == 0 && access(other, F_OK) == 0 && access(unrelated, F_OK) == 0,
      "a live process's, another target's and an odd name's are kept");
-  for (int i = 0; i < 4; i++) unlink(all[i]);
+  ok(access(fresh, F_OK) == 0, "and so is one written in the last minute (its writer may be on another host)");
+  for (int i = 0; i < 5; i++) unlink(all[i]);
+
+  chmod(target, 0600);
+  rc = one_tensor_file(target, &err);
+  struct stat sb;
+  ok(rc == 0 && stat(target, &sb) == 0 && (sb.st_mode & 07777) == 0600,
+     "a file replaced keeps its permissions (%o)", (unsigned)(sb.st_mode & 07777));
 }
 
 /* ---------------------------------------------------------------- main */

@@ -71,6 +71,8 @@ int num_parse_long(const char *s, long lo, long hi, long *out) {
   if (!s) return -1;
   const char *digits = *s == '-' ? s + 1 : s;
   if (*digits == '\0' || digits[strspn(digits, "0123456789")] != '\0') return -1;
+  /* One way to write each number: no leading zeros ("007"), no "-0". */
+  if ((digits[0] == '0' && digits[1] != '\0') || (digits != s && strcmp(digits, "0") == 0)) return -1;
   errno = 0;
   char *end;
   long v = strtol(s, &end, 10);   /* digits only: no locale takes part */

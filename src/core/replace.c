@@ -8,11 +8,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "replace.h"
 
 /* "<base>.tmp.<pid>.<n>" as open_temp names them: the pid, else 0. */
+#define STALE_SECONDS 60
+
 static long temp_pid(const char *name, const char *base) {
   size_t n = strlen(base);
   if (strncmp(name, base, n) != 0 || strncmp(name + n, ".tmp.", 5) != 0) return 0;
@@ -38,8 +41,11 @@ static void remove_stale_temps(const char *path) {
   while (d && (e = readdir(d))) {
     long pid = temp_pid(e->d_name, base);
     if (pid == 0 || pid == (long)getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue;
+    /* Ours only, and quiet for a while: a writer on another host or in
+    ** another PID namespace is not seen by kill, but keeps its file fresh. */
     struct stat sb;
-    if (fstatat(dirfd(d), e->d_name, &sb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(sb.st_mode))
+    if (fstatat(dirfd(d), e->d_name, &sb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(sb.st_mode) &&
+        sb.st_uid == geteuid() && time(NULL) - sb.st_mtime > STALE_SECONDS)
       unlinkat(dirfd(d), e->d_name, 0);
   }
   if (d) closedir(d);
@@ -115,11 +121,18 @@ int replace_begin(Replace *r, const char *path, Err *err) {
     free(r->tmp);
     return err_set(err, "%s: cannot write: %s", path, strerror(e));
   }
+  /* The new file keeps the old one's permissions (and, for root, owner). */
+  struct stat old;
+  if (stat(r->target, &old) == 0) {
+    if (fchmod(r->fd, old.st_mode & 07777) != 0) { /* the umask's mode stays: no worse than a new file */ }
+    if (geteuid() == 0 && fchown(r->fd, old.st_uid, old.st_gid) != 0) { /* kept as root's */ }
+  }
   return 0;
 }
 
 int replace_end(Replace *r, int failed) {
   int e = failed;
+  if (r->fd >= 0 && e == 0 && fsync(r->fd) != 0) e = errno;
   if (r->fd >= 0 && close(r->fd) != 0 && e == 0) e = errno;
   if (e == 0 && rename(r->tmp, r->target) != 0) e = errno;
   if (e == 0) sync_parent(r->target);

@@ -17,6 +17,7 @@
 #include "history.h"
 
 #define NAME_MAX_LEN 63
+#define HISTORY_MAX_UNPACK_BYTES (256 << 20)   /* twice HISTORY_MAX_SERIES series at the default cap */
 #define TEXT_MAX_LEN ((int)sizeof(((HistEvent *)0)->text) - 1)
 #define PACK_MAGIC 7629157.0     /* 0x746965, "tie": the first value of a packed history */
 #define PACK_VERSION 1.0
@@ -461,6 +462,11 @@ static int read_head(const double *buf, size_t n, int *cap, int *ns, int *ne, Er
   if (!is_int(buf[4], 0, HISTORY_MAX_EVENTS)) return err_set(err, "bad event count");
   if (!is_int(buf[5], 0, (double)HISTORY_MAX_STEP)) return err_set(err, "bad dropped-event count");
   *cap = (int)buf[2], *ns = (int)buf[3], *ne = (int)buf[4];
+  /* Every series takes 'cap' buckets however few it holds: a few bytes of
+  ** header must not ask for gigabytes. */
+  if (history_memory_bytes(*cap, *ns) > HISTORY_MAX_UNPACK_BYTES)
+    return err_set(err, "%d series of %d buckets would take %.0f MiB, more than the %d MiB a history may", *ns, *cap,
+                   (double)history_memory_bytes(*cap, *ns) / (1 << 20), HISTORY_MAX_UNPACK_BYTES >> 20);
   return 0;
 }
 

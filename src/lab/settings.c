@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "../core/num.h"
+#include "../core/text.h"
 #include "lab.h"
 
 #define SEED_MAX 18446744073709551615.0   /* 2^64 - 1, as a double (for display) */
@@ -195,6 +196,9 @@ static int store_merge(RunOptions *o, const char *text, Err *err) {
 static int store_text(RunOptions *o, const Setting *s, const Slot *sl, const char *text, Err *err) {
   size_t n = strlen(text);
   if (n >= sl->size) return err_set(err, "'%s' is too long (%zu bytes, at most %zu)", s->name, n, sl->size - 1);
+  /* Names and paths are shown on screens and written into files' lines. */
+  if (text_needs_escape(text, n))
+    return err_set(err, "'%s' holds a control character or a byte that is not UTF-8", s->name);
   memset(field(o, sl), 0, sl->size);   /* no bytes of an older value behind the NUL */
   memcpy(field(o, sl), text, n);
   return 0;

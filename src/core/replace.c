@@ -13,9 +13,10 @@
 
 #include "replace.h"
 
-/* "<base>.tmp.<pid>.<n>" as open_temp names them: the pid, else 0. */
+/* A dead writer's temporary file is removed only after this long unchanged. */
 #define STALE_SECONDS 60
 
+/* "<base>.tmp.<pid>.<n>" as open_temp names them: the pid, else 0. */
 static long temp_pid(const char *name, const char *base) {
   size_t n = strlen(base);
   if (strncmp(name, base, n) != 0 || strncmp(name + n, ".tmp.", 5) != 0) return 0;
@@ -121,11 +122,13 @@ int replace_begin(Replace *r, const char *path, Err *err) {
     free(r->tmp);
     return err_set(err, "%s: cannot write: %s", path, strerror(e));
   }
-  /* The new file keeps the old one's permissions (and, for root, owner). */
+  /* The new file keeps the old one's permissions (and, for root, owner);
+  ** if that fails it has the mode of any new file, which is no worse. */
   struct stat old;
   if (stat(r->target, &old) == 0) {
-    if (fchmod(r->fd, old.st_mode & 07777) != 0) { /* the umask's mode stays: no worse than a new file */ }
-    if (geteuid() == 0 && fchown(r->fd, old.st_uid, old.st_gid) != 0) { /* kept as root's */ }
+    int ignored = fchmod(r->fd, old.st_mode & 07777);
+    if (geteuid() == 0) ignored = fchown(r->fd, old.st_uid, old.st_gid);
+    (void)ignored;
   }
   return 0;
 }

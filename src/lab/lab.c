@@ -130,7 +130,9 @@ int lab_check_memory(Lab *lab, const RunOptions *o, size_t budget, Err *err) {
                  name, need / GIB, (need + pending + held) / GIB, m.headroom / GIB, m.limit);
 }
 
-Run *lab_add_run(Lab *lab, const RunOptions *o, Err *err) {
+Run *lab_add_run(Lab *lab, const RunOptions *o, Err *err) { return lab_add_run_within(lab, o, 0, err); }
+
+Run *lab_add_run_within(Lab *lab, const RunOptions *o, size_t budget, Err *err) {
   RunOptions opt = *o;
   pick_name(lab, &opt);
   absolute_corpus(&opt);
@@ -139,7 +141,7 @@ Run *lab_add_run(Lab *lab, const RunOptions *o, Err *err) {
     err_set(err, "a run named '%s' already exists", opt.name);
     return NULL;
   }
-  if (lab_check_memory(lab, &opt, 0, err) < 0) return NULL;
+  if (lab_check_memory(lab, &opt, budget, err) < 0) return NULL;
   Model *m = model_create(&opt.model, opt.threads, err);
   if (!m) return NULL;
   model_init(m, opt.init_seed);

@@ -144,6 +144,8 @@ int lab_check_memory(Lab *lab, const RunOptions *o, size_t budget, Err *err);
 size_t lab_memory_need(Lab *lab, const RunOptions *o);
 
 Run *lab_add_run(Lab *lab, const RunOptions *o, Err *err);
+/* The same within a budget of bytes for the run and its corpus (0: none). */
+Run *lab_add_run_within(Lab *lab, const RunOptions *o, size_t budget, Err *err);
 int lab_remove_run(Lab *lab, Run *r);
 int lab_n_runs(const Lab *lab);
 Run *lab_run(Lab *lab, int i);

@@ -46,17 +46,17 @@ static int llab_run(lua_State *L) {
   if (run_options_check(&o, &err) < 0) return luaL_error(L, "lab.run: %s", err.msg);
   /* A corpus the script names is a file it reads (one from the command
   ** line was chosen by the user). */
-  char real[PATH_MAX];
-  if (lua_istable(L, 1) && lua_getfield(L, 1, "corpus") != LUA_TNIL && o.corpus[0] &&
-      snprintf(o.corpus, sizeof o.corpus, "%s", lapi_check_path(L, "lab.run", o.corpus, 0, real)) >=
-          (int)sizeof o.corpus)
-    return luaL_error(L, "lab.run: the corpus path is too long");
+  if (lua_istable(L, 1) && lua_getfield(L, 1, "corpus") != LUA_TNIL && o.corpus[0]) {
+    char real[PATH_MAX];
+    const char *checked = lapi_check_path(L, "lab.run", o.corpus, 0, real);
+    if (strlen(checked) >= sizeof o.corpus) return luaL_error(L, "lab.run: the corpus path is too long");
+    strcpy(o.corpus, checked);
+  }
   Lab *lab = lapi_lock(api);
   size_t budget = lapi_run_budget(api);
   Run *r = NULL;
   size_t need = lab_memory_need(lab, &o);
-  if (lab_check_memory(lab, &o, budget, &err) == 0 && (r = lab_add_run(lab, &o, &err)) &&
-      lapi_own_run(api, run_id(r), need) < 0) {
+  if ((r = lab_add_run_within(lab, &o, budget, &err)) && lapi_own_run(api, run_id(r), need) < 0) {
     lab_remove_run(lab, r);
     r = NULL;
     err_set(&err, "out of memory");

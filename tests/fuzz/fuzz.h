@@ -10,6 +10,8 @@
 
 #include "config.h"
 
+#include <errno.h>   /* program_invocation_short_name (_GNU_SOURCE, from config.h) */
+
 #include <ftw.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -46,6 +48,14 @@ static inline void fuzz_setup(void) {
   setenv("XDG_CACHE_HOME", path, 1);
   snprintf(path, sizeof path, "%s/state", fuzz_dir);
   setenv("XDG_STATE_HOME", path, 1);
+}
+
+/* A property the input broke: say which, and crash so libFuzzer keeps it. */
+static inline void fuzz_check(int ok, const char *what) {
+  if (!ok) {
+    fprintf(stderr, "%s: %s\n", program_invocation_short_name, what);
+    abort();
+  }
 }
 
 /* The path of 'name' in the private folder, into 'path'. */

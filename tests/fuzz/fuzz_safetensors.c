@@ -16,28 +16,21 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
   return 0;
 }
 
-static void check(int ok, const char *what) {
-  if (!ok) {
-    fprintf(stderr, "fuzz_safetensors: %s\n", what);
-    abort();
-  }
-}
-
 /* 'b', read back from what the writer made of 'a', must equal it. */
 static void compare(const StFile *a, const StFile *b) {
-  check(a->n == b->n, "tensor count changed on the way back");
+  fuzz_check(a->n == b->n, "tensor count changed on the way back");
   for (int i = 0; i < a->n; i++) {
     const StTensor *t = &a->tensors[i], *u = st_find(b, t->name);
-    check(u != NULL, "a tensor went missing on the way back");
-    check(u->dtype == t->dtype && u->ndim == t->ndim && u->numel == t->numel && u->nbytes == t->nbytes,
+    fuzz_check(u != NULL, "a tensor went missing on the way back");
+    fuzz_check(u->dtype == t->dtype && u->ndim == t->ndim && u->numel == t->numel && u->nbytes == t->nbytes,
           "a tensor's dtype or shape changed on the way back");
-    check(memcmp(u->shape, t->shape, sizeof t->shape[0] * (size_t)t->ndim) == 0, "a shape changed");
-    check(t->nbytes == 0 || memcmp(u->data, t->data, t->nbytes) == 0, "a tensor's bytes changed");
+    fuzz_check(memcmp(u->shape, t->shape, sizeof t->shape[0] * (size_t)t->ndim) == 0, "a shape changed");
+    fuzz_check(t->nbytes == 0 || memcmp(u->data, t->data, t->nbytes) == 0, "a tensor's bytes changed");
   }
-  check(a->n_meta == b->n_meta, "metadata count changed on the way back");
+  fuzz_check(a->n_meta == b->n_meta, "metadata count changed on the way back");
   for (int i = 0; i < a->n_meta; i++) {
     const char *v = st_meta(b, a->meta_keys[i]);
-    check(v && strcmp(v, a->meta_vals[i]) == 0, "a metadata value changed on the way back");
+    fuzz_check(v && strcmp(v, a->meta_vals[i]) == 0, "a metadata value changed on the way back");
   }
 }
 
@@ -48,19 +41,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   StFile f;
   Err err = {{0}};
   if (st_parse(&f, buf, size, "input", &err) < 0) {
-    check(err.msg[0] != 0, "refused without a message");
+    fuzz_check(err.msg[0] != 0, "refused without a message");
     return 0;
   }
   for (int i = 0; i < f.n; i++) {
     const StTensor *t = &f.tensors[i];
-    check(st_find(&f, t->name) != NULL, "a tensor is not found by its own name");
-    check(t->nbytes == t->numel * st_dtype_size(t->dtype), "bytes do not match the shape");
+    fuzz_check(st_find(&f, t->name) != NULL, "a tensor is not found by its own name");
+    fuzz_check(t->nbytes == t->numel * st_dtype_size(t->dtype), "bytes do not match the shape");
     float *x = malloc(sizeof *x * (t->numel ? t->numel : 1));
     if (x) st_to_f32(t, x, t->numel, &err);
     free(x);
   }
   for (int i = 0; i < f.n_meta; i++)
-    check(st_meta(&f, f.meta_keys[i]) != NULL, "a metadata key is not found");
+    fuzz_check(st_meta(&f, f.meta_keys[i]) != NULL, "a metadata key is not found");
 
   StWriter *w = st_writer_new();
   int ok = w != NULL;

@@ -4,12 +4,17 @@
 ** Each series is first reduced to one value per horizontal sample (two per
 ** cell with Braille, one otherwise): the mean of its points that fall in
 ** the sample's x range. Consecutive samples are then joined: with Braille
-** by a line on the 2x4 dot grid (Bresenham), with blocks by a level glyph
-** in the sample's cell and full blocks over any jump, with ASCII by one mark
-** per column. A cell has one colour, so where series cross the one drawn
-** last wins; series also differ by dashes and marks, never by hue alone.
+** by a line on the 2x4 dot grid (Bresenham), two dots thick on a tall plot,
+** with blocks by a level glyph in the sample's cell and full blocks over any
+** jump, with ASCII by one mark per column. A cell has one colour, so every
+** plot cell remembers which series drew in it: where a second one comes,
+** the cell turns to the shared role and the legend explains it, rather than
+** the last series silently winning. Series also differ by dashes, tints and
+** marks, never by hue alone.
 ** A scatter skips the reduction: each point is one dot (Braille) or one
 ** mark per cell (block and ASCII, which have no finer grain for a point).
+** The legend is laid out before the plot (it may take a second row) and
+** drawn after it, when shared cells and event kinds are known.
 */
 #include "graph.h"
 
@@ -21,7 +26,13 @@
 #define BRAILLE_BLANK 0x2800u
 #define BLOCK_LOWER 0x2580u  /* + 1..8: lower eighth .. full block */
 
-static const char ascii_marks[] = "*o+x#@%&";
+static const char ascii_marks[] = "*o+x@%&=";
+
+/* Event markers by kind (Unicode, ASCII) and their names in the legend. */
+static const uint32_t event_marks[3][2] = {
+    [GRAPH_EVENT_OTHER] = {0x25cf, '!'}, [GRAPH_EVENT_TIE] = {0x25b2, '^'}, [GRAPH_EVENT_SCALE] = {0x25c6, 'S'}};
+static const char *const event_names[3] = {
+    [GRAPH_EVENT_OTHER] = "change", [GRAPH_EVENT_TIE] = "tie", [GRAPH_EVENT_SCALE] = "scale"};
 
 /* Dot bits of a Braille cell, by column and row within it. */
 static const uint8_t braille_bit[2][4] = {{0x01, 0x02, 0x04, 0x40}, {0x08, 0x10, 0x20, 0x80}};
@@ -137,11 +148,10 @@ void graph_format(double v, int width, char *buf, size_t cap) {
 
 /* ------------------------------------------------------------ scales */
 
-double graph_x_extent(double x_last, double base) {
-  if (!(base > 0)) base = 1;
-  double x = base;
-  while (x < x_last && x < 1e300) x *= 2;
-  return x;
+double graph_xaxis_update(GraphXAxis *a, double newest) {
+  if (!(newest > GRAPH_X_FIRST)) return a->max = GRAPH_X_FIRST;
+  if (newest > a->max || newest < 0.9 * a->max) a->max = newest / 0.9;
+  return a->max;
 }
 
 int graph_y_range(const GraphSeries *s, int n, int log_y, double *lo, double *hi) {
@@ -173,6 +183,29 @@ void graph_scale_update(GraphScale *s, double lo, double hi, int log_y) {
   s->set = 1;
 }
 
+/* The round step (1, 2 or 5 times a power of ten) nearest above span/n. */
+static double nice_step(double span, int n) {
+  if (!(span > 0)) return 1;
+  double raw = span / (n > 0 ? n : 1), mag = pow(10, floor(log10(raw))), f = raw / mag;
+  return (f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10) * mag;
+}
+
+/* The 1-2-5 value at or below (down) or above (!down) v > 0; decades only
+** when 'decades'. */
+static double log_snap(double v, int down, int decades) {
+  static const double m[] = {1, 2, 5, 10};
+  double d = pow(10, floor(log10(v))), best = down ? d : 10 * d;
+  for (int i = 0; i < 4 && !decades; i++) {
+    double c = m[i] * d;
+    if (down && c <= v * (1 + 1e-9)) best = c;
+    if (!down && c >= v * (1 - 1e-9)) {
+      best = c;
+      break;
+    }
+  }
+  return best;
+}
+
 /* ------------------------------------------------------------ plotting */
 
 typedef struct Plot {
@@ -184,23 +217,60 @@ typedef struct Plot {
   double x_min, x_max;  /* x range, never empty */
   GraphGlyphs glyphs;
   int log_y;
+  int thick;            /* Braille lines two dots thick */
+  int *owner;           /* per plot cell: series index + 1, -1 shared, 0 none */
+  int shared;           /* some cell is shared */
 } Plot;
+
+static const char ascii_dashed = ':';
+static const char ascii_shared = '#';
 
 static double transform(const Plot *p, double y) { return p->log_y ? log10(y) : y; }
 
-static void braille_dot(Plot *p, int dx, int dy, uint8_t role) {
-  GraphCell *c = cell_at(p->cells, p->w, p->h, p->y0 + dy / 4, p->x0 + dx / 2);
-  if (!c) return;
-  if (c->ch < BRAILLE_BLANK || c->ch > BRAILLE_BLANK + 0xff) c->ch = BRAILLE_BLANK;
-  c->ch |= braille_bit[dx % 2][dy % 4];
-  c->role = role;
+/* A series' ASCII mark: one per colour, validation its own. */
+static uint32_t ascii_mark(const GraphSeries *s) {
+  return s->dashed ? (uint32_t)ascii_dashed : (uint32_t)ascii_marks[s->color % 8];
 }
 
-static void braille_line(Plot *p, int x0, int y0, int x1, int y1, uint8_t role) {
+uint8_t graph_series_role(const GraphSeries *s) {
+  return (uint8_t)(GRAPH_ROLE_SERIES + (s->color % GRAPH_COLORS) + (s->dashed ? GRAPH_ROLE_TINT : 0) +
+                   (s->bold ? GRAPH_ROLE_BOLD : 0));
+}
+
+/* Claim plot cell (cy, cx) for series 'id' (1-based); the role the cell
+** takes: the series' own, or the shared one when another series is there. */
+static uint8_t claim(Plot *p, int cy, int cx, int id, uint8_t role) {
+  if (!p->owner || cy < 0 || cy >= p->ph || cx < 0 || cx >= p->pw) return role;
+  int *o = &p->owner[(size_t)cy * p->pw + cx];
+  if (*o == 0 || *o == id) *o = id;
+  else *o = -1;
+  if (*o != -1) return role;
+  p->shared = 1;
+  return GRAPH_ROLE_SHARED;
+}
+
+static void braille_dot(Plot *p, int dx, int dy, int id, uint8_t role) {
+  GraphCell *c = cell_at(p->cells, p->w, p->h, p->y0 + dy / 4, p->x0 + dx / 2);
+  if (!c || dx < 0 || dy < 0 || dy >= p->ph * 4) return;
+  if (c->ch < BRAILLE_BLANK || c->ch > BRAILLE_BLANK + 0xff) c->ch = BRAILLE_BLANK;
+  c->ch |= braille_bit[dx % 2][dy % 4];
+  c->role = id ? claim(p, dy / 4, dx / 2, id, role) : role;
+}
+
+/* Dashes: five dot columns drawn, three left out, so a gap reads as a gap
+** even where a line is steep or thick. */
+static int dash_on(int dx) { return dx % 8 < 5; }
+
+static void braille_line(Plot *p, int x0, int y0, int x1, int y1, int id, int dashed, uint8_t role) {
   int dx = abs(x1 - x0), dy = -abs(y1 - y0);
   int stx = x0 < x1 ? 1 : -1, sty = y0 < y1 ? 1 : -1, e = dx + dy;
+  int ys = p->ph * 4;
   for (;;) {
-    braille_dot(p, x0, y0, role);
+    if (!dashed || dash_on(x0)) {
+      braille_dot(p, x0, y0, id, role);
+      /* The second dot below, or above on the bottom row. */
+      if (p->thick) braille_dot(p, x0, y0 + 1 < ys ? y0 + 1 : y0 - 1, id, role);
+    }
     if (x0 == x1 && y0 == y1) break;
     int e2 = 2 * e;
     if (e2 >= dy) {
@@ -214,154 +284,403 @@ static void braille_line(Plot *p, int x0, int y0, int x1, int y1, uint8_t role) 
   }
 }
 
-/* One sample of block or ASCII tier at column 'col', level row 'r' (top-down,
-** sy levels per cell), joined to the previous sample's level 'prev' (-1: none). */
-static void cell_sample(Plot *p, int col, int r, int prev, int color, uint8_t role) {
-  int cy = r / p->sy;
-  if (p->glyphs == GRAPH_ASCII) {
-    put(p->cells, p->w, p->h, p->y0 + cy, p->x0 + col, (uint32_t)ascii_marks[color % 8], role);
-    return;
-  }
-  put(p->cells, p->w, p->h, p->y0 + cy, p->x0 + col, BLOCK_LOWER + (uint32_t)(p->sy - r % p->sy), role);
-  if (prev < 0) return;
-  int pc = prev / p->sy, lo = pc < cy ? pc : cy + 1, hi = pc < cy ? cy - 1 : pc;
-  for (int y = lo; y <= hi; y++) put(p->cells, p->w, p->h, p->y0 + y, p->x0 + col, BLOCK_LOWER + 8, role);
+static void cell_put(Plot *p, int cy, int cx, uint32_t ch, int id, uint8_t role) {
+  put(p->cells, p->w, p->h, p->y0 + cy, p->x0 + cx, ch, claim(p, cy, cx, id, role));
 }
 
-/* Reduce a series to one mean per sample column and draw it. */
-static void plot_series(Plot *p, const GraphSeries *s, double x_min, double x_max, double *sum,
-                        int *cnt) {
+/* One sample of block or ASCII tier at column 'col', level row 'r' (top-down,
+** sy levels per cell), joined to the previous sample's level 'prev' (-1: none). */
+static void cell_sample(Plot *p, const GraphSeries *s, int col, int r, int prev, int id, uint8_t role) {
+  int cy = r / p->sy;
+  if (p->glyphs == GRAPH_ASCII) {
+    GraphCell *c = cell_at(p->cells, p->w, p->h, p->y0 + cy, p->x0 + col);
+    uint8_t got = claim(p, cy, col, id, role);
+    if (c) c->ch = got == GRAPH_ROLE_SHARED ? (uint32_t)ascii_shared : ascii_mark(s), c->role = got;
+    return;
+  }
+  cell_put(p, cy, col, BLOCK_LOWER + (uint32_t)(p->sy - r % p->sy), id, role);
+  if (prev < 0) return;
+  int pc = prev / p->sy, lo = pc < cy ? pc : cy + 1, hi = pc < cy ? cy - 1 : pc;
+  for (int y = lo; y <= hi; y++) cell_put(p, y, col, BLOCK_LOWER + 8, id, role);
+}
+
+/* Reduce a series to one mean per sample column and draw it; 'id' is its
+** index + 1. */
+static void plot_series(Plot *p, const GraphSeries *s, int id, double *sum, int *cnt) {
   int xs = p->pw * p->sx, ys = p->ph * p->sy;
-  uint8_t role = (uint8_t)(GRAPH_ROLE_SERIES + s->color);
+  uint8_t role = graph_series_role(s);
   memset(sum, 0, sizeof *sum * (size_t)xs);
   memset(cnt, 0, sizeof *cnt * (size_t)xs);
   for (int k = 0; k < s->n; k++) {
     double v = s->y[k];
     if (!isfinite(v) || (p->log_y && v <= 0) || !isfinite(s->x[k])) continue;
-    double f = (s->x[k] - x_min) / (x_max - x_min);
+    double f = (s->x[k] - p->x_min) / (p->x_max - p->x_min);
     if (f < 0 || f > 1) continue;
     int c = (int)(f * xs);
     if (c >= xs) c = xs - 1;
     sum[c] += transform(p, v);
     cnt[c]++;
   }
-  int pc = -1, pr = -1;
+  int pc = -1, pr = -1, drawn = 0;
   for (int c = 0; c < xs; c++) {
     if (!cnt[c]) continue;
     double t = sum[c] / cnt[c];
     int r = (int)lround((p->hi - t) / (p->hi - p->lo) * (ys - 1));
     if (r < 0) r = 0;
     if (r > ys - 1) r = ys - 1;
-    int skip = s->dashed && (p->glyphs == GRAPH_BRAILLE ? (c / 2) % 2 : c % 2);
-    if (!skip) {
-      if (p->glyphs == GRAPH_BRAILLE) braille_line(p, pc < 0 ? c : pc, pc < 0 ? r : pr, c, r, role);
-      else cell_sample(p, c, r, pc == c - 1 ? pr : -1, s->color, role);
-    }
+    if (p->glyphs == GRAPH_BRAILLE) braille_line(p, pc < 0 ? c : pc, pc < 0 ? r : pr, c, r, id, s->dashed, role);
+    /* Without dots to leave out, a dashed series skips every other sample. */
+    else if (!s->dashed || drawn % 2 == 0) cell_sample(p, s, c, r, pc == c - 1 ? pr : -1, id, role);
+    drawn++;
     pc = c;
     pr = r;
   }
 }
 
-/* ------------------------------------------------------------ frame */
+/* Every point of a series alone; points outside the ranges are left out
+** rather than piled on the border. */
+static void scatter_series(Plot *p, const GraphSeries *s, int id) {
+  int xs = p->pw * p->sx, ys = p->ph * p->sy;
+  uint8_t role = graph_series_role(s);
+  for (int k = 0; k < s->n; k++) {
+    double v = s->y[k];
+    if (!isfinite(v) || (p->log_y && v <= 0)) continue;
+    double fx = (s->x[k] - p->x_min) / (p->x_max - p->x_min), fy = (p->hi - transform(p, v)) / (p->hi - p->lo);
+    if (!(fx >= 0 && fx <= 1 && fy >= 0 && fy <= 1)) continue;
+    int c = (int)(fx * xs), r = (int)lround(fy * (ys - 1));
+    if (c >= xs) c = xs - 1;
+    if (p->glyphs == GRAPH_BRAILLE) {
+      braille_dot(p, c, r, id, role);
+      continue;
+    }
+    uint8_t got = claim(p, r, c, id, role);
+    put(p->cells, p->w, p->h, p->y0 + r, p->x0 + c, got == GRAPH_ROLE_SHARED ? (uint32_t)ascii_shared : ascii_mark(s), got);
+  }
+}
 
-/* The legend's sample of a series: what its points or its line look like. */
-static uint32_t legend_mark(const Graph *g, const GraphSeries *s, int scatter) {
-  if (g->glyphs == GRAPH_ASCII || (scatter && g->glyphs == GRAPH_BLOCK)) return (uint32_t)ascii_marks[s->color % 8];
+/* The reference line: every other dot (Braille), or a dashed rule. */
+static void ref_line(const Graph *g, Plot *p) {
+  if (!g->has_ref || (p->log_y && !(g->ref_y > 0))) return;
+  double t = transform(p, g->ref_y);
+  if (!(t >= p->lo && t <= p->hi)) return;
+  int ys = p->ph * p->sy, r = (int)lround((p->hi - t) / (p->hi - p->lo) * (ys - 1));
+  for (int x = 0; x < p->pw * p->sx; x++) {
+    if (p->glyphs == GRAPH_BRAILLE) {
+      if (x % 2 == 0) braille_dot(p, x, r * 4 / p->sy, 0, GRAPH_ROLE_REF);
+    } else {
+      put(p->cells, p->w, p->h, p->y0 + r / p->sy, p->x0 + x, p->glyphs == GRAPH_ASCII ? '.' : 0x2504, GRAPH_ROLE_REF);
+    }
+  }
+}
+
+/* ------------------------------------------------------------ legend */
+
+typedef struct LegendItem {
+  uint32_t mark;
+  uint8_t role;
+  const char *name;
+  int is_run;     /* a solid series: its name may lose the runs' common prefix or suffix */
+} LegendItem;
+
+#define LEGEND_MAX 48
+
+typedef struct Legend {
+  LegendItem item[LEGEND_MAX];
+  int n;
+  char title[96];
+  int pre, suf;   /* bytes of every run name's shared prefix and suffix */
+} Legend;
+
+static uint32_t line_mark(const Graph *g, const GraphSeries *s, int scatter) {
+  if (g->glyphs == GRAPH_ASCII || (scatter && g->glyphs == GRAPH_BLOCK)) return ascii_mark(s);
   if (scatter) return BRAILLE_BLANK + 0x3f;   /* six dots */
   return s->dashed ? 0x2505 : 0x2501;
 }
 
-static void legend(const Graph *g, GraphCell *row, int w, int scatter) {
-  int x = g->title ? graph_text(row, w, g->title, GRAPH_ROLE_TITLE) : 0;
-  for (int i = 0; i < g->n_series && x < w; i++) {
-    const GraphSeries *s = &g->series[i];
-    if (!s->name) continue;
-    uint8_t role = (uint8_t)(GRAPH_ROLE_SERIES + s->color);
-    x += 1;
-    if (x >= w) break;
-    row[x].ch = legend_mark(g, s, scatter);
-    row[x].role = role;
-    x++;
-    x += graph_text(row + x, w - x, s->name, role);
+static int is_sep(char c) { return c == '_' || c == '-' || c == ' ' || c == '.' || c == '/'; }
+
+/* The prefix and suffix that every run name shares, ending (prefix) or
+** starting (suffix) at a separator, so "tied_s1" and "untied_s1" lose "_s1"
+** and never "ied_s1". Nothing when fewer than two names or a name would
+** be left empty. */
+static void common_affixes(Legend *l) {
+  const char *first = NULL;
+  int names = 0, pre = 1 << 20, suf = 1 << 20, shortest = 1 << 20;
+  for (int i = 0; i < l->n; i++) {
+    const char *s = l->item[i].name;
+    if (!l->item[i].is_run) continue;
+    int n = (int)strlen(s);
+    if (n < shortest) shortest = n;
+    if (!first) first = s;
+    int k = 0, fn = (int)strlen(first);
+    while (k < n && k < fn && s[k] == first[k]) k++;
+    if (k < pre) pre = k;
+    k = 0;
+    while (k < n && k < fn && s[n - 1 - k] == first[fn - 1 - k]) k++;
+    if (k < suf) suf = k;
+    names++;
   }
+  l->pre = l->suf = 0;
+  if (names < 2) return;
+  int fn = (int)strlen(first);
+  while (pre > 0 && !is_sep(first[pre - 1])) pre--;
+  while (suf > 0 && !is_sep(first[fn - suf])) suf--;
+  if (pre + suf < shortest) l->pre = pre, l->suf = suf;
 }
 
-/* Value shown beside plot row 'r' (of ph): the top and bottom rows show the
-** ends of the range, others the value at their middle. */
-static double row_value(const Plot *p, int r) {
-  double t;
-  if (r == 0) t = p->hi;
-  else if (r == p->ph - 1) t = p->lo;
-  else {
-    double ys = p->ph * p->sy - 1;
-    t = p->hi - (r * p->sy + (p->sy - 1) / 2.0) / ys * (p->hi - p->lo);
-  }
-  return p->log_y ? pow(10, t) : t;
-}
-
-static int label_rows(int ph, int rows[5]) {
+/* Code points of the UTF-8 text (invalid bytes count one). */
+static int text_cells(const char *s, int bytes) {
   int n = 0;
-  rows[n++] = 0;
-  if (ph >= 9) rows[n++] = ph / 4;
-  if (ph >= 5) rows[n++] = ph / 2;
-  if (ph >= 9) rows[n++] = 3 * ph / 4;
-  if (ph >= 2) rows[n++] = ph - 1;
+  for (int i = 0; i < bytes;) {
+    uint32_t cp;
+    i += utf8_next(s + i, &cp);
+    n++;
+  }
   return n;
 }
 
-static void y_labels(Plot *p, int lw) {
-  int rows[5], n = label_rows(p->ph, rows);
-  for (int i = 0; i < n; i++) {
-    char buf[32];
-    graph_format(row_value(p, rows[i]), lw, buf, sizeof buf);
-    int len = (int)strlen(buf);
-    if (len > lw) continue;
-    for (int k = 0; k < len; k++)
-      put(p->cells, p->w, p->h, p->y0 + rows[i], lw - len + k, (uint32_t)buf[k], GRAPH_ROLE_LABEL);
+/* The name item 'i' shows: 'affix' drops the shared prefix and suffix; at
+** most 'max' cells, the last one an ellipsis when cut. Returns its cells. */
+static int item_name(const Legend *l, int i, int affix, int max, const char **start, int *bytes, int *cut) {
+  const LegendItem *it = &l->item[i];
+  const char *s = it->name;
+  int n = (int)strlen(s);
+  if (affix && it->is_run) s += l->pre, n -= l->pre + l->suf;
+  int cells = text_cells(s, n);
+  *start = s;
+  *bytes = n;
+  *cut = cells > max;
+  if (!*cut) return cells;
+  /* Keep max - 1 code points, then the ellipsis. */
+  int b = 0;
+  for (int k = 0; k < max - 1 && b < n; k++) {
+    uint32_t cp;
+    b += utf8_next(s + b, &cp);
+  }
+  *bytes = b;
+  return max;
+}
+
+/* Lay the items out after the title in 'rows' rows of 'w'; with 'row_of'
+** and 'col_of', say where each goes. 1 when all fit. */
+static int legend_flow(const Legend *l, int w, int rows, int affix, int max, int *row_of, int *col_of) {
+  int row = 0, x = text_cells(l->title, (int)strlen(l->title));
+  if (x > w) return 0;
+  for (int i = 0; i < l->n; i++) {
+    const char *s;
+    int b, cut, need = 2 + item_name(l, i, affix, max, &s, &b, &cut);
+    if (x + need > w && x > 0) {
+      if (++row >= rows) return 0;
+      x = -1;   /* a row's first entry needs no space before it */
+    }
+    if (x + need > w) return 0;
+    if (row_of) row_of[i] = row, col_of[i] = x + 1;
+    x += need;
+  }
+  return 1;
+}
+
+/* The plan for the legend: rows, whether the affixes go, the longest name. */
+typedef struct LegendPlan {
+  int rows, affix, max, fits;
+} LegendPlan;
+
+static LegendPlan legend_plan(const Legend *l, int w, int max_rows) {
+  static const int tries[][2] = {{1, 0}, {1, 1}, {2, 1}};
+  for (size_t t = 0; t < sizeof tries / sizeof tries[0]; t++)
+    if (tries[t][0] <= max_rows && legend_flow(l, w, tries[t][0], tries[t][1], 1 << 20, NULL, NULL))
+      return (LegendPlan){tries[t][0], tries[t][1], 1 << 20, 1};
+  for (int max = 24; max >= 2; max--)
+    if (legend_flow(l, w, max_rows, 1, max, NULL, NULL)) return (LegendPlan){max_rows, 1, max, 1};
+  return (LegendPlan){max_rows, 1, 2, 0};
+}
+
+/* Build the items: every named series, the reference line, the kinds of
+** event shown, and 'overlap' (when 'shared'). */
+static void legend_items(const Graph *g, Legend *l, int scatter, int shared, const int *kinds) {
+  l->n = 0;
+  snprintf(l->title, sizeof l->title, "%s%s", g->title ? g->title : "", g->title && g->log_y ? " (log)" : "");
+  for (int i = 0; i < g->n_series && l->n < LEGEND_MAX; i++) {
+    const GraphSeries *s = &g->series[i];
+    if (s->name)
+      l->item[l->n++] = (LegendItem){line_mark(g, s, scatter), graph_series_role(s), s->name, !s->dashed};
+  }
+  int ascii = g->glyphs == GRAPH_ASCII;
+  if (g->has_ref && g->ref_label && l->n < LEGEND_MAX)
+    l->item[l->n++] = (LegendItem){ascii ? '.' : 0x2504, GRAPH_ROLE_REF, g->ref_label, 0};
+  for (int k = 0; k < 3 && l->n < LEGEND_MAX; k++)
+    if (kinds[k]) l->item[l->n++] = (LegendItem){event_marks[k][ascii], GRAPH_ROLE_EVENT, event_names[k], 0};
+  if (shared && l->n < LEGEND_MAX)
+    l->item[l->n++] = (LegendItem){ascii ? (uint32_t)ascii_shared : 0x2588, GRAPH_ROLE_SHARED, "overlap", 0};
+  common_affixes(l);
+}
+
+static void legend_draw(const Legend *l, const LegendPlan *pl, GraphCell *cells, int w, int ascii) {
+  int row_of[LEGEND_MAX], col_of[LEGEND_MAX];
+  graph_text(cells, w, l->title, GRAPH_ROLE_TITLE);
+  /* What does not fit even shortened is left out from the end. */
+  Legend part = *l;
+  while (part.n > 0 && !legend_flow(&part, w, pl->rows, pl->affix, pl->max, row_of, col_of)) part.n--;
+  for (int i = 0; i < part.n; i++) {
+    const char *s;
+    int b, cut;
+    item_name(&part, i, pl->affix, pl->max, &s, &b, &cut);
+    GraphCell *row = cells + (size_t)row_of[i] * w;
+    int x = col_of[i];
+    row[x].ch = part.item[i].mark;
+    row[x].role = part.item[i].role;
+    x++;
+    for (int k = 0; k < b;) {
+      uint32_t cp;
+      k += utf8_next(s + k, &cp);
+      row[x].ch = cp < 0x20 ? ' ' : cp;
+      row[x++].role = part.item[i].role;
+    }
+    if (cut) row[x].ch = ascii ? '~' : 0x2026, row[x].role = part.item[i].role;
   }
 }
 
-static void time_axis(const Graph *g, Plot *p, int lw) {
+/* ------------------------------------------------------------ axes */
+
+static int y_label_put(Plot *p, int lw, int row, double v, char *used) {
+  if (row < 0 || row >= p->ph || used[row]) return 0;
+  char buf[32];
+  graph_format(v, lw, buf, sizeof buf);
+  int len = (int)strlen(buf);
+  if (len > lw) return 0;
+  for (int k = 0; k < len; k++)
+    put(p->cells, p->w, p->h, p->y0 + row, lw - len + k, (uint32_t)buf[k], GRAPH_ROLE_LABEL);
+  used[row] = 1;
+  return 1;
+}
+
+/* Intervals between y ticks: a label every other row or so, at most six. */
+static int y_intervals(const Plot *p) { return p->ph / 2 < 2 ? 2 : p->ph / 2 > 6 ? 6 : p->ph / 2; }
+
+static int value_row(const Plot *p, double t) {
+  int ys = p->ph * p->sy;
+  return (int)lround((p->hi - t) / (p->hi - p->lo) * (ys - 1)) / p->sy;
+}
+
+/* Round ticks: multiples of the step on a linear scale; on a log scale
+** decades, then 5s and 2s where they leave a free row between labels. */
+static void y_labels(Plot *p, int lw) {
+  char used[1024] = {0};
+  if (p->ph > (int)sizeof used) return;
+  if (!p->log_y) {
+    double step = nice_step(p->hi - p->lo, y_intervals(p));
+    for (double t = ceil(p->lo / step - 1e-9) * step; t <= p->hi + step * 1e-9; t += step)
+      y_label_put(p, lw, value_row(p, t), fabs(t) < step * 1e-9 ? 0 : t, used);
+    return;
+  }
+  static const double mult[] = {1, 5, 2};
+  for (int m = 0; m < 3; m++)
+    for (double d = floor(p->lo); d <= ceil(p->hi); d++) {
+      double t = d + log10(mult[m]);
+      if (t < p->lo - 1e-9 || t > p->hi + 1e-9) continue;
+      int r = value_row(p, t);
+      if (m > 0 && ((r > 0 && used[r - 1]) || (r + 1 < p->ph && used[r + 1]))) continue;
+      y_label_put(p, lw, r, pow(10, t), used);
+    }
+}
+
+/* Widen the y range to round ticks, so the labels at its ends are round. */
+static void snap_y(Plot *p) {
+  if (!p->log_y) {
+    double step = nice_step(p->hi - p->lo, y_intervals(p));
+    p->lo = floor(p->lo / step + 1e-9) * step;
+    p->hi = ceil(p->hi / step - 1e-9) * step;
+    return;
+  }
+  int decades = p->hi - p->lo >= 3;
+  p->lo = log10(log_snap(pow(10, p->lo), 1, decades));
+  p->hi = log10(log_snap(pow(10, p->hi), 0, decades));
+}
+
+static int x_col(const Plot *p, double x) {
+  double f = (x - p->x_min) / (p->x_max - p->x_min);
+  if (!(f >= 0 && f <= 1)) return -1;
+  int c = (int)(f * p->pw);
+  return c >= p->pw ? p->pw - 1 : c;
+}
+
+/* Round ticks along the time axis, each label centred on its column,
+** none running into the next, nor into the x label at the right end. */
+static void x_ticks(Plot *p, int end) {
+  int y = p->h - 1, prev_end = p->x0 + 1;
+  char widest[16];
+  graph_format(p->x_max, 6, widest, sizeof widest);
+  int room = p->pw / ((int)strlen(widest) + 3);
+  double step = nice_step(p->x_max - p->x_min, room > 0 ? room : 1);
+  for (double t = ceil(p->x_min / step + 1e-9) * step; t < p->x_max; t += step) {
+    if (t <= p->x_min) continue;
+    char buf[16];
+    graph_format(t, 6, buf, sizeof buf);
+    int len = (int)strlen(buf), c = x_col(p, t);
+    if (c < 0) continue;
+    int x = p->x0 + c - len / 2;
+    if (x <= prev_end || x + len > end) continue;
+    graph_text(&p->cells[(size_t)y * p->w + x], len, buf, GRAPH_ROLE_LABEL);
+    prev_end = x + len;
+  }
+}
+
+static void time_axis(const Graph *g, Plot *p, int lw, int *kinds) {
   int ascii = g->glyphs == GRAPH_ASCII, y = p->h - 1;
   if (p->x0 > 0) {
     for (int r = 0; r < p->ph; r++) put(p->cells, p->w, p->h, p->y0 + r, lw, ascii ? '|' : 0x2502, GRAPH_ROLE_AXIS);
     put(p->cells, p->w, p->h, y, lw, ascii ? '+' : 0x2514, GRAPH_ROLE_AXIS);
   }
   for (int x = p->x0; x < p->w; x++) put(p->cells, p->w, p->h, y, x, ascii ? '-' : 0x2500, GRAPH_ROLE_AXIS);
-  char lo[16], hi[16];
+  char lo[16];
   graph_format(g->x_min, lw > 0 ? lw : 6, lo, sizeof lo);
-  graph_format(g->x_max, 7, hi, sizeof hi);
-  int nlo = (int)strlen(lo), nhi = (int)strlen(hi);
+  int nlo = (int)strlen(lo), end = p->w;
   if (lw >= nlo) graph_text(&p->cells[(size_t)y * p->w + lw - nlo], nlo, lo, GRAPH_ROLE_LABEL);
-  if (p->pw > nhi + 2) graph_text(&p->cells[(size_t)y * p->w + p->w - nhi], nhi, hi, GRAPH_ROLE_LABEL);
-  int nl = g->x_label ? (int)strlen(g->x_label) + 2 : 0;
-  if (nl > 2 && p->pw >= nl + 2 * (nhi + 1)) {
-    int x = p->x0 + (p->pw - nl) / 2;
-    put(p->cells, p->w, p->h, y, x, ' ', GRAPH_ROLE_LABEL);
-    graph_text(&p->cells[(size_t)y * p->w + x + 1], nl - 2, g->x_label, GRAPH_ROLE_LABEL);
-    put(p->cells, p->w, p->h, y, x + nl - 1, ' ', GRAPH_ROLE_LABEL);
+  int nl = g->x_label ? (int)strlen(g->x_label) : 0;
+  if (nl > 0 && p->pw >= nl + 4) {
+    end = p->w - nl - 1;
+    put(p->cells, p->w, p->h, y, end, ' ', GRAPH_ROLE_LABEL);
+    graph_text(&p->cells[(size_t)y * p->w + end + 1], nl, g->x_label, GRAPH_ROLE_LABEL);
   }
+  x_ticks(p, end);
   /* Events last: a marker matters more than a digit of the axis label. */
   for (int i = 0; i < g->n_events; i++) {
-    double f = (g->events[i] - g->x_min) / (g->x_max - g->x_min);
-    if (!(f >= 0 && f <= 1)) continue;
-    int c = (int)(f * p->pw);
-    if (c >= p->pw) c = p->pw - 1;
-    put(p->cells, p->w, p->h, y, p->x0 + c, ascii ? '^' : 0x25b2, GRAPH_ROLE_EVENT);
+    int c = x_col(p, g->events[i].x), k = g->events[i].kind;
+    if (c < 0 || k < 0 || k > 2) continue;
+    put(p->cells, p->w, p->h, y, p->x0 + c, event_marks[k][ascii], GRAPH_ROLE_EVENT);
+    kinds[k] = 1;
   }
 }
 
-/* Clear the grid, draw the legend, the y labels and the x axis, and set
-** up 'p' for the points; 0 when there is no room for a plot. */
-static int frame(const Graph *g, GraphCell *cells, int w, int h, int scatter, Plot *p) {
+/* ------------------------------------------------------------ frame */
+
+/* The legend rows a chart of h rows may spend: a second only when the
+** plot keeps at least five. */
+static int legend_max_rows(int h) { return h >= 8 ? 2 : 1; }
+
+/* Clear the grid, plan the legend (with room for 'overlap' when two
+** series could share a cell), draw the y labels and the x axis, and set up
+** 'p' for the points; 0 when there is no room for a plot. */
+static int frame(const Graph *g, GraphCell *cells, int w, int h, int scatter, Plot *p, Legend *l, LegendPlan *pl,
+                 int *kinds) {
   if (w <= 0 || h <= 0) return 0;
   for (size_t i = 0; i < (size_t)w * h; i++) cells[i] = (GraphCell){' ', GRAPH_ROLE_TEXT};
-  legend(g, cells, w, scatter);
-  if (h < 3) return 0;
+  int with_data = 0;
+  for (int i = 0; i < g->n_series; i++) with_data += g->series[i].n > 0;
+  /* Every kind of event and 'overlap' count for the plan, so the plot does
+  ** not move when one first shows. */
+  int all[3] = {0, 0, 0};
+  for (int i = 0; i < g->n_events; i++)
+    if (g->events[i].kind >= 0 && g->events[i].kind <= 2) all[g->events[i].kind] = 1;
+  legend_items(g, l, scatter, with_data >= 2, all);
+  *pl = legend_plan(l, w, legend_max_rows(h));
+  if (h < 2 + pl->rows) return 0;
 
-  *p = (Plot){.cells = cells, .w = w, .h = h, .y0 = 1, .ph = h - 2, .glyphs = g->glyphs, .log_y = g->log_y};
+  *p = (Plot){.cells = cells, .w = w, .h = h, .y0 = pl->rows, .ph = h - 1 - pl->rows, .glyphs = g->glyphs,
+              .log_y = g->log_y};
   p->sx = g->glyphs == GRAPH_BRAILLE ? 2 : 1;
   p->sy = g->glyphs == GRAPH_BRAILLE ? 4 : g->glyphs == GRAPH_BLOCK && !scatter ? 8 : 1;
+  p->thick = g->glyphs == GRAPH_BRAILLE && !scatter && p->ph >= 8;
   p->lo = g->log_y ? log10(g->y_min > 0 ? g->y_min : 1e-12) : g->y_min;
   p->hi = g->log_y ? log10(g->y_max > 0 ? g->y_max : 1e-12) : g->y_max;
   if (!(p->hi > p->lo) || !isfinite(p->lo) || !isfinite(p->hi)) {
@@ -370,52 +689,51 @@ static int frame(const Graph *g, GraphCell *cells, int w, int h, int scatter, Pl
     p->hi = c + d;
   }
   int lw = w >= 12 ? (w / 4 < 6 ? w / 4 : 6) : 0;
+  if (lw > 0) snap_y(p);   /* round labels; a chart without any keeps every row for data */
   p->x0 = lw > 0 ? lw + 1 : 0;
   p->pw = w - p->x0;
   p->x_min = g->x_min;
   p->x_max = g->x_max > g->x_min ? g->x_max : g->x_min + 1;
 
   if (lw > 0) y_labels(p, lw);
-  Graph gx = *g;
-  gx.x_max = p->x_max;
-  time_axis(&gx, p, lw);
+  time_axis(g, p, lw, kinds);
   return 1;
 }
 
-void graph_render(const Graph *g, GraphCell *cells, int w, int h) {
+/* The legend goes on last: only now is it known whether cells are shared
+** and which kinds of event lie on the axis. */
+static void finish(const Graph *g, Plot *p, Legend *l, const LegendPlan *pl, int scatter, const int *kinds) {
+  legend_items(g, l, scatter, p->shared, kinds);
+  legend_draw(l, pl, p->cells, p->w, g->glyphs == GRAPH_ASCII);
+}
+
+static void draw(const Graph *g, GraphCell *cells, int w, int h, int scatter) {
   Plot p;
-  if (!frame(g, cells, w, h, 0, &p)) return;
+  Legend l;
+  LegendPlan pl;
+  int kinds[3] = {0, 0, 0};
+  if (!frame(g, cells, w, h, scatter, &p, &l, &pl, kinds)) {
+    if (w > 0 && h > 0) legend_draw(&l, &pl, cells, w, g->glyphs == GRAPH_ASCII);
+    return;
+  }
   int xs = p.pw * p.sx;
-  double *sum = malloc(sizeof *sum * (size_t)xs);
-  int *cnt = malloc(sizeof *cnt * (size_t)xs);
-  if (sum && cnt)
-    for (int i = 0; i < g->n_series; i++) plot_series(&p, &g->series[i], p.x_min, p.x_max, sum, cnt);
+  double *sum = scatter ? NULL : malloc(sizeof *sum * (size_t)xs);
+  int *cnt = scatter ? NULL : malloc(sizeof *cnt * (size_t)xs);
+  p.owner = calloc((size_t)p.pw * p.ph, sizeof *p.owner);
+  ref_line(g, &p);
+  for (int i = 0; i < g->n_series; i++) {
+    if (scatter) scatter_series(&p, &g->series[i], i + 1);
+    else if (sum && cnt) plot_series(&p, &g->series[i], i + 1, sum, cnt);
+  }
   free(sum);
   free(cnt);
+  free(p.owner);
+  finish(g, &p, &l, &pl, scatter, kinds);
 }
 
-/* Every point of a series alone; points outside the ranges are left out
-** rather than piled on the border. */
-static void scatter_series(Plot *p, const GraphSeries *s) {
-  int xs = p->pw * p->sx, ys = p->ph * p->sy;
-  uint8_t role = (uint8_t)(GRAPH_ROLE_SERIES + s->color);
-  for (int k = 0; k < s->n; k++) {
-    double v = s->y[k];
-    if (!isfinite(v) || (p->log_y && v <= 0)) continue;
-    double fx = (s->x[k] - p->x_min) / (p->x_max - p->x_min), fy = (p->hi - transform(p, v)) / (p->hi - p->lo);
-    if (!(fx >= 0 && fx <= 1 && fy >= 0 && fy <= 1)) continue;
-    int c = (int)(fx * xs), r = (int)lround(fy * (ys - 1));
-    if (c >= xs) c = xs - 1;
-    if (p->glyphs == GRAPH_BRAILLE) braille_dot(p, c, r, role);
-    else put(p->cells, p->w, p->h, p->y0 + r, p->x0 + c, (uint32_t)ascii_marks[s->color % 8], role);
-  }
-}
+void graph_render(const Graph *g, GraphCell *cells, int w, int h) { draw(g, cells, w, h, 0); }
 
-void graph_scatter(const Graph *g, GraphCell *cells, int w, int h) {
-  Plot p;
-  if (!frame(g, cells, w, h, 1, &p)) return;
-  for (int i = 0; i < g->n_series; i++) scatter_series(&p, &g->series[i]);
-}
+void graph_scatter(const Graph *g, GraphCell *cells, int w, int h) { draw(g, cells, w, h, 1); }
 
 int graph_x_range(const GraphSeries *s, int n, double *lo, double *hi) {
   int any = 0;
@@ -428,6 +746,12 @@ int graph_x_range(const GraphSeries *s, int n, double *lo, double *hi) {
       any = 1;
     }
   return any;
+}
+
+GraphEventKind graph_event_kind(const char *text) {
+  if (strncmp(text, "tie=", 4) == 0) return GRAPH_EVENT_TIE;
+  if (strncmp(text, "in_scale=", 9) == 0 || strncmp(text, "out_scale=", 10) == 0) return GRAPH_EVENT_SCALE;
+  return GRAPH_EVENT_OTHER;
 }
 
 /* ------------------------------------------------------------ bars and shades */

@@ -8,18 +8,21 @@
 ** Being pure, the renderer is tested by comparing its output with known text.
 **
 ** The chart inside the rectangle:
-**   row 0        title and legend
-**   rows 1..h-2  the plot, y-axis labels (real values, also on a log scale)
-**                at its left
-**   row h-1      the time axis: x_min at the left, x_max at the right, a
-**                marker under every event (a settings change), and the
-**                x label, if any, in the middle
+**   row 0        title and legend; a second row when the legend needs it
+**                and the chart is tall enough (names are shortened first
+**                by a prefix or suffix all runs share, then by an ellipsis)
+**   rows ..h-2   the plot, y-axis labels at round values (1-2-5; decades
+**                on a log scale) at its left
+**   row h-1      the time axis: ticks at round values, the x label at the
+**                right end, a marker under every event by its kind
 ** 'graph_render' joins each series' points into a line over time;
 ** 'graph_scatter' draws every point alone, in any order (row norm against
 ** log frequency, one point per token).
 ** Glyph tiers: Braille (2x4 dots per cell, lines joined), block (one sample
 ** per column, eight levels per cell) and ASCII (one sample per column, one
 ** mark per series), chosen once from the locale and switchable at run time.
+** Lines are two dots thick in Braille once the plot has 8 rows; a cell two
+** series touch takes GRAPH_ROLE_SHARED and the legend says "overlap".
 */
 #ifndef TIELAB_UI_GRAPH_H
 #define TIELAB_UI_GRAPH_H
@@ -29,16 +32,23 @@
 
 typedef enum GraphGlyphs { GRAPH_BRAILLE, GRAPH_BLOCK, GRAPH_ASCII } GraphGlyphs;
 
-/* What a cell is, so the terminal can colour it; series i has role
-** GRAPH_ROLE_SERIES + its colour index. */
+/* What a cell is, so the terminal can colour it. A series' cells have role
+** GRAPH_ROLE_SERIES + its colour index, plus GRAPH_ROLE_TINT for a lighter
+** or dimmer shade (validation, baselines) and GRAPH_ROLE_BOLD for the series
+** drawn bold (the selected run); 'graph_series_role' builds one. */
 enum {
   GRAPH_ROLE_TEXT = 0,
   GRAPH_ROLE_AXIS,
   GRAPH_ROLE_LABEL,
   GRAPH_ROLE_EVENT,
   GRAPH_ROLE_TITLE,
-  GRAPH_ROLE_SERIES = 16
+  GRAPH_ROLE_SHARED,     /* a cell two series touch */
+  GRAPH_ROLE_REF,        /* the reference line */
+  GRAPH_ROLE_SERIES = 16,
+  GRAPH_ROLE_TINT = 8,   /* flag over GRAPH_ROLE_SERIES + colour (0..7) */
+  GRAPH_ROLE_BOLD = 32   /* flag too */
 };
+#define GRAPH_COLORS 8   /* colour indices a role can carry */
 
 typedef struct GraphCell {
   uint32_t ch;      /* a code point; ' ' when empty */
@@ -50,20 +60,39 @@ typedef struct GraphSeries {
   const double *x, *y;  /* n points, x not decreasing; NaN y values are skipped */
   int n;
   int color;            /* colour index: role GRAPH_ROLE_SERIES + color */
-  int dashed;           /* every other sample left out (tells series apart without colour) */
+  int dashed;           /* the secondary line of its colour (validation, a baseline):
+                           long dashes, a tinted role, ':' in ASCII */
+  int bold;             /* drawn bold; draw it last so it lies on top */
 } GraphSeries;
 
+uint8_t graph_series_role(const GraphSeries *s);
+
+/* Events are marked on the time axis by kind, and the legend names the
+** kinds shown. */
+typedef enum GraphEventKind { GRAPH_EVENT_OTHER, GRAPH_EVENT_TIE, GRAPH_EVENT_SCALE } GraphEventKind;
+
+typedef struct GraphEvent {
+  double x;
+  GraphEventKind kind;
+} GraphEvent;
+
+/* The kind of a settings change from its text ("tie=untied", "in_scale=5"). */
+GraphEventKind graph_event_kind(const char *text);
+
 typedef struct Graph {
-  const char *title;
+  const char *title;           /* a log chart adds " (log)" */
   GraphGlyphs glyphs;
   int log_y;                   /* y on a log10 scale; values <= 0 are skipped */
   double x_min, x_max;
-  double y_min, y_max;         /* data units, also when log_y */
+  double y_min, y_max;         /* data units, also when log_y; widened to round ticks */
   const GraphSeries *series;
   int n_series;
-  const double *events;        /* x of each event */
+  const GraphEvent *events;
   int n_events;
-  const char *x_label;         /* under the plot, centred; NULL: none */
+  const char *x_label;         /* at the right end of the time axis ("step"); NULL: none */
+  int has_ref;                 /* a dotted line at y = ref_y ... */
+  double ref_y;
+  const char *ref_label;       /* ... named in the legend */
 } Graph;
 
 /* Fill 'cells' (w*h, row-major) with the chart. Any size is accepted, down
@@ -79,10 +108,16 @@ void graph_scatter(const Graph *g, GraphCell *cells, int w, int h);
 /* Smallest and largest finite x of the series; 0 when there is none. */
 int graph_x_range(const GraphSeries *s, int n, double *lo, double *hi);
 
-/* The fill-and-halve time axis: the smallest 'base' * 2^k >= x_last, so the
-** axis stands still (and the terminal redraws little) until the data reach
-** its end, then every sample's column halves. */
-double graph_x_extent(double x_last, double base);
+/* The time axis every chart of a lab shares: 0..GRAPH_X_FIRST until the
+** data pass it, then it jumps so that the newest step lies at 90% of the
+** width, and stays put until the data reach its end (or fall back before
+** 90%, when runs go). A jump moves every point, so jumps are geometric and
+** rare: between two the terminal only receives the newest cells. */
+#define GRAPH_X_FIRST 50
+typedef struct GraphXAxis {
+  double max;   /* 0: not set */
+} GraphXAxis;
+double graph_xaxis_update(GraphXAxis *a, double newest);
 
 /* A y range that grows at once and shrinks only when the data use less
 ** than half of it, so that the chart is not repainted for every wiggle. */

@@ -34,6 +34,12 @@ static int set_version(CliOptions *o, const char *v, Err *e) { o->mode = MODE_VE
 static int set_resume(CliOptions *o, const char *v, Err *e) { o->resume = 1; return 0; }
 static int set_sandbox(CliOptions *o, const char *v, Err *e) { o->sandbox = 1; return 0; }
 static int set_ascii(CliOptions *o, const char *v, Err *e) { o->ascii = 1; return 0; }
+static int set_theme(CliOptions *o, const char *v, Err *e) {
+  static const char *const themes[] = {"dark", "light", "mono"};
+  for (size_t i = 0; i < sizeof themes / sizeof themes[0]; i++)
+    if (strcmp(v, themes[i]) == 0) return o->theme = themes[i], 0;
+  return err_set(e, "--theme takes dark, light or mono, got '%s'", v);
+}
 static int set_instruments(CliOptions *o, const char *v, Err *e) { o->instruments = 1; return 0; }
 
 static int set_steps(CliOptions *o, const char *v, Err *e) {
@@ -83,6 +89,7 @@ static const CliOption cli_options[] = {
   {"resume", NULL, set_resume, "reopen the runs autosaved when the lab last ended"},
   {"sandbox", NULL, set_sandbox, "scripts of unknown origin: no os.execute, io.popen, C modules"},
   {"ascii", NULL, set_ascii, "draw graphs with ASCII only"},
+  {"theme", "dark|light|mono", set_theme, "colours for a dark or light background, or none (default: COLORFGBG, else dark)"},
   {"lua-mem", "MIB", set_lua_mem, "cap on the Lua heap (default 1024)"},
   {"help", NULL, set_help, "this text"},
   {"version", NULL, set_version, "print the version"},

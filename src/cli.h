@@ -29,6 +29,7 @@ typedef struct CliOptions {
   int resume;              /* --resume */
   int sandbox;             /* --sandbox */
   int ascii;               /* --ascii */
+  const char *theme;       /* --theme: dark, light or mono; NULL: from the terminal */
   int instruments;         /* --bench --instruments: whole lab steps */
   long lua_mem_mb;         /* --lua-mem: cap on the Lua heap, MiB */
 } CliOptions;

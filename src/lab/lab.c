@@ -254,6 +254,10 @@ void lab_align_if_due(Lab *lab, Run *r) {
       {"align.procrustes_out", offsetof(AlignStats, vs_out.score.procrustes)},
       {"align.cka_in", offsetof(AlignStats, vs_in.score.cka)},
       {"align.cka_out", offsetof(AlignStats, vs_out.score.cka)},
+      {"align.linear_in_base", offsetof(AlignStats, vs_in.baseline.linear)},
+      {"align.linear_out_base", offsetof(AlignStats, vs_out.baseline.linear)},
+      {"align.procrustes_in_base", offsetof(AlignStats, vs_in.baseline.procrustes)},
+      {"align.procrustes_out_base", offsetof(AlignStats, vs_out.baseline.procrustes)},
   };
   for (size_t i = 0; i < sizeof series / sizeof series[0]; i++)
     history_push(r->hist, series[i].name, mt->step,

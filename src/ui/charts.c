@@ -1,12 +1,15 @@
 /*
-** charts.c -- the chart panels: loss, gradient ratio, and the wide screen's
-** third chart (the scripts' own series, else gradient norms), all drawn by
-** graph.c from the histories in the newest snapshot; and, on demand in
-** their place, the scatter of row norm against log token frequency.
+** charts.c -- the chart panels: loss, gradient ratio, alignment over time,
+** and the wide screen's third chart (the scripts' own series, else gradient
+** norms), all drawn by graph.c from the histories in the newest snapshot;
+** and, on demand in their place, the scatter of row norm against log token
+** frequency.
 **
-** Every chart of the lab shares one time axis: it fills from the left and
-** halves when the runs reach its end, so between two halvings the terminal
-** only receives the cells at the newest points.
+** Every chart of the lab shares one time axis (GraphXAxis in the Ui): it
+** spans the data, the newest step near its right end, and jumps rarely, so
+** between two jumps the terminal only receives the cells at the newest
+** points. Each run keeps its colour (its place in the lab); the selected
+** run is drawn last and bold, so it lies on top.
 */
 #include <math.h>
 #include <stdio.h>
@@ -14,8 +17,6 @@
 #include <string.h>
 
 #include "uistate.h"
-
-#define X_BASE 64   /* steps on a fresh time axis */
 
 GraphCell *ui_cells(Ui *ui, int w, int h) {
   size_t n = (size_t)(w > 0 ? w : 0) * (size_t)(h > 0 ? h : 0);
@@ -59,13 +60,18 @@ double ui_last_step(const Ui *ui) {
   return last;
 }
 
-/* Events of the selected run, as steps. */
-static int selected_events(Ui *ui, double *out, int cap) {
+double ui_x_max(Ui *ui) { return graph_xaxis_update(&ui->xaxis, ui_last_step(ui)); }
+
+/* Settings changes of the selected run, by kind; its creation (always at
+** step 0) says nothing. */
+static int selected_events(Ui *ui, GraphEvent *out, int cap) {
   const TrainerRun *r = ui_selected(ui);
   int n = 0;
   const HistEvent *ev = r && r->hist ? history_events(r->hist, &n) : NULL;
   int k = 0;
-  for (int i = 0; i < n && k < cap; i++) out[k++] = (double)ev[i].step;
+  for (int i = 0; i < n && k < cap; i++)
+    if (strcmp(ev[i].text, "created") != 0)
+      out[k++] = (GraphEvent){(double)ev[i].step, graph_event_kind(ev[i].text)};
   return k;
 }
 
@@ -73,6 +79,7 @@ typedef struct ChartSpec {
   PanelId panel;
   const char *title;
   int log_y;
+  const char *ref_label;   /* a reference line at y = 1, so named; NULL: none */
 } ChartSpec;
 
 /* Render 'series' into the panel with the shared time axis and the panel's
@@ -84,12 +91,16 @@ static void draw_chart(Ui *ui, WINDOW *win, int h, int w, const ChartSpec *cs, G
   double lo = 0, hi = 1;
   GraphScale *sc = &ui->scale[cs->panel];
   if (graph_y_range(series, n, cs->log_y, &lo, &hi)) graph_scale_update(sc, lo, hi, cs->log_y);
-  double ev[HISTORY_MAX_EVENTS];
+  GraphEvent ev[HISTORY_MAX_EVENTS];
   Graph g = {.title = cs->title,
              .glyphs = ui->view == VIEW_PRESENT && ui->term.glyphs == GRAPH_BRAILLE ? GRAPH_BLOCK : ui->term.glyphs,
              .log_y = cs->log_y,
              .x_min = 0,
-             .x_max = graph_x_extent(ui_last_step(ui), X_BASE),
+             .x_max = ui_x_max(ui),
+             .x_label = "step",
+             .has_ref = cs->ref_label != NULL,
+             .ref_y = 1,
+             .ref_label = cs->ref_label,
              .y_min = sc->set ? sc->lo : lo,
              .y_max = sc->set ? sc->hi : hi,
              .series = series,
@@ -100,52 +111,62 @@ static void draw_chart(Ui *ui, WINDOW *win, int h, int w, const ChartSpec *cs, G
   ui_blit(ui, win, cells, w, h);
 }
 
-/* One series per run ('name'), and optionally a dashed one ('dashed'). */
+/* One series per run ('name'), and optionally a dashed one ('dashed'),
+** each in its run's colour; the selected run comes last, bold, so it lies
+** on top. */
 static int run_series(Ui *ui, GraphSeries *s, int cap, const char *name, const char *dashed) {
-  int n = 0, slot = 0, dashed_named = 0;
-  for (int i = 0; i < ui->snap->n_runs && n + 2 <= cap; i++) {
-    const TrainerRun *r = &ui->snap->runs[i];
-    const double *x, *y;
-    int k = ui_series(ui, slot++, r->hist, name, &x, &y);
-    s[n++] = (GraphSeries){.name = r->name, .x = x, .y = y, .n = k, .color = i % TERM_SERIES_COLORS};
-    if (!dashed) continue;
-    k = ui_series(ui, slot++, r->hist, dashed, &x, &y);
-    if (k == 0) continue;
-    s[n++] = (GraphSeries){.name = dashed_named++ ? NULL : "val", .x = x, .y = y, .n = k,
-                           .color = i % TERM_SERIES_COLORS, .dashed = 1};
-  }
+  int n = 0, slot = 0, dashed_named = 0, runs = ui->snap->n_runs;
+  for (int pass = 0; pass < 2; pass++)
+    for (int i = 0; i < runs && n + 2 <= cap; i++) {
+      const TrainerRun *r = &ui->snap->runs[i];
+      int selected = r->id == ui->sel_id;
+      if (selected != pass) continue;
+      int bold = selected && runs > 1;
+      const double *x, *y;
+      int m = ui_series(ui, slot++, r->hist, name, &x, &y);
+      s[n++] = (GraphSeries){.name = r->name, .x = x, .y = y, .n = m, .color = i % TERM_SERIES_COLORS, .bold = bold};
+      if (!dashed) continue;
+      m = ui_series(ui, slot++, r->hist, dashed, &x, &y);
+      if (m == 0) continue;
+      s[n++] = (GraphSeries){.name = dashed_named++ ? NULL : "val", .x = x, .y = y, .n = m,
+                             .color = i % TERM_SERIES_COLORS, .dashed = 1, .bold = bold};
+    }
   return n;
 }
 
 void panel_loss(Ui *ui, WINDOW *win, int h, int w) {
   GraphSeries s[UI_SLOTS];
   int n = run_series(ui, s, UI_SLOTS, "loss", "val_loss");
-  ChartSpec cs = {P_LOSS, "loss", 0};
+  ChartSpec cs = {P_LOSS, "loss", 0, NULL};
   draw_chart(ui, win, h, w, &cs, s, n);
 }
 
 void panel_ratio(Ui *ui, WINDOW *win, int h, int w) {
   GraphSeries s[UI_SLOTS];
   int n = run_series(ui, s, UI_SLOTS, "grad_ratio", NULL);
-  ChartSpec cs = {P_RATIO, "grad out/in", 1};
+  /* Out/in = 1 is the threshold: above it the output gradient dominates. */
+  ChartSpec cs = {P_RATIO, "grad out/in", 1, "out=in"};
   draw_chart(ui, win, h, w, &cs, s, n);
 }
 
-/* The scripts' series when there are any, else the selected run's
-** gradient norms (L2, before scaling). */
+/* The scripts' series when there are any (in the present view, only the
+** one it shows, if it names one), else the selected run's gradient norms
+** (L2, before scaling). */
 void panel_extra(Ui *ui, WINDOW *win, int h, int w) {
   GraphSeries s[UI_SLOTS];
   int n = 0;
   History *plots = ui->api ? luaapi_plots(ui->api) : NULL;
   if (plots && history_n_series(plots) > 0) {
+    const char *only = ui->view == VIEW_PRESENT && ui->present_series[0] ? ui->present_series : NULL;
     for (int i = 0; i < history_n_series(plots) && n < UI_SLOTS; i++) {
       const char *name = history_series_name(plots, i);
+      if (only && strcmp(name, only) != 0) continue;
       const double *x, *y;
       int k = ui_series(ui, n, plots, name, &x, &y);
-      s[n] = (GraphSeries){.name = name, .x = x, .y = y, .n = k, .color = n % TERM_SERIES_COLORS};
+      s[n] = (GraphSeries){.name = name, .x = x, .y = y, .n = k, .color = i % TERM_SERIES_COLORS};
       n++;
     }
-    ChartSpec cs = {P_EXTRA, "plots", 0};
+    ChartSpec cs = {P_EXTRA, only ? only : "plots", 0, NULL};
     draw_chart(ui, win, h, w, &cs, s, n);
     return;
   }
@@ -158,7 +179,56 @@ void panel_extra(Ui *ui, WINDOW *win, int h, int w) {
     int k = ui_series(ui, i, r->hist, norms[i].series, &x, &y);
     s[n++] = (GraphSeries){.name = norms[i].label, .x = x, .y = y, .n = k, .color = i, .dashed = i == 2};
   }
-  ChartSpec cs = {P_EXTRA, "grad L2", 1};
+  ChartSpec cs = {P_EXTRA, "grad L2", 1, NULL};
+  draw_chart(ui, win, h, w, &cs, s, n);
+}
+
+/* ------------------------------------------------------------ alignment over time */
+
+/* The selected (tied) run's matrix against its untied partner's E_in and
+** E_out, by the linear map and by Procrustes, each with the same score of a
+** random matrix of the same shape (dashed, tinted): where a score lies on
+** its baseline it says nothing. */
+static const struct {
+  const char *series, *baseline, *label;
+} align_lines[] = {
+    {"align.linear_in", "align.linear_in_base", "lin E_in"},
+    {"align.linear_out", "align.linear_out_base", "lin E_out"},
+    {"align.procrustes_in", "align.procrustes_in_base", "procr E_in"},
+    {"align.procrustes_out", "align.procrustes_out_base", "procr E_out"},
+};
+#define N_ALIGN_LINES ((int)(sizeof align_lines / sizeof align_lines[0]))
+
+/* Why there is no chart for run 'r', or NULL when there is one. */
+static const char *align_chart_absent(const TrainerRun *r, int measured) {
+  if (r->m.tie_k == 0) return "untied now: tab selects a tied run";
+  if (!measured && r->align_every <= 0) return "alignment is off for this run (align_every = 0)";
+  if (!measured) return "not measured yet: every align_every steps, against an untied run on the same data";
+  return NULL;
+}
+
+void panel_align_chart(Ui *ui, WINDOW *win, int h, int w) {
+  const TrainerRun *r = ui_selected(ui);
+  GraphSeries s[2 * N_ALIGN_LINES];
+  int n = 0, measured = 0;
+  for (int i = 0; r && i < N_ALIGN_LINES; i++) {
+    const double *x, *y;
+    int k = ui_series(ui, 2 * i, r->hist, align_lines[i].series, &x, &y);
+    measured |= k > 0;
+    s[n++] = (GraphSeries){.name = align_lines[i].label, .x = x, .y = y, .n = k, .color = i};
+    k = ui_series(ui, 2 * i + 1, r->hist, align_lines[i].baseline, &x, &y);
+    if (k > 0) s[n++] = (GraphSeries){.name = i == 0 ? "random" : NULL, .x = x, .y = y, .n = k, .color = i, .dashed = 1};
+  }
+  const char *why = r ? align_chart_absent(r, measured) : "there is no run";
+  if (why) {
+    werase(win);
+    term_printf(&ui->term, win, 0, 0, w, ROLE_TITLE, "alignment%s%s", r ? " of " : "", r ? r->name : "");
+    if (h > 1) term_print(&ui->term, win, 1, 0, w, ROLE_LABEL, why);
+    return;
+  }
+  char title[96];
+  snprintf(title, sizeof title, "align %s", r->name);
+  ChartSpec cs = {P_ALIGNCHART, title, 0, NULL};
   draw_chart(ui, win, h, w, &cs, s, n);
 }
 

@@ -27,7 +27,7 @@
 /* Panels that show the trainer's snapshot. */
 #define DATA_PANELS                                                                                            \
   (1u << P_STATUS | 1u << P_BIG | 1u << P_LOSS | 1u << P_RATIO | 1u << P_EXTRA | 1u << P_LENS | 1u << P_ALIGN | \
-   1u << P_SAMPLE | 1u << P_SCATTER)
+   1u << P_SAMPLE | 1u << P_SCATTER | 1u << P_ALIGNCHART)
 
 /* ------------------------------------------------------------ the REPL line */
 
@@ -92,6 +92,7 @@ static void (*const draw_fn[P_COUNT])(Ui *, WINDOW *, int, int) = {
     [P_STATUS] = panel_status, [P_BIG] = panel_big,       [P_LOSS] = panel_loss,     [P_RATIO] = panel_ratio,
     [P_EXTRA] = panel_extra,   [P_LENS] = panel_lens,     [P_ALIGN] = panel_align,   [P_SAMPLE] = panel_sample,
     [P_SCATTER] = panel_scatter, [P_SCROLL] = draw_scroll, [P_INPUT] = draw_input, [P_HINT] = panel_hint,
+    [P_ALIGNCHART] = panel_align_chart,
 };
 
 void ui_layout(Ui *ui) {

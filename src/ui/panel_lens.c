@@ -14,8 +14,6 @@
 
 #include "uistate.h"
 
-#define X_BASE 64
-
 /* Positions to show when they do not all fit: spread evenly, last kept. */
 static int pick_rows(int n, int rows, int *out) {
   if (rows >= n) {
@@ -33,7 +31,7 @@ static void heat_row(Ui *ui, WINDOW *w, int y, int x, int wd, const History *h, 
   int n = ui_series(ui, 0, h, name, &xs, &ys);
   GraphCell *cells = ui_cells(ui, wd, 1);
   if (!cells || wd <= 0) return;
-  double x_max = graph_x_extent(ui_last_step(ui), X_BASE), sum[512] = {0};
+  double x_max = ui_x_max(ui), sum[512] = {0};
   int cnt[512] = {0};
   if (wd > 512) wd = 512;
   for (int i = 0; i < n; i++) {

@@ -5,6 +5,9 @@
 ** already set (main), 'newterm' rather than 'initscr' (which exits on
 ** failure), then a check that the terminal can address the cursor: TERM=dumb
 ** opens fine and would draw one garbled line.
+** Roles map to attributes and to colour pairs from the theme's palette;
+** a theme change re-initialises the pairs, and curses repaints every cell
+** that uses them.
 */
 #include "term.h"
 
@@ -26,24 +29,88 @@ static const char *glyphs[GLYPH_COUNT][2] = {
     [GLYPH_UP] = {"\u25b2", "^"},
 };
 
-/* Roles and their colour (-1: none) and attributes with and without colour. */
+/* Attributes of each role, with colour and without (mono). */
 static const struct {
-  short fg;
   attr_t with, without;
 } roles[] = {
-    [ROLE_TEXT] = {-1, A_NORMAL, A_NORMAL},     [ROLE_AXIS] = {-1, A_NORMAL, A_NORMAL},
-    [ROLE_LABEL] = {-1, A_NORMAL, A_NORMAL},    [ROLE_EVENT] = {COLOR_MAGENTA, A_BOLD, A_BOLD},
-    [ROLE_TITLE] = {-1, A_BOLD, A_BOLD},        [ROLE_ERROR] = {COLOR_RED, A_BOLD, A_BOLD},
-    [ROLE_WARN] = {COLOR_MAGENTA, A_NORMAL, A_BOLD}, [ROLE_OK] = {COLOR_GREEN, A_BOLD, A_BOLD},
-    [ROLE_SELECT] = {-1, A_REVERSE, A_REVERSE}, [ROLE_KEY] = {-1, A_BOLD, A_BOLD},
-    [ROLE_BAR] = {COLOR_CYAN, A_NORMAL, A_NORMAL}, [ROLE_DIM] = {-1, A_DIM, A_NORMAL},
+    [ROLE_TEXT] = {A_NORMAL, A_NORMAL},  [ROLE_AXIS] = {A_NORMAL, A_NORMAL},     [ROLE_LABEL] = {A_NORMAL, A_NORMAL},
+    [ROLE_EVENT] = {A_BOLD, A_BOLD},     [ROLE_TITLE] = {A_BOLD, A_BOLD},        [ROLE_SHARED] = {A_BOLD, A_REVERSE},
+    [ROLE_REF] = {A_NORMAL, A_DIM},      [ROLE_ERROR] = {A_BOLD, A_BOLD},        [ROLE_WARN] = {A_NORMAL, A_BOLD},
+    [ROLE_OK] = {A_BOLD, A_BOLD},        [ROLE_SELECT] = {A_REVERSE, A_REVERSE}, [ROLE_KEY] = {A_BOLD, A_BOLD},
+    [ROLE_BAR] = {A_NORMAL, A_NORMAL},   [ROLE_DIM] = {A_DIM, A_NORMAL},
 };
 #define N_ROLES ((int)(sizeof roles / sizeof roles[0]))
 
-/* Series colours: blue and red first (the two runs of a tied/untied pair),
-** yellow last because it fades on a light background. */
-static const short series_fg[TERM_SERIES_COLORS] = {COLOR_BLUE, COLOR_RED, COLOR_GREEN,
-                                                    COLOR_MAGENTA, COLOR_CYAN, COLOR_YELLOW};
+/* A theme's colours: the foreground of each coloured role, and the series'
+** hues with their tints (validation, baselines), for 256-colour terminals
+** and for the eight basic colours. On dark, hues light enough to read on
+** black and pastel tints; on light, deep hues and paler tints. Blue and red
+** come first: the two runs of a tied/untied pair. */
+typedef struct Palette {
+  short role[N_ROLES];
+  short series[TERM_SERIES_COLORS], tint[TERM_SERIES_COLORS];
+} Palette;
+
+static const Palette palettes[2][2] = {
+    /* [light background][256 colours] */
+    [0][1] = {.role = {[ROLE_EVENT] = 213, [ROLE_REF] = 245, [ROLE_ERROR] = 203, [ROLE_WARN] = 214,
+                       [ROLE_OK] = 114, [ROLE_BAR] = 80},
+              .series = {75, 209, 114, 177, 221, 80},
+              .tint = {153, 217, 151, 183, 229, 159}},
+    /* Basic blue is dark on black: cyan leads. */
+    [0][0] = {.role = {[ROLE_EVENT] = COLOR_MAGENTA, [ROLE_REF] = COLOR_WHITE, [ROLE_ERROR] = COLOR_RED,
+                       [ROLE_WARN] = COLOR_YELLOW, [ROLE_OK] = COLOR_GREEN, [ROLE_BAR] = COLOR_CYAN},
+              .series = {COLOR_CYAN, COLOR_RED, COLOR_GREEN, COLOR_MAGENTA, COLOR_YELLOW, COLOR_BLUE},
+              .tint = {COLOR_CYAN, COLOR_RED, COLOR_GREEN, COLOR_MAGENTA, COLOR_YELLOW, COLOR_BLUE}},
+    [1][1] = {.role = {[ROLE_EVENT] = 127, [ROLE_REF] = 244, [ROLE_ERROR] = 160, [ROLE_WARN] = 166,
+                       [ROLE_OK] = 28, [ROLE_BAR] = 25},
+              .series = {25, 160, 28, 91, 130, 30},
+              .tint = {68, 167, 71, 134, 172, 37}},
+    /* Yellow fades on white: last. */
+    [1][0] = {.role = {[ROLE_EVENT] = COLOR_MAGENTA, [ROLE_REF] = COLOR_BLACK, [ROLE_ERROR] = COLOR_RED,
+                       [ROLE_WARN] = COLOR_MAGENTA, [ROLE_OK] = COLOR_GREEN, [ROLE_BAR] = COLOR_BLUE},
+              .series = {COLOR_BLUE, COLOR_RED, COLOR_GREEN, COLOR_MAGENTA, COLOR_CYAN, COLOR_YELLOW},
+              .tint = {COLOR_BLUE, COLOR_RED, COLOR_GREEN, COLOR_MAGENTA, COLOR_CYAN, COLOR_YELLOW}},
+};
+
+/* Roles in the terminal's own foreground (a zero above would be black). */
+static const int own_fg[] = {ROLE_TEXT, ROLE_AXIS, ROLE_LABEL, ROLE_TITLE, ROLE_SHARED, ROLE_SELECT, ROLE_KEY, ROLE_DIM};
+
+/* Pair numbers: roles 1..N_ROLES, then the series, then their tints. */
+#define PAIR_SERIES (N_ROLES + 1)
+#define PAIR_TINT (PAIR_SERIES + TERM_SERIES_COLORS)
+
+static const char *const theme_names[] = {[TERM_THEME_AUTO] = "auto", [TERM_THEME_DARK] = "dark",
+                                          [TERM_THEME_LIGHT] = "light", [TERM_THEME_MONO] = "mono"};
+
+int term_theme_parse(const char *name) {
+  for (int i = 0; i < (int)(sizeof theme_names / sizeof theme_names[0]); i++)
+    if (strcmp(name, theme_names[i]) == 0) return i;
+  return -1;
+}
+
+const char *term_theme_name(TermTheme th) { return theme_names[th]; }
+
+static int no_color(void) {
+  const char *nc = getenv("NO_COLOR");
+  return nc && *nc;
+}
+
+/* COLORFGBG is "fg;bg" (rxvt, konsole; some put a field between): the
+** background's colour number decides; 7 and 9..15 are light. */
+static int light_background(void) {
+  const char *v = getenv("COLORFGBG");
+  const char *bg = v ? strrchr(v, ';') : NULL;
+  if (!bg) return 0;
+  char *end;
+  long n = strtol(bg + 1, &end, 10);
+  return end != bg + 1 && *end == '\0' && (n == 7 || (n >= 9 && n <= 15));
+}
+
+TermTheme term_theme_default(void) {
+  if (no_color()) return TERM_THEME_MONO;
+  return light_background() ? TERM_THEME_LIGHT : TERM_THEME_DARK;
+}
 
 void term_choose_glyphs(Term *t, int ascii) {
   const char *term = getenv("TERM");
@@ -53,19 +120,31 @@ void term_choose_glyphs(Term *t, int ascii) {
   t->glyphs = !t->utf8 || console ? GRAPH_ASCII : GRAPH_BRAILLE;
 }
 
-static void init_colors(Term *t) {
-  const char *nc = getenv("NO_COLOR");
-  t->color = has_colors() && !(nc && *nc);
-  if (!t->color) return;
-  start_color();
-  use_default_colors();
-  for (int r = 0; r < N_ROLES; r++)
-    if (roles[r].fg >= 0) init_pair((short)(r + 1), roles[r].fg, -1);
-  for (int i = 0; i < TERM_SERIES_COLORS; i++)
-    init_pair((short)(ROLE_SERIES + i + 1), series_fg[i], -1);
+static int own_foreground(int role) {
+  for (size_t i = 0; i < sizeof own_fg / sizeof own_fg[0]; i++)
+    if (own_fg[i] == role) return 1;
+  return 0;
 }
 
-int term_open(Term *t, int ascii, Err *err) {
+TermTheme term_set_theme(Term *t, TermTheme th) {
+  if (th == TERM_THEME_AUTO) th = term_theme_default();
+  if (no_color()) th = TERM_THEME_MONO;
+  t->theme = th;
+  t->color = th != TERM_THEME_MONO && has_colors();
+  if (!t->color) return t->theme;
+  start_color();   /* again after a theme change: harmless */
+  use_default_colors();
+  t->colors256 = COLORS >= 256 && COLOR_PAIRS > PAIR_TINT + TERM_SERIES_COLORS;
+  const Palette *pal = &palettes[th == TERM_THEME_LIGHT][t->colors256];
+  for (int r = 0; r < N_ROLES; r++) init_pair((short)(r + 1), own_foreground(r) ? -1 : pal->role[r], -1);
+  for (int i = 0; i < TERM_SERIES_COLORS; i++) {
+    init_pair((short)(PAIR_SERIES + i), pal->series[i], -1);
+    init_pair((short)(PAIR_TINT + i), pal->tint[i], -1);
+  }
+  return t->theme;
+}
+
+int term_open(Term *t, int ascii, TermTheme theme, Err *err) {
   const char *name = getenv("TERM");
   term_choose_glyphs(t, ascii);
   if (!name || !*name) return err_set(err, "TERM is not set");
@@ -86,7 +165,7 @@ int term_open(Term *t, int ascii, Err *err) {
   keypad(stdscr, TRUE);
   set_escdelay(25);
   curs_set(0);
-  init_colors(t);
+  term_set_theme(t, theme);
   return 0;
 }
 
@@ -110,13 +189,17 @@ int term_size(int *rows, int *cols) {
 
 attr_t term_attr(const Term *t, int role) {
   if (role >= ROLE_SERIES) {
-    int i = (role - ROLE_SERIES) % TERM_SERIES_COLORS;
-    /* Without colour, every other series is bold so two runs differ. */
-    return t->color ? COLOR_PAIR(ROLE_SERIES + i + 1) : (i % 2 ? A_BOLD : A_NORMAL);
+    int i = (role & (GRAPH_COLORS - 1)) % TERM_SERIES_COLORS, tint = role & GRAPH_ROLE_TINT;
+    attr_t bold = role & GRAPH_ROLE_BOLD ? A_BOLD : A_NORMAL;
+    /* Without colour every other series is bold, a tint is dim. */
+    if (!t->color) return (i % 2 ? A_BOLD : A_NORMAL) | bold | (tint ? A_DIM : A_NORMAL);
+    /* Eight colours have no second shade: the tint is dim. */
+    if (tint) return COLOR_PAIR(PAIR_TINT + i) | bold | (t->colors256 ? A_NORMAL : A_DIM);
+    return COLOR_PAIR(PAIR_SERIES + i) | bold;
   }
   if (role < 0 || role >= N_ROLES) return A_NORMAL;
   if (!t->color) return roles[role].without;
-  return roles[role].with | (roles[role].fg >= 0 ? COLOR_PAIR(role + 1) : 0);
+  return roles[role].with | (own_foreground(role) ? 0 : COLOR_PAIR(role + 1));
 }
 
 const char *term_glyph(const Term *t, TermGlyph g) { return glyphs[g][t->utf8 ? 0 : 1]; }

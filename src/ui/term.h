@@ -4,10 +4,13 @@
 ** back to the line REPL), the glyph tier, colours by role, and drawing cells
 ** and UTF-8 text clipped to a width.
 **
-** Colours come from the terminal's own palette (the eight basic colours on
-** the default background, never init_color), so the user's theme decides how
-** they look on a dark or a light background; NO_COLOR turns them off and
-** roles fall back to bold and reverse. The mouse is left alone.
+** Colours are picked from the terminal's palette on the default background
+** (never init_color, which would repaint the user's terminal): with 256
+** colours, xterm-256 indices chosen per theme (bright-enough hues on a dark
+** background, deeper ones on a light one), else the eight basic colours.
+** The theme is --theme or ui.theme, else COLORFGBG's background, else dark;
+** NO_COLOR (non-empty) always wins: mono, where series differ by glyph,
+** bold and dim only. The mouse is left alone.
 */
 #ifndef TIELAB_UI_TERM_H
 #define TIELAB_UI_TERM_H
@@ -25,6 +28,8 @@ enum {
   ROLE_LABEL = GRAPH_ROLE_LABEL,
   ROLE_EVENT = GRAPH_ROLE_EVENT,
   ROLE_TITLE = GRAPH_ROLE_TITLE,
+  ROLE_SHARED = GRAPH_ROLE_SHARED,   /* a chart cell two series touch */
+  ROLE_REF = GRAPH_ROLE_REF,         /* a chart's reference line */
   ROLE_ERROR,
   ROLE_WARN,
   ROLE_OK,
@@ -32,9 +37,11 @@ enum {
   ROLE_KEY,
   ROLE_BAR,
   ROLE_DIM,
-  ROLE_SERIES = GRAPH_ROLE_SERIES   /* + colour index, up to TERM_SERIES_COLORS */
+  ROLE_SERIES = GRAPH_ROLE_SERIES   /* + colour index, up to TERM_SERIES_COLORS, + graph flags */
 };
 #define TERM_SERIES_COLORS 6
+
+typedef enum TermTheme { TERM_THEME_AUTO, TERM_THEME_DARK, TERM_THEME_LIGHT, TERM_THEME_MONO } TermTheme;
 
 /* Glyphs with an ASCII stand-in. */
 typedef enum TermGlyph {
@@ -55,15 +62,30 @@ typedef struct Term {
   int utf8;            /* the locale's codeset is UTF-8 and --ascii not given */
   GraphGlyphs glyphs;  /* the chart tier now in use */
   int color;           /* colour pairs in use */
+  int colors256;       /* the terminal has 256 colours */
+  TermTheme theme;     /* in use: never AUTO once open */
 } Term;
+
+/* "dark", "light", "mono" (and "auto" for the default); -1 for anything
+** else. */
+int term_theme_parse(const char *name);
+const char *term_theme_name(TermTheme th);
+
+/* The theme when none is asked for: mono under NO_COLOR, light when
+** COLORFGBG names a light background, else dark. */
+TermTheme term_theme_default(void);
+
+/* Use theme 'th' (AUTO: the default) from now on; the screen must be open.
+** NO_COLOR still makes it mono. Returns the theme in use. */
+TermTheme term_set_theme(Term *t, TermTheme th);
 
 /* Decide the glyph tier from the locale, TERM and 'ascii' (no screen yet). */
 void term_choose_glyphs(Term *t, int ascii);
 
-/* Open the screen on stdin/stdout. -1 with a reason when the terminal cannot
-** hold a screen (no TERM, unknown type, no cursor addressing): the caller
-** then runs the line REPL. */
-int term_open(Term *t, int ascii, Err *err);
+/* Open the screen on stdin/stdout, in theme 'theme' (AUTO: the default).
+** -1 with a reason when the terminal cannot hold a screen (no TERM, unknown
+** type, no cursor addressing): the caller then runs the line REPL. */
+int term_open(Term *t, int ascii, TermTheme theme, Err *err);
 
 /* Leave curses; 'restore' 0 when the terminal is gone (after a hangup) and
 ** must not be written to. */

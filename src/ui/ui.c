@@ -231,7 +231,7 @@ static int run_screen(Ui *ui) {
   Err err;
   int saved_fd;
   FILE *held = hold_stderr(&saved_fd);
-  if (term_open(&ui->term, ui->opt->ascii, &err) < 0) {
+  if (term_open(&ui->term, ui->opt->ascii, (TermTheme)ui->theme, &err) < 0) {
     release_stderr(held, saved_fd);
     return -1;   /* the caller runs the line REPL */
   }
@@ -273,6 +273,7 @@ int ui_main(const CliOptions *o) {
   ** only LC_CTYPE, so numbers keep their '.' in Lua and in every printf. */
   setlocale(LC_CTYPE, "");
   term_choose_glyphs(&ui.term, o->ascii);
+  ui.theme = o->theme ? term_theme_parse(o->theme) : TERM_THEME_AUTO;
 
   ui.lab = lab_new(&err);
   /* A script builds its own runs; otherwise the pair (or the autosaved lab). */

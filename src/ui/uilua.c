@@ -209,6 +209,24 @@ static int lui_glyphs(lua_State *L) {
   return 1;
 }
 
+/* ui.theme([name]): the colours in use, or a change to dark, light or mono
+** (NO_COLOR still wins). */
+static int lui_theme(lua_State *L) {
+  Ui *ui = getui(L);
+  static const char *const themes[] = {"auto", "dark", "light", "mono", NULL};
+  if (!lua_isnoneornil(L, 1)) {
+    ui->theme = luaL_checkoption(L, 1, NULL, themes);
+    if (ui->screen) {
+      term_set_theme(&ui->term, (TermTheme)ui->theme);
+      ui->repaint = 1;
+      ui_dirty(ui, DIRTY_ALL);
+      ui_message(ui, ROLE_TEXT, "theme %s", term_theme_name(ui->term.theme));
+    }
+  }
+  lua_pushstring(L, term_theme_name(ui->screen ? ui->term.theme : (TermTheme)ui->theme));
+  return 1;
+}
+
 static int lui_help(lua_State *L) {
   Ui *ui = getui(L);
   int on = lua_isnoneornil(L, 1) ? !ui->help : lua_toboolean(L, 1);
@@ -276,7 +294,9 @@ static const luaL_Reg funcs[] = {
     {"scale", lui_scale},     {"select", lui_select},   {"selected", lui_selected}, {"lens", lui_lens},
     {"zoom", lui_zoom},       {"present", lui_present}, {"glyphs", lui_glyphs},   {"help", lui_help},
     {"focus", lui_focus},     {"scroll", lui_scroll},   {"redraw", lui_redraw},   {"quit", lui_quit},
-    {"message", lui_message}, {"status", lui_status},   {"scatter", lui_scatter}, {NULL, NULL},
+    {"message", lui_message}, {"status", lui_status},   {"scatter", lui_scatter},
+    {"theme", lui_theme},
+    {NULL, NULL},
 };
 
 int uilua_open(Ui *ui, Err *err) {

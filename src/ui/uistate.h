@@ -64,6 +64,10 @@ typedef struct Ui {
   int msg_role;
   double msg_until;
 
+  char present_series[64];    /* C: a script's own series shown alone, "" none */
+  GraphXAxis xaxis;           /* the time axis every chart shares */
+  int theme;                  /* the TermTheme asked for (--theme, ui.theme); term.theme is in use */
+
   GraphScale scale[P_COUNT];
   GraphCell *cells;          /* chart scratch */
   size_t cap_cells;
@@ -118,6 +122,7 @@ void panel_loss(Ui *ui, WINDOW *w, int h, int wd);
 void panel_ratio(Ui *ui, WINDOW *w, int h, int wd);
 void panel_extra(Ui *ui, WINDOW *w, int h, int wd);
 void panel_scatter(Ui *ui, WINDOW *w, int h, int wd);
+void panel_align_chart(Ui *ui, WINDOW *w, int h, int wd);
 void panel_lens(Ui *ui, WINDOW *w, int h, int wd);
 void panel_align(Ui *ui, WINDOW *w, int h, int wd);
 void panel_sample(Ui *ui, WINDOW *w, int h, int wd);
@@ -132,6 +137,8 @@ void ui_blit(Ui *ui, WINDOW *win, const GraphCell *c, int w, int h);
 ** the pointers stay valid until the next call with the same 'slot'. */
 int ui_series(Ui *ui, int slot, const History *h, const char *name, const double **x, const double **y);
 double ui_last_step(const Ui *ui);
+/* The right end of the shared time axis for the newest snapshot. */
+double ui_x_max(Ui *ui);
 
 /* lineui.c */
 int ui_line_main(Ui *ui);

@@ -3,11 +3,14 @@
 ** each glyph tier, and no size (down to nothing) makes it misbehave.
 */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "tap.h"
 #include "ui/graph.h"
+
+#define BRAILLE_BLANK_TEST 0x2800u
 
 static char text[8192];
 
@@ -56,12 +59,12 @@ static void test_ascii_diagonal(void) {
        "    |      *** \x20\n"
        "   5|  ****     \n"
        "   0|**         \n"
-       "   0+---------10\n",
+       "    +0--------10\n",
        "ASCII: a rising line, round labels 10, 5 and 0, a round tick on the time axis");
   g.events = &ev;
   g.n_events = 1;
   render(&g, 16, 6);
-  same(line(5), "   0+-----^---10\n", "ASCII: an event is marked under its step, by its kind");
+  same(line(5), "    +0----^---10\n", "ASCII: an event is marked under its step, by its kind");
   s.dashed = 1;
   render(&g, 16, 6);
   same(line(4), "   0|:          \n", "ASCII: a dashed series has its own mark and leaves every other sample out");
@@ -120,7 +123,7 @@ static void test_legend(void) {
   graph_render(&g, cells, 12, 4);
   graph_to_utf8(cells, 12, 1, text, sizeof text);
   same(text, "loss ━a ┅b  \n", "legend: solid and dashed glyphs with names");
-  ok(cells[5].role == GRAPH_ROLE_SERIES + 0 && cells[8].role == (GRAPH_ROLE_SERIES + 1 | GRAPH_ROLE_TINT),
+  ok(cells[5].role == GRAPH_ROLE_SERIES + 0 && cells[8].role == ((GRAPH_ROLE_SERIES + 1) | GRAPH_ROLE_TINT),
      "legend: each entry carries its series' colour role, tinted for a dashed one");
   g.glyphs = GRAPH_ASCII;
   graph_render(&g, cells, 12, 4);
@@ -170,7 +173,7 @@ static void test_scatter(void) {
        "     |   o          \n"
        "    2|       o      \n"
        "    0|*             \n"
-       "    0+-------5---- x\n",
+       "     +0------5---- x\n",
        "scatter, ASCII: one mark per point, a mark per series, the x label at the right end");
   ok(cells[1 * 20 + 19].role == GRAPH_ROLE_SERIES + 0 && cells[3 * 20 + 13].role == GRAPH_ROLE_SERIES + 1,
      "scatter: each point in its series' colour");
@@ -245,6 +248,178 @@ static void test_helpers(void) {
   same(b, "3.14", "format: precision drops to fit");
 }
 
+/* Cells of the last 'graph_render' into 'cells' (w x h) as text. */
+static const char *grid(const GraphCell *cells, int w, int h) {
+  graph_to_utf8(cells, w, h, text, sizeof text);
+  return text;
+}
+
+static void test_ticks(void) {
+  double x[2] = {0, 100}, y[2] = {0.4986, 2.03};
+  GraphSeries s = {.name = "a", .x = x, .y = y, .n = 2};
+  Graph g = {.title = "loss", .glyphs = GRAPH_ASCII, .x_min = 0, .x_max = 111, .y_min = 0.4986, .y_max = 2.03,
+             .series = &s, .n_series = 1, .x_label = "step"};
+  render(&g, 40, 12);
+  int labels = 0, round = 1;
+  for (int r = 1; r < 11; r++) {
+    double v;
+    if (sscanf(line(r), "%lf|", &v) != 1) continue;
+    labels++;
+    double k = v / 0.5;
+    if (fabs(k - lround(k)) > 1e-9) round = 0;
+  }
+  ok(labels >= 3 && round, "linear ticks at round values, multiples of 0.5 here (%d labels)", labels);
+  ok(strncmp(line(1), "   2.5|", 7) == 0 && strncmp(line(10), "     0|", 7) == 0,
+     "the y range is widened to round ends (0..2.5 for 0.4986..2.03)");
+  same(line(11), "      +0---20----40----60----80---- step\n", "x ticks at round steps and 'step' on the axis row");
+
+  double ly[2] = {0.03, 40};
+  s.y = ly;
+  g.log_y = 1, g.y_min = 0.03, g.y_max = 40, g.title = "r";
+  render(&g, 40, 12);
+  ok(strncmp(line(0), "r (log) *a", 10) == 0, "a log chart says so in its title");
+  int decades = 0, odd = 0;
+  for (int r = 1; r < 11; r++) {
+    double v;
+    if (sscanf(line(r), "%lf|", &v) != 1) continue;
+    double m = v / pow(10, floor(log10(v) + 1e-9));
+    if (fabs(m - 1) < 1e-9) decades++;
+    else if (fabs(m - 2) > 1e-9 && fabs(m - 5) > 1e-9) odd++;
+  }
+  ok(decades >= 3 && odd == 0, "log ticks at decades, 2s and 5s only (%d decades)", decades);
+  ok(strncmp(line(1), "   100|", 7) == 0 && strncmp(line(10), "  0.01|", 7) == 0,
+     "the log range is widened to decades (0.01..100)");
+}
+
+static void test_shared_and_thick(void) {
+  double x[20], y[20];
+  for (int i = 0; i < 20; i++) x[i] = i, y[i] = 1;
+  GraphSeries s[2] = {{.name = "a", .x = x, .y = y, .n = 20, .color = 0},
+                      {.name = "b", .x = x, .y = y, .n = 20, .color = 1}};
+  Graph g = {.title = "t", .glyphs = GRAPH_BRAILLE, .x_min = 0, .x_max = 20, .y_min = 0, .y_max = 1, .series = s,
+             .n_series = 2};
+  enum { W = 30, H = 11 };
+  GraphCell cells[W * H];
+  graph_render(&g, cells, W, H);
+  int shared = 0, own = 0;
+  for (int i = W; i < W * (H - 1); i++) {
+    if (cells[i].role == GRAPH_ROLE_SHARED) shared++;
+    if (cells[i].role == GRAPH_ROLE_SERIES + 0 || cells[i].role == GRAPH_ROLE_SERIES + 1) own++;
+  }
+  ok(shared > 0 && own == 0, "two series on one line: every cell they share says so (%d shared)", shared);
+  ok(strstr(grid(cells, W, 1), "overlap") != NULL, "the legend explains shared cells: %s", text);
+  /* 11 rows: a plot of 9, tall enough for lines two dots thick. */
+  ok(cells[1 * W + 10].ch == 0x281b, "Braille lines on a tall plot are two dots thick (U+%04X)",
+     (unsigned)cells[1 * W + 10].ch);
+  graph_render(&g, cells, W, 6);
+  ok(cells[1 * W + 10].ch == 0x2809, "and one dot thin on a short one (U+%04X)", (unsigned)cells[1 * W + 10].ch);
+
+  s[1].y = NULL, s[1].n = 0;
+  s[0].bold = 1;
+  graph_render(&g, cells, W, H);
+  ok(cells[1 * W + 10].role == (GRAPH_ROLE_SERIES | GRAPH_ROLE_BOLD), "a bold series has the bold role");
+  ok(strstr(grid(cells, W, 1), "overlap") == NULL, "no 'overlap' when no cell is shared");
+}
+
+static void test_dashes(void) {
+  double x[40], y[40];
+  for (int i = 0; i < 40; i++) x[i] = i, y[i] = 1;
+  GraphSeries s = {.name = "val", .x = x, .y = y, .n = 40, .dashed = 1, .color = 2};
+  Graph g = {.glyphs = GRAPH_BRAILLE, .x_min = 0, .x_max = 40, .y_min = 0, .y_max = 1, .series = &s,
+             .n_series = 1};
+  enum { W = 20, H = 6 };
+  GraphCell cells[W * H];
+  graph_render(&g, cells, W, H);
+  int gaps = 0, run = 0, longest = 0;
+  for (int c = 0; c < W; c++) {
+    uint32_t ch = cells[1 * W + c].ch;
+    /* Dot columns left blank: a blank cell is two, a half cell one. */
+    int blank = ch == ' ' || ch == BRAILLE_BLANK_TEST ? 2 : (ch & 0x38) == 0 || (ch & 0x07) == 0 ? 1 : 0;
+    if (blank) run += blank;
+    else if (run) gaps++, longest = run > longest ? run : longest, run = 0;
+  }
+  ok(gaps >= 3 && longest >= 3, "Braille dashes leave gaps several dots long (%d gaps, %d dots)", gaps, longest);
+  ok(cells[1 * W + 7].role == ((GRAPH_ROLE_SERIES + 2) | GRAPH_ROLE_TINT), "a dashed line is tinted");
+}
+
+static void test_legend_rows(void) {
+  double x[1] = {0}, y[3] = {0.2, 1, 1.8};
+  GraphSeries s[3] = {{.name = "tied_s1", .x = x, .y = y, .n = 1, .color = 0},
+                      {.name = "untied_s1", .x = x, .y = y + 1, .n = 1, .color = 1},
+                      {.name = "tied_in5_s1", .x = x, .y = y + 2, .n = 1, .color = 2}};
+  Graph g = {.title = "loss", .glyphs = GRAPH_ASCII, .x_min = 0, .x_max = 1, .y_min = 0, .y_max = 2, .series = s,
+             .n_series = 3};
+  /* Room is kept for 'overlap' (two series could share a cell), so that the
+  ** plot does not move when one first does. */
+  render(&g, 48, 10);
+  same(line(0), "loss *tied_s1 ountied_s1 +tied_in5_s1           \n", "legend: whole names when they fit");
+  render(&g, 30, 10);
+  same(line(0), "loss *tied ountied +tied_in5  \n", "legend: a suffix every run shares is dropped first");
+  render(&g, 22, 10);
+  same(line(0), "loss *tied ountied    \n", "legend: then a second row ...");
+  same(line(1), "+tied_in5             \n", "... and the plot starts below it");
+  render(&g, 14, 10);
+  ok(strstr(text, "~") != NULL && strstr(line(0), "loss") == line(0), "legend: then names end in an ellipsis");
+  int inside = 1;
+  for (int r = 0; r < 2; r++)
+    if (line(r)[14] != '\n') inside = 0;
+  ok(inside, "legend: never beyond the chart's width");
+  render(&g, 22, 5);
+  ok(strchr(line(1), '+') == NULL || strncmp(line(1), "+tied", 5) != 0,
+     "legend: a short chart keeps one row for it");
+}
+
+static void test_reference_and_events(void) {
+  double x[2] = {0, 10}, y[2] = {0.1, 10};
+  GraphSeries s = {.name = "r", .x = x, .y = y, .n = 2};
+  GraphEvent ev[2] = {{3, GRAPH_EVENT_TIE}, {6, GRAPH_EVENT_SCALE}};
+  Graph g = {.title = "g", .glyphs = GRAPH_BRAILLE, .log_y = 1, .x_min = 0, .x_max = 10, .y_min = 0.1,
+             .y_max = 10, .series = &s, .n_series = 1, .events = ev, .n_events = 2, .has_ref = 1, .ref_y = 1,
+             .ref_label = "out=in"};
+  enum { W = 50, H = 10 };
+  GraphCell cells[W * H];
+  graph_render(&g, cells, W, H);
+  int ref_row = -1;
+  for (int r = 1; r < H - 1 && ref_row < 0; r++) {
+    int n = 0;
+    for (int c = 7; c < W; c++) n += cells[r * W + c].role == GRAPH_ROLE_REF;
+    if (n > W / 2) ref_row = r;
+  }
+  char label[8] = "";
+  if (ref_row > 0) memcpy(label, grid(cells + ref_row * W, 6, 1), 6);
+  ok(ref_row > 0 && strcmp(label, "     1") == 0, "a dotted reference line at y = 1 (row %d, '%s')", ref_row, label);
+  grid(cells, W, 1);
+  ok(strstr(text, "\u2504out=in") != NULL && strstr(text, "\u25b2tie") != NULL && strstr(text, "\u25c6scale") != NULL,
+     "the legend names the reference line and each kind of event shown: %s", text);
+  ok(cells[(H - 1) * W + 7 + 12].ch == 0x25b2 && cells[(H - 1) * W + 7 + 25].ch == 0x25c6,
+     "a tie change and a scale change have their own marks on the axis");
+  ok(graph_event_kind("tie=untied") == GRAPH_EVENT_TIE && graph_event_kind("in_scale=5") == GRAPH_EVENT_SCALE &&
+         graph_event_kind("out_scale=2") == GRAPH_EVENT_SCALE && graph_event_kind("lr=0.01") == GRAPH_EVENT_OTHER,
+     "event kinds from their text");
+}
+
+static void test_xaxis(void) {
+  GraphXAxis a = {0};
+  ok(graph_xaxis_update(&a, 0) == GRAPH_X_FIRST && graph_xaxis_update(&a, 49) == GRAPH_X_FIRST,
+     "time axis: 0..50 before the 50th step");
+  double m = graph_xaxis_update(&a, 60);
+  ok(60 / m >= 0.9 && 60 / m <= 1, "time axis: past 50 the newest step lies in the last 10%% (%g of %g)", 60.0, m);
+  int jumps = 0;
+  double last = m;
+  for (int step = 61; step <= 100000; step++) {
+    double x = graph_xaxis_update(&a, step);
+    if (x != last) jumps++, last = x;
+    if (step / x < 0.9 || step > x) {
+      ok(0, "time axis: step %d out of the last 10%% of %g", step, x);
+      return;
+    }
+  }
+  ok(jumps > 10 && jumps < 100, "time axis: the newest step always in the last 10%%, in few jumps (%d to 100000)",
+     jumps);
+  ok(graph_xaxis_update(&a, 30) == GRAPH_X_FIRST && fabs(graph_xaxis_update(&a, 500) - 500 / 0.905) < 1e-9,
+     "time axis: falls back when the runs go");
+}
+
 int main(void) {
   test_ascii_diagonal();
   test_braille();
@@ -254,5 +429,11 @@ int main(void) {
   test_sizes();
   test_scatter();
   test_helpers();
+  test_ticks();
+  test_shared_and_thick();
+  test_dashes();
+  test_legend_rows();
+  test_reference_and_events();
+  test_xaxis();
   return tap_done();
 }

@@ -150,7 +150,7 @@ void graph_format(double v, int width, char *buf, size_t cap) {
 
 double graph_xaxis_update(GraphXAxis *a, double newest) {
   if (!(newest > GRAPH_X_FIRST)) return a->max = GRAPH_X_FIRST;
-  if (newest > a->max || newest < 0.9 * a->max) a->max = newest / 0.9;
+  if (newest > a->max || newest < 0.9 * a->max) a->max = newest / 0.905;
   return a->max;
 }
 
@@ -607,11 +607,15 @@ static int x_col(const Plot *p, double x) {
 /* Round ticks along the time axis, each label centred on its column,
 ** none running into the next, nor into the x label at the right end. */
 static void x_ticks(Plot *p, int end) {
-  int y = p->h - 1, prev_end = p->x0 + 1;
+  int y = p->h - 1, prev_end = p->x0 + 2;
   char widest[16];
   graph_format(p->x_max, 6, widest, sizeof widest);
-  int room = p->pw / ((int)strlen(widest) + 3);
+  int room = p->pw / ((int)strlen(widest) + 2);
   double step = nice_step(p->x_max - p->x_min, room > 0 ? room : 1);
+  /* Up to a 1-2-5 step means as few as half the ticks that fit: try the
+  ** next smaller step when its labels still have room. */
+  double smaller = step / (fmod(log10(step) + 1e-9, 1) < 0.2 ? 2 : 2.5);
+  if ((p->x_max - p->x_min) / smaller <= room) step = smaller;
   for (double t = ceil(p->x_min / step + 1e-9) * step; t < p->x_max; t += step) {
     if (t <= p->x_min) continue;
     char buf[16];
@@ -632,10 +636,11 @@ static void time_axis(const Graph *g, Plot *p, int lw, int *kinds) {
     put(p->cells, p->w, p->h, y, lw, ascii ? '+' : 0x2514, GRAPH_ROLE_AXIS);
   }
   for (int x = p->x0; x < p->w; x++) put(p->cells, p->w, p->h, y, x, ascii ? '-' : 0x2500, GRAPH_ROLE_AXIS);
+  /* x_min just right of the corner, so it is not read as the y axis' own. */
   char lo[16];
-  graph_format(g->x_min, lw > 0 ? lw : 6, lo, sizeof lo);
+  graph_format(g->x_min, 6, lo, sizeof lo);
   int nlo = (int)strlen(lo), end = p->w;
-  if (lw >= nlo) graph_text(&p->cells[(size_t)y * p->w + lw - nlo], nlo, lo, GRAPH_ROLE_LABEL);
+  if (p->pw >= nlo + 4) graph_text(&p->cells[(size_t)y * p->w + p->x0], nlo, lo, GRAPH_ROLE_LABEL);
   int nl = g->x_label ? (int)strlen(g->x_label) : 0;
   if (nl > 0 && p->pw >= nl + 4) {
     end = p->w - nl - 1;

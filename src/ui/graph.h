@@ -109,7 +109,7 @@ void graph_scatter(const Graph *g, GraphCell *cells, int w, int h);
 int graph_x_range(const GraphSeries *s, int n, double *lo, double *hi);
 
 /* The time axis every chart of a lab shares: 0..GRAPH_X_FIRST until the
-** data pass it, then it jumps so that the newest step lies at 90% of the
+** data pass it, then it jumps so that the newest step lies at ~90% of the
 ** width, and stays put until the data reach its end (or fall back before
 ** 90%, when runs go). A jump moves every point, so jumps are geometric and
 ** rare: between two the terminal only receives the newest cells. */

@@ -349,10 +349,8 @@ static void test_legend_rows(void) {
                       {.name = "tied_in5_s1", .x = x, .y = y + 2, .n = 1, .color = 2}};
   Graph g = {.title = "loss", .glyphs = GRAPH_ASCII, .x_min = 0, .x_max = 1, .y_min = 0, .y_max = 2, .series = s,
              .n_series = 3};
-  /* Room is kept for 'overlap' (two series could share a cell), so that the
-  ** plot does not move when one first does. */
-  render(&g, 48, 10);
-  same(line(0), "loss *tied_s1 ountied_s1 +tied_in5_s1           \n", "legend: whole names when they fit");
+  render(&g, 40, 10);
+  same(line(0), "loss *tied_s1 ountied_s1 +tied_in5_s1   \n", "legend: whole names when they fit");
   render(&g, 30, 10);
   same(line(0), "loss *tied ountied +tied_in5  \n", "legend: a suffix every run shares is dropped first");
   render(&g, 22, 10);

@@ -663,21 +663,19 @@ static void time_axis(const Graph *g, Plot *p, int lw, int *kinds) {
 ** plot keeps at least five. */
 static int legend_max_rows(int h) { return h >= 8 ? 2 : 1; }
 
-/* Clear the grid, plan the legend (with room for 'overlap' when two
-** series could share a cell), draw the y labels and the x axis, and set up
-** 'p' for the points; 0 when there is no room for a plot. */
-static int frame(const Graph *g, GraphCell *cells, int w, int h, int scatter, Plot *p, Legend *l, LegendPlan *pl,
-                 int *kinds) {
+/* Clear the grid, plan the legend (with room for 'overlap' when
+** 'reserve'), draw the y labels and the x axis, and set up 'p' for the
+** points; 0 when there is no room for a plot. */
+static int frame(const Graph *g, GraphCell *cells, int w, int h, int scatter, int reserve, Plot *p, Legend *l,
+                 LegendPlan *pl, int *kinds) {
   if (w <= 0 || h <= 0) return 0;
   for (size_t i = 0; i < (size_t)w * h; i++) cells[i] = (GraphCell){' ', GRAPH_ROLE_TEXT};
-  int with_data = 0;
-  for (int i = 0; i < g->n_series; i++) with_data += g->series[i].n > 0;
-  /* Every kind of event and 'overlap' count for the plan, so the plot does
-  ** not move when one first shows. */
+  /* Every kind of event counts for the plan, so the plot does not move when
+  ** a marker scrolls out of sight. */
   int all[3] = {0, 0, 0};
   for (int i = 0; i < g->n_events; i++)
     if (g->events[i].kind >= 0 && g->events[i].kind <= 2) all[g->events[i].kind] = 1;
-  legend_items(g, l, scatter, with_data >= 2, all);
+  legend_items(g, l, scatter, reserve, all);
   *pl = legend_plan(l, w, legend_max_rows(h));
   if (h < 2 + pl->rows) return 0;
 
@@ -712,28 +710,47 @@ static void finish(const Graph *g, Plot *p, Legend *l, const LegendPlan *pl, int
   legend_draw(l, pl, p->cells, p->w, g->glyphs == GRAPH_ASCII);
 }
 
+/* Plot every series into the frame; 0 when out of memory. */
+static int plot_all(const Graph *g, Plot *p, int scatter) {
+  int xs = p->pw * p->sx;
+  double *sum = scatter ? NULL : malloc(sizeof *sum * (size_t)xs);
+  int *cnt = scatter ? NULL : malloc(sizeof *cnt * (size_t)xs);
+  p->owner = calloc((size_t)p->pw * p->ph, sizeof *p->owner);
+  int fine = p->owner && (scatter || (sum && cnt));
+  if (fine) {
+    ref_line(g, p);
+    for (int i = 0; i < g->n_series; i++) {
+      if (scatter) scatter_series(p, &g->series[i], i + 1);
+      else plot_series(p, &g->series[i], i + 1, sum, cnt);
+    }
+  }
+  free(sum);
+  free(cnt);
+  free(p->owner);
+  p->owner = NULL;
+  return fine;
+}
+
+/* The frame is planned without 'overlap' in the legend; when cells turn
+** out shared and the entry does not fit that plan, once more with it. */
 static void draw(const Graph *g, GraphCell *cells, int w, int h, int scatter) {
   Plot p;
   Legend l;
   LegendPlan pl;
-  int kinds[3] = {0, 0, 0};
-  if (!frame(g, cells, w, h, scatter, &p, &l, &pl, kinds)) {
-    if (w > 0 && h > 0) legend_draw(&l, &pl, cells, w, g->glyphs == GRAPH_ASCII);
+  for (int reserve = 0; reserve < 2; reserve++) {
+    int kinds[3] = {0, 0, 0};
+    if (!frame(g, cells, w, h, scatter, reserve, &p, &l, &pl, kinds)) {
+      if (w > 0 && h > 0) legend_draw(&l, &pl, cells, w, g->glyphs == GRAPH_ASCII);
+      return;
+    }
+    if (!plot_all(g, &p, scatter)) return;
+    if (!reserve && p.shared) {
+      legend_items(g, &l, scatter, 1, kinds);
+      if (!legend_flow(&l, w, pl.rows, pl.affix, pl.max, NULL, NULL)) continue;
+    }
+    finish(g, &p, &l, &pl, scatter, kinds);
     return;
   }
-  int xs = p.pw * p.sx;
-  double *sum = scatter ? NULL : malloc(sizeof *sum * (size_t)xs);
-  int *cnt = scatter ? NULL : malloc(sizeof *cnt * (size_t)xs);
-  p.owner = calloc((size_t)p.pw * p.ph, sizeof *p.owner);
-  ref_line(g, &p);
-  for (int i = 0; i < g->n_series; i++) {
-    if (scatter) scatter_series(&p, &g->series[i], i + 1);
-    else if (sum && cnt) plot_series(&p, &g->series[i], i + 1, sum, cnt);
-  }
-  free(sum);
-  free(cnt);
-  free(p.owner);
-  finish(g, &p, &l, &pl, scatter, kinds);
 }
 
 void graph_render(const Graph *g, GraphCell *cells, int w, int h) { draw(g, cells, w, h, 0); }

@@ -486,7 +486,9 @@ typedef struct LegendPlan {
 } LegendPlan;
 
 static LegendPlan legend_plan(const Legend *l, int w, int max_rows) {
-  static const int tries[][2] = {{1, 0}, {1, 1}, {2, 1}};
+  /* {rows, affix}: whole names on one row, then on two, then without the
+  ** shared affix (on a short chart, one row only). */
+  static const int tries[][2] = {{1, 0}, {2, 0}, {2, 1}, {1, 1}};
   for (size_t t = 0; t < sizeof tries / sizeof tries[0]; t++)
     if (tries[t][0] <= max_rows && legend_flow(l, w, tries[t][0], tries[t][1], 1 << 20, NULL, NULL))
       return (LegendPlan){tries[t][0], tries[t][1], 1 << 20, 1};

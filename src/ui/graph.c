@@ -329,8 +329,10 @@ static void plot_series(Plot *p, const GraphSeries *s, int id, double *sum, int 
     if (r < 0) r = 0;
     if (r > ys - 1) r = ys - 1;
     if (p->glyphs == GRAPH_BRAILLE) braille_line(p, pc < 0 ? c : pc, pc < 0 ? r : pr, c, r, id, s->dashed, role);
-    /* Without dots to leave out, a dashed series skips every other sample. */
-    else if (!s->dashed || drawn % 2 == 0) cell_sample(p, s, c, r, pc == c - 1 ? pr : -1, id, role);
+    /* Without dots to leave out, a dashed series skips every other sample,
+    ** and the next is not joined across the gap. */
+    else if (s->dashed && drawn % 2) r = -1;
+    else cell_sample(p, s, c, r, pc == c - 1 && pr >= 0 ? pr : -1, id, role);
     drawn++;
     pc = c;
     pr = r;

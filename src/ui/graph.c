@@ -190,12 +190,11 @@ static double nice_step(double span, int n) {
   return (f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10) * mag;
 }
 
-/* The 1-2-5 value at or below (down) or above (!down) v > 0; decades only
-** when 'decades'. */
-static double log_snap(double v, int down, int decades) {
+/* The 1-2-5 value at or below (down) or above (!down) v > 0. */
+static double log_snap(double v, int down) {
   static const double m[] = {1, 2, 5, 10};
   double d = pow(10, floor(log10(v))), best = down ? d : 10 * d;
-  for (int i = 0; i < 4 && !decades; i++) {
+  for (int i = 0; i < 4; i++) {
     double c = m[i] * d;
     if (down && c <= v * (1 + 1e-9)) best = c;
     if (!down && c >= v * (1 - 1e-9)) {
@@ -596,9 +595,10 @@ static void snap_y(Plot *p) {
     p->hi = ceil(p->hi / step - 1e-9) * step;
     return;
   }
-  int decades = p->hi - p->lo >= 3;
-  p->lo = log10(log_snap(pow(10, p->lo), 1, decades));
-  p->hi = log10(log_snap(pow(10, p->hi), 0, decades));
+  /* To 1-2-5 values rather than decades: a decade more at each end would
+  ** leave a third of a short chart empty. */
+  p->lo = log10(log_snap(pow(10, p->lo), 1));
+  p->hi = log10(log_snap(pow(10, p->hi), 0));
 }
 
 static int x_col(const Plot *p, double x) {

@@ -173,8 +173,8 @@ static void test_scatter(void) {
        "     |   o          \n"
        "    2|       o      \n"
        "    0|*             \n"
-       "     +0------5---- x\n",
-       "scatter, ASCII: one mark per point, a mark per series, the x label at the right end");
+       "   x +0------5------\n",
+       "scatter, ASCII: one mark per point, a mark per series, the x label left of the axis");
   ok(cells[1 * 20 + 19].role == GRAPH_ROLE_SERIES + 0 && cells[3 * 20 + 13].role == GRAPH_ROLE_SERIES + 1,
      "scatter: each point in its series' colour");
 
@@ -271,7 +271,12 @@ static void test_ticks(void) {
   ok(labels >= 3 && round, "linear ticks at round values, multiples of 0.5 here (%d labels)", labels);
   ok(strncmp(line(1), "   2.5|", 7) == 0 && strncmp(line(10), "     0|", 7) == 0,
      "the y range is widened to round ends (0..2.5 for 0.4986..2.03)");
-  same(line(11), "      +0---20----40----60----80---- step\n", "x ticks at round steps and 'step' on the axis row");
+  same(line(11), " step +0---20----40----60----80----100--\n",
+       "x ticks at round steps and 'step' on the axis row, left of the axis");
+  g.x_label = "ln count";
+  render(&g, 40, 12);
+  same(line(11), "      +0---20----40----60----80 ln count\n", "a longer x label goes to the right end");
+  g.x_label = "step";
 
   double ly[2] = {0.03, 40};
   s.y = ly;

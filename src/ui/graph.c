@@ -645,8 +645,12 @@ static void time_axis(const Graph *g, Plot *p, int lw, int *kinds) {
   graph_format(g->x_min, 6, lo, sizeof lo);
   int nlo = (int)strlen(lo), end = p->w;
   if (p->pw >= nlo + 4) graph_text(&p->cells[(size_t)y * p->w + p->x0], nlo, lo, GRAPH_ROLE_LABEL);
+  /* The x label left of the corner when it fits there, where no event
+  ** marker can cover it; else at the right end. */
   int nl = g->x_label ? (int)strlen(g->x_label) : 0;
-  if (nl > 0 && p->pw >= nl + 4) {
+  if (nl > 0 && nl < lw) {
+    graph_text(&p->cells[(size_t)y * p->w + lw - nl - 1], nl, g->x_label, GRAPH_ROLE_LABEL);
+  } else if (nl > 0 && p->pw >= nl + 4) {
     end = p->w - nl - 1;
     put(p->cells, p->w, p->h, y, end, ' ', GRAPH_ROLE_LABEL);
     graph_text(&p->cells[(size_t)y * p->w + end + 1], nl, g->x_label, GRAPH_ROLE_LABEL);

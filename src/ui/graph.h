@@ -13,8 +13,9 @@
 **                by a prefix or suffix all runs share, then by an ellipsis)
 **   rows ..h-2   the plot, y-axis labels at round values (1-2-5; decades
 **                on a log scale) at its left
-**   row h-1      the time axis: ticks at round values, the x label at the
-**                right end, a marker under every event by its kind
+**   row h-1      the time axis: ticks at round values, the x label left
+**                of it (or at its right end when longer than the y labels'
+**                column), a marker under every event by its kind
 ** 'graph_render' joins each series' points into a line over time;
 ** 'graph_scatter' draws every point alone, in any order (row norm against
 ** log frequency, one point per token).
@@ -89,7 +90,7 @@ typedef struct Graph {
   int n_series;
   const GraphEvent *events;
   int n_events;
-  const char *x_label;         /* at the right end of the time axis ("step"); NULL: none */
+  const char *x_label;         /* on the time axis' row ("step"); NULL: none */
   int has_ref;                 /* a dotted line at y = ref_y ... */
   double ref_y;
   const char *ref_label;       /* ... named in the legend */

@@ -1,0 +1,158 @@
+#!/bin/sh
+# test_charts.sh -- what the charts show in a real terminal: the lab in a
+# private tmux server (as tests/test_ui.sh drives it), its screen read with
+# capture-pane. The time axis spans the data and says "step", log charts say
+# so, the ratio chart has its line at 1, every run of five has its legend
+# entry in every chart, event markers are named by kind, and the theme can
+# be chosen. Column checks run in the C locale, where each cell is one byte.
+# Every wait polls the screen until a deadline. Prints TAP.
+
+: "${top_builddir:=.}" "${top_srcdir:=.}"
+TIELAB=${TIELAB:-$top_builddir/tielab}
+case $TIELAB in /*) ;; *) TIELAB=$PWD/$TIELAB ;; esac
+
+if ! command -v tmux >/dev/null 2>&1; then echo "1..0 # SKIP tmux is not installed"; exit 0; fi
+if [ ! -x "$TIELAB" ]; then echo "1..0 # SKIP $TIELAB was not built"; exit 0; fi
+
+SOCK=tielab-charts-$$
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/tielab-charts.XXXXXX") || exit 1
+T="tmux -L $SOCK -f /dev/null"
+cleanup() {
+  pid=$(tielab_pid 2>/dev/null)
+  [ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null
+  $T kill-server >/dev/null 2>&1
+  rm -rf "$WORK"
+}
+trap cleanup EXIT INT TERM
+MODEL="--vocab 256 --dim 32 --layers 2 --heads 2 --ctx 32 --batch 4"
+LUA_MODEL='vocab = 256, dim = 32, layers = 2, heads = 2, ctx = 32, batch = 4'
+BASE="XDG_STATE_HOME=$WORK/state XDG_CACHE_HOME=${XDG_CACHE_HOME:-$WORK/cache} OPENBLAS_NUM_THREADS=1"
+
+n=0 failed=0
+screen() { $T capture-pane -p -t t 2>/dev/null; }
+show() { screen | sed 's/^/#   |/'; }
+pass() { n=$((n + 1)); echo "ok $n - $1"; }
+fail() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; show; }
+check() { if [ "$1" -eq 0 ]; then pass "$2"; else fail "$2"; fi; }
+wait_for() {
+  i=0
+  while [ $i -lt "${2:-100}" ]; do
+    screen | grep -Eq -- "$1" && return 0
+    sleep 0.1
+    i=$((i + 1))
+  done
+  return 1
+}
+pane() { $T display -p -t t "$1"; }
+tielab_pid() { pgrep -P "$(pane '#{pane_pid}')" | head -n 1; }
+# start LOCALE ARGS...: a new tielab in the pane ($EXTRA: more environment).
+start() {
+  loc=$1
+  shift
+  $T respawn-pane -k -t t "clear; env -u LC_ALL -u LC_CTYPE LANG=$loc NO_COLOR= $BASE $EXTRA $TIELAB $*; sleep 600"
+}
+key() { $T send-keys -t t "$@"; }
+type_line() { $T send-keys -t t -l "$1"; $T send-keys -t t Enter; }
+step_now() { screen | sed -n '1s/.*step \([0-9]*\).*/\1/p'; }
+
+# The loss chart's rows (the left half at 80 columns, ASCII): the columns
+# of its plot, right of the y axis, for rows 'from'..'to'.
+loss_plot() { screen | sed -n "$1,$2p" | cut -c8-40; }
+
+# last_mark_fraction: how far right the newest point of the loss chart lies,
+# in percent of the plot's width.
+last_mark_fraction() {
+  loss_plot 3 9 | awk '{ for (i = length($0); i > 0; i--) if (substr($0, i, 1) ~ /[*o:#+x@%&=]/) break;
+                         if (i > m) m = i } END { printf "%d\n", m * 100 / 33 }'
+}
+
+$T new-session -d -s t -x 80 -y 24 "sleep 600" || { echo "1..0 # SKIP cannot start tmux"; exit 0; }
+$T set -sg escape-time 0
+
+# ---------------------------------------------------------------- axes, in UTF-8
+EXTRA=
+start C.UTF-8 "$MODEL"
+wait_for 'RUNNING step [1-9]' 300
+wait_for '^loss ' 50 && wait_for '^ *step └0.* step └0' 50
+check $? "both charts label their time axis 'step'"
+wait_for 'grad out/in \(log\)' 50 && wait_for '┄out=in' 50
+check $? "the ratio chart says it is on a log scale and names its line at 1"
+
+# ---------------------------------------------------------------- the x span, in ASCII
+start C "$MODEL"
+wait_for 'RUNNING step [0-9]{3}' 600
+wait_for '^loss ' 50
+i=0 f=0
+while [ $i -lt 50 ]; do
+  f=$(last_mark_fraction)
+  [ "$f" -ge 80 ] && break
+  sleep 0.1
+  i=$((i + 1))
+done
+[ "$f" -ge 80 ]
+check $? "past step 100 the newest points lie at the right end of the time axis ($f% of the width)"
+screen | grep -Eq '^ *step \+0-+[0-9]+0-+[0-9]+0'
+check $? "the time axis has round ticks"
+
+# ---------------------------------------------------------------- five runs
+key :
+type_line "for i = 3, 5 do lab.run{name = 'in' .. i .. '_s1', tie = 'tied', in_scale = i, $LUA_MODEL} end"
+wait_for 'in5_s1' 100
+legends() { screen | sed -n '2,3p' | cut -c"$1"; }
+all_named() {
+  for name in tied untied in3_s1 in4_s1 in5_s1; do
+    # an ASCII mark, then the whole name
+    legends "$1" | grep -Eq "(^| )[*o+x@%&=]$name( |\$)" || return 1
+  done
+}
+i=0
+while [ $i -lt 100 ]; do
+  all_named 1-40 && all_named 41-80 && break
+  sleep 0.1
+  i=$((i + 1))
+done
+all_named 1-40
+check $? "five runs: the loss chart's legend names every one"
+all_named 41-80
+check $? "five runs: the ratio chart's legend names every one"
+screen | sed -n '2,3p' | cut -c1-40 | grep -q ':val'
+check $? "validation has its own mark in ASCII, not a run's"
+
+# ---------------------------------------------------------------- event kinds
+key Escape
+wait_for '^space run/pause' 50   # out of the REPL before the next key (else it reads as Alt-t)
+key t
+wait_for '\^tie' 100
+check $? "a tie change is marked, and the legend says what the mark means"
+key +
+wait_for 'Sscale' 100
+check $? "a scale change has its own mark and legend entry"
+
+# ---------------------------------------------------------------- themes
+key :
+type_line 'print("theme is " .. ui.theme("light"))'
+wait_for '^theme is light' 50
+check $? "ui.theme switches to the light theme"
+type_line 'print("theme is " .. ui.theme())'
+wait_for '^theme is light' 50
+check $? "ui.theme() says which theme is in use"
+EXTRA="NO_COLOR=1"
+start C "$MODEL --theme dark"
+wait_for 'RUNNING step [1-9]' 300
+key :
+type_line 'print("theme is " .. ui.theme("dark"))'
+wait_for '^theme is mono' 50
+check $? "NO_COLOR wins over --theme and ui.theme"
+EXTRA="COLORFGBG='0;15'"
+start C "$MODEL"
+wait_for 'RUNNING step [1-9]' 300
+key :
+type_line 'print("theme is " .. ui.theme())'
+wait_for '^theme is light' 50
+check $? "COLORFGBG with a light background chooses the light theme"
+out=$($TIELAB --theme sepia 2>&1)
+[ $? -eq 2 ] && echo "$out" | grep -q 'dark, light or mono'
+check $? "--theme refuses an unknown theme"
+
+echo "1..$n"
+[ $failed -eq 0 ]

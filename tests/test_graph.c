@@ -366,6 +366,10 @@ static void test_legend_rows(void) {
   same(line(0), "loss *tied ountied +tied_in5  \n", "legend: a short chart keeps one row for it");
   render(&g, 14, 10);
   ok(strstr(text, "~") != NULL && strstr(line(0), "loss") == line(0), "legend: then names end in an ellipsis");
+  g.title = "a long title";
+  render(&g, 8, 10);
+  same(line(0), "a long~ \n", "a title wider than the chart ends in an ellipsis after its last whole word");
+  g.title = "loss";
   int inside = 1;
   for (int r = 0; r < 2; r++)
     if (line(r)[14] != '\n') inside = 0;

@@ -520,7 +520,14 @@ static void legend_items(const Graph *g, Legend *l, int scatter, int shared, con
 
 static void legend_draw(const Legend *l, const LegendPlan *pl, GraphCell *cells, int w, int ascii) {
   int row_of[LEGEND_MAX], col_of[LEGEND_MAX];
-  graph_text(cells, w, l->title, GRAPH_ROLE_TITLE);
+  int used = graph_text(cells, w, l->title, GRAPH_ROLE_TITLE);
+  /* A title wider than the chart ends in an ellipsis, not mid-word. */
+  if (used == w && w > 1 && text_cells(l->title, (int)strlen(l->title)) > w) {
+    int x = w - 1;
+    while (x > 1 && cells[x - 1].ch == ' ') x--;
+    cells[x].ch = ascii ? '~' : 0x2026;
+    for (int k = x + 1; k < w; k++) cells[k].ch = ' ';
+  }
   /* What does not fit even shortened is left out from the end. */
   Legend part = *l;
   while (part.n > 0 && !legend_flow(&part, w, pl->rows, pl->affix, pl->max, row_of, col_of)) part.n--;

@@ -319,6 +319,12 @@ static void test_shared_and_thick(void) {
   graph_render(&g, cells, W, 6);
   ok(cells[1 * W + 10].ch == 0x2809, "and one dot thin on a short one (U+%04X)", (unsigned)cells[1 * W + 10].ch);
 
+  s[1].color = 0, s[1].dashed = 1;
+  graph_render(&g, cells, W, H);
+  shared = 0;
+  for (int i = W; i < W * (H - 1); i++) shared += cells[i].role == GRAPH_ROLE_SHARED;
+  ok(shared == 0 && cells[1 * W + 10].role == GRAPH_ROLE_SERIES + 0,
+     "a run's two lines (training, validation) on one cell keep the run's colour");
   s[1].y = NULL, s[1].n = 0;
   s[0].bold = 1;
   graph_render(&g, cells, W, H);

@@ -217,6 +217,7 @@ typedef struct Plot {
   GraphGlyphs glyphs;
   int log_y;
   int thick;            /* Braille lines two dots thick */
+  const GraphSeries *series;
   int *owner;           /* per plot cell: series index + 1, -1 shared, 0 none */
   int shared;           /* some cell is shared */
 } Plot;
@@ -237,13 +238,19 @@ uint8_t graph_series_role(const GraphSeries *s) {
 }
 
 /* Claim plot cell (cy, cx) for series 'id' (1-based); the role the cell
-** takes: the series' own, or the shared one when another series is there. */
+** takes: the series' own, or the shared one when another series is there.
+** Two lines of one colour (a run's training and validation loss) only lose
+** the tint there: the cell still says whose it is. */
 static uint8_t claim(Plot *p, int cy, int cx, int id, uint8_t role) {
   if (!p->owner || cy < 0 || cy >= p->ph || cx < 0 || cx >= p->pw) return role;
   int *o = &p->owner[(size_t)cy * p->pw + cx];
-  if (*o == 0 || *o == id) *o = id;
-  else *o = -1;
-  if (*o != -1) return role;
+  if (*o == 0 || *o == id) {
+    *o = id;
+    return role;
+  }
+  if (*o > 0 && p->series[*o - 1].color % GRAPH_COLORS == p->series[id - 1].color % GRAPH_COLORS)
+    return (uint8_t)(role & ~GRAPH_ROLE_TINT);
+  *o = -1;
   p->shared = 1;
   return GRAPH_ROLE_SHARED;
 }
@@ -695,7 +702,7 @@ static int frame(const Graph *g, GraphCell *cells, int w, int h, int scatter, in
   if (h < 2 + pl->rows) return 0;
 
   *p = (Plot){.cells = cells, .w = w, .h = h, .y0 = pl->rows, .ph = h - 1 - pl->rows, .glyphs = g->glyphs,
-              .log_y = g->log_y};
+              .log_y = g->log_y, .series = g->series};
   p->sx = g->glyphs == GRAPH_BRAILLE ? 2 : 1;
   p->sy = g->glyphs == GRAPH_BRAILLE ? 4 : g->glyphs == GRAPH_BLOCK && !scatter ? 8 : 1;
   p->thick = g->glyphs == GRAPH_BRAILLE && !scatter && p->ph >= 8;

@@ -244,6 +244,8 @@ static void test_helpers(void) {
   same(b, "1.2e-5", "format: compact exponent");
   graph_format(12345.678, 6, b, sizeof b);
   same(b, "1.23e4", "format: large numbers fit the width");
+  graph_format(10000, 6, b, sizeof b);
+  same(b, "10000", "format: a whole number in full when it fits");
   graph_format(3.14159, 4, b, sizeof b);
   same(b, "3.14", "format: precision drops to fit");
 }

@@ -139,6 +139,11 @@ void graph_format(double v, int width, char *buf, size_t cap) {
     snprintf(buf, cap, "%s", v == 0 ? "0" : isnan(v) ? "nan" : v > 0 ? "inf" : "-inf");
     return;
   }
+  /* A whole number as it is ("10000", not "1e4") when it fits. */
+  if (v == floor(v) && fabs(v) < 1e15) {
+    snprintf(buf, cap, "%.0f", v);
+    if ((int)strlen(buf) <= width) return;
+  }
   for (int p = 4; p >= 1; p--) {
     snprintf(buf, cap, "%.*g", p, v);
     compact_exponent(buf);

@@ -374,10 +374,20 @@ static void test_legend_rows(void) {
   same(line(0), "loss *tied ountied +tied_in5  \n", "legend: a short chart keeps one row for it");
   render(&g, 14, 10);
   ok(strstr(text, "~") != NULL && strstr(line(0), "loss") == line(0), "legend: then names end in an ellipsis");
+  GraphSeries runs[4] = {{.name = "untied", .x = x, .y = y, .n = 1, .color = 0},
+                         {.name = "tied_in2", .x = x, .y = y + 1, .n = 1, .color = 1},
+                         {.name = "tied_in5", .x = x, .y = y + 2, .n = 1, .color = 2},
+                         {.name = "tied_in10", .x = x, .y = y + 1, .n = 1, .color = 3}};
+  g.series = runs, g.n_series = 4;
+  render(&g, 24, 10);
+  same(line(0), "loss *untied otie~n2    \n", "legend: names cut in the middle, so their ends still tell them apart ...");
+  same(line(1), "+tie~n5 xtie~10 #overlap\n", "... on both rows; 'overlap' is never cut");
+  g.series = s, g.n_series = 3;
   g.title = "a long title";
   render(&g, 8, 10);
   same(line(0), "a long~ \n", "a title wider than the chart ends in an ellipsis after its last whole word");
   g.title = "loss";
+  render(&g, 14, 10);
   int inside = 1;
   for (int r = 0; r < 2; r++)
     if (line(r)[14] != '\n') inside = 0;

@@ -452,26 +452,58 @@ static int text_cells(const char *s, int bytes) {
   return n;
 }
 
+/* What the legend shows of a name: its start, and when cut an ellipsis
+** and its end. */
+typedef struct ShownName {
+  const char *s;      /* the name, without the affixes dropped */
+  int head;           /* bytes shown from its start */
+  const char *tail;   /* shown after the ellipsis */
+  int tail_bytes;
+  int cut;
+} ShownName;
+
+/* Bytes of the first 'k' code points of 's' ('n' bytes). */
+static int skip_points(const char *s, int n, int k) {
+  int b = 0;
+  for (; k > 0 && b < n; k--) {
+    uint32_t cp;
+    b += utf8_next(s + b, &cp);
+  }
+  return b;
+}
+
 /* The name item 'i' shows: 'affix' drops the shared prefix and suffix; at
-** most 'max' cells, the last one an ellipsis when cut. Returns its cells. */
-static int item_name(const Legend *l, int i, int affix, int max, const char **start, int *bytes, int *cut) {
+** most 'max' cells. Returns its cells. */
+static int item_name(const Legend *l, int i, int affix, int max, ShownName *sn) {
   const LegendItem *it = &l->item[i];
   const char *s = it->name;
   int n = (int)strlen(s);
   if (affix && it->is_run) s += l->pre, n -= l->pre + l->suf;
   int cells = text_cells(s, n);
-  *start = s;
-  *bytes = n;
-  *cut = cells > max;
-  if (!*cut) return cells;
-  /* Keep max - 1 code points, then the ellipsis. */
-  int b = 0;
-  for (int k = 0; k < max - 1 && b < n; k++) {
-    uint32_t cp;
-    b += utf8_next(s + b, &cp);
-  }
-  *bytes = b;
+  /* Only names are cut; the words for the line at 1, events and overlap
+  ** are short and fixed. */
+  *sn = (ShownName){.s = s, .head = n, .tail = s + n, .cut = it->is_run && cells > max};
+  if (!sn->cut) return cells;
+  /* Cut in the middle: the start and the end of names tell runs apart
+  ** ("tie…in5", "tie…n10"), where their ends would all be "tied_i…". */
+  int keep = max - 1, front = (keep + 1) / 2, back = keep - front;
+  sn->head = skip_points(s, n, front);
+  int t = skip_points(s, n, cells - back);
+  sn->tail = s + t;
+  sn->tail_bytes = n - t;
   return max;
+}
+
+/* Write 'n' bytes of UTF-8 into cells; returns the cells written. */
+static int text_put(GraphCell *row, const char *s, int n, uint8_t role) {
+  int x = 0;
+  for (int k = 0; k < n; x++) {
+    uint32_t cp;
+    k += utf8_next(s + k, &cp);
+    row[x].ch = cp < 0x20 ? ' ' : cp;
+    row[x].role = role;
+  }
+  return x;
 }
 
 /* Lay the items out after the title in 'rows' rows of 'w'; with 'row_of'
@@ -480,8 +512,8 @@ static int legend_flow(const Legend *l, int w, int rows, int affix, int max, int
   int row = 0, x = text_cells(l->title, (int)strlen(l->title));
   if (x > w) return 0;
   for (int i = 0; i < l->n; i++) {
-    const char *s;
-    int b, cut, need = 2 + item_name(l, i, affix, max, &s, &b, &cut);
+    ShownName sn;
+    int need = 2 + item_name(l, i, affix, max, &sn);
     if (x + need > w && x > 0) {
       if (++row >= rows) return 0;
       x = -1;   /* a row's first entry needs no space before it */
@@ -544,21 +576,18 @@ static void legend_draw(const Legend *l, const LegendPlan *pl, GraphCell *cells,
   Legend part = *l;
   while (part.n > 0 && !legend_flow(&part, w, pl->rows, pl->affix, pl->max, row_of, col_of)) part.n--;
   for (int i = 0; i < part.n; i++) {
-    const char *s;
-    int b, cut;
-    item_name(&part, i, pl->affix, pl->max, &s, &b, &cut);
+    ShownName sn;
+    item_name(&part, i, pl->affix, pl->max, &sn);
     GraphCell *row = cells + (size_t)row_of[i] * w;
+    uint8_t role = part.item[i].role;
     int x = col_of[i];
     row[x].ch = part.item[i].mark;
-    row[x].role = part.item[i].role;
-    x++;
-    for (int k = 0; k < b;) {
-      uint32_t cp;
-      k += utf8_next(s + k, &cp);
-      row[x].ch = cp < 0x20 ? ' ' : cp;
-      row[x++].role = part.item[i].role;
-    }
-    if (cut) row[x].ch = ascii ? '~' : 0x2026, row[x].role = part.item[i].role;
+    row[x++].role = role;
+    x += text_put(row + x, sn.s, sn.head, role);
+    if (!sn.cut) continue;
+    row[x].ch = ascii ? '~' : 0x2026;
+    row[x++].role = role;
+    text_put(row + x, sn.tail, sn.tail_bytes, role);
   }
 }
 

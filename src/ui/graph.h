@@ -9,10 +9,11 @@
 **
 ** The chart inside the rectangle:
 **   row 0        title and legend; a second row when the legend needs it
-**                and the chart is tall enough (names are shortened first
-**                by a prefix or suffix all runs share, then by an ellipsis)
-**   rows ..h-2   the plot, y-axis labels at round values (1-2-5; decades
-**                on a log scale) at its left
+**                and the chart is tall enough; if still too long, names
+**                lose a prefix or suffix all runs share ("_s1"), then their
+**                middle to an ellipsis
+**   rows ..h-2   the plot, y-axis labels at round values (1-2-5 steps;
+**                decades, then 5s and 2s on a log scale) at its left
 **   row h-1      the time axis: ticks at round values, the x label left
 **                of it (or at its right end when longer than the y labels'
 **                column), a marker under every event by its kind

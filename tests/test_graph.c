@@ -59,8 +59,8 @@ static void test_ascii_diagonal(void) {
        "    |      *** \x20\n"
        "   5|  ****     \n"
        "   0|**         \n"
-       "    +0--------10\n",
-       "ASCII: a rising line, round labels 10, 5 and 0, a round tick on the time axis");
+       "    +0----5---10\n",
+       "ASCII: a rising line, round labels 10, 5 and 0, round ticks on the time axis");
   g.events = &ev;
   g.n_events = 1;
   render(&g, 16, 6);
@@ -379,9 +379,9 @@ static void test_legend_rows(void) {
                          {.name = "tied_in5", .x = x, .y = y + 2, .n = 1, .color = 2},
                          {.name = "tied_in10", .x = x, .y = y + 1, .n = 1, .color = 3}};
   g.series = runs, g.n_series = 4;
-  render(&g, 24, 10);
-  same(line(0), "loss *untied otie~n2    \n", "legend: names cut in the middle, so their ends still tell them apart ...");
-  same(line(1), "+tie~n5 xtie~10 #overlap\n", "... on both rows; 'overlap' is never cut");
+  render(&g, 25, 10);
+  same(line(0), "loss *untied otie~n2     \n", "legend: names cut in the middle, so their ends still tell them apart ...");
+  same(line(1), "+tie~n5 xtie~10 #overlap \n", "... on both rows; 'overlap' is never cut");
   g.series = s, g.n_series = 3;
   g.title = "a long title";
   render(&g, 8, 10);
@@ -392,6 +392,9 @@ static void test_legend_rows(void) {
   for (int r = 0; r < 2; r++)
     if (line(r)[14] != '\n') inside = 0;
   ok(inside, "legend: never beyond the chart's width");
+  for (int r = 0; r < 2; r++)
+    if (line(r)[13] != ' ') inside = 0;
+  ok(inside, "legend: its last column blank, so it never touches the chart to its right");
 }
 
 static void test_reference_and_events(void) {

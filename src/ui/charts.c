@@ -88,7 +88,8 @@ static void draw_chart(Ui *ui, WINDOW *win, int h, int w, const ChartSpec *cs, G
   werase(win);
   GraphCell *cells = ui_cells(ui, w, h);
   if (!cells) return;
-  double lo = 0, hi = 1;
+  /* Before any data: a range around 1, on a log scale too. */
+  double lo = cs->log_y ? 0.1 : 0, hi = cs->log_y ? 10 : 1;
   GraphScale *sc = &ui->scale[cs->panel];
   if (graph_y_range(series, n, cs->log_y, &lo, &hi)) graph_scale_update(sc, lo, hi, cs->log_y);
   GraphEvent ev[HISTORY_MAX_EVENTS];

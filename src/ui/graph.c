@@ -507,18 +507,19 @@ static int text_put(GraphCell *row, const char *s, int n, uint8_t role) {
 }
 
 /* Lay the items out after the title in 'rows' rows of 'w'; with 'row_of'
-** and 'col_of', say where each goes. 1 when all fit. */
+** and 'col_of', say where each goes. 1 when all fit. The last column stays
+** blank, so an entry never touches the chart to the right. */
 static int legend_flow(const Legend *l, int w, int rows, int affix, int max, int *row_of, int *col_of) {
-  int row = 0, x = text_cells(l->title, (int)strlen(l->title));
+  int row = 0, x = text_cells(l->title, (int)strlen(l->title)), room = w - 1;
   if (x > w) return 0;
   for (int i = 0; i < l->n; i++) {
     ShownName sn;
     int need = 2 + item_name(l, i, affix, max, &sn);
-    if (x + need > w && x > 0) {
+    if (x + need > room && x > 0) {
       if (++row >= rows) return 0;
       x = -1;   /* a row's first entry needs no space before it */
     }
-    if (x + need > w) return 0;
+    if (x + need > room) return 0;
     if (row_of) row_of[i] = row, col_of[i] = x + 1;
     x += need;
   }
@@ -663,11 +664,10 @@ static void x_ticks(Plot *p, int end) {
   char widest[16];
   graph_format(p->x_max, 6, widest, sizeof widest);
   int room = p->pw / ((int)strlen(widest) + 2);
-  double step = nice_step(p->x_max - p->x_min, room > 0 ? room : 1);
-  /* Up to a 1-2-5 step means as few as half the ticks that fit: try the
-  ** next smaller step when its labels still have room. */
-  double smaller = step / (fmod(log10(step) + 1e-9, 1) < 0.2 ? 2 : 2.5);
-  if ((p->x_max - p->x_min) / smaller <= room) step = smaller;
+  /* The 1-2-5 step nearest to the span over the labels that fit (rounding
+  ** up could leave a single tick); labels that would touch are left out. */
+  double raw = (p->x_max - p->x_min) / (room > 0 ? room : 1), mag = pow(10, floor(log10(raw))), f = raw / mag;
+  double step = (f < 1.41 ? 1 : f < 3.16 ? 2 : f < 7.07 ? 5 : 10) * mag;
   for (double t = ceil(p->x_min / step + 1e-9) * step; t < p->x_max; t += step) {
     if (t <= p->x_min) continue;
     char buf[16];
@@ -675,7 +675,7 @@ static void x_ticks(Plot *p, int end) {
     int len = (int)strlen(buf), c = x_col(p, t);
     if (c < 0) continue;
     int x = p->x0 + c - len / 2;
-    if (x <= prev_end || x + len > end) continue;
+    if (x <= prev_end + 1 || x + len > end) continue;
     graph_text(&p->cells[(size_t)y * p->w + x], len, buf, GRAPH_ROLE_LABEL);
     prev_end = x + len;
   }

@@ -97,7 +97,8 @@ static void (*const draw_fn[P_COUNT])(Ui *, WINDOW *, int, int) = {
 void ui_layout(Ui *ui) {
   int rows, cols;
   getmaxyx(stdscr, rows, cols);
-  layout_compute(&ui->lay, rows, cols, ui->view, ui->scatter ? P_SCATTER : ui->zoom);
+  LayoutAsk ask = {.view = ui->view, .zoom = ui->scatter ? P_SCATTER : ui->zoom, .chart = ui->scatter ? P_SCATTER : P_LOSS};
+  layout_compute(&ui->lay, rows, cols, &ask);
   for (int p = 0; p < P_COUNT; p++) {
     if (ui->win[p]) delwin(ui->win[p]);
     ui->win[p] = NULL;

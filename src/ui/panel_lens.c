@@ -6,12 +6,15 @@
 ** KL(final || lens) in bits when there is room, and to the right a heatmap
 ** of the accuracy over the whole run (denser = higher, full = the best
 ** accuracy of any position now, named in the title), on the same time axis
-** as the charts. 'l' switches between the tuned and the logit lens.
+** as the charts. With rows to spare each position's bar grows taller; a
+** zoomed lens has the whole width for its history. 'l' switches between
+** the tuned and the logit lens.
 */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "fit.h"
 #include "uistate.h"
 
 #define X_BASE 64
@@ -63,35 +66,46 @@ void panel_lens(Ui *ui, WINDOW *w, int h, int wd) {
   const LensStats *ls = ui->lens_logit ? &r->m.logit_lens : &r->m.lens;
   const char *kind = ui->lens_logit ? "logit lens" : "tuned lens";
   if (ls->step < 0 || ls->n <= 0) {
-    term_printf(t, w, 0, 0, wd, ROLE_TITLE, "%s", kind);
-    if (r->lens_every <= 0 && !ui->lens_logit) term_printf(t, w, 1, 0, wd, ROLE_LABEL, "off for %s (lens_every = 0)", r->name);
-    else term_printf(t, w, 1, 0, wd, ROLE_LABEL, "not evaluated yet for %s", r->name);
-    term_print(t, w, 2, 0, wd, ROLE_LABEL, "(l: tuned or logit lens)");
+    fit_print(t, w, 0, 0, wd, ROLE_TITLE, "%s", kind);
+    if (r->lens_every <= 0 && !ui->lens_logit) fit_print(t, w, 1, 0, wd, ROLE_LABEL, "off for %s (lens_every = 0)", r->name);
+    else fit_print(t, w, 1, 0, wd, ROLE_LABEL, "not evaluated yet for %s", r->name);
+    fit_print(t, w, 2, 0, wd, ROLE_LABEL, "(l: tuned or logit lens)");
     return;
   }
   double top = 0.05;
   for (int i = 0; i < ls->n; i++)
     if (ls->acc[i] > top) top = ls->acc[i];
-  int x = term_printf(t, w, 0, 0, wd, ROLE_TITLE, "%s acc %s @%ld", kind, r->name, ls->step);
-  if (wd - x > 15) term_printf(t, w, 0, wd - 13, 12, ROLE_LABEL, "heat 0..%.2f", top);
+  char heat[32];
+  snprintf(heat, sizeof heat, "heat 0..%.2f", top);
+  int heat_w = fit_cols(heat) + 1;
+  int x = fit_print(t, w, 0, 0, wd, ROLE_TITLE, "%s acc %s @%ld", kind, r->name, ls->step);
+  if (wd - x > heat_w + 2) term_print(t, w, 0, wd - heat_w, heat_w, ROLE_LABEL, heat);
   int idx[LAB_MAX_POS], rows = pick_rows(ls->n, h - 1, idx);
+  /* Taller bars when there are rows to spare: each position gets a block
+  ** of the rows (the first ones a row more when they do not divide), its
+  ** label and value on the block's middle row. */
+  int per = rows > 0 ? (h - 1) / rows : 1, spare = rows > 0 ? (h - 1) % rows : 0;
+  if (per < 1) per = 1, spare = 0;
   int kl = wd >= 44;                    /* room for the KL column */
   int bar = wd >= 36 ? 10 : 6, left = 4 + bar + 5 + (kl ? 8 : 0);
   GraphCell cells[16];
-  for (int k = 0; k < rows; k++) {
-    int i = idx[k], y = k + 1;
+  for (int k = 0, y0 = 1; k < rows; k++) {
+    int i = idx[k], block = per + (k < spare);
     char label[8];
     if (i == ls->n - 1) snprintf(label, sizeof label, "out");
     else snprintf(label, sizeof label, "%3d", i);
-    term_print(t, w, y, 0, 4, ROLE_LABEL, label);
     graph_hbar(cells, bar, ls->acc[i], t->glyphs, ROLE_BAR);
-    term_cells(t, w, y, 4, cells, bar);
-    term_printf(t, w, y, 4 + bar, 5, ROLE_TEXT, " %.2f", ls->acc[i]);
-    if (kl) term_printf(t, w, y, 4 + bar + 5, 8, ROLE_LABEL, " KL%4.1f", ls->kl[i]);
-    if (wd - left - 2 >= 4 && r->hist) {
-      char name[64];
-      snprintf(name, sizeof name, "%s.acc.%d", ui->lens_logit ? "logit_lens" : "lens", i);
-      heat_row(ui, w, y, left + 1, wd - left - 2, r->hist, name, top);
+    char name[64];
+    snprintf(name, sizeof name, "%s.acc.%d", ui->lens_logit ? "logit_lens" : "lens", i);
+    for (int j = 0; j < block; j++) {
+      int y = y0 + j;
+      term_cells(t, w, y, 4, cells, bar);
+      if (wd - left - 2 >= 4 && r->hist) heat_row(ui, w, y, left + 1, wd - left - 2, r->hist, name, top);
+      if (j != block / 2) continue;
+      term_print(t, w, y, 0, 4, ROLE_LABEL, label);
+      term_printf(t, w, y, 4 + bar, 5, ROLE_TEXT, " %.2f", ls->acc[i]);
+      if (kl) term_printf(t, w, y, 4 + bar + 5, 8, ROLE_LABEL, " KL%4.1f", ls->kl[i]);
     }
+    y0 += block;
   }
 }

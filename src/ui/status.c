@@ -4,38 +4,183 @@
 ** caption or the key hints) and the help overlay with the key table.
 */
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "../core/clock.h"
+#include "fit.h"
 #include "uistate.h"
 
-/* "12.3k tok/s", or "12.3k/s" when short of room. */
-static void rate_text(double v, int wide, char *buf, size_t cap) {
-  const char *unit = wide ? " tok/s" : "/s";
-  if (!isfinite(v)) snprintf(buf, cap, "-%s", unit);   /* not stepped yet */
-  else if (v >= 1e6) snprintf(buf, cap, "%.1fM%s", v / 1e6, unit);
-  else if (v >= 1e3) snprintf(buf, cap, "%.1fk%s", v / 1e3, unit);
-  else snprintf(buf, cap, "%.0f%s", v, unit);
+/* ------------------------------------------------------------ throughput */
+
+/* Tokens the lab trains per wall-clock second, across its runs: the steps
+** each run made between two measurements a second or more apart, times its
+** tokens per step, over the time between them. Per run by id, so a run
+** added or loaded at step 5000 adds nothing. The screen is one per
+** process, and so is this. */
+#define METER_RUNS 64
+static struct {
+  double t0, rate;
+  int n;
+  struct {
+    int id;
+    long step;
+  } run[METER_RUNS];
+} meter = {.rate = NAN};
+
+static double tokens_per_step(const TrainerRun *r) { return (double)r->opt.model.batch * r->opt.model.ctx; }
+
+static long meter_last_step(int id) {
+  for (int k = 0; k < meter.n; k++)
+    if (meter.run[k].id == id) return meter.run[k].step;
+  return -1;
 }
 
-/* One run: "name tie in×1 12.3k tok/s"; 'wide' adds out_scale and loss. */
-static int run_text(Ui *ui, WINDOW *w, int x, int maxw, int i, int wide) {
+static void meter_update(const TrainerSnap *s, double now) {
+  if (meter.n > 0 && now - meter.t0 < 1.0) return;
+  if (meter.n > 0 && now - meter.t0 <= 5.0) {
+    double tokens = 0;
+    for (int i = 0; i < s->n_runs; i++) {
+      long before = meter_last_step(s->runs[i].id);
+      if (before >= 0 && s->runs[i].m.step > before) tokens += (double)(s->runs[i].m.step - before) * tokens_per_step(&s->runs[i]);
+    }
+    meter.rate = tokens / (now - meter.t0);
+  } else if (meter.n > 0) {
+    meter.rate = NAN;   /* not drawn for a while (paused): measure afresh */
+  }
+  meter.t0 = now;
+  meter.n = 0;
+  for (int i = 0; i < s->n_runs && meter.n < METER_RUNS; i++, meter.n++) {
+    meter.run[meter.n].id = s->runs[i].id;
+    meter.run[meter.n].step = s->runs[i].m.step;
+  }
+}
+
+/* "12.3k tok/s" (wall-clock, every run together). */
+static void rate_text(double v, char *buf, size_t cap) {
+  if (!isfinite(v)) snprintf(buf, cap, "- tok/s");   /* measuring */
+  else if (v >= 1e6) snprintf(buf, cap, "%.1fM tok/s", v / 1e6);
+  else if (v >= 1e3) snprintf(buf, cap, "%.1fk tok/s", v / 1e3);
+  else snprintf(buf, cap, "%.0f tok/s", v);
+}
+
+/* ------------------------------------------------------------ the status line */
+
+/* A piece of the status line in one role. */
+typedef struct Seg {
+  char text[96];
+  int role;
+} Seg;
+
+typedef struct Segs {
+  Seg seg[8];
+  int n;
+} Segs;
+
+static void seg_add(Segs *l, int role, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void seg_add(Segs *l, int role, const char *fmt, ...) {
+  if (l->n >= (int)(sizeof l->seg / sizeof l->seg[0])) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(l->seg[l->n].text, sizeof l->seg[l->n].text, fmt, ap);
+  va_end(ap);
+  l->seg[l->n++].role = role;
+}
+
+static int segs_cols(const Segs *l) {
+  int c = 0;
+  for (int i = 0; i < l->n; i++) c += fit_cols(l->seg[i].text);
+  return c;
+}
+
+static int segs_draw(const Term *t, WINDOW *w, int x, int maxw, const Segs *l) {
+  int x0 = x;
+  for (int i = 0; i < l->n && x - x0 < maxw; i++) x += term_print(t, w, 0, x, maxw - (x - x0), l->seg[i].role, l->seg[i].text);
+  return x - x0;
+}
+
+/* How much of each run the line says, from the most to the least; the
+** first that fits every run is used for all of them. */
+typedef enum Detail {
+  DETAIL_LOSS,    /* name, tie, in×, out×, loss */
+  DETAIL_TIE,     /* name, tie, in× (out× when not 1) */
+  DETAIL_MARK,    /* name, a tie mark, ×in when not 1 */
+  DETAIL_AFFIX,   /* ... and what every name shares dropped */
+  DETAIL_CUT,     /* ... and names shortened to an equal share */
+  DETAIL_COUNT
+} Detail;
+
+/* A one-letter tie mark: T tied, U untied, else the tied columns. */
+static void tie_mark(const RunMetrics *m, char *buf, size_t cap) {
+  if (m->tie_k >= m->dim) snprintf(buf, cap, "T");
+  else if (m->tie_k == 0) snprintf(buf, cap, "U");
+  else snprintf(buf, cap, "%d", m->tie_k);
+}
+
+/* Bytes every run's name begins and ends with, kept only up to a '_', '-'
+** or '.' so the rest of each name is a word; none with a single run. */
+static void shared_affix(const TrainerSnap *s, size_t *pre, size_t *suf) {
+  *pre = *suf = 0;
+  if (s->n_runs < 2) return;
+  const char *a = s->runs[0].name;
+  size_t p = strlen(a), q = strlen(a);
+  for (int i = 1; i < s->n_runs; i++) {
+    const char *b = s->runs[i].name;
+    size_t la = strlen(a), lb = strlen(b), k = 0;
+    while (k < p && k < lb && a[k] == b[k]) k++;
+    p = k;
+    k = 0;
+    while (k < q && k < la && k < lb && a[la - 1 - k] == b[lb - 1 - k]) k++;
+    q = k;
+  }
+  while (p > 0 && !strchr("_-.", a[p - 1])) p--;
+  size_t la = strlen(a);
+  while (q > 0 && !strchr("_-.", a[la - q])) q--;
+  for (int i = 0; i < s->n_runs; i++)
+    if (strlen(s->runs[i].name) <= p + q) p = q = 0;   /* a name would vanish */
+  *pre = p;
+  *suf = q;
+}
+
+/* Run 'i' at 'detail'; 'name_cols' bounds the name at DETAIL_CUT. */
+static void run_segs(Ui *ui, int i, Detail detail, size_t pre, size_t suf, int name_cols, Segs *l) {
   const Term *t = &ui->term;
   const TrainerRun *r = &ui->snap->runs[i];
   const RunMetrics *m = &r->m;
-  int sel = r->id == ui_selected(ui)->id, x0 = x;
-  char tie[16], rate[32];
-  config_tie_name(m->tie_k, m->dim, tie);
-  rate_text(m->tokens_per_s, wide, rate, sizeof rate);
-  if (sel) x += term_print(t, w, 0, x, maxw - (x - x0), ROLE_SELECT, term_glyph(t, GLYPH_SELECTED));
-  x += term_print(t, w, 0, x, maxw - (x - x0), sel ? ROLE_SELECT : ROLE_SERIES + i % TERM_SERIES_COLORS, r->name);
-  x += term_printf(t, w, 0, x, maxw - (x - x0), ROLE_TEXT, " %s in%s%g", tie, term_glyph(t, GLYPH_TIMES), m->in_scale);
-  if (wide || m->out_scale != 1)
-    x += term_printf(t, w, 0, x, maxw - (x - x0), ROLE_TEXT, " out%s%g", term_glyph(t, GLYPH_TIMES), m->out_scale);
-  if (wide && isfinite(m->loss)) x += term_printf(t, w, 0, x, maxw - (x - x0), ROLE_TEXT, " loss %.3f", m->loss);
-  if (m->paused) x += term_print(t, w, 0, x, maxw - (x - x0), ROLE_ERROR, " paused");
-  else x += term_printf(t, w, 0, x, maxw - (x - x0), ROLE_LABEL, " %s", rate);
-  return x - x0;
+  const TrainerRun *selected = ui_selected(ui);
+  int sel = selected && r->id == selected->id;
+  const char *times = term_glyph(t, GLYPH_TIMES);
+  l->n = 0;
+  if (sel) seg_add(l, ROLE_SELECT, "%s", term_glyph(t, GLYPH_SELECTED));
+  int name_role = sel ? ROLE_SELECT : ROLE_SERIES + i % TERM_SERIES_COLORS;
+  char name[64], buf[96];
+  snprintf(name, sizeof name, "%s", r->name);
+  if (detail >= DETAIL_AFFIX) snprintf(name, sizeof name, "%.*s", (int)(strlen(r->name) - pre - suf), r->name + pre);
+  if (detail >= DETAIL_CUT) snprintf(name, sizeof name, "%s", fit_text(name, name_cols, term_glyph(t, GLYPH_ELLIPSIS), buf, sizeof buf));
+  seg_add(l, name_role, "%s", name);
+  char tie[16];
+  if (detail <= DETAIL_TIE) {
+    seg_add(l, ROLE_TEXT, " %s in%s%g", config_tie_name(m->tie_k, m->dim, tie), times, m->in_scale);
+    if (detail == DETAIL_LOSS || m->out_scale != 1) seg_add(l, ROLE_TEXT, " out%s%g", times, m->out_scale);
+    if (detail == DETAIL_LOSS && isfinite(m->loss)) seg_add(l, ROLE_TEXT, " loss %.3f", m->loss);
+  } else {
+    tie_mark(m, tie, sizeof tie);
+    seg_add(l, ROLE_TEXT, " %s", tie);
+    if (m->in_scale != 1) seg_add(l, ROLE_TEXT, "%s%g", times, m->in_scale);
+  }
+  if (m->paused) seg_add(l, ROLE_ERROR, detail <= DETAIL_TIE ? " paused" : " %s", term_glyph(t, GLYPH_PAUSE));
+}
+
+/* Columns every run takes at 'detail', with the separators. */
+static int runs_cols(Ui *ui, Detail detail, size_t pre, size_t suf, int name_cols, int sep) {
+  int cols = 0;
+  for (int i = 0; i < ui->snap->n_runs; i++) {
+    Segs l;
+    run_segs(ui, i, detail, pre, suf, name_cols, &l);
+    cols += sep + segs_cols(&l);
+  }
+  return cols;
 }
 
 void panel_status(Ui *ui, WINDOW *w, int h, int wd) {
@@ -44,46 +189,71 @@ void panel_status(Ui *ui, WINDOW *w, int h, int wd) {
   const Term *t = &ui->term;
   const TrainerSnap *s = ui->snap;
   const TrainerRun *sel = ui_selected(ui);
-  int x = 0, running = trainer_running(ui->trainer);   /* the flag itself: a key shows at once */
-  x += term_printf(t, w, 0, x, wd - x, running ? ROLE_OK : ROLE_WARN, " %s %s",
-                   term_glyph(t, running ? GLYPH_RUN : GLYPH_PAUSE), running ? "RUNNING" : "PAUSED");
-  if (s->owed > 0) x += term_printf(t, w, 0, x, wd - x, ROLE_OK, " +%ld", s->owed);
-  x += term_printf(t, w, 0, x, wd - x, ROLE_TEXT, " step %ld", sel ? sel->m.step : 0L);
-  int wide = wd >= 120;
-  for (int i = 0; i < s->n_runs && x < wd; i++) {
-    x += term_printf(t, w, 0, x, wd - x, ROLE_AXIS, " %s ", term_glyph(t, GLYPH_VLINE));
-    x += run_text(ui, w, x, wd - x, i, wide);
+  /* The flag itself, so a key shows at once; a script's owed steps train
+  ** while continuous training is paused. */
+  int running = trainer_running(ui->trainer) || s->owed > 0;
+  meter_update(s, clock_seconds());
+  Segs head = {.n = 0};
+  seg_add(&head, running ? ROLE_OK : ROLE_WARN, " %s %s", term_glyph(t, running ? GLYPH_RUN : GLYPH_PAUSE),
+          running ? "RUNNING" : "PAUSED");
+  if (s->owed > 0) seg_add(&head, ROLE_OK, " +%ld", s->owed);
+  seg_add(&head, ROLE_TEXT, " step %ld", sel ? sel->m.step : 0L);
+  if (running) {
+    char rate[32];
+    rate_text(meter.rate, rate, sizeof rate);
+    seg_add(&head, ROLE_LABEL, " %s", rate);
   }
-  if (ui->api && luaapi_scripts(ui->api) > 0 && x + 10 < wd) term_print(t, w, 0, wd - 8, 8, ROLE_OK, " script ");
+  int x = segs_draw(t, w, 0, wd, &head);
+
+  int script = ui->api && luaapi_scripts(ui->api) > 0;
+  const char *script_tag = " script";
+  int room = wd - x - (script ? fit_cols(script_tag) : 0);
+  size_t pre, suf;
+  shared_affix(s, &pre, &suf);
+  const char *vline = term_glyph(t, GLYPH_VLINE);
+  Detail d = DETAIL_LOSS;
+  int name_cols = 64;
+  for (; d < DETAIL_CUT; d++) {
+    if (d == DETAIL_LOSS && wd < 120) continue;   /* the loss is on the chart */
+    if (runs_cols(ui, d, pre, suf, name_cols, d < DETAIL_MARK ? 3 : 1) <= room) break;
+  }
+  int sep = d < DETAIL_MARK ? 3 : 1;
+  if (d == DETAIL_CUT) {
+    /* An equal share for each name, what the marks leave. */
+    int marks = runs_cols(ui, DETAIL_CUT, pre, suf, 0, sep);
+    name_cols = s->n_runs > 0 ? (room - marks) / s->n_runs : 0;
+    if (name_cols < 2) name_cols = 2;
+  }
+  for (int i = 0; i < s->n_runs && x < wd; i++) {
+    x += term_printf(t, w, 0, x, wd - x, ROLE_AXIS, sep == 3 ? " %s " : "%s", vline);
+    Segs l;
+    run_segs(ui, i, d, pre, suf, name_cols, &l);
+    x += segs_draw(t, w, x, wd - x, &l);
+  }
+  if (script && x + fit_cols(script_tag) <= wd) term_print(t, w, 0, wd - fit_cols(script_tag), fit_cols(script_tag), ROLE_OK, script_tag);
 }
 
-void panel_hint(Ui *ui, WINDOW *w, int h, int wd) {
-  (void)h;
-  werase(w);
-  const Term *t = &ui->term;
-  if (ui->ask == ASK_QUIT) {
-    term_printf(t, w, 0, 0, wd, ROLE_WARN, "Save %d run(s) with unsaved steps before quitting?  y yes  n no  Esc stay",
-                ui_unsaved(ui));
-    return;
-  }
-  if (ui->msg_until > clock_seconds()) {
-    term_print(t, w, 0, 0, wd, ui->msg_role, ui->msg);
-    return;
-  }
-  const char *caption = ui->api ? luaapi_caption(ui->api) : "";
-  if (caption && *caption) {
-    term_print(t, w, 0, 0, wd, ROLE_TITLE, caption);
-    return;
-  }
-  if (ui->focus) {
-    term_print(t, w, 0, 0, wd, ROLE_LABEL,
-               "Esc keys  Enter run  Tab complete  Up/Down history  PgUp/PgDn output  C-c clear");
-    return;
-  }
-  int n, x = 0;
+/* ------------------------------------------------------------ the hint line */
+
+/* Hints kept whatever the width: the present view, help and quit. */
+static int essential(int key) { return key == 'p' || key == '?' || key == 'q'; }
+
+static int hint_cols(const UiKey *k) { return fit_cols(k->hint) + 2; }
+
+/* The key hints that fit: the essential ones always, the others in the
+** table's order while they fit; shown in the table's order. */
+static void key_hints(const Term *t, WINDOW *w, int wd) {
+  int n;
   const UiKey *k = ui_keys(&n);
-  for (int i = 0; i < n && x < wd; i++) {
-    if (!k[i].hint) continue;
+  char keep[128] = {0};
+  int used = 0;
+  for (int i = 0; i < n && i < 128; i++)
+    if (k[i].hint && essential(k[i].key)) keep[i] = 1, used += hint_cols(&k[i]);
+  for (int i = 0; i < n && i < 128; i++)
+    if (k[i].hint && !keep[i] && used + hint_cols(&k[i]) <= wd + 2) keep[i] = 1, used += hint_cols(&k[i]);
+  int x = 0;
+  for (int i = 0; i < n && i < 128 && x < wd; i++) {
+    if (!keep[i]) continue;
     const char *sp = strchr(k[i].hint, ' ');
     int kl = sp ? (int)(sp - k[i].hint) : (int)strlen(k[i].hint);
     char key[16];
@@ -91,6 +261,49 @@ void panel_hint(Ui *ui, WINDOW *w, int h, int wd) {
     x += term_print(t, w, 0, x, wd - x, ROLE_KEY, key);
     x += term_printf(t, w, 0, x, wd - x, ROLE_LABEL, "%s  ", sp ? sp : "");
   }
+}
+
+/* Items joined by two spaces, as many as fit from the first. */
+static void items_line(const Term *t, WINDOW *w, int wd, int role, const char *const *items, int n) {
+  int x = 0;
+  for (int i = 0; i < n; i++) {
+    int c = fit_cols(items[i]);
+    if (x + c > wd) break;
+    x += term_print(t, w, 0, x, wd - x, role, items[i]) + 2;
+  }
+}
+
+void panel_hint(Ui *ui, WINDOW *w, int h, int wd) {
+  (void)h;
+  werase(w);
+  const Term *t = &ui->term;
+  const char *ell = term_glyph(t, GLYPH_ELLIPSIS);
+  char buf[1024];
+  if (ui->ask == ASK_QUIT) {
+    char v[2][128];
+    int unsaved = ui_unsaved(ui);
+    snprintf(v[0], sizeof v[0], "Save %d run(s) with unsaved steps before quitting?  y yes  n no  Esc stay", unsaved);
+    snprintf(v[1], sizeof v[1], "Save %d run(s) first?  y yes  n no  Esc stay", unsaved);
+    const char *const vs[] = {v[0], v[1]};
+    term_print(t, w, 0, 0, wd, ROLE_WARN, fit_choose(vs, 2, wd, ell, buf, sizeof buf));
+    return;
+  }
+  if (ui->msg_until > clock_seconds()) {
+    term_print(t, w, 0, 0, wd, ui->msg_role, fit_text(ui->msg, wd, ell, buf, sizeof buf));
+    return;
+  }
+  const char *caption = ui->api ? luaapi_caption(ui->api) : "";
+  if (caption && *caption) {
+    term_print(t, w, 0, 0, wd, ROLE_TITLE, fit_text(caption, wd, ell, buf, sizeof buf));
+    return;
+  }
+  if (ui->focus) {
+    static const char *const items[] = {"Esc keys", "Enter run", "Tab complete", "Up/Down history", "PgUp/PgDn output",
+                                        "C-c clear"};
+    items_line(t, w, wd, ROLE_LABEL, items, (int)(sizeof items / sizeof items[0]));
+    return;
+  }
+  key_hints(t, w, wd);
 }
 
 /* A frame of box-drawing characters (ASCII without UTF-8). */
@@ -118,13 +331,17 @@ typedef struct HelpCursor {
   int y, h, wd;
 } HelpCursor;
 
+/* One key: its label, what it does, and its Lua call at the right when
+** both fit; else the description alone, shortened if it must be. */
 static void help_row(HelpCursor *c, const char *key, const char *help, const char *lua) {
   if (c->y >= c->h - 1) return;
   const Term *t = &c->ui->term;
-  int inner = c->wd - 4, lua_w = lua ? term_width(lua) : 0;
+  int inner = c->wd - 4, text_w = inner - 10, lua_w = lua ? fit_cols(lua) : 0;
+  if (lua && fit_cols(help) + 1 + lua_w > text_w) lua = NULL;
+  char buf[256];
   term_print(t, c->w, c->y, 2, 10, ROLE_KEY, key);
-  term_print(t, c->w, c->y, 12, inner - 10 - (lua_w ? lua_w + 1 : 0), ROLE_TEXT, help);
-  if (lua && inner - lua_w > 30) term_print(t, c->w, c->y, 2 + inner - lua_w, lua_w, ROLE_LABEL, lua);
+  term_print(t, c->w, c->y, 12, text_w, ROLE_TEXT, fit_text(help, text_w, term_glyph(t, GLYPH_ELLIPSIS), buf, sizeof buf));
+  if (lua) term_print(t, c->w, c->y, 2 + inner - lua_w, lua_w, ROLE_LABEL, lua);
   c->y++;
 }
 
@@ -155,7 +372,9 @@ void panel_help(Ui *ui, WINDOW *w, int h, int wd) {
   werase(w);
   const Term *t = &ui->term;
   frame(t, w, h, wd);
-  term_print(t, w, 0, 2, wd - 4, ROLE_TITLE, " tielab keys: each one is the Lua call at the right ");
+  const char *const titles[] = {" tielab keys: each one is the Lua call at the right ", " tielab keys "};
+  char buf[128];
+  term_print(t, w, 0, 2, wd - 4, ROLE_TITLE, fit_choose(titles, 2, wd - 4, term_glyph(t, GLYPH_ELLIPSIS), buf, sizeof buf));
   HelpCursor c = {ui, w, 1, h, wd};
   int n;
   const UiKey *k = ui_keys(&n);

@@ -60,7 +60,9 @@ static void meter_update(const TrainerSnap *s, double now) {
 /* "12.3k tok/s" (wall-clock, every run together). */
 static void rate_text(double v, char *buf, size_t cap) {
   if (!isfinite(v)) snprintf(buf, cap, "- tok/s");   /* measuring */
+  else if (v >= 1e7) snprintf(buf, cap, "%.0fM tok/s", v / 1e6);
   else if (v >= 1e6) snprintf(buf, cap, "%.1fM tok/s", v / 1e6);
+  else if (v >= 1e4) snprintf(buf, cap, "%.0fk tok/s", v / 1e3);
   else if (v >= 1e3) snprintf(buf, cap, "%.1fk tok/s", v / 1e3);
   else snprintf(buf, cap, "%.0f tok/s", v);
 }
@@ -106,7 +108,7 @@ typedef enum Detail {
   DETAIL_LOSS,    /* name, tie, in×, out×, loss */
   DETAIL_TIE,     /* name, tie, in× (out× when not 1) */
   DETAIL_MARK,    /* name, a tie mark, ×in when not 1 */
-  DETAIL_AFFIX,   /* ... and what every name shares dropped */
+  DETAIL_AFFIX,   /* ... and the names without their shared parts */
   DETAIL_CUT,     /* ... and names shortened to an equal share */
   DETAIL_COUNT
 } Detail;
@@ -118,33 +120,73 @@ static void tie_mark(const RunMetrics *m, char *buf, size_t cap) {
   else snprintf(buf, cap, "%d", m->tie_k);
 }
 
-/* Bytes every run's name begins and ends with, kept only up to a '_', '-'
-** or '.' so the rest of each name is a word; none with a single run. */
-static void shared_affix(const TrainerSnap *s, size_t *pre, size_t *suf) {
-  *pre = *suf = 0;
-  if (s->n_runs < 2) return;
-  const char *a = s->runs[0].name;
-  size_t p = strlen(a), q = strlen(a);
-  for (int i = 1; i < s->n_runs; i++) {
-    const char *b = s->runs[i].name;
-    size_t la = strlen(a), lb = strlen(b), k = 0;
-    while (k < p && k < lb && a[k] == b[k]) k++;
-    p = k;
-    k = 0;
-    while (k < q && k < la && k < lb && a[la - 1 - k] == b[lb - 1 - k]) k++;
-    q = k;
+/* Names as the line shows them when short of room, at most SHORT_RUNS. */
+#define SHORT_RUNS 64
+typedef char ShortName[64];
+
+static int is_sep(char c) { return c == '_' || c == '-' || c == '.'; }
+
+/* 1 when 'name' equals another run's shortened name or full name. */
+static int taken(const TrainerSnap *s, ShortName *out, int upto, const char *name) {
+  for (int i = 0; i < s->n_runs && i < SHORT_RUNS; i++)
+    if ((i < upto && strcmp(out[i], name) == 0) || strcmp(s->runs[i].name, name) == 0) return 1;
+  return 0;
+}
+
+/* Each run's name with what tells nothing apart dropped: the beginning and
+** end every name shares (up to a '_', '-' or '.', so the rest is a word),
+** then a last part such as "_s1" that several names end with. A name is
+** kept whole when dropping would leave it empty or equal to another. */
+static void short_names(const TrainerSnap *s, ShortName *out) {
+  int n = s->n_runs < SHORT_RUNS ? s->n_runs : SHORT_RUNS;
+  size_t p = 0, q = 0;
+  if (n >= 2) {
+    const char *a = s->runs[0].name;
+    size_t la = strlen(a);
+    p = q = la;
+    for (int i = 1; i < n; i++) {
+      const char *b = s->runs[i].name;
+      size_t lb = strlen(b), k = 0;
+      while (k < p && k < lb && a[k] == b[k]) k++;
+      p = k;
+      k = 0;
+      while (k < q && k < lb && a[la - 1 - k] == b[lb - 1 - k]) k++;
+      q = k;
+    }
+    while (p > 0 && !is_sep(a[p - 1])) p--;
+    while (q > 0 && !is_sep(a[la - q])) q--;
+    for (int i = 0; i < n; i++)
+      if (strlen(s->runs[i].name) <= p + q) p = q = 0;
   }
-  while (p > 0 && !strchr("_-.", a[p - 1])) p--;
-  size_t la = strlen(a);
-  while (q > 0 && !strchr("_-.", a[la - q])) q--;
-  for (int i = 0; i < s->n_runs; i++)
-    if (strlen(s->runs[i].name) <= p + q) p = q = 0;   /* a name would vanish */
-  *pre = p;
-  *suf = q;
+  for (int i = 0; i < n; i++) {
+    const char *nm = s->runs[i].name;
+    snprintf(out[i], sizeof out[i], "%.*s", (int)(strlen(nm) - p - q), nm + p);
+  }
+  /* Where each name's last part begins (0: none), all found before any is dropped. */
+  size_t last[SHORT_RUNS] = {0};
+  for (int i = 0; i < n; i++)
+    for (size_t c = 1; out[i][c]; c++)
+      if (is_sep(out[i][c])) last[i] = c;
+  int drop[SHORT_RUNS] = {0};
+  for (int i = 0; i < n; i++) {
+    if (!last[i]) continue;
+    const char *part = out[i] + last[i];
+    size_t lp = strlen(part);
+    for (int j = 0; j < n; j++) {
+      size_t lj = strlen(out[j]);
+      if (j != i && lj > lp && strcmp(out[j] + lj - lp, part) == 0) drop[i] = 1;
+    }
+  }
+  for (int i = 0; i < n; i++) {
+    if (!drop[i]) continue;
+    char cut[64];
+    snprintf(cut, sizeof cut, "%.*s", (int)last[i], out[i]);
+    if (!taken(s, out, n, cut)) snprintf(out[i], sizeof out[i], "%s", cut);
+  }
 }
 
 /* Run 'i' at 'detail'; 'name_cols' bounds the name at DETAIL_CUT. */
-static void run_segs(Ui *ui, int i, Detail detail, size_t pre, size_t suf, int name_cols, Segs *l) {
+static void run_segs(Ui *ui, int i, Detail detail, ShortName *names, int name_cols, Segs *l) {
   const Term *t = &ui->term;
   const TrainerRun *r = &ui->snap->runs[i];
   const RunMetrics *m = &r->m;
@@ -154,11 +196,9 @@ static void run_segs(Ui *ui, int i, Detail detail, size_t pre, size_t suf, int n
   l->n = 0;
   if (sel) seg_add(l, ROLE_SELECT, "%s", term_glyph(t, GLYPH_SELECTED));
   int name_role = sel ? ROLE_SELECT : ROLE_SERIES + i % TERM_SERIES_COLORS;
-  char name[64], buf[96];
-  snprintf(name, sizeof name, "%s", r->name);
-  if (detail >= DETAIL_AFFIX) snprintf(name, sizeof name, "%.*s", (int)(strlen(r->name) - pre - suf), r->name + pre);
-  if (detail >= DETAIL_CUT) snprintf(name, sizeof name, "%s", fit_text(name, name_cols, term_glyph(t, GLYPH_ELLIPSIS), buf, sizeof buf));
-  seg_add(l, name_role, "%s", name);
+  char buf[96];
+  const char *name = detail >= DETAIL_AFFIX && i < SHORT_RUNS ? names[i] : r->name;
+  seg_add(l, name_role, "%s", detail >= DETAIL_CUT ? fit_middle(name, name_cols, term_glyph(t, GLYPH_ELLIPSIS), buf, sizeof buf) : name);
   char tie[16];
   if (detail <= DETAIL_TIE) {
     seg_add(l, ROLE_TEXT, " %s in%s%g", config_tie_name(m->tie_k, m->dim, tie), times, m->in_scale);
@@ -173,14 +213,30 @@ static void run_segs(Ui *ui, int i, Detail detail, size_t pre, size_t suf, int n
 }
 
 /* Columns every run takes at 'detail', with the separators. */
-static int runs_cols(Ui *ui, Detail detail, size_t pre, size_t suf, int name_cols, int sep) {
+static int runs_cols(Ui *ui, Detail detail, ShortName *names, int name_cols, int sep) {
   int cols = 0;
   for (int i = 0; i < ui->snap->n_runs; i++) {
     Segs l;
-    run_segs(ui, i, detail, pre, suf, name_cols, &l);
+    run_segs(ui, i, detail, names, name_cols, &l);
     cols += sep + segs_cols(&l);
   }
   return cols;
+}
+
+/* The longest name length that lets every name fit 'room' columns: names
+** shorter than it stay whole, the longer ones are cut to it. */
+static int name_share(Ui *ui, int room, ShortName *names) {
+  int n = ui->snap->n_runs, best = 2;
+  for (int cut = 2; cut <= 64; cut++) {
+    int cols = 0;
+    for (int i = 0; i < n; i++) {
+      int c = fit_cols(i < SHORT_RUNS ? names[i] : ui->snap->runs[i].name);
+      cols += c < cut ? c : cut;
+    }
+    if (cols > room) break;
+    best = cut;
+  }
+  return best;
 }
 
 void panel_status(Ui *ui, WINDOW *w, int h, int wd) {
@@ -208,26 +264,21 @@ void panel_status(Ui *ui, WINDOW *w, int h, int wd) {
   int script = ui->api && luaapi_scripts(ui->api) > 0;
   const char *script_tag = " script";
   int room = wd - x - (script ? fit_cols(script_tag) : 0);
-  size_t pre, suf;
-  shared_affix(s, &pre, &suf);
+  ShortName names[SHORT_RUNS];
+  short_names(s, names);
   const char *vline = term_glyph(t, GLYPH_VLINE);
   Detail d = DETAIL_LOSS;
   int name_cols = 64;
   for (; d < DETAIL_CUT; d++) {
     if (d == DETAIL_LOSS && wd < 120) continue;   /* the loss is on the chart */
-    if (runs_cols(ui, d, pre, suf, name_cols, d < DETAIL_MARK ? 3 : 1) <= room) break;
+    if (runs_cols(ui, d, names, name_cols, d < DETAIL_MARK ? 3 : 1) <= room) break;
   }
   int sep = d < DETAIL_MARK ? 3 : 1;
-  if (d == DETAIL_CUT) {
-    /* An equal share for each name, what the marks leave. */
-    int marks = runs_cols(ui, DETAIL_CUT, pre, suf, 0, sep);
-    name_cols = s->n_runs > 0 ? (room - marks) / s->n_runs : 0;
-    if (name_cols < 2) name_cols = 2;
-  }
+  if (d == DETAIL_CUT) name_cols = name_share(ui, room - runs_cols(ui, DETAIL_CUT, names, 0, sep), names);
   for (int i = 0; i < s->n_runs && x < wd; i++) {
     x += term_printf(t, w, 0, x, wd - x, ROLE_AXIS, sep == 3 ? " %s " : "%s", vline);
     Segs l;
-    run_segs(ui, i, d, pre, suf, name_cols, &l);
+    run_segs(ui, i, d, names, name_cols, &l);
     x += segs_draw(t, w, x, wd - x, &l);
   }
   if (script && x + fit_cols(script_tag) <= wd) term_print(t, w, 0, wd - fit_cols(script_tag), fit_cols(script_tag), ROLE_OK, script_tag);

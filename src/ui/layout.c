@@ -87,13 +87,14 @@ static void lab_view(Layout *l, const LayoutAsk *ask) {
   r[P_STATUS] = rect(0, 0, 1, C);
   r[P_HINT] = rect(R - 1, 0, 1, C);
   r[P_INPUT] = rect(R - 2, 0, 1, C);
-  int scroll_h = ask->results ? RESULTS_SCROLL_ROWS + extra / 20 : SCROLL_ROWS + extra / 10;
+  int plain_h = SCROLL_ROWS + extra / 10, results_h = RESULTS_SCROLL_ROWS + extra / 20;
+  int scroll_h = ask->results ? results_h : plain_h;
   r[P_SCROLL] = rect(R - 2 - scroll_h, 0, scroll_h, C);
 
-  /* The charts and the lower band: 16 rows at 80x24 (7 for the band), or
-  ** 18 with the results panel, which gets the REPL's two rows. */
+  /* The charts and the lower band: 16 rows at 80x24 (7 for the band). The
+  ** results panel gets the rows the REPL gives up; the charts stay. */
   int top = 1, mh = r[P_SCROLL].y - top;
-  int base = mh - (ask->results ? SCROLL_ROWS - RESULTS_SCROLL_ROWS : 0);
+  int base = mh - (scroll_h == plain_h ? 0 : plain_h - scroll_h);
   int gh = (LAYOUT_MIN_ROWS - 3 - SCROLL_ROWS - BAND_ROWS) + (base - 16) * 3 / 5;
   int bh = mh - gh, by = top + gh;
   if (ask->results) r[P_RESULTS] = rect(by, 0, bh, C);

@@ -73,9 +73,9 @@ static void lower_band(Rect *r, int y, int h, int cols) {
 /* A zoomed panel over the chart area; the alignment table keeps its rows
 ** and gives the rest to its chart over time. */
 static void zoomed(Rect *r, int zoom, int y, int h, int cols) {
-  if (zoom == P_ALIGN && h >= ALIGN_FULL_ROWS + 1 + PRESENT_CHART_MIN) {
-    r[P_ALIGN] = rect(y, 0, ALIGN_FULL_ROWS + 1, cols);
-    r[P_ALIGNCHART] = rect(y + ALIGN_FULL_ROWS + 1, 0, h - ALIGN_FULL_ROWS - 1, cols);
+  if (zoom == P_ALIGN && h >= ALIGN_FULL_ROWS + PRESENT_CHART_MIN) {
+    r[P_ALIGN] = rect(y, 0, ALIGN_FULL_ROWS, cols);
+    r[P_ALIGNCHART] = rect(y + ALIGN_FULL_ROWS, 0, h - ALIGN_FULL_ROWS, cols);
     return;
   }
   r[zoom] = rect(y, 0, h, cols);

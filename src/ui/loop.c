@@ -264,10 +264,12 @@ static void take_snapshot(Ui *ui) {
 }
 
 static void pump(Ui *ui) {
-  if (luaapi_scripts(ui->api) == 0) return;
+  int scripts = luaapi_scripts(ui->api);
+  if (scripts == 0) return;
   sig_arm_interrupt(1);
   luaapi_pump(ui->api);
   sig_arm_interrupt(0);
+  if (luaapi_scripts(ui->api) != scripts) ui_dirty(ui, 1u << P_STATUS);   /* its "script" mark */
 }
 
 /* Milliseconds poll may sleep. */

@@ -234,6 +234,22 @@ for size in 80x24 100x30 120x40 200x60; do
   case $hint in *"p present"*"? help"*"q quit"*) r=0 ;; *) r=1 ;; esac
   check $r "$size: the hint line keeps p, ? and q"
 
+  if [ "$size" = 80x24 ]; then
+    # Paused, with steps owed to a script: it trains, and says so.
+    key Space
+    wait_for 'PAUSED step' 30
+    key :
+    type_line 'lab.step(100000)'
+    key Escape
+    wait_for 'RUNNING( \+[0-9]*)? step' 100
+    check $? "$size: RUNNING while a script's steps are owed, training paused"
+    missing=$(every_run "$(screen | sed -n 1p | sed 's/^[^│]*//')")
+    check "${#missing}" "$size: every run on the status line beside the owed steps${missing:+ (missing:$missing)}"
+    key C-c
+    wait_for 'PAUSED step' 50 && key Space && wait_for 'RUNNING step' 30
+    check $? "$size: Ctrl-C stops the script, space trains again"
+  fi
+
   if [ "$ROWS" -ge 40 ]; then
     blank=$(screen | grep -c '^ *$')
     [ "$blank" -le $((ROWS * 15 / 100)) ]

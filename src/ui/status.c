@@ -239,49 +239,70 @@ static int name_share(Ui *ui, int room, ShortName *names) {
   return best;
 }
 
+/* The line's beginning: running or paused, the steps owed to scripts
+** ('owed'), the selected run's step and the lab's throughput. */
+static void head_segs(Ui *ui, int running, int owed, Segs *head) {
+  const Term *t = &ui->term;
+  const TrainerRun *sel = ui_selected(ui);
+  head->n = 0;
+  seg_add(head, running ? ROLE_OK : ROLE_WARN, " %s %s", term_glyph(t, running ? GLYPH_RUN : GLYPH_PAUSE),
+          running ? "RUNNING" : "PAUSED");
+  if (owed) seg_add(head, ROLE_OK, " +%ld", ui->snap->owed);
+  seg_add(head, ROLE_TEXT, " step %ld", sel ? sel->m.step : 0L);
+  if (running) {
+    char rate[32];
+    rate_text(meter.rate, rate, sizeof rate);
+    seg_add(head, ROLE_LABEL, " %s", rate);
+  }
+}
+
+/* The most detail that fits every run in 'room' columns (DETAIL_CUT when
+** only cut names do). */
+static Detail runs_detail(Ui *ui, ShortName *names, int room, int wide) {
+  Detail d = wide ? DETAIL_LOSS : DETAIL_TIE;   /* narrow: the loss is on the chart */
+  while (d < DETAIL_CUT && runs_cols(ui, d, names, 64, d < DETAIL_MARK ? 3 : 1) > room) d++;
+  return d;
+}
+
+#define SCRIPT_TAG " script"
+
 void panel_status(Ui *ui, WINDOW *w, int h, int wd) {
   (void)h;
   werase(w);
   const Term *t = &ui->term;
   const TrainerSnap *s = ui->snap;
-  const TrainerRun *sel = ui_selected(ui);
   /* The flag itself, so a key shows at once; a script's owed steps train
   ** while continuous training is paused. */
   int running = trainer_running(ui->trainer) || s->owed > 0;
   meter_update(s, clock_seconds());
-  Segs head = {.n = 0};
-  seg_add(&head, running ? ROLE_OK : ROLE_WARN, " %s %s", term_glyph(t, running ? GLYPH_RUN : GLYPH_PAUSE),
-          running ? "RUNNING" : "PAUSED");
-  if (s->owed > 0) seg_add(&head, ROLE_OK, " +%ld", s->owed);
-  seg_add(&head, ROLE_TEXT, " step %ld", sel ? sel->m.step : 0L);
-  if (running) {
-    char rate[32];
-    rate_text(meter.rate, rate, sizeof rate);
-    seg_add(&head, ROLE_LABEL, " %s", rate);
-  }
-  int x = segs_draw(t, w, 0, wd, &head);
-
-  int script = ui->api && luaapi_scripts(ui->api) > 0;
-  const char *script_tag = " script";
-  int room = wd - x - (script ? fit_cols(script_tag) : 0);
   ShortName names[SHORT_RUNS];
   short_names(s, names);
-  const char *vline = term_glyph(t, GLYPH_VLINE);
-  Detail d = DETAIL_LOSS;
-  int name_cols = 64;
-  for (; d < DETAIL_CUT; d++) {
-    if (d == DETAIL_LOSS && wd < 120) continue;   /* the loss is on the chart */
-    if (runs_cols(ui, d, names, name_cols, d < DETAIL_MARK ? 3 : 1) <= room) break;
+  int script = ui->api && luaapi_scripts(ui->api) > 0, tag_w = fit_cols(SCRIPT_TAG);
+
+  /* Every run comes first: the owed count, then the script mark, give way
+  ** before a name is cut. */
+  Segs head;
+  int owed = s->owed > 0, tag = script, room = 0;
+  Detail d = DETAIL_CUT;
+  for (int k = 0; k < 3; k++) {
+    owed = s->owed > 0 && k < 1;
+    tag = script && k < 2;
+    head_segs(ui, running, owed, &head);
+    room = wd - segs_cols(&head) - (tag ? tag_w : 0);
+    d = runs_detail(ui, names, room, wd >= 120);
+    if (d < DETAIL_CUT) break;
   }
-  int sep = d < DETAIL_MARK ? 3 : 1;
+  int x = segs_draw(t, w, 0, wd, &head);
+  int sep = d < DETAIL_MARK ? 3 : 1, name_cols = 64;
   if (d == DETAIL_CUT) name_cols = name_share(ui, room - runs_cols(ui, DETAIL_CUT, names, 0, sep), names);
+  const char *vline = term_glyph(t, GLYPH_VLINE);
   for (int i = 0; i < s->n_runs && x < wd; i++) {
     x += term_printf(t, w, 0, x, wd - x, ROLE_AXIS, sep == 3 ? " %s " : "%s", vline);
     Segs l;
     run_segs(ui, i, d, names, name_cols, &l);
     x += segs_draw(t, w, x, wd - x, &l);
   }
-  if (script && x + fit_cols(script_tag) <= wd) term_print(t, w, 0, wd - fit_cols(script_tag), fit_cols(script_tag), ROLE_OK, script_tag);
+  if (tag && x + tag_w <= wd) term_print(t, w, 0, wd - tag_w, tag_w, ROLE_OK, SCRIPT_TAG);
 }
 
 /* ------------------------------------------------------------ the hint line */

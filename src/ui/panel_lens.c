@@ -83,7 +83,7 @@ void panel_lens(Ui *ui, WINDOW *w, int h, int wd) {
   int idx[LAB_MAX_POS], rows = pick_rows(ls->n, h - 1, idx);
   /* Taller bars when there are rows to spare: each position gets a block
   ** of the rows (the first ones a row more when they do not divide), its
-  ** label and value on the block's middle row. */
+  ** label and value on the bar's middle row. */
   int per = rows > 0 ? (h - 1) / rows : 1, spare = rows > 0 ? (h - 1) % rows : 0;
   if (per < 1) per = 1, spare = 0;
   int kl = wd >= 44;                    /* room for the KL column */
@@ -97,11 +97,13 @@ void panel_lens(Ui *ui, WINDOW *w, int h, int wd) {
     graph_hbar(cells, bar, ls->acc[i], t->glyphs, ROLE_BAR);
     char name[64];
     snprintf(name, sizeof name, "%s.acc.%d", ui->lens_logit ? "logit_lens" : "lens", i);
-    for (int j = 0; j < block; j++) {
+    /* A block of three rows or more keeps its last one apart from the next. */
+    int drawn = block >= 3 ? block - 1 : block;
+    for (int j = 0; j < drawn; j++) {
       int y = y0 + j;
       term_cells(t, w, y, 4, cells, bar);
       if (wd - left - 2 >= 4 && r->hist) heat_row(ui, w, y, left + 1, wd - left - 2, r->hist, name, top);
-      if (j != block / 2) continue;
+      if (j != drawn / 2) continue;
       term_print(t, w, y, 0, 4, ROLE_LABEL, label);
       term_printf(t, w, y, 4 + bar, 5, ROLE_TEXT, " %.2f", ls->acc[i]);
       if (kl) term_printf(t, w, y, 4 + bar + 5, 8, ROLE_LABEL, " KL%4.1f", ls->kl[i]);

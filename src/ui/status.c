@@ -2,6 +2,13 @@
 ** status.c -- the lines of text around the charts: the status line at the
 ** top, the hint line at the bottom (a question, a message, the script's
 ** caption or the key hints) and the help overlay with the key table.
+**
+** The status line names every run, however many: with less room each run
+** says less (its loss, then its scales, then a one-letter tie mark), then
+** names lose what they share ("_s1"), then are cut in the middle with an
+** ellipsis. Its throughput is the lab's, by the wall clock. The hint line
+** always keeps the present view, help and quit; text that does not fit is
+** shortened on purpose (fit.c), never cut by the edge.
 */
 #include <math.h>
 #include <stdarg.h>

@@ -30,8 +30,10 @@ static int pick_rows(int n, int rows, int *out) {
 }
 
 /* The heatmap row of series 'name': one shade per cell, each cell the mean
-** of the buckets whose steps fall in it. */
-static void heat_row(Ui *ui, WINDOW *w, int y, int x, int wd, const History *h, const char *name, double top) {
+** of the buckets whose steps fall in it. With 'baseline' (a bar's bottom
+** row), a value too small for a shade shows as a low mark. */
+static void heat_row(Ui *ui, WINDOW *w, int y, int x, int wd, const History *h, const char *name, double top,
+                     int baseline) {
   const double *xs, *ys;
   int n = ui_series(ui, 0, h, name, &xs, &ys);
   GraphCell *cells = ui_cells(ui, wd, 1);
@@ -53,7 +55,7 @@ static void heat_row(Ui *ui, WINDOW *w, int y, int x, int wd, const History *h, 
     if (cnt[c]) v = sum[c] / cnt[c];
     cells[c].ch = c <= last && isfinite(v) ? graph_shade(v / top, ui->term.glyphs) : ' ';
     cells[c].role = ROLE_BAR;
-    if (c <= last && isfinite(v) && cells[c].ch == ' ') cells[c].ch = ui->term.glyphs == GRAPH_ASCII ? '.' : 0x2581;
+    if (baseline && c <= last && isfinite(v) && cells[c].ch == ' ') cells[c].ch = ui->term.glyphs == GRAPH_ASCII ? '.' : 0x2581;
   }
   term_cells(&ui->term, w, y, x, cells, wd);
 }
@@ -87,8 +89,8 @@ void panel_lens(Ui *ui, WINDOW *w, int h, int wd) {
   int per = rows > 0 ? (h - 1) / rows : 1, spare = rows > 0 ? (h - 1) % rows : 0;
   if (per < 1) per = 1, spare = 0;
   int kl = wd >= 44;                    /* room for the KL column */
-  int bar = wd >= 36 ? 10 : 6, left = 4 + bar + 5 + (kl ? 8 : 0);
-  GraphCell cells[16];
+  int bar = wd < 36 ? 6 : wd / 5 < 10 ? 10 : wd / 5 > 16 ? 16 : wd / 5, left = 4 + bar + 5 + (kl ? 8 : 0);
+  GraphCell cells[16];   /* the bar: at most 16 cells */
   for (int k = 0, y0 = 1; k < rows; k++) {
     int i = idx[k], block = per + (k < spare);
     char label[8];
@@ -102,7 +104,7 @@ void panel_lens(Ui *ui, WINDOW *w, int h, int wd) {
     for (int j = 0; j < drawn; j++) {
       int y = y0 + j;
       term_cells(t, w, y, 4, cells, bar);
-      if (wd - left - 2 >= 4 && r->hist) heat_row(ui, w, y, left + 1, wd - left - 2, r->hist, name, top);
+      if (wd - left - 2 >= 4 && r->hist) heat_row(ui, w, y, left + 1, wd - left - 2, r->hist, name, top, j == drawn - 1);
       if (j != drawn / 2) continue;
       term_print(t, w, y, 0, 4, ROLE_LABEL, label);
       term_printf(t, w, y, 4 + bar, 5, ROLE_TEXT, " %.2f", ls->acc[i]);

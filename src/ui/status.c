@@ -319,19 +319,29 @@ static int essential(int key) { return key == 'p' || key == '?' || key == 'q'; }
 
 static int hint_cols(const UiKey *k) { return fit_cols(k->hint) + 2; }
 
-/* The key hints that fit: the essential ones always, the others in the
-** table's order while they fit; shown in the table's order. */
-static void key_hints(const Term *t, WINDOW *w, int wd) {
+/* Which key hints fit 'wd' columns: the essential ones always, with
+** 'all' the others in the table's order while they fit. Returns their
+** columns. */
+static int pick_hints(const UiKey *k, int n, int wd, int all, char *keep) {
+  int used = 0;
+  for (int i = 0; i < n; i++) {
+    keep[i] = k[i].hint && essential(k[i].key);
+    if (keep[i]) used += hint_cols(&k[i]);
+  }
+  for (int i = 0; all && i < n; i++)
+    if (k[i].hint && !keep[i] && used + hint_cols(&k[i]) <= wd + 2) keep[i] = 1, used += hint_cols(&k[i]);
+  return used - 2;
+}
+
+/* The key hints from column 'x' (the essential ones only, unless 'all'),
+** in the table's order. */
+static void key_hints(const Term *t, WINDOW *w, int x, int wd, int all) {
   int n;
   const UiKey *k = ui_keys(&n);
-  char keep[128] = {0};
-  int used = 0;
-  for (int i = 0; i < n && i < 128; i++)
-    if (k[i].hint && essential(k[i].key)) keep[i] = 1, used += hint_cols(&k[i]);
-  for (int i = 0; i < n && i < 128; i++)
-    if (k[i].hint && !keep[i] && used + hint_cols(&k[i]) <= wd + 2) keep[i] = 1, used += hint_cols(&k[i]);
-  int x = 0;
-  for (int i = 0; i < n && i < 128 && x < wd; i++) {
+  char keep[128];
+  if (n > 128) n = 128;
+  pick_hints(k, n, wd - x, all, keep);
+  for (int i = 0; i < n && x < wd; i++) {
     if (!keep[i]) continue;
     const char *sp = strchr(k[i].hint, ' ');
     int kl = sp ? (int)(sp - k[i].hint) : (int)strlen(k[i].hint);
@@ -340,6 +350,14 @@ static void key_hints(const Term *t, WINDOW *w, int wd) {
     x += term_print(t, w, 0, x, wd - x, ROLE_KEY, key);
     x += term_printf(t, w, 0, x, wd - x, ROLE_LABEL, "%s  ", sp ? sp : "");
   }
+}
+
+/* Columns of the essential hints. */
+static int essential_cols(void) {
+  int n;
+  const UiKey *k = ui_keys(&n);
+  char keep[128];
+  return pick_hints(k, n > 128 ? 128 : n, 0, 0, keep);
 }
 
 /* Items joined by two spaces, as many as fit from the first. */
@@ -373,7 +391,11 @@ void panel_hint(Ui *ui, WINDOW *w, int h, int wd) {
   }
   const char *caption = ui->api ? luaapi_caption(ui->api) : "";
   if (caption && *caption) {
-    term_print(t, w, 0, 0, wd, ROLE_TITLE, fit_text(caption, wd, ell, buf, sizeof buf));
+    /* The caption, and at the right the keys a speaker must find. */
+    int keys = essential_cols(), room = wd - keys - 2;
+    if (room < 20) room = wd;
+    term_print(t, w, 0, 0, room, ROLE_TITLE, fit_text(caption, room, ell, buf, sizeof buf));
+    if (room < wd) key_hints(t, w, wd - keys, wd, 0);
     return;
   }
   if (ui->focus) {
@@ -382,5 +404,5 @@ void panel_hint(Ui *ui, WINDOW *w, int h, int wd) {
     items_line(t, w, wd, ROLE_LABEL, items, (int)(sizeof items / sizeof items[0]));
     return;
   }
-  key_hints(t, w, wd);
+  key_hints(t, w, 0, wd, 1);
 }

@@ -80,6 +80,17 @@ wait_step() {
   return 1
 }
 
+# wait_runs N: until the status line shows N runs (a separator before each).
+wait_runs() {
+  i=0
+  while [ $i -lt 100 ]; do
+    [ "$(screen | sed -n 1p | grep -o '│' | wc -l)" -eq "$1" ] && return 0
+    sleep 0.1
+    i=$((i + 1))
+  done
+  return 1
+}
+
 # The charts of this tree: the time axis that spans the data (GraphXAxis)
 # comes with the legends and axis labels checked below.
 CHARTS=0
@@ -221,7 +232,8 @@ for size in 80x24 100x30 120x40 200x60; do
   key :
   for k in 2 5 10; do type_line "lab.run{name='tied_x${k}_s1', tie='tied', in_scale=$k}"; done
   key Escape
-  wait_for "tielab.run 'tied_x10_s1'" 100 && wait_step 300 && wait_for 'align tied vs untied @' 300
+  wait_for "tielab.run 'tied_x10_s1'" 100 && wait_runs 5 && wait_step 300 &&
+    wait_for 'align tied vs untied @' 300
   check $? "$size: five runs train, alignment measured"
 
   status=$(screen | sed -n 1p)
@@ -307,6 +319,23 @@ for size in 80x24 100x30 120x40 200x60; do
   key p
   wait_for 'align tied vs untied @' 30
 done
+
+# ---------------------------------------------------------------- a caption
+# A script's caption on the hint line, shortened on purpose, beside the
+# keys a speaker must find.
+COLS=80 ROWS=24
+$T resize-window -t t -x "$COLS" -y "$ROWS" 2>/dev/null || $T resize-pane -t t -x "$COLS" -y "$ROWS"
+cat >"$WORK/caption.lua" <<'LUA'
+local lab = require "tielab"
+lab.caption("Boost the input side five-fold: does the matrix move toward E_in, or does it stay?")
+lab.run{name = "tied", tie = "tied", vocab = 256, dim = 32, layers = 2, heads = 2, ctx = 32, batch = 4}
+LUA
+$T respawn-pane -k -t t "clear; $ENV $TIELAB $WORK/caption.lua"
+wait_for '^Boost the input side' 300
+hint=$(screen | sed -n '$p')
+case $hint in "Boost the input side five-fold:"*"$ELL"*"p present"*"? help"*"q quit") r=0 ;; *) r=1 ;; esac
+check $r "80x24: a long caption shortened with an ellipsis, p, ? and q beside it"
+no_cut "80x24 with a caption"
 
 echo "1..$n"
 [ "$failed" -eq 0 ]

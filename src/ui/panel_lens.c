@@ -29,18 +29,18 @@ static int pick_rows(int n, int rows, int *out) {
   return rows;
 }
 
-/* The heatmap row of series 'name': one shade per cell, each cell the mean
-** of the buckets whose steps fall in it. With 'baseline' (a bar's bottom
-** row), a value too small for a shade shows as a low mark. */
-static void heat_row(Ui *ui, WINDOW *w, int y, int x, int wd, const History *h, const char *name, double top,
-                     int baseline) {
+#define HEAT_MAX 512   /* cells of a heatmap row */
+
+/* The heatmap row of series 'name' into 'cells' (at most HEAT_MAX): one
+** shade per cell, each cell the mean of the buckets whose steps fall in
+** it; a value too small for a shade is a low mark. Returns the cells. */
+static int heat_cells(Ui *ui, GraphCell *cells, int wd, const History *h, const char *name, double top) {
   const double *xs, *ys;
   int n = ui_series(ui, 0, h, name, &xs, &ys);
-  GraphCell *cells = ui_cells(ui, wd, 1);
-  if (!cells || wd <= 0) return;
-  double x_max = graph_x_extent(ui_last_step(ui), X_BASE), sum[512] = {0};
-  int cnt[512] = {0};
-  if (wd > 512) wd = 512;
+  if (wd <= 0) return 0;
+  double x_max = graph_x_extent(ui_last_step(ui), X_BASE), sum[HEAT_MAX] = {0};
+  int cnt[HEAT_MAX] = {0};
+  if (wd > HEAT_MAX) wd = HEAT_MAX;
   for (int i = 0; i < n; i++) {
     int c = (int)(xs[i] / x_max * wd);
     if (c >= 0 && c < wd && isfinite(ys[i])) sum[c] += ys[i], cnt[c]++;
@@ -55,9 +55,15 @@ static void heat_row(Ui *ui, WINDOW *w, int y, int x, int wd, const History *h, 
     if (cnt[c]) v = sum[c] / cnt[c];
     cells[c].ch = c <= last && isfinite(v) ? graph_shade(v / top, ui->term.glyphs) : ' ';
     cells[c].role = ROLE_BAR;
-    if (baseline && c <= last && isfinite(v) && cells[c].ch == ' ') cells[c].ch = ui->term.glyphs == GRAPH_ASCII ? '.' : 0x2581;
+    if (c <= last && isfinite(v) && cells[c].ch == ' ') cells[c].ch = ui->term.glyphs == GRAPH_ASCII ? '.' : 0x2581;
   }
-  term_cells(&ui->term, w, y, x, cells, wd);
+  return wd;
+}
+
+/* The row of a taller bar above its bottom one: no low marks. */
+static void heat_above(GraphCell *cells, int n) {
+  for (int c = 0; c < n; c++)
+    if (cells[c].ch == '.' || cells[c].ch == 0x2581) cells[c].ch = ' ';
 }
 
 void panel_lens(Ui *ui, WINDOW *w, int h, int wd) {
@@ -100,11 +106,17 @@ void panel_lens(Ui *ui, WINDOW *w, int h, int wd) {
     char name[64];
     snprintf(name, sizeof name, "%s.acc.%d", ui->lens_logit ? "logit_lens" : "lens", i);
     /* A block of three rows or more keeps its last one apart from the next. */
-    int drawn = block >= 3 ? block - 1 : block;
+    int drawn = block >= 3 ? block - 1 : block, hw = 0;
+    GraphCell bottom[HEAT_MAX], above[HEAT_MAX];
+    if (wd - left - 2 >= 4 && r->hist) {
+      hw = heat_cells(ui, bottom, wd - left - 2, r->hist, name, top);
+      memcpy(above, bottom, sizeof *bottom * (size_t)hw);
+      heat_above(above, hw);
+    }
     for (int j = 0; j < drawn; j++) {
       int y = y0 + j;
       term_cells(t, w, y, 4, cells, bar);
-      if (wd - left - 2 >= 4 && r->hist) heat_row(ui, w, y, left + 1, wd - left - 2, r->hist, name, top, j == drawn - 1);
+      if (hw > 0) term_cells(t, w, y, left + 1, j == drawn - 1 ? bottom : above, hw);
       if (j != drawn / 2) continue;
       term_print(t, w, y, 0, 4, ROLE_LABEL, label);
       term_printf(t, w, y, 4 + bar, 5, ROLE_TEXT, " %.2f", ls->acc[i]);

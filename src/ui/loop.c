@@ -98,7 +98,8 @@ static void (*const draw_fn[P_COUNT])(Ui *, WINDOW *, int, int) = {
 void ui_layout(Ui *ui) {
   int rows, cols;
   getmaxyx(stdscr, rows, cols);
-  layout_compute(&ui->lay, rows, cols, ui->view, ui->scatter ? P_SCATTER : ui->zoom);
+  LayoutAsk ask = {.view = ui->view, .zoom = ui->scatter ? P_SCATTER : ui->zoom, .chart = ui->scatter ? P_SCATTER : P_LOSS};
+  layout_compute(&ui->lay, rows, cols, &ask);
   for (int p = 0; p < P_COUNT; p++) {
     if (ui->win[p]) delwin(ui->win[p]);
     ui->win[p] = NULL;
@@ -264,10 +265,12 @@ static void take_snapshot(Ui *ui) {
 }
 
 static void pump(Ui *ui) {
-  if (luaapi_scripts(ui->api) == 0) return;
+  int scripts = luaapi_scripts(ui->api);
+  if (scripts == 0) return;
   sig_arm_interrupt(1);
   luaapi_pump(ui->api);
   sig_arm_interrupt(0);
+  if (luaapi_scripts(ui->api) != scripts) ui_dirty(ui, 1u << P_STATUS);   /* its "script" mark */
 }
 
 /* Milliseconds poll may sleep. */

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "fit.h"
 #include "uistate.h"
 
 static const struct {
@@ -37,14 +38,18 @@ static void score_text(double v, char *buf, size_t cap) {
 }
 
 /* Rows E_in / E_out, columns the first three metrics, each score followed
-** by its random baseline, dimmer. */
+** by its random baseline, dimmer; narrower panels keep fewer metrics. */
 static void compact(const Term *t, WINDOW *w, int wd, const AlignStats *a) {
-  term_print(t, w, 1, 0, wd, ROLE_LABEL, "      linear rand procr rand   cka rand");
+  static const char *const heads[] = {"      linear rand procr rand   cka rand", "      linear rand procr rand",
+                                      "      linear rand"};
+  int shown = 3;
+  while (shown > 1 && term_width(heads[3 - shown]) > wd) shown--;
+  term_print(t, w, 1, 0, wd, ROLE_LABEL, heads[3 - shown]);
   const AlignResult *rows[2] = {&a->vs_in, &a->vs_out};
   const char *names[2] = {"E_in", "E_out"};
   for (int k = 0; k < 2; k++) {
     int x = term_printf(t, w, 2 + k, 0, wd, ROLE_KEY, "%-6s", names[k]);
-    for (int i = 0; i < 3 && x < wd; i++) {
+    for (int i = 0; i < shown && x < wd; i++) {
       char v[32], b[32];
       score_text(get(&rows[k]->score, i), v, sizeof v);
       score_text(get(&rows[k]->baseline, i), b, sizeof b);
@@ -54,11 +59,13 @@ static void compact(const Term *t, WINDOW *w, int wd, const AlignStats *a) {
   }
 }
 
+#define FULL_COLS 38   /* the full table's rows */
+
 /* One row per metric: E_in, E_out, and their random baselines. */
 static void full(const Term *t, WINDOW *w, int h, int wd, const AlignStats *a) {
-  term_print(t, w, 1, 0, wd, ROLE_LABEL, "metric      E_in   E_out   rand_in rand_out");
+  term_print(t, w, 1, 0, wd, ROLE_LABEL, "metric    E_in  E_out rand_in rand_out");
   for (int i = 0; i < N_METRICS && i + 2 < h; i++)
-    term_printf(t, w, i + 2, 0, wd, i == 0 ? ROLE_KEY : ROLE_TEXT, "%-9s %6.3f  %6.3f   %6.3f  %6.3f", metrics[i].name,
+    term_printf(t, w, i + 2, 0, wd, i == 0 ? ROLE_KEY : ROLE_TEXT, "%-8s %5.2f  %5.2f   %5.2f    %5.2f", metrics[i].name,
                 get(&a->vs_in.score, i), get(&a->vs_out.score, i), get(&a->vs_in.baseline, i),
                 get(&a->vs_out.baseline, i));
 }
@@ -69,19 +76,37 @@ void panel_align(Ui *ui, WINDOW *w, int h, int wd) {
   const TrainerRun *r = ui_selected(ui);
   if (!r || h < 1) return;
   const AlignStats *a = &r->m.align;
+  const char *ell = term_glyph(t, GLYPH_ELLIPSIS);
+  char buf[256], line[256];
   if (r->m.tie_k == 0) {
-    term_printf(t, w, 0, 0, wd, ROLE_TITLE, "alignment");
-    term_printf(t, w, 1, 0, wd, ROLE_LABEL, "%s is untied now: tab selects another run", r->name);
+    fit_print(t, w, 0, 0, wd, ROLE_TITLE, "alignment of %s", r->name);
+    const char *const untied[] = {"untied now: tab selects another run", "untied: tab selects another", "untied now"};
+    term_print(t, w, 1, 0, wd, ROLE_LABEL, fit_choose(untied, 3, wd, ell, buf, sizeof buf));
     return;
   }
   if (a->step < 0) {
-    term_printf(t, w, 0, 0, wd, ROLE_TITLE, "alignment of %s", r->name);
-    if (r->align_every <= 0) term_print(t, w, 1, 0, wd, ROLE_LABEL, "off for this run (align_every = 0)");
-    else term_printf(t, w, 1, 0, wd, ROLE_LABEL, "every %d steps, with an untied run on the same data", r->align_every);
+    fit_print(t, w, 0, 0, wd, ROLE_TITLE, "alignment of %s", r->name);
+    if (r->align_every <= 0) {
+      const char *const off[] = {"off for this run (align_every = 0)", "off (align_every = 0)", "off"};
+      term_print(t, w, 1, 0, wd, ROLE_LABEL, fit_choose(off, 3, wd, ell, buf, sizeof buf));
+    } else {
+      char every[2][96];
+      snprintf(every[0], sizeof every[0], "every %d steps, with an untied run on the same data", r->align_every);
+      snprintf(every[1], sizeof every[1], "every %d steps, with an untied run", r->align_every);
+      const char *const v[] = {every[0], every[1], "not measured yet"};
+      term_print(t, w, 1, 0, wd, ROLE_LABEL, fit_choose(v, 3, wd, ell, buf, sizeof buf));
+    }
     return;
   }
-  term_printf(t, w, 0, 0, wd, ROLE_TITLE, "align %s vs %s @%ld%s", r->name, a->partner, a->step,
-              a->partner_shares_init ? " (same init)" : "");
-  if (h >= 10) full(t, w, h, wd, a);
+  /* The title: the run, its partner and the step; shorter forms when narrow. */
+  char v[3][192];
+  snprintf(v[0], sizeof v[0], "align %s vs %s @%ld%s", r->name, a->partner, a->step,
+           a->partner_shares_init ? " (same init)" : "");
+  snprintf(v[1], sizeof v[1], "align %s vs %s @%ld", r->name, a->partner, a->step);
+  snprintf(v[2], sizeof v[2], "align %s @%ld", r->name, a->step);
+  const char *const titles[] = {v[0], v[1], v[2]};
+  snprintf(line, sizeof line, "%s", fit_choose(titles, 3, wd, ell, buf, sizeof buf));
+  term_print(t, w, 0, 0, wd, ROLE_TITLE, line);
+  if (h >= 10 && wd >= FULL_COLS) full(t, w, h, wd, a);
   else compact(t, w, wd, a);
 }

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "fit.h"
 #include "uistate.h"
 
 /* ------------------------------------------------------------ sample */
@@ -20,11 +21,11 @@ void panel_sample(Ui *ui, WINDOW *w, int h, int wd) {
   const TrainerRun *r = ui_selected(ui);
   if (!r || h < 1) return;
   if (r->sample_step < 0) {
-    term_printf(t, w, 0, 0, wd, ROLE_TITLE, "sample of %s: not yet", r->name);
+    fit_print(t, w, 0, 0, wd, ROLE_TITLE, "sample of %s: not yet", r->name);
     return;
   }
-  term_printf(t, w, 0, 0, wd, ROLE_TITLE, "%s writes @%ld:", r->name, r->sample_step);
-  /* Newlines become a visible mark; the text wraps at the panel's width. */
+  fit_print(t, w, 0, 0, wd, ROLE_TITLE, "%s writes @%ld:", r->name, r->sample_step);
+  /* Newlines become a visible mark. */
   char text[TRAINER_SAMPLE_MAX * 3];
   size_t n = 0;
   const char *nl = term_glyph(t, GLYPH_NEWLINE);
@@ -33,24 +34,17 @@ void panel_sample(Ui *ui, WINDOW *w, int h, int wd) {
     else text[n++] = (unsigned char)*p < 0x20 ? ' ' : *p;
   }
   text[n] = '\0';
+  /* Wrapped at spaces: a word is split only when it is wider than the panel. */
   const char *p = text;
   for (int y = 1; y < h && *p; y++) {
-    /* Advance through as many bytes as fit in 'wd' columns. */
+    const char *next;
+    size_t k = fit_wrap(p, wd, &next);
     char row[1024];
-    size_t k = 0;
-    while (p[k] && k + 1 < sizeof row) {
-      size_t c = 1;
-      while ((p[k + c] & 0xc0) == 0x80) c++;
-      memcpy(row, p, k + c);
-      row[k + c] = '\0';
-      if (term_width(row) > wd) break;
-      k += c;
-    }
-    if (k == 0) break;
+    if (k >= sizeof row) k = sizeof row - 1;
     memcpy(row, p, k);
     row[k] = '\0';
     term_print(t, w, y, 0, wd, ROLE_TEXT, row);
-    p += k;
+    p = next;
   }
 }
 

@@ -1,7 +1,8 @@
 /*
 ** scroll.c -- a ring of output lines, wrapped at draw time.
 **
-** Lines are kept whole and wrapped when drawn, so a resize rewraps them.
+** Lines are kept whole and wrapped when drawn, at spaces (fit.c), so a
+** resize rewraps them and no word is split unless it is wider than the pane.
 ** The view is an offset in screen rows back from the newest row; drawing
 ** walks lines from the newest backwards until the pane is full.
 */
@@ -11,7 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <wchar.h>
+
+#include "fit.h"
 
 typedef struct Line {
   char *text;
@@ -103,41 +105,6 @@ void scroll_addf(Scroll *s, ScrollKind kind, const char *fmt, ...) {
   scroll_add(s, "\n", 1, kind);
 }
 
-/* Bytes of 's' that fill at most 'w' columns (at least one character). */
-static size_t wrap_bytes(const char *s, int w) {
-  mbstate_t st;
-  memset(&st, 0, sizeof st);
-  size_t len = strlen(s), used = 0;
-  int cols = 0;
-  while (used < len) {
-    wchar_t wc;
-    size_t k = mbrtowc(&wc, s + used, len - used, &st);
-    if (k == (size_t)-1 || k == (size_t)-2 || k == 0) {
-      memset(&st, 0, sizeof st);
-      k = 1;
-      wc = '?';
-    }
-    int cw = wc == '\t' ? 1 : wcwidth(wc);
-    if (cw < 0) cw = 1;
-    if (cols + cw > w && used > 0) break;
-    cols += cw;
-    used += k;
-  }
-  return used;
-}
-
-static int rows_of(const char *s, int w) {
-  int rows = 1;
-  size_t len = strlen(s);
-  while (len > 0) {
-    size_t k = wrap_bytes(s, w);
-    s += k;
-    len -= k;
-    if (len > 0) rows++;
-  }
-  return rows;
-}
-
 void scroll_page(Scroll *s, int pages, int height) {
   if (pages == 0) s->back = 0;
   else s->back -= pages * (height > 1 ? height - 1 : 1);
@@ -152,33 +119,33 @@ void scroll_draw(Scroll *s, const Term *t, WINDOW *win, int h, int w) {
   if (h <= 0 || w <= 0) return;
   /* Rows from the end that the view skips, clamped to what exists. */
   int total = 0;
-  for (int i = 0; i < s->n; i++) total += rows_of(s->lines[(s->head + i) % s->max].text, w);
+  for (int i = 0; i < s->n; i++) total += fit_lines(s->lines[(s->head + i) % s->max].text, w);
   int max_back = total > h ? total - h : 0;
   if (s->back > max_back) s->back = max_back;
   int skip = s->back, y = h - 1;
   for (int i = s->n - 1; i >= 0 && y >= 0; i--) {
     const Line *l = &s->lines[(s->head + i) % s->max];
     /* Walk this line's wrapped rows from its last to its first. */
-    const char *starts[256];
+    struct {
+      const char *p;
+      size_t n;
+    } row[256];
     int nr = 0;
     const char *p = l->text;
-    size_t len = strlen(p);
-    starts[nr++] = p;
-    while (len > 0 && nr < 256) {
-      size_t k = wrap_bytes(p, w);
-      p += k;
-      len -= k;
-      if (len > 0) starts[nr++] = p;
-    }
+    do {
+      const char *next;
+      row[nr].n = fit_wrap(p, w, &next);
+      row[nr++].p = p;
+      p = next;
+    } while (*p && nr < 256);
     for (int r = nr - 1; r >= 0 && y >= 0; r--) {
       if (skip > 0) {
         skip--;
         continue;
       }
-      size_t k = r + 1 < nr ? (size_t)(starts[r + 1] - starts[r]) : strlen(starts[r]);
       char buf[1024];
-      if (k >= sizeof buf) k = sizeof buf - 1;
-      memcpy(buf, starts[r], k);
+      size_t k = row[r].n < sizeof buf ? row[r].n : sizeof buf - 1;
+      memcpy(buf, row[r].p, k);
       buf[k] = '\0';
       term_print(t, win, y--, 0, w, kind_role[l->kind], buf);
     }

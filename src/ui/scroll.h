@@ -1,7 +1,7 @@
 /*
 ** scroll.h -- the REPL's output pane: a bounded list of lines (results,
-** errors, echoed input, notes) wrapped to the pane's width when drawn, with
-** a scroll position for PgUp/PgDn.
+** errors, echoed input, notes) wrapped at spaces to the pane's width when
+** drawn, with a scroll position for PgUp/PgDn.
 */
 #ifndef TIELAB_UI_SCROLL_H
 #define TIELAB_UI_SCROLL_H

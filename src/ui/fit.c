@@ -1,0 +1,152 @@
+/*
+** fit.c -- shortening and wrapping text for a width (see fit.h).
+*/
+#include "fit.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <wchar.h>
+
+/* One character of 's' ('len' bytes left): its bytes, and its columns. */
+static size_t next_char(const char *s, size_t len, mbstate_t *st, int *cols) {
+  wchar_t wc;
+  size_t k = mbrtowc(&wc, s, len, st);
+  if (k == (size_t)-1 || k == (size_t)-2 || k == 0) {
+    memset(st, 0, sizeof *st);
+    *cols = 1;
+    return 1;
+  }
+  int w = wcwidth(wc);
+  *cols = w < 0 ? 1 : w;
+  return k;
+}
+
+int fit_cols(const char *s) {
+  mbstate_t st;
+  memset(&st, 0, sizeof st);
+  size_t len = strlen(s);
+  int cols = 0, cw;
+  while (len > 0) {
+    size_t k = next_char(s, len, &st, &cw);
+    cols += cw;
+    s += k;
+    len -= k;
+  }
+  return cols;
+}
+
+size_t fit_prefix(const char *s, int cols) {
+  mbstate_t st;
+  memset(&st, 0, sizeof st);
+  size_t len = strlen(s), used = 0;
+  int have = 0, cw;
+  while (used < len) {
+    size_t k = next_char(s + used, len - used, &st, &cw);
+    if (have + cw > cols) break;
+    have += cw;
+    used += k;
+  }
+  return used;
+}
+
+/* Characters that read badly right before an ellipsis. */
+static int dangling(char c) { return c == ' ' || c == ',' || c == ';' || c == ':' || c == '(' || c == '-'; }
+
+const char *fit_text(const char *s, int width, const char *ellipsis, char *buf, size_t cap) {
+  if (fit_cols(s) <= width) return s;
+  if (cap == 0) return "";
+  buf[0] = '\0';
+  int room = width - fit_cols(ellipsis);
+  if (room < 1) return buf;
+  size_t n = fit_prefix(s, room);
+  /* Back to the last space inside the prefix, unless the cut already falls
+  ** at one (the next character is a space); a single long word is cut. */
+  if (s[n] != ' ') {
+    size_t sp = n;
+    while (sp > 0 && s[sp - 1] != ' ') sp--;
+    if (sp > 0) n = sp;
+  }
+  while (n > 0 && dangling(s[n - 1])) n--;
+  if (n == 0) n = fit_prefix(s, room);
+  snprintf(buf, cap, "%.*s%s", (int)n, s, ellipsis);
+  return buf;
+}
+
+/* Bytes at which the last 'cols' columns of 's' begin (a wide character
+** across the boundary is left out). */
+static size_t suffix_start(const char *s, int cols) {
+  mbstate_t st;
+  memset(&st, 0, sizeof st);
+  size_t len = strlen(s), at = 0;
+  int rest = fit_cols(s), cw;
+  while (at < len && rest > cols) {
+    at += next_char(s + at, len - at, &st, &cw);
+    rest -= cw;
+  }
+  return at;
+}
+
+const char *fit_middle(const char *s, int width, const char *ellipsis, char *buf, size_t cap) {
+  if (fit_cols(s) <= width) return s;
+  if (cap == 0) return "";
+  buf[0] = '\0';
+  int room = width - fit_cols(ellipsis);
+  if (room < 1) return buf;
+  int head = (room + 1) / 2, tail = room - head;
+  size_t h = fit_prefix(s, head), t = tail > 0 ? suffix_start(s, tail) : strlen(s);
+  snprintf(buf, cap, "%.*s%s%s", (int)h, s, ellipsis, s + t);
+  return buf;
+}
+
+const char *fit_choose(const char *const *variants, int n, int width, const char *ellipsis, char *buf,
+                       size_t cap) {
+  if (n <= 0) return "";
+  for (int i = 0; i < n; i++)
+    if (fit_cols(variants[i]) <= width) return variants[i];
+  return fit_text(variants[n - 1], width, ellipsis, buf, cap);
+}
+
+size_t fit_wrap(const char *s, int width, const char **next) {
+  if (width < 1) width = 1;
+  size_t n = fit_prefix(s, width);
+  if (n == 0 && *s) {   /* a character wider than the line: it goes alone */
+    mbstate_t st;
+    int cw;
+    memset(&st, 0, sizeof st);
+    n = next_char(s, strlen(s), &st, &cw);
+  }
+  size_t end = n;
+  if (s[n] != '\0' && s[n] != ' ') {
+    size_t sp = n;
+    while (sp > 0 && s[sp - 1] != ' ') sp--;
+    if (sp > 0) end = sp;
+  }
+  const char *p = s + end;
+  while (*p == ' ') p++;
+  while (end > 0 && s[end - 1] == ' ') end--;
+  if (next) *next = p;
+  return end;
+}
+
+int fit_lines(const char *s, int width) {
+  int lines = 1;
+  const char *p = s;
+  for (;;) {
+    const char *next;
+    fit_wrap(p, width, &next);
+    if (!*next) return lines;
+    p = next;
+    lines++;
+  }
+}
+
+int fit_print(const Term *t, WINDOW *w, int y, int x, int maxw, int role, const char *fmt, ...) {
+  char text[1024], buf[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(text, sizeof text, fmt, ap);
+  va_end(ap);
+  if (maxw <= 0) return 0;
+  return term_print(t, w, y, x, maxw, role, fit_text(text, maxw, term_glyph(t, GLYPH_ELLIPSIS), buf, sizeof buf));
+}

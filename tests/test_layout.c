@@ -1,0 +1,238 @@
+/*
+** test_layout.c -- panel rectangles and text fitting, without a terminal.
+**
+** For each size the lab is used at, each view, each zoom and the results
+** panel: every rectangle inside the screen, none overlapping another, every
+** row of the screen in some panel, the panels each view promises present.
+** Then fit.c: text kept, shortened at a word boundary with an ellipsis, a
+** shorter variant chosen, a middle cut, and wrapping at spaces.
+**
+** With two arguments ROWS COLS it prints the lab view's rectangles instead
+** ("name y x h w" per panel shown), for the screen tests in tmux.
+*/
+#include <locale.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tap.h"
+#include "ui/fit.h"
+#include "ui/layout.h"
+
+static const char *const names[P_COUNT] = {
+    [P_STATUS] = "status",   [P_BIG] = "big",         [P_LOSS] = "loss",         [P_RATIO] = "ratio",
+    [P_EXTRA] = "extra",     [P_LENS] = "lens",       [P_ALIGN] = "align",       [P_SAMPLE] = "sample",
+    [P_SCATTER] = "scatter", [P_CAPTION] = "caption", [P_ALIGNCHART] = "alignchart", [P_RESULTS] = "results",
+    [P_SCROLL] = "scroll",   [P_INPUT] = "input",     [P_HINT] = "hint",
+};
+
+static const int sizes[][2] = {{24, 80}, {30, 100}, {40, 120}, {60, 200}};
+#define N_SIZES ((int)(sizeof sizes / sizeof sizes[0]))
+
+static int shown(const Rect *r) { return r->h > 0 && r->w > 0; }
+
+/* Every rectangle inside the screen and apart from every other; every row
+** in some panel. Returns 1 when all hold, with a diagnostic otherwise. */
+static int sound(const Layout *l, const char *what) {
+  int good = 1;
+  char *cover = calloc((size_t)l->rows * l->cols, 1);
+  for (int p = 0; p < P_COUNT && cover; p++) {
+    const Rect *r = &l->r[p];
+    if (!shown(r)) continue;
+    if (r->y < 0 || r->x < 0 || r->y + r->h > l->rows || r->x + r->w > l->cols) {
+      diag("%s: %s (%d,%d %dx%d) leaves the %dx%d screen", what, names[p], r->y, r->x, r->h, r->w, l->cols, l->rows);
+      good = 0;
+      continue;
+    }
+    for (int y = r->y; y < r->y + r->h; y++)
+      for (int x = r->x; x < r->x + r->w; x++) {
+        if (cover[y * l->cols + x]) {
+          diag("%s: %s overlaps %s at row %d column %d", what, names[p], names[cover[y * l->cols + x] - 1], y, x);
+          good = 0;
+          y = r->y + r->h;
+          break;
+        }
+        cover[y * l->cols + x] = (char)(p + 1);
+      }
+  }
+  for (int y = 0; y < l->rows && cover; y++) {
+    int used = 0;
+    for (int x = 0; x < l->cols; x++) used |= cover[y * l->cols + x] != 0;
+    if (!used) {
+      diag("%s: row %d belongs to no panel", what, y);
+      good = 0;
+    }
+  }
+  free(cover);
+  return good && cover;
+}
+
+static char what[128];
+
+static void lab_sizes(void) {
+  for (int i = 0; i < N_SIZES; i++) {
+    int R = sizes[i][0], C = sizes[i][1];
+    Layout l;
+    layout_compute(&l, R, C, NULL);
+    snprintf(what, sizeof what, "lab %dx%d", C, R);
+    ok(!l.too_small && sound(&l, what), "%s: panels inside the screen, apart, every row used", what);
+    ok(shown(&l.r[P_LOSS]) && shown(&l.r[P_RATIO]) && shown(&l.r[P_LENS]) && shown(&l.r[P_ALIGN]) &&
+           shown(&l.r[P_SAMPLE]) && shown(&l.r[P_SCROLL]) && shown(&l.r[P_INPUT]) && shown(&l.r[P_HINT]),
+       "%s: charts, lens, alignment, sample and the REPL shown", what);
+    ok(shown(&l.r[P_ALIGNCHART]) == (C >= 120) && shown(&l.r[P_EXTRA]) == (C >= 120),
+       "%s: the alignment chart and the third chart %s", what, C >= 120 ? "among the charts" : "left to the zoom");
+    ok(!shown(&l.r[P_BIG]) && !shown(&l.r[P_CAPTION]) && !shown(&l.r[P_RESULTS]), "%s: no present-view panels", what);
+    /* The REPL keeps a share, little of it empty on a tall screen: at most
+    ** 15% of the rows when it shows one line. */
+    int scroll = l.r[P_SCROLL].h;
+    ok(scroll >= 5 && (R < 40 || (scroll - 1) * 100 <= 15 * R), "%s: the REPL's output has %d rows", what, scroll);
+    ok(l.r[P_LOSS].h >= 9 && l.r[P_LOSS].h * 100 >= 40 * (R - 3 - scroll), "%s: the charts take %d rows", what,
+       l.r[P_LOSS].h);
+    if (C >= 120)
+      ok(l.r[P_ALIGN].h >= 10 && l.r[P_ALIGN].w >= 38, "%s: the alignment table has room for all metrics (%dx%d)",
+         what, l.r[P_ALIGN].w, l.r[P_ALIGN].h);
+  }
+}
+
+static void zooms(void) {
+  static const int z[] = {P_LOSS, P_RATIO, P_EXTRA, P_LENS, P_ALIGN, P_ALIGNCHART, P_SCATTER};
+  for (int i = 0; i < N_SIZES; i++)
+    for (size_t k = 0; k < sizeof z / sizeof z[0]; k++) {
+      int R = sizes[i][0], C = sizes[i][1];
+      LayoutAsk ask = {.view = VIEW_LAB, .zoom = z[k], .chart = P_LOSS};
+      Layout l, plain;
+      layout_compute(&l, R, C, &ask);
+      layout_compute(&plain, R, C, NULL);
+      snprintf(what, sizeof what, "zoom %s %dx%d", names[z[k]], C, R);
+      int area = l.r[P_SCROLL].y - 1;
+      int rows = l.r[z[k]].h + (z[k] == P_ALIGN ? l.r[P_ALIGNCHART].h : 0);
+      ok(sound(&l, what) && l.r[z[k]].w == C && rows == area && !shown(&l.r[P_SAMPLE]) &&
+             l.r[P_SCROLL].h == plain.r[P_SCROLL].h,
+         "%s: the whole chart area (%d rows), the REPL as without zoom", what, area);
+    }
+  LayoutAsk ask = {.view = VIEW_LAB, .zoom = P_ALIGN};
+  Layout l;
+  layout_compute(&l, 40, 120, &ask);
+  ok(l.r[P_ALIGN].h >= 10 && l.r[P_ALIGNCHART].h >= 6, "zoom align 120x40: the full table (%d rows) over its chart (%d)",
+     l.r[P_ALIGN].h, l.r[P_ALIGNCHART].h);
+  ask.zoom = P_SAMPLE;   /* not a chart: no zoom */
+  layout_compute(&l, 24, 80, &ask);
+  ok(shown(&l.r[P_SAMPLE]) && l.r[P_LOSS].w == 40, "a panel that is not a chart is not zoomed");
+}
+
+static void results(void) {
+  for (int i = 0; i < N_SIZES; i++) {
+    int R = sizes[i][0], C = sizes[i][1];
+    LayoutAsk ask = {.view = VIEW_LAB, .zoom = -1, .results = 1};
+    Layout l, plain;
+    layout_compute(&l, R, C, &ask);
+    layout_compute(&plain, R, C, NULL);
+    snprintf(what, sizeof what, "results %dx%d", C, R);
+    ok(sound(&l, what) && shown(&l.r[P_RESULTS]) && l.r[P_RESULTS].w == C && !shown(&l.r[P_LENS]) &&
+           !shown(&l.r[P_ALIGN]) && !shown(&l.r[P_SAMPLE]) && l.r[P_RESULTS].y == plain.r[P_LENS].y,
+       "%s: in the lower panels' place", what);
+    ok(l.r[P_SCROLL].h < plain.r[P_SCROLL].h && l.r[P_SCROLL].h >= 3 && l.r[P_RESULTS].h > plain.r[P_LENS].h,
+       "%s: the REPL gives it rows (%d of %d), keeping %d", what, plain.r[P_SCROLL].h - l.r[P_SCROLL].h,
+       plain.r[P_SCROLL].h, l.r[P_SCROLL].h);
+    ask.zoom = P_RATIO;
+    layout_compute(&l, R, C, &ask);
+    ok(sound(&l, what) && shown(&l.r[P_RESULTS]) && l.r[P_RATIO].w == C && l.r[P_RATIO].y + l.r[P_RATIO].h == l.r[P_RESULTS].y,
+       "%s with a zoomed chart above it", what);
+  }
+}
+
+static void present(void) {
+  static const int charts[] = {P_LOSS, P_RATIO, P_LENS, P_ALIGNCHART, P_SCATTER, P_EXTRA};
+  const int psizes[][2] = {{12, 40}, {24, 80}, {30, 100}, {40, 120}, {60, 200}};
+  for (size_t i = 0; i < sizeof psizes / sizeof psizes[0]; i++)
+    for (size_t k = 0; k < sizeof charts / sizeof charts[0]; k++)
+      for (int cap = 0; cap <= 9; cap += 3) {
+        int R = psizes[i][0], C = psizes[i][1], c = charts[k];
+        LayoutAsk ask = {.view = VIEW_PRESENT, .zoom = -1, .chart = c, .caption_rows = cap};
+        Layout l;
+        layout_compute(&l, R, C, &ask);
+        snprintf(what, sizeof what, "present %s %dx%d caption %d", names[c], C, R, cap);
+        int want_cap = cap < R - 12 ? cap : R - 12 > 0 ? R - 12 : 0;
+        ok(sound(&l, what) && l.r[P_STATUS].y == 0 && l.r[P_CAPTION].h == want_cap && l.r[P_BIG].y == 1 + want_cap &&
+               l.r[P_BIG].h == 3 && l.r[c].y == 4 + want_cap && l.r[c].h == R - 6 - want_cap && l.r[c].w == C &&
+               l.r[P_INPUT].y == R - 2 && l.r[P_HINT].y == R - 1 && !shown(&l.r[P_SCROLL]),
+           "%s: status, caption, big digits, the chart in every row left, input, hint", what);
+      }
+  Layout l;
+  LayoutAsk ask = {.view = VIEW_PRESENT, .zoom = -1, .chart = P_SAMPLE};
+  layout_compute(&l, 24, 80, &ask);
+  ok(shown(&l.r[P_LOSS]) && !shown(&l.r[P_SAMPLE]), "present view of what is not a chart: the loss");
+}
+
+static void small(void) {
+  Layout l;
+  int bad = 0;
+  for (int R = 1; R <= 30; R++)
+    for (int C = 1; C <= 100; C += 3) {
+      LayoutAsk ask = {.view = (R + C) % 2 ? VIEW_PRESENT : VIEW_LAB, .zoom = -1, .chart = P_RATIO, .caption_rows = R};
+      layout_compute(&l, R, C, &ask);
+      if (!l.too_small && !sound(&l, "small")) bad++;
+    }
+  ok(bad == 0, "every size up to 100x30 either too small or sound");
+  layout_compute(&l, 23, 80, NULL);
+  ok(l.too_small, "79x23 is too small for the lab view");
+}
+
+static void fitting(void) {
+  char buf[128];
+  const char *ell = "\u2026";
+  ok(strcmp(fit_text("every 4 steps", 20, ell, buf, sizeof buf), "every 4 steps") == 0, "fit: text that fits is kept");
+  ok(strcmp(fit_text("every 4 steps, with an untied run on the same data", 24, ell, buf, sizeof buf),
+            "every 4 steps, with an\u2026") == 0,
+     "fit: shortened at a word boundary (%s)", buf);
+  ok(fit_cols(buf) <= 24, "fit: the shortened text is within the width");
+  ok(strcmp(fit_text("every 4 steps, with", 16, ell, buf, sizeof buf), "every 4 steps\u2026") == 0,
+     "fit: no comma before the ellipsis (%s)", buf);
+  ok(strcmp(fit_text("abcdefghij", 5, ell, buf, sizeof buf), "abcd\u2026") == 0, "fit: one long word shortened inside");
+  ok(strcmp(fit_text("abc", 0, ell, buf, sizeof buf), "") == 0, "fit: no room, nothing");
+  ok(strcmp(fit_text("a long label", 9, "...", buf, sizeof buf), "a long...") == 0, "fit: an ASCII ellipsis (%s)", buf);
+  const char *const v[] = {"off for this run (align_every = 0)", "off (align_every = 0)", "off"};
+  ok(strcmp(fit_choose(v, 3, 40, ell, buf, sizeof buf), v[0]) == 0, "choose: the longest variant when it fits");
+  ok(strcmp(fit_choose(v, 3, 22, ell, buf, sizeof buf), v[1]) == 0, "choose: a shorter variant");
+  ok(strcmp(fit_choose(v, 3, 2, ell, buf, sizeof buf), "o\u2026") == 0, "choose: the last one shortened");
+  ok(strcmp(fit_middle("tied_x10", 6, ell, buf, sizeof buf), "tie\u202610") == 0, "middle: both ends kept (%s)", buf);
+  ok(strcmp(fit_middle("tied", 6, ell, buf, sizeof buf), "tied") == 0, "middle: a name that fits is kept");
+  ok(fit_cols("in\u00d72 \u25b6") == 6 && fit_prefix("\u00d7\u00d7\u00d7", 2) == 4, "columns of UTF-8 text");
+
+  const char *next, *s = "'lab' is the lab, 'ui' the screen; ? lists the keys.";
+  size_t n = fit_wrap(s, 27, &next);
+  ok(n == strlen("'lab' is the lab, 'ui' the") && strcmp(next, "screen; ? lists the keys.") == 0,
+     "wrap: at the last space that fits, the next line without its space");
+  n = fit_wrap("abcdefghijkl mn", 5, &next);
+  ok(n == 5 && strcmp(next, "fghijkl mn") == 0, "wrap: a word wider than the line is broken");
+  ok(fit_lines(s, 27) == 2 && fit_lines("", 10) == 1 && fit_lines("a b c", 1) == 3, "wrap: lines counted");
+  int words_whole = 1;
+  const char *p = "Gra alactibraun ea skraum daias ri chistert faeteas thinas sko";
+  while (*p) {
+    n = fit_wrap(p, 12, &next);
+    if (n > 0 && p[n] != '\0' && p[n] != ' ' && strchr(p, ' ') && strchr(p, ' ') < p + n) words_whole = 0;
+    p = next;
+  }
+  ok(words_whole, "wrap: every line ends at a word's end");
+}
+
+static void print_rects(int rows, int cols) {
+  Layout l;
+  layout_compute(&l, rows, cols, NULL);
+  for (int p = 0; p < P_COUNT; p++)
+    if (shown(&l.r[p])) printf("%s %d %d %d %d\n", names[p], l.r[p].y, l.r[p].x, l.r[p].h, l.r[p].w);
+}
+
+int main(int argc, char **argv) {
+  setlocale(LC_ALL, "C.UTF-8");
+  if (argc == 3) {
+    print_rects(atoi(argv[1]), atoi(argv[2]));
+    return 0;
+  }
+  lab_sizes();
+  zooms();
+  results();
+  present();
+  small();
+  fitting();
+  return tap_done();
+}

@@ -1,0 +1,341 @@
+#!/bin/sh
+# test_screen.sh -- the whole terminal used and nothing cut, with five runs
+# at 80x24, 100x30, 120x40 and 200x60, driven in a private tmux server the
+# way test_ui.sh is. At each size: every run on the status line, the
+# essential key hints, few blank rows on the tall screens, the loss legend
+# naming every run and "val", the time axis spanning the data and saying
+# "step"; and in the lab view, each zoom, the help overlay and the present
+# view, no word cut: every word on the screen is one the program can print
+# (from the string literals of the sources, the docs and the Lua scripts),
+# or a beginning of one ended by an ellipsis, or an end of one after it.
+# The sample panel shows what the model writes, words of no dictionary; its
+# rectangle (from tests/test_layout, which prints the layout) is left out.
+# Prints TAP.
+
+: "${top_builddir:=.}" "${top_srcdir:=.}"
+TIELAB=${TIELAB:-$top_builddir/tielab}
+LAYOUT=${LAYOUT:-$top_builddir/tests/test_layout}
+case $TIELAB in /*) ;; *) TIELAB=$PWD/$TIELAB ;; esac
+
+if ! command -v tmux >/dev/null 2>&1; then echo "1..0 # SKIP tmux is not installed"; exit 0; fi
+if [ ! -x "$TIELAB" ] || [ ! -x "$LAYOUT" ]; then echo "1..0 # SKIP $TIELAB or $LAYOUT was not built"; exit 0; fi
+
+SOCK=tielab-screen-$$
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/tielab-screen.XXXXXX") || exit 1
+T="tmux -L $SOCK -f /dev/null"
+cleanup() {
+  pid=$(tielab_pid 2>/dev/null)
+  [ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null
+  $T kill-server >/dev/null 2>&1
+  rm -rf "$WORK"
+}
+trap cleanup EXIT INT TERM
+# This script's own text tools count characters, not bytes.
+LC_ALL=C.UTF-8
+export LC_ALL
+MODEL="--vocab 256 --dim 32 --layers 2 --heads 2 --ctx 32 --batch 4"
+ENV="env -u LC_ALL -u LC_CTYPE LANG=C.UTF-8 NO_COLOR= XDG_STATE_HOME=$WORK/state XDG_CACHE_HOME=${XDG_CACHE_HOME:-$WORK/cache} OPENBLAS_NUM_THREADS=1"
+RUNS="tied untied tied_x2_s1 tied_x5_s1 tied_x10_s1"
+ELL=$(printf '\342\200\246')
+
+n=0 failed=0
+screen() { $T capture-pane -p -t t 2>/dev/null; }
+show() { screen | sed 's/^/#   |/'; }
+pass() { n=$((n + 1)); echo "ok $n - $1"; }
+fail() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; show; }
+skip() { n=$((n + 1)); echo "ok $n # SKIP $1"; }
+check() { if [ "$1" -eq 0 ]; then pass "$2"; else fail "$2"; fi; }
+wait_for() {
+  i=0
+  while [ $i -lt "${2:-100}" ]; do
+    screen | grep -Eq -- "$1" && return 0
+    sleep 0.1
+    i=$((i + 1))
+  done
+  return 1
+}
+wait_gone() {
+  i=0
+  while [ $i -lt "${2:-100}" ]; do
+    screen | grep -Eq -- "$1" || return 0
+    sleep 0.1
+    i=$((i + 1))
+  done
+  return 1
+}
+pane() { $T display -p -t t "$1"; }
+tielab_pid() { pgrep -P "$(pane '#{pane_pid}')" | head -n 1; }
+key() { $T send-keys -t t "$@"; }
+type_line() { $T send-keys -t t -l "$1"; $T send-keys -t t Enter; }
+step_now() { screen | sed -n '1s/.*step \([0-9]*\).*/\1/p'; }
+# wait_step N: until the status line's step is at least N.
+wait_step() {
+  i=0
+  while [ $i -lt 300 ]; do
+    s=$(step_now)
+    [ -n "$s" ] && [ "$s" -ge "$1" ] && return 0
+    sleep 0.1
+    i=$((i + 1))
+  done
+  return 1
+}
+
+# wait_runs N: until the status line shows N runs (a separator before each).
+wait_runs() {
+  i=0
+  while [ $i -lt 100 ]; do
+    [ "$(screen | sed -n 1p | grep -o '│' | wc -l)" -eq "$1" ] && return 0
+    sleep 0.1
+    i=$((i + 1))
+  done
+  return 1
+}
+
+# The charts of this tree: the time axis that spans the data (GraphXAxis)
+# comes with the legends and axis labels checked below.
+CHARTS=0
+grep -q GraphXAxis "$top_srcdir/src/ui/graph.h" && CHARTS=1
+CHARTS_WHY="the charts still fill and halve their time axis (no GraphXAxis in graph.h)"
+
+# ---------------------------------------------------------------- the dictionary
+# Every word the program can print: letters of its string literals, of the
+# Lua API's documentation and of the scripts, lowercased.
+{
+  for f in "$top_srcdir"/src/*.c "$top_srcdir"/src/*/*.c "$top_srcdir"/src/*/*.h; do grep -o '"[^"]*"' "$f"; done
+  cat "$top_srcdir"/docs/*.md "$top_srcdir"/lua/*.lua
+  echo "$RUNS"
+} | tr 'A-Z' 'a-z' | tr -c 'a-z\n' '\n' | grep -v '^$' | sort -u >"$WORK/dict"
+
+# cut_words FILE: the words of the screen in FILE that are in no dictionary
+# and are neither a beginning of one before an ellipsis nor an end of one
+# after it, as "row N: word".
+cut_words() {
+  tr 'A-Z' 'a-z' <"$1" | sed "s/$ELL/~/g" | awk '
+    NR == FNR { dict[$0] = 1; next }
+    function begins(w, k) { for (k in dict) if (index(k, w) == 1) return 1; return 0 }
+    function ends(w, k) { for (k in dict) if (length(k) >= length(w) && substr(k, length(k) - length(w) + 1) == w) return 1; return 0 }
+    {
+      line = $0; at = 0
+      while (match(line, /[a-z]+/)) {
+        w = substr(line, RSTART, RLENGTH)
+        before = RSTART > 1 ? substr(line, RSTART - 1, 1) : ""
+        after = substr(line, RSTART + RLENGTH, 1)
+        line = substr(line, RSTART + RLENGTH)
+        if (w in dict) continue
+        if (after == "~" && begins(w)) continue
+        if (before == "~" && ends(w)) continue
+        print "row " FNR - 1 ": " w
+      }
+    }' "$WORK/dict" -
+}
+
+# rect NAME: "y x h w" of a panel in the lab view at this size.
+rect() { "$LAYOUT" "$ROWS" "$COLS" | awk -v p="$1" '$1 == p { print $2, $3, $4, $5 }'; }
+
+# blank_cols Y H X1 X2: the screen (stdin) with columns X1..X2-1 of rows
+# Y..Y+H-1 blanked (sed counts characters in a UTF-8 locale; awk here
+# counts bytes).
+blank_cols() {
+  if [ "$4" -le "$3" ]; then cat; return; fi
+  sp=$(printf "%$(($4 - $3))s" '')
+  sed -E "$(($1 + 1)),$(($1 + $2))s/^(.{$3}).{0,$(($4 - $3))}/\1$sp/"
+}
+
+# blank_rect Y X H W [BX BW]: a rectangle blanked, except columns
+# BX..BX+BW-1 (an overlay drawn over it).
+blank_rect() {
+  y=$1 x=$2 h=$3 w=$4 bx=${5:--1} bw=${6:-0}
+  if [ "$bx" -lt 0 ]; then blank_cols "$y" "$h" "$x" $((x + w)); return; fi
+  a=$((bx < x + w ? bx : x + w)) b=$((bx + bw > x ? bx + bw : x))
+  blank_cols "$y" "$h" "$x" "$a" | blank_cols "$y" "$h" "$b" $((x + w))
+}
+
+# cols X W: columns X..X+W-1 of each line of stdin.
+cols() { sed -E "s/^.{0,$1}//; s/^(.{0,$2}).*/\1/"; }
+
+# no_cut WHAT [BX BW]: the current screen without its sample panel has no cut word.
+no_cut() {
+  screen >"$WORK/raw"
+  set -- "$1" $(rect sample) "${2:--1}" "${3:-0}"
+  what=$1
+  shift
+  if [ -n "$4" ]; then blank_rect "$@" <"$WORK/raw" >"$WORK/shot"; else cp "$WORK/raw" "$WORK/shot"; fi
+  if [ "$CHARTS" = 0 ]; then
+    # Chart legends are the charts' to shorten: their title rows are left out.
+    for p in loss ratio extra alignchart; do
+      r=$(rect $p)
+      [ -n "$r" ] || continue
+      set -- $r
+      blank_rect "$1" "$2" 1 "$4" <"$WORK/shot" >"$WORK/shot2" && mv "$WORK/shot2" "$WORK/shot"
+    done
+  fi
+  cut_words "$WORK/shot" >"$WORK/cut"
+  if [ -s "$WORK/cut" ]; then
+    fail "$what: no word cut ($(tr '\n' ' ' <"$WORK/cut"))"
+  else
+    pass "$what: no word cut"
+  fi
+}
+
+# ---------------------------------------------------------------- matching names
+# shown_as NAME TOKEN: TOKEN is NAME, or NAME shortened on purpose: a part
+# of it ("tied_x2" for "tied_x2_s1"), or its beginning and a part of it
+# around an ellipsis ("tie…x2").
+shown_as() {
+  case $2 in
+    *"$ELL"*)
+      head=${2%%"$ELL"*} tail=${2#*"$ELL"}
+      case $1 in "$head"*) ;; *) return 1 ;; esac
+      case $1 in *"$tail"*) return 0 ;; esac
+      return 1
+      ;;
+  esac
+  [ ${#2} -ge 2 ] || return 1
+  case $1 in *"$2"*) return 0 ;; esac
+  return 1
+}
+
+# every_run TEXT: each run shown once in TEXT's words (names as whole words
+# first, so "tied" is not taken for "tied_x2_s1"); prints what is missing.
+every_run() {
+  words=$(printf '%s\n' "$1" | sed "s/[^A-Za-z0-9_$ELL]\{1,\}/ /g")
+  left=$words missing=
+  for r in $RUNS; do
+    found=
+    for w in $left; do [ "$w" = "$r" ] && found=$w && break; done
+    if [ -z "$found" ]; then
+      for w in $left; do shown_as "$r" "$w" && found=$w && break; done
+    fi
+    if [ -z "$found" ]; then missing="$missing $r"; continue; fi
+    rest= dropped=
+    for w in $left; do
+      if [ -z "$dropped" ] && [ "$w" = "$found" ]; then dropped=1; else rest="$rest $w"; fi
+    done
+    left=$rest
+  done
+  echo "$missing"
+}
+
+# ---------------------------------------------------------------- each size
+$T new-session -d -s t -x 80 -y 24 "sleep 600" || { echo "1..0 # SKIP cannot start tmux"; exit 0; }
+$T set -g remain-on-exit on
+$T set -sg escape-time 0
+
+for size in 80x24 100x30 120x40 200x60; do
+  COLS=${size%x*} ROWS=${size#*x}
+  $T resize-window -t t -x "$COLS" -y "$ROWS" 2>/dev/null || $T resize-pane -t t -x "$COLS" -y "$ROWS"
+  $T respawn-pane -k -t t "clear; $ENV $TIELAB $MODEL"
+  wait_for 'RUNNING step [1-9]' 300
+  check $? "$size: training starts"
+  wait_for 'alignment of tied' 30 && wait_for "writes @" 100
+  no_cut "$size first screen, alignment not measured yet"
+  key :
+  for k in 2 5 10; do type_line "lab.run{name='tied_x${k}_s1', tie='tied', in_scale=$k}"; done
+  key Escape
+  wait_for "tielab.run 'tied_x10_s1'" 100 && wait_runs 5 && wait_step 300 &&
+    wait_for 'align tied vs untied @' 300
+  check $? "$size: five runs train, alignment measured"
+
+  status=$(screen | sed -n 1p)
+  missing=$(every_run "$(printf '%s\n' "$status" | sed 's/^[^│]*//')")
+  [ -z "$missing" ] && [ "$(printf '%s\n' "$status" | grep -o '│' | wc -l)" -eq 5 ]
+  check $? "$size: every run on the status line${missing:+ (missing:$missing)}"
+  printf '%s\n' "$status" | grep -q 'RUNNING step [0-9]* [0-9.]*[kM]\{0,1\} tok/s'
+  check $? "$size: the status line gives the lab's tokens per second"
+  hint=$(screen | sed -n '$p')
+  case $hint in *"p present"*"? help"*"q quit"*) r=0 ;; *) r=1 ;; esac
+  check $r "$size: the hint line keeps p, ? and q"
+
+  if [ "$size" = 80x24 ]; then
+    # Paused, with steps owed to a script: it trains, and says so.
+    key Space
+    wait_for 'PAUSED step' 30
+    key :
+    type_line 'lab.step(100000)'
+    key Escape
+    wait_for 'RUNNING( \+[0-9]*)? step' 100
+    check $? "$size: RUNNING while a script's steps are owed, training paused"
+    missing=$(every_run "$(screen | sed -n 1p | sed 's/^[^│]*//')")
+    check "${#missing}" "$size: every run on the status line beside the owed steps${missing:+ (missing:$missing)}"
+    key C-c
+    wait_for 'PAUSED step' 50 && key Space && wait_for 'RUNNING step' 30
+    check $? "$size: Ctrl-C stops the script, space trains again"
+  fi
+
+  if [ "$ROWS" -ge 40 ]; then
+    blank=$(screen | grep -c '^ *$')
+    [ "$blank" -le $((ROWS * 15 / 100)) ]
+    check $? "$size: $blank blank rows of $ROWS while training (at most 15%)"
+  fi
+
+  set -- $(rect loss)
+  ly=$1 lx=$2 lh=$3 lw=$4
+  legend=$(screen | sed -n "$((ly + 1)),$((ly + 2))p" | cols "$lx" "$lw")
+  axis=$(screen | sed -n "$((ly + lh - 1)),$((ly + lh))p" | cols "$lx" "$lw")
+  if [ "$CHARTS" = 1 ]; then
+    missing=$(every_run "$legend")
+    [ -z "$missing" ] && printf '%s\n' "$legend" | grep -q 'val'
+    check $? "$size: the loss legend names every run and val${missing:+ (missing:$missing)}"
+    printf '%s\n' "$axis" | grep -q 'step'
+    check $? "$size: the x axis says step"
+    step=$(step_now)
+    right=$(printf '%s\n' "$axis" | grep -o '[0-9][0-9.]*[kM]\{0,1\}' | tail -n 1 |
+      awk '{ v = $0 + 0; if ($0 ~ /k$/) v *= 1000; if ($0 ~ /M$/) v *= 1e6; print int(v) }')
+    [ -n "$right" ] && [ "$right" -gt 0 ] && [ $((step * 10)) -ge $((right * 9)) ]
+    check $? "$size: the newest step ($step) within the last 10% of the x axis (right-hand label $right)"
+  else
+    skip "$size: loss legend: $CHARTS_WHY"
+    skip "$size: step on the x axis: $CHARTS_WHY"
+    skip "$size: x span: $CHARTS_WHY"
+  fi
+
+  no_cut "$size lab view"
+  key Tab
+  wait_for '●untied' 30 && wait_for 'untied now|untied:' 30
+  no_cut "$size lab view, the untied run selected"
+  key Tab Tab Tab Tab
+  wait_for '●tied' 30 && wait_for 'align tied vs untied @' 30
+  # Each zoom in turn (ui.zoom's order), known by its title alone on top.
+  for z in loss:'^loss ':'grad out/in' ratio:'^grad out/in':'^loss ' lens:'^tuned lens acc':'^grad out/in' \
+    align:'^align tied vs untied':'tuned lens' extra:'^grad L2':'align tied vs'; do
+    name=${z%%:*} rest=${z#*:}
+    key z
+    wait_for "${rest%%:*}" 30 && wait_gone "${rest#*:}" 30
+    check $? "$size: z zooms $name"
+    no_cut "$size zoom $name" 0 "$COLS"
+  done
+  key z
+  wait_for 'align tied vs untied @' 30
+  key '?'
+  wait_for 'tielab keys' 30
+  bw=$((COLS - 2 < 78 ? COLS - 2 : 78))
+  no_cut "$size help" $(((COLS - bw) / 2)) "$bw"
+  key '?'
+  wait_gone 'tielab keys' 30
+  key p
+  wait_gone 'tuned lens acc' 30 && wait_for '^loss' 30
+  check $? "$size: p shows the present view"
+  no_cut "$size present view" 0 "$COLS"
+  key p
+  wait_for 'align tied vs untied @' 30
+done
+
+# ---------------------------------------------------------------- a caption
+# A script's caption on the hint line, shortened on purpose, beside the
+# keys a speaker must find.
+COLS=80 ROWS=24
+$T resize-window -t t -x "$COLS" -y "$ROWS" 2>/dev/null || $T resize-pane -t t -x "$COLS" -y "$ROWS"
+cat >"$WORK/caption.lua" <<'LUA'
+local lab = require "tielab"
+lab.caption("Boost the input side five-fold: does the matrix move toward E_in, or does it stay?")
+lab.run{name = "tied", tie = "tied", vocab = 256, dim = 32, layers = 2, heads = 2, ctx = 32, batch = 4}
+LUA
+$T respawn-pane -k -t t "clear; $ENV $TIELAB $WORK/caption.lua"
+wait_for '^Boost the input side' 300
+hint=$(screen | sed -n '$p')
+case $hint in "Boost the input side five-fold:"*"$ELL"*"p present"*"? help"*"q quit") r=0 ;; *) r=1 ;; esac
+check $r "80x24: a long caption shortened with an ellipsis, p, ? and q beside it"
+no_cut "80x24 with a caption"
+
+echo "1..$n"
+[ "$failed" -eq 0 ]

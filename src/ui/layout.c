@@ -42,32 +42,41 @@ static void lab_view(Layout *l, int zoom) {
   }
 }
 
-/* The present view: one large chart under big digits, for a projector;
-** the scatter replaces the loss chart while it is shown. */
-static void present_view(Layout *l, int zoom) {
-  int R = l->rows, C = l->cols;
+/* The present view: the caption, big digits and one large chart, for a
+** projector. */
+static void present_view(Layout *l, const LayoutAsk *a) {
+  int R = l->rows, C = l->cols, cap = a->caption_rows > 0 ? a->caption_rows : 0;
+  if (R - 6 - cap < 4) cap = 0;   /* the chart comes first */
   Rect *r = l->r;
   r[P_STATUS] = rect(0, 0, 1, C);
-  r[P_BIG] = rect(1, 0, 3, C);
-  r[zoom == P_SCATTER ? P_SCATTER : P_LOSS] = rect(4, 0, R - 6, C);
+  r[P_CAPTION] = rect(1, 0, cap, C);
+  r[P_BIG] = rect(1 + cap, 0, 3, C);
+  r[layout_is_chart(a->chart) ? a->chart : P_LOSS] = rect(4 + cap, 0, R - 6 - cap, C);
   r[P_INPUT] = rect(R - 2, 0, 1, C);
   r[P_HINT] = rect(R - 1, 0, 1, C);
 }
 
-void layout_compute(Layout *l, int rows, int cols, View view, int zoom) {
+int layout_is_chart(int panel) {
+  static const int charts[] = {P_LOSS, P_RATIO, P_EXTRA, P_LENS, P_ALIGN, P_SCATTER, P_ALIGNCHART};
+  for (size_t i = 0; i < sizeof charts / sizeof charts[0]; i++)
+    if (charts[i] == panel) return 1;
+  return 0;
+}
+
+void layout_compute(Layout *l, int rows, int cols, const LayoutAsk *ask) {
+  static const LayoutAsk lab = {.view = VIEW_LAB, .zoom = -1, .chart = P_LOSS};
+  const LayoutAsk *a = ask ? ask : &lab;
   memset(l, 0, sizeof *l);
   l->rows = rows;
   l->cols = cols;
-  int min_r = view == VIEW_PRESENT ? LAYOUT_PRESENT_MIN_ROWS : LAYOUT_MIN_ROWS;
-  int min_c = view == VIEW_PRESENT ? LAYOUT_PRESENT_MIN_COLS : LAYOUT_MIN_COLS;
+  int min_r = a->view == VIEW_PRESENT ? LAYOUT_PRESENT_MIN_ROWS : LAYOUT_MIN_ROWS;
+  int min_c = a->view == VIEW_PRESENT ? LAYOUT_PRESENT_MIN_COLS : LAYOUT_MIN_COLS;
   if (rows < min_r || cols < min_c) {
     l->too_small = 1;
     return;
   }
-  if (zoom != P_LOSS && zoom != P_RATIO && zoom != P_EXTRA && zoom != P_LENS && zoom != P_ALIGN && zoom != P_SCATTER)
-    zoom = -1;
-  if (view == VIEW_PRESENT) present_view(l, zoom);
-  else lab_view(l, zoom);
+  if (a->view == VIEW_PRESENT) present_view(l, a);
+  else lab_view(l, layout_is_chart(a->zoom) && a->zoom != P_ALIGNCHART ? a->zoom : -1);
 }
 
 Rect layout_center(int rows, int cols, int h, int w) {

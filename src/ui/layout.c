@@ -76,7 +76,7 @@ void layout_compute(Layout *l, int rows, int cols, const LayoutAsk *ask) {
     return;
   }
   if (a->view == VIEW_PRESENT) present_view(l, a);
-  else lab_view(l, layout_is_chart(a->zoom) && a->zoom != P_ALIGNCHART ? a->zoom : -1);
+  else lab_view(l, layout_is_chart(a->zoom) ? a->zoom : -1);
 }
 
 Rect layout_center(int rows, int cols, int h, int w) {

@@ -178,8 +178,8 @@ static int lui_in_scale(lua_State *L) {
   char text[32];
   if (set && now == 0) {
     scale_text(was, text, sizeof text);
-    ui_message(ui, ROLE_WARN, "%s: in_scale stays %s, the %s of the ladder (ui.in_scale(x) sets any value)", name, text,
-               move == 0 ? "top" : "bottom");
+    ui_message(ui, ROLE_WARN, "%s: in_scale %s, the %s step (ui.in_scale(x) sets any)", name, text,
+               move == 0 ? "highest" : "lowest");
     now = was;
   } else if (set) {
     scale_text(now, text, sizeof text);
@@ -282,7 +282,8 @@ static int lui_lens(lua_State *L) {
 static const struct {
   const char *name;
   int panel;
-} zooms[] = {{"none", -1}, {"loss", P_LOSS}, {"ratio", P_RATIO}, {"lens", P_LENS}, {"align", P_ALIGN}, {"extra", P_EXTRA}};
+} zooms[] = {{"none", -1},         {"loss", P_LOSS}, {"ratio", P_RATIO}, {"align_chart", P_ALIGNCHART},
+             {"lens", P_LENS},      {"align", P_ALIGN}, {"extra", P_EXTRA}};
 #define N_ZOOMS ((int)(sizeof zooms / sizeof zooms[0]))
 
 static int lui_zoom(lua_State *L) {
@@ -303,7 +304,7 @@ static int lui_zoom(lua_State *L) {
     const char *want = luaL_checkstring(L, 1);
     for (i = 0; i < N_ZOOMS && strcmp(zooms[i].name, want) != 0; i++) {
     }
-    if (i == N_ZOOMS) return luaL_argerror(L, 1, "one of none, loss, ratio, lens, align, extra");
+    if (i == N_ZOOMS) return luaL_argerror(L, 1, "one of none, loss, ratio, align_chart, lens, align, extra");
   }
   ui->zoom = zooms[i].panel;
   ui->scatter = 0;   /* a zoomed chart is what was asked to be seen */

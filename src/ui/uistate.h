@@ -50,7 +50,6 @@ typedef struct Ui {
   int scatter;               /* the row norm scatter replaces the charts */
   View view;
   int present_chart;          /* the chart the present view shows (a PanelId) */
-  char present_series[64];    /* a script's own series shown alone, "" none */
   int caption_rows;           /* rows the caption needs now (0: none) */
   int help;
   int focus;                 /* keys go to the REPL */
@@ -66,6 +65,8 @@ typedef struct Ui {
   char msg[512];
   int msg_role;
   double msg_until;
+
+  char present_series[64];    /* a script's own series shown alone, "" none */
 
   GraphScale scale[P_COUNT];
   GraphCell *cells;          /* chart scratch */

@@ -12,8 +12,9 @@
 ** Large type is a 3x5 dot font drawn with half blocks, so one letter takes
 ** 3 rows and 4 columns: a caption of about 40 letters fits on two lines at
 ** 80 columns. A longer caption, or one with a character the font lacks, is
-** drawn as bold text, wrapped at spaces and centred. Without UTF-8 the same
-** dots are drawn with '#', '"' and '_'.
+** drawn as bold text, wrapped at spaces and centred. Without UTF-8 there
+** are no half blocks: figures are drawn as seven-segment digits of '_' and
+** '|', and captions as text.
 */
 #include <ctype.h>
 #include <math.h>
@@ -92,15 +93,41 @@ static int big_width(const char *text, size_t n) {
 }
 
 /* The cell for dots 'top' and 'bottom' (one column, two dot rows). */
-static const char *dots_cell(const Term *t, int top, int bottom) {
-  static const char *const utf8[4] = {" ", "\u2584", "\u2580", "\u2588"};
-  static const char *const ascii[4] = {" ", "_", "\"", "#"};
-  return (t->utf8 ? utf8 : ascii)[top << 1 | bottom];
+static const char *dots_cell(int top, int bottom) {
+  static const char *const cells[4] = {" ", "\u2584", "\u2580", "\u2588"};
+  return cells[top << 1 | bottom];
+}
+
+/* Seven-segment glyphs for figures in ASCII, as wide as the dot font's. */
+static const struct {
+  char c;
+  const char *rows[BIG_ROWS];
+} segments[] = {
+    {'0', {" _ ", "| |", "|_|"}}, {'1', {"   ", "  |", "  |"}}, {'2', {" _ ", " _|", "|_ "}},
+    {'3', {" _ ", " _|", " _|"}}, {'4', {"   ", "|_|", "  |"}}, {'5', {" _ ", "|_ ", " _|"}},
+    {'6', {" _ ", "|_ ", "|_|"}}, {'7', {" _ ", "  |", "  |"}}, {'8', {" _ ", "|_|", "|_|"}},
+    {'9', {" _ ", "|_|", " _|"}}, {'.', {" ", " ", "."}},     {'-', {"   ", " _ ", "   "}},
+    {'e', {" _ ", "|_ ", "|_ "}}, {'+', {"   ", " + ", "   "}},
+};
+
+static int segments_draw(const Term *t, WINDOW *w, int y, int x, int maxw, int role, const char *text, size_t n) {
+  int used = 0;
+  for (size_t i = 0; i < n; i++) {
+    size_t k = 0;
+    while (k < sizeof segments / sizeof segments[0] && segments[k].c != text[i]) k++;
+    if (k == sizeof segments / sizeof segments[0]) continue;
+    int gw = (int)strlen(segments[k].rows[0]);
+    if (used + gw > maxw) break;
+    for (int row = 0; row < BIG_ROWS; row++) term_print(t, w, y + row, x + used, gw, role, segments[k].rows[row]);
+    used += gw + 1;
+  }
+  return used > 0 ? used - 1 : 0;
 }
 
 /* Draw 'n' bytes of 'text' in large type with its top row at 'y', from
 ** column 'x' within 'maxw' columns; returns the columns used. */
 static int big_draw(const Term *t, WINDOW *w, int y, int x, int maxw, int role, const char *text, size_t n) {
+  if (!t->utf8) return segments_draw(t, w, y, x, maxw, role, text, n);
   int used = 0;
   for (size_t i = 0; i < n; i++) {
     const BigGlyph *g = glyph((unsigned char)text[i]);
@@ -110,7 +137,7 @@ static int big_draw(const Term *t, WINDOW *w, int y, int x, int maxw, int role, 
     for (int row = 0; row < BIG_ROWS; row++)
       for (int c = 0; c < gw; c++) {
         int top = g->rows[2 * row][c] == '#', bottom = 2 * row + 1 < 5 && g->rows[2 * row + 1][c] == '#';
-        if (top || bottom) term_print(t, w, y + row, x + used + c, 1, role, dots_cell(t, top, bottom));
+        if (top || bottom) term_print(t, w, y + row, x + used + c, 1, role, dots_cell(top, bottom));
       }
     used += gw + 1;
   }
@@ -155,9 +182,11 @@ static int text_measure(const char *s, size_t n) {
   return term_width(buf);
 }
 
-/* Large type when the caption fits in CAPTION_BIG_LINES lines of 'cols'
-** columns and 'rows' rows; the line breaks go in 'at'. */
-static int caption_big(const char *caption, int rows, int cols, size_t at[][2]) {
+/* Large type when the terminal has half blocks and the caption fits in
+** CAPTION_BIG_LINES lines of 'cols' columns and 'rows' rows; the line
+** breaks go in 'at'. */
+static int caption_big(const Term *t, const char *caption, int rows, int cols, size_t at[][2]) {
+  if (!t->utf8) return 0;
   int n = wrap(caption, cols - 2, big_width, at, CAPTION_BIG_LINES);
   return n >= 1 && n <= CAPTION_BIG_LINES && n * BIG_ROWS <= rows ? n : 0;
 }
@@ -168,7 +197,7 @@ int present_caption_rows(const Ui *ui, int rows, int cols) {
   size_t at[CAPTION_TEXT_LINES][2];
   /* Room left for the chart decides how tall the caption may be. */
   int room = rows - 12;
-  int big = caption_big(caption, room, cols, at);
+  int big = caption_big(&ui->term, caption, room, cols, at);
   if (big) return big * BIG_ROWS;
   int n = wrap(caption, cols - 2, text_measure, at, CAPTION_TEXT_LINES);
   return n < 1 ? 1 : n < CAPTION_TEXT_LINES ? n : CAPTION_TEXT_LINES;
@@ -205,7 +234,7 @@ void panel_caption(Ui *ui, WINDOW *w, int h, int wd) {
   if (!caption || !*caption || h < 1) return;
   const Term *t = &ui->term;
   size_t at[CAPTION_BIG_LINES][2];
-  int n = caption_big(caption, h, wd, at);
+  int n = caption_big(t, caption, h, wd, at);
   if (!n) {
     caption_text(t, w, h, wd, caption);
     return;

@@ -151,42 +151,47 @@ static void scale_text(double v, char *buf, size_t cap) {
   else snprintf(buf, cap, "%g", v);
 }
 
+/* With the lab held for an instant: run 'id''s in_scale now, moved one
+** rung ('dir' 1 up, -1 down) or set to 'want' (dir 0). '*now' is 0 when
+** the ladder ends there (nothing changes). */
+static int ladder_move(Ui *ui, int id, int dir, double want, double *was, double *now, Err *err) {
+  Lab *lab = trainer_acquire(ui->trainer);
+  Run *r = lab_run_by_id(lab, id);
+  int rc = r ? 0 : err_set(err, "run %d was removed", id);
+  if (r) {
+    *was = run_options(r)->in_scale;
+    *now = dir ? ladder_next(*was, dir) : want;
+    if (*now > 0) rc = run_set_number(r, "in_scale", *now, err);
+  }
+  trainer_release(ui->trainer);
+  return rc;
+}
+
 /* ui.in_scale(["up" | "down" | value [, name]]): step the run's in_scale
 ** along the ladder, or set it; returns the value it has then. */
 static int lui_in_scale(lua_State *L) {
   Ui *ui = getui(L);
   static const char *const moves[] = {"up", "down", NULL};
-  int move = -1;
-  double want = 0;
-  if (lua_type(L, 1) == LUA_TSTRING) move = luaL_checkoption(L, 1, NULL, moves);
-  else if (!lua_isnoneornil(L, 1)) {
-    want = luaL_checknumber(L, 1);
-    luaL_argcheck(L, want > 0 && isfinite(want), 1, "must be 'up', 'down' or a positive number");
+  const TrainerRun *r = run_arg(L, ui, 2);
+  if (lua_isnoneornil(L, 1)) {
+    lua_pushnumber(L, r->m.in_scale);
+    return 1;
   }
-  const TrainerRun *tr = run_arg(L, ui, 2);
-  char name[sizeof tr->name];
-  snprintf(name, sizeof name, "%s", tr->name);
-  int id = tr->id, set = move >= 0 || want > 0;
+  int dir = 0;
+  double want = 0, was = 0, now = 0;
+  if (lua_type(L, 1) == LUA_TSTRING) dir = luaL_checkoption(L, 1, NULL, moves) == 0 ? 1 : -1;
+  else want = luaL_checknumber(L, 1);
+  luaL_argcheck(L, dir || (want > 0 && isfinite(want)), 1, "must be 'up', 'down' or a positive number");
+  char name[sizeof r->name], text[32];
+  snprintf(name, sizeof name, "%s", r->name);
   Err err = {{0}};
-  Lab *lab = trainer_acquire(ui->trainer);
-  Run *r = lab_run_by_id(lab, id);
-  double was = r ? run_options(r)->in_scale : NAN, now = was;
-  if (r && set) now = move < 0 ? want : ladder_next(was, move == 0 ? 1 : -1);
-  int rc = !r ? err_set(&err, "run '%s' was removed", name) : set && now > 0 ? run_set_number(r, "in_scale", now, &err) : 0;
-  trainer_release(ui->trainer);
-  if (rc < 0) return luaL_error(L, "%s", err.msg);
-  char text[32];
-  if (set && now == 0) {
-    scale_text(was, text, sizeof text);
-    ui_message(ui, ROLE_WARN, "%s: in_scale %s, the %s step (ui.in_scale(x) sets any)", name, text,
-               move == 0 ? "highest" : "lowest");
-    now = was;
-  } else if (set) {
-    scale_text(now, text, sizeof text);
-    ui_message(ui, ROLE_TEXT, "%s: in_scale %s (+ - step, 0 resets)", name, text);
-  }
+  if (ladder_move(ui, r->id, dir, want, &was, &now, &err) < 0) return luaL_error(L, "%s", err.msg);
+  scale_text(now > 0 ? now : was, text, sizeof text);
+  if (now > 0) ui_message(ui, ROLE_TEXT, "%s: in_scale %s (+ - step, 0 resets)", name, text);
+  else ui_message(ui, ROLE_WARN, "%s: in_scale %s, the %s step (ui.in_scale(x) sets any)", name, text,
+                  dir > 0 ? "highest" : "lowest");
   ui_dirty(ui, 1u << P_STATUS);
-  lua_pushnumber(L, now);
+  lua_pushnumber(L, now > 0 ? now : was);
   return 1;
 }
 

@@ -153,11 +153,13 @@ void ui_lua_out(void *ctx, const char *s, size_t n, int is_err) {
   ui_dirty(ui, 1u << P_SCROLL);
 }
 
-/* A new caption may need more or fewer rows of large type. */
+/* A new caption may need more or fewer rows of large type in the present
+** view (the lab view shows it on the hint line). */
 static void lua_log(void *ctx, LuaApiLog kind, const char *msg) {
   Ui *ui = ctx;
   if (kind == LUAAPI_LOG_INFO) ui_message(ui, ROLE_TEXT, "%s", msg);
-  if (kind == LUAAPI_LOG_CAPTION && ui->screen && present_caption_rows(ui, ui->lay.rows, ui->lay.cols) != ui->caption_rows)
+  if (kind == LUAAPI_LOG_CAPTION && ui->screen && ui->view == VIEW_PRESENT &&
+      present_caption_rows(ui, ui->lay.rows, ui->lay.cols) != ui->caption_rows)
     ui->relayout = 1;
   ui_dirty(ui, 1u << P_HINT | 1u << P_BIG | 1u << P_CAPTION);
 }

@@ -108,6 +108,9 @@ struct Trainer {
   int n_samples;
   uint64_t norms_seq;            /* row norm measurements so far */
   int norms_stale;               /* a run stepped since its last measurement */
+
+  _Atomic double speed;          /* lab steps a second at most, 0: flat out */
+  double next_step_at;           /* the throttle lets the next step start then */
 };
 
 static void wake(Trainer *t, int force) {
@@ -486,6 +489,43 @@ static void idle_refresh(Trainer *t) {
   pthread_cond_broadcast(&t->cv);
 }
 
+/* ------------------------------------------------------------ the throttle */
+
+/* A step is next (no command first, and a ticket or continuous training
+** asks for one). Called with 'mu' locked. */
+static int step_next(Trainer *t) { return t->cmd_n == 0 && (next_ticket(t) || (t->running && t->n_active > 0)); }
+
+/* Hold the next step back until its time under the throttle: wait on 'cv'
+** (so commands, acquirers and a quit are served meanwhile) and return 1
+** to look again, or return 0 and book the step after it. Called with 'mu'
+** locked. */
+static int throttle_wait(Trainer *t) {
+  double speed = atomic_load(&t->speed), now = clock_seconds();
+  if (speed <= 0 || !step_next(t)) return 0;
+  if (now < t->next_step_at) {
+    double left = t->next_step_at - now;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);   /* the clock 'cv' waits on */
+    long ns = ts.tv_nsec + (long)(fmod(left, 1.0) * 1e9);
+    ts.tv_sec += (time_t)left + ns / 1000000000L;
+    ts.tv_nsec = ns % 1000000000L;
+    pthread_cond_timedwait(&t->cv, &t->mu, &ts);
+    return 1;
+  }
+  t->next_step_at = now + 1 / speed;
+  return 0;
+}
+
+void trainer_set_speed(Trainer *t, double steps_per_s) {
+  pthread_mutex_lock(&t->mu);
+  atomic_store(&t->speed, steps_per_s > 0 && isfinite(steps_per_s) ? steps_per_s : 0);
+  t->next_step_at = 0;   /* the new pace starts with the next step */
+  pthread_cond_broadcast(&t->cv);
+  pthread_mutex_unlock(&t->mu);
+}
+
+double trainer_speed(const Trainer *t) { return atomic_load(&t->speed); }
+
 static void *trainer_main(void *arg) {
   Trainer *t = arg;
   sigset_t set;
@@ -501,6 +541,7 @@ static void *trainer_main(void *arg) {
     if (!t->quit && !t->held && !t->waiters && !has_work(t) && t->norms_stale) idle_refresh(t);
     while (!t->quit && (t->held || t->waiters || !has_work(t))) pthread_cond_wait(&t->cv, &t->mu);
     if (t->quit) break;
+    if (throttle_wait(t)) continue;
     Command cmd = {0};
     int have_cmd = t->cmd_n > 0;
     if (have_cmd) {

@@ -92,6 +92,12 @@ int trainer_view(Trainer *t, int id, HostViewFn fn, void *ctx);
 void trainer_set_running(Trainer *t, int on);
 int trainer_running(Trainer *t);
 
+/* The throttle: at most 'steps_per_s' lab steps a second, continuous or
+** for tickets, the trainer sleeping between them; 0 (or less) trains flat
+** out. Commands and acquirers are served while it sleeps. */
+void trainer_set_speed(Trainer *t, double steps_per_s);
+double trainer_speed(const Trainer *t);
+
 /* A command run by the trainer thread between two steps with the lab in
 ** hand; 'arg' (at most TRAINER_ARG_MAX bytes) is copied. An error it
 ** returns becomes the snapshot's message. */

@@ -92,13 +92,15 @@ static void (*const draw_fn[P_COUNT])(Ui *, WINDOW *, int, int) = {
     [P_STATUS] = panel_status, [P_BIG] = panel_big,       [P_LOSS] = panel_loss,     [P_RATIO] = panel_ratio,
     [P_EXTRA] = panel_extra,   [P_LENS] = panel_lens,     [P_ALIGN] = panel_align,   [P_SAMPLE] = panel_sample,
     [P_SCATTER] = panel_scatter, [P_SCROLL] = draw_scroll, [P_INPUT] = draw_input, [P_HINT] = panel_hint,
-    [P_ALIGNCHART] = panel_align_chart,
+    [P_ALIGNCHART] = panel_align_chart, [P_CAPTION] = panel_caption,
 };
 
 void ui_layout(Ui *ui) {
   int rows, cols;
   getmaxyx(stdscr, rows, cols);
-  LayoutAsk ask = {.view = ui->view, .zoom = ui->scatter ? P_SCATTER : ui->zoom, .chart = ui->scatter ? P_SCATTER : P_LOSS};
+  ui->caption_rows = present_caption_rows(ui, rows, cols);
+  LayoutAsk ask = {.view = ui->view, .zoom = ui->scatter ? P_SCATTER : ui->zoom, .chart = ui->present_chart,
+                   .caption_rows = ui->caption_rows};
   layout_compute(&ui->lay, rows, cols, &ask);
   for (int p = 0; p < P_COUNT; p++) {
     if (ui->win[p]) delwin(ui->win[p]);

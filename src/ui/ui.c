@@ -83,9 +83,16 @@ int ui_unsaved(const Ui *ui) {
   return n;
 }
 
-/* Save every run into the autosave folder. */
+/* "tied (step 812), untied (step 812)": one run more in 'buf'. */
+static void note_run(char *buf, size_t cap, const char *name, long step) {
+  size_t n = strlen(buf);
+  if (n + 1 < cap) snprintf(buf + n, cap - n, "%s%s (step %ld)", n ? ", " : "", name, step);
+}
+
+/* Save every run into the autosave folder; 'saved_note' then says which
+** runs went where. */
 int ui_save_all(Ui *ui, Err *err) {
-  char dir[4096];
+  char dir[4096], runs[2048] = "";
   if (autosave_dir(dir, sizeof dir, err) < 0) return -1;
   Lab *lab = trainer_acquire(ui->trainer);
   int rc = 0;
@@ -94,9 +101,17 @@ int ui_save_all(Ui *ui, Err *err) {
     if ((rc = autosave_run(dir, r, err)) < 0) break;
     SavedStep *s = saved_for(ui, run_id(r));
     if (s) s->step = run_metrics(r)->step;
+    note_run(runs, sizeof runs, run_name(r), run_metrics(r)->step);
   }
   if (rc == 0) autosave_prune(lab, dir);
   trainer_release(ui->trainer);
+  if (rc == 0) {
+    size_t cap = strlen(runs) + strlen(dir) + 32;
+    char *note = malloc(cap);
+    if (note) snprintf(note, cap, "saved %s to %s", runs[0] ? runs : "no run", dir);
+    free(ui->saved_note);
+    ui->saved_note = note;
+  }
   return rc;
 }
 
@@ -138,10 +153,15 @@ void ui_lua_out(void *ctx, const char *s, size_t n, int is_err) {
   ui_dirty(ui, 1u << P_SCROLL);
 }
 
+/* A new caption may need more or fewer rows of large type in the present
+** view (the lab view shows it on the hint line). */
 static void lua_log(void *ctx, LuaApiLog kind, const char *msg) {
   Ui *ui = ctx;
   if (kind == LUAAPI_LOG_INFO) ui_message(ui, ROLE_TEXT, "%s", msg);
-  ui_dirty(ui, 1u << P_HINT | 1u << P_BIG);
+  if (kind == LUAAPI_LOG_CAPTION && ui->screen && ui->view == VIEW_PRESENT &&
+      present_caption_rows(ui, ui->lay.rows, ui->lay.cols) != ui->caption_rows)
+    ui->relayout = 1;
+  ui_dirty(ui, 1u << P_HINT | 1u << P_BIG | 1u << P_CAPTION);
 }
 
 static void interrupt_lua(void *ctx) { luaapi_interrupt(ctx); }
@@ -166,13 +186,15 @@ static int add_runs(Ui *ui, Err *err) {
   return 0;
 }
 
-/* Every checkpoint of the autosave folder, in name order. */
-static int resume(Ui *ui, Err *err) {
+/* Every checkpoint of the autosave folder, in name order; 'note' says
+** which runs came back at which step, from where. */
+static int resume(Ui *ui, char *note, size_t note_cap, Err *err) {
   char dir[4096], **names = NULL;
   if (autosave_latest(dir, sizeof dir, err) < 0) return -1;
   int n = autosave_list(dir, &names, err);
   if (n < 0) return -1;
   int rc = n ? 0 : err_set(err, "nothing to resume: no checkpoint in %s", dir);
+  char runs[2048] = "";
   for (int i = 0; i < n; i++) {
     char path[4400];
     snprintf(path, sizeof path, "%s/%s", dir, names[i]);
@@ -181,10 +203,12 @@ static int resume(Ui *ui, Err *err) {
     if (r) {
       SavedStep *s = saved_for(ui, run_id(r));
       if (s) s->step = run_metrics(r)->step;
+      note_run(runs, sizeof runs, run_name(r), run_metrics(r)->step);
     }
     free(names[i]);
   }
   free(names);
+  if (rc == 0) snprintf(note, note_cap, "resumed %s from %s", runs, dir);
   return rc;
 }
 
@@ -227,7 +251,8 @@ static void release_stderr(FILE *f, int saved) {
   fclose(f);
 }
 
-static int run_screen(Ui *ui) {
+/* 'note': a message to show first (the runs --resume reopened), or "". */
+static int run_screen(Ui *ui, const char *note) {
   Err err;
   int saved_fd;
   FILE *held = hold_stderr(&saved_fd);
@@ -236,6 +261,7 @@ static int run_screen(Ui *ui) {
     return -1;   /* the caller runs the line REPL */
   }
   ui->screen = 1;
+  if (note[0]) ui_message(ui, ROLE_OK, "%s", note);
   if (ui->opt->script) {
     LuaApiStatus st = luaapi_start_script(ui->api, ui->opt->script, ui->opt->script_argc, ui->opt->script_argv, &err);
     if (st == LUAAPI_ERROR && err.msg[0]) scroll_addf(ui->scroll, SCROLL_ERR, "%s", err.msg);
@@ -258,6 +284,7 @@ static void finish(Ui *ui) {
   free(ui->cells);
   for (int i = 0; i < UI_SLOTS; i++) free(ui->xy[i]);
   free(ui->saved);
+  free(ui->saved_note);
   free(ui->entry);
   sig_close();
 }
@@ -267,6 +294,7 @@ int ui_main(const CliOptions *o) {
   memset(&ui, 0, sizeof ui);
   ui.opt = o;
   ui.zoom = -1;
+  ui.present_chart = P_LOSS;
   ui.status = EXIT_OK;
   Err err = {{0}};
   /* Character handling from the environment, for curses and the glyph tier;
@@ -277,7 +305,8 @@ int ui_main(const CliOptions *o) {
 
   ui.lab = lab_new(&err);
   /* A script builds its own runs; otherwise the pair (or the autosaved lab). */
-  int ok = ui.lab && (o->resume ? resume(&ui, &err) : o->script ? 0 : add_runs(&ui, &err)) == 0;
+  char resumed[4096 + 2048 + 32] = "";
+  int ok = ui.lab && (o->resume ? resume(&ui, resumed, sizeof resumed, &err) : o->script ? 0 : add_runs(&ui, &err)) == 0;
   ok = ok && sig_open(&err) == 0;
   ok = ok && (ui.trainer = trainer_new(ui.lab, &err)) != NULL;
   if (ok) {
@@ -298,7 +327,13 @@ int ui_main(const CliOptions *o) {
   scroll_addf(ui.scroll, SCROLL_NOTE, "tielab %s: Lua REPL (':' to type, Esc back). 'lab' is the lab, 'ui' the screen; ? lists the keys.",
               PACKAGE_VERSION);
 
-  if (run_screen(&ui) < 0) ui_line_main(&ui);
+  if (resumed[0]) scroll_addf(ui.scroll, SCROLL_NOTE, "%s", resumed);
+  if (run_screen(&ui, resumed) < 0) {
+    if (resumed[0]) printf("%s\n", resumed);
+    ui_line_main(&ui);
+  }
+  /* The screen is gone: say what the last save kept, and where. */
+  if (ui.saved_note && !ui.gone) printf("%s\n", ui.saved_note);
   int status = ui.status;
   finish(&ui);
   return status;

@@ -3,9 +3,13 @@
 **
 ** A key press runs one of these through the Lua layer, and a script may
 ** call them too ('ui.toggle()', 'ui.scale("in_scale", 2, "tied")'). They
-** never wait for the trainer: changes to a run are queued as commands that
-** the trainer runs between two steps, and the screen shows them with the
-** next snapshot. The Ui travels as an upvalue, never a C global.
+** never wait for a step to be taken: changes to a run are queued as
+** commands that the trainer runs between two steps, and the screen shows
+** them with the next snapshot. The one exception is the in_scale ladder
+** ('ui.in_scale'), which must read the value it steps from: it holds the
+** lab for an instant, between two steps. Every call a key makes says what
+** it did on the message line. The Ui travels as an upvalue, never a C
+** global.
 */
 #include <lauxlib.h>
 #include <math.h>
@@ -91,6 +95,7 @@ static int lui_step(lua_State *L) {
   luaL_argcheck(L, n >= 1, 1, "must be at least 1");
   Err err;
   if (trainer_submit(ui->trainer, -1, (long)n, &err) < 0) return luaL_error(L, "%s", err.msg);
+  ui_message(ui, ROLE_TEXT, "%lld more step%s of every run", (long long)n, n == 1 ? "" : "s");
   return 0;
 }
 
@@ -119,6 +124,129 @@ static int lui_scale(lua_State *L) {
   return 0;
 }
 
+/* ------------------------------------------------------------ the in_scale ladder */
+
+/* The values + and - step through: round numbers a speaker can say. */
+static const double ladder[] = {1.0 / 50, 1.0 / 20, 1.0 / 10, 1.0 / 5, 1.0 / 3, 1.0 / 2, 1, 2, 3, 5, 10, 20, 50};
+#define N_LADDER ((int)(sizeof ladder / sizeof ladder[0]))
+
+/* The next rung from 'v' up (dir 1) or down (-1); from between two rungs,
+** the nearer one in that direction. 0 past either end. */
+static double ladder_next(double v, int dir) {
+  const double tol = 1e-9;
+  if (dir > 0) {
+    for (int i = 0; i < N_LADDER; i++)
+      if (ladder[i] > v * (1 + tol)) return ladder[i];
+  } else {
+    for (int i = N_LADDER - 1; i >= 0; i--)
+      if (ladder[i] < v * (1 - tol)) return ladder[i];
+  }
+  return 0;
+}
+
+/* "3", "1/3", "0.37". */
+static void scale_text(double v, char *buf, size_t cap) {
+  double inv = v > 0 ? 1 / v : 0;
+  if (v < 1 && inv > 0 && fabs(inv - round(inv)) < 1e-6 * inv) snprintf(buf, cap, "1/%.0f", round(inv));
+  else snprintf(buf, cap, "%g", v);
+}
+
+/* With the lab held for an instant: run 'id''s in_scale now, moved one
+** rung ('dir' 1 up, -1 down) or set to 'want' (dir 0). '*now' is 0 when
+** the ladder ends there (nothing changes). */
+static int ladder_move(Ui *ui, int id, int dir, double want, double *was, double *now, Err *err) {
+  Lab *lab = trainer_acquire(ui->trainer);
+  Run *r = lab_run_by_id(lab, id);
+  int rc = r ? 0 : err_set(err, "run %d was removed", id);
+  if (r) {
+    *was = run_options(r)->in_scale;
+    *now = dir ? ladder_next(*was, dir) : want;
+    if (*now > 0) rc = run_set_number(r, "in_scale", *now, err);
+  }
+  trainer_release(ui->trainer);
+  return rc;
+}
+
+/* ui.in_scale(["up" | "down" | value [, name]]): step the run's in_scale
+** along the ladder, or set it; returns the value it has then. */
+static int lui_in_scale(lua_State *L) {
+  Ui *ui = getui(L);
+  static const char *const moves[] = {"up", "down", NULL};
+  const TrainerRun *r = run_arg(L, ui, 2);
+  if (lua_isnoneornil(L, 1)) {
+    lua_pushnumber(L, r->m.in_scale);
+    return 1;
+  }
+  int dir = 0;
+  double want = 0, was = 0, now = 0;
+  if (lua_type(L, 1) == LUA_TSTRING) dir = luaL_checkoption(L, 1, NULL, moves) == 0 ? 1 : -1;
+  else want = luaL_checknumber(L, 1);
+  luaL_argcheck(L, dir || (want > 0 && isfinite(want)), 1, "must be 'up', 'down' or a positive number");
+  char name[sizeof r->name], text[32];
+  snprintf(name, sizeof name, "%s", r->name);
+  Err err = {{0}};
+  if (ladder_move(ui, r->id, dir, want, &was, &now, &err) < 0) return luaL_error(L, "%s", err.msg);
+  scale_text(now > 0 ? now : was, text, sizeof text);
+  if (now > 0) ui_message(ui, ROLE_TEXT, "%s: in_scale %s (+ - step, 0 resets)", name, text);
+  else ui_message(ui, ROLE_WARN, "%s: in_scale %s, the %s step (ui.in_scale(x) sets any)", name, text,
+                  dir > 0 ? "highest" : "lowest");
+  ui_dirty(ui, 1u << P_STATUS);
+  lua_pushnumber(L, now > 0 ? now : was);
+  return 1;
+}
+
+/* ------------------------------------------------------------ the throttle */
+
+#define SPEED_MIN 0.1   /* steps a second: slower than this looks stopped */
+
+static void speed_message(Ui *ui, double v) {
+  if (v > 0) ui_message(ui, ROLE_TEXT, "speed: %.3g steps/s ([ slower, ] faster)", v);
+  else ui_message(ui, ROLE_TEXT, "speed: flat out ([ slower)");
+}
+
+static int lui_speed(lua_State *L) {
+  Ui *ui = getui(L);
+  if (!lua_isnoneornil(L, 1)) {
+    double v = luaL_checknumber(L, 1);
+    luaL_argcheck(L, v >= 0 && isfinite(v), 1, "must be 0 (flat out) or steps a second");
+    trainer_set_speed(ui->trainer, v);
+    speed_message(ui, v);
+    ui_dirty(ui, 1u << P_STATUS);
+  }
+  lua_pushnumber(L, trainer_speed(ui->trainer));
+  return 1;
+}
+
+/* Half the speed; from flat out, half the speed measured now. */
+static int lui_slower(lua_State *L) {
+  Ui *ui = getui(L);
+  double v = trainer_speed(ui->trainer), measured = ui->snap->steps_per_s;
+  if (v <= 0) v = isfinite(measured) && measured > 0 ? measured : 2 * SPEED_MIN;
+  if (v / 2 < SPEED_MIN) {
+    ui_message(ui, ROLE_WARN, "speed: %.3g steps/s is the slowest ([ goes no lower)", v);
+  } else {
+    trainer_set_speed(ui->trainer, v / 2);
+    speed_message(ui, v / 2);
+  }
+  ui_dirty(ui, 1u << P_STATUS);
+  lua_pushnumber(L, trainer_speed(ui->trainer));
+  return 1;
+}
+
+/* Twice the speed, and flat out once that is faster than the lab goes. */
+static int lui_faster(lua_State *L) {
+  Ui *ui = getui(L);
+  double v = trainer_speed(ui->trainer), measured = ui->snap->steps_per_s;
+  if (v > 0) {
+    v = isfinite(measured) && measured > 0 && 2 * v >= measured ? 0 : 2 * v;
+    trainer_set_speed(ui->trainer, v);
+  }
+  speed_message(ui, v);
+  ui_dirty(ui, 1u << P_STATUS);
+  lua_pushnumber(L, v);
+  return 1;
+}
+
 /* ------------------------------------------------------------ the view */
 
 static int lui_select(lua_State *L) {
@@ -133,6 +261,7 @@ static int lui_select(lua_State *L) {
   }
   ui_dirty(ui, DIRTY_ALL);
   const TrainerRun *r = ui_selected(ui);
+  if (r) ui_message(ui, ROLE_TEXT, "selected: %s (tab: the next run)", r->name);
   if (r) lua_pushstring(L, r->name);
   else lua_pushnil(L);
   return 1;
@@ -149,7 +278,8 @@ static int lui_lens(lua_State *L) {
   Ui *ui = getui(L);
   static const char *const modes[] = {"tuned", "logit", NULL};
   ui->lens_logit = lua_isnoneornil(L, 1) ? !ui->lens_logit : luaL_checkoption(L, 1, NULL, modes);
-  ui_dirty(ui, 1u << P_LENS);
+  ui_dirty(ui, 1u << P_LENS | 1u << P_BIG);
+  ui_message(ui, ROLE_TEXT, "lens: %s lens (l: the %s lens)", modes[ui->lens_logit], modes[!ui->lens_logit]);
   lua_pushstring(L, modes[ui->lens_logit]);
   return 1;
 }
@@ -157,11 +287,20 @@ static int lui_lens(lua_State *L) {
 static const struct {
   const char *name;
   int panel;
-} zooms[] = {{"none", -1}, {"loss", P_LOSS}, {"ratio", P_RATIO}, {"lens", P_LENS}, {"align", P_ALIGN}, {"extra", P_EXTRA}};
+} zooms[] = {{"none", -1},         {"loss", P_LOSS}, {"ratio", P_RATIO}, {"align_chart", P_ALIGNCHART},
+             {"lens", P_LENS},      {"align", P_ALIGN}, {"extra", P_EXTRA}};
 #define N_ZOOMS ((int)(sizeof zooms / sizeof zooms[0]))
 
 static int lui_zoom(lua_State *L) {
   Ui *ui = getui(L);
+  if (ui->view == VIEW_PRESENT && lua_isnoneornil(L, 1)) {   /* the talk's next chart */
+    ui->present_chart = present_next_chart(ui->present_chart);
+    ui->present_series[0] = '\0';
+    ui->relayout = 1;
+    ui_message(ui, ROLE_TEXT, "present view: %s (z: the next chart, p: back to the lab)", present_chart_name(ui));
+    lua_pushstring(L, present_chart_name(ui));
+    return 1;
+  }
   int i = 0;
   while (i < N_ZOOMS && zooms[i].panel != ui->zoom) i++;
   if (lua_isnoneornil(L, 1)) {
@@ -170,11 +309,13 @@ static int lui_zoom(lua_State *L) {
     const char *want = luaL_checkstring(L, 1);
     for (i = 0; i < N_ZOOMS && strcmp(zooms[i].name, want) != 0; i++) {
     }
-    if (i == N_ZOOMS) return luaL_argerror(L, 1, "one of none, loss, ratio, lens, align, extra");
+    if (i == N_ZOOMS) return luaL_argerror(L, 1, "one of none, loss, ratio, align_chart, lens, align, extra");
   }
   ui->zoom = zooms[i].panel;
   ui->scatter = 0;   /* a zoomed chart is what was asked to be seen */
   ui->relayout = 1;
+  if (ui->zoom < 0) ui_message(ui, ROLE_TEXT, "zoom: none, every chart shown (z: zoom the first)");
+  else ui_message(ui, ROLE_TEXT, "zoom: %s (z: the next chart, then none)", zooms[i].name);
   lua_pushstring(L, zooms[i].name);
   return 1;
 }
@@ -183,18 +324,56 @@ static int lui_zoom(lua_State *L) {
 ** chart), or the charts back. */
 static int lui_scatter(lua_State *L) {
   Ui *ui = getui(L);
-  ui->scatter = lua_isnoneornil(L, 1) ? !ui->scatter : lua_toboolean(L, 1);
+  int shown = ui->view == VIEW_PRESENT ? ui->present_chart == P_SCATTER : ui->scatter;
+  int on = lua_isnoneornil(L, 1) ? !shown : lua_toboolean(L, 1);
+  if (ui->view == VIEW_PRESENT) {
+    ui->present_chart = on ? P_SCATTER : shown ? P_LOSS : ui->present_chart;
+    ui->present_series[0] = '\0';
+  } else {
+    ui->scatter = on;
+  }
   ui->relayout = 1;
-  lua_pushboolean(L, ui->scatter);
+  const TrainerRun *r = ui_selected(ui);
+  if (on) ui_message(ui, ROLE_TEXT, "scatter: row norms of %s against token frequency (s: back)", r ? r->name : "-");
+  else ui_message(ui, ROLE_TEXT, "scatter: off, the charts are back");
+  lua_pushboolean(L, on);
   return 1;
 }
 
+/* Is 'name' a series a script plotted (lab.plot)? */
+static int is_plot(Ui *ui, const char *name) {
+  History *plots = ui->api ? luaapi_plots(ui->api) : NULL;
+  int n = 0;
+  return plots && history_series(plots, name, &n) != NULL;
+}
+
+/* ui.present([chart | on]): a chart by name (or a script's series) in the
+** present view, the view on or off, or toggled; returns the chart shown,
+** or false in the lab view. */
 static int lui_present(lua_State *L) {
   Ui *ui = getui(L);
-  int on = lua_isnoneornil(L, 1) ? ui->view != VIEW_PRESENT : lua_toboolean(L, 1);
+  int on;
+  if (lua_type(L, 1) == LUA_TSTRING) {
+    const char *want = lua_tostring(L, 1);
+    int panel = present_chart_named(want);
+    if (panel < 0 && !is_plot(ui, want))
+      return luaL_argerror(L, 1, lua_pushfstring(L, "no chart '%s': one of %s", want, present_chart_list()));
+    ui->present_chart = panel >= 0 ? panel : P_EXTRA;
+    snprintf(ui->present_series, sizeof ui->present_series, "%s", panel >= 0 ? "" : want);
+    on = 1;
+  } else {
+    on = lua_isnoneornil(L, 1) ? ui->view != VIEW_PRESENT : lua_toboolean(L, 1);
+  }
   ui->view = on ? VIEW_PRESENT : VIEW_LAB;
   ui->relayout = 1;
-  lua_pushboolean(L, on);
+  ui_dirty(ui, DIRTY_ALL);
+  if (on) {
+    ui_message(ui, ROLE_TEXT, "present view: %s (z: the next chart, p: back to the lab)", present_chart_name(ui));
+    lua_pushstring(L, present_chart_name(ui));
+  } else {
+    ui_message(ui, ROLE_TEXT, "lab view (p: the present view of %s)", present_chart_name(ui));
+    lua_pushboolean(L, 0);
+  }
   return 1;
 }
 
@@ -205,6 +384,8 @@ static int lui_glyphs(lua_State *L) {
   /* Without UTF-8 only ASCII can be drawn. */
   ui->term.glyphs = ui->term.utf8 ? (GraphGlyphs)g : GRAPH_ASCII;
   ui_dirty(ui, DIRTY_ALL);
+  if (ui->term.glyphs != (GraphGlyphs)g) ui_message(ui, ROLE_WARN, "chart glyphs: ascii (no UTF-8 here)");
+  else ui_message(ui, ROLE_TEXT, "chart glyphs: %s (g: the next tier)", tiers[g]);
   lua_pushstring(L, tiers[ui->term.glyphs]);
   return 1;
 }
@@ -277,6 +458,12 @@ static int lui_status(lua_State *L) {
   const TrainerSnap *s = ui->snap;
   lua_pushfstring(L, "%s, %d runs", s->running ? "running" : "paused", s->n_runs);
   luaL_addvalue(&b);
+  double speed = trainer_speed(ui->trainer);
+  if (speed > 0) {
+    char line[64];
+    snprintf(line, sizeof line, ", speed %.3g steps/s", speed);
+    luaL_addstring(&b, line);
+  }
   for (int i = 0; i < s->n_runs; i++) {
     const RunMetrics *m = &s->runs[i].m;
     char tie[16], line[256];
@@ -294,8 +481,8 @@ static const luaL_Reg funcs[] = {
     {"scale", lui_scale},     {"select", lui_select},   {"selected", lui_selected}, {"lens", lui_lens},
     {"zoom", lui_zoom},       {"present", lui_present}, {"glyphs", lui_glyphs},   {"help", lui_help},
     {"focus", lui_focus},     {"scroll", lui_scroll},   {"redraw", lui_redraw},   {"quit", lui_quit},
-    {"message", lui_message}, {"status", lui_status},   {"scatter", lui_scatter},
-    {"theme", lui_theme},
+    {"message", lui_message}, {"status", lui_status},   {"scatter", lui_scatter}, {"in_scale", lui_in_scale},
+    {"speed", lui_speed},     {"slower", lui_slower},   {"faster", lui_faster},   {"theme", lui_theme},
     {NULL, NULL},
 };
 

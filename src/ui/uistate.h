@@ -49,6 +49,8 @@ typedef struct Ui {
   int zoom;                  /* a PanelId shown large, or -1 */
   int scatter;               /* the row norm scatter replaces the charts */
   View view;
+  int present_chart;          /* the chart the present view shows (a PanelId) */
+  int caption_rows;           /* rows the caption needs now (0: none) */
   int help;
   int focus;                 /* keys go to the REPL */
   Ask ask;
@@ -64,7 +66,7 @@ typedef struct Ui {
   int msg_role;
   double msg_until;
 
-  char present_series[64];    /* C: a script's own series shown alone, "" none */
+  char present_series[64];    /* a script's own series shown alone, "" none */
   GraphXAxis xaxis;           /* the time axis every chart shares */
   int theme;                  /* the TermTheme asked for (--theme, ui.theme); term.theme is in use */
 
@@ -76,6 +78,7 @@ typedef struct Ui {
 
   SavedStep *saved;
   int n_saved;
+  char *saved_note;          /* which runs the last save wrote where: printed at the end */
 
   int quit;                  /* leave the loop */
   int status;                /* exit status */
@@ -127,8 +130,16 @@ void panel_lens(Ui *ui, WINDOW *w, int h, int wd);
 void panel_align(Ui *ui, WINDOW *w, int h, int wd);
 void panel_sample(Ui *ui, WINDOW *w, int h, int wd);
 void panel_big(Ui *ui, WINDOW *w, int h, int wd);
+void panel_caption(Ui *ui, WINDOW *w, int h, int wd);
 void panel_help(Ui *ui, WINDOW *w, int h, int wd);
 int panel_help_rows(Ui *ui);
+
+/* present.c: the present view's charts by name, and the caption's rows */
+int present_chart_named(const char *name);   /* a PanelId, or -1 */
+const char *present_chart_name(const Ui *ui); /* the chart shown, or the script's series */
+int present_next_chart(int panel);
+const char *present_chart_list(void);
+int present_caption_rows(const Ui *ui, int rows, int cols);
 
 /* charts.c helpers the panels share */
 GraphCell *ui_cells(Ui *ui, int w, int h);

@@ -1,0 +1,395 @@
+/*
+** present.c -- the present view, for a room: one chart over the whole
+** width, the figure that chart is about in big digits above it, and the
+** script's caption in large type at the top.
+**
+** The charts the view can show are one table ('charts'): a name for
+** ui.present, the panel that draws it, and the figures of the selected run
+** it is about (the gradient ratio for "ratio", the two alignments for
+** "align", ...). A script's own series (lab.plot) is shown alone in the
+** wide screen's third chart, its newest value as the figure.
+**
+** Large type is a 3x5 dot font drawn with half blocks, so one letter takes
+** 3 rows and 4 columns: a caption of about 40 letters fits on two lines at
+** 80 columns. A longer caption, or one with a character the font lacks, is
+** drawn as bold text, wrapped at spaces and centred. Without UTF-8 there
+** are no half blocks: figures are drawn as seven-segment digits of '_' and
+** '|', and captions as text.
+*/
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "uistate.h"
+
+#define BIG_ROWS 3          /* rows of one line of large type */
+#define CAPTION_BIG_LINES 2 /* large type only when the caption fits in this many lines */
+#define CAPTION_TEXT_LINES 3
+#define FIGURES_MAX 2
+
+/* ------------------------------------------------------------ the font */
+
+/* Each glyph is 5 rows of dots ('#' on), all of the glyph's width. */
+typedef struct BigGlyph {
+  char c;
+  const char *rows[5];
+} BigGlyph;
+
+static const BigGlyph font[] = {
+    {'A', {".#.", "#.#", "###", "#.#", "#.#"}},   {'B', {"##.", "#.#", "##.", "#.#", "##."}},
+    {'C', {".##", "#..", "#..", "#..", ".##"}},   {'D', {"##.", "#.#", "#.#", "#.#", "##."}},
+    {'E', {"###", "#..", "##.", "#..", "###"}},   {'F', {"###", "#..", "##.", "#..", "#.."}},
+    {'G', {".##", "#..", "#.#", "#.#", ".##"}},   {'H', {"#.#", "#.#", "###", "#.#", "#.#"}},
+    {'I', {"###", ".#.", ".#.", ".#.", "###"}},   {'J', {"..#", "..#", "..#", "#.#", ".#."}},
+    {'K', {"#.#", "#.#", "##.", "#.#", "#.#"}},   {'L', {"#..", "#..", "#..", "#..", "###"}},
+    {'M', {"#...#", "##.##", "#.#.#", "#...#", "#...#"}},
+    {'N', {"#..#", "##.#", "#.##", "#..#", "#..#"}},
+    {'O', {".#.", "#.#", "#.#", "#.#", ".#."}},   {'P', {"##.", "#.#", "##.", "#..", "#.."}},
+    {'Q', {".#.", "#.#", "#.#", "##.", ".##"}},   {'R', {"##.", "#.#", "##.", "#.#", "#.#"}},
+    {'S', {".##", "#..", ".#.", "..#", "##."}},   {'T', {"###", ".#.", ".#.", ".#.", ".#."}},
+    {'U', {"#.#", "#.#", "#.#", "#.#", "###"}},   {'V', {"#.#", "#.#", "#.#", "#.#", ".#."}},
+    {'W', {"#...#", "#...#", "#.#.#", "##.##", "#...#"}},
+    {'X', {"#.#", "#.#", ".#.", "#.#", "#.#"}},   {'Y', {"#.#", "#.#", ".#.", ".#.", ".#."}},
+    {'Z', {"###", "..#", ".#.", "#..", "###"}},
+    {'0', {"###", "#.#", "#.#", "#.#", "###"}},   {'1', {"##.", ".#.", ".#.", ".#.", "###"}},
+    {'2', {"###", "..#", "###", "#..", "###"}},   {'3', {"###", "..#", ".##", "..#", "###"}},
+    {'4', {"#.#", "#.#", "###", "..#", "..#"}},   {'5', {"###", "#..", "###", "..#", "###"}},
+    {'6', {"###", "#..", "###", "#.#", "###"}},   {'7', {"###", "..#", "..#", "..#", "..#"}},
+    {'8', {"###", "#.#", "###", "#.#", "###"}},   {'9', {"###", "#.#", "###", "..#", "###"}},
+    {' ', {"..", "..", "..", "..", ".."}},        {'.', {".", ".", ".", ".", "#"}},
+    {',', {"..", "..", "..", ".#", "#."}},        {':', {".", "#", ".", "#", "."}},
+    {';', {"..", ".#", "..", ".#", "#."}},        {'!', {"#", "#", "#", ".", "#"}},
+    {'?', {"###", "..#", ".#.", "...", ".#."}},   {'\'', {"#", "#", ".", ".", "."}},
+    {'"', {"#.#", "#.#", "...", "...", "..."}},   {'-', {"...", "...", "###", "...", "..."}},
+    {'+', {"...", ".#.", "###", ".#.", "..."}},   {'=', {"...", "###", "...", "###", "..."}},
+    {'/', {"..#", "..#", ".#.", "#..", "#.."}},   {'(', {".#", "#.", "#.", "#.", ".#"}},
+    {')', {"#.", ".#", ".#", ".#", "#."}},        {'%', {"#.#", "..#", ".#.", "#..", "#.#"}},
+    {'<', {"..#", ".#.", "#..", ".#.", "..#"}},   {'>', {"#..", ".#.", "..#", ".#.", "#.."}},
+    {'_', {"...", "...", "...", "...", "###"}},   {'*', {"...", "#.#", ".#.", "#.#", "..."}},
+};
+#define N_FONT ((int)(sizeof font / sizeof font[0]))
+
+/* The glyph of one byte (letters in capitals), or NULL. */
+static const BigGlyph *glyph(unsigned char c) {
+  int u = toupper(c);
+  for (int i = 0; i < N_FONT; i++)
+    if (font[i].c == u) return &font[i];
+  return NULL;
+}
+
+static int glyph_width(const BigGlyph *g) { return (int)strlen(g->rows[0]); }
+
+/* Columns 'n' bytes of 'text' take in large type, a column between
+** letters; -1 when a byte has no glyph. */
+static int big_width(const char *text, size_t n) {
+  int w = 0;
+  for (size_t i = 0; i < n; i++) {
+    const BigGlyph *g = glyph((unsigned char)text[i]);
+    if (!g) return -1;
+    w += glyph_width(g) + (i + 1 < n);
+  }
+  return w;
+}
+
+/* The cell for dots 'top' and 'bottom' (one column, two dot rows). */
+static const char *dots_cell(int top, int bottom) {
+  static const char *const cells[4] = {" ", "\u2584", "\u2580", "\u2588"};
+  return cells[top << 1 | bottom];
+}
+
+/* Seven-segment glyphs for figures in ASCII, as wide as the dot font's. */
+static const struct {
+  char c;
+  const char *rows[BIG_ROWS];
+} segments[] = {
+    {'0', {" _ ", "| |", "|_|"}}, {'1', {"   ", "  |", "  |"}}, {'2', {" _ ", " _|", "|_ "}},
+    {'3', {" _ ", " _|", " _|"}}, {'4', {"   ", "|_|", "  |"}}, {'5', {" _ ", "|_ ", " _|"}},
+    {'6', {" _ ", "|_ ", "|_|"}}, {'7', {" _ ", "  |", "  |"}}, {'8', {" _ ", "|_|", "|_|"}},
+    {'9', {" _ ", "|_|", " _|"}}, {'.', {" ", " ", "."}},     {'-', {"   ", " _ ", "   "}},
+    {'e', {" _ ", "|_ ", "|_ "}}, {'+', {"   ", " + ", "   "}},
+};
+
+static int segments_draw(const Term *t, WINDOW *w, int y, int x, int maxw, int role, const char *text, size_t n) {
+  int used = 0;
+  for (size_t i = 0; i < n; i++) {
+    size_t k = 0;
+    while (k < sizeof segments / sizeof segments[0] && segments[k].c != text[i]) k++;
+    if (k == sizeof segments / sizeof segments[0]) continue;
+    int gw = (int)strlen(segments[k].rows[0]);
+    if (used + gw > maxw) break;
+    for (int row = 0; row < BIG_ROWS; row++) term_print(t, w, y + row, x + used, gw, role, segments[k].rows[row]);
+    used += gw + 1;
+  }
+  return used > 0 ? used - 1 : 0;
+}
+
+/* Draw 'n' bytes of 'text' in large type with its top row at 'y', from
+** column 'x' within 'maxw' columns; returns the columns used. */
+static int big_draw(const Term *t, WINDOW *w, int y, int x, int maxw, int role, const char *text, size_t n) {
+  if (!t->utf8) return segments_draw(t, w, y, x, maxw, role, text, n);
+  int used = 0;
+  for (size_t i = 0; i < n; i++) {
+    const BigGlyph *g = glyph((unsigned char)text[i]);
+    if (!g) continue;
+    int gw = glyph_width(g);
+    if (used + gw > maxw) break;
+    for (int row = 0; row < BIG_ROWS; row++)
+      for (int c = 0; c < gw; c++) {
+        int top = g->rows[2 * row][c] == '#', bottom = 2 * row + 1 < 5 && g->rows[2 * row + 1][c] == '#';
+        if (top || bottom) term_print(t, w, y + row, x + used + c, 1, role, dots_cell(top, bottom));
+      }
+    used += gw + 1;
+  }
+  return used > 0 ? used - 1 : 0;
+}
+
+/* ------------------------------------------------------------ captions */
+
+/* Break 'text' into lines of at most 'width' columns at spaces, measured
+** by 'measure'; each line is (start, length) in 'at'. Returns the lines
+** needed (may exceed 'cap', then only 'cap' are filled), or -1 when a
+** word alone does not fit or a character cannot be measured. */
+static int wrap(const char *text, int width, int (*measure)(const char *, size_t), size_t at[][2], int cap) {
+  int lines = 0;
+  const char *p = text;
+  while (*p == ' ') p++;
+  while (*p) {
+    size_t len = 0, best = 0;
+    for (;;) {
+      while (p[len] && p[len] != ' ') len++;
+      int mw = measure(p, len);
+      if (mw < 0) return -1;
+      if (mw > width) break;
+      best = len;
+      if (!p[len]) break;
+      while (p[len] == ' ') len++;
+    }
+    if (best == 0) return -1;
+    if (lines < cap) at[lines][0] = (size_t)(p - text), at[lines][1] = best;
+    lines++;
+    p += best;
+    while (*p == ' ') p++;
+  }
+  return lines;
+}
+
+static int text_measure(const char *s, size_t n) {
+  char buf[512];
+  if (n >= sizeof buf) return (int)n;
+  memcpy(buf, s, n);
+  buf[n] = '\0';
+  return term_width(buf);
+}
+
+/* Large type when the terminal has half blocks and the caption fits in
+** CAPTION_BIG_LINES lines of 'cols' columns and 'rows' rows; the line
+** breaks go in 'at'. */
+static int caption_big(const Term *t, const char *caption, int rows, int cols, size_t at[][2]) {
+  if (!t->utf8) return 0;
+  int n = wrap(caption, cols - 2, big_width, at, CAPTION_BIG_LINES);
+  return n >= 1 && n <= CAPTION_BIG_LINES && n * BIG_ROWS <= rows ? n : 0;
+}
+
+int present_caption_rows(const Ui *ui, int rows, int cols) {
+  const char *caption = ui->api ? luaapi_caption(ui->api) : "";
+  if (!caption || !*caption) return 0;
+  size_t at[CAPTION_TEXT_LINES][2];
+  /* Room left for the chart decides how tall the caption may be. */
+  int room = rows - 12;
+  int big = caption_big(&ui->term, caption, room, cols, at);
+  if (big) return big * BIG_ROWS;
+  int n = wrap(caption, cols - 2, text_measure, at, CAPTION_TEXT_LINES);
+  return n < 1 ? 1 : n < CAPTION_TEXT_LINES ? n : CAPTION_TEXT_LINES;
+}
+
+/* The caption as bold text, centred, in at most 'h' lines; the last line
+** ends in an ellipsis when more would be needed. */
+static void caption_text(const Term *t, WINDOW *w, int h, int wd, const char *caption) {
+  size_t at[CAPTION_TEXT_LINES][2];
+  int cap = h < CAPTION_TEXT_LINES ? h : CAPTION_TEXT_LINES;
+  int n = wrap(caption, wd - 2, text_measure, at, cap);
+  if (n < 0) {   /* one word wider than the screen: as much as fits */
+    term_print(t, w, 0, 1, wd - 2, ROLE_TITLE, caption);
+    return;
+  }
+  const char *ell = term_glyph(t, GLYPH_ELLIPSIS);
+  for (int i = 0; i < n && i < cap; i++) {
+    char line[512];
+    int more = i == cap - 1 && n > cap;
+    snprintf(line, sizeof line, "%.*s%s", (int)at[i][1], caption + at[i][0], more ? ell : "");
+    int lw = term_width(line);
+    if (lw > wd - 2) {   /* the ellipsis took the last column: drop the last word */
+      const char *sp = strrchr(line, ' ');
+      if (sp) snprintf(line + (sp - line), sizeof line - (size_t)(sp - line), "%s", ell);
+      lw = term_width(line);
+    }
+    term_print(t, w, i, (wd - lw) / 2, wd, ROLE_TITLE, line);
+  }
+}
+
+void panel_caption(Ui *ui, WINDOW *w, int h, int wd) {
+  werase(w);
+  const char *caption = ui->api ? luaapi_caption(ui->api) : "";
+  if (!caption || !*caption || h < 1) return;
+  const Term *t = &ui->term;
+  size_t at[CAPTION_BIG_LINES][2];
+  int n = caption_big(t, caption, h, wd, at);
+  if (!n) {
+    caption_text(t, w, h, wd, caption);
+    return;
+  }
+  for (int i = 0; i < n; i++) {
+    int lw = big_width(caption + at[i][0], at[i][1]);
+    big_draw(t, w, i * BIG_ROWS, (wd - lw) / 2, wd, ROLE_TITLE, caption + at[i][0], at[i][1]);
+  }
+}
+
+/* ------------------------------------------------------------ figures */
+
+typedef struct Figure {
+  const char *label[2];   /* two short lines beside the number */
+  double value;
+  int decimals;           /* -1: four significant digits */
+} Figure;
+
+typedef int (*FiguresFn)(Ui *ui, const TrainerRun *r, Figure *f);
+
+static int figures_loss(Ui *ui, const TrainerRun *r, Figure *f) {
+  (void)ui;
+  f[0] = (Figure){{"train", "loss"}, r->m.loss, 3};
+  if (!isfinite(r->m.val_loss)) return 1;
+  f[1] = (Figure){{"val", "loss"}, r->m.val_loss, 3};
+  return 2;
+}
+
+static int figures_ratio(Ui *ui, const TrainerRun *r, Figure *f) {
+  (void)ui;
+  f[0] = (Figure){{"grad", "out/in"}, r->m.grad_ratio, -1};
+  return 1;
+}
+
+/* The lens at position 0, right after the embeddings: where the tied
+** matrix's bias towards the output side shows. */
+static int figures_lens(Ui *ui, const TrainerRun *r, Figure *f) {
+  const LensStats *ls = ui->lens_logit ? &r->m.logit_lens : &r->m.lens;
+  int have = ls->step >= 0 && ls->n > 0;
+  const char *kind = ui->lens_logit ? "logit acc" : "lens acc";
+  f[0] = (Figure){{kind, "layer 0"}, have ? ls->acc[0] : NAN, 2};
+  f[1] = (Figure){{"KL bits", "layer 0"}, have ? ls->kl[0] : NAN, 2};
+  return 2;
+}
+
+static int figures_align(Ui *ui, const TrainerRun *r, Figure *f) {
+  (void)ui;
+  const AlignStats *a = &r->m.align;
+  int have = a->step >= 0 && r->m.tie_k > 0;
+  f[0] = (Figure){{"linear", "to E_in"}, have ? a->vs_in.score.linear : NAN, 2};
+  f[1] = (Figure){{"linear", "to E_out"}, have ? a->vs_out.score.linear : NAN, 2};
+  return 2;
+}
+
+static int figures_scatter(Ui *ui, const TrainerRun *r, Figure *f) {
+  (void)ui;
+  int tied = r->m.tie_k >= r->m.dim;
+  f[0] = (Figure){{"norm~freq r", tied ? "E_in=E_out" : "E_in"}, r->m.normfreq_in, 2};
+  if (tied) return 1;
+  f[1] = (Figure){{"norm~freq r", "E_out"}, r->m.normfreq_out, 2};
+  return 2;
+}
+
+/* The newest value of the script's series shown. */
+static int figures_series(Ui *ui, const TrainerRun *r, Figure *f) {
+  (void)r;
+  History *plots = ui->api ? luaapi_plots(ui->api) : NULL;
+  int n = 0;
+  const HistBucket *b = plots ? history_series(plots, ui->present_series, &n) : NULL;
+  f[0] = (Figure){{ui->present_series, "now"}, b && n > 0 ? b[n - 1].last : NAN, -1};
+  return 1;
+}
+
+static const struct PresentChart {
+  const char *name;
+  int panel;
+  FiguresFn figures;
+} charts[] = {
+    {"loss", P_LOSS, figures_loss},          {"ratio", P_RATIO, figures_ratio},
+    {"align", P_ALIGNCHART, figures_align},  {"lens", P_LENS, figures_lens},
+    {"scatter", P_SCATTER, figures_scatter},
+};
+#define N_CHARTS ((int)(sizeof charts / sizeof charts[0]))
+
+int present_chart_named(const char *name) {
+  for (int i = 0; i < N_CHARTS; i++)
+    if (strcmp(charts[i].name, name) == 0) return charts[i].panel;
+  return -1;
+}
+
+const char *present_chart_name(const Ui *ui) {
+  if (ui->present_chart == P_EXTRA && ui->present_series[0]) return ui->present_series;
+  for (int i = 0; i < N_CHARTS; i++)
+    if (charts[i].panel == ui->present_chart) return charts[i].name;
+  return charts[0].name;
+}
+
+int present_next_chart(int panel) {
+  int i = 0;
+  while (i < N_CHARTS && charts[i].panel != panel) i++;
+  return charts[(i + 1) % N_CHARTS].panel;
+}
+
+const char *present_chart_list(void) { return "loss, ratio, align, lens, scatter, or a lab.plot series"; }
+
+/* A figure as big-digit text: "3.872", "0.54", "-" when not measured. */
+static void figure_text(const Figure *f, char *buf, size_t cap) {
+  double v = f->value, a = fabs(v);
+  if (!isfinite(v)) snprintf(buf, cap, "-");
+  else if (f->decimals >= 0) snprintf(buf, cap, "%.*f", f->decimals, v);
+  else if (a != 0 && (a < 1e-3 || a >= 1e6)) snprintf(buf, cap, "%.2e", v);
+  else snprintf(buf, cap, "%.*f", a >= 1000 ? 0 : a >= 100 ? 1 : a >= 10 ? 2 : 3, v);
+}
+
+/* Columns one figure takes: its label, a space, the number. */
+static int figure_width(const Figure *f) {
+  char num[32];
+  figure_text(f, num, sizeof num);
+  int lw = term_width(f->label[0]), l2 = term_width(f->label[1]);
+  return (lw > l2 ? lw : l2) + 1 + big_width(num, strlen(num));
+}
+
+static int figure_draw(const Term *t, WINDOW *w, int x, int maxw, int role, const Figure *f) {
+  char num[32];
+  figure_text(f, num, sizeof num);
+  int lw = term_width(f->label[0]), l2 = term_width(f->label[1]);
+  if (l2 > lw) lw = l2;
+  term_print(t, w, 0, x + lw - term_width(f->label[0]), maxw, ROLE_LABEL, f->label[0]);
+  term_print(t, w, 1, x + lw - term_width(f->label[1]), maxw, ROLE_LABEL, f->label[1]);
+  return lw + 1 + big_draw(t, w, 0, x + lw + 1, maxw - lw - 1, role, num, strlen(num));
+}
+
+/* Big digits for the chart shown: its figures for the selected run, and
+** the run and its step in small type at the right when there is room. */
+void panel_big(Ui *ui, WINDOW *w, int h, int wd) {
+  werase(w);
+  const Term *t = &ui->term;
+  const TrainerRun *r = ui_selected(ui);
+  if (!r || h < BIG_ROWS) return;
+  FiguresFn fn = ui->present_chart == P_EXTRA ? figures_series : charts[0].figures;
+  for (int i = 0; i < N_CHARTS; i++)
+    if (charts[i].panel == ui->present_chart) fn = charts[i].figures;
+  Figure f[FIGURES_MAX];
+  int n = fn(ui, r, f), gap = 4;
+  char tie[16], who[96], when[48];
+  snprintf(who, sizeof who, "%s (%s)", r->name, config_tie_name(r->m.tie_k, r->m.dim, tie));
+  snprintf(when, sizeof when, "step %ld", r->m.step);
+  int need = 0;
+  for (int i = 0; i < n; i++) need += (i ? gap : 0) + figure_width(&f[i]);
+  while (n > 1 && need > wd - 1) need -= gap + figure_width(&f[--n]);   /* the first figure matters most */
+  int side = term_width(who) > term_width(when) ? term_width(who) : term_width(when);
+  int x = 1;
+  for (int i = 0; i < n; i++) x += figure_draw(t, w, x, wd - x, i ? ROLE_KEY : ROLE_TITLE, &f[i]) + gap;
+  if (x + side <= wd) {
+    term_print(t, w, 0, wd - side - 1, side, ROLE_KEY, who);
+    term_print(t, w, 1, wd - side - 1, side, ROLE_LABEL, when);
+  }
+}

@@ -20,6 +20,9 @@ typedef enum PanelId {
   P_ALIGN,    /* alignment of the tied matrix to the partner's E_in/E_out */
   P_SAMPLE,   /* a text sample of the selected run */
   P_SCATTER,  /* row norm against log token frequency, in place of the charts */
+  P_CAPTION,  /* present view: the script's caption in large type */
+  P_ALIGNCHART, /* alignment to E_in / E_out over time, with the baseline */
+  P_RESULTS,  /* a script's final output, kept on screen */
   P_SCROLL,   /* the REPL's output */
   P_INPUT,    /* the REPL's input line */
   P_HINT,     /* key hints, messages and questions */

@@ -54,7 +54,8 @@ void panel_status(Ui *ui, WINDOW *w, int h, int wd) {
     x += term_printf(t, w, 0, x, wd - x, ROLE_AXIS, " %s ", term_glyph(t, GLYPH_VLINE));
     x += run_text(ui, w, x, wd - x, i, wide);
   }
-  if (ui->api && luaapi_scripts(ui->api) > 0 && x + 10 < wd) term_print(t, w, 0, wd - 8, 8, ROLE_OK, " script ");
+  if (ui->api && luaapi_paused(ui->api) && x + 17 < wd) term_print(t, w, 0, wd - 15, 15, ROLE_WARN, " script paused ");
+  else if (ui->api && luaapi_scripts(ui->api) > 0 && x + 10 < wd) term_print(t, w, 0, wd - 8, 8, ROLE_OK, " script ");
 }
 
 void panel_hint(Ui *ui, WINDOW *w, int h, int wd) {

@@ -385,6 +385,10 @@ static void set_message(Trainer *t, const char *msg) {
 
 int trainer_take(Trainer *t, TrainerSnap **snap) {
   int got = 0;
+  /* Drain first: a byte written after this is for a publication this take
+  ** may miss, and must stay to wake the UI again (drained after clearing
+  ** 'wake_pending', it would be lost, and no byte would come again). */
+  trainer_drain(t);
   pthread_mutex_lock(&t->mu);
   if (t->pub->version > (*snap)->version) {
     TrainerSnap *s = t->pub;
@@ -396,7 +400,6 @@ int trainer_take(Trainer *t, TrainerSnap **snap) {
   }
   atomic_store(&t->wake_pending, 0);
   pthread_mutex_unlock(&t->mu);
-  trainer_drain(t);
   return got;
 }
 

@@ -256,6 +256,7 @@ void ui_after_step(Ui *ui) {
   sig_arm_interrupt(1);
   ui->host.serve(&ui->host);
   sig_arm_interrupt(0);
+  ui->snap_waiting = 1;   /* that step was published */
 }
 
 static void take_snapshot(Ui *ui) {
@@ -266,11 +267,13 @@ static void take_snapshot(Ui *ui) {
 }
 
 static void pump(Ui *ui) {
-  if (luaapi_scripts(ui->api) > 0) {
+  int before = luaapi_scripts(ui->api);
+  if (before > 0) {
     sig_arm_interrupt(1);
     luaapi_pump(ui->api);
     sig_arm_interrupt(0);
   }
+  if (luaapi_scripts(ui->api) != before) ui_dirty(ui, 1u << P_STATUS | 1u << P_HINT);   /* " script" */
   uiscript_after_pump(ui);
 }
 

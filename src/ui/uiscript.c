@@ -115,6 +115,12 @@ void panel_results(Ui *ui, WINDOW *w, int h, int wd) {
 
 void uiscript_after_pump(Ui *ui) {
   if (!ui->api) return;
+  /* A new phase's caption is news: it replaces a key's message at once. */
+  if (luaapi_phase(ui->api) != ui->phase_seen) {
+    ui->phase_seen = luaapi_phase(ui->api);
+    ui->msg_until = 0;
+    ui_dirty(ui, 1u << P_HINT);
+  }
   size_t n;
   long seq;
   luaapi_results(ui->api, &n, &seq);

@@ -76,6 +76,7 @@ typedef struct Ui {
   int results;               /* the results panel is shown */
   int results_top;           /* its first line shown */
   long results_seen;         /* the scripts' results last shown (see luaapi_results) */
+  int phase_seen;            /* the script phases (lab.phase) seen so far */
 
   int quit;                  /* leave the loop */
   int status;                /* exit status */

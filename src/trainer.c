@@ -478,9 +478,11 @@ void trainer_cancel(Trainer *t) {
 /* A step may be taken now: none waits for the Lua thread. */
 static int may_step(const Trainer *t) { return !awaiting_handover(t); }
 
+/* Steps are asked for: by a ticket, or by continuous training. */
+static int wants_step(const Trainer *t) { return next_ticket((Trainer *)t) || (t->running && t->n_active > 0); }
+
 static int has_work(const Trainer *t) {
-  return t->cmd_n > 0 || t->publish_req ||
-         (may_step(t) && (next_ticket((Trainer *)t) || (t->running && t->n_active > 0)));
+  return t->cmd_n > 0 || t->publish_req || (may_step(t) && wants_step(t));
 }
 
 /* The lab-wide step after a step, as the headless runner reports it: the
@@ -588,7 +590,8 @@ static void *trainer_main(void *arg) {
     }
     /* Exact when a ticket ends and before a pause; in the same locked
     ** section as the ticket's state, so a finished ticket is published. */
-    fill(t, clock_seconds(), done || !has_work(t));
+    /* (A step handed over is no pause: the next one follows the callbacks.) */
+    fill(t, clock_seconds(), done || !(t->cmd_n > 0 || t->publish_req || wants_step(t)));
     pthread_mutex_unlock(&t->mu);
     wake(t, done || hand);
     pthread_mutex_lock(&t->mu);

@@ -433,6 +433,7 @@ long trainer_submit(Trainer *t, int id, long n, Err *err) {
   }
   t->next_ticket++;
   *k = (Ticket){.id = tid, .run_id = id, .left = n, .state = n > 0 ? 0 : 1};
+  t->publish_req = 1;   /* the steps owed show at once, even held */
   pthread_cond_broadcast(&t->cv);
   pthread_mutex_unlock(&t->mu);
   return tid;

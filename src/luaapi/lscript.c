@@ -359,7 +359,7 @@ static int ready(LuaApi *api, Script *s) {
 static int pump_body(lua_State *L) {
   LuaApi *api = lua_touserdata(L, 1);
   for (int i = 0; i < api->n_scripts;) {
-    if ((api->paused && !api->scripts[i].repl) || !ready(api, &api->scripts[i])) {
+    if (api->paused || !ready(api, &api->scripts[i])) {
       i++;
       continue;
     }
@@ -391,7 +391,7 @@ int luaapi_pump(LuaApi *api) {
     lapi_leave(api);
   }
   /* A pause ends with the scripts it paused: later steps are not held. */
-  if (api->paused && file_scripts(api) == 0) luaapi_pause(api, 0);
+  if (api->paused && api->n_scripts == 0) luaapi_pause(api, 0);
   return api->n_scripts;
 }
 

@@ -126,8 +126,9 @@ const char *luaapi_caption(const LuaApi *api);
 
 /* The speaker's keys. 'luaapi_advance' ends the waits of lab.wait_key and
 ** lab.sleep now (the next phase); returns how many scripts it woke.
-** 'luaapi_pause' (1) keeps every script file waiting, and the host holds
-** every step request, until 'luaapi_pause' (0). */
+** 'luaapi_pause' (1) keeps every script waiting (a REPL entry still runs
+** up to its first wait), and the host holds every step request, until
+** 'luaapi_pause' (0) or until no script is left. */
 int luaapi_advance(LuaApi *api);
 void luaapi_pause(LuaApi *api, int on);
 int luaapi_paused(const LuaApi *api);

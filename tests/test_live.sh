@@ -108,6 +108,20 @@ if [ $? -ne 0 ] || [ ! -s "$WORK/headless/paper_steps.csv" ]; then
   exit 0
 fi
 
+# ---------------------------------------------------------------- headless: nothing waits
+cat >"$WORK/phases.lua" <<'EOF'
+local t0 = lab.clock()
+local one = lab.phase("first %d", 1)
+local pressed = lab.wait_key(30)
+local two = lab.phase("second")
+lab.sleep(0)
+print(string.format("phases %d %d, key %s, waited %s", one, two, tostring(pressed), tostring(lab.clock() - t0 > 5)))
+EOF
+(cd "$WORK" && $ENV "$TIELAB" --headless phases.lua >phases.out 2>&1)
+[ $? -eq 0 ] && grep -q '^== first 1 ==$' "$WORK/phases.out" && grep -q '^== second ==$' "$WORK/phases.out" &&
+  grep -q '^phases 1 2, key false, waited false$' "$WORK/phases.out"
+check $? "headless, lab.phase prints its caption and counts, lab.wait_key returns false at once"
+
 $T new-session -d -s t -x 100 -y 30 "sleep 600" || { echo "1..0 # SKIP cannot start tmux"; exit 0; }
 $T set -g remain-on-exit on
 $T set -sg escape-time 0

@@ -3,7 +3,8 @@
 **
 **   poll(stdin, the trainer's wake pipe, the signal pipe)
 **   signals   -> resize, stop a script or clear the line, save and leave
-**   wake pipe -> a snapshot waits (taken at the next frame); scripts resumed
+**   wake pipe -> a snapshot waits (taken at the next frame); a step handed
+**                over gets its on_step callbacks at once; scripts resumed
 **   stdin     -> every key curses has, each through ui_key
 **   draw      -> at once after a key; otherwise at most FRAME_HZ a second,
 **                and only the panels marked dirty; wnoutrefresh each, one
@@ -91,7 +92,8 @@ static void draw_input(Ui *ui, WINDOW *w, int h, int wd) {
 static void (*const draw_fn[P_COUNT])(Ui *, WINDOW *, int, int) = {
     [P_STATUS] = panel_status, [P_BIG] = panel_big,       [P_LOSS] = panel_loss,     [P_RATIO] = panel_ratio,
     [P_EXTRA] = panel_extra,   [P_LENS] = panel_lens,     [P_ALIGN] = panel_align,   [P_SAMPLE] = panel_sample,
-    [P_SCATTER] = panel_scatter, [P_RESULTS] = panel_results, [P_SCROLL] = draw_scroll, [P_INPUT] = draw_input, [P_HINT] = panel_hint,
+    [P_SCATTER] = panel_scatter, [P_SCROLL] = draw_scroll, [P_INPUT] = draw_input, [P_HINT] = panel_hint,
+    [P_RESULTS] = panel_results,
 };
 
 void ui_layout(Ui *ui) {

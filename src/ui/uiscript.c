@@ -90,7 +90,7 @@ static void draw_title(Ui *ui, WINDOW *w, int wd, int first, int last, int lines
 
 void panel_results(Ui *ui, WINDOW *w, int h, int wd) {
   werase(w);
-  if (h < 1 || !ui->api) return;
+  if (h < 1 || !ui->api || !ui->results) return;
   size_t n;
   long seq;
   const char *text = luaapi_results(ui->api, &n, &seq);

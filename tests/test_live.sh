@@ -165,6 +165,27 @@ check $? "r shows it again"
 key q
 wait_for 'Save' 30 && key n
 
+# ---------------------------------------------------------------- on_step output is part of the results
+cat >"$WORK/watch.lua" <<'EOF'
+local r = lab.run{name = "watch", vocab = 256, dim = 16, layers = 1, heads = 1, ctx = 16, batch = 2}
+local h = lab.on_step(function(step) print(string.format("cb %d %.9f", step, r:metrics().loss)) end)
+r:step(5)
+lab.off(h)
+print("done", r:metrics().step)
+EOF
+(cd "$WORK/headless" && $ENV "$TIELAB" --headless "$WORK/watch.lua" >watch.out 2>&1)
+wait_dead 100
+start "$WORK/live" "$WORK/watch.lua"
+wait_for 'results, lines 1-' 300 && wait_gone ' script *$' 100
+key :
+type_line 'local f = assert(io.open("watch.txt", "w")) f:write((ui.results())) f:close()'
+key Escape
+wait_file "$WORK/live/watch.txt" 50 && cmp -s "$WORK/headless/watch.out" "$WORK/live/watch.txt" &&
+  [ "$(grep -c '^cb ' "$WORK/live/watch.txt")" = 5 ]
+check $? "on_step callbacks see each step's metrics live as headless, and what they print is in the results"
+key q
+wait_for 'Save' 30 && key n
+
 # ---------------------------------------------------------------- the speaker's keys
 cat >"$WORK/talk.lua" <<'EOF'
 local stop = false

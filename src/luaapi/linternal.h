@@ -141,6 +141,7 @@ int lapi_new_script(LuaApi *api, lua_State *L, int nargs, int repl);
 int lapi_resume(LuaApi *api, int i);
 void lapi_free_scripts(LuaApi *api);
 int lapi_wait_key(lua_State *L, double seconds);
+int lapi_file_scripts(const LuaApi *api);   /* script files alive (not REPL entries) */
 extern char lapi_exit_marker;
 
 /* lrepl.c */

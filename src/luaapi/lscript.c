@@ -246,7 +246,7 @@ static void close_thread(lua_State *co, lua_State *L) {
 #endif
 }
 
-static int file_scripts(const LuaApi *api) {
+int lapi_file_scripts(const LuaApi *api) {
   int n = 0;
   for (int i = 0; i < api->n_scripts; i++) n += !api->scripts[i].repl;
   return n;
@@ -272,7 +272,7 @@ static void keep_results(LuaApi *api) {
 
 static void end_script(LuaApi *api, int i) {
   Script *s = &api->scripts[i];
-  int last_file = !s->repl && file_scripts(api) == 1;
+  int last_file = !s->repl && lapi_file_scripts(api) == 1;
   close_thread(s->co, api->L);
   luaL_unref(api->L, LUA_REGISTRYINDEX, s->ref);
   memmove(s, s + 1, sizeof *s * (size_t)(api->n_scripts - i - 1));

@@ -122,7 +122,14 @@ void lapi_forget_run(LuaApi *api, int id) {
 /* ------------------------------------------------------------ output */
 
 /* A script file's output is kept too: its results, shown after it ends.
-** Past LAPI_PRINTED_MAX bytes the rest is only counted as cut. */
+** That is what it prints, and what on_step callbacks print while it
+** lives (headless they print into the same stdout). */
+static int printing_script(const LuaApi *api) {
+  if (api->running >= 0) return !api->scripts[api->running].repl;
+  return api->in_callback && lapi_file_scripts(api) > 0;
+}
+
+/* Past LAPI_PRINTED_MAX bytes the rest is only counted as cut. */
 static void keep_printed(LuaApi *api, const char *s, size_t n) {
   LapiText *t = &api->printed;
   if (t->n + n > LAPI_PRINTED_MAX) {
@@ -150,7 +157,7 @@ void lapi_text_free(LapiText *t) {
 }
 
 static void write_raw(LuaApi *api, const char *s, size_t n, int is_err) {
-  if (!is_err && api->running >= 0 && !api->scripts[api->running].repl) keep_printed(api, s, n);
+  if (!is_err && printing_script(api)) keep_printed(api, s, n);
   if (api->opt.out) {
     api->opt.out(api->opt.ctx, s, n, is_err);
     return;

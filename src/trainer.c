@@ -589,9 +589,9 @@ static void *trainer_main(void *arg) {
       t->handover_ticket = done ? kid : -1;
       t->handover_seq++;
     }
-    /* Exact when a ticket ends and before a pause; in the same locked
-    ** section as the ticket's state, so a finished ticket is published. */
-    /* (A step handed over is no pause: the next one follows the callbacks.) */
+    /* Exact when a ticket ends and before a pause (a step handed over is
+    ** none: the next follows its callbacks); in the same locked section as
+    ** the ticket's state, so a finished ticket is published. */
     fill(t, clock_seconds(), done || !(t->cmd_n > 0 || t->publish_req || wants_step(t)));
     pthread_mutex_unlock(&t->mu);
     wake(t, done || hand);
@@ -759,13 +759,6 @@ void trainer_hold(Trainer *t, int on) {
   t->publish_req = 1;
   pthread_cond_broadcast(&t->cv);
   pthread_mutex_unlock(&t->mu);
-}
-
-int trainer_holding(Trainer *t) {
-  pthread_mutex_lock(&t->mu);
-  int on = t->hold;
-  pthread_mutex_unlock(&t->mu);
-  return on;
 }
 
 /* ------------------------------------------------------------ reading */

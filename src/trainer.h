@@ -118,9 +118,9 @@ void trainer_set_handover(Trainer *t, int on);
 long trainer_handover(Trainer *t, long *step);
 void trainer_handover_done(Trainer *t, long seq);
 
-/* Keep every ticket waiting (1), or serve them again (0). */
+/* Keep every ticket waiting (1), or serve them again (0); the snapshot's
+** 'holding' says which. */
 void trainer_hold(Trainer *t, int on);
-int trainer_holding(Trainer *t);
 
 /* Exclusive use of the lab for the calling thread, after the step in
 ** progress; nests. A snapshot is published on the last release. */

@@ -1,11 +1,13 @@
--- demo.lua -- a paced demo for a talk, one caption per phase: a tied and an
+-- demo.lua -- a paced demo for a talk, one phase per point: a tied and an
 -- untied model train on the same batches; the output side of the tied
 -- embedding's gradient dominates early; the tied model is untied and tied
--- again live, without a jump in loss; the input side is boosted five-fold;
--- and the tied matrix is compared with the untied model's input and output
--- matrices. Each phase waits 'pace' seconds after its caption so the room
--- can read it; in the lab the graphs move meanwhile (press Ctrl-C to stop
--- the demo, never the lab). Headless, the captions and numbers print.
+-- again live, without a jump in loss; the input side is boosted five-fold,
+-- and the demo answers whether that moved the tied matrix toward the
+-- untied model's E_in. Each phase sets its caption (lab.phase) and, in the
+-- lab, the chart the present view shows, then waits for the speaker's '.'
+-- or 'pace' seconds, whichever comes first (pace=0: only '.'); ',' pauses
+-- the demo and its training, Ctrl-C stops it (never the lab). The last
+-- caption stays. Headless, the captions and numbers print and nothing waits.
 --
 --   tielab demo.lua            (in the lab)
 --   tielab --headless demo.lua pace=0 steps=20 dim=32 ...
@@ -17,9 +19,19 @@ local opt = lab.args(arg, {
   vocab = 1024, dim = 128, layers = 4, heads = 4, ctx = 64, batch = 16, seed = 1, corpus = "",
 })
 
-local function phase(text, ...)
-  lab.caption(text, ...)
-  lab.sleep(opt.pace)
+-- A factor as a room reads it: 1.3x, 12x (never "1x" for 1.34).
+local function times(x)
+  if x ~= x or x == math.huge or x == -math.huge then return "?" end
+  if math.abs(x) >= 10 then return string.format("%.0f", x) end
+  return string.format("%.1f", x)
+end
+
+-- A phase: its caption, the chart that makes its point (in the lab's
+-- present view), and the wait for the speaker or the pace.
+local function phase(chart, text, ...)
+  lab.phase(text, ...)
+  if ui then ui.present(chart) end
+  lab.wait_key(opt.pace)
 end
 
 local function report(r)
@@ -28,47 +40,65 @@ local function report(r)
                       m.loss, m.grad_ratio, m.grad_ratio_act))
 end
 
+-- The tied matrix against the untied model's E_in and E_out, now.
 local function gap(tied, untied)
   local al = lab.align(tied, untied)
   lab.plot("linear cos to E_out", al.linear_out)
   lab.plot("linear cos to E_in", al.linear_in)
   print(string.format("  tied matrix vs untied E_in %.3f, vs E_out %.3f (random %.3f)", al.linear_in, al.linear_out,
                       al.baseline.linear_out))
+  return al
 end
 
+-- Alignment on for both runs, so the lab's alignment panel and chart show
+-- scores while the demo talks about them.
 local shape = {vocab = opt.vocab, dim = opt.dim, layers = opt.layers, heads = opt.heads, ctx = opt.ctx,
-               batch = opt.batch, corpus = opt.corpus, data_seed = opt.seed, align_every = 0,
+               batch = opt.batch, corpus = opt.corpus, data_seed = opt.seed,
+               align_every = math.max(1, math.min(50, opt.steps // 3)),
                eval_every = math.max(1, math.min(50, opt.steps))}
 local function run(extra) return lab.run(shape, extra) end
 
-phase("Weight tying: one matrix both reads tokens in and writes them out")
+phase("loss", "Weight tying: one matrix both reads tokens in and writes them out")
 local tied = run{name = "tied", tie = "tied", init_seed = opt.seed}
 local untied = run{name = "untied", tie = "untied", init_seed = opt.seed + 1000}
 
-phase("Two models, the same batches: tied and untied")
+phase("loss", "Two models, the same batches: tied and untied")
 lab.step(opt.steps)
 report(tied)
 report(untied)
 
-phase("The tied matrix gets two gradients: the output side is %.0fx the input side", tied:metrics().grad_ratio_act)
+phase("ratio", "The tied matrix gets two gradients: the output side is %sx the input side",
+      times(tied:metrics().grad_ratio_act))
 gap(tied, untied)
 
-phase("Untie it, live: E_out gets a copy of the shared matrix")
+phase("loss", "Untie it, live: E_out gets a copy of the shared matrix")
 tied:set{tie = "untied"}
 lab.step(opt.steps)
 report(tied)
 
-phase("Tie it again, keeping the mean of both matrices")
+phase("loss", "Tie it again, keeping the mean of both matrices")
 tied:set{tie_merge = "mean", tie = "tied"}
 lab.step(opt.steps)
 report(tied)
-gap(tied, untied)
+local before = gap(tied, untied)
 
-phase("Boost the input side five-fold: does the matrix move toward E_in?")
+phase("align", "Boost the input side five-fold: does the matrix move toward E_in?")
 tied:set{in_scale = 5}
 lab.step(opt.steps)
 report(tied)
-gap(tied, untied)
+local after = gap(tied, untied)
 
-phase("Tied embeddings lean toward the output space")
-lab.caption()
+-- Toward E_in means closer to E_in relative to E_out: the lead of E_out
+-- over E_in shrank (both may rise as the models keep learning).
+local shift = (after.linear_in - after.linear_out) - (before.linear_in - before.linear_out)
+local answer = string.format("%s: cos to E_in %.3f -> %.3f, to E_out %.3f -> %.3f",
+                             shift > 0 and "Yes, toward E_in" or "No, not toward E_in", before.linear_in,
+                             after.linear_in, before.linear_out, after.linear_out)
+print("  " .. answer)
+phase("align", "%s", answer)
+
+-- The last caption stays on screen after the demo ends: no wait after it.
+local lean = after.linear_out > after.linear_in
+if ui then ui.present("align") end
+lab.phase("Tied embeddings lean toward the %s space: cos to E_out %.2f, to E_in %.2f",
+      lean and "output" or "input", after.linear_out, after.linear_in)

@@ -106,7 +106,7 @@ local function record(arm, key, v)
 end
 
 local eval_every = math.max(1, math.min(50, opt.steps))
-for _, seed in ipairs(seeds) do
+for si, seed in ipairs(seeds) do
   local runs, acc = {}, {}
   for i, a in ipairs(arms) do
     local init = a.tie == "untied" and seed + 1000 or seed
@@ -168,7 +168,11 @@ for _, seed in ipairs(seeds) do
         f(al.baseline and al.baseline.procrustes_out), f(m.val_ppl)))
     end
   end
-  for _, r in ipairs(runs) do r:remove() end
+  -- The last seed's runs stay in the lab (its charts show them); the
+  -- others make room for the seeds that follow.
+  if si < #seeds then
+    for _, r in ipairs(runs) do r:remove() end
+  end
 end
 for _, f in ipairs{steps_csv, summary_csv, lens_csv} do f:close() end
 

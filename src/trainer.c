@@ -30,6 +30,14 @@
 ** The UI is woken by one byte on a pipe, written only when no wake-up is
 ** pending yet, so a trainer that steps a thousand times a second does not
 ** wake the UI a thousand times.
+**
+** Handing over: while the Lua layer has on_step callbacks ('handover'
+** set), every step is handed to the Lua thread before the next one is
+** taken. The step is published, the UI woken, and the trainer waits (idle,
+** so the lab can be acquired meanwhile) until 'trainer_handover_done' says
+** the callbacks ran; the ticket whose last step that was reads as done
+** only then, so a script that waits for it sees every callback run first.
+** Holding ('hold') keeps every ticket waiting: a paused script's steps.
 */
 #include "core/clock.h"
 #include "trainer.h"
@@ -85,6 +93,11 @@ struct Trainer {
   pthread_cond_t cv;
 
   int quit, running, stepping, held, waiters, publish_req;
+  int handover;                  /* hand every step to the Lua thread */
+  long handover_seq, handover_ack;   /* steps handed over, and acknowledged */
+  long handover_step;            /* the lab-wide step of the last one */
+  long handover_ticket;          /* the ticket it ended (-1: none) */
+  int hold;                      /* tickets wait: a script is paused */
   pthread_t holder;
   int n_active;                  /* runs not paused, at the last publication */
 
@@ -291,6 +304,9 @@ static int snap_reserve(TrainerSnap *s, int n) {
   return 0;
 }
 
+/* A step was handed over and its callbacks have not run yet. */
+static int awaiting_handover(const Trainer *t) { return t->handover && t->handover_ack < t->handover_seq; }
+
 static long owed_steps(const Trainer *t) {
   long n = 0;
   for (int i = 0; i < N_TICKETS; i++)
@@ -351,6 +367,7 @@ static void fill(Trainer *t, double now, int full) {
   s->lab_steps = t->lab_steps;
   s->running = t->running;
   s->owed = owed_steps(t);
+  s->holding = t->hold;
   s->steps_per_s = t->rate;
   s->msg_seq = t->msg_seq;
   memcpy(s->msg, t->msg, sizeof s->msg);
@@ -371,6 +388,10 @@ static void set_message(Trainer *t, const char *msg) {
 
 int trainer_take(Trainer *t, TrainerSnap **snap) {
   int got = 0;
+  /* Drain first: a byte written after this is for a publication this take
+  ** may miss, and must stay to wake the UI again (drained after clearing
+  ** 'wake_pending', it would be lost, and no byte would come again). */
+  trainer_drain(t);
   pthread_mutex_lock(&t->mu);
   if (t->pub->version > (*snap)->version) {
     TrainerSnap *s = t->pub;
@@ -382,7 +403,6 @@ int trainer_take(Trainer *t, TrainerSnap **snap) {
   }
   atomic_store(&t->wake_pending, 0);
   pthread_mutex_unlock(&t->mu);
-  trainer_drain(t);
   return got;
 }
 
@@ -398,6 +418,7 @@ int trainer_wake_fd(const Trainer *t) { return t->wake[0]; }
 
 static Ticket *next_ticket(Trainer *t) {
   Ticket *best = NULL;
+  if (t->hold) return NULL;
   for (int i = 0; i < N_TICKETS; i++) {
     Ticket *k = &t->tickets[i];
     if (k->id >= 0 && k->state == 0 && (!best || k->id < best->id)) best = k;
@@ -415,6 +436,7 @@ long trainer_submit(Trainer *t, int id, long n, Err *err) {
   }
   t->next_ticket++;
   *k = (Ticket){.id = tid, .run_id = id, .left = n, .state = n > 0 ? 0 : 1};
+  t->publish_req = 1;   /* the steps owed show at once, even held */
   pthread_cond_broadcast(&t->cv);
   pthread_mutex_unlock(&t->mu);
   return tid;
@@ -429,6 +451,8 @@ int trainer_poll(Trainer *t, long ticket, Err *err) {
   else {
     state = k->state;
     if (state < 0) err_set(err, "%s", k->err);
+    /* Its last step's callbacks have not run yet. */
+    if (state > 0 && awaiting_handover(t) && t->handover_ticket == ticket) state = 0;
   }
   pthread_mutex_unlock(&t->mu);
   return state;
@@ -455,8 +479,25 @@ void trainer_cancel(Trainer *t) {
 
 /* ------------------------------------------------------------ the thread */
 
+/* A step may be taken now: none waits for the Lua thread. */
+static int may_step(const Trainer *t) { return !awaiting_handover(t); }
+
+/* Steps are asked for: by a ticket, or by continuous training. */
+static int wants_step(const Trainer *t) { return next_ticket((Trainer *)t) || (t->running && t->n_active > 0); }
+
 static int has_work(const Trainer *t) {
-  return t->cmd_n > 0 || t->publish_req || next_ticket((Trainer *)t) || (t->running && t->n_active > 0);
+  return t->cmd_n > 0 || t->publish_req || (may_step(t) && wants_step(t));
+}
+
+/* The lab-wide step after a step, as the headless runner reports it: the
+** highest step of any run after a lockstep, else that run's step. */
+static long handed_step(Trainer *t, int run_id_) {
+  Run *one = run_id_ >= 0 ? lab_run_by_id(t->lab, run_id_) : NULL;
+  if (one) return run_metrics(one)->step;
+  long step = 0;
+  for (int i = 0; i < lab_n_runs(t->lab); i++)
+    if (run_metrics(lab_run(t->lab, i))->step > step) step = run_metrics(lab_run(t->lab, i))->step;
+  return step;
 }
 
 /* One step of run 'run_id_', or of every unpaused run when it is -1. */
@@ -538,7 +579,8 @@ static void *trainer_main(void *arg) {
 
   pthread_mutex_lock(&t->mu);
   for (;;) {
-    if (!t->quit && !t->held && !t->waiters && !has_work(t) && t->norms_stale) idle_refresh(t);
+    if (!t->quit && !t->held && !t->waiters && !has_work(t) && t->norms_stale && !awaiting_handover(t))
+      idle_refresh(t);
     while (!t->quit && (t->held || t->waiters || !has_work(t))) pthread_cond_wait(&t->cv, &t->mu);
     if (t->quit) break;
     if (throttle_wait(t)) continue;
@@ -550,10 +592,10 @@ static void *trainer_main(void *arg) {
       t->cmd_n--;
     }
     /* A command goes alone, so that a queue of them never delays an acquirer. */
-    Ticket *k = have_cmd ? NULL : next_ticket(t);
+    Ticket *k = have_cmd || !may_step(t) ? NULL : next_ticket(t);
     long kid = k ? k->id : -1;
     int krun = k ? k->run_id : -1;
-    int step = !have_cmd && (k || (t->running && t->n_active > 0));
+    int step = !have_cmd && may_step(t) && (k || (t->running && t->n_active > 0));
     t->stepping = 1;
     t->publish_req = 0;
     pthread_mutex_unlock(&t->mu);
@@ -563,6 +605,7 @@ static void *trainer_main(void *arg) {
     double t0 = clock_seconds();
     if (have_cmd) rc = cmd.fn(t->lab, cmd.arg, &err);
     else if (step) rc = do_step(t, krun, &err);
+    long handed = step && rc == 0 ? handed_step(t, krun) : -1;
     if (step) {
       after_step(t, t0);
       refresh_samples(t);
@@ -581,11 +624,18 @@ static void *trainer_main(void *arg) {
       }
     }
     int done = k && k->state != 0;
-    /* Exact when a ticket ends and before a pause; in the same locked
-    ** section as the ticket's state, so a finished ticket is published. */
-    fill(t, clock_seconds(), done || !has_work(t));
+    int hand = handed >= 0 && t->handover;
+    if (hand) {
+      t->handover_step = handed;
+      t->handover_ticket = done ? kid : -1;
+      t->handover_seq++;
+    }
+    /* Exact when a ticket ends and before a pause (a step handed over is
+    ** none: the next follows its callbacks); in the same locked section as
+    ** the ticket's state, so a finished ticket is published. */
+    fill(t, clock_seconds(), done || !(t->cmd_n > 0 || t->publish_req || wants_step(t)));
     pthread_mutex_unlock(&t->mu);
-    wake(t, done);
+    wake(t, done || hand);
     pthread_mutex_lock(&t->mu);
     t->stepping = 0;
     pthread_cond_broadcast(&t->cv);
@@ -601,6 +651,7 @@ Trainer *trainer_new(Lab *lab, Err *err) {
   if (!t) return err_set(err, "out of memory starting the trainer"), NULL;
   t->lab = lab;
   t->wake[0] = t->wake[1] = -1;
+  t->handover_ticket = -1;
   for (int i = 0; i < N_TICKETS; i++) t->tickets[i].id = -1;
   pthread_mutex_init(&t->mu, NULL);
   pthread_cond_init(&t->cv, NULL);
@@ -720,6 +771,37 @@ void trainer_release(Trainer *t) {
   pthread_mutex_unlock(&t->mu);
 }
 
+void trainer_set_handover(Trainer *t, int on) {
+  pthread_mutex_lock(&t->mu);
+  t->handover = on != 0;
+  if (!on) t->handover_ack = t->handover_seq;   /* nobody will run them */
+  pthread_cond_broadcast(&t->cv);
+  pthread_mutex_unlock(&t->mu);
+}
+
+long trainer_handover(Trainer *t, long *step) {
+  pthread_mutex_lock(&t->mu);
+  long seq = awaiting_handover(t) ? t->handover_seq : 0;
+  if (seq) *step = t->handover_step;
+  pthread_mutex_unlock(&t->mu);
+  return seq;
+}
+
+void trainer_handover_done(Trainer *t, long seq) {
+  pthread_mutex_lock(&t->mu);
+  if (seq > t->handover_ack) t->handover_ack = seq;
+  pthread_cond_broadcast(&t->cv);
+  pthread_mutex_unlock(&t->mu);
+}
+
+void trainer_hold(Trainer *t, int on) {
+  pthread_mutex_lock(&t->mu);
+  t->hold = on != 0;
+  t->publish_req = 1;
+  pthread_cond_broadcast(&t->cv);
+  pthread_mutex_unlock(&t->mu);
+}
+
 /* ------------------------------------------------------------ reading */
 
 /* The newest publication: 'pub', unless the UI took it and nothing was
@@ -751,6 +833,17 @@ static long host_submit(Host *h, int id, long n, Err *err) { return trainer_subm
 static int host_poll(Host *h, long ticket, Err *err) { return trainer_poll(h->ud, ticket, err); }
 static void host_cancel(Host *h) { trainer_cancel(h->ud); }
 static int host_view(Host *h, int id, HostViewFn fn, void *ctx) { return trainer_view(h->ud, id, fn, ctx); }
+static void host_handover(Host *h, int on) { trainer_set_handover(h->ud, on); }
+static void host_hold(Host *h, int on) { trainer_hold(h->ud, on); }
+
+/* The callbacks of the step handed over, if one waits, on the calling
+** (the Lua) thread; then the trainer goes on. */
+static void host_serve(Host *h) {
+  long step, seq = trainer_handover(h->ud, &step);
+  if (!seq) return;
+  if (h->after_step) h->after_step(h->after_step_ctx, step);
+  trainer_handover_done(h->ud, seq);
+}
 
 void trainer_host(Trainer *t, Host *h) {
   memset(h, 0, sizeof *h);
@@ -760,6 +853,9 @@ void trainer_host(Trainer *t, Host *h) {
   h->poll = host_poll;
   h->cancel = host_cancel;
   h->view = host_view;
+  h->handover = host_handover;
+  h->hold = host_hold;
+  h->serve = host_serve;
   h->inline_steps = 0;
   h->ud = t;
 }

@@ -12,6 +12,10 @@
 ** hands the calling thread the lab after the step in progress. Reading
 ** never waits: 'trainer_view' serves the newest publication.
 **
+** While the Lua layer has on_step callbacks, each step is handed over:
+** the trainer waits after it until the Lua thread ran them (see
+** 'trainer_set_handover'), so they see every step, as headless.
+**
 ** The thread blocks SIGINT, SIGTERM, SIGHUP and SIGWINCH, so those reach the
 ** UI thread. 'trainer_host' wraps all this in the Host of luaapi/host.h.
 */
@@ -53,6 +57,7 @@ typedef struct TrainerSnap {
   long lab_steps;        /* lab steps taken since the trainer started */
   int running;           /* training continuously */
   long owed;             /* steps still owed to tickets */
+  int holding;           /* tickets are held (a paused script): owed steps wait */
   double steps_per_s;    /* lab steps per second, smoothed */
   long msg_seq;          /* grows with every new message */
   char msg[ERR_MSG_MAX]; /* the last error of a step or a command */
@@ -110,6 +115,18 @@ int trainer_post(Trainer *t, TrainerFn fn, const void *arg, size_t n, Err *err);
 long trainer_submit(Trainer *t, int id, long n, Err *err);
 int trainer_poll(Trainer *t, long ticket, Err *err);   /* 1 done, 0 waiting, -1 failed */
 void trainer_cancel(Trainer *t);                       /* fail every ticket in flight */
+
+/* Hand every step to the Lua thread (1) while it has on_step callbacks:
+** after each step the trainer waits until 'trainer_handover_done' is
+** called with the sequence number 'trainer_handover' gave (> 0 while a
+** step waits, with the lab-wide step in '*step'; 0 when none waits). */
+void trainer_set_handover(Trainer *t, int on);
+long trainer_handover(Trainer *t, long *step);
+void trainer_handover_done(Trainer *t, long seq);
+
+/* Keep every ticket waiting (1), or serve them again (0); the snapshot's
+** 'holding' says which. */
+void trainer_hold(Trainer *t, int on);
 
 /* Exclusive use of the lab for the calling thread, after the step in
 ** progress; nests. A snapshot is published on the last release. */

@@ -34,5 +34,14 @@ check sweep.lua "in_scale sweep" steps=10 seeds=1,2 scales=1,5 out= $tiny
 check dynamic_tying.lua "retie (mean)" steps=15 untie_at=5 retie_at=10 window=3 $tiny
 check balance.lua "applied ratio" steps=12 $tiny
 check demo.lua "== Tied embeddings" pace=0 steps=5 $tiny
+n=$((n + 1))
+if grep -Eq '^== (Yes|No), (not )?toward E_in: cos to E_in [0-9.]+ -> [0-9.]+, to E_out [0-9.]+ -> [0-9.]+ ==$' "$tmp/out" &&
+  grep -Eq 'output side is [0-9]+(\.[0-9])?x the input side' "$tmp/out"; then
+  echo "ok $n - demo.lua answers its question with the numbers, and rounds its factors"
+else
+  echo "not ok $n - demo.lua answers its question with the numbers, and rounds its factors"
+  sed 's/^/# /' "$tmp/out"
+  failed=1
+fi
 echo "1..$n"
 exit $failed

@@ -59,14 +59,24 @@ struct Host {
   ** is visible, so a read after 'r:set' or 'r:step' sees the change. */
   int (*view)(Host *h, int id, HostViewFn fn, void *ctx);
 
-  /* Set by the Lua layer: called on the Lua thread after steps complete
+  /* Set by the Lua layer: called on the Lua thread after every step
   ** ('step' is the lab-wide step: the highest step of any run, or after
-  ** steps of one run inline, that run's step). An inline
-  ** host calls it after every step; the UI host calls it once per snapshot
-  ** it shows, so a callback may see steps skipped while training runs flat
-  ** out. */
+  ** steps of one run, that run's step). An inline host calls it after
+  ** every step; a host that steps on another thread calls it from 'serve'
+  ** for every step it handed over. */
   void (*after_step)(void *ctx, long step);
   void *after_step_ctx;
+
+  /* Optional, for a host that steps on another thread. 'handover' (1):
+  ** the Lua layer has on_step callbacks, so every step is to wait until
+  ** 'serve', on the Lua thread, has called 'after_step' for it; 0: steps
+  ** go on unwatched. 'serve' is called by the host's owner whenever it can
+  ** (its loop), and by the Lua layer while it waits for steps without
+  ** yielding. 'hold' (1) keeps every step request waiting: the scripts are
+  ** paused. */
+  void (*handover)(Host *h, int on);
+  void (*serve)(Host *h);
+  void (*hold)(Host *h, int on);
 
   void *ud;   /* the implementation's own state */
 };

@@ -29,7 +29,16 @@
 #define LAPI_SLICE_SECONDS 0.05   /* a UI script yields after this long */
 
 /* Why a script coroutine is not running. */
-typedef enum Wait { WAIT_READY, WAIT_TICKET, WAIT_TIME } Wait;
+typedef enum Wait { WAIT_READY, WAIT_TICKET, WAIT_TIME, WAIT_KEY } Wait;
+
+#define LAPI_PRINTED_MAX (1 << 20)   /* bytes of a script's output kept for its results */
+
+/* Text that grows: what a script file prints. */
+typedef struct LapiText {
+  char *s;
+  size_t n, cap;
+  int cut;            /* more came than LAPI_PRINTED_MAX */
+} LapiText;
 
 typedef struct Script {
   lua_State *co;
@@ -38,7 +47,8 @@ typedef struct Script {
   int nargs;          /* values on its stack for the first resume */
   Wait wait;
   long ticket;
-  double wake_at;     /* monotonic seconds */
+  double wake_at;     /* monotonic seconds (WAIT_TIME, and WAIT_KEY when > 0) */
+  int advanced;       /* the speaker's '.' ended its wait */
   int result;         /* of the ticket: 1 done, -1 failed */
   Err err;
 } Script;
@@ -71,6 +81,12 @@ struct LuaApi {
   double slice_end;
   long lab_step;          /* last step reported by the host */
   int next_hook;          /* id of the next lab.on_step callback */
+  int watching;           /* the host hands every step over to the callbacks */
+  int paused;             /* the script files wait (the speaker's ',') */
+  int phase;              /* lab.phase calls so far */
+  LapiText printed;       /* what the script files running print */
+  LapiText results;       /* what the last one to end had printed */
+  long results_seq;       /* grows each time a script file ends having printed */
   History *plots;
   char caption[256];
   char cwd[PATH_MAX], script_dir[PATH_MAX], data_dir[PATH_MAX];
@@ -83,6 +99,7 @@ void lapi_unlock(LuaApi *api);
 void lapi_unlock_all(LuaApi *api);
 int lapi_view(LuaApi *api, int id, HostViewFn fn, void *ctx);
 void lapi_write(LuaApi *api, const char *s, size_t n, int is_err);
+void lapi_text_free(LapiText *t);
 /* The sandbox's verdict on a path a script names; 'real' gets the name to
 ** open (the resolved one under the sandbox, else the name as given). */
 typedef enum PathVerdict { PATH_OK, PATH_OUTSIDE, PATH_LINK, PATH_BAD } PathVerdict;
@@ -123,6 +140,8 @@ int lapi_sleep(lua_State *L, double seconds);
 int lapi_new_script(LuaApi *api, lua_State *L, int nargs, int repl);
 int lapi_resume(LuaApi *api, int i);
 void lapi_free_scripts(LuaApi *api);
+int lapi_wait_key(lua_State *L, double seconds);
+int lapi_file_scripts(const LuaApi *api);   /* script files alive (not REPL entries) */
 extern char lapi_exit_marker;
 
 /* lrepl.c */
@@ -131,6 +150,7 @@ void lrepl_print_values(LuaApi *api, lua_State *L, int first, int n);
 /* llab.c */
 int luaopen_tielab(lua_State *L);
 void llab_after_step(void *ctx, long step);
+void llab_unwatch(LuaApi *api);
 
 /* lrun.c */
 void lrun_open(lua_State *L);

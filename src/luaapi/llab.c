@@ -241,6 +241,23 @@ static int llab_step(lua_State *L) {
   return lapi_wait_steps(L, -1, (long)n, 0, llab_step_k);
 }
 
+/* While there are callbacks, a host that steps on another thread hands
+** every step over to them (headless, each step calls them anyway). */
+static void watch_steps(lua_State *L) {
+  LuaApi *api = lapi_get(L);
+  lua_getfield(L, LUA_REGISTRYINDEX, "tielab.hooks");
+  int want = luaL_len(L, -1) > 0;
+  lua_pop(L, 1);
+  if (want == api->watching || !api->host->handover) return;
+  api->watching = want;
+  api->host->handover(api->host, want);
+}
+
+void llab_unwatch(LuaApi *api) {
+  if (api->watching && api->host->handover) api->host->handover(api->host, 0);
+  api->watching = 0;
+}
+
 static int llab_on_step(lua_State *L) {
   LuaApi *api = lapi_get(L);
   luaL_checktype(L, 1, LUA_TFUNCTION);
@@ -251,6 +268,8 @@ static int llab_on_step(lua_State *L) {
   lua_pushinteger(L, ++api->next_hook);
   lua_setfield(L, -2, "id");
   lua_rawseti(L, -2, (lua_Integer)luaL_len(L, -2) + 1);
+  lua_pop(L, 1);
+  watch_steps(L);
   lua_pushinteger(L, api->next_hook);
   return 1;
 }
@@ -282,6 +301,7 @@ static int remove_hook(lua_State *L, lua_Integer id, int fidx) {
     }
   }
   lua_pop(L, 1);
+  if (found) watch_steps(L);
   return found;
 }
 
@@ -405,6 +425,22 @@ static int llab_caption(lua_State *L) {
   snprintf(api->caption, sizeof api->caption, "%s", text);
   emit(api, LUAAPI_LOG_CAPTION, api->caption);
   return 0;
+}
+
+/* lab.phase: the caption of the next phase of a talk; returns its number.
+** The speaker's '.' ends the wait that follows it (lab.wait_key, lab.sleep). */
+static int llab_phase(lua_State *L) {
+  LuaApi *api = lapi_get(L);
+  luaL_checkany(L, 1);
+  llab_caption(L);
+  lua_pushinteger(L, ++api->phase);
+  return 1;
+}
+
+static int llab_wait_key(lua_State *L) {
+  double s = luaL_optnumber(L, 1, 0);
+  luaL_argcheck(L, s >= 0 && s <= 86400, 1, "seconds must be in [0, 86400]");
+  return lapi_wait_key(L, s);
 }
 
 /* ------------------------------------------------------------ custom series */
@@ -536,7 +572,8 @@ static const luaL_Reg lablib[] = {
   {"run", llab_run},         {"load", llab_load},       {"align", llab_align},
   {"remove", llab_remove},   {"step", llab_step},       {"on_step", llab_on_step},
   {"off", llab_off},         {"sleep", llab_sleep},     {"clock", llab_clock},     {"log", llab_log},
-  {"caption", llab_caption}, {"plot", llab_plot},       {"plots", llab_plots},
+  {"caption", llab_caption}, {"phase", llab_phase},     {"wait_key", llab_wait_key},
+  {"plot", llab_plot},       {"plots", llab_plots},
   {"bind", llab_bind},       {"unbind", llab_unbind},   {"settings", llab_settings},
   {"mem", llab_mem},         {"args", largs_args},      {NULL, NULL}};
 

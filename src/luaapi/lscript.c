@@ -246,12 +246,38 @@ static void close_thread(lua_State *co, lua_State *L) {
 #endif
 }
 
+int lapi_file_scripts(const LuaApi *api) {
+  int n = 0;
+  for (int i = 0; i < api->n_scripts; i++) n += !api->scripts[i].repl;
+  return n;
+}
+
+/* The last script file to end hands what the script files printed to the
+** results (however it ended: an error or Ctrl-C keeps what came before). */
+static void keep_results(LuaApi *api) {
+  if (api->printed.n == 0 && !api->printed.cut) return;
+  static const char cut[] = "\n(more output than the results keep)\n";
+  LapiText t = api->results;
+  api->results = api->printed;
+  if (api->results.cut && api->results.n + sizeof cut <= api->results.cap) {
+    memcpy(api->results.s + api->results.n, cut, sizeof cut - 1);
+    api->results.n += sizeof cut - 1;
+  }
+  api->results.cut = 0;
+  t.n = 0;
+  t.cut = 0;
+  api->printed = t;
+  api->results_seq++;
+}
+
 static void end_script(LuaApi *api, int i) {
   Script *s = &api->scripts[i];
+  int last_file = !s->repl && lapi_file_scripts(api) == 1;
   close_thread(s->co, api->L);
   luaL_unref(api->L, LUA_REGISTRYINDEX, s->ref);
   memmove(s, s + 1, sizeof *s * (size_t)(api->n_scripts - i - 1));
   api->n_scripts--;
+  if (last_file) keep_results(api);
 }
 
 void lapi_free_scripts(LuaApi *api) {
@@ -319,6 +345,7 @@ static int ready(LuaApi *api, Script *s) {
   switch (s->wait) {
     case WAIT_READY: return 1;
     case WAIT_TIME: return clock_seconds() >= s->wake_at;
+    case WAIT_KEY: return s->wake_at > 0 && clock_seconds() >= s->wake_at;
     case WAIT_TICKET: {
       int st = api->host->poll(api->host, s->ticket, &s->err);
       if (st == 0) return 0;
@@ -332,7 +359,7 @@ static int ready(LuaApi *api, Script *s) {
 static int pump_body(lua_State *L) {
   LuaApi *api = lua_touserdata(L, 1);
   for (int i = 0; i < api->n_scripts;) {
-    if (!ready(api, &api->scripts[i])) {
+    if (api->paused || !ready(api, &api->scripts[i])) {
       i++;
       continue;
     }
@@ -357,11 +384,14 @@ int luaapi_pump(LuaApi *api) {
     kill_scripts(api, "interrupted");
     atomic_store(&api->interrupt, 0);
   }
-  if (api->n_scripts == 0) return 0;
-  lapi_enter(api);
-  lapi_protect(api, pump_body, api);
-  if (luaapi_interrupted(api)) kill_scripts(api, "interrupted");
-  lapi_leave(api);
+  if (api->n_scripts > 0) {
+    lapi_enter(api);
+    lapi_protect(api, pump_body, api);
+    if (luaapi_interrupted(api)) kill_scripts(api, "interrupted");
+    lapi_leave(api);
+  }
+  /* A pause ends with the scripts it paused: later steps are not held. */
+  if (api->paused && api->n_scripts == 0) luaapi_pause(api, 0);
   return api->n_scripts;
 }
 
@@ -407,6 +437,11 @@ int lapi_wait_steps(lua_State *L, int id, long n, lua_KContext ctx, lua_KFunctio
     int st = h->poll(h, ticket, &err);
     if (st < 0) return luaL_error(L, "%s", err.msg);
     if (st > 0) break;
+    if (h->serve) {   /* the on_step callbacks of the steps handed over, or they never end */
+      api->stepping = L;
+      h->serve(h);
+      api->stepping = prev;
+    }
     if (lapi_stop_pending(api)) {
       h->cancel(h);
       return lapi_raise_stop(L);
@@ -435,6 +470,47 @@ int lapi_sleep(lua_State *L, double seconds) {
   }
   return 0;
 }
+
+/* lab.wait_key: true when the speaker's '.' ended the wait, false when
+** 'seconds' (> 0) passed first; at once false headless or where the
+** script cannot yield (a key binding), since no key could come. */
+static int wait_key_k(lua_State *L, int status, lua_KContext ctx) {
+  LuaApi *api = lapi_get(L);
+  int i = script_of(api, L);
+  lua_pushboolean(L, status == LUA_YIELD && i >= 0 && api->scripts[i].advanced);
+  return 1;
+}
+
+int lapi_wait_key(lua_State *L, double seconds) {
+  LuaApi *api = lapi_get(L);
+  if (lapi_stop_pending(api)) return lapi_raise_stop(L);
+  int i = script_of(api, L);
+  if (api->host->inline_steps || i < 0 || !lua_isyieldable(L)) return wait_key_k(L, LUA_OK, 0);
+  Script *s = &api->scripts[i];
+  s->wait = WAIT_KEY;
+  s->advanced = 0;
+  s->wake_at = seconds > 0 ? clock_seconds() + seconds : 0;
+  return lua_yieldk(L, 0, 0, wait_key_k);
+}
+
+int luaapi_advance(LuaApi *api) {
+  int woke = 0;
+  for (int i = 0; i < api->n_scripts; i++) {
+    Script *s = &api->scripts[i];
+    if (s->wait != WAIT_KEY && s->wait != WAIT_TIME) continue;
+    s->wait = WAIT_READY;
+    s->advanced = 1;
+    woke++;
+  }
+  return woke;
+}
+
+void luaapi_pause(LuaApi *api, int on) {
+  api->paused = on != 0;
+  if (api->host->hold) api->host->hold(api->host, api->paused);
+}
+
+int luaapi_paused(const LuaApi *api) { return api->paused; }
 
 /* ------------------------------------------------------------ script files */
 

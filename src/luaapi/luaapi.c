@@ -121,7 +121,43 @@ void lapi_forget_run(LuaApi *api, int id) {
 
 /* ------------------------------------------------------------ output */
 
+/* A script file's output is kept too: its results, shown after it ends.
+** That is what it prints, and what on_step callbacks print while it
+** lives (headless they print into the same stdout). */
+static int printing_script(const LuaApi *api) {
+  if (api->running >= 0) return !api->scripts[api->running].repl;
+  return api->in_callback && lapi_file_scripts(api) > 0;
+}
+
+/* Past LAPI_PRINTED_MAX bytes the rest is only counted as cut. */
+static void keep_printed(LuaApi *api, const char *s, size_t n) {
+  LapiText *t = &api->printed;
+  if (t->n + n > LAPI_PRINTED_MAX) {
+    t->cut = 1;
+    return;
+  }
+  if (t->n + n > t->cap) {
+    size_t cap = t->cap ? t->cap : 4096;
+    while (cap < t->n + n) cap *= 2;
+    char *p = realloc(t->s, cap);
+    if (!p) {
+      t->cut = 1;
+      return;
+    }
+    t->s = p;
+    t->cap = cap;
+  }
+  memcpy(t->s + t->n, s, n);
+  t->n += n;
+}
+
+void lapi_text_free(LapiText *t) {
+  free(t->s);
+  memset(t, 0, sizeof *t);
+}
+
 static void write_raw(LuaApi *api, const char *s, size_t n, int is_err) {
+  if (!is_err && printing_script(api)) keep_printed(api, s, n);
   if (api->opt.out) {
     api->opt.out(api->opt.ctx, s, n, is_err);
     return;
@@ -599,10 +635,13 @@ void luaapi_free(LuaApi *api) {
     lua_close(api->L);
   }
   if (api->host && api->host->after_step_ctx == api) {
+    llab_unwatch(api);
     api->host->after_step = NULL;
     api->host->after_step_ctx = NULL;
   }
   history_free(api->plots);
+  lapi_text_free(&api->printed);
+  lapi_text_free(&api->results);
   free(api->own_runs);
   free(api->scripts);
   free(api);
@@ -613,3 +652,10 @@ size_t luaapi_mem_used(const LuaApi *api) { return api->mem_used; }
 History *luaapi_plots(LuaApi *api) { return api->plots; }
 const char *luaapi_caption(const LuaApi *api) { return api->caption; }
 int luaapi_exit_code(const LuaApi *api) { return api->exit_code; }
+int luaapi_phase(const LuaApi *api) { return api->phase; }
+
+const char *luaapi_results(const LuaApi *api, size_t *n, long *seq) {
+  *n = api->results.n;
+  *seq = api->results_seq;
+  return api->results.s ? api->results.s : "";
+}

@@ -124,6 +124,23 @@ History *luaapi_plots(LuaApi *api);
 /* The caption set by lab.caption ("" when none). */
 const char *luaapi_caption(const LuaApi *api);
 
+/* The speaker's keys. 'luaapi_advance' ends the waits of lab.wait_key and
+** lab.sleep now (the next phase); returns how many scripts it woke.
+** 'luaapi_pause' (1) keeps every script waiting (a REPL entry still runs
+** up to its first wait), and the host holds every step request, until
+** 'luaapi_pause' (0) or until no script is left. */
+int luaapi_advance(LuaApi *api);
+void luaapi_pause(LuaApi *api, int on);
+int luaapi_paused(const LuaApi *api);
+/* Phases marked by lab.phase so far. */
+int luaapi_phase(const LuaApi *api);
+
+/* What the last script file to end had printed (stdout only, as the host
+** was given it: escaped for a screen), its length in '*n', and in '*seq'
+** a number that grows each time a script file ends having printed. "" and
+** seq 0 before any. */
+const char *luaapi_results(const LuaApi *api, size_t *n, long *seq);
+
 /* Tab completion of the last word of 'line': globals, fields of tables
 ** ("lab.ru" -> "lab.run", "lab.runs") and methods of a run ("r:st" ->
 ** "r:step"). Calls 'add' once per candidate, sorted; returns how many. */

@@ -39,6 +39,9 @@ static const UiKey keys[] = {
     {KEY_PPAGE, "PgUp PgDn", "scroll the REPL output", "ui.scroll(-1)", NULL},
     {KEY_NPAGE, NULL, NULL, "ui.scroll(1)", NULL},
     {CTRL('l'), "C-l", "redraw the whole screen", "ui.redraw()", NULL},
+    {'.', ".", "a script's next phase: ends its wait for the speaker", "ui.next_phase()", NULL},
+    {',', ",", "pause or resume the running script (and its steps)", "ui.pause_script()", NULL},
+    {'r', "r", "show or hide the results panel (a script's output)", "ui.results('toggle')", "r results"},
     {'q', "q", "quit (asks to save runs with unsaved steps)", "ui.quit()", "q quit"},
 };
 

@@ -152,8 +152,9 @@ int ui_line_main(Ui *ui) {
     if (waiting && now - last_take >= 1.0 / FRAME_HZ) {
       waiting = 0;
       last_take = now;
-      if (trainer_take(ui->trainer, &ui->snap)) ui_after_step(ui);
+      trainer_take(ui->trainer, &ui->snap);
     }
+    ui_after_step(ui);
     if (luaapi_scripts(ui->api) > 0) {
       sig_arm_interrupt(1);
       luaapi_pump(ui->api);

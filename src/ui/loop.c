@@ -3,7 +3,8 @@
 **
 **   poll(stdin, the trainer's wake pipe, the signal pipe)
 **   signals   -> resize, stop a script or clear the line, save and leave
-**   wake pipe -> a snapshot waits (taken at the next frame); scripts resumed
+**   wake pipe -> a snapshot waits (taken at the next frame); a step handed
+**                over gets its on_step callbacks at once; scripts resumed
 **   stdin     -> every key curses has, each through ui_key
 **   draw      -> at once after a key; otherwise at most FRAME_HZ a second,
 **                and only the panels marked dirty; wnoutrefresh each, one
@@ -92,7 +93,7 @@ static void (*const draw_fn[P_COUNT])(Ui *, WINDOW *, int, int) = {
     [P_STATUS] = panel_status, [P_BIG] = panel_big,       [P_LOSS] = panel_loss,     [P_RATIO] = panel_ratio,
     [P_EXTRA] = panel_extra,   [P_LENS] = panel_lens,     [P_ALIGN] = panel_align,   [P_SAMPLE] = panel_sample,
     [P_SCATTER] = panel_scatter, [P_SCROLL] = draw_scroll, [P_INPUT] = draw_input, [P_HINT] = panel_hint,
-    [P_ALIGNCHART] = panel_align_chart, [P_CAPTION] = panel_caption,
+    [P_ALIGNCHART] = panel_align_chart, [P_CAPTION] = panel_caption, [P_RESULTS] = panel_results,
 };
 
 void ui_layout(Ui *ui) {
@@ -100,8 +101,9 @@ void ui_layout(Ui *ui) {
   getmaxyx(stdscr, rows, cols);
   ui->caption_rows = present_caption_rows(ui, rows, cols);
   LayoutAsk ask = {.view = ui->view, .zoom = ui->scatter ? P_SCATTER : ui->zoom, .chart = ui->present_chart,
-                   .caption_rows = ui->caption_rows};
+                   .caption_rows = ui->caption_rows, .results = ui->results};
   layout_compute(&ui->lay, rows, cols, &ask);
+  uiscript_layout(ui);
   for (int p = 0; p < P_COUNT; p++) {
     if (ui->win[p]) delwin(ui->win[p]);
     ui->win[p] = NULL;
@@ -248,14 +250,18 @@ static void handle_signals(Ui *ui) {
 
 /* ------------------------------------------------------------ the loop */
 
-/* The on_step callbacks, for the snapshot just taken, with the lab-wide
-** step (which goes on from a resumed checkpoint). Ctrl-C stops one that
-** never returns; SIGTERM too, and the lab then saves and ends. */
+/* The on_step callbacks of the step the trainer handed over, if one
+** waits: while there are callbacks it hands over every step, with the
+** lab-wide step (which goes on from a resumed checkpoint), and waits for
+** them. Ctrl-C stops one that never returns; SIGTERM too, and the lab then
+** saves and ends. */
 void ui_after_step(Ui *ui) {
-  if (!ui->host.after_step) return;
+  long step;
+  if (!ui->host.serve || !trainer_handover(ui->trainer, &step)) return;
   sig_arm_interrupt(1);
-  ui->host.after_step(ui->host.after_step_ctx, trainer_snap_step(ui->snap));
+  ui->host.serve(&ui->host);
   sig_arm_interrupt(0);
+  ui->snap_waiting = 1;   /* that step was published */
 }
 
 static void take_snapshot(Ui *ui) {
@@ -263,16 +269,17 @@ static void take_snapshot(Ui *ui) {
   if (!trainer_take(ui->trainer, &ui->snap)) return;
   ui_dirty(ui, DATA_PANELS);
   if (ui->snap->msg_seq != seq && ui->snap->msg[0]) ui_message(ui, ROLE_ERROR, "%s", ui->snap->msg);
-  ui_after_step(ui);
 }
 
 static void pump(Ui *ui) {
-  int scripts = luaapi_scripts(ui->api);
-  if (scripts == 0) return;
-  sig_arm_interrupt(1);
-  luaapi_pump(ui->api);
-  sig_arm_interrupt(0);
-  if (luaapi_scripts(ui->api) != scripts) ui_dirty(ui, 1u << P_STATUS);   /* its "script" mark */
+  int before = luaapi_scripts(ui->api);
+  if (before > 0) {
+    sig_arm_interrupt(1);
+    luaapi_pump(ui->api);
+    sig_arm_interrupt(0);
+  }
+  if (luaapi_scripts(ui->api) != before) ui_dirty(ui, 1u << P_STATUS | 1u << P_HINT);   /* " script" */
+  uiscript_after_pump(ui);
 }
 
 /* Milliseconds poll may sleep. */
@@ -322,6 +329,7 @@ int ui_loop(Ui *ui) {
       take_snapshot(ui);
       ui->snap_waiting = 0;
     }
+    ui_after_step(ui);   /* before the scripts: a ticket is done once its callbacks ran */
     if (woke || frame_due) pump(ui);
     if (ui->msg_until && now >= ui->msg_until) {
       ui->msg_until = 0;

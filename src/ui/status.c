@@ -271,7 +271,6 @@ static Detail runs_detail(Ui *ui, ShortName *names, int room, int wide) {
   return d;
 }
 
-#define SCRIPT_TAG " script"
 
 void panel_status(Ui *ui, WINDOW *w, int h, int wd) {
   (void)h;
@@ -280,11 +279,13 @@ void panel_status(Ui *ui, WINDOW *w, int h, int wd) {
   const TrainerSnap *s = ui->snap;
   /* The flag itself, so a key shows at once; a script's owed steps train
   ** while continuous training is paused. */
-  int running = trainer_running(ui->trainer) || s->owed > 0;
+  int running = trainer_running(ui->trainer) || (s->owed > 0 && !s->holding);
   meter_update(s, clock_seconds());
   ShortName names[SHORT_RUNS];
   short_names(s, names);
-  int script = ui->api && luaapi_scripts(ui->api) > 0, tag_w = fit_cols(SCRIPT_TAG);
+  int script = ui->api && luaapi_scripts(ui->api) > 0, paused = script && luaapi_paused(ui->api);
+  const char *script_tag = paused ? " script paused" : " script";
+  int tag_w = fit_cols(script_tag);
 
   /* Every run comes first: the owed count, then the script mark, give way
   ** before a name is cut. */
@@ -309,7 +310,7 @@ void panel_status(Ui *ui, WINDOW *w, int h, int wd) {
     run_segs(ui, i, d, names, name_cols, &l);
     x += segs_draw(t, w, x, wd - x, &l);
   }
-  if (tag && x + tag_w <= wd) term_print(t, w, 0, wd - tag_w, tag_w, ROLE_OK, SCRIPT_TAG);
+  if (tag && x + tag_w <= wd) term_print(t, w, 0, wd - tag_w, tag_w, paused ? ROLE_WARN : ROLE_OK, script_tag);
 }
 
 /* ------------------------------------------------------------ the hint line */

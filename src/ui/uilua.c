@@ -492,6 +492,7 @@ int uilua_open(Ui *ui, Err *err) {
   lua_newtable(L);
   lua_pushlightuserdata(L, ui);
   luaL_setfuncs(L, funcs, 1);
+  uiscript_open(ui, L);
   lua_setglobal(L, "ui");
   return 0;
 }

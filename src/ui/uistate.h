@@ -80,6 +80,11 @@ typedef struct Ui {
   int n_saved;
   char *saved_note;          /* which runs the last save wrote where: printed at the end */
 
+  int results;               /* the results panel is shown */
+  int results_top;           /* its first line shown */
+  long results_seen;         /* the scripts' results last shown (see luaapi_results) */
+  int phase_seen;            /* the script phases (lab.phase) seen so far */
+
   int quit;                  /* leave the loop */
   int status;                /* exit status */
   int gone;                  /* the terminal hung up: do not write to it */
@@ -101,6 +106,12 @@ void ui_lua_out(void *ctx, const char *s, size_t n, int is_err);
 /* uilua.c: the 'ui' table of Lua functions behind every key */
 int uilua_open(Ui *ui, Err *err);
 
+/* uiscript.c: scripts on the screen: the results panel, the speaker's keys */
+void uiscript_open(Ui *ui, lua_State *L);   /* their functions in the 'ui' table on top of L */
+void uiscript_after_pump(Ui *ui);           /* a script that ended having printed shows its results */
+void uiscript_layout(Ui *ui);               /* room for the results panel, if the layout left none */
+void panel_results(Ui *ui, WINDOW *w, int h, int wd);
+
 /* keys.c */
 typedef struct UiKey {
   int key;             /* a byte, or a curses KEY_* code */
@@ -114,7 +125,7 @@ void ui_key(Ui *ui, int key);
 
 /* loop.c */
 int ui_loop(Ui *ui);
-void ui_after_step(Ui *ui);   /* the on_step callbacks for the snapshot just taken */
+void ui_after_step(Ui *ui);   /* the on_step callbacks of a step the trainer handed over */
 void ui_layout(Ui *ui);
 void ui_draw(Ui *ui);
 

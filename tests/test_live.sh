@@ -1,0 +1,235 @@
+#!/bin/sh
+# test_live.sh -- scripts played in the lab behave as headless: paper.lua in
+# a real terminal (tmux) writes the same CSV files byte for byte and prints
+# the same table as --headless on the same seed; the table stays on screen
+# in the results panel, which scrolls; the script's runs stay in the lab;
+# and a scripted talk answers the speaker's keys: '.' moves to the next
+# phase, ',' pauses the script and its training, and again resumes it.
+# The harness is test_ui.sh's: a private tmux server, send-keys, and
+# capture-pane polled until a deadline. Prints TAP.
+
+: "${top_builddir:=.}" "${top_srcdir:=.}"
+TIELAB=${TIELAB:-$top_builddir/tielab}
+case $TIELAB in /*) ;; *) TIELAB=$PWD/$TIELAB ;; esac
+LUA_DIR=$(cd "$top_srcdir/lua" && pwd)
+
+if ! command -v tmux >/dev/null 2>&1; then echo "1..0 # SKIP tmux is not installed"; exit 0; fi
+if [ ! -x "$TIELAB" ]; then echo "1..0 # SKIP $TIELAB was not built"; exit 0; fi
+
+SOCK=tielab-live-$$
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/tielab-live.XXXXXX") || exit 1
+T="tmux -L $SOCK -f /dev/null"
+cleanup() {
+  pid=$(tielab_pid 2>/dev/null)
+  [ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null
+  $T kill-server >/dev/null 2>&1
+  rm -rf "$WORK"
+}
+trap cleanup EXIT INT TERM
+ENV="env -u LC_ALL -u LC_CTYPE LANG=C.UTF-8 NO_COLOR= XDG_STATE_HOME=$WORK/state XDG_CACHE_HOME=${XDG_CACHE_HOME:-$WORK/cache} OPENBLAS_NUM_THREADS=1"
+PAPER_ARGS="steps=30 dim=16 vocab=256 ctx=16 batch=2 layers=1 heads=1 seeds=1 scales=2,5 out=paper"
+
+n=0 failed=0
+screen() { $T capture-pane -p -t t 2>/dev/null; }
+show() { screen | sed 's/^/#   |/'; }
+pass() { n=$((n + 1)); echo "ok $n - $1"; }
+fail() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; show; }
+check() { if [ "$1" -eq 0 ]; then pass "$2"; else fail "$2"; fi; }
+wait_for() {   # REGEX [TENTHS]
+  i=0
+  while [ $i -lt "${2:-100}" ]; do
+    screen | grep -Eq -- "$1" && return 0
+    sleep 0.1
+    i=$((i + 1))
+  done
+  return 1
+}
+wait_gone() {   # REGEX [TENTHS]
+  i=0
+  while [ $i -lt "${2:-100}" ]; do
+    screen | grep -Eq -- "$1" || return 0
+    sleep 0.1
+    i=$((i + 1))
+  done
+  return 1
+}
+wait_file() {   # FILE [TENTHS]
+  i=0
+  while [ $i -lt "${2:-100}" ]; do
+    [ -s "$1" ] && return 0
+    sleep 0.1
+    i=$((i + 1))
+  done
+  return 1
+}
+pane() { $T display -p -t t "$1"; }
+# start DIR ARGS...: a new tielab in the pane, working in DIR.
+start() {
+  dir=$1
+  shift
+  rm -f "$WORK/status"
+  $T respawn-pane -k -t t "cd '$dir' && clear; $ENV $TIELAB $*; echo \$? >'$WORK/status'"
+}
+wait_dead() {   # [TENTHS]: until tielab has ended
+  i=0
+  while [ $i -lt "${1:-100}" ]; do
+    [ -s "$WORK/status" ] && return 0
+    sleep 0.1
+    i=$((i + 1))
+  done
+  return 1
+}
+tielab_pid() { pgrep -P "$(pane '#{pane_pid}')" | head -n 1; }
+key() { $T send-keys -t t "$@"; }
+type_line() { $T send-keys -t t -l "$1"; $T send-keys -t t Enter; }
+step_now() { screen | sed -n '1s/.*step \([0-9]*\).*/\1/p'; }
+# settled_step: the step once it stands still for a second.
+settled_step() {
+  a=$(step_now) i=0
+  while [ $i -lt 30 ]; do
+    sleep 1
+    b=$(step_now)
+    [ "$a" = "$b" ] && break
+    a=$b i=$((i + 1))
+  done
+  echo "$a"
+}
+# moved_from STEP: until the step is another (10 s).
+moved_from() {
+  i=0
+  while [ "$(step_now)" = "$1" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+  [ "$(step_now)" != "$1" ]
+}
+
+mkdir -p "$WORK/headless" "$WORK/live"
+(cd "$WORK/headless" && $ENV "$TIELAB" --headless "$LUA_DIR/paper.lua" $PAPER_ARGS >stdout 2>stderr)
+if [ $? -ne 0 ] || [ ! -s "$WORK/headless/paper_steps.csv" ]; then
+  echo "1..0 # SKIP paper.lua does not run headless here"
+  exit 0
+fi
+
+# ---------------------------------------------------------------- headless: nothing waits
+cat >"$WORK/phases.lua" <<'EOF'
+local t0 = lab.clock()
+local one = lab.phase("first %d", 1)
+local pressed = lab.wait_key(30)
+local two = lab.phase("second")
+lab.sleep(0)
+print(string.format("phases %d %d, key %s, waited %s", one, two, tostring(pressed), tostring(lab.clock() - t0 > 5)))
+EOF
+(cd "$WORK" && $ENV "$TIELAB" --headless phases.lua >phases.out 2>&1)
+[ $? -eq 0 ] && grep -q '^== first 1 ==$' "$WORK/phases.out" && grep -q '^== second ==$' "$WORK/phases.out" &&
+  grep -q '^phases 1 2, key false, waited false$' "$WORK/phases.out"
+check $? "headless, lab.phase prints its caption and counts, lab.wait_key returns false at once"
+
+$T new-session -d -s t -x 100 -y 30 "sleep 600" || { echo "1..0 # SKIP cannot start tmux"; exit 0; }
+$T set -g remain-on-exit on
+$T set -sg escape-time 0
+
+# ---------------------------------------------------------------- paper.lua live = headless
+start "$WORK/live" "$LUA_DIR/paper.lua" $PAPER_ARGS
+wait_for 'results, lines 1-' 600 && wait_gone ' script *$' 300
+check $? "paper.lua in the lab runs to its end and its results panel opens"
+screen | grep -q 'tielab paper comparison' && screen | grep -q 'gradient ratio'
+check $? "the results panel shows the table's head"
+same=0
+for f in steps summary lens; do
+  cmp -s "$WORK/headless/paper_$f.csv" "$WORK/live/paper_$f.csv" || { same=1; echo "# paper_$f.csv differs"; }
+done
+check $same "the CSV files live and headless are identical byte for byte"
+grep -q ',tied,1,' "$WORK/live/paper_steps.csv" && ! grep -q ',tied,0,' "$WORK/live/paper_steps.csv"
+check $? "on_step saw step 1 and no step-0 snapshot"
+key :
+type_line 'local f = assert(io.open("table.txt", "w")) f:write((ui.results())) f:close()'
+key Escape
+wait_file "$WORK/live/table.txt" 50 && cmp -s "$WORK/headless/stdout" "$WORK/live/table.txt"
+check $? "ui.results() is the headless stdout, table and findings alike"
+! grep -q 'nan' "$WORK/live/table.txt" &&
+  grep -Eq 'output side dominates early \(L2 ratio > 1 over the first 30 steps: [0-9.]+\): held' "$WORK/live/table.txt"
+check $? "the headline gradient-ratio finding is a number that held"
+screen | sed -n 1p | grep -q 'tied_s1' && screen | sed -n 1p | grep -q 'untied_s1'
+check $? "the script's runs stay in the lab (status line)"
+sleep 0.3   # apart from the Escape, or ESC PgDn reads as Alt+PgDn
+key NPage
+wait_for 'results, lines ([2-9]|[1-9][0-9]+)-' 30
+check $? "PgDn scrolls the results panel"
+key PPage
+wait_for 'results, lines 1-' 30
+check $? "PgUp scrolls it back"
+key r
+wait_gone 'results, lines' 30
+check $? "r hides the results panel"
+key r
+wait_for 'results, lines 1-' 30
+check $? "r shows it again"
+key q
+wait_for 'Save' 30 && key n
+
+# ---------------------------------------------------------------- on_step output is part of the results
+cat >"$WORK/watch.lua" <<'EOF'
+local r = lab.run{name = "watch", vocab = 256, dim = 16, layers = 1, heads = 1, ctx = 16, batch = 2}
+local h = lab.on_step(function(step) print(string.format("cb %d %.9f", step, r:metrics().loss)) end)
+r:step(5)
+lab.off(h)
+print("done", r:metrics().step)
+EOF
+(cd "$WORK/headless" && $ENV "$TIELAB" --headless "$WORK/watch.lua" >watch.out 2>&1)
+wait_dead 100
+start "$WORK/live" "$WORK/watch.lua"
+wait_for 'results, lines 1-' 300 && wait_gone ' script *$' 100
+key :
+type_line 'local f = assert(io.open("watch.txt", "w")) f:write((ui.results())) f:close()'
+key Escape
+wait_file "$WORK/live/watch.txt" 50 && cmp -s "$WORK/headless/watch.out" "$WORK/live/watch.txt" &&
+  [ "$(grep -c '^cb ' "$WORK/live/watch.txt")" = 5 ]
+check $? "on_step callbacks see each step's metrics live as headless, and what they print is in the results"
+key q
+wait_for 'Save' 30 && key n
+
+# ---------------------------------------------------------------- the speaker's keys
+cat >"$WORK/talk.lua" <<'EOF'
+local stop = false
+lab.bind("x", function() stop = true end, "end the training phase")
+local r = lab.run{name = "talk", vocab = 256, dim = 32, layers = 2, heads = 2, ctx = 32, batch = 4}
+lab.phase("phase one: waiting")
+local pressed = lab.wait_key()
+lab.phase("phase two: training (key %s)", tostring(pressed))
+while not stop do r:step(2) end
+lab.phase("phase three: %d steps", r:metrics().step)
+lab.wait_key()
+lab.phase("the end")
+EOF
+wait_dead 100
+start "$WORK/live" "$WORK/talk.lua"
+wait_for 'phase one: waiting' 300
+check $? "lab.phase sets the caption"
+sleep 0.5
+screen | grep -q 'phase one: waiting' && ! screen | grep -q 'phase two'
+check $? "lab.wait_key waits for the speaker"
+key .
+wait_for 'phase two: training \(key true\)' 50
+check $? "'.' ends lab.wait_key (true) and the next phase's caption shows"
+moved_from "$(step_now)"
+check $? "the script trains"
+key ,
+wait_for 'script paused' 30
+check $? "',' pauses the script: the status line says so"
+s1=$(settled_step); sleep 1; s2=$(step_now)
+[ -n "$s1" ] && [ "$s1" = "$s2" ]
+check $? "paused: its steps are held ($s1, $s2)"
+key ,
+wait_gone 'script paused' 30 && moved_from "$s2"
+check $? "',' again resumes it: the step count moves ($s2 to $(step_now))"
+key x
+wait_for 'phase three: [0-9]+ steps' 50
+check $? "the script goes on to its next phase"
+key .
+wait_for 'the end' 50 && wait_gone ' script *$' 50
+check $? "'.' ends the last wait; the last caption stays after the script ends"
+[ ! -s "$WORK/status" ] && [ -n "$(tielab_pid)" ]
+check $? "the lab still runs"
+key q
+wait_for 'Save' 30 && key n
+
+echo "1..$n"
+[ $failed -eq 0 ]

@@ -296,7 +296,8 @@ for size in 80x24 100x30 120x40 200x60; do
   key Tab Tab Tab Tab
   wait_for '●tied' 30 && wait_for 'align tied vs untied @' 30
   # Each zoom in turn (ui.zoom's order), known by its title alone on top.
-  for z in loss:'^loss ':'grad out/in' ratio:'^grad out/in':'^loss ' lens:'^tuned lens acc':'^grad out/in' \
+  for z in loss:'^loss ':'grad out/in' ratio:'^grad out/in':'^loss ' align_chart:'^align tied ':'^grad out/in' \
+    lens:'^tuned lens acc':'^align tied ' \
     align:'^align tied vs untied':'tuned lens' extra:'^grad L2':'align tied vs'; do
     name=${z%%:*} rest=${z#*:}
     key z

@@ -84,10 +84,11 @@ static int help_rows_single(Ui *ui, int *keys, int *bound) {
 }
 
 /* Rows the help box needs on this screen: two keys to a row when one
-** each does not fit. */
+** each does not fit. The box may cover the status and hint lines: while
+** it is up, it is all there is to read. */
 int panel_help_rows(Ui *ui) {
   int keys, bound, rows = help_rows_single(ui, &keys, &bound);
-  if (rows <= ui->lay.rows - 2) return rows;
+  if (rows <= ui->lay.rows) return rows;
   return 2 + (keys + 1) / 2 + (bound ? (bound + 1) / 2 + 1 : 0);
 }
 

@@ -141,7 +141,7 @@ void layout_compute(Layout *l, int rows, int cols, const LayoutAsk *ask) {
 }
 
 Rect layout_center(int rows, int cols, int h, int w) {
-  if (h > rows - 2) h = rows - 2;
+  if (h > rows) h = rows;
   if (w > cols - 2) w = cols - 2;
   return rect((rows - h) / 2, (cols - w) / 2, h, w);
 }

@@ -315,11 +315,26 @@ static void test_shared_and_thick(void) {
   }
   ok(shared > 0 && own == 0, "two series on one line: every cell they share says so (%d shared)", shared);
   ok(strstr(grid(cells, W, 1), "overlap") != NULL, "the legend explains shared cells: %s", text);
+  g.stripes = 1;
+  graph_render(&g, cells, W, H);
+  int of[2] = {0, 0}, left = 0;
+  for (int i = W; i < W * (H - 1); i++) {
+    left += cells[i].role == GRAPH_ROLE_SHARED;
+    if (cells[i].role == GRAPH_ROLE_SERIES + 0 || cells[i].role == GRAPH_ROLE_SERIES + 1)
+      of[cells[i].role - GRAPH_ROLE_SERIES]++;
+  }
+  ok(left == 0 && of[0] > 0 && of[1] > 0 && abs(of[0] - of[1]) <= 2,
+     "with stripes, shared cells alternate the two series' colours (%d and %d)", of[0], of[1]);
+  ok(strstr(grid(cells, W, 1), "\u259aoverlap") != NULL, "... and the legend shows the stripe: %s", text);
+  g.stripes = 0;
+  graph_render(&g, cells, W, H);
   /* 11 rows: a plot of 9, tall enough for lines two dots thick. */
   ok(cells[1 * W + 10].ch == 0x281b, "Braille lines on a tall plot are two dots thick (U+%04X)",
      (unsigned)cells[1 * W + 10].ch);
   graph_render(&g, cells, W, 6);
   ok(cells[1 * W + 10].ch == 0x2809, "and one dot thin on a short one (U+%04X)", (unsigned)cells[1 * W + 10].ch);
+  graph_render(&g, cells, W, 7);
+  ok(cells[1 * W + 10].ch == 0x281b, "a plot of five rows (80x24) is tall enough (U+%04X)", (unsigned)cells[1 * W + 10].ch);
 
   s[1].color = 0, s[1].dashed = 1;
   graph_render(&g, cells, W, H);

@@ -107,7 +107,8 @@ static void draw_chart(Ui *ui, WINDOW *win, int h, int w, const ChartSpec *cs, G
              .series = series,
              .n_series = n,
              .events = ev,
-             .n_events = selected_events(ui, ev, HISTORY_MAX_EVENTS)};
+             .n_events = selected_events(ui, ev, HISTORY_MAX_EVENTS),
+             .stripes = ui->term.color};
   graph_render(&g, cells, w, h);
   ui_blit(ui, win, cells, w, h);
 }
@@ -298,7 +299,8 @@ void panel_scatter(Ui *ui, WINDOW *win, int h, int w) {
              .y_max = sc->set ? sc->hi : hi,
              .series = s,
              .n_series = n,
-             .x_label = "ln count in training"};
+             .x_label = "ln count in training",
+             .stripes = t->color};
   graph_scatter(&g, cells, w, h);
   ui_blit(ui, win, cells, w, h);
 }

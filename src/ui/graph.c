@@ -223,7 +223,10 @@ typedef struct Plot {
   int log_y;
   int thick;            /* Braille lines two dots thick */
   const GraphSeries *series;
-  int *owner;           /* per plot cell: series index + 1, -1 shared, 0 none */
+  int *owner;           /* per plot cell, two ints: the first series there
+                        ** (index + 1, 0: none), and the first of another
+                        ** colour (0: none, the cell is its first's alone) */
+  int stripes;          /* shared cells alternate their series' colours */
   int shared;           /* some cell is shared */
 } Plot;
 
@@ -248,16 +251,31 @@ uint8_t graph_series_role(const GraphSeries *s) {
 ** the tint there: the cell still says whose it is. */
 static uint8_t claim(Plot *p, int cy, int cx, int id, uint8_t role) {
   if (!p->owner || cy < 0 || cy >= p->ph || cx < 0 || cx >= p->pw) return role;
-  int *o = &p->owner[(size_t)cy * p->pw + cx];
-  if (*o == 0 || *o == id) {
-    *o = id;
-    return role;
+  int *o = &p->owner[2 * ((size_t)cy * p->pw + cx)];
+  if (o[0] == 0) o[0] = id;
+  if (o[1] == 0 && o[0] != id) {
+    if (p->series[o[0] - 1].color % GRAPH_COLORS == p->series[id - 1].color % GRAPH_COLORS)
+      return (uint8_t)(role & ~GRAPH_ROLE_TINT);
+    o[1] = id;
   }
-  if (*o > 0 && p->series[*o - 1].color % GRAPH_COLORS == p->series[id - 1].color % GRAPH_COLORS)
-    return (uint8_t)(role & ~GRAPH_ROLE_TINT);
-  *o = -1;
+  if (o[1] == 0) return role;
   p->shared = 1;
   return GRAPH_ROLE_SHARED;
+}
+
+/* With colour, a shared cell takes the colour of one of its two series,
+** column by column in turn, so a stretch where two lines coincide reads
+** as a line striped in both colours: each series stays visible. */
+static void stripe_shared(Plot *p) {
+  if (!p->stripes || !p->shared) return;
+  for (int cy = 0; cy < p->ph; cy++)
+    for (int cx = 0; cx < p->pw; cx++) {
+      const int *o = &p->owner[2 * ((size_t)cy * p->pw + cx)];
+      GraphCell *c = cell_at(p->cells, p->w, p->h, p->y0 + cy, p->x0 + cx);
+      if (!o[1] || !c || c->role != GRAPH_ROLE_SHARED) continue;
+      const GraphSeries *s = &p->series[o[cx % 2] - 1];
+      c->role = (uint8_t)(graph_series_role(s) & ~GRAPH_ROLE_TINT);
+    }
 }
 
 static void braille_dot(Plot *p, int dx, int dy, int id, uint8_t role) {
@@ -548,18 +566,22 @@ static LegendPlan legend_plan(const Legend *l, int w, int max_rows) {
 static void legend_items(const Graph *g, Legend *l, int scatter, int shared, const int *kinds) {
   l->n = 0;
   snprintf(l->title, sizeof l->title, "%s%s", g->title ? g->title : "", g->title && g->log_y ? " (log)" : "");
-  for (int i = 0; i < g->n_series && l->n < LEGEND_MAX; i++) {
-    const GraphSeries *s = &g->series[i];
-    if (s->name)
-      l->item[l->n++] = (LegendItem){line_mark(g, s, scatter), graph_series_role(s), s->name, !s->dashed};
-  }
+  /* By colour (a run's place in the lab), whatever order they are drawn in:
+  ** the selected run, drawn last, keeps its place in the legend. */
+  for (int color = 0; color < GRAPH_COLORS; color++)
+    for (int i = 0; i < g->n_series && l->n < LEGEND_MAX; i++) {
+      const GraphSeries *s = &g->series[i];
+      if (s->name && s->color % GRAPH_COLORS == color)
+        l->item[l->n++] = (LegendItem){line_mark(g, s, scatter), graph_series_role(s), s->name, !s->dashed};
+    }
   int ascii = g->glyphs == GRAPH_ASCII;
   if (g->has_ref && g->ref_label && l->n < LEGEND_MAX)
     l->item[l->n++] = (LegendItem){ascii ? '.' : 0x2504, GRAPH_ROLE_REF, g->ref_label, 0};
   for (int k = 0; k < 3 && l->n < LEGEND_MAX; k++)
     if (kinds[k]) l->item[l->n++] = (LegendItem){event_marks[k][ascii], GRAPH_ROLE_EVENT, event_names[k], 0};
   if (shared && l->n < LEGEND_MAX)
-    l->item[l->n++] = (LegendItem){ascii ? (uint32_t)ascii_shared : 0x2588, GRAPH_ROLE_SHARED, "overlap", 0};
+    l->item[l->n++] = (LegendItem){ascii ? (uint32_t)ascii_shared : g->stripes ? 0x259a : 0x2588, GRAPH_ROLE_SHARED,
+                                   "overlap", 0};
   common_affixes(l);
 }
 
@@ -739,7 +761,7 @@ static int frame(const Graph *g, GraphCell *cells, int w, int h, int scatter, in
               .log_y = g->log_y, .series = g->series};
   p->sx = g->glyphs == GRAPH_BRAILLE ? 2 : 1;
   p->sy = g->glyphs == GRAPH_BRAILLE ? 4 : g->glyphs == GRAPH_BLOCK && !scatter ? 8 : 1;
-  p->thick = g->glyphs == GRAPH_BRAILLE && !scatter && p->ph >= 8;
+  p->thick = g->glyphs == GRAPH_BRAILLE && !scatter && p->ph >= 5;
   p->lo = g->log_y ? log10(g->y_min > 0 ? g->y_min : 1e-12) : g->y_min;
   p->hi = g->log_y ? log10(g->y_max > 0 ? g->y_max : 1e-12) : g->y_max;
   if (!(p->hi > p->lo) || !isfinite(p->lo) || !isfinite(p->hi)) {
@@ -771,7 +793,8 @@ static int plot_all(const Graph *g, Plot *p, int scatter) {
   int xs = p->pw * p->sx;
   double *sum = scatter ? NULL : malloc(sizeof *sum * (size_t)xs);
   int *cnt = scatter ? NULL : malloc(sizeof *cnt * (size_t)xs);
-  p->owner = calloc((size_t)p->pw * p->ph, sizeof *p->owner);
+  p->owner = calloc((size_t)p->pw * p->ph * 2, sizeof *p->owner);
+  p->stripes = g->stripes;
   int fine = p->owner && (scatter || (sum && cnt));
   if (fine) {
     ref_line(g, p);
@@ -779,6 +802,7 @@ static int plot_all(const Graph *g, Plot *p, int scatter) {
       if (scatter) scatter_series(p, &g->series[i], i + 1);
       else plot_series(p, &g->series[i], i + 1, sum, cnt);
     }
+    stripe_shared(p);
   }
   free(sum);
   free(cnt);

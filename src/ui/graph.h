@@ -95,6 +95,8 @@ typedef struct Graph {
   int has_ref;                 /* a dotted line at y = ref_y ... */
   double ref_y;
   const char *ref_label;       /* ... named in the legend */
+  int stripes;                 /* shared cells striped in their series' colours
+                               ** (with colour), else the shared role */
 } Graph;
 
 /* Fill 'cells' (w*h, row-major) with the chart. Any size is accepted, down

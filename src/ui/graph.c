@@ -685,11 +685,11 @@ static void x_ticks(Plot *p, int end) {
   int y = p->h - 1, prev_end = p->x0 + 2;
   char widest[16];
   graph_format(p->x_max, 6, widest, sizeof widest);
-  int room = p->pw / ((int)strlen(widest) + 2);
-  /* The 1-2-5 step nearest to the span over the labels that fit (rounding
-  ** up could leave a single tick); labels that would touch are left out. */
-  double raw = (p->x_max - p->x_min) / (room > 0 ? room : 1), mag = pow(10, floor(log10(raw))), f = raw / mag;
-  double step = (f < 1.41 ? 1 : f < 3.16 ? 2 : f < 7.07 ? 5 : 10) * mag;
+  /* The smallest 1-2-5 step whose labels all fit with two cells between
+  ** them: every tick labelled, evenly, rather than some left out. */
+  double need = (p->x_max - p->x_min) * ((int)strlen(widest) + 2) / (p->pw > 0 ? p->pw : 1);
+  double mag = pow(10, floor(log10(need > 0 ? need : 1))), f = need / mag;
+  double step = (f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10) * mag;
   for (double t = ceil(p->x_min / step + 1e-9) * step; t < p->x_max; t += step) {
     if (t <= p->x_min) continue;
     char buf[16];

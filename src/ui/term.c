@@ -66,9 +66,9 @@ static const Palette palettes[2][2] = {
                        [ROLE_OK] = 28, [ROLE_BAR] = 25},
               .series = {25, 160, 28, 91, 130, 30},
               .tint = {68, 167, 71, 134, 172, 37}},
-    /* Yellow fades on white: last. */
+    /* Yellow fades on white: last; basic green too, so RUNNING is blue. */
     [1][0] = {.role = {[ROLE_EVENT] = COLOR_MAGENTA, [ROLE_REF] = COLOR_BLACK, [ROLE_ERROR] = COLOR_RED,
-                       [ROLE_WARN] = COLOR_MAGENTA, [ROLE_OK] = COLOR_GREEN, [ROLE_BAR] = COLOR_BLUE},
+                       [ROLE_WARN] = COLOR_MAGENTA, [ROLE_OK] = COLOR_BLUE, [ROLE_BAR] = COLOR_BLUE},
               .series = {COLOR_BLUE, COLOR_RED, COLOR_GREEN, COLOR_MAGENTA, COLOR_CYAN, COLOR_YELLOW},
               .tint = {COLOR_BLUE, COLOR_RED, COLOR_GREEN, COLOR_MAGENTA, COLOR_CYAN, COLOR_YELLOW}},
 };

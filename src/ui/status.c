@@ -391,7 +391,9 @@ void panel_hint(Ui *ui, WINDOW *w, int h, int wd) {
     return;
   }
   const char *caption = ui->api ? luaapi_caption(ui->api) : "";
-  if (caption && *caption) {
+  /* The present view shows the caption in large type already. */
+  int shown = ui->view == VIEW_PRESENT && ui->lay.r[P_CAPTION].h > 0;
+  if (caption && *caption && !shown) {
     /* The caption, and at the right the keys a speaker must find. */
     int keys = essential_cols(), room = wd - keys - 2;
     if (room < 20) room = wd;

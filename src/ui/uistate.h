@@ -11,10 +11,12 @@
 #define TIELAB_UI_UISTATE_H
 
 #include "../cli.h"
+#include "../journal.h"
 #include "../luaapi/luaapi.h"
 #include "../trainer.h"
 #include "graph.h"
 #include "layout.h"
+#include "record.h"
 #include "scroll.h"
 #include "term.h"
 
@@ -72,6 +74,9 @@ typedef struct Ui {
 
   SavedStep *saved;
   int n_saved;
+
+  Recorder *rec;             /* --record: the cast being written */
+  Journal *journal;          /* --journal: the actions being written */
 
   int quit;                  /* leave the loop */
   int status;                /* exit status */

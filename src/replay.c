@@ -7,7 +7,7 @@
 ** are now reached, so an action that happened while a script trained is
 ** applied at its step from inside the script's own 'r:step'. The 'ui'
 ** table holds the functions of the lab's keys that change training
-** (toggle, running, step, cycle_tie, scale, select) with the lab's
+** (toggle, running, step, cycle_tie, scale, in_scale, select) with the lab's
 ** meaning; every other key of the lab only changes the view, and is a
 ** no-op here.
 */
@@ -203,6 +203,38 @@ static int rui_scale(lua_State *L) {
   return 0;
 }
 
+/* The rungs of the lab's + and - keys (ui.in_scale in uilua.c): the two
+** must agree, or a replayed + lands elsewhere. */
+static const double ladder[] = {1.0 / 50, 1.0 / 20, 1.0 / 10, 1.0 / 5, 1.0 / 3, 1.0 / 2, 1, 2, 3, 5, 10, 20, 50};
+#define N_LADDER ((int)(sizeof ladder / sizeof ladder[0]))
+
+/* The next rung from 'v' up (dir 1) or down (-1); 0 past either end. */
+static double ladder_next(double v, int dir) {
+  const double tol = 1e-9;
+  for (int k = 0; k < N_LADDER; k++) {
+    double rung = ladder[dir > 0 ? k : N_LADDER - 1 - k];
+    if (dir > 0 ? rung > v * (1 + tol) : rung < v * (1 - tol)) return rung;
+  }
+  return 0;
+}
+
+/* ui.in_scale(["up" | "down" | value [, name]]): a rung up or down, or a value. */
+static int rui_in_scale(lua_State *L) {
+  static const char *const moves[] = {"up", "down", NULL};
+  int move = -1;
+  double want = 0;
+  if (lua_type(L, 1) == LUA_TSTRING) move = luaL_checkoption(L, 1, NULL, moves);
+  else if (!lua_isnoneornil(L, 1)) want = luaL_checknumber(L, 1);
+  luaL_argcheck(L, move >= 0 || lua_isnoneornil(L, 1) || (want > 0 && isfinite(want)), 1,
+                "must be 'up', 'down' or a positive number");
+  Run *r = run_arg(L, getrp(L), 2);
+  double was = run_options(r)->in_scale, now = move < 0 ? want : ladder_next(was, move == 0 ? 1 : -1);
+  Err err;
+  if (now > 0 && run_set_number(r, "in_scale", now, &err) < 0) return luaL_error(L, "%s", err.msg);
+  lua_pushnumber(L, now > 0 ? now : was);
+  return 1;
+}
+
 static int rui_select(lua_State *L) {
   Replay *rp = getrp(L);
   int n = lab_n_runs(rp->lab);
@@ -232,7 +264,8 @@ static int rui_index(lua_State *L) {
 
 static const luaL_Reg rui_funcs[] = {
     {"toggle", rui_toggle}, {"running", rui_running}, {"step", rui_step},         {"cycle_tie", rui_cycle_tie},
-    {"scale", rui_scale},   {"select", rui_select},   {"selected", rui_selected}, {NULL, NULL},
+    {"scale", rui_scale},   {"in_scale", rui_in_scale}, {"select", rui_select}, {"selected", rui_selected},
+    {NULL, NULL},
 };
 
 static void open_ui(Replay *rp) {

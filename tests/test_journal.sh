@@ -106,7 +106,7 @@ check $? "the lab quits without saving"
 J=$WORK/j.jsonl
 head -n 1 "$J" | grep -q '"journal":1,.*"argv":\[.*"--journal","j.jsonl".*"runs":\[{"name":"tied","step":0,"options":{'
 check $? "the header holds the command line and every run's options"
-grep -q '"kind":"key","step":[0-9]*,"runs":\[\["tied",[0-9]*\],\["untied",[0-9]*\]\],"sel":"tied","lua":"ui.scale(.in_scale., 2)"' "$J" &&
+grep -q '"kind":"key","step":[0-9]*,"runs":\[\["tied",[0-9]*\],\["untied",[0-9]*\]\],"sel":"tied","lua":"ui\.\(scale(.in_scale., 2)\|in_scale(.up.)\)"' "$J" &&
   grep -q '"lua":"ui.cycle_tie()"' "$J" && grep -q '"kind":"line",.*"lua":"lab.runs\[2\]:set{lr=2e-3}"' "$J"
 check $? "the keys and the REPL line are journaled with every run's step and the selected run"
 tail -n 1 "$J" | grep -q '^{"end":true,.*"loss":"-\{0,1\}0x[0-9a-f.]*p[-+][0-9]*",.*"weights":"'
@@ -120,7 +120,7 @@ check $? "tielab --replay plays the session again: the metrics match bit for bit
 [ $rc -eq 0 ] || show_out
 
 # The + entry moved 5 steps earlier: the same actions at another step.
-line=$(grep -n '"lua":"ui.scale' "$J" | head -n 1 | cut -d: -f1)
+line=$(grep -n '"lua":"ui\.\(scale\|in_scale\)(' "$J" | head -n 1 | cut -d: -f1)
 plus=$(sed -n "${line}s/.*\"step\":\([0-9]*\),.*/\1/p" "$J")
 sed "${line}s/\([[,:]\)$plus\([],]\)/\1$((plus - 5))\2/g" "$J" >"$WORK/moved.jsonl"
 ! cmp -s "$J" "$WORK/moved.jsonl" && grep -q "\"step\":$((plus - 5))," "$WORK/moved.jsonl"

@@ -207,7 +207,7 @@ static int resize(Recorder *rec, int rows, int cols, double t) {
 static void diff(Recorder *rec, const Cell *now, int full) {
   int rows = rec->rows, cols = rec->cols;
   if (full) {
-    emit(rec, "\033[0m\033[H\033[2J", 10);
+    emit(rec, "\033[0m\033[H\033[2J", 11);
     rec->pen_known = 0;
     rec->y = rec->x = -1;
   }

@@ -35,6 +35,7 @@ typedef struct Replay {
   int diverged;            /* the steps went apart: 'why' says how */
   char why[ERR_MSG_MAX + 128];
   long tickets;
+  int ended;               /* a script was stopped at the final record */
 } Replay;
 
 /* ------------------------------------------------------------ steps */
@@ -131,9 +132,27 @@ static void host_release(Host *h) {}
 static void host_cancel(Host *h) {}
 static int host_poll(Host *h, long ticket, Err *err) { return 1; }
 
+/* Would a step of run 'id' (-1: every unpaused run) go past the final
+** record, with no entry left? Then the session ended while a script
+** trained, and the script stops here, as it did. */
+static int past_end(Replay *rp, int id) {
+  if (rp->next < rp->f.n || !rp->f.has_end) return 0;
+  for (int i = 0; i < rp->f.n_end; i++) {
+    Run *r = lab_find(rp->lab, rp->f.end[i].name);
+    int steps = r && (id < 0 ? !run_metrics(r)->paused : run_id(r) == id);
+    if (steps && run_metrics(r)->step >= rp->f.end[i].step) return 1;
+  }
+  return 0;
+}
+
 static long host_submit(Host *h, int id, long n, Err *err) {
   Replay *rp = h->ud;
   for (long k = 0; k < n; k++) {
+    if (!rp->ended && past_end(rp, id)) {
+      rp->ended = 1;
+      fprintf(stderr, "replay: the session ended while a script trained; it stops here\n");
+      luaapi_interrupt(rp->api);
+    }
     if (luaapi_stopping(rp->api)) return err_set(err, "interrupted");
     if (step_once(rp, id, err) < 0) return -1;
   }
@@ -428,7 +447,8 @@ int replay_main(const char *path) {
   } else if (rp.diverged) {
     printf("%s\n", rp.why);
   } else if (compare_end(&rp) == 0) {
-    printf("replay: metrics match bit for bit (%d runs, %d entries)\n", rp.f.n_end, rp.f.n);
+    printf("replay: metrics match bit for bit (%d run%s, %d entr%s)\n", rp.f.n_end, rp.f.n_end == 1 ? "" : "s", rp.f.n,
+           rp.f.n == 1 ? "y" : "ies");
     status = EXIT_OK;
   } else {
     printf("replay: metrics differ from the recorded run\n");

@@ -169,5 +169,23 @@ rc=$?
 [ $rc -eq 1 ] && grep -q 'train.lua changed since the session' "$WORK/out"
 check $? "a script changed since the session is refused (exit $rc)"
 
+# A session that ends while its script still trains.
+cat >"$WORK/long.lua" <<'EOF'
+local a = lab.run{name = "a", vocab = 256, dim = 16, layers = 1, heads = 1, ctx = 16, batch = 2, seed = 4}
+for i = 1, 1000000 do a:step(1) end
+EOF
+start --journal l.jsonl long.lua
+wait_steps 50
+key :
+type_line 'ui.quit(false)'
+wait_dead 100
+check $? "the lab quits while its script trains"
+replay "$WORK/l.jsonl"
+rc=$?
+[ $rc -eq 0 ] && grep -q 'the session ended while a script trained' "$WORK/out" &&
+  grep -q '^replay: metrics match bit for bit' "$WORK/out"
+check $? "its replay stops the script at the final steps and matches bit for bit (exit $rc)"
+[ $rc -eq 0 ] || show_out
+
 echo "1..$n"
 exit $((failed > 0))

@@ -74,10 +74,11 @@ static void emitf(Recorder *rec, const char *fmt, ...) {
   if (n > 0) emit(rec, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
 }
 
-/* A colour as SGR parameters: default, the 8 basic, 8 bright, or 256. */
+/* A colour as SGR parameters after a reset: the 8 basic, 8 bright, or 256
+** (the default needs none). */
 static void emit_color(Recorder *rec, int color, int base) {
-  if (color < 0) emitf(rec, ";%d", base + 9);
-  else if (color < 8) emitf(rec, ";%d", base + color);
+  if (color < 0) return;
+  if (color < 8) emitf(rec, ";%d", base + color);
   else if (color < 16) emitf(rec, ";%d", base + 60 + color - 8);
   else emitf(rec, ";%d;5;%d", base + 8, color);
 }
@@ -97,10 +98,8 @@ static void emit_pen(Recorder *rec, attr_t attr, short pair) {
     if (attr & renditions[i].attr) emitf(rec, ";%d", renditions[i].sgr);
   short fg = -1, bg = -1;
   if (pair > 0 && pair_content(pair, &fg, &bg) == ERR) fg = bg = -1;
-  if (fg >= 0 || bg >= 0) {
-    emit_color(rec, fg, 30);
-    emit_color(rec, bg, 40);
-  }
+  emit_color(rec, fg, 30);
+  emit_color(rec, bg, 40);
   emit(rec, "m", 1);
   rec->attr = attr;
   rec->pair = pair;
@@ -203,6 +202,25 @@ static int resize(Recorder *rec, int rows, int cols, double t) {
   return 0;
 }
 
+/* Cells closer than this after the cursor are written again rather than
+** jumped over: a cursor move costs about as many bytes. */
+#define RECORD_REWRITE_GAP 4
+
+/* Get the cursor to (y, x): rewrite a short run of unchanged cells on its
+** row, else move. */
+static void go_to(Recorder *rec, const Cell *now, int y, int x) {
+  if (rec->y == y && rec->x < x && x - rec->x <= RECORD_REWRITE_GAP) {
+    for (int k = rec->x; k < x; k++) {
+      const Cell *c = &now[(size_t)y * rec->cols + k];
+      if (c->ch[0] && wcwidth(c->ch[0]) != 1) break;   /* wide: move instead */
+      emit_pen(rec, c->attr, c->pair);
+      emit_cell(rec, c);
+      rec->x = k + 1;
+    }
+  }
+  if (rec->y != y || rec->x != x) emitf(rec, "\033[%d;%dH", y + 1, x + 1);
+}
+
 /* The bytes that turn 'prev' into 'now' ('full': paint everything). */
 static void diff(Recorder *rec, const Cell *now, int full) {
   int rows = rec->rows, cols = rec->cols;
@@ -220,7 +238,7 @@ static void diff(Recorder *rec, const Cell *now, int full) {
       if (width == 2 && x + 1 < cols && !full)
         same = same && memcmp(c + 1, &rec->prev[(size_t)y * cols + x + 1], sizeof *c) == 0;
       if (!same) {
-        if (rec->y != y || rec->x != x) emitf(rec, "\033[%d;%dH", y + 1, x + 1);
+        go_to(rec, now, y, x);
         emit_pen(rec, c->attr, c->pair);
         emit_cell(rec, c);
         rec->y = y;

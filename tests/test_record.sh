@@ -32,6 +32,10 @@ ENV="env -u LC_ALL -u LC_CTYPE LANG=C.UTF-8 NO_COLOR= XDG_STATE_HOME=$WORK/state
 
 n=0 failed=0
 screen() { $T capture-pane -p -t "${1:-t}" 2>/dev/null; }
+# The screen with its SGR sequences, joined into one line: where tmux puts
+# the sequence that ends a colour at the end of a row (there, or at the
+# start of the next) depends on blank cells no one can see.
+styled() { $T capture-pane -e -p -t "$1" 2>/dev/null | tr -d '\n'; }
 pass() { n=$((n + 1)); echo "ok $n - $1"; }
 fail() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; screen | sed 's/^/#   |/'; }
 check() { if [ "$1" -eq 0 ]; then pass "$2"; else fail "$2"; fi; }
@@ -96,6 +100,7 @@ type_text 'ui.quit(false)'
 wait_for '> ui.quit\(false\)' 50 && settled
 check $? "the screen stands still before quitting"
 screen >"$WORK/live.txt"
+styled t >"$WORK/live.sgr"
 key Enter
 wait_dead 100
 check $? "the lab quits"
@@ -118,6 +123,10 @@ done
 cmp -s "$WORK/live.txt" "$WORK/played.txt"
 check $? "played back in a fresh 100x30 pane, the cast shows the lab's last screen exactly"
 [ $i -lt 100 ] || diff "$WORK/live.txt" "$WORK/played.txt" | sed 's/^/#   /' | head -n 20
+styled play >"$WORK/played.sgr"
+cmp -s "$WORK/live.sgr" "$WORK/played.sgr"
+check $? "and with the same colours and attributes in every cell (capture-pane -e)"
+cmp -s "$WORK/live.sgr" "$WORK/played.sgr" || cmp "$WORK/live.sgr" "$WORK/played.sgr" | sed 's/^/#   /'
 $T kill-session -t play
 
 # ---------------------------------------------------------------- bytes per second while training

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "config.h"
 #include "journal.h"
@@ -109,8 +110,10 @@ Journal *journal_open(const char *path, int argc, char **argv, Lab *lab, Err *er
                                           (json_int_t)run_metrics(r)->step, "options",
                                           run_options_json(run_options(r))));
   }
-  json_t *h = json_pack("{s:i, s:s, s:o, s:o}", "journal", JOURNAL_VERSION, "tielab", PACKAGE_VERSION, "argv",
-                        string_array(argc, argv), "runs", runs);
+  char cwd[4096];
+  if (!getcwd(cwd, sizeof cwd)) cwd[0] = '\0';
+  json_t *h = json_pack("{s:i, s:s, s:o, s:s, s:o}", "journal", JOURNAL_VERSION, "tielab", PACKAGE_VERSION, "argv",
+                        string_array(argc, argv), "cwd", cwd, "runs", runs);
   if (put(j, h, err) < 0) {
     fclose(j->f);
     free(j);
@@ -240,6 +243,8 @@ static int read_header(json_t *h, JournalFile *f, Err *err) {
   if (json_integer_value(json_object_get(h, "journal")) != JOURNAL_VERSION)
     return err_set(err, "not a tielab journal of version %d", JOURNAL_VERSION);
   if (read_strings(json_object_get(h, "argv"), &f->argc, &f->argv) < 0) return err_set(err, "bad argv");
+  const char *cwd = json_string_value(json_object_get(h, "cwd"));
+  snprintf(f->cwd, sizeof f->cwd, "%s", cwd ? cwd : "");
   json_t *runs = json_object_get(h, "runs");
   size_t n = json_array_size(runs);
   f->start = calloc(n ? n : 1, sizeof *f->start);

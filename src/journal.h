@@ -5,7 +5,7 @@
 ** ends with the same numbers.
 **
 ** One JSON object per line:
-**   {"journal": 1, "tielab": VERSION, "argv": [...],
+**   {"journal": 1, "tielab": VERSION, "argv": [...], "cwd": folder,
 **    "runs": [{"name": N, "step": S, "options": {setting: text, ...}}, ...]}
 **   {"kind": "key"|"line"|"binding"|"script", "step": S,
 **    "runs": [[name, step], ...], "sel": selected run,
@@ -87,6 +87,7 @@ typedef struct JournalRun {
 typedef struct JournalFile {
   int argc;
   char **argv;
+  char cwd[4096];       /* the session's folder ("" when unknown) */
   int n_start;
   JournalRun *start;    /* the runs of the header */
   int n;

@@ -11,12 +11,14 @@
 ** meaning; every other key of the lab only changes the view, and is a
 ** no-op here.
 */
+#include <errno.h>
 #include <lauxlib.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "journal.h"
@@ -60,27 +62,33 @@ static void halt(Replay *rp, int entry, const char *fmt, ...) {
   luaapi_interrupt(rp->api);   /* a script that goes on would only go further apart */
 }
 
-/* Compare the lab with recorded steps: -1 a run is past its step or
-** missing (diverged), 0 some run is still short of it, 1 all equal. */
+/* The first run of the lab that 'want' does not name, or NULL. */
+static Run *unrecorded_run(Replay *rp, const JournalStep *want, int n) {
+  for (int i = 0; i < lab_n_runs(rp->lab); i++) {
+    int k = 0;
+    while (k < n && strcmp(want[k].name, run_name(lab_run(rp->lab, i))) != 0) k++;
+    if (k == n) return lab_run(rp->lab, i);
+  }
+  return NULL;
+}
+
+/* Compare the lab with recorded steps: -1 a run is past its step, missing
+** or not recorded (diverged: the replay halts), 0 some run is still short
+** of its step, 1 all equal. */
 static int compare_steps(Replay *rp, const JournalStep *want, int n) {
   int equal = 1;
   for (int i = 0; i < n; i++) {
     Run *r = lab_find(rp->lab, want[i].name);
-    if (!r) return halt(rp, 1, "run %s is not in the lab, recorded at step %ld", want[i].name, want[i].step), -1;
-    long s = run_metrics(r)->step;
-    if (s > want[i].step) return halt(rp, 1, "run %s at step %ld, recorded %ld", want[i].name, s, want[i].step), -1;
+    long s = r ? run_metrics(r)->step : 0;
+    if (!r) halt(rp, 1, "run %s is not in the lab, recorded at step %ld", want[i].name, want[i].step);
+    else if (s > want[i].step) halt(rp, 1, "run %s at step %ld, recorded %ld", want[i].name, s, want[i].step);
+    if (!r || s > want[i].step) return -1;
     if (s < want[i].step) equal = 0;
   }
-  if (lab_n_runs(rp->lab) != n) {
-    Run *extra = NULL;
-    for (int i = 0; i < lab_n_runs(rp->lab) && !extra; i++) {
-      int k = 0;
-      while (k < n && strcmp(want[k].name, run_name(lab_run(rp->lab, i))) != 0) k++;
-      if (k == n) extra = lab_run(rp->lab, i);
-    }
-    const char *name = extra ? run_name(extra) : "?";
-    return halt(rp, 1, "run %s is in the lab at step %ld but not in the journal (%d runs recorded)", name,
-                extra ? run_metrics(extra)->step : 0, n), -1;
+  Run *extra = unrecorded_run(rp, want, n);
+  if (extra) {
+    halt(rp, 1, "run %s is in the lab at step %ld but not in the journal", run_name(extra), run_metrics(extra)->step);
+    return -1;
   }
   return equal;
 }
@@ -430,6 +438,13 @@ static int replay_run(Replay *rp, Err *err) {
   return rc < 0 && !rp->diverged ? -1 : 0;
 }
 
+/* Relative paths of the session (its script, a corpus) are the session's
+** folder's: replay there. */
+static int enter_folder(Replay *rp, Err *err) {
+  if (!rp->f.cwd[0] || chdir(rp->f.cwd) == 0) return 0;
+  return err_set(err, "%s: cannot enter the session's folder %s: %s", rp->path, rp->f.cwd, strerror(errno));
+}
+
 int replay_main(const char *path) {
   Replay rp;
   memset(&rp, 0, sizeof rp);
@@ -437,6 +452,7 @@ int replay_main(const char *path) {
   Err err = {{0}};
   CliOptions o;
   int rc = journal_read(path, &rp.f, &err);
+  if (rc == 0) rc = enter_folder(&rp, &err);
   if (rc == 0 && cli_parse(rp.f.argc, rp.f.argv, &o, &err) < 0) rc = err_prefix(&err, "%s: its command line", path);
   if (rc == 0) rc = build_lab(&rp, &o, &err);
   if (rc == 0) rc = start_lua(&rp, &o, &err);

@@ -33,7 +33,7 @@ struct Recorder {
   FILE *f;
   char path[4096];
   int rows, cols;          /* of the last frame; 0 before the first */
-  Cell *prev;              /* rows x cols as last written */
+  Cell *prev, *cur;        /* rows x cols: as last written, and as now */
   double t0, bytes;
   int cursor;              /* cursor shown in the last frame (-1: unknown) */
   /* the frame being written */
@@ -186,10 +186,16 @@ static void write_event(Recorder *rec, double t, const char *code, const char *d
 
 /* A new size: the header (first frame) or an "r" event, then a full paint. */
 static int resize(Recorder *rec, int rows, int cols, double t) {
-  Cell *prev = calloc((size_t)rows * cols, sizeof *prev);
-  if (!prev) return -1;
+  Cell *prev = calloc((size_t)rows * cols, sizeof *prev), *cur = calloc((size_t)rows * cols, sizeof *cur);
+  if (!prev || !cur) {
+    free(prev);
+    free(cur);
+    return -1;
+  }
   free(rec->prev);
+  free(rec->cur);
   rec->prev = prev;
+  rec->cur = cur;
   if (rec->rows == 0) {
     write_header(rec, rows, cols);
   } else {
@@ -271,18 +277,15 @@ void record_frame(Recorder *rec, int cursor) {
   double t = now - rec->t0;
   int full = rows != rec->rows || cols != rec->cols;
   if (full && resize(rec, rows, cols, t) < 0) return;
-  Cell *cells = malloc(sizeof *cells * (size_t)rows * cols);
-  if (!cells || read_screen(rec, cells, rows, cols) < 0) {
-    free(cells);
-    return;
-  }
+  if (read_screen(rec, rec->cur, rows, cols) < 0) return;
   rec->n = 0;
-  diff(rec, cells, full);
+  diff(rec, rec->cur, full);
   place_cursor(rec, cursor);
   if (rec->n > 0) write_event(rec, t, "o", rec->out, rec->n);
   fflush(rec->f);
-  free(rec->prev);
-  rec->prev = cells;
+  Cell *was = rec->prev;   /* this frame is the next one's "before" */
+  rec->prev = rec->cur;
+  rec->cur = was;
 }
 
 Recorder *record_open(const char *path, Err *err) {
@@ -307,6 +310,7 @@ int record_close(Recorder *rec, Err *err) {
   int rc = rec->failed ? err_set(err, "%s: could not write the whole recording", rec->path) : 0;
   if (fclose(rec->f) != 0 && rc == 0) rc = err_set(err, "%s: %s", rec->path, strerror(errno));
   free(rec->prev);
+  free(rec->cur);
   free(rec->out);
   free(rec);
   return rc;

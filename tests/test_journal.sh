@@ -72,7 +72,8 @@ wait_steps() {
   done
   return 1
 }
-replay() { (cd "$WORK" && env OPENBLAS_NUM_THREADS=1 XDG_CACHE_HOME=${XDG_CACHE_HOME:-$WORK/cache} "$TIELAB" --replay "$1") >"$WORK/out" 2>&1; }
+# From another folder: the replay enters the session's own.
+replay() { (cd / && env OPENBLAS_NUM_THREADS=1 XDG_CACHE_HOME=${XDG_CACHE_HOME:-$WORK/cache} "$TIELAB" --replay "$1") >"$WORK/out" 2>&1; }
 show_out() { sed 's/^/#   /' "$WORK/out"; }
 
 $T new-session -d -s t -x 80 -y 24 "sleep 600" || { echo "1..0 # SKIP cannot start tmux"; exit 0; }

@@ -54,7 +54,8 @@ static void halt(Replay *rp, int entry, const char *fmt, ...) __attribute__((for
 static void halt(Replay *rp, int entry, const char *fmt, ...) {
   if (rp->diverged) return;
   rp->diverged = 1;
-  int n = entry ? snprintf(rp->why, sizeof rp->why, "replay diverged at entry %d: ", rp->next) : 0;
+  /* entries count from 0; the header is the journal's line 1 */
+  int n = entry ? snprintf(rp->why, sizeof rp->why, "replay diverged at entry %d (line %d): ", rp->next, rp->next + 2) : 0;
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(rp->why + n, sizeof rp->why - (size_t)n, fmt, ap);

@@ -137,7 +137,7 @@ line=$(grep -n '"kind":"line"' "$J" | head -n 1 | cut -d: -f1)
 sed "${line}s/\"runs\":\[\[\"tied\",[0-9]*\]/\"runs\":[[\"tied\",1]/" "$J" >"$WORK/back.jsonl"
 replay "$WORK/back.jsonl"
 rc=$?
-[ $rc -eq 1 ] && grep -q '^replay diverged at entry [0-9]*: run tied at step [0-9]*, recorded 1$' "$WORK/out"
+[ $rc -eq 1 ] && grep -q "^replay diverged at entry $((line - 2)) (line $line): run tied at step [0-9]*, recorded 1\$" "$WORK/out"
 check $? "steps that cannot be reached: the replay says where it diverged, exit 1 (exit $rc)"
 [ $rc -eq 1 ] || show_out
 

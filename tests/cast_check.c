@@ -10,7 +10,9 @@
 ** "o" (output) or "r" (resize, data "WxH"), data a string. With OUT, the
 ** data of every "o" event is written there, in order: what a terminal
 ** playing the cast receives. Prints one line saying what is wrong, or
-** "events N seconds T bytes B", and exits 0 when the file is valid.
+** "events N seconds T bytes B steady S": S is the output bytes per second
+** after the first second (past the first full paint). Exits 0 when the
+** file is valid.
 */
 #include <jansson.h>
 #include <stdio.h>
@@ -39,7 +41,7 @@ static int check_resize(const char *data) {
 }
 
 /* One event line; '*last' is the time of the one before. */
-static int check_event(json_t *e, int line, double *last, FILE *out, double *bytes) {
+static int check_event(json_t *e, int line, double *last, FILE *out, double bytes[2]) {
   if (!json_is_array(e) || json_array_size(e) != 3) return bad(line, "not an array of 3");
   json_t *t = json_array_get(e, 0);
   const char *code = json_string_value(json_array_get(e, 1));
@@ -51,7 +53,8 @@ static int check_event(json_t *e, int line, double *last, FILE *out, double *byt
   if (!json_is_string(data)) return bad(line, "the data is not a string");
   if (code[0] == 'r' && !check_resize(json_string_value(data))) return bad(line, "a resize is not WxH");
   if (code[0] == 'o') {
-    *bytes += (double)json_string_length(data);
+    bytes[0] += (double)json_string_length(data);
+    if (*last >= 1) bytes[1] += (double)json_string_length(data);
     if (out) fwrite(json_string_value(data), 1, json_string_length(data), out);
   }
   return 0;
@@ -71,18 +74,20 @@ int main(int argc, char **argv) {
   char *text = NULL;
   size_t cap = 0;
   int line = 0, rc = 0;
-  double last = 0, bytes = 0;
+  double last = 0, bytes[2] = {0, 0};
   while (rc == 0 && getline(&text, &cap, in) > 0) {
     json_error_t je;
     json_t *v = json_loads(text, JSON_DECODE_ANY, &je);
     line++;
     if (!v) rc = bad(line, je.text);
     else if (line == 1) rc = check_header(v, atol(argv[2]), atol(argv[3]));
-    else rc = check_event(v, line, &last, out, &bytes);
+    else rc = check_event(v, line, &last, out, bytes);
     json_decref(v);
   }
   if (rc == 0 && line < 2) rc = bad(line, "no events");
-  if (rc == 0) printf("events %d seconds %.3f bytes %.0f\n", line - 1, last, bytes);
+  if (rc == 0)
+    printf("events %d seconds %.3f bytes %.0f steady %.0f\n", line - 1, last, bytes[0],
+           last > 1 ? bytes[1] / (last - 1) : 0);
   free(text);
   fclose(in);
   if (out) fclose(out);

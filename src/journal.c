@@ -20,6 +20,7 @@
 struct Journal {
   FILE *f;
   char path[4096];
+  json_t *mark;          /* the steps the next entry is written with, or NULL */
 };
 
 /* ------------------------------------------------------------ figures */
@@ -122,25 +123,40 @@ Journal *journal_open(const char *path, int argc, char **argv, Lab *lab, Err *er
   return j;
 }
 
-/* An entry's common part: its kind, the lab step, every run's step. */
-static json_t *entry(Lab *lab, const char *kind, const char *sel) {
+/* The lab step and every run's step: {"step": S, "runs": [[name, step], ...]}. */
+static json_t *steps_now(Lab *lab) {
   json_t *runs = json_array();
   for (int i = 0; i < lab_n_runs(lab); i++) {
     Run *r = lab_run(lab, i);
     json_array_append_new(runs, json_pack("[s, I]", run_name(r), (json_int_t)run_metrics(r)->step));
   }
-  return json_pack("{s:s, s:I, s:o, s:s}", "kind", kind, "step", (json_int_t)lab_step_now(lab), "runs", runs, "sel",
-                   sel ? sel : "");
+  return json_pack("{s:I, s:o}", "step", (json_int_t)lab_step_now(lab), "runs", runs);
+}
+
+void journal_mark(Journal *j, Lab *lab) {
+  json_decref(j->mark);
+  j->mark = steps_now(lab);
+}
+
+/* An entry's common part: its kind, the steps (marked, or now), the selection. */
+static json_t *entry(Journal *j, Lab *lab, const char *kind, const char *sel) {
+  json_t *steps = j->mark ? j->mark : steps_now(lab);
+  j->mark = NULL;
+  json_t *e = steps ? json_pack("{s:s, s:O, s:O, s:s}", "kind", kind, "step", json_object_get(steps, "step"), "runs",
+                                json_object_get(steps, "runs"), "sel", sel ? sel : "")
+                    : NULL;
+  json_decref(steps);
+  return e;
 }
 
 int journal_call(Journal *j, Lab *lab, const char *kind, const char *lua, const char *sel, Err *err) {
-  json_t *e = entry(lab, kind, sel);
+  json_t *e = entry(j, lab, kind, sel);
   if (e) json_object_set_new(e, "lua", json_string(lua));
   return put(j, e, err);
 }
 
 int journal_binding(Journal *j, Lab *lab, int code, const char *sel, Err *err) {
-  json_t *e = entry(lab, "binding", sel);
+  json_t *e = entry(j, lab, "binding", sel);
   if (e) json_object_set_new(e, "code", json_integer(code));
   return put(j, e, err);
 }
@@ -151,7 +167,7 @@ int journal_script(Journal *j, Lab *lab, const char *path, int argc, char **argv
   if (journal_file_hash(path, &hash, &size, err) < 0) return -1;
   char hex[32];
   snprintf(hex, sizeof hex, "%016llx", (unsigned long long)hash);
-  json_t *e = entry(lab, "script", "");
+  json_t *e = entry(j, lab, "script", "");
   if (e) {
     json_object_set_new(e, "path", json_string(path));
     json_object_set_new(e, "args", string_array(argc, argv));
@@ -175,6 +191,7 @@ int journal_close(Journal *j, Lab *lab, Err *err) {
   int rc = put(j, json_pack("{s:b, s:I, s:o}", "end", 1, "step", (json_int_t)(lab ? lab_step_now(lab) : 0), "runs", runs),
                err);
   if (fclose(j->f) != 0 && rc == 0) rc = err_set(err, "%s: %s", j->path, strerror(errno));
+  json_decref(j->mark);
   free(j);
   return rc;
 }

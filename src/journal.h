@@ -40,6 +40,10 @@ void journal_metrics(Run *r, char out[JOURNAL_N_METRICS][JOURNAL_METRIC_CHARS]);
 
 /* Create 'path' and write the header: argv and every run of 'lab'. */
 Journal *journal_open(const char *path, int argc, char **argv, Lab *lab, Err *err);
+/* Keep every run's step now: the next entry is written with these, not
+** with the lab as it is then (a REPL entry is journaled after it ran, to
+** know it was whole, and may have added or removed runs meanwhile). */
+void journal_mark(Journal *j, Lab *lab);
 /* A key's or a REPL entry's Lua call ('kind' "key" or "line"); 'sel' is
 ** the run the UI had selected ("" when none). */
 int journal_call(Journal *j, Lab *lab, const char *kind, const char *lua, const char *sel, Err *err);

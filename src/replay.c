@@ -111,27 +111,35 @@ static int step_once(Replay *rp, int id, Err *err) {
   return 0;
 }
 
-/* Step towards recorded steps: in lockstep when exactly the unpaused runs
-** are short of them (continuous training), else each short run alone. */
-static int advance_to(Replay *rp, const JournalStep *want, int n, Err *err) {
-  int c;
-  while ((c = compare_steps(rp, want, n)) == 0) {
-    int lockstep = 1;
-    for (int i = 0; i < n && lockstep; i++) {
-      Run *r = lab_find(rp->lab, want[i].name);
-      int shortfall = run_metrics(r)->step < want[i].step;
-      lockstep = shortfall == !run_metrics(r)->paused;
-    }
-    if (lockstep) {
-      if (step_once(rp, -1, err) < 0) return -1;
-      continue;
-    }
-    for (int i = 0; i < n; i++) {
-      Run *r = lab_find(rp->lab, want[i].name);
-      if (r && run_metrics(r)->step < want[i].step && step_once(rp, run_id(r), err) < 0) return -1;
-    }
+/* Every unpaused run and no other is short of its recorded step: the
+** trainer's continuous training, one lab step at a time. */
+static int in_lockstep(Replay *rp, const JournalStep *want, int n) {
+  for (int i = 0; i < n; i++) {
+    Run *r = lab_find(rp->lab, want[i].name);
+    if ((run_metrics(r)->step < want[i].step) != !run_metrics(r)->paused) return 0;
   }
-  return c < 0 ? -1 : 0;
+  return 1;
+}
+
+/* One step nearer to recorded steps: a lab step, or a step of each short
+** run alone. Stops early when a step reached an entry and applied it. */
+static int step_towards(Replay *rp, const JournalStep *want, int n, Err *err) {
+  if (in_lockstep(rp, want, n)) return step_once(rp, -1, err);
+  int entry = rp->next;
+  for (int i = 0; i < n && rp->next == entry; i++) {
+    Run *r = lab_find(rp->lab, want[i].name);
+    if (r && run_metrics(r)->step < want[i].step && step_once(rp, run_id(r), err) < 0) return -1;
+  }
+  return 0;
+}
+
+/* Step until the lab is at the recorded steps of the next entry (or the
+** final record), or a step on the way applied that entry. */
+static int advance_to(Replay *rp, const JournalStep *want, int n, Err *err) {
+  int entry = rp->next, c = 1;
+  while (rp->next == entry && (c = compare_steps(rp, want, n)) == 0)
+    if (step_towards(rp, want, n, err) < 0) return -1;
+  return rp->next == entry && c < 0 ? -1 : 0;
 }
 
 /* ------------------------------------------------------------ the inline host */

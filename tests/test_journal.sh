@@ -100,6 +100,11 @@ wait_for '> lab.runs\[2\]:set' 50
 check $? "a REPL line changes the untied run"
 s=$(step_now)
 wait_steps $((s + 20))
+type_line 'lab.run{name = "third", tie = "untied", seed = 7}'
+wait_for 'third' 50
+check $? "a REPL line adds a third run, which trains with the others from step 0"
+s=$(step_now)
+wait_steps $((s + 20))
 type_line 'ui.quit(false)'
 wait_dead 100 && [ "$(cat "$WORK/status")" = 0 ]
 check $? "the lab quits without saving"
@@ -116,7 +121,7 @@ check $? "the final record holds each run's figures as hex floats"
 replay "$J"
 rc=$?
 [ $rc -eq 0 ] && grep -q '^replay: metrics match bit for bit' "$WORK/out" && grep -q '^tied: step [1-9]' "$WORK/out" &&
-  grep -q '^untied: step [1-9]' "$WORK/out"
+  grep -q '^untied: step [1-9]' "$WORK/out" && grep -q '^third: step [1-9]' "$WORK/out"
 check $? "tielab --replay plays the session again: the metrics match bit for bit (exit $rc)"
 [ $rc -eq 0 ] || show_out
 
@@ -140,6 +145,18 @@ rc=$?
 [ $rc -eq 1 ] && grep -q "^replay diverged at entry $((line - 2)) (line $line): run tied at step [0-9]*, recorded 1\$" "$WORK/out"
 check $? "steps that cannot be reached: the replay says where it diverged, exit 1 (exit $rc)"
 [ $rc -eq 1 ] || show_out
+
+# Runs that started from checkpoints (--resume), and a file that is no journal.
+sed '1s/"step":0,"options"/"step":5,"options"/' "$J" >"$WORK/resumed.jsonl"
+replay "$WORK/resumed.jsonl"
+rc=$?
+[ $rc -eq 1 ] && grep -q 'run tied started at step 5 (a checkpoint): it cannot be replayed' "$WORK/out"
+check $? "a session of checkpointed runs is refused, exit 1 (exit $rc)"
+echo 'not a journal' >"$WORK/bad.jsonl"
+replay "$WORK/bad.jsonl"
+rc=$?
+[ $rc -eq 1 ] && grep -q "^tielab: $WORK/bad.jsonl:1: " "$WORK/out"
+check $? "a file that is no journal is refused with its line, exit 1 (exit $rc)"
 
 # ---------------------------------------------------------------- a script
 cat >"$WORK/train.lua" <<'EOF'

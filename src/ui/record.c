@@ -370,6 +370,7 @@ int ui_record_binding(Ui *ui, int code) {
   Lab *lab = trainer_acquire(ui->trainer);
   char sel[64];
   snprintf(sel, sizeof sel, "%s", selected_name(ui));
+  journal_mark(ui->journal, lab);
   int had = luaapi_key(ui->api, code);
   if (had && journal_binding(ui->journal, lab, code, sel, &err) < 0) journal_failed(ui, &err);
   trainer_release(ui->trainer);
@@ -382,6 +383,7 @@ LuaApiStatus ui_record_line(Ui *ui, const char *entry) {
   Lab *lab = trainer_acquire(ui->trainer);
   char sel[64];
   snprintf(sel, sizeof sel, "%s", selected_name(ui));
+  journal_mark(ui->journal, lab);
   LuaApiStatus st = luaapi_eval_line(ui->api, entry);
   if (st != LUAAPI_INCOMPLETE && journal_call(ui->journal, lab, "line", entry, sel, &err) < 0) journal_failed(ui, &err);
   trainer_release(ui->trainer);

@@ -135,7 +135,7 @@ static json_t *steps_now(Lab *lab) {
 
 void journal_mark(Journal *j, Lab *lab) {
   json_decref(j->mark);
-  j->mark = steps_now(lab);
+  j->mark = lab ? steps_now(lab) : NULL;
 }
 
 /* An entry's common part: its kind, the steps (marked, or now), the selection. */

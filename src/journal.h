@@ -42,7 +42,8 @@ void journal_metrics(Run *r, char out[JOURNAL_N_METRICS][JOURNAL_METRIC_CHARS]);
 Journal *journal_open(const char *path, int argc, char **argv, Lab *lab, Err *err);
 /* Keep every run's step now: the next entry is written with these, not
 ** with the lab as it is then (a REPL entry is journaled after it ran, to
-** know it was whole, and may have added or removed runs meanwhile). */
+** know it was whole, and may have added or removed runs meanwhile).
+** 'lab' NULL forgets the mark (an entry that was not journaled after all). */
 void journal_mark(Journal *j, Lab *lab);
 /* A key's or a REPL entry's Lua call ('kind' "key" or "line"); 'sel' is
 ** the run the UI had selected ("" when none). */

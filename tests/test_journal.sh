@@ -105,6 +105,15 @@ wait_for 'third' 50
 check $? "a REPL line adds a third run, which trains with the others from step 0"
 s=$(step_now)
 wait_steps $((s + 20))
+type_line 'for _, r in ipairs(lab.runs) do'
+wait_for '^>> ' 50
+s=$(step_now)
+wait_steps $((s + 20))
+type_line 'r:set{out_scale = 0.5} end'
+wait_for '>> r:set\{out_scale = 0.5\} end' 50
+check $? "an entry of two lines halves every run's out_scale"
+s=$(step_now)
+wait_steps $((s + 20))
 type_line 'ui.quit(false)'
 wait_dead 100 && [ "$(cat "$WORK/status")" = 0 ]
 check $? "the lab quits without saving"
@@ -113,7 +122,8 @@ J=$WORK/j.jsonl
 head -n 1 "$J" | grep -q '"journal":1,.*"argv":\[.*"--journal","j.jsonl".*"runs":\[{"name":"tied","step":0,"options":{'
 check $? "the header holds the command line and every run's options"
 grep -q '"kind":"key","step":[0-9]*,"runs":\[\["tied",[0-9]*\],\["untied",[0-9]*\]\],"sel":"tied","lua":"ui\.\(scale(.in_scale., 2)\|in_scale(.up.)\)"' "$J" &&
-  grep -q '"lua":"ui.cycle_tie()"' "$J" && grep -q '"kind":"line",.*"lua":"lab.runs\[2\]:set{lr=2e-3}"' "$J"
+  grep -q '"lua":"ui.cycle_tie()"' "$J" && grep -q '"kind":"line",.*"lua":"lab.runs\[2\]:set{lr=2e-3}"' "$J" &&
+  grep -q '"lua":"for _, r in ipairs(lab.runs) do\\nr:set{out_scale = 0.5} end"' "$J"
 check $? "the keys and the REPL line are journaled with every run's step and the selected run"
 tail -n 1 "$J" | grep -q '^{"end":true,.*"loss":"-\{0,1\}0x[0-9a-f.]*p[-+][0-9]*",.*"weights":"'
 check $? "the final record holds each run's figures as hex floats"

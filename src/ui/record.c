@@ -372,7 +372,8 @@ int ui_record_binding(Ui *ui, int code) {
   snprintf(sel, sizeof sel, "%s", selected_name(ui));
   journal_mark(ui->journal, lab);
   int had = luaapi_key(ui->api, code);
-  if (had && journal_binding(ui->journal, lab, code, sel, &err) < 0) journal_failed(ui, &err);
+  if (!had) journal_mark(ui->journal, NULL);
+  else if (journal_binding(ui->journal, lab, code, sel, &err) < 0) journal_failed(ui, &err);
   trainer_release(ui->trainer);
   return had;
 }
@@ -385,7 +386,8 @@ LuaApiStatus ui_record_line(Ui *ui, const char *entry) {
   snprintf(sel, sizeof sel, "%s", selected_name(ui));
   journal_mark(ui->journal, lab);
   LuaApiStatus st = luaapi_eval_line(ui->api, entry);
-  if (st != LUAAPI_INCOMPLETE && journal_call(ui->journal, lab, "line", entry, sel, &err) < 0) journal_failed(ui, &err);
+  if (st == LUAAPI_INCOMPLETE) journal_mark(ui->journal, NULL);   /* the entry goes on: nothing ran */
+  else if (journal_call(ui->journal, lab, "line", entry, sel, &err) < 0) journal_failed(ui, &err);
   trainer_release(ui->trainer);
   return st;
 }

@@ -99,10 +99,10 @@ static const CliOption cli_options[] = {
   {"resume", NULL, set_resume, "reopen the runs autosaved when the lab last ended"},
   {"sandbox", NULL, set_sandbox, "scripts of unknown origin: no os.execute, io.popen, C modules"},
   {"ascii", NULL, set_ascii, "draw graphs with ASCII only"},
+  {"lua-mem", "MIB", set_lua_mem, "cap on the Lua heap (default 1024)"},
   {"record", "FILE.cast", set_record, "write the screen to an asciicast v2 file (asciinema plays it)"},
   {"journal", "FILE", set_journal, "write every action that changes the lab, for --replay"},
   {"replay", "FILE", set_replay, "play a journal again with no UI; check the final figures"},
-  {"lua-mem", "MIB", set_lua_mem, "cap on the Lua heap (default 1024)"},
   {"help", NULL, set_help, "this text"},
   {"version", NULL, set_version, "print the version"},
 };

@@ -45,6 +45,8 @@ typedef struct Ui {
   LuaApi *api;
   TrainerSnap *snap;         /* the newest snapshot taken */
   Scroll *scroll;
+  Recorder *rec;             /* --record: the cast being written */
+  Journal *journal;          /* --journal: the actions being written */
 
   int sel_id;                /* the selected run */
   int lens_logit;            /* show the logit lens instead of the tuned lens */
@@ -74,9 +76,6 @@ typedef struct Ui {
 
   SavedStep *saved;
   int n_saved;
-
-  Recorder *rec;             /* --record: the cast being written */
-  Journal *journal;          /* --journal: the actions being written */
 
   int quit;                  /* leave the loop */
   int status;                /* exit status */

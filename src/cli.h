@@ -32,7 +32,7 @@ typedef struct CliOptions {
   int instruments;         /* --bench --instruments: whole lab steps */
   long lua_mem_mb;         /* --lua-mem: cap on the Lua heap, MiB */
   const char *record;      /* --record: asciicast v2 file of the screen */
-  const char *journal;     /* --journal: the session's actions, for --replay */
+  const char *journal;     /* --journal: the lab's actions, for --replay */
   const char *replay;      /* --replay: the journal to play again */
   int argc;                /* the whole command line, as the journal keeps it */
   char **argv;

@@ -1,5 +1,5 @@
 /*
-** journal.c -- the journal of a session, written as JSON lines (jansson)
+** journal.c -- the journal of the lab's actions, written as JSON lines (jansson)
 ** and read back whole for 'tielab --replay'. See journal.h for the format.
 **
 ** Each line is flushed as it is written, so a lab that dies keeps the

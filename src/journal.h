@@ -1,7 +1,7 @@
 /*
-** journal.h -- the journal of a session (--journal FILE): every action that
+** journal.h -- the journal of the lab (--journal FILE): every action that
 ** changed the lab, with the step it happened at, so that 'tielab --replay
-** FILE' can play the session again from the same seeds and check that it
+** FILE' can play it all again from the same seeds and check that it
 ** ends with the same numbers.
 **
 ** One JSON object per line:
@@ -92,7 +92,7 @@ typedef struct JournalRun {
 typedef struct JournalFile {
   int argc;
   char **argv;
-  char cwd[4096];       /* the session's folder ("" when unknown) */
+  char cwd[4096];       /* the recorded lab's folder ("" when unknown) */
   int n_start;
   JournalRun *start;    /* the runs of the header */
   int n;

@@ -150,7 +150,7 @@ static void host_cancel(Host *h) {}
 static int host_poll(Host *h, long ticket, Err *err) { return 1; }
 
 /* Would a step of run 'id' (-1: every unpaused run) go past the final
-** record, with no entry left? Then the session ended while a script
+** record, with no entry left? Then the lab ended while a script
 ** trained, and the script stops here, as it did. */
 static int past_end(Replay *rp, int id) {
   if (rp->next < rp->f.n || !rp->f.has_end) return 0;
@@ -167,7 +167,7 @@ static long host_submit(Host *h, int id, long n, Err *err) {
   for (long k = 0; k < n; k++) {
     if (!rp->ended && past_end(rp, id)) {
       rp->ended = 1;
-      fprintf(stderr, "replay: the session ended while a script trained; it stops here\n");
+      fprintf(stderr, "replay: the lab ended while a script trained; it stops here\n");
       luaapi_interrupt(rp->api);
     }
     if (luaapi_stopping(rp->api)) return err_set(err, "interrupted");
@@ -337,7 +337,7 @@ static void run_script(Replay *rp, const JournalEntry *e) {
     return;
   }
   if (hash != e->hash || size != e->size) {
-    halt(rp, 0, "replay: %s changed since the session (%ld bytes, recorded %ld)", e->path, size, e->size);
+    halt(rp, 0, "replay: %s changed since it was recorded (%ld bytes, recorded %ld)", e->path, size, e->size);
     return;
   }
   LuaApiStatus st = luaapi_run_file(rp->api, e->path, e->argc, e->argv, &err);
@@ -377,7 +377,7 @@ static void replay_log(void *ctx, LuaApiLog kind, const char *msg) {
 }
 
 static int build_lab(Replay *rp, const CliOptions *o, Err *err) {
-  if (o->resume) return err_set(err, "%s: the session reopened autosaved runs (--resume); it cannot be replayed", rp->path);
+  if (o->resume) return err_set(err, "%s: the recorded lab reopened autosaved runs (--resume); it cannot be replayed", rp->path);
   if (!(rp->lab = lab_new(err))) return -1;
   for (int i = 0; i < rp->f.n_start; i++) {
     const JournalRun *jr = &rp->f.start[i];
@@ -433,7 +433,7 @@ static int replay_run(Replay *rp, Err *err) {
     apply_due(rp);
   }
   if (rp->diverged) return 0;
-  if (!rp->f.has_end) return err_set(err, "%s: no final record (the session did not end); %d entries replayed",
+  if (!rp->f.has_end) return err_set(err, "%s: no final record (the lab did not end); %d entries replayed",
                                      rp->path, rp->f.n);
   JournalStep *want = calloc((size_t)rp->f.n_end + 1, sizeof *want);
   if (!want) return err_set(err, "out of memory");
@@ -447,11 +447,11 @@ static int replay_run(Replay *rp, Err *err) {
   return rc < 0 && !rp->diverged ? -1 : 0;
 }
 
-/* Relative paths of the session (its script, a corpus) are the session's
+/* Relative paths of the recorded lab (its script, a corpus) are its
 ** folder's: replay there. */
 static int enter_folder(Replay *rp, Err *err) {
   if (!rp->f.cwd[0] || chdir(rp->f.cwd) == 0) return 0;
-  return err_set(err, "%s: cannot enter the session's folder %s: %s", rp->path, rp->f.cwd, strerror(errno));
+  return err_set(err, "%s: cannot enter the recorded lab's folder %s: %s", rp->path, rp->f.cwd, strerror(errno));
 }
 
 int replay_main(const char *path) {

@@ -1,11 +1,11 @@
 #!/bin/sh
 # test_journal.sh -- tielab --journal FILE and tielab --replay FILE. A
-# session in a private tmux server's pane trains, presses + and t at some
+# lab in a private tmux server's pane trains, presses + and t at some
 # steps, changes a run from the REPL and quits without saving; replaying
 # its journal headless must end with the same final figures bit for bit.
 # The same journal with an entry moved to another step must be reported as
 # a mismatch, and one whose steps cannot be reached as a divergence (exit 1
-# both). A second session runs a script and presses + while it trains: the
+# both). A second lab runs a script and presses + while it trains: the
 # replay runs the script inline and applies the key at its step. Every
 # wait polls the screen up to a deadline. Prints TAP.
 
@@ -72,7 +72,7 @@ wait_steps() {
   done
   return 1
 }
-# From another folder: the replay enters the session's own.
+# From another folder: the replay enters the recorded lab's own.
 replay() { (cd / && env OPENBLAS_NUM_THREADS=1 XDG_CACHE_HOME=${XDG_CACHE_HOME:-$WORK/cache} "$TIELAB" --replay "$1") >"$WORK/out" 2>&1; }
 show_out() { sed 's/^/#   /' "$WORK/out"; }
 
@@ -132,7 +132,7 @@ replay "$J"
 rc=$?
 [ $rc -eq 0 ] && grep -q '^replay: metrics match bit for bit' "$WORK/out" && grep -q '^tied: step [1-9]' "$WORK/out" &&
   grep -q '^untied: step [1-9]' "$WORK/out" && grep -q '^third: step [1-9]' "$WORK/out"
-check $? "tielab --replay plays the session again: the metrics match bit for bit (exit $rc)"
+check $? "tielab --replay plays the recorded lab again: the metrics match bit for bit (exit $rc)"
 [ $rc -eq 0 ] || show_out
 
 # The + entry moved 5 steps earlier: the same actions at another step.
@@ -161,7 +161,7 @@ sed '1s/"step":0,"options"/"step":5,"options"/' "$J" >"$WORK/resumed.jsonl"
 replay "$WORK/resumed.jsonl"
 rc=$?
 [ $rc -eq 1 ] && grep -q 'run tied started at step 5 (a checkpoint): it cannot be replayed' "$WORK/out"
-check $? "a session of checkpointed runs is refused, exit 1 (exit $rc)"
+check $? "a lab of checkpointed runs is refused, exit 1 (exit $rc)"
 echo 'not a journal' >"$WORK/bad.jsonl"
 replay "$WORK/bad.jsonl"
 rc=$?
@@ -194,10 +194,10 @@ check $? "its replay runs the script inline, applies + at its step, and matches 
 echo '-- changed' >>"$WORK/train.lua"
 replay "$WORK/s.jsonl"
 rc=$?
-[ $rc -eq 1 ] && grep -q 'train.lua changed since the session' "$WORK/out"
-check $? "a script changed since the session is refused (exit $rc)"
+[ $rc -eq 1 ] && grep -q 'train.lua changed since it was recorded' "$WORK/out"
+check $? "a script changed since it was recorded is refused (exit $rc)"
 
-# A session that ends while its script still trains.
+# A lab that ends while its script still trains.
 cat >"$WORK/long.lua" <<'EOF'
 local a = lab.run{name = "a", vocab = 256, dim = 16, layers = 1, heads = 1, ctx = 16, batch = 2, seed = 4}
 for i = 1, 1000000 do a:step(1) end
@@ -210,7 +210,7 @@ wait_dead 100
 check $? "the lab quits while its script trains"
 replay "$WORK/l.jsonl"
 rc=$?
-[ $rc -eq 0 ] && grep -q 'the session ended while a script trained' "$WORK/out" &&
+[ $rc -eq 0 ] && grep -q 'the lab ended while a script trained' "$WORK/out" &&
   grep -q '^replay: metrics match bit for bit' "$WORK/out"
 check $? "its replay stops the script at the final steps and matches bit for bit (exit $rc)"
 [ $rc -eq 0 ] || show_out

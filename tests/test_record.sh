@@ -85,7 +85,7 @@ $T new-session -d -s t -x 80 -y 24 "sleep 600" || { echo "1..0 # SKIP cannot sta
 $T set -g remain-on-exit on
 $T set -sg escape-time 0
 
-# ---------------------------------------------------------------- a session, resized once
+# ---------------------------------------------------------------- a recording, resized once
 start "$WORK/a.cast" "$MODEL"
 wait_for 'RUNNING step [1-9][0-9]' 300
 check $? "the lab trains while it records"

@@ -1,5 +1,5 @@
 /*
-** record.c -- the session recorded from the screen's side: the asciicast v2
+** record.c -- the lab recorded from the screen's side: the asciicast v2
 ** writer of --record (see record.h) and the UI's journal hooks.
 **
 ** curses owns the terminal (its tty modes need the real file descriptor),

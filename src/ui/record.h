@@ -1,5 +1,5 @@
 /*
-** record.h -- recording a session from the screen's side: the asciicast v2
+** record.h -- recording the lab from the screen's side: the asciicast v2
 ** file of --record, and the hooks that write the journal of --journal.
 **
 ** The cast records what curses believes is on the terminal: after every
@@ -7,7 +7,7 @@
 ** event holding the cursor moves, SGR sequences and text that turn the
 ** previous frame into this one (a full paint first and after a resize,
 ** which also gets a [time, "r", "WxH"] event). Played back by asciinema,
-** or simply written to a terminal, the data redraws the session.
+** or simply written to a terminal, the data redraws the screen as it was.
 **
 ** The journal hooks run a key's or a REPL line's Lua call with the lab
 ** held, so it falls between two steps at a known step, and journal it

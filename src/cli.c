@@ -70,6 +70,22 @@ static int set_lua_mem(CliOptions *o, const char *v, Err *e) {
   return 0;
 }
 
+static int set_record(CliOptions *o, const char *v, Err *e) {
+  o->record = v;
+  return 0;
+}
+
+static int set_journal(CliOptions *o, const char *v, Err *e) {
+  o->journal = v;
+  return 0;
+}
+
+static int set_replay(CliOptions *o, const char *v, Err *e) {
+  o->replay = v;
+  o->mode = MODE_REPLAY;
+  return 0;
+}
+
 static int set_compare(CliOptions *o, const char *v, Err *e) {
   if (strcmp(v, "paper") != 0)
     return err_set(e, "--compare knows only 'paper', got '%s'", v);
@@ -91,6 +107,9 @@ static const CliOption cli_options[] = {
   {"ascii", NULL, set_ascii, "draw graphs with ASCII only"},
   {"theme", "dark|light|mono", set_theme, "colours for a dark or light background, or none (default: COLORFGBG, else dark)"},
   {"lua-mem", "MIB", set_lua_mem, "cap on the Lua heap (default 1024)"},
+  {"record", "FILE.cast", set_record, "write the screen to an asciicast v2 file (asciinema plays it)"},
+  {"journal", "FILE", set_journal, "write every action that changes the lab, for --replay"},
+  {"replay", "FILE", set_replay, "play a journal again with no UI; check the final figures"},
   {"help", NULL, set_help, "this text"},
   {"version", NULL, set_version, "print the version"},
 };
@@ -115,7 +134,8 @@ void cli_usage(FILE *f) {
   fprintf(f,
           "usage: tielab [OPTIONS] [SCRIPT.lua [ARGS...]]      the interactive lab\n"
           "       tielab --headless [OPTIONS] [SCRIPT.lua [ARGS...]]\n"
-          "       tielab --bench [MODEL OPTIONS] [--steps N]\n\n"
+          "       tielab --bench [MODEL OPTIONS] [--steps N]\n"
+          "       tielab --replay JOURNAL\n\n"
           "Program options:\n");
   for (size_t i = 0; i < N_CLI_OPTIONS; i++) {
     const CliOption *c = &cli_options[i];
@@ -182,6 +202,8 @@ int cli_parse(int argc, char **argv, CliOptions *o, Err *err) {
   o->print_every = 10;
   o->lua_mem_mb = 1024;
   run_options_default(&o->run);
+  o->argc = argc;
+  o->argv = argv;
   int i = 1;
   while (i < argc) {
     const char *a = argv[i];
@@ -204,6 +226,10 @@ int cli_parse(int argc, char **argv, CliOptions *o, Err *err) {
     return err_set(err, "--bench takes no script ('%s')", o->script);
   if (o->resume && o->mode != MODE_UI)
     return err_set(err, "--resume reopens the interactive lab; with --headless use lab.load in a script");
+  if ((o->record || o->journal) && o->mode != MODE_UI)
+    return err_set(err, "--record and --journal record the interactive lab");
+  if (o->mode == MODE_REPLAY && o->script)
+    return err_set(err, "--replay takes no script: the journal names it ('%s')", o->script);
   if (o->compare && o->script)
     return err_set(err, "--compare paper takes no script ('%s')", o->script);
   if (o->mode == MODE_HELP || o->mode == MODE_VERSION) return 0;

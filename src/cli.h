@@ -14,7 +14,7 @@
 
 enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2, EXIT_INTERRUPTED = 130 };
 
-typedef enum CliMode { MODE_UI, MODE_HEADLESS, MODE_BENCH, MODE_HELP, MODE_VERSION } CliMode;
+typedef enum CliMode { MODE_UI, MODE_HEADLESS, MODE_BENCH, MODE_HELP, MODE_VERSION, MODE_REPLAY } CliMode;
 
 typedef struct CliOptions {
   CliMode mode;
@@ -32,6 +32,11 @@ typedef struct CliOptions {
   const char *theme;       /* --theme: dark, light or mono; NULL: from the terminal */
   int instruments;         /* --bench --instruments: whole lab steps */
   long lua_mem_mb;         /* --lua-mem: cap on the Lua heap, MiB */
+  const char *record;      /* --record: asciicast v2 file of the screen */
+  const char *journal;     /* --journal: the lab's actions, for --replay */
+  const char *replay;      /* --replay: the journal to play again */
+  int argc;                /* the whole command line, as the journal keeps it */
+  char **argv;
 } CliOptions;
 
 /* Parse argv. Returns 0, or -1 with a usage message in 'err' (exit 2). */

@@ -1,7 +1,8 @@
 /*
 ** main.c -- choose the mode from the command line and own the exit status:
 ** the interactive lab (ui_main), a script or the built-in loop with no UI
-** (headless_main), or the throughput benchmark (bench_run).
+** (headless_main), the throughput benchmark (bench_run), or a journal
+** played again (replay_main).
 */
 #include "config.h"
 
@@ -12,6 +13,7 @@
 #include "bench_lab.h"
 #include "cli.h"
 #include "headless.h"
+#include "replay.h"
 #include "ui/ui.h"
 
 static int main_bench(const CliOptions *o) {
@@ -42,6 +44,7 @@ int main(int argc, char **argv) {
     case MODE_BENCH: return main_bench(&o);
     case MODE_HEADLESS: return headless_main(&o);
     case MODE_UI: return ui_main(&o);
+    case MODE_REPLAY: return replay_main(o.replay);
   }
   return EXIT_RUNTIME;
 }

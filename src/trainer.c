@@ -758,13 +758,11 @@ Lab *trainer_acquire(Trainer *t) {
 }
 
 void trainer_release(Trainer *t) {
-  pthread_mutex_lock(&t->mu);
-  int last = t->held == 1;
-  pthread_mutex_unlock(&t->mu);
-  if (last) {   /* the holder changed the lab, perhaps (a new run, a load): show it */
-    refresh_norms(t, 0);
-    publish(t, 1);
-  }
+  /* The holder changed the lab, perhaps (a new run, a load): show it, also
+  ** from a nested release, so that a read right after the change sees it
+  ** while an outer holder keeps the lab. */
+  refresh_norms(t, 0);
+  publish(t, 1);
   pthread_mutex_lock(&t->mu);
   if (t->held > 0) t->held--;
   pthread_cond_broadcast(&t->cv);

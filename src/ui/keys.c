@@ -76,7 +76,7 @@ static int script_code(int key) {
 ** saves and ends the lab) like any Lua code on this thread. */
 static int script_key(Ui *ui, int code) {
   sig_arm_interrupt(1);
-  int had = luaapi_key(ui->api, code);
+  int had = ui_record_binding(ui, code);
   sig_arm_interrupt(0);
   return had;
 }
@@ -117,6 +117,6 @@ void ui_key(Ui *ui, int key) {
   int code = script_code(key);
   if (ui->api && code >= 0 && script_key(ui, code)) return;
   const UiKey *k = find(key);
-  if (k) ui_lua(ui, k->lua);
+  if (k) ui_record_call(ui, k->lua);
   else if (key < KEY_MIN && key >= ' ' && key < 127) ui_message(ui, ROLE_TEXT, "'%c' does nothing here: ? shows the keys", key);
 }

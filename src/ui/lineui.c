@@ -70,7 +70,7 @@ static void on_line(char *line) {
     ui->entry = entry;
     in_handler = 1;
     sig_arm_interrupt(1);
-    LuaApiStatus st = luaapi_eval_line(ui->api, ui->entry);
+    LuaApiStatus st = ui_record_line(ui, ui->entry);
     sig_arm_interrupt(0);
     in_handler = 0;
     if (st == LUAAPI_INCOMPLETE) {
@@ -125,7 +125,7 @@ int ui_line_main(Ui *ui) {
   printf("tielab line mode: a Lua REPL; ui.status() shows the runs, ui.toggle() runs or pauses, Ctrl-D quits.\n");
   fflush(stdout);
   if (ui->opt->script) {
-    LuaApiStatus st = luaapi_start_script(ui->api, ui->opt->script, ui->opt->script_argc, ui->opt->script_argv, &err);
+    LuaApiStatus st = ui_record_script(ui, &err);
     if (st == LUAAPI_ERROR && err.msg[0]) fprintf(stderr, "tielab: %s\n", err.msg);
   } else {
     trainer_set_running(ui->trainer, 1);

@@ -53,7 +53,7 @@ static void on_line(void *ctx, char *line) {
   free(line);
 
   sig_arm_interrupt(1);
-  LuaApiStatus st = luaapi_eval_line(ui->api, ui->entry);
+  LuaApiStatus st = ui_record_line(ui, ui->entry);
   sig_arm_interrupt(0);
   if (st == LUAAPI_INCOMPLETE) {
     repl_prompt(">> ");
@@ -166,6 +166,7 @@ void ui_draw(Ui *ui) {
     }
   }
   doupdate();
+  record_frame(ui->rec, ui->focus && !ui->help);
   ui->dirty = 0;
   ui->last_frame = clock_seconds();
 }

@@ -263,7 +263,7 @@ static int run_screen(Ui *ui, const char *note) {
   ui->screen = 1;
   if (note[0]) ui_message(ui, ROLE_OK, "%s", note);
   if (ui->opt->script) {
-    LuaApiStatus st = luaapi_start_script(ui->api, ui->opt->script, ui->opt->script_argc, ui->opt->script_argv, &err);
+    LuaApiStatus st = ui_record_script(ui, &err);
     if (st == LUAAPI_ERROR && err.msg[0]) scroll_addf(ui->scroll, SCROLL_ERR, "%s", err.msg);
   } else {
     trainer_set_running(ui->trainer, 1);
@@ -276,6 +276,7 @@ static int run_screen(Ui *ui, const char *note) {
 }
 
 static void finish(Ui *ui) {
+  ui_record_close(ui);         /* the journal's final figures, while the lab is there */
   luaapi_free(ui->api);        /* first: closing Lua may still use the lab through the host */
   trainer_free(ui->trainer);   /* then nothing steps any more */
   lab_free(ui->lab);
@@ -317,6 +318,7 @@ int ui_main(const CliOptions *o) {
     if (!ok) err_set(&err, "out of memory");
   }
   ok = ok && start_lua(&ui, &err) == 0;
+  ok = ok && ui_record_open(&ui, &err) == 0;
   if (!ok) {
     fprintf(stderr, "tielab: %s\n", err.msg);
     finish(&ui);

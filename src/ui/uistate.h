@@ -11,10 +11,12 @@
 #define TIELAB_UI_UISTATE_H
 
 #include "../cli.h"
+#include "../journal.h"
 #include "../luaapi/luaapi.h"
 #include "../trainer.h"
 #include "graph.h"
 #include "layout.h"
+#include "record.h"
 #include "scroll.h"
 #include "term.h"
 
@@ -43,6 +45,8 @@ typedef struct Ui {
   LuaApi *api;
   TrainerSnap *snap;         /* the newest snapshot taken */
   Scroll *scroll;
+  Recorder *rec;             /* --record: the cast being written */
+  Journal *journal;          /* --journal: the actions being written */
 
   int sel_id;                /* the selected run */
   int lens_logit;            /* show the logit lens instead of the tuned lens */

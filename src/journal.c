@@ -1,0 +1,400 @@
+/*
+** journal.c -- the journal of the lab's actions, written as JSON lines (jansson)
+** and read back whole for 'tielab --replay'. See journal.h for the format.
+**
+** Each line is flushed as it is written, so a lab that dies keeps the
+** journal of everything up to then (only the final record is missing).
+*/
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "journal.h"
+
+#define JOURNAL_VERSION 1
+
+struct Journal {
+  FILE *f;
+  char path[4096];
+  json_t *mark;          /* the steps the next entry is written with, or NULL */
+};
+
+/* ------------------------------------------------------------ figures */
+
+static double m_loss(Run *r) { return run_metrics(r)->loss; }
+static double m_val_loss(Run *r) { return run_metrics(r)->val_loss; }
+static double m_grad_ratio(Run *r) { return run_metrics(r)->grad_ratio; }
+static double m_grad_in(Run *r) { return run_metrics(r)->grad.in_l2; }
+static double m_grad_out(Run *r) { return run_metrics(r)->grad.out_l2; }
+
+/* Every parameter summed in double, in arena order: any change to any
+** weight changes it (almost surely), at the cost of one pass. */
+static double m_weights(Run *r) {
+  Model *m = run_model(r);
+  const float *p = model_params(m);
+  size_t n = model_n_floats(m);
+  double sum = 0;
+  for (size_t i = 0; i < n; i++) sum += p[i];
+  return sum;
+}
+
+static const struct {
+  const char *name;
+  double (*get)(Run *r);
+} metrics[JOURNAL_N_METRICS] = {
+    {"loss", m_loss},         {"val_loss", m_val_loss}, {"grad_ratio", m_grad_ratio},
+    {"grad_in", m_grad_in},   {"grad_out", m_grad_out}, {"weights", m_weights},
+};
+
+const char *journal_metric_name(int i) { return metrics[i].name; }
+
+void journal_metrics(Run *r, char out[JOURNAL_N_METRICS][JOURNAL_METRIC_CHARS]) {
+  for (int i = 0; i < JOURNAL_N_METRICS; i++) snprintf(out[i], JOURNAL_METRIC_CHARS, "%a", metrics[i].get(r));
+}
+
+/* ------------------------------------------------------------ writing */
+
+static long lab_step_now(Lab *lab) {
+  long step = 0;
+  for (int i = 0; i < lab_n_runs(lab); i++)
+    if (run_metrics(lab_run(lab, i))->step > step) step = run_metrics(lab_run(lab, i))->step;
+  return step;
+}
+
+static json_t *string_array(int argc, char **argv) {
+  json_t *a = json_array();
+  for (int i = 0; i < argc; i++) json_array_append_new(a, json_string(argv[i] ? argv[i] : ""));
+  return a;
+}
+
+/* One line; the object is consumed. */
+static int put(Journal *j, json_t *o, Err *err) {
+  int rc = 0;
+  if (!o) return err_set(err, "%s: out of memory", j->path);
+  if (json_dumpf(o, j->f, JSON_COMPACT) < 0 || fputc('\n', j->f) == EOF || fflush(j->f) == EOF)
+    rc = err_set(err, "%s: %s", j->path, strerror(errno));
+  json_decref(o);
+  return rc;
+}
+
+static json_t *run_options_json(const RunOptions *o) {
+  json_t *opts = json_object();
+  int n;
+  const Setting *s = lab_settings(&n);
+  for (int i = 0; i < n; i++) {
+    char buf[1100];
+    if (strcmp(s[i].name, "seed") == 0) continue;   /* init_seed and data_seed say it */
+    if (run_options_get_text(o, s[i].name, buf, sizeof buf, NULL) == 0)
+      json_object_set_new(opts, s[i].name, json_string(buf));
+  }
+  return opts;
+}
+
+Journal *journal_open(const char *path, int argc, char **argv, Lab *lab, Err *err) {
+  Journal *j = calloc(1, sizeof *j);
+  if (!j) return err_set(err, "out of memory"), NULL;
+  snprintf(j->path, sizeof j->path, "%s", path);
+  j->f = fopen(path, "w");
+  if (!j->f) {
+    err_set(err, "%s: %s", path, strerror(errno));
+    free(j);
+    return NULL;
+  }
+  json_t *runs = json_array();
+  for (int i = 0; i < lab_n_runs(lab); i++) {
+    Run *r = lab_run(lab, i);
+    json_array_append_new(runs, json_pack("{s:s, s:I, s:o}", "name", run_name(r), "step",
+                                          (json_int_t)run_metrics(r)->step, "options",
+                                          run_options_json(run_options(r))));
+  }
+  char cwd[4096];
+  if (!getcwd(cwd, sizeof cwd)) cwd[0] = '\0';
+  json_t *h = json_pack("{s:i, s:s, s:o, s:s, s:o}", "journal", JOURNAL_VERSION, "tielab", PACKAGE_VERSION, "argv",
+                        string_array(argc, argv), "cwd", cwd, "runs", runs);
+  if (put(j, h, err) < 0) {
+    fclose(j->f);
+    free(j);
+    return NULL;
+  }
+  return j;
+}
+
+/* The lab step and every run's step: {"step": S, "runs": [[name, step], ...]}. */
+static json_t *steps_now(Lab *lab) {
+  json_t *runs = json_array();
+  for (int i = 0; i < lab_n_runs(lab); i++) {
+    Run *r = lab_run(lab, i);
+    json_array_append_new(runs, json_pack("[s, I]", run_name(r), (json_int_t)run_metrics(r)->step));
+  }
+  return json_pack("{s:I, s:o}", "step", (json_int_t)lab_step_now(lab), "runs", runs);
+}
+
+void journal_mark(Journal *j, Lab *lab) {
+  json_decref(j->mark);
+  j->mark = lab ? steps_now(lab) : NULL;
+}
+
+/* An entry's common part: its kind, the steps (marked, or now), the selection. */
+static json_t *entry(Journal *j, Lab *lab, const char *kind, const char *sel) {
+  json_t *steps = j->mark ? j->mark : steps_now(lab);
+  j->mark = NULL;
+  json_t *e = steps ? json_pack("{s:s, s:O, s:O, s:s}", "kind", kind, "step", json_object_get(steps, "step"), "runs",
+                                json_object_get(steps, "runs"), "sel", sel ? sel : "")
+                    : NULL;
+  json_decref(steps);
+  return e;
+}
+
+int journal_call(Journal *j, Lab *lab, const char *kind, const char *lua, const char *sel, Err *err) {
+  json_t *e = entry(j, lab, kind, sel);
+  if (e) json_object_set_new(e, "lua", json_string(lua));
+  return put(j, e, err);
+}
+
+int journal_binding(Journal *j, Lab *lab, int code, const char *sel, Err *err) {
+  json_t *e = entry(j, lab, "binding", sel);
+  if (e) json_object_set_new(e, "code", json_integer(code));
+  return put(j, e, err);
+}
+
+int journal_script(Journal *j, Lab *lab, const char *path, int argc, char **argv, Err *err) {
+  uint64_t hash = 0;
+  long size = 0;
+  if (journal_file_hash(path, &hash, &size, err) < 0) return -1;
+  char hex[32];
+  snprintf(hex, sizeof hex, "%016llx", (unsigned long long)hash);
+  json_t *e = entry(j, lab, "script", "");
+  if (e) {
+    json_object_set_new(e, "path", json_string(path));
+    json_object_set_new(e, "args", string_array(argc, argv));
+    json_object_set_new(e, "size", json_integer(size));
+    json_object_set_new(e, "fnv1a64", json_string(hex));
+  }
+  return put(j, e, err);
+}
+
+int journal_close(Journal *j, Lab *lab, Err *err) {
+  if (!j) return 0;
+  json_t *runs = json_array();
+  for (int i = 0; lab && i < lab_n_runs(lab); i++) {
+    Run *r = lab_run(lab, i);
+    char m[JOURNAL_N_METRICS][JOURNAL_METRIC_CHARS];
+    journal_metrics(r, m);
+    json_t *o = json_pack("{s:s, s:I}", "name", run_name(r), "step", (json_int_t)run_metrics(r)->step);
+    for (int k = 0; k < JOURNAL_N_METRICS; k++) json_object_set_new(o, metrics[k].name, json_string(m[k]));
+    json_array_append_new(runs, o);
+  }
+  int rc = put(j, json_pack("{s:b, s:I, s:o}", "end", 1, "step", (json_int_t)(lab ? lab_step_now(lab) : 0), "runs", runs),
+               err);
+  if (fclose(j->f) != 0 && rc == 0) rc = err_set(err, "%s: %s", j->path, strerror(errno));
+  json_decref(j->mark);
+  free(j);
+  return rc;
+}
+
+int journal_file_hash(const char *path, uint64_t *hash, long *size, Err *err) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return err_set(err, "%s: %s", path, strerror(errno));
+  uint64_t h = 14695981039346656037u;
+  long n = 0;
+  int c;
+  while ((c = getc(f)) != EOF) {
+    h = (h ^ (uint64_t)(unsigned char)c) * 1099511628211u;
+    n++;
+  }
+  int bad = ferror(f);
+  fclose(f);
+  if (bad) return err_set(err, "%s: read error", path);
+  *hash = h;
+  *size = n;
+  return 0;
+}
+
+/* ------------------------------------------------------------ reading */
+
+static char *dup_string(const char *s) {
+  char *d = malloc(strlen(s) + 1);
+  if (d) strcpy(d, s);
+  return d;
+}
+
+static int read_strings(json_t *a, int *argc, char ***argv) {
+  size_t n = json_is_array(a) ? json_array_size(a) : 0;
+  *argv = calloc(n + 1, sizeof **argv);
+  if (!*argv) return -1;
+  for (size_t i = 0; i < n; i++) {
+    const char *s = json_string_value(json_array_get(a, i));
+    if (!s || !((*argv)[i] = dup_string(s))) return -1;
+  }
+  *argc = (int)n;
+  return 0;
+}
+
+static void free_strings(int argc, char **argv) {
+  for (int i = 0; argv && i < argc; i++) free(argv[i]);
+  free(argv);
+}
+
+static int read_start_run(json_t *o, JournalRun *r, Err *err) {
+  const char *name = json_string_value(json_object_get(o, "name"));
+  json_t *opts = json_object_get(o, "options");
+  if (!name || !json_is_object(opts)) return err_set(err, "a run without a name or options");
+  snprintf(r->name, sizeof r->name, "%s", name);
+  r->step = (long)json_integer_value(json_object_get(o, "step"));
+  run_options_default(&r->opt);
+  const char *key;
+  json_t *v;
+  json_object_foreach(opts, key, v) {
+    const char *text = json_string_value(v);
+    if (!text) return err_set(err, "run '%s': option '%s' is not text", name, key);
+    if (run_options_set_text(&r->opt, key, text, err) < 0) return err_prefix(err, "run '%s'", name);
+  }
+  return 0;
+}
+
+static int read_header(json_t *h, JournalFile *f, Err *err) {
+  if (json_integer_value(json_object_get(h, "journal")) != JOURNAL_VERSION)
+    return err_set(err, "not a tielab journal of version %d", JOURNAL_VERSION);
+  if (read_strings(json_object_get(h, "argv"), &f->argc, &f->argv) < 0) return err_set(err, "bad argv");
+  const char *cwd = json_string_value(json_object_get(h, "cwd"));
+  snprintf(f->cwd, sizeof f->cwd, "%s", cwd ? cwd : "");
+  json_t *runs = json_object_get(h, "runs");
+  size_t n = json_array_size(runs);
+  f->start = calloc(n ? n : 1, sizeof *f->start);
+  if (!f->start) return err_set(err, "out of memory");
+  for (size_t i = 0; i < n; i++) {
+    if (read_start_run(json_array_get(runs, i), &f->start[i], err) < 0) return -1;
+    f->n_start++;
+  }
+  return 0;
+}
+
+static const char *const kind_names[] = {[JOURNAL_KEY] = "key", [JOURNAL_LINE] = "line",
+                                         [JOURNAL_BINDING] = "binding", [JOURNAL_SCRIPT] = "script"};
+
+static int read_kind(const char *s, JournalKind *k) {
+  for (int i = 0; s && i < (int)(sizeof kind_names / sizeof kind_names[0]); i++)
+    if (strcmp(s, kind_names[i]) == 0) return *k = (JournalKind)i, 0;
+  return -1;
+}
+
+static int read_steps(json_t *runs, JournalEntry *e, Err *err) {
+  size_t n = json_array_size(runs);
+  e->runs = calloc(n ? n : 1, sizeof *e->runs);
+  if (!e->runs) return err_set(err, "out of memory");
+  for (size_t i = 0; i < n; i++) {
+    json_t *p = json_array_get(runs, i);
+    const char *name = json_string_value(json_array_get(p, 0));
+    json_t *step = json_array_get(p, 1);
+    if (!name || !json_is_integer(step)) return err_set(err, "a run's step is not [name, step]");
+    snprintf(e->runs[i].name, sizeof e->runs[i].name, "%s", name);
+    e->runs[i].step = (long)json_integer_value(step);
+    e->n_runs++;
+  }
+  return 0;
+}
+
+static int read_entry(json_t *o, JournalEntry *e, Err *err) {
+  if (read_kind(json_string_value(json_object_get(o, "kind")), &e->kind) < 0) return err_set(err, "unknown kind of entry");
+  json_t *step = json_object_get(o, "step");
+  if (!json_is_integer(step)) return err_set(err, "an entry without a step");
+  e->step = (long)json_integer_value(step);
+  if (read_steps(json_object_get(o, "runs"), e, err) < 0) return -1;
+  const char *sel = json_string_value(json_object_get(o, "sel"));
+  snprintf(e->sel, sizeof e->sel, "%s", sel ? sel : "");
+  const char *lua = json_string_value(json_object_get(o, "lua"));
+  const char *path = json_string_value(json_object_get(o, "path"));
+  switch (e->kind) {
+    case JOURNAL_KEY:
+    case JOURNAL_LINE:
+      if (!lua || !(e->lua = dup_string(lua))) return err_set(err, "an entry without its Lua");
+      return 0;
+    case JOURNAL_BINDING: e->code = (int)json_integer_value(json_object_get(o, "code")); return 0;
+    case JOURNAL_SCRIPT: {
+      const char *hex = json_string_value(json_object_get(o, "fnv1a64"));
+      if (!path || !hex || !(e->path = dup_string(path))) return err_set(err, "a script entry without its file");
+      if (read_strings(json_object_get(o, "args"), &e->argc, &e->argv) < 0) return err_set(err, "bad script args");
+      e->size = (long)json_integer_value(json_object_get(o, "size"));
+      e->hash = strtoull(hex, NULL, 16);
+      return 0;
+    }
+  }
+  return 0;
+}
+
+static int read_end(json_t *o, JournalFile *f, Err *err) {
+  json_t *runs = json_object_get(o, "runs");
+  size_t n = json_array_size(runs);
+  f->end = calloc(n ? n : 1, sizeof *f->end);
+  if (!f->end) return err_set(err, "out of memory");
+  f->end_step = (long)json_integer_value(json_object_get(o, "step"));
+  for (size_t i = 0; i < n; i++) {
+    json_t *r = json_array_get(runs, i);
+    JournalRun *jr = &f->end[i];
+    const char *name = json_string_value(json_object_get(r, "name"));
+    if (!name) return err_set(err, "a final run without a name");
+    snprintf(jr->name, sizeof jr->name, "%s", name);
+    jr->step = (long)json_integer_value(json_object_get(r, "step"));
+    for (int k = 0; k < JOURNAL_N_METRICS; k++) {
+      const char *v = json_string_value(json_object_get(r, metrics[k].name));
+      if (!v) return err_set(err, "run '%s' has no final '%s'", name, metrics[k].name);
+      snprintf(jr->metric[k], JOURNAL_METRIC_CHARS, "%s", v);
+    }
+    f->n_end++;
+  }
+  f->has_end = 1;
+  return 0;
+}
+
+static int read_line(json_t *o, int lineno, JournalFile *f, Err *err) {
+  if (!json_is_object(o)) return err_set(err, "not a JSON object");
+  if (lineno == 1) return read_header(o, f, err);
+  if (f->has_end) return err_set(err, "a line after the final record");
+  if (json_object_get(o, "end")) return read_end(o, f, err);
+  JournalEntry *e = realloc(f->e, sizeof *e * (size_t)(f->n + 1));
+  if (!e) return err_set(err, "out of memory");
+  f->e = e;
+  memset(&e[f->n], 0, sizeof e[f->n]);
+  f->n++;
+  return read_entry(o, &e[f->n - 1], err);
+}
+
+int journal_read(const char *path, JournalFile *f, Err *err) {
+  memset(f, 0, sizeof *f);
+  FILE *in = fopen(path, "r");
+  if (!in) return err_set(err, "%s: %s", path, strerror(errno));
+  char *line = NULL;
+  size_t cap = 0;
+  int lineno = 0, rc = 0;
+  while (rc == 0 && getline(&line, &cap, in) > 0) {
+    lineno++;
+    json_error_t je;
+    json_t *o = json_loads(line, 0, &je);
+    if (!o) rc = err_set(err, "%s:%d: %s", path, lineno, je.text);
+    else if (read_line(o, lineno, f, err) < 0) rc = err_prefix(err, "%s:%d", path, lineno);
+    json_decref(o);
+  }
+  free(line);
+  fclose(in);
+  if (rc == 0 && lineno == 0) rc = err_set(err, "%s: empty journal", path);
+  if (rc < 0) journal_file_free(f);
+  return rc;
+}
+
+void journal_file_free(JournalFile *f) {
+  free_strings(f->argc, f->argv);
+  free(f->start);
+  for (int i = 0; i < f->n; i++) {
+    free(f->e[i].runs);
+    free(f->e[i].lua);
+    free(f->e[i].path);
+    free_strings(f->e[i].argc, f->e[i].argv);
+  }
+  free(f->e);
+  free(f->end);
+  memset(f, 0, sizeof *f);
+}

@@ -1,0 +1,485 @@
+/*
+** replay.c -- a journal played again, headless (see replay.h).
+**
+** The Lua layer gets an inline Host, as headless scripts do: steps run on
+** this thread inside the call that asks for them. After every step the
+** on_step callbacks run and then every journal entry whose recorded steps
+** are now reached, so an action that happened while a script trained is
+** applied at its step from inside the script's own 'r:step'. The 'ui'
+** table holds the functions of the lab's keys that change training
+** (toggle, running, step, cycle_tie, scale, in_scale, select) with the lab's
+** meaning; every other key of the lab only changes the view, and is a
+** no-op here.
+*/
+#include <errno.h>
+#include <lauxlib.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "journal.h"
+#include "luaapi/luaapi.h"
+#include "replay.h"
+
+typedef struct Replay {
+  JournalFile f;
+  const char *path;
+  Lab *lab;
+  LuaApi *api;
+  Host host;
+  int next;                /* the next entry to apply */
+  int running;             /* ui.toggle's state */
+  char sel[64];            /* the selected run */
+  int diverged;            /* the steps went apart: 'why' says how */
+  char why[ERR_MSG_MAX + 128];
+  long tickets;
+  int ended;               /* a script was stopped at the final record */
+} Replay;
+
+/* ------------------------------------------------------------ steps */
+
+static long lab_max_step(Lab *lab) {
+  long step = 0;
+  for (int i = 0; i < lab_n_runs(lab); i++)
+    if (run_metrics(lab_run(lab, i))->step > step) step = run_metrics(lab_run(lab, i))->step;
+  return step;
+}
+
+/* Stop the replay with a reason ('entry': say at which entry it went apart). */
+static void halt(Replay *rp, int entry, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void halt(Replay *rp, int entry, const char *fmt, ...) {
+  if (rp->diverged) return;
+  rp->diverged = 1;
+  /* entries count from 0; the header is the journal's line 1 */
+  int n = entry ? snprintf(rp->why, sizeof rp->why, "replay diverged at entry %d (line %d): ", rp->next, rp->next + 2) : 0;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(rp->why + n, sizeof rp->why - (size_t)n, fmt, ap);
+  va_end(ap);
+  luaapi_interrupt(rp->api);   /* a script that goes on would only go further apart */
+}
+
+/* The first run of the lab that 'want' does not name, or NULL. */
+static Run *unrecorded_run(Replay *rp, const JournalStep *want, int n) {
+  for (int i = 0; i < lab_n_runs(rp->lab); i++) {
+    int k = 0;
+    while (k < n && strcmp(want[k].name, run_name(lab_run(rp->lab, i))) != 0) k++;
+    if (k == n) return lab_run(rp->lab, i);
+  }
+  return NULL;
+}
+
+/* Compare the lab with recorded steps: -1 a run is past its step, missing
+** or not recorded (diverged: the replay halts), 0 some run is still short
+** of its step, 1 all equal. */
+static int compare_steps(Replay *rp, const JournalStep *want, int n) {
+  int equal = 1;
+  for (int i = 0; i < n; i++) {
+    Run *r = lab_find(rp->lab, want[i].name);
+    long s = r ? run_metrics(r)->step : 0;
+    if (!r) halt(rp, 1, "run %s is not in the lab, recorded at step %ld", want[i].name, want[i].step);
+    else if (s > want[i].step) halt(rp, 1, "run %s at step %ld, recorded %ld", want[i].name, s, want[i].step);
+    if (!r || s > want[i].step) return -1;
+    if (s < want[i].step) equal = 0;
+  }
+  Run *extra = unrecorded_run(rp, want, n);
+  if (extra) {
+    halt(rp, 1, "run %s is in the lab at step %ld but not in the journal", run_name(extra), run_metrics(extra)->step);
+    return -1;
+  }
+  return equal;
+}
+
+static void apply_due(Replay *rp);
+
+/* One step: of run 'id', or every unpaused run in lockstep (-1). */
+static int step_once(Replay *rp, int id, Err *err) {
+  if (id < 0) {
+    if (lab_step(rp->lab, err) < 0) return -1;
+    if (rp->host.after_step) rp->host.after_step(rp->host.after_step_ctx, lab_max_step(rp->lab));
+  } else {
+    Run *r = lab_run_by_id(rp->lab, id);
+    if (!r) return err_set(err, "the run was removed while it trained");
+    if (run_step(r, err) < 0) return -1;
+    if (rp->host.after_step) rp->host.after_step(rp->host.after_step_ctx, run_metrics(r)->step);
+  }
+  apply_due(rp);
+  return 0;
+}
+
+/* Every unpaused run and no other is short of its recorded step: the
+** trainer's continuous training, one lab step at a time. */
+static int in_lockstep(Replay *rp, const JournalStep *want, int n) {
+  for (int i = 0; i < n; i++) {
+    Run *r = lab_find(rp->lab, want[i].name);
+    if ((run_metrics(r)->step < want[i].step) != !run_metrics(r)->paused) return 0;
+  }
+  return 1;
+}
+
+/* One step nearer to recorded steps: a lab step, or a step of each short
+** run alone. Stops early when a step reached an entry and applied it. */
+static int step_towards(Replay *rp, const JournalStep *want, int n, Err *err) {
+  if (in_lockstep(rp, want, n)) return step_once(rp, -1, err);
+  int entry = rp->next;
+  for (int i = 0; i < n && rp->next == entry; i++) {
+    Run *r = lab_find(rp->lab, want[i].name);
+    if (r && run_metrics(r)->step < want[i].step && step_once(rp, run_id(r), err) < 0) return -1;
+  }
+  return 0;
+}
+
+/* Step until the lab is at the recorded steps of the next entry (or the
+** final record), or a step on the way applied that entry. */
+static int advance_to(Replay *rp, const JournalStep *want, int n, Err *err) {
+  int entry = rp->next, c = 1;
+  while (rp->next == entry && (c = compare_steps(rp, want, n)) == 0)
+    if (step_towards(rp, want, n, err) < 0) return -1;
+  return rp->next == entry && c < 0 ? -1 : 0;
+}
+
+/* ------------------------------------------------------------ the inline host */
+
+static Lab *host_acquire(Host *h) { return ((Replay *)h->ud)->lab; }
+static void host_release(Host *h) {}
+static void host_cancel(Host *h) {}
+static int host_poll(Host *h, long ticket, Err *err) { return 1; }
+
+/* Would a step of run 'id' (-1: every unpaused run) go past the final
+** record, with no entry left? Then the lab ended while a script
+** trained, and the script stops here, as it did. */
+static int past_end(Replay *rp, int id) {
+  if (rp->next < rp->f.n || !rp->f.has_end) return 0;
+  for (int i = 0; i < rp->f.n_end; i++) {
+    Run *r = lab_find(rp->lab, rp->f.end[i].name);
+    int steps = r && (id < 0 ? !run_metrics(r)->paused : run_id(r) == id);
+    if (steps && run_metrics(r)->step >= rp->f.end[i].step) return 1;
+  }
+  return 0;
+}
+
+static long host_submit(Host *h, int id, long n, Err *err) {
+  Replay *rp = h->ud;
+  for (long k = 0; k < n; k++) {
+    if (!rp->ended && past_end(rp, id)) {
+      rp->ended = 1;
+      fprintf(stderr, "replay: the lab ended while a script trained; it stops here\n");
+      luaapi_interrupt(rp->api);
+    }
+    if (luaapi_stopping(rp->api)) return err_set(err, "interrupted");
+    if (step_once(rp, id, err) < 0) return -1;
+  }
+  return ++rp->tickets;
+}
+
+/* ------------------------------------------------------------ the headless 'ui' table */
+
+static Replay *getrp(lua_State *L) { return lua_touserdata(L, lua_upvalueindex(1)); }
+
+/* The run named by argument 'arg', or the selected run. */
+static Run *run_arg(lua_State *L, Replay *rp, int arg) {
+  const char *name = lua_isnoneornil(L, arg) ? rp->sel : luaL_checkstring(L, arg);
+  Run *r = lab_find(rp->lab, name);
+  if (!r && lua_isnoneornil(L, arg) && lab_n_runs(rp->lab) > 0) r = lab_run(rp->lab, 0);
+  if (!r) luaL_error(L, "no run named '%s'", name);
+  return r;
+}
+
+static int rui_toggle(lua_State *L) {
+  Replay *rp = getrp(L);
+  rp->running = !rp->running;
+  lua_pushboolean(L, rp->running);
+  return 1;
+}
+
+static int rui_running(lua_State *L) {
+  Replay *rp = getrp(L);
+  if (!lua_isnoneornil(L, 1)) rp->running = lua_toboolean(L, 1);
+  lua_pushboolean(L, rp->running);
+  return 1;
+}
+
+static int rui_step(lua_State *L) {
+  Replay *rp = getrp(L);
+  lua_Integer n = luaL_optinteger(L, 1, 1);
+  luaL_argcheck(L, n >= 1, 1, "must be at least 1");
+  Err err;
+  if (host_submit(&rp->host, -1, (long)n, &err) < 0) return luaL_error(L, "%s", err.msg);
+  return 0;
+}
+
+/* tied -> untied -> half the columns -> tied, as the 't' key does. */
+static int rui_cycle_tie(lua_State *L) {
+  Run *r = run_arg(L, getrp(L), 1);
+  const RunMetrics *m = run_metrics(r);
+  char next[16];
+  if (m->tie_k >= m->dim) snprintf(next, sizeof next, "untied");
+  else if (m->tie_k == 0) snprintf(next, sizeof next, "%d", m->dim / 2);
+  else snprintf(next, sizeof next, "tied");
+  Err err;
+  if (run_set_text(r, "tie", next, &err) < 0) return luaL_error(L, "%s", err.msg);
+  return 0;
+}
+
+static int rui_scale(lua_State *L) {
+  Replay *rp = getrp(L);
+  static const char *const keys[] = {"in_scale", "out_scale", "lr", NULL};
+  int which = luaL_checkoption(L, 1, NULL, keys);
+  double f = luaL_checknumber(L, 2);
+  luaL_argcheck(L, f > 0 && isfinite(f), 2, "must be a positive number");
+  Run *r = run_arg(L, rp, 3);
+  const RunOptions *o = run_options(r);
+  double v = which == 0 ? o->in_scale : which == 1 ? o->out_scale : o->lr;
+  Err err;
+  if (run_set_number(r, keys[which], v * f, &err) < 0) return luaL_error(L, "%s", err.msg);
+  return 0;
+}
+
+/* The rungs of the lab's + and - keys (ui.in_scale in uilua.c): the two
+** must agree, or a replayed + lands elsewhere. */
+static const double ladder[] = {1.0 / 50, 1.0 / 20, 1.0 / 10, 1.0 / 5, 1.0 / 3, 1.0 / 2, 1, 2, 3, 5, 10, 20, 50};
+#define N_LADDER ((int)(sizeof ladder / sizeof ladder[0]))
+
+/* The next rung from 'v' up (dir 1) or down (-1); 0 past either end. */
+static double ladder_next(double v, int dir) {
+  const double tol = 1e-9;
+  for (int k = 0; k < N_LADDER; k++) {
+    double rung = ladder[dir > 0 ? k : N_LADDER - 1 - k];
+    if (dir > 0 ? rung > v * (1 + tol) : rung < v * (1 - tol)) return rung;
+  }
+  return 0;
+}
+
+/* ui.in_scale(["up" | "down" | value [, name]]): a rung up or down, or a value. */
+static int rui_in_scale(lua_State *L) {
+  static const char *const moves[] = {"up", "down", NULL};
+  int move = -1;
+  double want = 0;
+  if (lua_type(L, 1) == LUA_TSTRING) move = luaL_checkoption(L, 1, NULL, moves);
+  else if (!lua_isnoneornil(L, 1)) want = luaL_checknumber(L, 1);
+  luaL_argcheck(L, move >= 0 || lua_isnoneornil(L, 1) || (want > 0 && isfinite(want)), 1,
+                "must be 'up', 'down' or a positive number");
+  Run *r = run_arg(L, getrp(L), 2);
+  double was = run_options(r)->in_scale, now = move < 0 ? want : ladder_next(was, move == 0 ? 1 : -1);
+  Err err;
+  if (now > 0 && run_set_number(r, "in_scale", now, &err) < 0) return luaL_error(L, "%s", err.msg);
+  lua_pushnumber(L, now > 0 ? now : was);
+  return 1;
+}
+
+static int rui_select(lua_State *L) {
+  Replay *rp = getrp(L);
+  int n = lab_n_runs(rp->lab);
+  if (!lua_isnoneornil(L, 1)) {
+    snprintf(rp->sel, sizeof rp->sel, "%s", run_name(run_arg(L, rp, 1)));
+  } else if (n > 0) {
+    int i = 0;
+    while (i < n && strcmp(run_name(lab_run(rp->lab, i)), rp->sel) != 0) i++;
+    snprintf(rp->sel, sizeof rp->sel, "%s", run_name(lab_run(rp->lab, (i + 1) % n)));
+  }
+  lua_pushstring(L, rp->sel);
+  return 1;
+}
+
+static int rui_selected(lua_State *L) {
+  lua_pushstring(L, getrp(L)->sel);
+  return 1;
+}
+
+static int rui_view_only(lua_State *L) { return 0; }
+
+/* __index of 'ui': whatever else the lab's keys call only changes the view. */
+static int rui_index(lua_State *L) {
+  lua_pushcfunction(L, rui_view_only);
+  return 1;
+}
+
+static const luaL_Reg rui_funcs[] = {
+    {"toggle", rui_toggle}, {"running", rui_running}, {"step", rui_step},         {"cycle_tie", rui_cycle_tie},
+    {"scale", rui_scale},   {"in_scale", rui_in_scale}, {"select", rui_select}, {"selected", rui_selected},
+    {NULL, NULL},
+};
+
+static void open_ui(Replay *rp) {
+  lua_State *L = luaapi_state(rp->api);
+  lua_newtable(L);
+  lua_pushlightuserdata(L, rp);
+  luaL_setfuncs(L, rui_funcs, 1);
+  lua_newtable(L);
+  lua_pushcfunction(L, rui_index);
+  lua_setfield(L, -2, "__index");
+  lua_setmetatable(L, -2);
+  lua_setglobal(L, "ui");
+}
+
+/* ------------------------------------------------------------ entries */
+
+static void run_chunk(Replay *rp, const char *chunk) {
+  lua_State *L = luaapi_state(rp->api);
+  int top = lua_gettop(L);
+  if (luaL_loadbuffer(L, chunk, strlen(chunk), "=key") != LUA_OK || lua_pcall(L, 0, 0, 0) != LUA_OK) {
+    const char *msg = lua_tostring(L, -1);
+    fprintf(stderr, "replay: %s: %s\n", chunk, msg ? msg : "error");
+  }
+  lua_settop(L, top);
+}
+
+static void run_script(Replay *rp, const JournalEntry *e) {
+  uint64_t hash;
+  long size;
+  Err err;
+  if (journal_file_hash(e->path, &hash, &size, &err) < 0) {
+    halt(rp, 0, "replay cannot run the script: %s", err.msg);
+    return;
+  }
+  if (hash != e->hash || size != e->size) {
+    halt(rp, 0, "replay: %s changed since it was recorded (%ld bytes, recorded %ld)", e->path, size, e->size);
+    return;
+  }
+  LuaApiStatus st = luaapi_run_file(rp->api, e->path, e->argc, e->argv, &err);
+  if (st == LUAAPI_ERROR && err.msg[0]) fprintf(stderr, "replay: %s\n", err.msg);
+}
+
+static void apply(Replay *rp, const JournalEntry *e) {
+  if (e->sel[0]) snprintf(rp->sel, sizeof rp->sel, "%s", e->sel);
+  switch (e->kind) {
+    case JOURNAL_KEY: run_chunk(rp, e->lua); break;
+    case JOURNAL_LINE: luaapi_eval_line(rp->api, e->lua); break;
+    case JOURNAL_BINDING: luaapi_key(rp->api, e->code); break;
+    case JOURNAL_SCRIPT: run_script(rp, e); break;
+  }
+}
+
+/* Apply every entry whose recorded steps the lab has reached, in order. */
+static void apply_due(Replay *rp) {
+  while (!rp->diverged && rp->next < rp->f.n) {
+    const JournalEntry *e = &rp->f.e[rp->next];
+    if (compare_steps(rp, e->runs, e->n_runs) != 1) return;
+    rp->next++;   /* first: the entry may step, and steps look for the next one */
+    apply(rp, e);
+  }
+}
+
+/* ------------------------------------------------------------ start and end */
+
+static void replay_out(void *ctx, const char *s, size_t n, int is_err) { fwrite(s, 1, n, is_err ? stderr : stdout); }
+
+static void replay_log(void *ctx, LuaApiLog kind, const char *msg) {
+  if (kind == LUAAPI_LOG_CAPTION) {
+    if (*msg) printf("== %s ==\n", msg);
+  } else {
+    fprintf(stderr, "%s\n", msg);
+  }
+}
+
+static int build_lab(Replay *rp, const CliOptions *o, Err *err) {
+  if (o->resume) return err_set(err, "%s: the recorded lab reopened autosaved runs (--resume); it cannot be replayed", rp->path);
+  if (!(rp->lab = lab_new(err))) return -1;
+  for (int i = 0; i < rp->f.n_start; i++) {
+    const JournalRun *jr = &rp->f.start[i];
+    if (jr->step != 0)
+      return err_set(err, "%s: run %s started at step %ld (a checkpoint): it cannot be replayed", rp->path, jr->name,
+                     jr->step);
+    if (!lab_add_run(rp->lab, &jr->opt, err)) return err_prefix(err, "%s: run %s", rp->path, jr->name);
+  }
+  if (lab_n_runs(rp->lab) > 0) snprintf(rp->sel, sizeof rp->sel, "%s", run_name(lab_run(rp->lab, 0)));
+  return 0;
+}
+
+static int start_lua(Replay *rp, const CliOptions *o, Err *err) {
+  rp->host = (Host){.acquire = host_acquire, .release = host_release, .submit = host_submit, .poll = host_poll,
+                    .cancel = host_cancel, .inline_steps = 1, .ud = rp};
+  LuaApiOptions lo = {.heap_cap = (size_t)o->lua_mem_mb << 20, .sandbox = o->sandbox, .out = replay_out,
+                      .log = replay_log, .ctx = rp, .defaults = &o->run};
+  if (!(rp->api = luaapi_new(&rp->host, &lo, err))) return -1;
+  open_ui(rp);
+  return 0;
+}
+
+/* One line per run; returns how many figures differ. */
+static int compare_end(Replay *rp) {
+  int differ = 0;
+  for (int i = 0; i < rp->f.n_end; i++) {
+    const JournalRun *jr = &rp->f.end[i];
+    Run *r = lab_find(rp->lab, jr->name);
+    if (!r) {
+      printf("%s: not in the replayed lab\n", jr->name);
+      differ++;
+      continue;
+    }
+    char m[JOURNAL_N_METRICS][JOURNAL_METRIC_CHARS];
+    journal_metrics(r, m);
+    printf("%s: step %ld, loss %.6f", jr->name, run_metrics(r)->step, run_metrics(r)->loss);
+    int same = 1;
+    for (int k = 0; k < JOURNAL_N_METRICS; k++) {
+      if (strcmp(m[k], jr->metric[k]) == 0) continue;
+      printf("%s %s %s (recorded %s)", same ? ": differs:" : ",", journal_metric_name(k), m[k], jr->metric[k]);
+      same = 0;
+      differ++;
+    }
+    printf("%s\n", same ? ", every figure the same" : "");
+  }
+  return differ;
+}
+
+static int replay_run(Replay *rp, Err *err) {
+  while (!rp->diverged && rp->next < rp->f.n) {
+    const JournalEntry *e = &rp->f.e[rp->next];
+    if (advance_to(rp, e->runs, e->n_runs, err) < 0 && !rp->diverged) return -1;
+    apply_due(rp);
+  }
+  if (rp->diverged) return 0;
+  if (!rp->f.has_end) return err_set(err, "%s: no final record (the lab did not end); %d entries replayed",
+                                     rp->path, rp->f.n);
+  JournalStep *want = calloc((size_t)rp->f.n_end + 1, sizeof *want);
+  if (!want) return err_set(err, "out of memory");
+  for (int i = 0; i < rp->f.n_end; i++) {
+    snprintf(want[i].name, sizeof want[i].name, "%s", rp->f.end[i].name);
+    want[i].step = rp->f.end[i].step;
+  }
+  rp->next = rp->f.n;   /* "at entry n": the final record */
+  int rc = advance_to(rp, want, rp->f.n_end, err);
+  free(want);
+  return rc < 0 && !rp->diverged ? -1 : 0;
+}
+
+/* Relative paths of the recorded lab (its script, a corpus) are its
+** folder's: replay there. */
+static int enter_folder(Replay *rp, Err *err) {
+  if (!rp->f.cwd[0] || chdir(rp->f.cwd) == 0) return 0;
+  return err_set(err, "%s: cannot enter the recorded lab's folder %s: %s", rp->path, rp->f.cwd, strerror(errno));
+}
+
+int replay_main(const char *path) {
+  Replay rp;
+  memset(&rp, 0, sizeof rp);
+  rp.path = path;
+  Err err = {{0}};
+  CliOptions o;
+  int rc = journal_read(path, &rp.f, &err);
+  if (rc == 0) rc = enter_folder(&rp, &err);
+  if (rc == 0 && cli_parse(rp.f.argc, rp.f.argv, &o, &err) < 0) rc = err_prefix(&err, "%s: its command line", path);
+  if (rc == 0) rc = build_lab(&rp, &o, &err);
+  if (rc == 0) rc = start_lua(&rp, &o, &err);
+  if (rc == 0) rc = replay_run(&rp, &err);
+  int status = EXIT_RUNTIME;
+  if (rc < 0) {
+    fprintf(stderr, "tielab: %s\n", err.msg);
+  } else if (rp.diverged) {
+    printf("%s\n", rp.why);
+  } else if (compare_end(&rp) == 0) {
+    printf("replay: metrics match bit for bit (%d run%s, %d entr%s)\n", rp.f.n_end, rp.f.n_end == 1 ? "" : "s", rp.f.n,
+           rp.f.n == 1 ? "y" : "ies");
+    status = EXIT_OK;
+  } else {
+    printf("replay: metrics differ from the recorded run\n");
+  }
+  luaapi_free(rp.api);
+  lab_free(rp.lab);
+  journal_file_free(&rp.f);
+  return status;
+}

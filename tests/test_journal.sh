@@ -1,0 +1,219 @@
+#!/bin/sh
+# test_journal.sh -- tielab --journal FILE and tielab --replay FILE. A
+# lab in a private tmux server's pane trains, presses + and t at some
+# steps, changes a run from the REPL and quits without saving; replaying
+# its journal headless must end with the same final figures bit for bit.
+# The same journal with an entry moved to another step must be reported as
+# a mismatch, and one whose steps cannot be reached as a divergence (exit 1
+# both). A second lab runs a script and presses + while it trains: the
+# replay runs the script inline and applies the key at its step. Every
+# wait polls the screen up to a deadline. Prints TAP.
+
+: "${top_builddir:=.}" "${top_srcdir:=.}"
+TIELAB=${TIELAB:-$top_builddir/tielab}
+case $TIELAB in /*) ;; *) TIELAB=$PWD/$TIELAB ;; esac
+
+if ! command -v tmux >/dev/null 2>&1; then echo "1..0 # SKIP tmux is not installed"; exit 0; fi
+if [ ! -x "$TIELAB" ]; then echo "1..0 # SKIP $TIELAB was not built"; exit 0; fi
+
+SOCK=tielab-journal-$$
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/tielab-journal.XXXXXX") || exit 1
+T="tmux -L $SOCK -f /dev/null"
+cleanup() {
+  pid=$(tielab_pid 2>/dev/null)
+  [ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null
+  $T kill-server >/dev/null 2>&1
+  rm -rf "$WORK"
+}
+trap cleanup EXIT INT TERM
+MODEL="--vocab 256 --dim 32 --layers 2 --heads 2 --ctx 32 --batch 4"
+ENV="env -u LC_ALL -u LC_CTYPE LANG=C.UTF-8 NO_COLOR= XDG_STATE_HOME=$WORK/state XDG_CACHE_HOME=${XDG_CACHE_HOME:-$WORK/cache} OPENBLAS_NUM_THREADS=1"
+
+n=0 failed=0
+screen() { $T capture-pane -p -t t 2>/dev/null; }
+pass() { n=$((n + 1)); echo "ok $n - $1"; }
+fail() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; screen | sed 's/^/#   |/'; }
+check() { if [ "$1" -eq 0 ]; then pass "$2"; else fail "$2"; fi; }
+wait_for() {
+  i=0
+  while [ $i -lt "${2:-100}" ]; do
+    screen | grep -Eq -- "$1" && return 0
+    sleep 0.1
+    i=$((i + 1))
+  done
+  return 1
+}
+pane() { $T display -p -t t "$1"; }
+tielab_pid() { pgrep -P "$(pane '#{pane_pid}')" | head -n 1; }
+wait_dead() {
+  i=0
+  while [ $i -lt "${1:-100}" ]; do
+    [ -s "$WORK/status" ] && return 0
+    sleep 0.1
+    i=$((i + 1))
+  done
+  return 1
+}
+start() {
+  rm -f "$WORK/status"
+  $T respawn-pane -k -t t "clear; cd '$WORK'; $ENV $TIELAB $*; echo \$? >'$WORK/status'"
+}
+key() { $T send-keys -t t "$@"; }
+type_line() { $T send-keys -t t -l "$1"; $T send-keys -t t Enter; }
+step_now() { screen | sed -n '1s/.*step \([0-9]*\).*/\1/p'; }
+# wait_steps N: until the status line's step is past N.
+wait_steps() {
+  i=0
+  while [ $i -lt 300 ]; do
+    s=$(step_now)
+    [ -n "$s" ] && [ "$s" -gt "$1" ] && return 0
+    sleep 0.1
+    i=$((i + 1))
+  done
+  return 1
+}
+# From another folder: the replay enters the recorded lab's own.
+replay() { (cd / && env OPENBLAS_NUM_THREADS=1 XDG_CACHE_HOME=${XDG_CACHE_HOME:-$WORK/cache} "$TIELAB" --replay "$1") >"$WORK/out" 2>&1; }
+show_out() { sed 's/^/#   /' "$WORK/out"; }
+
+$T new-session -d -s t -x 80 -y 24 "sleep 600" || { echo "1..0 # SKIP cannot start tmux"; exit 0; }
+$T set -g remain-on-exit on
+$T set -sg escape-time 0
+
+# ---------------------------------------------------------------- keys and a REPL line
+start --journal j.jsonl "$MODEL"
+wait_steps 20
+check $? "the lab trains while it keeps a journal"
+key +
+wait_for '●tied tied in×2' 50
+check $? "+ doubles the selected run's in_scale"
+s=$(step_now)
+wait_steps $((s + 20))
+key t
+wait_for '●tied untied in×2' 50
+check $? "t unties the selected run"
+s=$(step_now)
+wait_steps $((s + 20))
+key :
+type_line 'lab.runs[2]:set{lr=2e-3}'
+wait_for '> lab.runs\[2\]:set' 50
+check $? "a REPL line changes the untied run"
+s=$(step_now)
+wait_steps $((s + 20))
+type_line 'lab.run{name = "third", tie = "untied", seed = 7}'
+wait_for 'third' 50
+check $? "a REPL line adds a third run, which trains with the others from step 0"
+s=$(step_now)
+wait_steps $((s + 20))
+type_line 'for _, r in ipairs(lab.runs) do'
+wait_for '^>> ' 50
+s=$(step_now)
+wait_steps $((s + 20))
+type_line 'r:set{out_scale = 0.5} end'
+wait_for '>> r:set\{out_scale = 0.5\} end' 50
+check $? "an entry of two lines halves every run's out_scale"
+s=$(step_now)
+wait_steps $((s + 20))
+type_line 'ui.quit(false)'
+wait_dead 100 && [ "$(cat "$WORK/status")" = 0 ]
+check $? "the lab quits without saving"
+
+J=$WORK/j.jsonl
+head -n 1 "$J" | grep -q '"journal":1,.*"argv":\[.*"--journal","j.jsonl".*"runs":\[{"name":"tied","step":0,"options":{'
+check $? "the header holds the command line and every run's options"
+grep -q '"kind":"key","step":[0-9]*,"runs":\[\["tied",[0-9]*\],\["untied",[0-9]*\]\],"sel":"tied","lua":"ui\.\(scale(.in_scale., 2)\|in_scale(.up.)\)"' "$J" &&
+  grep -q '"lua":"ui.cycle_tie()"' "$J" && grep -q '"kind":"line",.*"lua":"lab.runs\[2\]:set{lr=2e-3}"' "$J" &&
+  grep -q '"lua":"for _, r in ipairs(lab.runs) do\\nr:set{out_scale = 0.5} end"' "$J"
+check $? "the keys and the REPL line are journaled with every run's step and the selected run"
+tail -n 1 "$J" | grep -q '^{"end":true,.*"loss":"-\{0,1\}0x[0-9a-f.]*p[-+][0-9]*",.*"weights":"'
+check $? "the final record holds each run's figures as hex floats"
+
+replay "$J"
+rc=$?
+[ $rc -eq 0 ] && grep -q '^replay: metrics match bit for bit' "$WORK/out" && grep -q '^tied: step [1-9]' "$WORK/out" &&
+  grep -q '^untied: step [1-9]' "$WORK/out" && grep -q '^third: step [1-9]' "$WORK/out"
+check $? "tielab --replay plays the recorded lab again: the metrics match bit for bit (exit $rc)"
+[ $rc -eq 0 ] || show_out
+
+# The + entry moved 5 steps earlier: the same actions at another step.
+line=$(grep -n '"lua":"ui\.\(scale\|in_scale\)(' "$J" | head -n 1 | cut -d: -f1)
+plus=$(sed -n "${line}s/.*\"step\":\([0-9]*\),.*/\1/p" "$J")
+sed "${line}s/\([[,:]\)$plus\([],]\)/\1$((plus - 5))\2/g" "$J" >"$WORK/moved.jsonl"
+! cmp -s "$J" "$WORK/moved.jsonl" && grep -q "\"step\":$((plus - 5))," "$WORK/moved.jsonl"
+check $? "a tampered journal: the + entry moved from step $plus to $((plus - 5))"
+replay "$WORK/moved.jsonl"
+rc=$?
+[ $rc -eq 1 ] && grep -q '^replay: metrics differ' "$WORK/out" && grep -q 'differs: .*loss' "$WORK/out"
+check $? "its replay reports the figures that differ, exit 1 (exit $rc)"
+[ $rc -eq 1 ] || show_out
+
+# The REPL line's entry recorded before the t key's: steps that go back.
+line=$(grep -n '"kind":"line"' "$J" | head -n 1 | cut -d: -f1)
+sed "${line}s/\"runs\":\[\[\"tied\",[0-9]*\]/\"runs\":[[\"tied\",1]/" "$J" >"$WORK/back.jsonl"
+replay "$WORK/back.jsonl"
+rc=$?
+[ $rc -eq 1 ] && grep -q "^replay diverged at entry $((line - 2)) (line $line): run tied at step [0-9]*, recorded 1\$" "$WORK/out"
+check $? "steps that cannot be reached: the replay says where it diverged, exit 1 (exit $rc)"
+[ $rc -eq 1 ] || show_out
+
+# Runs that started from checkpoints (--resume), and a file that is no journal.
+sed '1s/"step":0,"options"/"step":5,"options"/' "$J" >"$WORK/resumed.jsonl"
+replay "$WORK/resumed.jsonl"
+rc=$?
+[ $rc -eq 1 ] && grep -q 'run tied started at step 5 (a checkpoint): it cannot be replayed' "$WORK/out"
+check $? "a lab of checkpointed runs is refused, exit 1 (exit $rc)"
+echo 'not a journal' >"$WORK/bad.jsonl"
+replay "$WORK/bad.jsonl"
+rc=$?
+[ $rc -eq 1 ] && grep -q "^tielab: $WORK/bad.jsonl:1: " "$WORK/out"
+check $? "a file that is no journal is refused with its line, exit 1 (exit $rc)"
+
+# ---------------------------------------------------------------- a script
+cat >"$WORK/train.lua" <<'EOF'
+local a = lab.run{name = "a", vocab = 256, dim = 16, layers = 1, heads = 1, ctx = 16, batch = 2, seed = 3}
+for i = 1, 300 do a:step(2) end
+print("trained", a:metrics().step)
+EOF
+start --journal s.jsonl train.lua
+wait_steps 40
+key +
+wait_for '●a tied in×2' 50
+check $? "+ while a script trains"
+wait_for 'trained 600' 600
+key :
+type_line 'ui.quit(false)'
+wait_dead 100
+check $? "the script ends and the lab quits"
+grep -q '"kind":"script",.*"path":"train.lua","args":\[\],"size":[0-9]*,"fnv1a64":"[0-9a-f]\{16\}"' "$WORK/s.jsonl"
+check $? "the script's start is journaled with its size and hash"
+replay "$WORK/s.jsonl"
+rc=$?
+[ $rc -eq 0 ] && grep -q '^trained[[:space:]]*600' "$WORK/out" && grep -q '^replay: metrics match bit for bit' "$WORK/out"
+check $? "its replay runs the script inline, applies + at its step, and matches bit for bit (exit $rc)"
+[ $rc -eq 0 ] || show_out
+echo '-- changed' >>"$WORK/train.lua"
+replay "$WORK/s.jsonl"
+rc=$?
+[ $rc -eq 1 ] && grep -q 'train.lua changed since it was recorded' "$WORK/out"
+check $? "a script changed since it was recorded is refused (exit $rc)"
+
+# A lab that ends while its script still trains.
+cat >"$WORK/long.lua" <<'EOF'
+local a = lab.run{name = "a", vocab = 256, dim = 16, layers = 1, heads = 1, ctx = 16, batch = 2, seed = 4}
+for i = 1, 1000000 do a:step(1) end
+EOF
+start --journal l.jsonl long.lua
+wait_steps 50
+key :
+type_line 'ui.quit(false)'
+wait_dead 100
+check $? "the lab quits while its script trains"
+replay "$WORK/l.jsonl"
+rc=$?
+[ $rc -eq 0 ] && grep -q 'the lab ended while a script trained' "$WORK/out" &&
+  grep -q '^replay: metrics match bit for bit' "$WORK/out"
+check $? "its replay stops the script at the final steps and matches bit for bit (exit $rc)"
+[ $rc -eq 0 ] || show_out
+
+echo "1..$n"
+exit $((failed > 0))

@@ -36,7 +36,15 @@ screen() { $T capture-pane -p -t "${1:-t}" 2>/dev/null; }
 # out: the text comparison checks where everything is, and the colour of
 # a blank cell cannot be seen (curses may erase a run of them or write
 # them, and the terminal keeps a colour only for the second).
-styled() { $T capture-pane -e -p -t "$1" 2>/dev/null | tr -d '\n '; }
+# tmux writes a cell's attributes as it finds them changed, so two equal
+# screens may show, say, dim and the default colour in either order: runs
+# of SGR sequences are put in one order (each run cut at a reset, which
+# stays first) before comparing.
+styled() {
+  $T capture-pane -e -p -t "$1" 2>/dev/null | tr -d '\n ' |
+    perl -pe 'sub seg { my @q = $_[0] =~ /\e\[[0-9;]*m/g; my $h = $q[0] =~ /^\e\[(?:0[;m]|m)/ ? shift @q : ""; $h . join "", sort @q }
+              s/((?:\e\[[0-9;]*m)+)/join "", map { seg($_) } split m{(?=\e\[(?:0[;m]|m))}, $1/ge'
+}
 pass() { n=$((n + 1)); echo "ok $n - $1"; }
 fail() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; screen | sed 's/^/#   |/'; }
 check() { if [ "$1" -eq 0 ]; then pass "$2"; else fail "$2"; fi; }

@@ -22,6 +22,7 @@
 
 #include "cli.h"
 #include "journal.h"
+#include "lab/steer.h"
 #include "luaapi/luaapi.h"
 #include "replay.h"
 
@@ -212,16 +213,10 @@ static int rui_step(lua_State *L) {
   return 0;
 }
 
-/* tied -> untied -> half the columns -> tied, as the 't' key does. */
 static int rui_cycle_tie(lua_State *L) {
   Run *r = run_arg(L, getrp(L), 1);
-  const RunMetrics *m = run_metrics(r);
-  char next[16];
-  if (m->tie_k >= m->dim) snprintf(next, sizeof next, "untied");
-  else if (m->tie_k == 0) snprintf(next, sizeof next, "%d", m->dim / 2);
-  else snprintf(next, sizeof next, "tied");
   Err err;
-  if (run_set_text(r, "tie", next, &err) < 0) return luaL_error(L, "%s", err.msg);
+  if (steer_cycle_tie(r, &err) < 0) return luaL_error(L, "%s", err.msg);
   return 0;
 }
 
@@ -232,25 +227,8 @@ static int rui_scale(lua_State *L) {
   double f = luaL_checknumber(L, 2);
   luaL_argcheck(L, f > 0 && isfinite(f), 2, "must be a positive number");
   Run *r = run_arg(L, rp, 3);
-  const RunOptions *o = run_options(r);
-  double v = which == 0 ? o->in_scale : which == 1 ? o->out_scale : o->lr;
   Err err;
-  if (run_set_number(r, keys[which], v * f, &err) < 0) return luaL_error(L, "%s", err.msg);
-  return 0;
-}
-
-/* The rungs of the lab's + and - keys (ui.in_scale in uilua.c): the two
-** must agree, or a replayed + lands elsewhere. */
-static const double ladder[] = {1.0 / 50, 1.0 / 20, 1.0 / 10, 1.0 / 5, 1.0 / 3, 1.0 / 2, 1, 2, 3, 5, 10, 20, 50};
-#define N_LADDER ((int)(sizeof ladder / sizeof ladder[0]))
-
-/* The next rung from 'v' up (dir 1) or down (-1); 0 past either end. */
-static double ladder_next(double v, int dir) {
-  const double tol = 1e-9;
-  for (int k = 0; k < N_LADDER; k++) {
-    double rung = ladder[dir > 0 ? k : N_LADDER - 1 - k];
-    if (dir > 0 ? rung > v * (1 + tol) : rung < v * (1 - tol)) return rung;
-  }
+  if (steer_scale(r, keys[which], f, &err) < 0) return luaL_error(L, "%s", err.msg);
   return 0;
 }
 
@@ -264,7 +242,7 @@ static int rui_in_scale(lua_State *L) {
   luaL_argcheck(L, move >= 0 || lua_isnoneornil(L, 1) || (want > 0 && isfinite(want)), 1,
                 "must be 'up', 'down' or a positive number");
   Run *r = run_arg(L, getrp(L), 2);
-  double was = run_options(r)->in_scale, now = move < 0 ? want : ladder_next(was, move == 0 ? 1 : -1);
+  double was = run_options(r)->in_scale, now = move < 0 ? want : steer_ladder_next(was, move == 0 ? 1 : -1);
   Err err;
   if (now > 0 && run_set_number(r, "in_scale", now, &err) < 0) return luaL_error(L, "%s", err.msg);
   lua_pushnumber(L, now > 0 ? now : was);

@@ -13,6 +13,7 @@
 #include "comma_locale.h"
 #include "core/safetensors.h"
 #include "lab/run.h"
+#include "lab/steer.h"
 #include "tap.h"
 
 static RunOptions tiny(const char *name, const char *tie) {
@@ -486,6 +487,36 @@ static void test_toggles_and_partner(void) {
   lab_free(lab);
 }
 
+/* The moves of the keys: the tie cycle, a setting scaled, the ladder. */
+static void test_steer(void) {
+  Err err;
+  Lab *lab = lab_new(&err);
+  RunOptions o = tiny("steered", "tied");
+  Run *r = lab_add_run(lab, &o, &err);
+  const char *want[] = {"untied", "half", "tied"};
+  for (int i = 0; r && i < 3; i++) {
+    int rc = steer_cycle_tie(r, &err);
+    const RunMetrics *m = run_metrics(r);
+    int k = m->tie_k, d = m->dim;
+    int is = i == 0 ? k == 0 : i == 1 ? k == d / 2 : k == d;
+    ok(rc == 0 && is, "t cycles to %s (tie_k %d of %d)", want[i], k, d);
+  }
+  ok(r && steer_scale(r, "in_scale", 4, &err) == 0 && run_options(r)->in_scale == 4, "in_scale times 4");
+  ok(r && steer_scale(r, "lr", 0.5, &err) == 0 && run_options(r)->lr == o.lr * 0.5, "lr times 1/2");
+  static const struct {
+    double from;
+    int dir;
+    double to;
+  } moves[] = {{1, 1, 2}, {2, 1, 3}, {3, 1, 5}, {4, 1, 5}, {4, -1, 3}, {1, -1, 0.5}, {0.5, -1, 1.0 / 3},
+               {1.0 / 3, 1, 0.5}, {50, 1, 0}, {1.0 / 50, -1, 0}, {60, -1, 50}, {0.001, 1, 1.0 / 50}};
+  for (size_t i = 0; i < sizeof moves / sizeof moves[0]; i++) {
+    double got = steer_ladder_next(moves[i].from, moves[i].dir);
+    ok(fabs(got - moves[i].to) < 1e-12, "ladder from %g %s: %g (want %g)", moves[i].from,
+       moves[i].dir > 0 ? "up" : "down", got, moves[i].to);
+  }
+  lab_free(lab);
+}
+
 int main(void) {
   char dir[] = "/tmp/tielab-test-lab-XXXXXX";
   if (!mkdtemp(dir)) return 1;
@@ -499,6 +530,7 @@ int main(void) {
   test_save_targets(dir);
   test_nan_pauses();
   test_toggles_and_partner();
+  test_steer();
   char cmd[600];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
   if (system(cmd) != 0) diag("could not remove %s", dir);

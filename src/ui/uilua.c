@@ -15,6 +15,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "../lab/steer.h"
 #include "uistate.h"
 
 static Ui *getui(lua_State *L) { return lua_touserdata(L, lua_upvalueindex(1)); }
@@ -50,21 +51,14 @@ static int cmd_scale(Lab *lab, const void *arg, Err *err) {
   const ScaleArg *a = arg;
   Run *r = lab_run_by_id(lab, a->id);
   if (!r) return err_set(err, "run %d was removed", a->id);
-  const RunOptions *o = run_options(r);
-  double v = strcmp(a->key, "in_scale") == 0 ? o->in_scale : strcmp(a->key, "out_scale") == 0 ? o->out_scale : o->lr;
-  return run_set_number(r, a->key, v * a->factor, err);
+  return steer_scale(r, a->key, a->factor, err);
 }
 
 static int cmd_cycle_tie(Lab *lab, const void *arg, Err *err) {
   int id = *(const int *)arg;
   Run *r = lab_run_by_id(lab, id);
   if (!r) return err_set(err, "run %d was removed", id);
-  const RunMetrics *m = run_metrics(r);
-  char next[16];
-  if (m->tie_k >= m->dim) snprintf(next, sizeof next, "untied");
-  else if (m->tie_k == 0) snprintf(next, sizeof next, "%d", m->dim / 2);
-  else snprintf(next, sizeof next, "tied");
-  return run_set_text(r, "tie", next, err);
+  return steer_cycle_tie(r, err);
 }
 
 /* ------------------------------------------------------------ training */
@@ -126,24 +120,6 @@ static int lui_scale(lua_State *L) {
 
 /* ------------------------------------------------------------ the in_scale ladder */
 
-/* The values + and - step through: round numbers a speaker can say. */
-static const double ladder[] = {1.0 / 50, 1.0 / 20, 1.0 / 10, 1.0 / 5, 1.0 / 3, 1.0 / 2, 1, 2, 3, 5, 10, 20, 50};
-#define N_LADDER ((int)(sizeof ladder / sizeof ladder[0]))
-
-/* The next rung from 'v' up (dir 1) or down (-1); from between two rungs,
-** the nearer one in that direction. 0 past either end. */
-static double ladder_next(double v, int dir) {
-  const double tol = 1e-9;
-  if (dir > 0) {
-    for (int i = 0; i < N_LADDER; i++)
-      if (ladder[i] > v * (1 + tol)) return ladder[i];
-  } else {
-    for (int i = N_LADDER - 1; i >= 0; i--)
-      if (ladder[i] < v * (1 - tol)) return ladder[i];
-  }
-  return 0;
-}
-
 /* "3", "1/3", "0.37". */
 static void scale_text(double v, char *buf, size_t cap) {
   double inv = v > 0 ? 1 / v : 0;
@@ -160,7 +136,7 @@ static int ladder_move(Ui *ui, int id, int dir, double want, double *was, double
   int rc = r ? 0 : err_set(err, "run %d was removed", id);
   if (r) {
     *was = run_options(r)->in_scale;
-    *now = dir ? ladder_next(*was, dir) : want;
+    *now = dir ? steer_ladder_next(*was, dir) : want;
     if (*now > 0) rc = run_set_number(r, "in_scale", *now, err);
   }
   trainer_release(ui->trainer);

@@ -12,7 +12,7 @@ local shape = {vocab = opt.vocab, dim = opt.dim, layers = opt.layers, heads = op
 lab.run(shape, {name = "tied", tie = "tied", init_seed = 1})
 lab.run(shape, {name = "untied", tie = "untied", init_seed = 2})
 if opt.view ~= "lab" then
-  lab.caption("Tied embeddings: the output side of the gradient dominates")
+  lab.caption("Tied: the output side dominates")
   ui.present(opt.view)
 end
 lab.step(opt.steps)

@@ -439,6 +439,16 @@ static void test_reference_and_events(void) {
   ok(graph_event_kind("tie=untied") == GRAPH_EVENT_TIE && graph_event_kind("in_scale=5") == GRAPH_EVENT_SCALE &&
          graph_event_kind("out_scale=2") == GRAPH_EVENT_SCALE && graph_event_kind("lr=0.01") == GRAPH_EVENT_OTHER,
      "event kinds from their text");
+  /* A marker on a tick's label: the label goes, no digit sits beside it. */
+  GraphEvent on_tick = {300, GRAPH_EVENT_TIE};
+  double x2[2] = {0, 600};
+  s.x = x2;
+  g.x_max = 600, g.events = &on_tick, g.n_events = 1;
+  graph_render(&g, cells, W, H);
+  const char *axis = grid(cells + (H - 1) * W, W, 1), *mark = strstr(axis, "\u25b2");
+  int beside = mark && mark > axis && ((mark[-1] >= '0' && mark[-1] <= '9') || (mark[3] >= '0' && mark[3] <= '9'));
+  ok(mark && !beside && strstr(axis, "200") && !strstr(axis, "300"),
+     "a tick label under an event's marker is left out: %s", axis);
 }
 
 static void test_xaxis(void) {

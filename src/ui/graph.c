@@ -679,9 +679,19 @@ static int x_col(const Plot *p, double x) {
   return c >= p->pw ? p->pw - 1 : c;
 }
 
+/* An event marker falls in columns [x, x + len) of the axis row. */
+static int event_under(const Graph *g, const Plot *p, int x, int len) {
+  for (int i = 0; i < g->n_events; i++) {
+    int c = x_col(p, g->events[i].x);
+    if (c >= 0 && p->x0 + c >= x && p->x0 + c < x + len) return 1;
+  }
+  return 0;
+}
+
 /* Round ticks along the time axis, each label centred on its column,
-** none running into the next, nor into the x label at the right end. */
-static void x_ticks(Plot *p, int end) {
+** none running into the next, nor into the x label at the right end, nor
+** under an event's marker (which would read as a digit). */
+static void x_ticks(const Graph *g, Plot *p, int end) {
   int y = p->h - 1, prev_end = p->x0 + 2;
   char widest[16];
   graph_format(p->x_max, 6, widest, sizeof widest);
@@ -697,7 +707,7 @@ static void x_ticks(Plot *p, int end) {
     int len = (int)strlen(buf), c = x_col(p, t);
     if (c < 0) continue;
     int x = p->x0 + c - len / 2;
-    if (x <= prev_end + 1 || x + len > end) continue;
+    if (x <= prev_end + 1 || x + len > end || event_under(g, p, x, len)) continue;
     graph_text(&p->cells[(size_t)y * p->w + x], len, buf, GRAPH_ROLE_LABEL);
     prev_end = x + len;
   }
@@ -725,7 +735,7 @@ static void time_axis(const Graph *g, Plot *p, int lw, int *kinds) {
     put(p->cells, p->w, p->h, y, end, ' ', GRAPH_ROLE_LABEL);
     graph_text(&p->cells[(size_t)y * p->w + end + 1], nl, g->x_label, GRAPH_ROLE_LABEL);
   }
-  x_ticks(p, end);
+  x_ticks(g, p, end);
   /* Events last: a marker matters more than a digit of the axis label. */
   for (int i = 0; i < g->n_events; i++) {
     int c = x_col(p, g->events[i].x), k = g->events[i].kind;

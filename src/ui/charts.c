@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fit.h"
 #include "uistate.h"
 
 GraphCell *ui_cells(Ui *ui, int w, int h) {
@@ -201,12 +202,17 @@ static const struct {
 };
 #define N_ALIGN_LINES ((int)(sizeof align_lines / sizeof align_lines[0]))
 
-/* Why there is no chart for run 'r', or NULL when there is one. */
-static const char *align_chart_absent(const TrainerRun *r, int measured) {
-  if (r->m.tie_k == 0) return "untied now: tab selects a tied run";
-  if (!measured && r->align_every <= 0) return "alignment is off for this run (align_every = 0)";
-  if (!measured) return "not measured yet: every align_every steps, against an untied run on the same data";
-  return NULL;
+/* Why there is no chart for run 'r' (variants, longest first, in 'why'),
+** or 0 when there is one. */
+static int align_chart_absent(const TrainerRun *r, int measured, const char *why[2]) {
+  static const char *const untied[2] = {"untied now: tab selects a tied run", "untied now"};
+  static const char *const off[2] = {"alignment is off for this run (align_every = 0)", "off (align_every = 0)"};
+  static const char *const later[2] = {"not measured yet: every align_every steps, against an untied run on the same data",
+                                       "not measured yet"};
+  const char *const *v = r->m.tie_k == 0 ? untied : measured ? NULL : r->align_every <= 0 ? off : later;
+  if (!v) return 0;
+  why[0] = v[0], why[1] = v[1];
+  return 2;
 }
 
 void panel_align_chart(Ui *ui, WINDOW *win, int h, int w) {
@@ -221,11 +227,12 @@ void panel_align_chart(Ui *ui, WINDOW *win, int h, int w) {
     k = ui_series(ui, 2 * i + 1, r->hist, align_lines[i].baseline, &x, &y);
     if (k > 0) s[n++] = (GraphSeries){.name = i == 0 ? "random" : NULL, .x = x, .y = y, .n = k, .color = i, .dashed = 1};
   }
-  const char *why = r ? align_chart_absent(r, measured) : "there is no run";
-  if (why) {
+  const char *why[2] = {"there is no run", "no run"};
+  int n_why = r ? align_chart_absent(r, measured, why) : 2;
+  if (n_why) {
     werase(win);
-    term_printf(&ui->term, win, 0, 0, w, ROLE_TITLE, "alignment%s%s", r ? " of " : "", r ? r->name : "");
-    if (h > 1) term_print(&ui->term, win, 1, 0, w, ROLE_LABEL, why);
+    fit_print(&ui->term, win, 0, 0, w, ROLE_TITLE, "alignment%s%s", r ? " of " : "", r ? r->name : "");
+    fit_block(&ui->term, win, 1, 0, h - 1, w, ROLE_LABEL, why, n_why);
     return;
   }
   char title[96];

@@ -150,3 +150,32 @@ int fit_print(const Term *t, WINDOW *w, int y, int x, int maxw, int role, const 
   if (maxw <= 0) return 0;
   return term_print(t, w, y, x, maxw, role, fit_text(text, maxw, term_glyph(t, GLYPH_ELLIPSIS), buf, sizeof buf));
 }
+
+int fit_block(const Term *t, WINDOW *w, int y, int x, int rows, int maxw, int role, const char *const *variants,
+              int n) {
+  if (rows <= 0 || maxw <= 0 || n <= 0) return 0;
+  int pick = n - 1;
+  for (int i = 0; i < n; i++)
+    if (fit_lines(variants[i], maxw) <= rows) {
+      pick = i;
+      break;
+    }
+  const char *s = variants[pick];
+  int used = 0;
+  for (; *s && used < rows; used++) {
+    const char *next;
+    size_t len = fit_wrap(s, maxw, &next);
+    char line[1024];
+    snprintf(line, sizeof line, "%.*s", (int)len, s);
+    /* Text left over after the last row: that row ends in an ellipsis. */
+    if (used == rows - 1 && *next) {
+      char buf[1024];
+      snprintf(line, sizeof line, "%s", s);
+      term_print(t, w, y + used, x, maxw, role, fit_text(line, maxw, term_glyph(t, GLYPH_ELLIPSIS), buf, sizeof buf));
+    } else {
+      term_print(t, w, y + used, x, maxw, role, line);
+    }
+    s = next;
+  }
+  return used;
+}

@@ -52,4 +52,10 @@ int fit_lines(const char *s, int width);
 int fit_print(const Term *t, WINDOW *w, int y, int x, int maxw, int role, const char *fmt, ...)
     __attribute__((format(printf, 7, 8)));
 
+/* A message in at most 'rows' lines of 'maxw' columns, wrapped at spaces:
+** the first of 'n' variants (longest first) that fits whole, else the
+** last, its final line ended by an ellipsis. Returns the rows used. */
+int fit_block(const Term *t, WINDOW *w, int y, int x, int rows, int maxw, int role, const char *const *variants,
+              int n);
+
 #endif

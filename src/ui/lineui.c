@@ -125,8 +125,7 @@ int ui_line_main(Ui *ui) {
   printf("tielab line mode: a Lua REPL; ui.status() shows the runs, ui.toggle() runs or pauses, Ctrl-D quits.\n");
   fflush(stdout);
   if (ui->opt->script) {
-    LuaApiStatus st = ui_record_script(ui, &err);
-    if (st == LUAAPI_ERROR && err.msg[0]) fprintf(stderr, "tielab: %s\n", err.msg);
+    ui_record_script(ui, &err);   /* a failure is reported, with its traceback, on stderr */
   } else {
     trainer_set_running(ui->trainer, 1);
   }

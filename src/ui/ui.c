@@ -263,8 +263,7 @@ static int run_screen(Ui *ui, const char *note) {
   ui->screen = 1;
   if (note[0]) ui_message(ui, ROLE_OK, "%s", note);
   if (ui->opt->script) {
-    LuaApiStatus st = ui_record_script(ui, &err);
-    if (st == LUAAPI_ERROR && err.msg[0]) scroll_addf(ui->scroll, SCROLL_ERR, "%s", err.msg);
+    ui_record_script(ui, &err);   /* a failure is reported, with its traceback, in the output pane */
   } else {
     trainer_set_running(ui->trainer, 1);
   }

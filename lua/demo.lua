@@ -58,31 +58,31 @@ local shape = {vocab = opt.vocab, dim = opt.dim, layers = opt.layers, heads = op
                eval_every = math.max(1, math.min(50, opt.steps))}
 local function run(extra) return lab.run(shape, extra) end
 
-phase("loss", "Weight tying: one matrix both reads tokens in and writes them out")
+phase("loss", "One matrix: tokens in, tokens out")
 local tied = run{name = "tied", tie = "tied", init_seed = opt.seed}
 local untied = run{name = "untied", tie = "untied", init_seed = opt.seed + 1000}
 
-phase("loss", "Two models, the same batches: tied and untied")
+phase("loss", "Tied and untied, the same batches")
 lab.step(opt.steps)
 report(tied)
 report(untied)
 
-phase("ratio", "The tied matrix gets two gradients: the output side is %sx the input side",
+phase("ratio", "Output side: %sx the input side",
       times(tied:metrics().grad_ratio_act))
 gap(tied, untied)
 
-phase("loss", "Untie it, live: E_out gets a copy of the shared matrix")
+phase("loss", "Untied live: E_out copies the matrix")
 tied:set{tie = "untied"}
 lab.step(opt.steps)
 report(tied)
 
-phase("loss", "Tie it again, keeping the mean of both matrices")
+phase("loss", "Tied again: the mean of both")
 tied:set{tie_merge = "mean", tie = "tied"}
 lab.step(opt.steps)
 report(tied)
 local before = gap(tied, untied)
 
-phase("align", "Boost the input side five-fold: does the matrix move toward E_in?")
+phase("align", "Input side x5: toward E_in?")
 tied:set{in_scale = 5}
 lab.step(opt.steps)
 report(tied)
@@ -91,14 +91,13 @@ local after = gap(tied, untied)
 -- Toward E_in means closer to E_in relative to E_out: the lead of E_out
 -- over E_in shrank (both may rise as the models keep learning).
 local shift = (after.linear_in - after.linear_out) - (before.linear_in - before.linear_out)
-local answer = string.format("%s: cos to E_in %.3f -> %.3f, to E_out %.3f -> %.3f",
-                             shift > 0 and "Yes, toward E_in" or "No, not toward E_in", before.linear_in,
-                             after.linear_in, before.linear_out, after.linear_out)
-print("  " .. answer)
+local answer = shift > 0 and "Yes, toward E_in" or "No, not toward E_in"
+print(string.format("  %s: cos to E_in %.3f -> %.3f, to E_out %.3f -> %.3f", answer, before.linear_in,
+                    after.linear_in, before.linear_out, after.linear_out))
 phase("align", "%s", answer)
 
 -- The last caption stays on screen after the demo ends: no wait after it.
 local lean = after.linear_out > after.linear_in
 if ui then ui.present("align") end
-lab.phase("Tied embeddings lean toward the %s space: cos to E_out %.2f, to E_in %.2f",
-      lean and "output" or "input", after.linear_out, after.linear_in)
+print(string.format("  cos to E_out %.2f, to E_in %.2f", after.linear_out, after.linear_in))
+lab.phase("Tied embeddings lean to the %s", lean and "output" or "input")

@@ -532,9 +532,11 @@ static void idle_refresh(Trainer *t) {
 
 /* ------------------------------------------------------------ the throttle */
 
-/* A step is next (no command first, and a ticket or continuous training
-** asks for one). Called with 'mu' locked. */
-static int step_next(Trainer *t) { return t->cmd_n == 0 && (next_ticket(t) || (t->running && t->n_active > 0)); }
+/* A step is what the loop does next: no command or publication first,
+** none waiting for its callbacks, and a ticket or continuous training asks
+** for one. Only then may the throttle hold it back and book the next one.
+** Called with 'mu' locked. */
+static int step_next(Trainer *t) { return t->cmd_n == 0 && !t->publish_req && may_step(t) && wants_step(t); }
 
 /* Hold the next step back until its time under the throttle: wait on 'cv'
 ** (so commands, acquirers and a quit are served meanwhile) and return 1
@@ -544,7 +546,8 @@ static int throttle_wait(Trainer *t) {
   double speed = atomic_load(&t->speed), now = clock_seconds();
   if (speed <= 0 || !step_next(t)) return 0;
   if (now < t->next_step_at) {
-    double left = t->next_step_at - now;
+    /* At most a second at a time: a slower pace only waits more often. */
+    double left = fmin(t->next_step_at - now, 1.0);
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);   /* the clock 'cv' waits on */
     long ns = ts.tv_nsec + (long)(fmod(left, 1.0) * 1e9);
@@ -559,13 +562,46 @@ static int throttle_wait(Trainer *t) {
 
 void trainer_set_speed(Trainer *t, double steps_per_s) {
   pthread_mutex_lock(&t->mu);
-  atomic_store(&t->speed, steps_per_s > 0 && isfinite(steps_per_s) ? steps_per_s : 0);
+  /* Flat out for 0 (or nonsense); a pace far below a step a minute or
+  ** beyond any step's speed is no pace at all. */
+  double v = steps_per_s > 0 && isfinite(steps_per_s) ? fmin(fmax(steps_per_s, TRAINER_SPEED_MIN), 1e9) : 0;
+  atomic_store(&t->speed, v);
   t->next_step_at = 0;   /* the new pace starts with the next step */
   pthread_cond_broadcast(&t->cv);
   pthread_mutex_unlock(&t->mu);
 }
 
 double trainer_speed(const Trainer *t) { return atomic_load(&t->speed); }
+
+/* After a command or a step: its ticket's state, the handover of the step
+** to the Lua thread, and the publication, then the UI woken. Called with
+** 'mu' unlocked; returns with it unlocked. */
+static void settle(Trainer *t, long kid, int rc, const Err *err, long handed) {
+  pthread_mutex_lock(&t->mu);
+  if (rc < 0) set_message(t, err->msg);
+  Ticket *k = kid >= 0 ? &t->tickets[kid % N_TICKETS] : NULL;
+  if (k && k->id == kid && k->state == 0) {
+    if (rc < 0) {
+      k->state = -1;
+      snprintf(k->err, sizeof k->err, "%s", err->msg);
+    } else if (--k->left <= 0) {
+      k->state = 1;
+    }
+  }
+  int done = k && k->id == kid && k->state != 0;
+  int hand = handed >= 0 && t->handover;
+  if (hand) {
+    t->handover_step = handed;
+    t->handover_ticket = done ? kid : -1;
+    t->handover_seq++;
+  }
+  /* Exact when a ticket ends and before a pause (a step handed over is
+  ** none: the next follows its callbacks); in the same locked section as
+  ** the ticket's state, so a finished ticket is published. */
+  fill(t, clock_seconds(), done || !(t->cmd_n > 0 || t->publish_req || wants_step(t)));
+  pthread_mutex_unlock(&t->mu);
+  wake(t, done || hand);
+}
 
 static void *trainer_main(void *arg) {
   Trainer *t = arg;
@@ -612,30 +648,7 @@ static void *trainer_main(void *arg) {
       refresh_norms(t, 0);
     }
 
-    pthread_mutex_lock(&t->mu);
-    if (rc < 0) set_message(t, err.msg);
-    k = kid >= 0 ? &t->tickets[kid % N_TICKETS] : NULL;
-    if (k && k->id == kid && k->state == 0) {
-      if (rc < 0) {
-        k->state = -1;
-        snprintf(k->err, sizeof k->err, "%s", err.msg);
-      } else if (--k->left <= 0) {
-        k->state = 1;
-      }
-    }
-    int done = k && k->state != 0;
-    int hand = handed >= 0 && t->handover;
-    if (hand) {
-      t->handover_step = handed;
-      t->handover_ticket = done ? kid : -1;
-      t->handover_seq++;
-    }
-    /* Exact when a ticket ends and before a pause (a step handed over is
-    ** none: the next follows its callbacks); in the same locked section as
-    ** the ticket's state, so a finished ticket is published. */
-    fill(t, clock_seconds(), done || !(t->cmd_n > 0 || t->publish_req || wants_step(t)));
-    pthread_mutex_unlock(&t->mu);
-    wake(t, done || hand);
+    settle(t, kid, rc, &err, handed);
     pthread_mutex_lock(&t->mu);
     t->stepping = 0;
     pthread_cond_broadcast(&t->cv);

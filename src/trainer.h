@@ -100,6 +100,7 @@ int trainer_running(Trainer *t);
 /* The throttle: at most 'steps_per_s' lab steps a second, continuous or
 ** for tickets, the trainer sleeping between them; 0 (or less) trains flat
 ** out. Commands and acquirers are served while it sleeps. */
+#define TRAINER_SPEED_MIN 0.01   /* steps a second: one every 100 s */
 void trainer_set_speed(Trainer *t, double steps_per_s);
 double trainer_speed(const Trainer *t);
 

@@ -6,6 +6,7 @@ package.path = (os.getenv("srcdir") or ".") .. "/tests/?.lua;" .. package.path
 local tap = require "tap"
 
 tap.raises("lab.step: the lab has no runs", "lab.step with no runs", lab.step, 1)
+tap.raises("string expected, got table", "lab.phase takes a caption, not a table", lab.phase, {})
 
 -- keys and types
 tap.raises("unknown key 'in_scal' (did you mean 'in_scale'?)", "a misspelled key is named", lab.run,

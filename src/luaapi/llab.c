@@ -431,7 +431,7 @@ static int llab_caption(lua_State *L) {
 ** The speaker's '.' ends the wait that follows it (lab.wait_key, lab.sleep). */
 static int llab_phase(lua_State *L) {
   LuaApi *api = lapi_get(L);
-  luaL_checkany(L, 1);
+  luaL_checkstring(L, 1);   /* a format and its arguments, as lab.caption */
   llab_caption(L);
   lua_pushinteger(L, ++api->phase);
   return 1;

@@ -418,6 +418,11 @@ int lapi_wait_steps(lua_State *L, int id, long n, lua_KContext ctx, lua_KFunctio
   Err err;
   if (lapi_stop_pending(api)) return lapi_raise_stop(L);   /* a __close of the unwinding stop */
   if (api->in_callback) return luaL_error(L, "training cannot be stepped from an on_step callback");
+  int i = script_of(api, L), can_yield = !h->inline_steps && i >= 0 && lua_isyieldable(L);
+  /* Held steps would keep a wait that cannot yield, and the screen with it,
+  ** until the speaker resumes: refuse it instead. */
+  if (!can_yield && !h->inline_steps && api->paused)
+    return luaL_error(L, "the scripts are paused (',' resumes them): this step cannot wait here");
   lapi_unlock_all(api);
   lua_State *prev = api->stepping;
   api->stepping = L;
@@ -425,8 +430,7 @@ int lapi_wait_steps(lua_State *L, int id, long n, lua_KContext ctx, lua_KFunctio
   api->stepping = prev;
   if (ticket < 0 && lapi_stop_pending(api)) return lapi_raise_stop(L);
   if (ticket < 0) return luaL_error(L, "%s", err.msg);
-  int i = script_of(api, L);
-  if (!h->inline_steps && i >= 0 && lua_isyieldable(L)) {
+  if (can_yield) {
     Script *s = &api->scripts[i];
     s->wait = WAIT_TICKET;
     s->ticket = ticket;

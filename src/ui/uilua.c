@@ -184,7 +184,8 @@ static int lui_speed(lua_State *L) {
   Ui *ui = getui(L);
   if (!lua_isnoneornil(L, 1)) {
     double v = luaL_checknumber(L, 1);
-    luaL_argcheck(L, v >= 0 && isfinite(v), 1, "must be 0 (flat out) or steps a second");
+    luaL_argcheck(L, v == 0 || (v >= TRAINER_SPEED_MIN && v <= 1e6), 1,
+                  "must be 0 (flat out) or steps a second, from 0.01 to 1e6");
     trainer_set_speed(ui->trainer, v);
     speed_message(ui, v);
     ui_dirty(ui, 1u << P_STATUS);

@@ -1,6 +1,6 @@
 #!/bin/sh
 # test_charts.sh -- what the charts show in a real terminal: the lab in a
-# private tmux server (as tests/test_ui.sh drives it), its screen read with
+# private tmux server (driven by tests/tmux.sh), its screen read with
 # capture-pane. The time axis spans the data and says "step", log charts say
 # so, the ratio chart has its line at 1, every run of five has its legend
 # entry in every chart, event markers are named by kind, and the theme can
@@ -8,52 +8,16 @@
 # Every wait polls the screen until a deadline. Prints TAP.
 
 : "${top_builddir:=.}" "${top_srcdir:=.}"
-TIELAB=${TIELAB:-$top_builddir/tielab}
-case $TIELAB in /*) ;; *) TIELAB=$PWD/$TIELAB ;; esac
+tmux_name=charts; . "$top_srcdir/tests/tmux.sh"
 
-if ! command -v tmux >/dev/null 2>&1; then echo "1..0 # SKIP tmux is not installed"; exit 0; fi
-if [ ! -x "$TIELAB" ]; then echo "1..0 # SKIP $TIELAB was not built"; exit 0; fi
-
-SOCK=tielab-charts-$$
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/tielab-charts.XXXXXX") || exit 1
-T="tmux -L $SOCK -f /dev/null"
-cleanup() {
-  pid=$(tielab_pid 2>/dev/null)
-  [ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null
-  $T kill-server >/dev/null 2>&1
-  rm -rf "$WORK"
-}
-trap cleanup EXIT INT TERM
-MODEL="--vocab 256 --dim 32 --layers 2 --heads 2 --ctx 32 --batch 4"
 LUA_MODEL='vocab = 256, dim = 32, layers = 2, heads = 2, ctx = 32, batch = 4'
-BASE="XDG_STATE_HOME=$WORK/state XDG_CACHE_HOME=${XDG_CACHE_HOME:-$WORK/cache} OPENBLAS_NUM_THREADS=1"
-
-n=0 failed=0
-screen() { $T capture-pane -p -t t 2>/dev/null; }
-show() { screen | sed 's/^/#   |/'; }
-pass() { n=$((n + 1)); echo "ok $n - $1"; }
-fail() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; show; }
-check() { if [ "$1" -eq 0 ]; then pass "$2"; else fail "$2"; fi; }
-wait_for() {
-  i=0
-  while [ $i -lt "${2:-100}" ]; do
-    screen | grep -Eq -- "$1" && return 0
-    sleep 0.1
-    i=$((i + 1))
-  done
-  return 1
-}
-pane() { $T display -p -t t "$1"; }
-tielab_pid() { pgrep -P "$(pane '#{pane_pid}')" | head -n 1; }
-# start LOCALE ARGS...: a new tielab in the pane ($EXTRA: more environment).
+# start LOCALE ARGS...: a new tielab in the pane ($EXTRA: more environment),
+# in place of tmux.sh's: the locale is the test's to choose.
 start() {
   loc=$1
   shift
   $T respawn-pane -k -t t "clear; env -u LC_ALL -u LC_CTYPE LANG=$loc NO_COLOR= $BASE $EXTRA $TIELAB $*; sleep 600"
 }
-key() { $T send-keys -t t "$@"; }
-type_line() { $T send-keys -t t -l "$1"; $T send-keys -t t Enter; }
-step_now() { screen | sed -n '1s/.*step \([0-9]*\).*/\1/p'; }
 
 # The loss chart's rows (the left half at 80 columns, ASCII): the columns
 # of its plot, right of the y axis, for rows 'from'..'to'.
@@ -66,8 +30,7 @@ last_mark_fraction() {
                          if (i > m) m = i } END { printf "%d\n", m * 100 / 33 }'
 }
 
-$T new-session -d -s t -x 80 -y 24 "sleep 600" || { echo "1..0 # SKIP cannot start tmux"; exit 0; }
-$T set -sg escape-time 0
+session 80 24
 
 # ---------------------------------------------------------------- axes, in UTF-8
 EXTRA=
@@ -154,5 +117,4 @@ out=$($TIELAB --theme sepia 2>&1)
 [ $? -eq 2 ] && echo "$out" | grep -q 'dark, light or mono'
 check $? "--theme refuses an unknown theme"
 
-echo "1..$n"
-[ $failed -eq 0 ]
+finish

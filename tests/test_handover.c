@@ -11,14 +11,9 @@
 
 #include "tap.h"
 #include "trainer.h"
+#include "trainer_test.h"
 
 #define STEPS 12
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static void nap(void) { nanosleep(&(struct timespec){0, 5 * 1000 * 1000}, NULL); }
 
@@ -65,14 +60,7 @@ static long settled(Host *h) {
 int main(void) {
   Err err = {{0}};
   Lab *lab = lab_new(&err);
-  RunOptions o;
-  run_options_default(&o);
-  const char *set[][2] = {{"vocab", "256"}, {"dim", "32"},  {"layers", "1"},     {"heads", "2"},
-                          {"ctx", "16"},    {"batch", "2"}, {"lens_every", "0"}, {"align_every", "0"}};
-  int fine = lab != NULL;
-  for (size_t i = 0; fine && i < sizeof set / sizeof set[0]; i++)
-    fine = run_options_set_text(&o, set[i][0], set[i][1], &err) == 0;
-  Run *run = fine ? lab_add_run(lab, &o, &err) : NULL;
+  Run *run = lab ? tiny_run(lab, &err) : NULL;
   Trainer *t = run ? trainer_new(lab, &err) : NULL;
   if (!t) {
     diag("cannot start: %s", err.msg);

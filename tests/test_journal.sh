@@ -10,75 +10,18 @@
 # wait polls the screen up to a deadline. Prints TAP.
 
 : "${top_builddir:=.}" "${top_srcdir:=.}"
-TIELAB=${TIELAB:-$top_builddir/tielab}
-case $TIELAB in /*) ;; *) TIELAB=$PWD/$TIELAB ;; esac
+tmux_name=journal; . "$top_srcdir/tests/tmux.sh"
 
-if ! command -v tmux >/dev/null 2>&1; then echo "1..0 # SKIP tmux is not installed"; exit 0; fi
-if [ ! -x "$TIELAB" ]; then echo "1..0 # SKIP $TIELAB was not built"; exit 0; fi
-
-SOCK=tielab-journal-$$
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/tielab-journal.XXXXXX") || exit 1
-T="tmux -L $SOCK -f /dev/null"
-cleanup() {
-  pid=$(tielab_pid 2>/dev/null)
-  [ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null
-  $T kill-server >/dev/null 2>&1
-  rm -rf "$WORK"
-}
-trap cleanup EXIT INT TERM
-MODEL="--vocab 256 --dim 32 --layers 2 --heads 2 --ctx 32 --batch 4"
-ENV="env -u LC_ALL -u LC_CTYPE LANG=C.UTF-8 NO_COLOR= XDG_STATE_HOME=$WORK/state XDG_CACHE_HOME=${XDG_CACHE_HOME:-$WORK/cache} OPENBLAS_NUM_THREADS=1"
-
-n=0 failed=0
-screen() { $T capture-pane -p -t t 2>/dev/null; }
-pass() { n=$((n + 1)); echo "ok $n - $1"; }
-fail() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; screen | sed 's/^/#   |/'; }
-check() { if [ "$1" -eq 0 ]; then pass "$2"; else fail "$2"; fi; }
-wait_for() {
-  i=0
-  while [ $i -lt "${2:-100}" ]; do
-    screen | grep -Eq -- "$1" && return 0
-    sleep 0.1
-    i=$((i + 1))
-  done
-  return 1
-}
-pane() { $T display -p -t t "$1"; }
-tielab_pid() { pgrep -P "$(pane '#{pane_pid}')" | head -n 1; }
-wait_dead() {
-  i=0
-  while [ $i -lt "${1:-100}" ]; do
-    [ -s "$WORK/status" ] && return 0
-    sleep 0.1
-    i=$((i + 1))
-  done
-  return 1
-}
-start() {
-  rm -f "$WORK/status"
-  $T respawn-pane -k -t t "clear; cd '$WORK'; $ENV $TIELAB $*; echo \$? >'$WORK/status'"
-}
-key() { $T send-keys -t t "$@"; }
-type_line() { $T send-keys -t t -l "$1"; $T send-keys -t t Enter; }
-step_now() { screen | sed -n '1s/.*step \([0-9]*\).*/\1/p'; }
+# start ARGS...: a new tielab in the pane, working in the work folder (the
+# journals and scripts are named from there).
+start() { in_pane "clear; cd '$WORK'; $ENV $TIELAB $*"; }
 # wait_steps N: until the status line's step is past N.
-wait_steps() {
-  i=0
-  while [ $i -lt 300 ]; do
-    s=$(step_now)
-    [ -n "$s" ] && [ "$s" -gt "$1" ] && return 0
-    sleep 0.1
-    i=$((i + 1))
-  done
-  return 1
-}
+wait_steps() { wait_step $(($1 + 1)); }
 # From another folder: the replay enters the recorded lab's own.
 replay() { (cd / && env OPENBLAS_NUM_THREADS=1 XDG_CACHE_HOME=${XDG_CACHE_HOME:-$WORK/cache} "$TIELAB" --replay "$1") >"$WORK/out" 2>&1; }
 show_out() { sed 's/^/#   /' "$WORK/out"; }
 
-$T new-session -d -s t -x 80 -y 24 "sleep 600" || { echo "1..0 # SKIP cannot start tmux"; exit 0; }
-$T set -g remain-on-exit on
-$T set -sg escape-time 0
+session 80 24
 
 # ---------------------------------------------------------------- keys and a REPL line
 start --journal j.jsonl "$MODEL"
@@ -215,5 +158,4 @@ rc=$?
 check $? "its replay stops the script at the final steps and matches bit for bit (exit $rc)"
 [ $rc -eq 0 ] || show_out
 
-echo "1..$n"
-exit $((failed > 0))
+finish

@@ -5,100 +5,20 @@
 # in the results panel, which scrolls; the script's runs stay in the lab;
 # and a scripted talk answers the speaker's keys: '.' moves to the next
 # phase, ',' pauses the script and its training, and again resumes it.
-# The harness is test_ui.sh's: a private tmux server, send-keys, and
+# The harness is tests/tmux.sh: a private tmux server, send-keys, and
 # capture-pane polled until a deadline. Prints TAP.
 
 : "${top_builddir:=.}" "${top_srcdir:=.}"
-TIELAB=${TIELAB:-$top_builddir/tielab}
-case $TIELAB in /*) ;; *) TIELAB=$PWD/$TIELAB ;; esac
+tmux_name=live; . "$top_srcdir/tests/tmux.sh"
 LUA_DIR=$(cd "$top_srcdir/lua" && pwd)
 
-if ! command -v tmux >/dev/null 2>&1; then echo "1..0 # SKIP tmux is not installed"; exit 0; fi
-if [ ! -x "$TIELAB" ]; then echo "1..0 # SKIP $TIELAB was not built"; exit 0; fi
-
-SOCK=tielab-live-$$
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/tielab-live.XXXXXX") || exit 1
-T="tmux -L $SOCK -f /dev/null"
-cleanup() {
-  pid=$(tielab_pid 2>/dev/null)
-  [ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null
-  $T kill-server >/dev/null 2>&1
-  rm -rf "$WORK"
-}
-trap cleanup EXIT INT TERM
-ENV="env -u LC_ALL -u LC_CTYPE LANG=C.UTF-8 NO_COLOR= XDG_STATE_HOME=$WORK/state XDG_CACHE_HOME=${XDG_CACHE_HOME:-$WORK/cache} OPENBLAS_NUM_THREADS=1"
 PAPER_ARGS="steps=30 dim=16 vocab=256 ctx=16 batch=2 layers=1 heads=1 seeds=1 scales=2,5 out=paper"
 
-n=0 failed=0
-screen() { $T capture-pane -p -t t 2>/dev/null; }
-show() { screen | sed 's/^/#   |/'; }
-pass() { n=$((n + 1)); echo "ok $n - $1"; }
-fail() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; show; }
-check() { if [ "$1" -eq 0 ]; then pass "$2"; else fail "$2"; fi; }
-wait_for() {   # REGEX [TENTHS]
-  i=0
-  while [ $i -lt "${2:-100}" ]; do
-    screen | grep -Eq -- "$1" && return 0
-    sleep 0.1
-    i=$((i + 1))
-  done
-  return 1
-}
-wait_gone() {   # REGEX [TENTHS]
-  i=0
-  while [ $i -lt "${2:-100}" ]; do
-    screen | grep -Eq -- "$1" || return 0
-    sleep 0.1
-    i=$((i + 1))
-  done
-  return 1
-}
-wait_file() {   # FILE [TENTHS]
-  i=0
-  while [ $i -lt "${2:-100}" ]; do
-    [ -s "$1" ] && return 0
-    sleep 0.1
-    i=$((i + 1))
-  done
-  return 1
-}
-pane() { $T display -p -t t "$1"; }
 # start DIR ARGS...: a new tielab in the pane, working in DIR.
 start() {
   dir=$1
   shift
-  rm -f "$WORK/status"
-  $T respawn-pane -k -t t "cd '$dir' && clear; $ENV $TIELAB $*; echo \$? >'$WORK/status'"
-}
-wait_dead() {   # [TENTHS]: until tielab has ended
-  i=0
-  while [ $i -lt "${1:-100}" ]; do
-    [ -s "$WORK/status" ] && return 0
-    sleep 0.1
-    i=$((i + 1))
-  done
-  return 1
-}
-tielab_pid() { pgrep -P "$(pane '#{pane_pid}')" | head -n 1; }
-key() { $T send-keys -t t "$@"; }
-type_line() { $T send-keys -t t -l "$1"; $T send-keys -t t Enter; }
-step_now() { screen | sed -n '1s/.*step \([0-9]*\).*/\1/p'; }
-# settled_step: the step once it stands still for a second.
-settled_step() {
-  a=$(step_now) i=0
-  while [ $i -lt 30 ]; do
-    sleep 1
-    b=$(step_now)
-    [ "$a" = "$b" ] && break
-    a=$b i=$((i + 1))
-  done
-  echo "$a"
-}
-# moved_from STEP: until the step is another (10 s).
-moved_from() {
-  i=0
-  while [ "$(step_now)" = "$1" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-  [ "$(step_now)" != "$1" ]
+  in_pane "cd '$dir' && clear; $ENV $TIELAB $*"
 }
 
 mkdir -p "$WORK/headless" "$WORK/live"
@@ -122,9 +42,7 @@ EOF
   grep -q '^phases 1 2, key false, waited false$' "$WORK/phases.out"
 check $? "headless, lab.phase prints its caption and counts, lab.wait_key returns false at once"
 
-$T new-session -d -s t -x 100 -y 30 "sleep 600" || { echo "1..0 # SKIP cannot start tmux"; exit 0; }
-$T set -g remain-on-exit on
-$T set -sg escape-time 0
+session 100 30
 
 # ---------------------------------------------------------------- paper.lua live = headless
 start "$WORK/live" "$LUA_DIR/paper.lua" $PAPER_ARGS
@@ -214,7 +132,7 @@ check $? "the script trains"
 key ,
 wait_for 'script paused' 30
 check $? "',' pauses the script: the status line says so"
-s1=$(settled_step); sleep 1; s2=$(step_now)
+s1=$(settled_step 1 30); sleep 1; s2=$(step_now)
 [ -n "$s1" ] && [ "$s1" = "$s2" ]
 check $? "paused: its steps are held ($s1, $s2)"
 key ,
@@ -231,5 +149,4 @@ check $? "the lab still runs"
 key q
 wait_for 'Save' 30 && key n
 
-echo "1..$n"
-[ $failed -eq 0 ]
+finish

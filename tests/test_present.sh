@@ -1,50 +1,16 @@
 #!/bin/sh
 # test_present.sh -- the present view and the speaker's controls, in tmux
-# as tests/test_ui.sh does it: a private server, an 80x24 pane running the
-# lab with a tiny model, keys in with send-keys, the screen read back with
+# by tests/tmux.sh: a private server, an 80x24 pane running the lab with a
+# tiny model, keys in with send-keys, the screen read back with
 # capture-pane, every wait a poll with a deadline. Big digits are read back
 # as text by tests/bigdigits.lua and compared with what the lab's Lua API
 # says of the same run, with training paused so both see the same step.
 # Prints TAP.
 
 : "${top_builddir:=.}" "${top_srcdir:=.}" "${srcdir:=$top_srcdir}"
-TIELAB=${TIELAB:-$top_builddir/tielab}
-case $TIELAB in /*) ;; *) TIELAB=$PWD/$TIELAB ;; esac
+tmux_name=present; . "$top_srcdir/tests/tmux.sh"
 DIGITS=$srcdir/tests/bigdigits.lua
 
-if ! command -v tmux >/dev/null 2>&1; then echo "1..0 # SKIP tmux is not installed"; exit 0; fi
-if [ ! -x "$TIELAB" ]; then echo "1..0 # SKIP $TIELAB was not built"; exit 0; fi
-
-SOCK=tielab-present-$$
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/tielab-present.XXXXXX") || exit 1
-T="tmux -L $SOCK -f /dev/null"
-cleanup() {
-  pid=$(tielab_pid 2>/dev/null)
-  [ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null
-  $T kill-server >/dev/null 2>&1
-  rm -rf "$WORK"
-}
-trap cleanup EXIT INT TERM
-MODEL="--vocab 256 --dim 32 --layers 2 --heads 2 --ctx 32 --batch 4"
-ENV="env -u LC_ALL -u LC_CTYPE LANG=C.UTF-8 NO_COLOR= XDG_STATE_HOME=$WORK/state XDG_CACHE_HOME=${XDG_CACHE_HOME:-$WORK/cache} OPENBLAS_NUM_THREADS=1"
-
-n=0 failed=0
-screen() { $T capture-pane -p -t t 2>/dev/null; }
-show() { screen | sed 's/^/#   |/'; }
-pass() { n=$((n + 1)); echo "ok $n - $1"; }
-fail() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; show; }
-check() { if [ "$1" -eq 0 ]; then pass "$2"; else fail "$2"; fi; }
-
-# wait_for REGEX [TENTHS]: until the screen matches (default 10 s).
-wait_for() {
-  i=0
-  while [ $i -lt "${2:-100}" ]; do
-    screen | grep -Eq -- "$1" && return 0
-    sleep 0.1
-    i=$((i + 1))
-  done
-  return 1
-}
 # wait_row ROW REGEX [TENTHS]: until screen row ROW (1-based) matches.
 wait_row() {
   i=0
@@ -55,23 +21,6 @@ wait_row() {
   done
   return 1
 }
-pane() { $T display -p -t t "$1"; }
-start() {
-  rm -f "$WORK/status"
-  $T respawn-pane -k -t t "clear; $ENV $TIELAB $*; echo \$? >'$WORK/status'"
-}
-tielab_pid() { pgrep -P "$(pane '#{pane_pid}')" | head -n 1; }
-status() { cat "$WORK/status" 2>/dev/null; }
-wait_dead() {
-  i=0
-  while [ $i -lt "${1:-100}" ]; do
-    [ -s "$WORK/status" ] && return 0
-    sleep 0.1
-    i=$((i + 1))
-  done
-  return 1
-}
-key() { $T send-keys -t t "$@"; }
 # lua CHUNK: run a line in the REPL and go back to the keys (Ctrl-D on
 # the empty line: an Escape could merge with the next key into Alt+key).
 lua() {
@@ -86,17 +35,6 @@ lua_out() {
   i=0
   while [ ! -e "$WORK/out" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
   cat "$WORK/out" 2>/dev/null
-}
-step_now() { screen | sed -n '1s/.*step \([0-9]*\).*/\1/p'; }
-settled_step() {
-  a=$(step_now) i=0
-  while [ $i -lt 20 ]; do
-    sleep 0.2
-    b=$(step_now)
-    [ "$a" = "$b" ] && break
-    a=$b i=$((i + 1))
-  done
-  echo "$a"
 }
 # digits ROW: the numbers in big digits on rows ROW..ROW+2.
 digits() {
@@ -117,9 +55,7 @@ wait_digits() {
 FIG='local function fig(v) local a = math.abs(v) return string.format("%." .. (a >= 1000 and 0 or a >= 100 and 1 or a >= 10 and 2 or 3) .. "f", v) end'
 now_ms() { date +%s%3N; }
 
-$T new-session -d -s t -x 80 -y 24 "sleep 600" || { echo "1..0 # SKIP cannot start tmux"; exit 0; }
-$T set -g remain-on-exit on
-$T set -sg escape-time 0
+session 80 24
 
 start "$MODEL"
 wait_for 'RUNNING step [1-9]' 300
@@ -218,7 +154,7 @@ if grep -q '^void panel_align_chart' "$top_srcdir/src/ui/charts.c" 2>/dev/null; 
   wait_row 5 '^align tied ' 30
   check $? "under them the alignment chart over time, titled 'align tied'"
 else
-  n=$((n + 1)); echo "ok $n - # SKIP this tree has no alignment chart over time (panel_align_chart)"
+  skip "this tree has no alignment chart over time (panel_align_chart)"
 fi
 
 lua 'ui.present("loss")'
@@ -310,5 +246,4 @@ key q
 wait_for 'Save [0-9]+ run' 30 && key n
 wait_dead 100
 
-echo "1..$n"
-[ $failed -eq 0 ]
+finish

@@ -9,29 +9,11 @@
 # the screen up to a deadline. Prints TAP.
 
 : "${top_builddir:=.}" "${top_srcdir:=.}"
-TIELAB=${TIELAB:-$top_builddir/tielab}
-case $TIELAB in /*) ;; *) TIELAB=$PWD/$TIELAB ;; esac
+tmux_name=record; . "$top_srcdir/tests/tmux.sh"
 CHECK=$top_builddir/tests/cast_check
 case $CHECK in /*) ;; *) CHECK=$PWD/$CHECK ;; esac
+if [ ! -x "$CHECK" ]; then echo "1..0 # SKIP $CHECK was not built"; exit 0; fi
 
-if ! command -v tmux >/dev/null 2>&1; then echo "1..0 # SKIP tmux is not installed"; exit 0; fi
-if [ ! -x "$TIELAB" ] || [ ! -x "$CHECK" ]; then echo "1..0 # SKIP tielab or cast_check was not built"; exit 0; fi
-
-SOCK=tielab-record-$$
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/tielab-record.XXXXXX") || exit 1
-T="tmux -L $SOCK -f /dev/null"
-cleanup() {
-  pid=$(tielab_pid 2>/dev/null)
-  [ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null
-  $T kill-server >/dev/null 2>&1
-  rm -rf "$WORK"
-}
-trap cleanup EXIT INT TERM
-MODEL="--vocab 256 --dim 32 --layers 2 --heads 2 --ctx 32 --batch 4"
-ENV="env -u LC_ALL -u LC_CTYPE LANG=C.UTF-8 NO_COLOR= XDG_STATE_HOME=$WORK/state XDG_CACHE_HOME=${XDG_CACHE_HOME:-$WORK/cache} OPENBLAS_NUM_THREADS=1"
-
-n=0 failed=0
-screen() { $T capture-pane -p -t "${1:-t}" 2>/dev/null; }
 # The screen's glyphs with their SGR sequences, blanks and line ends left
 # out: the text comparison checks where everything is, and the colour of
 # a blank cell cannot be seen (curses may erase a run of them or write
@@ -45,37 +27,12 @@ styled() {
     perl -pe 'sub seg { my @q = $_[0] =~ /\e\[[0-9;]*m/g; my $h = $q[0] =~ /^\e\[(?:0[;m]|m)/ ? shift @q : ""; $h . join "", sort @q }
               s/((?:\e\[[0-9;]*m)+)/join "", map { seg($_) } split m{(?=\e\[(?:0[;m]|m))}, $1/ge'
 }
-pass() { n=$((n + 1)); echo "ok $n - $1"; }
-fail() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; screen | sed 's/^/#   |/'; }
-check() { if [ "$1" -eq 0 ]; then pass "$2"; else fail "$2"; fi; }
-wait_for() {
-  i=0
-  while [ $i -lt "${2:-100}" ]; do
-    screen "${3:-t}" | grep -Eq -- "$1" && return 0
-    sleep 0.1
-    i=$((i + 1))
-  done
-  return 1
-}
-pane() { $T display -p -t t "$1"; }
-tielab_pid() { pgrep -P "$(pane '#{pane_pid}')" | head -n 1; }
-wait_dead() {
-  i=0
-  while [ $i -lt "${1:-100}" ]; do
-    [ -s "$WORK/status" ] && return 0
-    sleep 0.1
-    i=$((i + 1))
-  done
-  return 1
-}
 # start FILE ARGS...: tielab recording to FILE, its stderr kept apart.
 start() {
   cast=$1
   shift
-  rm -f "$WORK/status"
-  $T respawn-pane -k -t t "clear; $ENV $TIELAB --record $cast $* 2>'$WORK/stderr'; echo \$? >'$WORK/status'"
+  in_pane "clear; $ENV $TIELAB --record $cast $* 2>'$WORK/stderr'"
 }
-key() { $T send-keys -t t "$@"; }
 type_text() { $T send-keys -t t -l "$1"; }
 # settled: the screen stands still over a few polls (training is paused).
 settled() {
@@ -89,9 +46,7 @@ settled() {
   return 1
 }
 
-$T new-session -d -s t -x 80 -y 24 "sleep 600" || { echo "1..0 # SKIP cannot start tmux"; exit 0; }
-$T set -g remain-on-exit on
-$T set -sg escape-time 0
+session 80 24
 
 # ---------------------------------------------------------------- a recording, resized once
 start "$WORK/a.cast" "$MODEL"
@@ -152,8 +107,7 @@ if command -v asciinema >/dev/null 2>&1; then
   check $? "asciinema cat reads the cast and writes exactly its output events"
   $T kill-session -t asc
 else
-  n=$((n + 1))
-  echo "ok $n # SKIP asciinema is not installed"
+  skip "asciinema is not installed"
 fi
 
 # ---------------------------------------------------------------- bytes per second while training
@@ -173,5 +127,4 @@ check $? "a cast of training at 80x24 is valid"
 rate 200 60
 check $? "a cast of training at 200x60 is valid"
 
-echo "1..$n"
-exit $((failed > 0))
+finish

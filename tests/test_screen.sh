@@ -1,7 +1,7 @@
 #!/bin/sh
 # test_screen.sh -- the whole terminal used and nothing cut, with five runs
-# at 80x24, 100x30, 120x40 and 200x60, driven in a private tmux server the
-# way test_ui.sh is. At each size: every run on the status line, the
+# at 80x24, 100x30, 120x40 and 200x60, driven in a private tmux server by
+# tests/tmux.sh. At each size: every run on the status line, the
 # essential key hints, few blank rows on the tall screens, the loss legend
 # naming every run and "val", the time axis spanning the data and saying
 # "step"; and in the lab view, each zoom, the help overlay and the present
@@ -13,72 +13,15 @@
 # Prints TAP.
 
 : "${top_builddir:=.}" "${top_srcdir:=.}"
-TIELAB=${TIELAB:-$top_builddir/tielab}
+tmux_name=screen; . "$top_srcdir/tests/tmux.sh"
 LAYOUT=${LAYOUT:-$top_builddir/tests/test_layout}
-case $TIELAB in /*) ;; *) TIELAB=$PWD/$TIELAB ;; esac
+if [ ! -x "$LAYOUT" ]; then echo "1..0 # SKIP $LAYOUT was not built"; exit 0; fi
 
-if ! command -v tmux >/dev/null 2>&1; then echo "1..0 # SKIP tmux is not installed"; exit 0; fi
-if [ ! -x "$TIELAB" ] || [ ! -x "$LAYOUT" ]; then echo "1..0 # SKIP $TIELAB or $LAYOUT was not built"; exit 0; fi
-
-SOCK=tielab-screen-$$
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/tielab-screen.XXXXXX") || exit 1
-T="tmux -L $SOCK -f /dev/null"
-cleanup() {
-  pid=$(tielab_pid 2>/dev/null)
-  [ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null
-  $T kill-server >/dev/null 2>&1
-  rm -rf "$WORK"
-}
-trap cleanup EXIT INT TERM
 # This script's own text tools count characters, not bytes.
 LC_ALL=C.UTF-8
 export LC_ALL
-MODEL="--vocab 256 --dim 32 --layers 2 --heads 2 --ctx 32 --batch 4"
-ENV="env -u LC_ALL -u LC_CTYPE LANG=C.UTF-8 NO_COLOR= XDG_STATE_HOME=$WORK/state XDG_CACHE_HOME=${XDG_CACHE_HOME:-$WORK/cache} OPENBLAS_NUM_THREADS=1"
 RUNS="tied untied tied_x2_s1 tied_x5_s1 tied_x10_s1"
 ELL=$(printf '\342\200\246')
-
-n=0 failed=0
-screen() { $T capture-pane -p -t t 2>/dev/null; }
-show() { screen | sed 's/^/#   |/'; }
-pass() { n=$((n + 1)); echo "ok $n - $1"; }
-fail() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; show; }
-skip() { n=$((n + 1)); echo "ok $n # SKIP $1"; }
-check() { if [ "$1" -eq 0 ]; then pass "$2"; else fail "$2"; fi; }
-wait_for() {
-  i=0
-  while [ $i -lt "${2:-100}" ]; do
-    screen | grep -Eq -- "$1" && return 0
-    sleep 0.1
-    i=$((i + 1))
-  done
-  return 1
-}
-wait_gone() {
-  i=0
-  while [ $i -lt "${2:-100}" ]; do
-    screen | grep -Eq -- "$1" || return 0
-    sleep 0.1
-    i=$((i + 1))
-  done
-  return 1
-}
-pane() { $T display -p -t t "$1"; }
-tielab_pid() { pgrep -P "$(pane '#{pane_pid}')" | head -n 1; }
-key() { $T send-keys -t t "$@"; }
-type_line() { $T send-keys -t t -l "$1"; $T send-keys -t t Enter; }
-step_now() { screen | sed -n '1s/.*step \([0-9]*\).*/\1/p'; }
-# wait_step N: until the status line's step is at least N.
-wait_step() {
-  i=0
-  while [ $i -lt 300 ]; do
-    s=$(step_now)
-    [ -n "$s" ] && [ "$s" -ge "$1" ] && return 0
-    sleep 0.1
-    i=$((i + 1))
-  done
-  return 1
-}
 
 # wait_runs N: until the status line shows N runs (a separator before each).
 wait_runs() {
@@ -217,14 +160,12 @@ every_run() {
 }
 
 # ---------------------------------------------------------------- each size
-$T new-session -d -s t -x 80 -y 24 "sleep 600" || { echo "1..0 # SKIP cannot start tmux"; exit 0; }
-$T set -g remain-on-exit on
-$T set -sg escape-time 0
+session 80 24
 
 for size in 80x24 100x30 120x40 200x60; do
   COLS=${size%x*} ROWS=${size#*x}
   $T resize-window -t t -x "$COLS" -y "$ROWS" 2>/dev/null || $T resize-pane -t t -x "$COLS" -y "$ROWS"
-  $T respawn-pane -k -t t "clear; $ENV $TIELAB $MODEL"
+  start "$MODEL"
   wait_for 'RUNNING step [1-9]' 300
   check $? "$size: training starts"
   wait_for 'alignment of tied' 30 && wait_for "writes @" 100
@@ -331,12 +272,11 @@ local lab = require "tielab"
 lab.caption("Boost the input side five-fold: does the matrix move toward E_in, or does it stay?")
 lab.run{name = "tied", tie = "tied", vocab = 256, dim = 32, layers = 2, heads = 2, ctx = 32, batch = 4}
 LUA
-$T respawn-pane -k -t t "clear; $ENV $TIELAB $WORK/caption.lua"
+start "$WORK/caption.lua"
 wait_for '^Boost the input side' 300
 hint=$(screen | sed -n '$p')
 case $hint in "Boost the input side five-fold:"*"$ELL"*"p present"*"? help"*"q quit") r=0 ;; *) r=1 ;; esac
 check $r "80x24: a long caption shortened with an ellipsis, p, ? and q beside it"
 no_cut "80x24 with a caption"
 
-echo "1..$n"
-[ "$failed" -eq 0 ]
+finish

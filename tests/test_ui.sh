@@ -7,93 +7,9 @@
 # Prints TAP.
 
 : "${top_builddir:=.}" "${top_srcdir:=.}"
-TIELAB=${TIELAB:-$top_builddir/tielab}
-case $TIELAB in /*) ;; *) TIELAB=$PWD/$TIELAB ;; esac
+tmux_name=ui; . "$top_srcdir/tests/tmux.sh"
 
-if ! command -v tmux >/dev/null 2>&1; then echo "1..0 # SKIP tmux is not installed"; exit 0; fi
-if [ ! -x "$TIELAB" ]; then echo "1..0 # SKIP $TIELAB was not built"; exit 0; fi
-
-SOCK=tielab-test-$$
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/tielab-ui.XXXXXX") || exit 1
-T="tmux -L $SOCK -f /dev/null"
-# At the end a tielab still running is killed outright: a hangup from
-# kill-server would make it save into the folder being removed.
-cleanup() {
-  pid=$(tielab_pid 2>/dev/null)
-  [ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null
-  $T kill-server >/dev/null 2>&1
-  rm -rf "$WORK"
-}
-trap cleanup EXIT INT TERM
-MODEL="--vocab 256 --dim 32 --layers 2 --heads 2 --ctx 32 --batch 4"
-ENV="env -u LC_ALL -u LC_CTYPE LANG=C.UTF-8 NO_COLOR= XDG_STATE_HOME=$WORK/state XDG_CACHE_HOME=${XDG_CACHE_HOME:-$WORK/cache} OPENBLAS_NUM_THREADS=1"
-
-n=0 failed=0
-screen() { $T capture-pane -p -t t 2>/dev/null; }
-show() { screen | sed 's/^/#   |/'; }
-pass() { n=$((n + 1)); echo "ok $n - $1"; }
-fail() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; show; }
-check() { if [ "$1" -eq 0 ]; then pass "$2"; else fail "$2"; fi; }
-
-# wait_for REGEX [TENTHS]: until the screen matches (default 10 s).
-wait_for() {
-  i=0
-  while [ $i -lt "${2:-100}" ]; do
-    screen | grep -Eq -- "$1" && return 0
-    sleep 0.1
-    i=$((i + 1))
-  done
-  return 1
-}
-# wait_gone REGEX [TENTHS]: until the screen no longer matches.
-wait_gone() {
-  i=0
-  while [ $i -lt "${2:-100}" ]; do
-    screen | grep -Eq -- "$1" || return 0
-    sleep 0.1
-    i=$((i + 1))
-  done
-  return 1
-}
-pane() { $T display -p -t t "$1"; }
-# The pane runs a shell that runs tielab and writes its exit status to a
-# file: the shell reaps tielab, and the file says it has ended and how.
-# start ARGS...: a new tielab in the pane ($EXTRA: more environment).
-start() {
-  rm -f "$WORK/status"
-  $T respawn-pane -k -t t "clear; $ENV $EXTRA $TIELAB $*; echo \$? >'$WORK/status'"
-}
-tielab_pid() { pgrep -P "$(pane '#{pane_pid}')" | head -n 1; }
-status() { cat "$WORK/status" 2>/dev/null; }
-# wait_dead [TENTHS]: until tielab has ended.
-wait_dead() {
-  i=0
-  while [ $i -lt "${1:-100}" ]; do
-    [ -s "$WORK/status" ] && return 0
-    sleep 0.1
-    i=$((i + 1))
-  done
-  return 1
-}
-key() { $T send-keys -t t "$@"; }
-type_line() { $T send-keys -t t -l "$1"; $T send-keys -t t Enter; }
-step_now() { screen | sed -n '1s/.*step \([0-9]*\).*/\1/p'; }
-# settled_step: the step once it stands still (a step may be under way).
-settled_step() {
-  a=$(step_now) i=0
-  while [ $i -lt 20 ]; do
-    sleep 0.2
-    b=$(step_now)
-    [ "$a" = "$b" ] && break
-    a=$b i=$((i + 1))
-  done
-  echo "$a"
-}
-
-EXTRA=
-$T new-session -d -s t -x 80 -y 24 "sleep 600" || { echo "1..0 # SKIP cannot start tmux"; exit 0; }
-$T set -g remain-on-exit on
-$T set -sg escape-time 0
+session 80 24
 
 # ---------------------------------------------------------------- training
 start "$MODEL"
@@ -190,8 +106,7 @@ type_line 'lab.on_step(function(s) print("onstep " .. s) end)'
 key Escape
 sleep 0.5   # apart, or ESC n reads as Alt+n
 key n
-i=0
-while [ "$(step_now)" = "$s1" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+moved_from "$s1" 50
 [ "$(step_now)" = $((s1 + 1)) ]
 check $? "n: one more step ($s1 to $(step_now))"
 wait_for "^onstep $((s1 + 1)) *\$" 30
@@ -241,9 +156,7 @@ key C-c
 wait_for 'callback removed: interrupted' 50 && [ ! -e "$WORK/status" ]
 check $? "Ctrl-C stops an on_step callback that never returns, and removes it"
 s1=$(step_now)
-i=0
-while [ "$(step_now)" = "$s1" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
-[ "$(step_now)" != "$s1" ]
+moved_from "$s1" 50
 check $? "training and the screen go on ($s1 to $(step_now))"
 type_line 'lab.on_step(function() while true do end end)'
 sleep 0.5
@@ -279,8 +192,7 @@ if [ -f "$demo" ]; then
   ! screen | grep -Eq 'traceback|error' && [ ! -e "$WORK/status" ]
   check $? "lua/demo.lua: no error on screen, tielab still runs"
 else
-  n=$((n + 1)); echo "ok $n - # SKIP lua/demo.lua does not exist"
+  skip "lua/demo.lua does not exist"
 fi
 
-echo "1..$n"
-[ $failed -eq 0 ]
+finish

@@ -508,7 +508,7 @@ static void test_steer(void) {
     int dir;
     double to;
   } moves[] = {{1, 1, 2}, {2, 1, 3}, {3, 1, 5}, {4, 1, 5}, {4, -1, 3}, {1, -1, 0.5}, {0.5, -1, 1.0 / 3},
-               {1.0 / 3, 1, 0.5}, {50, 1, 0}, {1.0 / 50, -1, 0}, {60, -1, 50}, {0.001, 1, 1.0 / 50}};
+               {1.0 / 3, 1, 0.5}, {50, 1, 100}, {500, 1, 1000}, {1000, 1, 0}, {1.0 / 50, -1, 0}, {60, -1, 50}, {0.001, 1, 1.0 / 50}};
   for (size_t i = 0; i < sizeof moves / sizeof moves[0]; i++) {
     double got = steer_ladder_next(moves[i].from, moves[i].dir);
     ok(fabs(got - moves[i].to) < 1e-12, "ladder from %g %s: %g (want %g)", moves[i].from,

@@ -102,14 +102,14 @@ wait_for '●tied tied in×1 ' 30
 check $? "after t three times the run is tied again, at in_scale 1"
 
 # ---------------------------------------------------------------- the in_scale ladder
-for want in 2 3 5 10 20 50; do
+for want in 2 3 5 10 20 50 100 200 500 1000; do
   key +
   wait_row 24 "tied: in_scale $want " 30 || break
 done
-check $? "+ climbs 1, 2, 3, 5, 10, 20, 50"
+check $? "+ climbs 1, 2, 3, 5, 10, 20, 50, 100, 200, 500, 1000"
 key +
-wait_row 24 'tied: in_scale 50, the highest step' 30 && [ "$(lua_out "lab.runs.tied:metrics().in_scale")" = 50.0 ]
-check $? "+ at 50 stays there and says so ($(cat "$WORK/out" 2>/dev/null))"
+wait_row 24 'tied: in_scale 1000, the highest step' 30 && [ "$(lua_out "lab.runs.tied:metrics().in_scale")" = 1000.0 ]
+check $? "+ at 1000 stays there and says so ($(cat "$WORK/out" 2>/dev/null))"
 key 0
 wait_row 24 'tied: in_scale 1 ' 30 && [ "$(lua_out "lab.runs.tied:metrics().in_scale")" = 1.0 ]
 check $? "0 resets in_scale to 1"

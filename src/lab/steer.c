@@ -22,7 +22,7 @@ int steer_scale(Run *r, const char *key, double factor, Err *err) {
 }
 
 /* Round numbers a speaker can say. */
-static const double ladder[] = {1.0 / 50, 1.0 / 20, 1.0 / 10, 1.0 / 5, 1.0 / 3, 1.0 / 2, 1, 2, 3, 5, 10, 20, 50};
+static const double ladder[] = {1.0 / 50, 1.0 / 20, 1.0 / 10, 1.0 / 5, 1.0 / 3, 1.0 / 2, 1, 2, 3, 5, 10, 20, 50, 100, 200, 500, 1000};
 #define N_LADDER ((int)(sizeof ladder / sizeof ladder[0]))
 
 double steer_ladder_next(double v, int dir) {

@@ -18,7 +18,8 @@ int steer_cycle_tie(Run *r, Err *err);
 int steer_scale(Run *r, const char *key, double factor, Err *err);
 
 /* The next in_scale rung from 'v' up (dir > 0) or down (dir < 0), along
-** 1/50, 1/20, 1/10, 1/5, 1/3, 1/2, 1, 2, 3, 5, 10, 20, 50; from between two
+** 1/50, 1/20, 1/10, 1/5, 1/3, 1/2, 1, 2, 3, 5, 10, 20, 50, 100, 200, 500, 1000;
+** from between two
 ** rungs, the nearer one in that direction. 0 past either end. */
 double steer_ladder_next(double v, int dir);
 

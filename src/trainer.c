@@ -532,20 +532,29 @@ static void idle_refresh(Trainer *t) {
 
 /* ------------------------------------------------------------ the throttle */
 
-/* A step is what the loop does next: no command or publication first,
-** none waiting for its callbacks, and a ticket or continuous training asks
-** for one. Only then may the throttle hold it back and book the next one.
-** Called with 'mu' locked. */
-static int step_next(Trainer *t) { return t->cmd_n == 0 && !t->publish_req && may_step(t) && wants_step(t); }
+/* A step is what the loop does next: no command first, none waiting for
+** its callbacks, and a ticket or continuous training asks for one. Only
+** then may the throttle hold it back and book the next one. Called with
+** 'mu' locked. */
+static int step_next(Trainer *t) { return t->cmd_n == 0 && may_step(t) && wants_step(t); }
+
+/* What the throttle lets one pass of the loop do. */
+typedef enum Throttle {
+  THROTTLE_GO,      /* whatever is next, a step too */
+  THROTTLE_HOLD,    /* publish what is asked, but the step waits for its slot */
+  THROTTLE_WAITED   /* it waited a while: look again */
+} Throttle;
 
 /* Hold the next step back until its time under the throttle: wait on 'cv'
-** (so commands, acquirers and a quit are served meanwhile) and return 1
-** to look again, or return 0 and book the step after it. Called with 'mu'
-** locked. */
-static int throttle_wait(Trainer *t) {
+** (so commands, acquirers and a quit are served meanwhile) and look again,
+** or publish at once what is asked (a new ticket's owed steps) and step
+** later; when its time has come, book the step after it. A slot is booked
+** only for a step taken. Called with 'mu' locked. */
+static Throttle throttle_wait(Trainer *t) {
   double speed = atomic_load(&t->speed), now = clock_seconds();
-  if (speed <= 0 || !step_next(t)) return 0;
+  if (speed <= 0 || !step_next(t)) return THROTTLE_GO;
   if (now < t->next_step_at) {
+    if (t->publish_req) return THROTTLE_HOLD;
     /* At most a second at a time: a slower pace only waits more often. */
     double left = fmin(t->next_step_at - now, 1.0);
     struct timespec ts;
@@ -554,10 +563,10 @@ static int throttle_wait(Trainer *t) {
     ts.tv_sec += (time_t)left + ns / 1000000000L;
     ts.tv_nsec = ns % 1000000000L;
     pthread_cond_timedwait(&t->cv, &t->mu, &ts);
-    return 1;
+    return THROTTLE_WAITED;
   }
   t->next_step_at = now + 1 / speed;
-  return 0;
+  return THROTTLE_GO;
 }
 
 void trainer_set_speed(Trainer *t, double steps_per_s) {
@@ -619,7 +628,8 @@ static void *trainer_main(void *arg) {
       idle_refresh(t);
     while (!t->quit && (t->held || t->waiters || !has_work(t))) pthread_cond_wait(&t->cv, &t->mu);
     if (t->quit) break;
-    if (throttle_wait(t)) continue;
+    Throttle pace = throttle_wait(t);
+    if (pace == THROTTLE_WAITED) continue;
     Command cmd = {0};
     int have_cmd = t->cmd_n > 0;
     if (have_cmd) {
@@ -628,10 +638,11 @@ static void *trainer_main(void *arg) {
       t->cmd_n--;
     }
     /* A command goes alone, so that a queue of them never delays an acquirer. */
-    Ticket *k = have_cmd || !may_step(t) ? NULL : next_ticket(t);
+    int may = !have_cmd && pace == THROTTLE_GO && may_step(t);
+    Ticket *k = may ? next_ticket(t) : NULL;
     long kid = k ? k->id : -1;
     int krun = k ? k->run_id : -1;
-    int step = !have_cmd && may_step(t) && (k || (t->running && t->n_active > 0));
+    int step = may && (k || (t->running && t->n_active > 0));
     t->stepping = 1;
     t->publish_req = 0;
     pthread_mutex_unlock(&t->mu);

@@ -150,12 +150,8 @@ check $? "ui.present('align'): the two alignments, labelled 'to E_in' and 'to E_
 want=$(lua_out 'string.format("%.2f %.2f", lab.runs.tied:metrics().align.linear_in, lab.runs.tied:metrics().align.linear_out)')
 wait_digits 2 "$want"
 check $? "the big digits read the tied run's linear alignment to E_in and E_out ($want; read $(digits 2))"
-if grep -q '^void panel_align_chart' "$top_srcdir/src/ui/charts.c" 2>/dev/null; then
-  wait_row 5 '^align tied ' 30
-  check $? "under them the alignment chart over time, titled 'align tied'"
-else
-  skip "this tree has no alignment chart over time (panel_align_chart)"
-fi
+wait_row 5 '^align tied ' 30
+check $? "under them the alignment chart over time, titled 'align tied'"
 
 lua 'ui.present("loss")'
 want=$(lua_out "(function() $FIG local m = lab.runs.tied:metrics() return string.format('%.3f', m.loss) .. (m.val_loss == m.val_loss and string.format(' %.3f', m.val_loss) or '') end)()")

@@ -135,6 +135,11 @@ check $? "',' pauses the script: the status line says so"
 s1=$(settled_step 1 30); sleep 1; s2=$(step_now)
 [ -n "$s1" ] && [ "$s1" = "$s2" ]
 check $? "paused: its steps are held ($s1, $s2)"
+key :
+type_line 'print(pcall(string.gsub, "a", "a", function() lab.step(1) end))'
+key Escape
+wait_for 'scripts are paused' 50
+check $? "paused: a step that cannot yield (in a C call) is refused, not left to hang the screen"
 key ,
 wait_gone 'script paused' 30 && moved_from "$s2"
 check $? "',' again resumes it: the step count moves ($s2 to $(step_now))"

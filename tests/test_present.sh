@@ -97,6 +97,8 @@ key_says n '1 more step of every run'
 key_says '[' 'speed: [0-9.]+ steps/s'
 key_says ']' 'speed: '
 lua 'ui.speed(0)'
+lua_out 'select(2, pcall(ui.speed, 1e-300))' | grep -q 'from 0.01 to 1e6'
+check $? "ui.speed refuses a pace of nearly nothing (it would stop the trainer)"
 key_says 0 'tied: in_scale 1 '
 wait_for '●tied tied in×1 ' 30
 check $? "after t three times the run is tied again, at in_scale 1"

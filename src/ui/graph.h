@@ -63,8 +63,13 @@ typedef struct GraphSeries {
   int n;
   int color;            /* colour index: role GRAPH_ROLE_SERIES + color */
   int dashed;           /* the secondary line of its colour (validation, a baseline):
-                           long dashes, a tinted role, ':' in ASCII */
+                           long dashes, a tinted role, a lower-case mark in ASCII */
   int bold;             /* drawn bold; draw it last so it lies on top */
+  int group;            /* which run (or thing) it belongs to, from 1: two lines of
+                           one group (a run's training and validation loss) are not
+                           an overlap; 0: its own */
+  int style;            /* 1 for a colour used a second time: other ASCII marks and
+                           dash pattern, so two runs of one colour still differ */
 } GraphSeries;
 
 uint8_t graph_series_role(const GraphSeries *s);
@@ -95,6 +100,7 @@ typedef struct Graph {
   int has_ref;                 /* a dotted line at y = ref_y ... */
   double ref_y;
   const char *ref_label;       /* ... named in the legend */
+  int runs_left_out;           /* runs the caller had no room for: "+N runs" */
   int stripes;                 /* shared cells striped in their series' colours
                                ** (with colour), else the shared role */
 } Graph;

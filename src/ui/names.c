@@ -1,0 +1,145 @@
+/*
+** names.c -- shortening run names so that they stay apart (see names.h).
+*/
+#include "names.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* A name's parts are split at these: what is dropped is whole words. */
+static int is_sep(char c) { return c == '_' || c == '-' || c == '.' || c == ' ' || c == '/'; }
+
+static int continuation(char c) { return ((unsigned char)c & 0xc0) == 0x80; }
+
+int names_points(const char *s, int bytes) {
+  int n = 0;
+  for (int i = 0; i < bytes; i++)
+    if (!continuation(s[i])) n++;
+  return n;
+}
+
+/* Bytes of the first 'k' code points of s[0, n). */
+static int points_bytes(const char *s, int n, int k) {
+  int b = 0;
+  while (b < n && k > 0) {
+    b++;
+    while (b < n && continuation(s[b])) b++;
+    k--;
+  }
+  return b;
+}
+
+/* Two names show the same text. */
+static int shown_equal(const char *a, const NameCut *x, const char *b, const NameCut *y) {
+  int ha = x->head - x->start, hb = y->head - y->start, ta = x->end - x->tail, tb = y->end - y->tail;
+  if (x->cut != y->cut || ha != hb || memcmp(a + x->start, b + y->start, (size_t)ha) != 0) return 0;
+  return !x->cut || (ta == tb && memcmp(a + x->tail, b + y->tail, (size_t)ta) == 0);
+}
+
+/* Name 'i' shows the same as another name that is not itself the same. */
+static int collides(const char *const *names, int n, const NameCut *c, int i) {
+  for (int j = 0; j < n; j++)
+    if (j != i && strcmp(names[i], names[j]) != 0 && shown_equal(names[i], &c[i], names[j], &c[j])) return 1;
+  return 0;
+}
+
+/* The beginning and end every name shares, ending (beginning) at a
+** separator, so "tied_s1" and "untied_s1" lose "_s1" and never "ied_s1";
+** nothing when a name would be left empty. */
+static void drop_common(const char *const *names, int n, NameCut *c) {
+  const char *a = names[0];
+  int la = (int)strlen(a), p = la, q = la;
+  for (int i = 1; i < n; i++) {
+    const char *b = names[i];
+    int lb = (int)strlen(b), k = 0;
+    while (k < p && k < lb && a[k] == b[k]) k++;
+    p = k;
+    k = 0;
+    while (k < q && k < lb && a[la - 1 - k] == b[lb - 1 - k]) k++;
+    q = k;
+  }
+  while (p > 0 && !is_sep(a[p - 1])) p--;
+  while (q > 0 && !is_sep(a[la - q])) q--;
+  for (int i = 0; i < n; i++)
+    if ((int)strlen(names[i]) <= p + q) return;
+  for (int i = 0; i < n; i++) c[i].start = p, c[i].end = (int)strlen(names[i]) - q;
+}
+
+/* A last part ("_s1") that another, longer name ends with too says little:
+** it goes, unless that leaves the name equal to another. */
+static void drop_last_parts(const char *const *names, int n, NameCut *c) {
+  int last[64];
+  for (int i = 0; i < n && i < 64; i++) {
+    last[i] = 0;
+    for (int k = c[i].start + 1; k < c[i].end; k++)
+      if (is_sep(names[i][k])) last[i] = k;
+  }
+  for (int i = 0; i < n && i < 64; i++) {
+    if (!last[i]) continue;
+    int lp = c[i].end - last[i], shared = 0;
+    for (int j = 0; j < n && !shared; j++)
+      shared = j != i && c[j].end - c[j].start > lp &&
+               memcmp(names[j] + c[j].end - lp, names[i] + last[i], (size_t)lp) == 0;
+    if (!shared) continue;
+    NameCut keep = c[i];
+    c[i].end = c[i].head = c[i].tail = last[i];
+    if (collides(names, n, c, i)) c[i] = keep;
+  }
+}
+
+/* Split name 'i' with 'front' code points before the ellipsis and
+** 'room' - 'front' after it. */
+static void split(const char *name, NameCut *c, int room, int front) {
+  const char *s = name + c->start;
+  int len = c->end - c->start, pts = names_points(s, len);
+  c->head = c->start + points_bytes(s, len, front);
+  c->tail = c->start + points_bytes(s, len, pts - (room - front));
+  c->cut = 1;
+}
+
+/* Cut name 'i' to 'room' code points besides the ellipsis: evenly when
+** that is unique, else with the split moved (towards the end first, where
+** "_x2" and "_x5" differ) until it is. 0 when no split is. */
+static int cut_name(const char *const *names, int n, NameCut *c, int i, int room) {
+  int even = (room + 1) / 2;
+  for (int d = 0; d <= room; d++)
+    for (int sign = -1; sign <= 1; sign += 2) {
+      int front = even + sign * d;
+      if ((d == 0 && sign > 0) || front < 0 || front > room) continue;
+      split(names[i], &c[i], room, front);
+      if (!collides(names, n, c, i)) return 1;
+    }
+  split(names[i], &c[i], room, even);
+  return 0;
+}
+
+int names_fit(const char *const *names, int n, int affix, int max, int ell, NameCut *out) {
+  for (int i = 0; i < n; i++) {
+    int len = (int)strlen(names[i]);
+    out[i] = (NameCut){0, len, len, len, 0};
+  }
+  if (affix && n >= 2) {
+    drop_common(names, n, out);
+    for (int i = 0; i < n; i++) out[i].head = out[i].tail = out[i].end;
+    drop_last_parts(names, n, out);
+  }
+  int room = max - ell < 0 ? 0 : max - ell;
+  for (int i = 0; i < n; i++)
+    if (names_points(names[i] + out[i].start, out[i].end - out[i].start) > max) split(names[i], &out[i], room, (room + 1) / 2);
+  int distinct = 1;
+  for (int i = 0; i < n; i++)
+    if (collides(names, n, out, i) && !(out[i].cut && cut_name(names, n, out, i, room))) distinct = 0;
+  return distinct;
+}
+
+int names_cols(const char *name, const NameCut *c, int ell) {
+  int head = names_points(name + c->start, c->head - c->start);
+  return c->cut ? head + ell + names_points(name + c->tail, c->end - c->tail) : head;
+}
+
+void names_text(const char *name, const NameCut *c, const char *ellipsis, char *buf, size_t cap) {
+  if (c->cut)
+    snprintf(buf, cap, "%.*s%s%.*s", c->head - c->start, name + c->start, ellipsis, c->end - c->tail, name + c->tail);
+  else
+    snprintf(buf, cap, "%.*s", c->head - c->start, name + c->start);
+}

@@ -128,7 +128,7 @@ static void test_legend(void) {
   g.glyphs = GRAPH_ASCII;
   graph_render(&g, cells, 12, 4);
   graph_to_utf8(cells, 12, 1, text, sizeof text);
-  same(text, "loss *a bb  \n", "legend in ASCII: the series' marks, a dashed one's from its own family");
+  same(text, "loss *a b b \n", "legend in ASCII: the series' marks, a dashed one's from its own family");
 }
 
 static void test_sizes(void) {

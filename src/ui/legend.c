@@ -57,7 +57,7 @@ static void dashed_item(const Graph *g, Legend *l, const GraphSeries *s, int sca
         if (ascii && l->item[k].mark != mark) l->item[k].last = mark;
         return;
       }
-  add(l, (LegendItem){mark, 0, graph_series_role(s), s->name, 0});
+  add(l, (LegendItem){.mark = mark, .role = graph_series_role(s), .name = s->name, .gap = ascii});
 }
 
 void legend_items(const Graph *g, Legend *l, int scatter, int shared, int val_each, const int *kinds) {
@@ -68,19 +68,19 @@ void legend_items(const Graph *g, Legend *l, int scatter, int shared, int val_ea
     const GraphSeries *s = &g->series[idx[k]];
     if (!s->name) continue;
     if (s->dashed) dashed_item(g, l, s, scatter, val_each);
-    else add(l, (LegendItem){line_mark(g, s, scatter), 0, graph_series_role(s), s->name, 1});
+    else add(l, (LegendItem){.mark = line_mark(g, s, scatter), .role = graph_series_role(s), .name = s->name, .is_run = 1});
   }
   if (g->runs_left_out > 0) {
     snprintf(l->more, sizeof l->more, "+%d run%s", g->runs_left_out, g->runs_left_out == 1 ? "" : "s");
-    add(l, (LegendItem){0, 0, GRAPH_ROLE_LABEL, l->more, 0});
+    add(l, (LegendItem){.role = GRAPH_ROLE_LABEL, .name = l->more});
   }
   int ascii = g->glyphs == GRAPH_ASCII;
-  if (g->has_ref && g->ref_label) add(l, (LegendItem){ascii ? '.' : 0x2504, 0, GRAPH_ROLE_REF, g->ref_label, 0});
+  if (g->has_ref && g->ref_label) add(l, (LegendItem){.mark = ascii ? '.' : 0x2504, .role = GRAPH_ROLE_REF, .name = g->ref_label});
   for (int k = 0; k < 3; k++)
-    if (kinds[k]) add(l, (LegendItem){event_marks[k][ascii], 0, GRAPH_ROLE_EVENT, event_names[k], 0});
+    if (kinds[k]) add(l, (LegendItem){.mark = event_marks[k][ascii], .role = GRAPH_ROLE_EVENT, .name = event_names[k]});
   if (shared)
-    add(l, (LegendItem){ascii ? (uint32_t)GRAPH_ASCII_SHARED : g->stripes ? 0x259a : 0x2588, 0, GRAPH_ROLE_SHARED,
-                        "overlap", 0});
+    add(l, (LegendItem){.mark = ascii ? (uint32_t)GRAPH_ASCII_SHARED : g->stripes ? 0x259a : 0x2588,
+                        .role = GRAPH_ROLE_SHARED, .name = "overlap"});
 }
 
 /* How each item's name is shown under ('affix', 'max'): the runs' names
@@ -100,10 +100,10 @@ static int item_names(const Legend *l, int affix, int max, NameCut *cut) {
   return distinct;
 }
 
-/* Cells of item 'i': its mark (or a family "a-f "), its name. */
+/* Cells of item 'i': its mark (or a family "a-f"), its name. */
 static int item_cols(const Legend *l, int i, const NameCut *cut) {
   const LegendItem *it = &l->item[i];
-  return (it->mark ? 1 : 0) + (it->last ? 3 : 0) + names_cols(it->name, &cut[i], 1);
+  return (it->mark ? 1 : 0) + (it->last ? 2 : 0) + (it->gap ? 1 : 0) + names_cols(it->name, &cut[i], 1);
 }
 
 /* Lay the items out after the title in 'rows' rows of 'w'; with 'row_of'
@@ -172,14 +172,13 @@ void legend_draw(const Legend *l, const LegendPlan *pl, GraphCell *cells, int w,
     const LegendItem *it = &part.item[i];
     GraphCell *row = cells + (size_t)row_of[i] * w;
     int x = col_of[i];
-    char mark[16] = "", shown[256];
+    char shown[256];
     if (it->mark) row[x].ch = it->mark, row[x++].role = it->role;
     if (it->last) {
       row[x].ch = '-', row[x++].role = it->role;
       row[x].ch = it->last, row[x++].role = it->role;
-      snprintf(mark, sizeof mark, " ");
     }
-    x += graph_text(row + x, w - x, mark, it->role);
+    if (it->gap) x++;
     names_text(it->name, &cut[i], ascii ? "~" : "\u2026", shown, sizeof shown);
     graph_text(row + x, w - x, shown, it->role);
   }

@@ -23,6 +23,7 @@ typedef struct LegendItem {
   uint8_t role;
   const char *name;
   int is_run;       /* a solid series: its name may be shortened */
+  int gap;          /* a space after the mark: a letter ("a val") */
 } LegendItem;
 
 typedef struct Legend {

@@ -74,13 +74,16 @@ static void drop_last_parts(const char *const *names, int n, NameCut *c) {
     for (int k = c[i].start + 1; k < c[i].end; k++)
       if (is_sep(names[i][k])) last[i] = k;
   }
+  /* Which go is decided on the names before any is dropped. */
+  int drop[64] = {0};
   for (int i = 0; i < n && i < 64; i++) {
-    if (!last[i]) continue;
-    int lp = c[i].end - last[i], shared = 0;
-    for (int j = 0; j < n && !shared; j++)
-      shared = j != i && c[j].end - c[j].start > lp &&
-               memcmp(names[j] + c[j].end - lp, names[i] + last[i], (size_t)lp) == 0;
-    if (!shared) continue;
+    int lp = c[i].end - last[i];
+    for (int j = 0; j < n && last[i] && !drop[i]; j++)
+      drop[i] = j != i && c[j].end - c[j].start > lp &&
+                memcmp(names[j] + c[j].end - lp, names[i] + last[i], (size_t)lp) == 0;
+  }
+  for (int i = 0; i < n && i < 64; i++) {
+    if (!drop[i]) continue;
     NameCut keep = c[i];
     c[i].end = c[i].head = c[i].tail = last[i];
     if (collides(names, n, c, i)) c[i] = keep;

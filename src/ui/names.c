@@ -68,21 +68,21 @@ static void drop_common(const char *const *names, int n, NameCut *c) {
 /* A last part ("_s1") that another, longer name ends with too says little:
 ** it goes, unless that leaves the name equal to another. */
 static void drop_last_parts(const char *const *names, int n, NameCut *c) {
-  int last[64];
-  for (int i = 0; i < n && i < 64; i++) {
+  int last[NAMES_MAX];
+  for (int i = 0; i < n; i++) {
     last[i] = 0;
     for (int k = c[i].start + 1; k < c[i].end; k++)
       if (is_sep(names[i][k])) last[i] = k;
   }
   /* Which go is decided on the names before any is dropped. */
-  int drop[64] = {0};
-  for (int i = 0; i < n && i < 64; i++) {
+  int drop[NAMES_MAX] = {0};
+  for (int i = 0; i < n; i++) {
     int lp = c[i].end - last[i];
     for (int j = 0; j < n && last[i] && !drop[i]; j++)
       drop[i] = j != i && c[j].end - c[j].start > lp &&
                 memcmp(names[j] + c[j].end - lp, names[i] + last[i], (size_t)lp) == 0;
   }
-  for (int i = 0; i < n && i < 64; i++) {
+  for (int i = 0; i < n; i++) {
     if (!drop[i]) continue;
     NameCut keep = c[i];
     c[i].end = c[i].head = c[i].tail = last[i];
@@ -100,23 +100,51 @@ static void split(const char *name, NameCut *c, int room, int front) {
   c->cut = 1;
 }
 
-/* Cut name 'i' to 'room' code points besides the ellipsis: evenly when
-** that is unique, else with the split moved (towards the end first, where
-** "_x2" and "_x5" differ) until it is. 0 when no split is. */
-static int cut_name(const char *const *names, int n, NameCut *c, int i, int room) {
-  int even = (room + 1) / 2;
-  for (int d = 0; d <= room; d++)
-    for (int sign = -1; sign <= 1; sign += 2) {
-      int front = even + sign * d;
-      if ((d == 0 && sign > 0) || front < 0 || front > room) continue;
-      split(names[i], &c[i], room, front);
-      if (!collides(names, n, c, i)) return 1;
-    }
-  split(names[i], &c[i], room, even);
+/* Code points of name a's body up to and including the first that
+** differs from b's, from its start or (from_end) from its end. */
+static int differ_at(const char *a, const NameCut *x, const char *b, const NameCut *y, int from_end) {
+  int la = x->end - x->start, lb = y->end - y->start, k = 0;
+  const char *pa = a + x->start, *pb = b + y->start;
+  if (from_end)
+    while (k < la && k < lb && pa[la - 1 - k] == pb[lb - 1 - k]) k++;
+  else
+    while (k < la && k < lb && pa[k] == pb[k]) k++;
+  if (k >= la) return la + 1;   /* no character of its own there */
+  return from_end ? names_points(pa + la - 1 - k, k + 1) : names_points(pa, k + 1);
+}
+
+/* Cut name 'i' to 'room' code points besides the ellipsis so that it keeps
+** where it differs from the names it read like when cut evenly ('even',
+** marked in 'alike'): its beginning or its end, whichever needs less;
+** failing that, any split that makes it unique. 0 when none does. */
+static int cut_name(const char *const *names, int n, NameCut *c, const NameCut *even, const char *alike, int i,
+                    int room) {
+  int front = 0, back = 0;
+  for (int j = 0; j < n; j++) {
+    if (j == i || !alike[j] || !shown_equal(names[i], &even[i], names[j], &even[j])) continue;
+    int f = differ_at(names[i], &even[i], names[j], &even[j], 0), b = differ_at(names[i], &even[i], names[j], &even[j], 1);
+    if (f > front) front = f;
+    if (b > back) back = b;
+  }
+  int first = front <= back ? front : room - back, second = front <= back ? room - back : front;
+  if (first >= 0 && first <= room) {
+    split(names[i], &c[i], room, first);
+    if (!collides(names, n, c, i)) return 1;
+  }
+  if (second >= 0 && second <= room) {
+    split(names[i], &c[i], room, second);
+    if (!collides(names, n, c, i)) return 1;
+  }
+  for (int f = room; f >= 0; f--) {
+    split(names[i], &c[i], room, f);
+    if (!collides(names, n, c, i)) return 1;
+  }
+  split(names[i], &c[i], room, (room + 1) / 2);
   return 0;
 }
 
 int names_fit(const char *const *names, int n, int affix, int max, int ell, NameCut *out) {
+  if (n > NAMES_MAX) n = NAMES_MAX;
   for (int i = 0; i < n; i++) {
     int len = (int)strlen(names[i]);
     out[i] = (NameCut){0, len, len, len, 0};
@@ -129,9 +157,17 @@ int names_fit(const char *const *names, int n, int affix, int max, int ell, Name
   int room = max - ell < 0 ? 0 : max - ell;
   for (int i = 0; i < n; i++)
     if (names_points(names[i] + out[i].start, out[i].end - out[i].start) > max) split(names[i], &out[i], room, (room + 1) / 2);
+  /* Names that read alike cut evenly are all cut anew, each against the
+  ** others as they were, so that alike names are cut alike. */
+  NameCut even[NAMES_MAX];
+  char alike[NAMES_MAX];
+  memcpy(even, out, sizeof *out * (size_t)n);
+  for (int i = 0; i < n; i++) alike[i] = (char)(out[i].cut && collides(names, n, even, i));
   int distinct = 1;
   for (int i = 0; i < n; i++)
-    if (collides(names, n, out, i) && !(out[i].cut && cut_name(names, n, out, i, room))) distinct = 0;
+    if (alike[i] && !cut_name(names, n, out, even, alike, i, room)) distinct = 0;
+  for (int i = 0; i < n; i++)
+    if (collides(names, n, out, i)) distinct = 0;
   return distinct;
 }
 

@@ -22,6 +22,8 @@ typedef struct NameCut {
   int cut;
 } NameCut;
 
+#define NAMES_MAX 64   /* names shortened together; any more are left whole */
+
 /* Shorten 'n' names: 'affix' drops the parts they share; names longer
 ** than 'max' code points are cut to 'max', an ellipsis of 'ell' code
 ** points included. Returns 1 when the names shown are as distinct as the

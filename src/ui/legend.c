@@ -136,12 +136,15 @@ LegendPlan legend_plan(const Graph *g, Legend *l, int scatter, int shared, const
   /* {rows, affix}: whole names on one row, then on two, then without what
   ** they share (on a short chart, one row only). */
   static const int tries[][2] = {{1, 0}, {2, 0}, {2, 1}, {1, 1}};
-  for (int each = 1; each >= 0; each--) {
-    legend_items(g, l, scatter, shared, each, kinds);
-    for (size_t t = 0; t < sizeof tries / sizeof tries[0]; t++)
-      if (tries[t][0] <= max_rows && plan_fits(l, w, tries[t][0], tries[t][1], NAME_ALL))
+  /* Names matter more than a mark per validation line: each try with one
+  ** entry per line, then with one for them all. */
+  for (size_t t = 0; t < sizeof tries / sizeof tries[0]; t++)
+    for (int each = 1; each >= 0 && tries[t][0] <= max_rows; each--) {
+      legend_items(g, l, scatter, shared, each, kinds);
+      if (plan_fits(l, w, tries[t][0], tries[t][1], NAME_ALL))
         return (LegendPlan){tries[t][0], tries[t][1], NAME_ALL, each};
-  }
+    }
+  legend_items(g, l, scatter, shared, 0, kinds);
   for (int max = 24; max >= 2; max--)
     if (plan_fits(l, w, max_rows, 1, max)) return (LegendPlan){max_rows, 1, max, 0};
   return (LegendPlan){max_rows, 1, 2, 0};

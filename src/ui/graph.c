@@ -13,8 +13,10 @@
 ** marks, never by hue alone.
 ** A scatter skips the reduction: each point is one dot (Braille) or one
 ** mark per cell (block and ASCII, which have no finer grain for a point).
-** The legend is laid out before the plot (it may take a second row) and
-** drawn after it, when shared cells and event kinds are known.
+** The legend (legend.c) is laid out before the plot (it may take a second
+** row) and drawn after it, when shared cells and event kinds are known.
+** Ticks are counted as whole multiples of their step, never added up, so a
+** span a few roundings wide (0.1 + 0.2 against 0.3) cannot stall them.
 */
 #include "graph.h"
 

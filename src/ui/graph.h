@@ -11,7 +11,8 @@
 **   row 0        title and legend; a second row when the legend needs it
 **                and the chart is tall enough; if still too long, names
 **                lose a prefix or suffix all runs share ("_s1"), then their
-**                middle to an ellipsis
+**                middle to an ellipsis, never two alike (names.c); runs
+**                left out are counted ("+3 runs")
 **   rows ..h-2   the plot, y-axis labels at round values (1-2-5 steps;
 **                decades, then 5s and 2s on a log scale) at its left
 **   row h-1      the time axis: ticks at round values, the x label left

@@ -12,6 +12,7 @@
 
 #define BRAILLE_BLANK 0x2800u
 #define NAME_ALL (1 << 20)   /* a longest name that cuts none */
+#define NAME_SHORT 5         /* the shortest a name is cut to ("ti…x2") */
 
 /* Event markers by kind (Unicode, ASCII) and their names in the legend. */
 static const uint32_t event_marks[3][2] = {
@@ -70,6 +71,7 @@ void legend_items(const Graph *g, Legend *l, int scatter, int shared, int val_ea
     if (s->dashed) dashed_item(g, l, s, scatter, val_each);
     else add(l, (LegendItem){.mark = line_mark(g, s, scatter), .role = graph_series_role(s), .name = s->name, .is_run = 1});
   }
+  l->left_out = g->runs_left_out;
   if (g->runs_left_out > 0) {
     snprintf(l->more, sizeof l->more, "+%d run%s", g->runs_left_out, g->runs_left_out == 1 ? "" : "s");
     add(l, (LegendItem){.role = GRAPH_ROLE_LABEL, .name = l->more});
@@ -145,9 +147,11 @@ LegendPlan legend_plan(const Graph *g, Legend *l, int scatter, int shared, const
         return (LegendPlan){tries[t][0], tries[t][1], NAME_ALL, each};
     }
   legend_items(g, l, scatter, shared, 0, kinds);
-  for (int max = 24; max >= 2; max--)
+  /* Names shorter than NAME_SHORT say too little: rather fewer entries,
+  ** and the legend counts the runs left out. */
+  for (int max = 24; max >= NAME_SHORT; max--)
     if (plan_fits(l, w, max_rows, 1, max)) return (LegendPlan){max_rows, 1, max, 0};
-  return (LegendPlan){max_rows, 1, 2, 0};
+  return (LegendPlan){max_rows, 1, NAME_SHORT, 0};
 }
 
 /* The title, ended by an ellipsis after its last whole word when it is
@@ -163,13 +167,23 @@ static void title_draw(const char *title, GraphCell *cells, int w, int ascii) {
 
 void legend_draw(const Legend *l, const LegendPlan *pl, GraphCell *cells, int w, int ascii) {
   title_draw(l->title, cells, w, ascii);
-  /* What does not fit even shortened is left out from the end. */
-  Legend part = *l;
+  /* What does not fit even shortened is left out from the end, the runs
+  ** among it counted in a last entry. */
+  Legend part;
   NameCut cut[LEGEND_MAX];
   int row_of[LEGEND_MAX], col_of[LEGEND_MAX];
-  for (; part.n > 0; part.n--) {
+  for (int keep = l->n; keep >= 0; keep--) {
+    part = *l;
+    part.n = keep;
+    int runs = 0;
+    for (int i = keep; i < l->n; i++) runs += l->item[i].is_run + (l->item[i].name == l->more ? l->left_out : 0);
+    if (runs > 0 && keep < LEGEND_MAX) {
+      snprintf(part.more, sizeof part.more, "+%d run%s", runs, runs == 1 ? "" : "s");
+      part.item[part.n++] = (LegendItem){.role = GRAPH_ROLE_LABEL, .name = part.more};
+    }
     item_names(&part, pl->affix, pl->max, cut);
     if (flow(&part, w, pl->rows, cut, row_of, col_of)) break;
+    part.n = 0;
   }
   for (int i = 0; i < part.n; i++) {
     const LegendItem *it = &part.item[i];

@@ -31,6 +31,7 @@ typedef struct Legend {
   int n;
   char title[96];
   char more[32];    /* "+N runs" */
+  int left_out;     /* the N */
 } Legend;
 
 /* How the legend is laid out: its rows, whether run names lose what they

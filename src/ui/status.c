@@ -6,7 +6,10 @@
 ** The status line names every run, however many: with less room each run
 ** says less (its loss, then its scales, then a one-letter tie mark), then
 ** names lose what they share ("_s1"), then are cut in the middle with an
-** ellipsis. Its throughput is the lab's, by the wall clock. The hint line
+** ellipsis (names.c, as the charts' legends do), and when even short
+** names do not fit, the line ends with how many runs it leaves out
+** ("+11 runs"). Its throughput is the lab's, by the wall clock, and shown
+** only while there are runs. The hint line
 ** always keeps the present view, help and quit; text that does not fit is
 ** shortened on purpose (fit.c), never cut by the edge.
 */
@@ -181,11 +184,15 @@ static int runs_cols(Ui *ui, Detail detail, ShortName *names, int sep) {
 }
 
 /* Names cut to the longest length that lets every run fit 'room' columns
-** and keeps the names apart; 0 when none does (the shortest are left in
-** 'names'). */
+** and keeps the names apart; 0 when none does, and the names are left
+** NAME_SHORT long (or longer, to stay apart): shorter ones say too little,
+** the line then shows fewer runs. */
+#define NAME_SHORT 5   /* "ti…x2" */
 static int cut_names(Ui *ui, int room, const char *ell, ShortName *names) {
-  for (int max = 63; max >= 2; max--)
+  for (int max = 63; max >= NAME_SHORT; max--)
     if (shorten(ui->snap, max, ell, names) && runs_cols(ui, DETAIL_CUT, names, 1) <= room) return 1;
+  for (int max = NAME_SHORT; max < 63; max++)
+    if (shorten(ui->snap, max, ell, names)) return 0;
   return 0;
 }
 

@@ -25,7 +25,9 @@ uint32_t legend_event_mark(GraphEventKind kind, int ascii) { return event_marks[
 static uint32_t line_mark(const Graph *g, const GraphSeries *s, int scatter) {
   if (g->glyphs == GRAPH_ASCII || (scatter && g->glyphs == GRAPH_BLOCK)) return graph_ascii_mark(s);
   if (scatter) return BRAILLE_BLANK + 0x3f;   /* six dots */
-  return s->dashed ? 0x2505 : 0x2501;
+  /* A colour's second use has shorter dashes, as its line does. */
+  static const uint32_t lines[2][2] = {{0x2501, 0x2505}, {0x254d, 0x2509}};   /* ━ ┅, ╍ ┉ */
+  return lines[s->style % 2][s->dashed ? 1 : 0];
 }
 
 static int order_key(const GraphSeries *s) { return s->group > 0 ? s->group : s->color + 1; }

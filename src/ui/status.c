@@ -10,8 +10,8 @@
 ** names do not fit, the line ends with how many runs it leaves out
 ** ("+11 runs"). Its throughput is the lab's, by the wall clock, shown only
 ** while there are runs. The hint line always keeps the present view, help
-** and quit; text that does not fit is
-** shortened on purpose (fit.c), never cut by the edge.
+** and quit; text that does not fit is shortened on purpose (fit.c), never
+** cut by the edge.
 */
 #include <math.h>
 #include <stdarg.h>

@@ -56,7 +56,7 @@ static void dashed_item(const Graph *g, Legend *l, const GraphSeries *s, int sca
   uint32_t mark = line_mark(g, s, scatter);
   if (!(ascii && val_each))
     for (int k = 0; k < l->n; k++)
-      if (!l->item[k].is_run && l->item[k].name == s->name) {
+      if (!l->item[k].is_run && l->item[k].mark && strcmp(l->item[k].name, s->name) == 0) {
         if (ascii && l->item[k].mark != mark) l->item[k].last = mark;
         return;
       }

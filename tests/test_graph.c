@@ -67,7 +67,7 @@ static void test_ascii_diagonal(void) {
   same(line(5), "    +0----^---10\n", "ASCII: an event is marked under its step, by its kind");
   s.dashed = 1;
   render(&g, 16, 6);
-  same(line(4), "   0|:          \n", "ASCII: a dashed series has its own mark and leaves every other sample out");
+  same(line(4), "   0|a          \n", "ASCII: a dashed series has its own mark and leaves every other sample out");
 }
 
 static void test_braille(void) {
@@ -109,8 +109,8 @@ static void test_log_and_labels(void) {
   render(&g, 16, 5);
   ok(strncmp(line(1), " 100|", 5) == 0 && strncmp(line(3), "   1|", 5) == 0,
      "log scale: labels show real values (100 and 1)");
-  y[1] = -1;
-  ok(strcmp(render(&g, 3, 5), "   \n  *\n   \n*  \n---\n") == 0, "log scale: values <= 0 are left out");
+  y[2] = -1;
+  same(render(&g, 3, 5), "   \n   \n * \n*  \n---\n", "log scale: values <= 0 are left out");
 }
 
 static void test_legend(void) {
@@ -128,7 +128,7 @@ static void test_legend(void) {
   g.glyphs = GRAPH_ASCII;
   graph_render(&g, cells, 12, 4);
   graph_to_utf8(cells, 12, 1, text, sizeof text);
-  same(text, "loss *a :b  \n", "legend in ASCII: the series' marks");
+  same(text, "loss *a b b \n", "legend in ASCII: the series' marks, a dashed one's from its own family");
 }
 
 static void test_sizes(void) {
@@ -340,8 +340,14 @@ static void test_shared_and_thick(void) {
   graph_render(&g, cells, W, H);
   shared = 0;
   for (int i = W; i < W * (H - 1); i++) shared += cells[i].role == GRAPH_ROLE_SHARED;
+  ok(shared > 0, "two runs of one colour on one cell are an overlap, not one run (%d shared)", shared);
+  s[0].group = s[1].group = 1;
+  graph_render(&g, cells, W, H);
+  shared = 0;
+  for (int i = W; i < W * (H - 1); i++) shared += cells[i].role == GRAPH_ROLE_SHARED;
   ok(shared == 0 && cells[1 * W + 10].role == GRAPH_ROLE_SERIES + 0,
      "a run's two lines (training, validation) on one cell keep the run's colour");
+  s[0].group = s[1].group = 0;
   s[1].y = NULL, s[1].n = 0;
   s[0].bold = 1;
   graph_render(&g, cells, W, H);
@@ -473,6 +479,177 @@ static void test_xaxis(void) {
      "time axis: falls back when the runs go");
 }
 
+/* The y labels of the last render, rows 'from'..'to': 1 when no two are
+** the same and none is "inf" or "nan". */
+static int labels_sound(int from, int to, int lw) {
+  char seen[16][16];
+  int n = 0;
+  for (int r = from; r <= to; r++) {
+    char lab[16];
+    snprintf(lab, sizeof lab, "%.*s", lw, line(r));
+    if (strspn(lab, " ") == strlen(lab)) continue;
+    if (strstr(lab, "inf") || strstr(lab, "nan")) return 0;
+    for (int k = 0; k < n; k++)
+      if (strcmp(seen[k], lab) == 0) return 0;
+    if (n < 16) snprintf(seen[n++], sizeof seen[0], "%s", lab);
+  }
+  return n > 0;
+}
+
+/* Spans of a few roundings (0.3 against 0.1 + 0.2), of nothing, and wider
+** than a double holds: the ticks are counted, so none of them loops, and
+** every label is a different number. */
+static void test_degenerate_spans(void) {
+  double x[2] = {0, 10}, y[2] = {0.3, 0.1 + 0.2};
+  GraphSeries s = {.name = "r", .x = x, .y = y, .n = 2};
+  Graph g = {.title = "t", .glyphs = GRAPH_ASCII, .x_min = 0, .x_max = 12, .y_min = 0.3, .y_max = 0.1 + 0.2,
+             .series = &s, .n_series = 1};
+  render(&g, 20, 7);
+  ok(labels_sound(1, 5, 5), "0.3 against 0.1 + 0.2: the range is widened, each label a different value");
+  int row = -1, rows = 0;
+  for (int r = 1; r <= 5; r++)
+    if (strchr(line(r), '*')) row = r, rows++;
+  ok(rows == 1 && strncmp(line(row), "  0.3|", 6) == 0, "... and the two equal values lie on the row of 0.3 (%d rows)",
+     rows);
+  GraphScale sc = {0};
+  graph_scale_update(&sc, 0.3, 0.1 + 0.2, 0);
+  ok(sc.hi - sc.lo > 0.01 && sc.lo < 0.3 && sc.hi > 0.3, "scale: a span of roundings counts as none (%g..%g)", sc.lo,
+     sc.hi);
+  for (int t = 0; t < 3; t++) {
+    g.glyphs = (GraphGlyphs)t;
+    g.y_min = sc.lo, g.y_max = sc.hi;
+    render(&g, 20, 7);
+    ok(labels_sound(1, 5, 5), "... with its margin, in tier %d", t);
+  }
+  double big[2] = {-1e308, 1e308};
+  s.y = big;
+  sc = (GraphScale){0};
+  graph_scale_update(&sc, -1e308, 1e308, 0);
+  ok(isfinite(sc.lo) && isfinite(sc.hi) && sc.lo <= -1e308 && sc.hi >= 1e308,
+     "scale: values near the largest double keep a finite range (%g..%g)", sc.lo, sc.hi);
+  for (int t = 0; t < 3; t++) {
+    g.glyphs = (GraphGlyphs)t;
+    g.y_min = -1e308, g.y_max = 1e308;
+    render(&g, 20, 8);
+    GraphCell cells[20 * 8];
+    graph_render(&g, cells, 20, 8);
+    int top = 0;
+    for (int c = 6; c < 20; c++) top |= cells[20 + c].ch != ' ';
+    ok(labels_sound(1, 6, 5) && top, "-1e308..1e308: finite labels, the largest at the top, in tier %d", t);
+  }
+  g.glyphs = GRAPH_ASCII;
+  render(&g, 20, 8);
+  ok(strstr(line(1), "*") && strstr(line(6), "*"), "... and the smallest at the bottom");
+  double flat[3] = {2, 2, 2}, fx[3] = {0, 5, 10};
+  s.x = fx, s.y = flat, s.n = 3;
+  g.y_min = g.y_max = 2;
+  render(&g, 20, 7);
+  ok(labels_sound(1, 5, 5) && strchr(line(3), '*') && strncmp(line(3), "    2|", 6) == 0,
+     "all values equal: a level line at 2 in the middle, labels around it");
+  g.x_min = 1e15, g.x_max = 1e15 + 0.25;
+  render(&g, 20, 7);
+  ok(strchr(line(6), '+') != NULL, "a time axis a few roundings wide is drawn too");
+}
+
+/* A series measured every few columns is a line in the block and ASCII
+** tiers too, dashes kept. */
+static void test_sparse_joined(void) {
+  double x[3] = {0, 5, 10}, y[3] = {0, 5, 0};
+  GraphSeries s = {.x = x, .y = y, .n = 3};
+  Graph g = {.glyphs = GRAPH_ASCII, .x_min = 0, .x_max = 11, .y_min = 0, .y_max = 5, .series = &s, .n_series = 1};
+  same(render(&g, 11, 8),
+       "           \n"
+       "     *     \n"
+       "    * *    \n"
+       "   *   *   \n"
+       "  *     *  \n"
+       " *       * \n"
+       "*         *\n"
+       "0----5---10\n",
+       "ASCII: samples five columns apart are joined through the columns between");
+  g.glyphs = GRAPH_BLOCK;
+  GraphCell cells[11 * 8];
+  graph_render(&g, cells, 11, 8);
+  int cols = 0;
+  for (int c = 0; c < 11; c++)
+    for (int r = 1; r < 7; r++)
+      if (cells[r * 11 + c].ch != ' ') {
+        cols++;
+        break;
+      }
+  ok(cols == 11, "block: the same (%d columns of 11)", cols);
+  s.dashed = 1;
+  g.glyphs = GRAPH_ASCII;
+  render(&g, 11, 8);
+  cols = 0;
+  for (int c = 0; c < 11; c++)
+    for (int r = 1; r < 7; r++)
+      if (line(r)[c] == 'a') {
+        cols++;
+        break;
+      }
+  ok(cols == 6, "a dashed series keeps its gaps across the columns between (%d of 11)", cols);
+}
+
+/* Runs that share a colour (the seventh run on) still differ, each run's
+** validation line has its own mark, and runs left out are counted. */
+static void test_many_runs(void) {
+  double x[2] = {0, 10}, y[2] = {1, 1};
+  GraphSeries s[4] = {{.name = "a", .x = x, .y = y, .n = 2, .color = 0, .group = 1},
+                      {.name = "val", .x = x, .y = y, .n = 2, .color = 0, .group = 1, .dashed = 1},
+                      {.name = "g", .x = x, .y = y, .n = 2, .color = 0, .group = 7, .style = 1},
+                      {.name = "val", .x = x, .y = y, .n = 2, .color = 0, .group = 7, .style = 1, .dashed = 1}};
+  Graph g = {.title = "loss", .glyphs = GRAPH_ASCII, .x_min = 0, .x_max = 11, .y_min = 0, .y_max = 2, .series = s,
+             .n_series = 4};
+  render(&g, 40, 8);
+  same(line(0), "loss *a a val Xg i val #overlap         \n",
+       "ASCII: runs of one colour have other marks, each validation line its own");
+  render(&g, 22, 7);
+  same(line(0), "loss *a a-i val Xg    \n", "... else one entry for the validation lines' marks");
+  g.runs_left_out = 3;
+  render(&g, 40, 8);
+  ok(strstr(line(0), " +3 runs") != NULL, "the legend counts the runs left out: %s", line(0));
+  g.runs_left_out = 0;
+  g.n_series = 2;
+  GraphCell cells[40 * 8];
+  graph_render(&g, cells, 40, 8);
+  int shared = 0;
+  for (int i = 40; i < 40 * 7; i++) shared += cells[i].role == GRAPH_ROLE_SHARED;
+  ok(shared == 0, "a run's own two lines are not an overlap (%d)", shared);
+}
+
+/* Names too long for the legend are cut so that no two read alike. */
+static void test_legend_names_apart(void) {
+  static const char *const names[5] = {"tied_s1", "untied_s1", "tied_x2_s1", "tied_x5_s1", "tied_x10_s1"};
+  double x[1] = {0}, y[1] = {1};
+  GraphSeries s[5];
+  for (int i = 0; i < 5; i++) s[i] = (GraphSeries){.name = names[i], .x = x, .y = y, .n = 1, .color = i, .group = i + 1};
+  Graph g = {.title = "grad out/in", .glyphs = GRAPH_ASCII, .log_y = 1, .x_min = 0, .x_max = 1, .y_min = 0.5,
+             .y_max = 2, .series = s, .n_series = 5, .has_ref = 1, .ref_y = 1, .ref_label = "out=in"};
+  render(&g, 39, 8);
+  same(line(0), "grad out/in (log) *tied oun~ed +ti~x2  \n", "legend: cut names keep what tells them apart ...");
+  same(line(1), "xti~x5 @ti~10 .out=in #overlap         \n", "... on both rows");
+  for (int w = 20; w <= 60; w++) {
+    render(&g, w, 8);
+    char got[2][1024];
+    snprintf(got[0], sizeof got[0], "%s", line(0));
+    snprintf(got[1], sizeof got[1], "%s", line(1));
+    const char *names_seen[16];
+    int n = 0, apart = 1;
+    for (int r = 0; r < 2; r++)
+      for (char *t = strtok(got[r], " \n"); t; t = strtok(NULL, " \n")) {
+        for (int k = 0; k < n; k++)
+          if (strcmp(names_seen[k] + 1, t + 1) == 0) apart = 0;
+        if (n < 16) names_seen[n++] = t;
+      }
+    if (!apart) {
+      ok(0, "legend names apart at width %d: %s%s", w, line(0), line(1));
+      return;
+    }
+  }
+  ok(1, "legend: no two names alike at any width from 20 to 60");
+}
+
 int main(void) {
   test_ascii_diagonal();
   test_braille();
@@ -488,5 +665,9 @@ int main(void) {
   test_legend_rows();
   test_reference_and_events();
   test_xaxis();
+  test_degenerate_spans();
+  test_sparse_joined();
+  test_many_runs();
+  test_legend_names_apart();
   return tap_done();
 }

@@ -16,6 +16,7 @@
 
 #include "tap.h"
 #include "ui/fit.h"
+#include "ui/names.h"
 #include "ui/layout.h"
 
 static const char *const names[P_COUNT] = {
@@ -194,8 +195,6 @@ static void fitting(void) {
   ok(strcmp(fit_choose(v, 3, 40, ell, buf, sizeof buf), v[0]) == 0, "choose: the longest variant when it fits");
   ok(strcmp(fit_choose(v, 3, 22, ell, buf, sizeof buf), v[1]) == 0, "choose: a shorter variant");
   ok(strcmp(fit_choose(v, 3, 2, ell, buf, sizeof buf), "o\u2026") == 0, "choose: the last one shortened");
-  ok(strcmp(fit_middle("tied_x10", 6, ell, buf, sizeof buf), "tie\u202610") == 0, "middle: both ends kept (%s)", buf);
-  ok(strcmp(fit_middle("tied", 6, ell, buf, sizeof buf), "tied") == 0, "middle: a name that fits is kept");
   ok(fit_cols("in\u00d72 \u25b6") == 6 && fit_prefix("\u00d7\u00d7\u00d7", 2) == 4, "columns of UTF-8 text");
 
   const char *next, *s = "'lab' is the lab, 'ui' the screen; ? lists the keys.";
@@ -213,6 +212,44 @@ static void fitting(void) {
     p = next;
   }
   ok(words_whole, "wrap: every line ends at a word's end");
+}
+
+/* The names of runs as the status line and the legends show them. */
+static const char *shown_names(const char *const *list, int n, int affix, int max, int *distinct) {
+  static char out[512];
+  NameCut cut[16];
+  char one[64];
+  *distinct = names_fit(list, n, affix, max, 1, cut);
+  out[0] = '\0';
+  for (int i = 0; i < n; i++) {
+    names_text(list[i], &cut[i], "~", one, sizeof one);
+    snprintf(out + strlen(out), sizeof out - strlen(out), "%s%s", i ? " " : "", one);
+  }
+  return out;
+}
+
+static void run_names(void) {
+  static const char *const runs[] = {"tied_s1", "untied_s1", "tied_x2_s1", "tied_x5_s1", "tied_x10_s1"};
+  int d;
+  ok(strcmp(shown_names(runs, 5, 0, 64, &d), "tied_s1 untied_s1 tied_x2_s1 tied_x5_s1 tied_x10_s1") == 0 && d,
+     "names: whole when there is room");
+  ok(strcmp(shown_names(runs, 5, 1, 64, &d), "tied untied tied_x2 tied_x5 tied_x10") == 0 && d,
+     "names: without the end they all share (%s)", shown_names(runs, 5, 1, 64, &d));
+  ok(strcmp(shown_names(runs, 5, 1, 5, &d), "tied un~ed ti~x2 ti~x5 ti~10") == 0 && d,
+     "names: cut in the middle, both ends kept (%s)", shown_names(runs, 5, 1, 5, &d));
+  static const char *const alike[] = {"lr_0.1_tied_x2", "lr_0.1_tied_x5", "lr_0.1_untied"};
+  ok(strcmp(shown_names(alike, 3, 1, 4, &d), "ti~2 ti~5 un~d") == 0 && d,
+     "names: the shared beginning goes, at a separator (%s)", shown_names(alike, 3, 1, 4, &d));
+  static const char *const ends[] = {"abcXdefghij", "abcYdefghij"};
+  ok(strcmp(shown_names(ends, 2, 1, 5, &d), "abcX~ abcY~") == 0 && d,
+     "names: a cut moves to where names differ, never two alike (%s)", shown_names(ends, 2, 1, 5, &d));
+  ok(!(shown_names(ends, 2, 1, 1, &d), d), "names: too little room to tell them apart is reported");
+  static const char *const last[] = {"tied_in10_s1", "tied_in10_s2", "tied_in5_s1"};
+  ok(strcmp(shown_names(last, 3, 1, 64, &d), "in10 in10_s2 in5") == 0 && d,
+     "names: a last part several names end with goes unless two would read alike (%s)",
+     shown_names(last, 3, 1, 64, &d));
+  static const char *const one[] = {"tied_s1"};
+  ok(strcmp(shown_names(one, 1, 1, 64, &d), "tied_s1") == 0, "names: a single name keeps its parts");
 }
 
 static void print_rects(int rows, int cols) {
@@ -234,5 +271,6 @@ int main(int argc, char **argv) {
   present();
   small();
   fitting();
+  run_names();
   return tap_done();
 }

@@ -85,7 +85,8 @@ typedef struct ChartSpec {
 
 /* Render 'series' into the panel with the shared time axis and the panel's
 ** sticky y scale. */
-static void draw_chart(Ui *ui, WINDOW *win, int h, int w, const ChartSpec *cs, GraphSeries *series, int n) {
+static void draw_chart(Ui *ui, WINDOW *win, int h, int w, const ChartSpec *cs, GraphSeries *series, int n,
+                       int left_out) {
   werase(win);
   GraphCell *cells = ui_cells(ui, w, h);
   if (!cells) return;
@@ -109,47 +110,58 @@ static void draw_chart(Ui *ui, WINDOW *win, int h, int w, const ChartSpec *cs, G
              .n_series = n,
              .events = ev,
              .n_events = selected_events(ui, ev, HISTORY_MAX_EVENTS),
+             .runs_left_out = left_out,
              .stripes = ui->term.color};
   graph_render(&g, cells, w, h);
   ui_blit(ui, win, cells, w, h);
 }
 
 /* One series per run ('name'), and optionally a dashed one ('dashed'),
-** each in its run's colour; the selected run comes last, bold, so it lies
-** on top. */
-static int run_series(Ui *ui, GraphSeries *s, int cap, const char *name, const char *dashed) {
-  int n = 0, slot = 0, dashed_named = 0, runs = ui->snap->n_runs;
-  for (int pass = 0; pass < 2; pass++)
-    for (int i = 0; i < runs && n + 2 <= cap; i++) {
-      const TrainerRun *r = &ui->snap->runs[i];
-      int selected = r->id == ui->sel_id;
-      if (selected != pass) continue;
-      int bold = selected && runs > 1;
-      const double *x, *y;
-      int m = ui_series(ui, slot++, r->hist, name, &x, &y);
-      s[n++] = (GraphSeries){.name = r->name, .x = x, .y = y, .n = m, .color = i % TERM_SERIES_COLORS, .bold = bold};
-      if (!dashed) continue;
-      m = ui_series(ui, slot++, r->hist, dashed, &x, &y);
-      if (m == 0) continue;
-      s[n++] = (GraphSeries){.name = dashed_named++ ? NULL : "val", .x = x, .y = y, .n = m,
-                             .color = i % TERM_SERIES_COLORS, .dashed = 1, .bold = bold};
-    }
+** each in its run's colour; from the seventh run on, colours come again,
+** so a run also has a style (other marks and dashes) and its own group.
+** The selected run comes last, bold, so it lies on top. With more runs
+** than 'cap' series hold, the selected run's are taken first and the
+** last runs are left out ('*left_out'), which the legend says. */
+static int run_series(Ui *ui, GraphSeries *s, int cap, const char *name, const char *dashed, int *left_out) {
+  int runs = ui->snap->n_runs, per = dashed ? 2 : 1, sel = -1, chosen[UI_SLOTS], k = 0;
+  for (int i = 0; i < runs; i++)
+    if (ui->snap->runs[i].id == ui->sel_id) sel = i;
+  int room = (cap < UI_SLOTS ? cap : UI_SLOTS) / per - (sel >= 0);
+  for (int i = 0; i < runs && k < room; i++)
+    if (i != sel) chosen[k++] = i;
+  if (sel >= 0 && room >= 0) chosen[k++] = sel;
+  *left_out = runs - k;
+  int n = 0, slot = 0;
+  for (int j = 0; j < k; j++) {
+    int i = chosen[j];
+    const TrainerRun *r = &ui->snap->runs[i];
+    GraphSeries run = {.name = r->name, .color = i % TERM_SERIES_COLORS, .bold = i == sel && runs > 1,
+                       .group = i + 1, .style = i / TERM_SERIES_COLORS};
+    s[n] = run;
+    s[n].n = ui_series(ui, slot++, r->hist, name, &s[n].x, &s[n].y);
+    n++;
+    if (!dashed) continue;
+    run.name = "val";
+    run.dashed = 1;
+    run.n = ui_series(ui, slot++, r->hist, dashed, &run.x, &run.y);
+    if (run.n > 0) s[n++] = run;
+  }
   return n;
 }
 
 void panel_loss(Ui *ui, WINDOW *win, int h, int w) {
   GraphSeries s[UI_SLOTS];
-  int n = run_series(ui, s, UI_SLOTS, "loss", "val_loss");
+  int left_out, n = run_series(ui, s, UI_SLOTS, "loss", "val_loss", &left_out);
   ChartSpec cs = {P_LOSS, "loss", 0, NULL};
-  draw_chart(ui, win, h, w, &cs, s, n);
+  draw_chart(ui, win, h, w, &cs, s, n, left_out);
 }
 
 void panel_ratio(Ui *ui, WINDOW *win, int h, int w) {
   GraphSeries s[UI_SLOTS];
-  int n = run_series(ui, s, UI_SLOTS, "grad_ratio", NULL);
+  int left_out, n = run_series(ui, s, UI_SLOTS, "grad_ratio", NULL, &left_out);
   /* Out/in = 1 is the threshold: above it the output gradient dominates. */
   ChartSpec cs = {P_RATIO, "grad out/in", 1, "out=in"};
-  draw_chart(ui, win, h, w, &cs, s, n);
+  draw_chart(ui, win, h, w, &cs, s, n, left_out);
 }
 
 /* The scripts' series when there are any (in the present view, only the
@@ -170,7 +182,7 @@ void panel_extra(Ui *ui, WINDOW *win, int h, int w) {
       n++;
     }
     ChartSpec cs = {P_EXTRA, only ? only : "plots", 0, NULL};
-    draw_chart(ui, win, h, w, &cs, s, n);
+    draw_chart(ui, win, h, w, &cs, s, n, 0);
     return;
   }
   static const struct {
@@ -183,7 +195,7 @@ void panel_extra(Ui *ui, WINDOW *win, int h, int w) {
     s[n++] = (GraphSeries){.name = norms[i].label, .x = x, .y = y, .n = k, .color = i, .dashed = i == 2};
   }
   ChartSpec cs = {P_EXTRA, "grad L2", 1, NULL};
-  draw_chart(ui, win, h, w, &cs, s, n);
+  draw_chart(ui, win, h, w, &cs, s, n, 0);
 }
 
 /* ------------------------------------------------------------ alignment over time */
@@ -223,9 +235,10 @@ void panel_align_chart(Ui *ui, WINDOW *win, int h, int w) {
     const double *x, *y;
     int k = ui_series(ui, 2 * i, r->hist, align_lines[i].series, &x, &y);
     measured |= k > 0;
-    s[n++] = (GraphSeries){.name = align_lines[i].label, .x = x, .y = y, .n = k, .color = i};
+    s[n++] = (GraphSeries){.name = align_lines[i].label, .x = x, .y = y, .n = k, .color = i, .group = i + 1};
     k = ui_series(ui, 2 * i + 1, r->hist, align_lines[i].baseline, &x, &y);
-    if (k > 0) s[n++] = (GraphSeries){.name = i == 0 ? "random" : NULL, .x = x, .y = y, .n = k, .color = i, .dashed = 1};
+    if (k > 0)
+      s[n++] = (GraphSeries){.name = "random", .x = x, .y = y, .n = k, .color = i, .dashed = 1, .group = i + 1};
   }
   const char *why[2] = {"there is no run", "no run"};
   int n_why = r ? align_chart_absent(r, measured, why) : 2;
@@ -238,7 +251,7 @@ void panel_align_chart(Ui *ui, WINDOW *win, int h, int w) {
   char title[96];
   snprintf(title, sizeof title, "align %s", r->name);
   ChartSpec cs = {P_ALIGNCHART, title, 0, NULL};
-  draw_chart(ui, win, h, w, &cs, s, n);
+  draw_chart(ui, win, h, w, &cs, s, n, 0);
 }
 
 /* ------------------------------------------------------------ row norm scatter */

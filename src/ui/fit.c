@@ -73,32 +73,6 @@ const char *fit_text(const char *s, int width, const char *ellipsis, char *buf, 
   return buf;
 }
 
-/* Bytes at which the last 'cols' columns of 's' begin (a wide character
-** across the boundary is left out). */
-static size_t suffix_start(const char *s, int cols) {
-  mbstate_t st;
-  memset(&st, 0, sizeof st);
-  size_t len = strlen(s), at = 0;
-  int rest = fit_cols(s), cw;
-  while (at < len && rest > cols) {
-    at += next_char(s + at, len - at, &st, &cw);
-    rest -= cw;
-  }
-  return at;
-}
-
-const char *fit_middle(const char *s, int width, const char *ellipsis, char *buf, size_t cap) {
-  if (fit_cols(s) <= width) return s;
-  if (cap == 0) return "";
-  buf[0] = '\0';
-  int room = width - fit_cols(ellipsis);
-  if (room < 1) return buf;
-  int head = (room + 1) / 2, tail = room - head;
-  size_t h = fit_prefix(s, head), t = tail > 0 ? suffix_start(s, tail) : strlen(s);
-  snprintf(buf, cap, "%.*s%s%s", (int)h, s, ellipsis, s + t);
-  return buf;
-}
-
 const char *fit_choose(const char *const *variants, int n, int width, const char *ellipsis, char *buf,
                        size_t cap) {
   if (n <= 0) return "";

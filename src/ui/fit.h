@@ -28,11 +28,6 @@ size_t fit_prefix(const char *s, int cols);
 ** still with the ellipsis; a width too small for the ellipsis gives "". */
 const char *fit_text(const char *s, int width, const char *ellipsis, char *buf, size_t cap);
 
-/* 's' itself when it fits 'width'; else its beginning and its end with
-** 'ellipsis' between them, within 'width' (names whose ends tell them
-** apart: "tied_x10" -> "ti…10"). */
-const char *fit_middle(const char *s, int width, const char *ellipsis, char *buf, size_t cap);
-
 /* The first of 'n' variants (longest first) that fits 'width'; when none
 ** does, the last one shortened by fit_text. */
 const char *fit_choose(const char *const *variants, int n, int width, const char *ellipsis, char *buf,

@@ -13,11 +13,16 @@
 ** marks, never by hue alone.
 ** A scatter skips the reduction: each point is one dot (Braille) or one
 ** mark per cell (block and ASCII, which have no finer grain for a point).
-** The legend is laid out before the plot (it may take a second row) and
-** drawn after it, when shared cells and event kinds are known.
+** The legend (legend.c) is laid out before the plot (it may take a second
+** row) and drawn after it, when shared cells and event kinds are known.
+** Ticks are counted as whole multiples of their step, never added up, so a
+** span a few roundings wide (0.1 + 0.2 against 0.3) cannot stall them.
 */
 #include "graph.h"
 
+#include "legend.h"
+
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,13 +31,10 @@
 #define BRAILLE_BLANK 0x2800u
 #define BLOCK_LOWER 0x2580u  /* + 1..8: lower eighth .. full block */
 
-static const char ascii_marks[] = "*o+x@%&=";
-
-/* Event markers by kind (Unicode, ASCII) and their names in the legend. */
-static const uint32_t event_marks[3][2] = {
-    [GRAPH_EVENT_OTHER] = {0x25cf, '!'}, [GRAPH_EVENT_TIE] = {0x25b2, '^'}, [GRAPH_EVENT_SCALE] = {0x25c6, 'S'}};
-static const char *const event_names[3] = {
-    [GRAPH_EVENT_OTHER] = "change", [GRAPH_EVENT_TIE] = "tie", [GRAPH_EVENT_SCALE] = "scale"};
+/* ASCII marks by colour, a second set for a colour used again (style 1):
+** solid lines, then validation and baselines (lower case, one family). */
+static const char solid_marks[2][GRAPH_COLORS + 1] = {"*o+x@%&=", "XOHWVZ8$"};
+static const char dashed_marks[2][GRAPH_COLORS + 1] = {"abcdefgh", "ijklmnpq"};
 
 /* Dot bits of a Braille cell, by column and row within it. */
 static const uint8_t braille_bit[2][4] = {{0x01, 0x02, 0x04, 0x40}, {0x08, 0x10, 0x20, 0x80}};
@@ -178,9 +180,11 @@ void graph_scale_update(GraphScale *s, double lo, double hi, int log_y) {
   int grow = !s->set || tl < sl || th > sh;
   int shrink = s->set && (th - tl) < 0.5 * (sh - sl);
   if (!grow && !shrink) return;
-  /* Leave a margin of a tenth of the span so the next points fit too. */
-  double m = (th - tl) * 0.1;
-  if (!(m > 0)) m = fabs(th) * 0.1 + (log_y ? 0.1 : 1e-9);
+  /* Leave a margin of a tenth of the span so the next points fit too
+  ** (computed so that it stays finite for values near the largest
+  ** double); a span of a few roundings counts as none. */
+  double m = th * 0.1 - tl * 0.1;
+  if (!(m > 1e-13 * fmax(fabs(tl), fabs(th)))) m = fabs(th) * 0.1 + (log_y ? 0.1 : 1e-9);
   tl -= m;
   th += m;
   s->lo = log_y ? pow(10, tl) : tl;
@@ -230,14 +234,14 @@ typedef struct Plot {
   int shared;           /* some cell is shared */
 } Plot;
 
-static const char ascii_dashed = ':';
-static const char ascii_shared = '#';
 
 static double transform(const Plot *p, double y) { return p->log_y ? log10(y) : y; }
 
-/* A series' ASCII mark: one per colour, validation its own. */
-static uint32_t ascii_mark(const GraphSeries *s) {
-  return s->dashed ? (uint32_t)ascii_dashed : (uint32_t)ascii_marks[s->color % 8];
+/* A series' ASCII mark: by colour and style, a dashed one from its own
+** family. */
+uint32_t graph_ascii_mark(const GraphSeries *s) {
+  const char (*marks)[GRAPH_COLORS + 1] = s->dashed ? dashed_marks : solid_marks;
+  return (uint32_t)marks[s->style % 2][s->color % GRAPH_COLORS];
 }
 
 uint8_t graph_series_role(const GraphSeries *s) {
@@ -247,15 +251,16 @@ uint8_t graph_series_role(const GraphSeries *s) {
 
 /* Claim plot cell (cy, cx) for series 'id' (1-based); the role the cell
 ** takes: the series' own, or the shared one when another series is there.
-** Two lines of one colour (a run's training and validation loss) only lose
-** the tint there: the cell still says whose it is. */
+** Two lines of one group (a run's training and validation loss) only lose
+** the tint there: the cell still says whose it is. Two runs that happen to
+** have one colour are two groups, so their cells do read as shared. */
 static uint8_t claim(Plot *p, int cy, int cx, int id, uint8_t role) {
   if (!p->owner || cy < 0 || cy >= p->ph || cx < 0 || cx >= p->pw) return role;
   int *o = &p->owner[2 * ((size_t)cy * p->pw + cx)];
   if (o[0] == 0) o[0] = id;
   if (o[1] == 0 && o[0] != id) {
-    if (p->series[o[0] - 1].color % GRAPH_COLORS == p->series[id - 1].color % GRAPH_COLORS)
-      return (uint8_t)(role & ~GRAPH_ROLE_TINT);
+    int group = p->series[o[0] - 1].group;
+    if (group > 0 && group == p->series[id - 1].group) return (uint8_t)(role & ~GRAPH_ROLE_TINT);
     o[1] = id;
   }
   if (o[1] == 0) return role;
@@ -286,16 +291,28 @@ static void braille_dot(Plot *p, int dx, int dy, int id, uint8_t role) {
   c->role = id ? claim(p, dy / 4, dx / 2, id, role) : role;
 }
 
-/* Dashes: five dot columns drawn, three left out, so a gap reads as a gap
-** even where a line is steep or thick. */
-static int dash_on(int dx) { return dx % 8 < 5; }
+/* Dashes by style (see GraphSeries): dashed, five dot columns drawn and
+** three left out, so a gap reads as a gap even where a line is steep or
+** thick; a colour's second use has short gaps in its solid line and short
+** dashes in its dashed one. */
+static int dash_on(const GraphSeries *s, int dx) {
+  if (s->style % 2 == 0) return !s->dashed || dx % 8 < 5;
+  return s->dashed ? dx % 8 < 2 : dx % 6 < 5;
+}
 
-static void braille_line(Plot *p, int x0, int y0, int x1, int y1, int id, int dashed, uint8_t role) {
+/* The same without dots to leave out (block and ASCII): the n-th drawn
+** column of the series, or a gap. */
+static int sample_on(const GraphSeries *s, int n) {
+  if (s->style % 2 == 0) return !s->dashed || n % 2 == 0;
+  return s->dashed ? n % 3 == 0 : n % 3 != 2;
+}
+
+static void braille_line(Plot *p, int x0, int y0, int x1, int y1, int id, const GraphSeries *s, uint8_t role) {
   int dx = abs(x1 - x0), dy = -abs(y1 - y0);
   int stx = x0 < x1 ? 1 : -1, sty = y0 < y1 ? 1 : -1, e = dx + dy;
   int ys = p->ph * 4;
   for (;;) {
-    if (!dashed || dash_on(x0)) {
+    if (dash_on(s, x0)) {
       braille_dot(p, x0, y0, id, role);
       /* The second dot below, or above on the bottom row. */
       if (p->thick) braille_dot(p, x0, y0 + 1 < ys ? y0 + 1 : y0 - 1, id, role);
@@ -324,7 +341,7 @@ static void cell_sample(Plot *p, const GraphSeries *s, int col, int r, int prev,
   if (p->glyphs == GRAPH_ASCII) {
     GraphCell *c = cell_at(p->cells, p->w, p->h, p->y0 + cy, p->x0 + col);
     uint8_t got = claim(p, cy, col, id, role);
-    if (c) c->ch = got == GRAPH_ROLE_SHARED ? (uint32_t)ascii_shared : ascii_mark(s), c->role = got;
+    if (c) c->ch = got == GRAPH_ROLE_SHARED ? (uint32_t)GRAPH_ASCII_SHARED : graph_ascii_mark(s), c->role = got;
     return;
   }
   cell_put(p, cy, col, BLOCK_LOWER + (uint32_t)(p->sy - r % p->sy), id, role);
@@ -350,19 +367,27 @@ static void plot_series(Plot *p, const GraphSeries *s, int id, double *sum, int 
     sum[c] += transform(p, v);
     cnt[c]++;
   }
-  int pc = -1, pr = -1, drawn = 0;
+  int pc = -1, pr = -1, drawn = 0, prev = -1;
   for (int c = 0; c < xs; c++) {
     if (!cnt[c]) continue;
-    double t = sum[c] / cnt[c];
-    int r = (int)lround((p->hi - t) / (p->hi - p->lo) * (ys - 1));
-    if (r < 0) r = 0;
-    if (r > ys - 1) r = ys - 1;
-    if (p->glyphs == GRAPH_BRAILLE) braille_line(p, pc < 0 ? c : pc, pc < 0 ? r : pr, c, r, id, s->dashed, role);
-    /* Without dots to leave out, a dashed series skips every other sample,
-    ** and the next is not joined across the gap. */
-    else if (s->dashed && drawn % 2) r = -1;
-    else cell_sample(p, s, c, r, pc == c - 1 && pr >= 0 ? pr : -1, id, role);
-    drawn++;
+    double f = (p->hi - sum[c] / cnt[c]) / (p->hi - p->lo) * (ys - 1);
+    int r = !(f > 0) ? 0 : f > ys - 1 ? ys - 1 : (int)lround(f);
+    if (p->glyphs == GRAPH_BRAILLE) {
+      braille_line(p, pc < 0 ? c : pc, pc < 0 ? r : pr, c, r, id, s, role);
+    } else {
+      /* The columns between two samples take the line between them, so a
+      ** series measured every few steps reads as a line, not as blips.
+      ** A sample left out for the dashes leaves the next unjoined. */
+      for (int cc = pc < 0 ? c : pc + 1; cc <= c; cc++) {
+        int rr = cc == c ? r : pr + (int)lround((double)(r - pr) * (cc - pc) / (c - pc));
+        if (!sample_on(s, drawn++)) {
+          prev = -1;
+          continue;
+        }
+        cell_sample(p, s, cc, rr, prev, id, role);
+        prev = rr;
+      }
+    }
     pc = c;
     pr = r;
   }
@@ -385,7 +410,7 @@ static void scatter_series(Plot *p, const GraphSeries *s, int id) {
       continue;
     }
     uint8_t got = claim(p, r, c, id, role);
-    put(p->cells, p->w, p->h, p->y0 + r, p->x0 + c, got == GRAPH_ROLE_SHARED ? (uint32_t)ascii_shared : ascii_mark(s), got);
+    put(p->cells, p->w, p->h, p->y0 + r, p->x0 + c, got == GRAPH_ROLE_SHARED ? (uint32_t)GRAPH_ASCII_SHARED : graph_ascii_mark(s), got);
   }
 }
 
@@ -401,216 +426,6 @@ static void ref_line(const Graph *g, Plot *p) {
     } else {
       put(p->cells, p->w, p->h, p->y0 + r / p->sy, p->x0 + x, p->glyphs == GRAPH_ASCII ? '.' : 0x2504, GRAPH_ROLE_REF);
     }
-  }
-}
-
-/* ------------------------------------------------------------ legend */
-
-typedef struct LegendItem {
-  uint32_t mark;
-  uint8_t role;
-  const char *name;
-  int is_run;     /* a solid series: its name may lose the runs' common prefix or suffix */
-} LegendItem;
-
-#define LEGEND_MAX 48
-
-typedef struct Legend {
-  LegendItem item[LEGEND_MAX];
-  int n;
-  char title[96];
-  int pre, suf;   /* bytes of every run name's shared prefix and suffix */
-} Legend;
-
-static uint32_t line_mark(const Graph *g, const GraphSeries *s, int scatter) {
-  if (g->glyphs == GRAPH_ASCII || (scatter && g->glyphs == GRAPH_BLOCK)) return ascii_mark(s);
-  if (scatter) return BRAILLE_BLANK + 0x3f;   /* six dots */
-  return s->dashed ? 0x2505 : 0x2501;
-}
-
-static int is_sep(char c) { return c == '_' || c == '-' || c == ' ' || c == '.' || c == '/'; }
-
-/* The prefix and suffix that every run name shares, ending (prefix) or
-** starting (suffix) at a separator, so "tied_s1" and "untied_s1" lose "_s1"
-** and never "ied_s1". Nothing when fewer than two names or a name would
-** be left empty. */
-static void common_affixes(Legend *l) {
-  const char *first = NULL;
-  int names = 0, pre = 1 << 20, suf = 1 << 20, shortest = 1 << 20;
-  for (int i = 0; i < l->n; i++) {
-    const char *s = l->item[i].name;
-    if (!l->item[i].is_run) continue;
-    int n = (int)strlen(s);
-    if (n < shortest) shortest = n;
-    if (!first) first = s;
-    int k = 0, fn = (int)strlen(first);
-    while (k < n && k < fn && s[k] == first[k]) k++;
-    if (k < pre) pre = k;
-    k = 0;
-    while (k < n && k < fn && s[n - 1 - k] == first[fn - 1 - k]) k++;
-    if (k < suf) suf = k;
-    names++;
-  }
-  l->pre = l->suf = 0;
-  if (names < 2) return;
-  int fn = (int)strlen(first);
-  while (pre > 0 && !is_sep(first[pre - 1])) pre--;
-  while (suf > 0 && !is_sep(first[fn - suf])) suf--;
-  if (pre + suf < shortest) l->pre = pre, l->suf = suf;
-}
-
-/* Code points of the UTF-8 text (invalid bytes count one). */
-static int text_cells(const char *s, int bytes) {
-  int n = 0;
-  for (int i = 0; i < bytes;) {
-    uint32_t cp;
-    i += utf8_next(s + i, &cp);
-    n++;
-  }
-  return n;
-}
-
-/* What the legend shows of a name: its start, and when cut an ellipsis
-** and its end. */
-typedef struct ShownName {
-  const char *s;      /* the name, without the affixes dropped */
-  int head;           /* bytes shown from its start */
-  const char *tail;   /* shown after the ellipsis */
-  int tail_bytes;
-  int cut;
-} ShownName;
-
-/* Bytes of the first 'k' code points of 's' ('n' bytes). */
-static int skip_points(const char *s, int n, int k) {
-  int b = 0;
-  for (; k > 0 && b < n; k--) {
-    uint32_t cp;
-    b += utf8_next(s + b, &cp);
-  }
-  return b;
-}
-
-/* The name item 'i' shows: 'affix' drops the shared prefix and suffix; at
-** most 'max' cells. Returns its cells. */
-static int item_name(const Legend *l, int i, int affix, int max, ShownName *sn) {
-  const LegendItem *it = &l->item[i];
-  const char *s = it->name;
-  int n = (int)strlen(s);
-  if (affix && it->is_run) s += l->pre, n -= l->pre + l->suf;
-  int cells = text_cells(s, n);
-  /* Only names are cut; the words for the line at 1, events and overlap
-  ** are short and fixed. */
-  *sn = (ShownName){.s = s, .head = n, .tail = s + n, .cut = it->is_run && cells > max};
-  if (!sn->cut) return cells;
-  /* Cut in the middle: the start and the end of names tell runs apart
-  ** ("tie…in5", "tie…n10"), where their ends would all be "tied_i…". */
-  int keep = max - 1, front = (keep + 1) / 2, back = keep - front;
-  sn->head = skip_points(s, n, front);
-  int t = skip_points(s, n, cells - back);
-  sn->tail = s + t;
-  sn->tail_bytes = n - t;
-  return max;
-}
-
-/* Write 'n' bytes of UTF-8 into cells; returns the cells written. */
-static int text_put(GraphCell *row, const char *s, int n, uint8_t role) {
-  int x = 0;
-  for (int k = 0; k < n; x++) {
-    uint32_t cp;
-    k += utf8_next(s + k, &cp);
-    row[x].ch = cp < 0x20 ? ' ' : cp;
-    row[x].role = role;
-  }
-  return x;
-}
-
-/* Lay the items out after the title in 'rows' rows of 'w'; with 'row_of'
-** and 'col_of', say where each goes. 1 when all fit. The last column stays
-** blank, so an entry never touches the chart to the right. */
-static int legend_flow(const Legend *l, int w, int rows, int affix, int max, int *row_of, int *col_of) {
-  int row = 0, x = text_cells(l->title, (int)strlen(l->title)), room = w - 1;
-  if (x > w) return 0;
-  for (int i = 0; i < l->n; i++) {
-    ShownName sn;
-    int need = 2 + item_name(l, i, affix, max, &sn);
-    if (x + need > room && x > 0) {
-      if (++row >= rows) return 0;
-      x = -1;   /* a row's first entry needs no space before it */
-    }
-    if (x + need > room) return 0;
-    if (row_of) row_of[i] = row, col_of[i] = x + 1;
-    x += need;
-  }
-  return 1;
-}
-
-/* The plan for the legend: rows, whether the affixes go, the longest name. */
-typedef struct LegendPlan {
-  int rows, affix, max, fits;
-} LegendPlan;
-
-static LegendPlan legend_plan(const Legend *l, int w, int max_rows) {
-  /* {rows, affix}: whole names on one row, then on two, then without the
-  ** shared affix (on a short chart, one row only). */
-  static const int tries[][2] = {{1, 0}, {2, 0}, {2, 1}, {1, 1}};
-  for (size_t t = 0; t < sizeof tries / sizeof tries[0]; t++)
-    if (tries[t][0] <= max_rows && legend_flow(l, w, tries[t][0], tries[t][1], 1 << 20, NULL, NULL))
-      return (LegendPlan){tries[t][0], tries[t][1], 1 << 20, 1};
-  for (int max = 24; max >= 2; max--)
-    if (legend_flow(l, w, max_rows, 1, max, NULL, NULL)) return (LegendPlan){max_rows, 1, max, 1};
-  return (LegendPlan){max_rows, 1, 2, 0};
-}
-
-/* Build the items: every named series, the reference line, the kinds of
-** event shown, and 'overlap' (when 'shared'). */
-static void legend_items(const Graph *g, Legend *l, int scatter, int shared, const int *kinds) {
-  l->n = 0;
-  snprintf(l->title, sizeof l->title, "%s%s", g->title ? g->title : "", g->title && g->log_y ? " (log)" : "");
-  /* By colour (a run's place in the lab), whatever order they are drawn in:
-  ** the selected run, drawn last, keeps its place in the legend. */
-  for (int color = 0; color < GRAPH_COLORS; color++)
-    for (int i = 0; i < g->n_series && l->n < LEGEND_MAX; i++) {
-      const GraphSeries *s = &g->series[i];
-      if (s->name && s->color % GRAPH_COLORS == color)
-        l->item[l->n++] = (LegendItem){line_mark(g, s, scatter), graph_series_role(s), s->name, !s->dashed};
-    }
-  int ascii = g->glyphs == GRAPH_ASCII;
-  if (g->has_ref && g->ref_label && l->n < LEGEND_MAX)
-    l->item[l->n++] = (LegendItem){ascii ? '.' : 0x2504, GRAPH_ROLE_REF, g->ref_label, 0};
-  for (int k = 0; k < 3 && l->n < LEGEND_MAX; k++)
-    if (kinds[k]) l->item[l->n++] = (LegendItem){event_marks[k][ascii], GRAPH_ROLE_EVENT, event_names[k], 0};
-  if (shared && l->n < LEGEND_MAX)
-    l->item[l->n++] = (LegendItem){ascii ? (uint32_t)ascii_shared : g->stripes ? 0x259a : 0x2588, GRAPH_ROLE_SHARED,
-                                   "overlap", 0};
-  common_affixes(l);
-}
-
-static void legend_draw(const Legend *l, const LegendPlan *pl, GraphCell *cells, int w, int ascii) {
-  int row_of[LEGEND_MAX], col_of[LEGEND_MAX];
-  int used = graph_text(cells, w, l->title, GRAPH_ROLE_TITLE);
-  /* A title wider than the chart ends in an ellipsis, not mid-word. */
-  if (used == w && w > 1 && text_cells(l->title, (int)strlen(l->title)) > w) {
-    int x = w - 1;
-    while (x > 1 && cells[x - 1].ch == ' ') x--;
-    cells[x].ch = ascii ? '~' : 0x2026;
-    for (int k = x + 1; k < w; k++) cells[k].ch = ' ';
-  }
-  /* What does not fit even shortened is left out from the end. */
-  Legend part = *l;
-  while (part.n > 0 && !legend_flow(&part, w, pl->rows, pl->affix, pl->max, row_of, col_of)) part.n--;
-  for (int i = 0; i < part.n; i++) {
-    ShownName sn;
-    item_name(&part, i, pl->affix, pl->max, &sn);
-    GraphCell *row = cells + (size_t)row_of[i] * w;
-    uint8_t role = part.item[i].role;
-    int x = col_of[i];
-    row[x].ch = part.item[i].mark;
-    row[x++].role = role;
-    x += text_put(row + x, sn.s, sn.head, role);
-    if (!sn.cut) continue;
-    row[x].ch = ascii ? '~' : 0x2026;
-    row[x++].role = role;
-    text_put(row + x, sn.tail, sn.tail_bytes, role);
   }
 }
 
@@ -642,9 +457,14 @@ static void y_labels(Plot *p, int lw) {
   char used[1024] = {0};
   if (p->ph > (int)sizeof used) return;
   if (!p->log_y) {
+    /* By whole multiples of the step, counted: adding the step to a tick
+    ** can leave it unchanged, where the span is a few roundings wide. */
     double step = nice_step(p->hi - p->lo, y_intervals(p));
-    for (double t = ceil(p->lo / step - 1e-9) * step; t <= p->hi + step * 1e-9; t += step)
+    double k0 = ceil(p->lo / step - 1e-9), k1 = floor(p->hi / step + 1e-9);
+    for (int i = 0; i <= p->ph && k0 + i <= k1; i++) {
+      double t = (k0 + i) * step;
       y_label_put(p, lw, value_row(p, t), fabs(t) < step * 1e-9 ? 0 : t, used);
+    }
     return;
   }
   static const double mult[] = {1, 5, 2};
@@ -700,7 +520,10 @@ static void x_ticks(const Graph *g, Plot *p, int end) {
   double need = (p->x_max - p->x_min) * ((int)strlen(widest) + 2) / (p->pw > 0 ? p->pw : 1);
   double mag = pow(10, floor(log10(need > 0 ? need : 1))), f = need / mag;
   double step = (f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10) * mag;
-  for (double t = ceil(p->x_min / step + 1e-9) * step; t < p->x_max; t += step) {
+  double k0 = ceil(p->x_min / step + 1e-9);
+  for (int i = 0; i < p->pw; i++) {
+    double t = (k0 + i) * step;
+    if (!(t < p->x_max)) break;
     if (t <= p->x_min) continue;
     char buf[16];
     graph_format(t, 6, buf, sizeof buf);
@@ -740,12 +563,28 @@ static void time_axis(const Graph *g, Plot *p, int lw, int *kinds) {
   for (int i = 0; i < g->n_events; i++) {
     int c = x_col(p, g->events[i].x), k = g->events[i].kind;
     if (c < 0 || k < 0 || k > 2) continue;
-    put(p->cells, p->w, p->h, y, p->x0 + c, event_marks[k][ascii], GRAPH_ROLE_EVENT);
+    put(p->cells, p->w, p->h, y, p->x0 + c, legend_event_mark(k, ascii), GRAPH_ROLE_EVENT);
     kinds[k] = 1;
   }
 }
 
 /* ------------------------------------------------------------ frame */
+
+/* A y range the plot can divide into rows: one narrower than a few
+** roundings of its values (0.1 + 0.2 against 0.3) is widened around them,
+** one wider than a double holds (-1e308..1e308) is narrowed, its extreme
+** points drawn at the edge. */
+static void widen_y(Plot *p) {
+  double big = DBL_MAX / 4;
+  if (p->lo < -big) p->lo = -big;
+  if (p->hi > big) p->hi = big;
+  if (p->lo > big) p->lo = big;
+  if (p->hi < -big) p->hi = -big;
+  if (p->hi - p->lo > 1e-12 * fmax(fabs(p->lo), fabs(p->hi)) && isfinite(p->lo) && isfinite(p->hi)) return;
+  double c = isfinite(p->lo) ? p->lo : 0, d = fabs(c) * 0.1 + (p->log_y ? 0.1 : 1e-9);
+  p->lo = c - d;
+  p->hi = c + d;
+}
 
 /* The legend rows a chart of h rows may spend: a second only when the
 ** plot keeps at least five. */
@@ -763,8 +602,7 @@ static int frame(const Graph *g, GraphCell *cells, int w, int h, int scatter, in
   int all[3] = {0, 0, 0};
   for (int i = 0; i < g->n_events; i++)
     if (g->events[i].kind >= 0 && g->events[i].kind <= 2) all[g->events[i].kind] = 1;
-  legend_items(g, l, scatter, reserve, all);
-  *pl = legend_plan(l, w, legend_max_rows(h));
+  *pl = legend_plan(g, l, scatter, reserve, all, w, legend_max_rows(h));
   if (h < 2 + pl->rows) return 0;
 
   *p = (Plot){.cells = cells, .w = w, .h = h, .y0 = pl->rows, .ph = h - 1 - pl->rows, .glyphs = g->glyphs,
@@ -774,17 +612,13 @@ static int frame(const Graph *g, GraphCell *cells, int w, int h, int scatter, in
   p->thick = g->glyphs == GRAPH_BRAILLE && !scatter && p->ph >= 5;
   p->lo = g->log_y ? log10(g->y_min > 0 ? g->y_min : 1e-12) : g->y_min;
   p->hi = g->log_y ? log10(g->y_max > 0 ? g->y_max : 1e-12) : g->y_max;
-  if (!(p->hi > p->lo) || !isfinite(p->lo) || !isfinite(p->hi)) {
-    double c = isfinite(p->lo) ? p->lo : 0, d = fabs(c) * 0.1 + (g->log_y ? 0.1 : 1e-9);
-    p->lo = c - d;
-    p->hi = c + d;
-  }
+  widen_y(p);
   int lw = w >= 12 ? (w / 4 < 6 ? w / 4 : 6) : 0;
   if (lw > 0) snap_y(p);   /* round labels; a chart without any keeps every row for data */
   p->x0 = lw > 0 ? lw + 1 : 0;
   p->pw = w - p->x0;
   p->x_min = g->x_min;
-  p->x_max = g->x_max > g->x_min ? g->x_max : g->x_min + 1;
+  p->x_max = g->x_max - g->x_min > 1e-12 * fabs(g->x_min) ? g->x_max : g->x_min + 1 + fabs(g->x_min) * 1e-9;
 
   if (lw > 0) y_labels(p, lw);
   time_axis(g, p, lw, kinds);
@@ -794,7 +628,7 @@ static int frame(const Graph *g, GraphCell *cells, int w, int h, int scatter, in
 /* The legend goes on last: only now is it known whether cells are shared
 ** and which kinds of event lie on the axis. */
 static void finish(const Graph *g, Plot *p, Legend *l, const LegendPlan *pl, int scatter, const int *kinds) {
-  legend_items(g, l, scatter, p->shared, kinds);
+  legend_items(g, l, scatter, p->shared, pl->val_each, kinds);
   legend_draw(l, pl, p->cells, p->w, g->glyphs == GRAPH_ASCII);
 }
 
@@ -835,8 +669,8 @@ static void draw(const Graph *g, GraphCell *cells, int w, int h, int scatter) {
     }
     if (!plot_all(g, &p, scatter)) return;
     if (!reserve && p.shared) {
-      legend_items(g, &l, scatter, 1, kinds);
-      if (!legend_flow(&l, w, pl.rows, pl.affix, pl.max, NULL, NULL)) continue;
+      legend_items(g, &l, scatter, 1, pl.val_each, kinds);
+      if (!legend_fits(&l, &pl, w)) continue;
     }
     finish(g, &p, &l, &pl, scatter, kinds);
     return;

@@ -11,7 +11,8 @@
 **   row 0        title and legend; a second row when the legend needs it
 **                and the chart is tall enough; if still too long, names
 **                lose a prefix or suffix all runs share ("_s1"), then their
-**                middle to an ellipsis
+**                middle to an ellipsis, never two alike (names.c); runs
+**                left out are counted ("+3 runs")
 **   rows ..h-2   the plot, y-axis labels at round values (1-2-5 steps;
 **                decades, then 5s and 2s on a log scale) at its left
 **   row h-1      the time axis: ticks at round values, the x label left
@@ -63,8 +64,13 @@ typedef struct GraphSeries {
   int n;
   int color;            /* colour index: role GRAPH_ROLE_SERIES + color */
   int dashed;           /* the secondary line of its colour (validation, a baseline):
-                           long dashes, a tinted role, ':' in ASCII */
+                           long dashes, a tinted role, a lower-case mark in ASCII */
   int bold;             /* drawn bold; draw it last so it lies on top */
+  int group;            /* which run (or thing) it belongs to, from 1: two lines of
+                           one group (a run's training and validation loss) are not
+                           an overlap; 0: its own */
+  int style;            /* 1 for a colour used a second time: other ASCII marks and
+                           dash pattern, so two runs of one colour still differ */
 } GraphSeries;
 
 uint8_t graph_series_role(const GraphSeries *s);
@@ -95,6 +101,7 @@ typedef struct Graph {
   int has_ref;                 /* a dotted line at y = ref_y ... */
   double ref_y;
   const char *ref_label;       /* ... named in the legend */
+  int runs_left_out;           /* runs the caller had no room for: "+N runs" */
   int stripes;                 /* shared cells striped in their series' colours
                                ** (with colour), else the shared role */
 } Graph;

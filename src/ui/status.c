@@ -3,12 +3,15 @@
 ** top, the hint line at the bottom (a question, a message, the script's
 ** caption or the key hints).
 **
-** The status line names every run, however many: with less room each run
-** says less (its loss, then its scales, then a one-letter tie mark), then
-** names lose what they share ("_s1"), then are cut in the middle with an
-** ellipsis. Its throughput is the lab's, by the wall clock. The hint line
-** always keeps the present view, help and quit; text that does not fit is
-** shortened on purpose (fit.c), never cut by the edge.
+** The status line names every run it has room for: with less room each
+** run says less (its loss, then its scales, then a one-letter tie mark),
+** then names lose what they share ("_s1"), then are cut in the middle
+** with an ellipsis (names.c, as the charts' legends do); when even short
+** names do not fit, the line ends with how many runs it leaves out
+** ("+11 runs"). Its throughput is the lab's, by the wall clock, shown only
+** while there are runs. The hint line always keeps the present view, help
+** and quit; text that does not fit is shortened on purpose (fit.c), never
+** cut by the edge.
 */
 #include <math.h>
 #include <stdarg.h>
@@ -17,6 +20,7 @@
 
 #include "../core/clock.h"
 #include "fit.h"
+#include "names.h"
 #include "uistate.h"
 
 /* ------------------------------------------------------------ throughput */
@@ -24,43 +28,38 @@
 /* Tokens the lab trains per wall-clock second, across its runs: the steps
 ** each run made between two measurements a second or more apart, times its
 ** tokens per step, over the time between them. Per run by id, so a run
-** added or loaded at step 5000 adds nothing. The screen is one per
-** process, and so is this. */
-#define METER_RUNS 64
-static struct {
-  double t0, rate;
-  int n;
-  struct {
-    int id;
-    long step;
-  } run[METER_RUNS];
-} meter = {.rate = NAN};
-
+** added or loaded at step 5000 adds nothing. */
 static double tokens_per_step(const TrainerRun *r) { return (double)r->opt.model.batch * r->opt.model.ctx; }
 
-static long meter_last_step(int id) {
-  for (int k = 0; k < meter.n; k++)
-    if (meter.run[k].id == id) return meter.run[k].step;
+static long meter_last_step(const UiMeter *m, int id) {
+  for (int k = 0; k < m->n; k++)
+    if (m->run[k].id == id) return m->run[k].step;
   return -1;
 }
 
-static void meter_update(const TrainerSnap *s, double now) {
-  if (meter.n > 0 && now - meter.t0 < 1.0) return;
-  if (meter.n > 0 && now - meter.t0 <= 5.0) {
+static void meter_update(UiMeter *m, const TrainerSnap *s, double now) {
+  if (s->n_runs == 0) {   /* nothing trains: no rate, and measure afresh */
+    m->n = 0;
+    m->rated = 0;
+    return;
+  }
+  if (m->n > 0 && now - m->t0 < 1.0) return;
+  if (m->n > 0 && now - m->t0 <= 5.0) {
     double tokens = 0;
     for (int i = 0; i < s->n_runs; i++) {
-      long before = meter_last_step(s->runs[i].id);
+      long before = meter_last_step(m, s->runs[i].id);
       if (before >= 0 && s->runs[i].m.step > before) tokens += (double)(s->runs[i].m.step - before) * tokens_per_step(&s->runs[i]);
     }
-    meter.rate = tokens / (now - meter.t0);
-  } else if (meter.n > 0) {
-    meter.rate = NAN;   /* not drawn for a while (paused): measure afresh */
+    m->rate = tokens / (now - m->t0);
+    m->rated = 1;
+  } else if (m->n > 0) {
+    m->rated = 0;   /* not drawn for a while (paused): measure afresh */
   }
-  meter.t0 = now;
-  meter.n = 0;
-  for (int i = 0; i < s->n_runs && meter.n < METER_RUNS; i++, meter.n++) {
-    meter.run[meter.n].id = s->runs[i].id;
-    meter.run[meter.n].step = s->runs[i].m.step;
+  m->t0 = now;
+  m->n = 0;
+  for (int i = 0; i < s->n_runs && m->n < UI_METER_RUNS; i++, m->n++) {
+    m->run[m->n].id = s->runs[i].id;
+    m->run[m->n].step = s->runs[i].m.step;
   }
 }
 
@@ -129,71 +128,24 @@ static void tie_mark(const RunMetrics *m, char *buf, size_t cap) {
 
 /* Names as the line shows them when short of room, at most SHORT_RUNS. */
 #define SHORT_RUNS 64
+#define NAME_ALL (1 << 20)   /* a longest name that cuts none */
 typedef char ShortName[64];
 
-static int is_sep(char c) { return c == '_' || c == '-' || c == '.'; }
-
-/* 1 when 'name' equals another run's shortened name or full name. */
-static int taken(const TrainerSnap *s, ShortName *out, int upto, const char *name) {
-  for (int i = 0; i < s->n_runs && i < SHORT_RUNS; i++)
-    if ((i < upto && strcmp(out[i], name) == 0) || strcmp(s->runs[i].name, name) == 0) return 1;
-  return 0;
-}
-
-/* Each run's name with what tells nothing apart dropped: the beginning and
-** end every name shares (up to a '_', '-' or '.', so the rest is a word),
-** then a last part such as "_s1" that several names end with. A name is
-** kept whole when dropping would leave it empty or equal to another. */
-static void short_names(const TrainerSnap *s, ShortName *out) {
+/* Each run's name without what the names share, cut in the middle to at
+** most 'max' columns (names.c, as in the charts' legends); 0 when two would
+** then read alike. */
+static int shorten(const TrainerSnap *s, int max, const char *ell, ShortName *out) {
   int n = s->n_runs < SHORT_RUNS ? s->n_runs : SHORT_RUNS;
-  size_t p = 0, q = 0;
-  if (n >= 2) {
-    const char *a = s->runs[0].name;
-    size_t la = strlen(a);
-    p = q = la;
-    for (int i = 1; i < n; i++) {
-      const char *b = s->runs[i].name;
-      size_t lb = strlen(b), k = 0;
-      while (k < p && k < lb && a[k] == b[k]) k++;
-      p = k;
-      k = 0;
-      while (k < q && k < lb && a[la - 1 - k] == b[lb - 1 - k]) k++;
-      q = k;
-    }
-    while (p > 0 && !is_sep(a[p - 1])) p--;
-    while (q > 0 && !is_sep(a[la - q])) q--;
-    for (int i = 0; i < n; i++)
-      if (strlen(s->runs[i].name) <= p + q) p = q = 0;
-  }
-  for (int i = 0; i < n; i++) {
-    const char *nm = s->runs[i].name;
-    snprintf(out[i], sizeof out[i], "%.*s", (int)(strlen(nm) - p - q), nm + p);
-  }
-  /* Where each name's last part begins (0: none), all found before any is dropped. */
-  size_t last[SHORT_RUNS] = {0};
-  for (int i = 0; i < n; i++)
-    for (size_t c = 1; out[i][c]; c++)
-      if (is_sep(out[i][c])) last[i] = c;
-  int drop[SHORT_RUNS] = {0};
-  for (int i = 0; i < n; i++) {
-    if (!last[i]) continue;
-    const char *part = out[i] + last[i];
-    size_t lp = strlen(part);
-    for (int j = 0; j < n; j++) {
-      size_t lj = strlen(out[j]);
-      if (j != i && lj > lp && strcmp(out[j] + lj - lp, part) == 0) drop[i] = 1;
-    }
-  }
-  for (int i = 0; i < n; i++) {
-    if (!drop[i]) continue;
-    char cut[64];
-    snprintf(cut, sizeof cut, "%.*s", (int)last[i], out[i]);
-    if (!taken(s, out, n, cut)) snprintf(out[i], sizeof out[i], "%s", cut);
-  }
+  const char *names[SHORT_RUNS];
+  NameCut cut[SHORT_RUNS];
+  for (int i = 0; i < n; i++) names[i] = s->runs[i].name;
+  int distinct = names_fit(names, n, 1, max, fit_cols(ell), cut);
+  for (int i = 0; i < n; i++) names_text(names[i], &cut[i], ell, out[i], sizeof out[i]);
+  return distinct;
 }
 
-/* Run 'i' at 'detail'; 'name_cols' bounds the name at DETAIL_CUT. */
-static void run_segs(Ui *ui, int i, Detail detail, ShortName *names, int name_cols, Segs *l) {
+/* Run 'i' at 'detail', named from 'names' from DETAIL_AFFIX on. */
+static void run_segs(Ui *ui, int i, Detail detail, ShortName *names, Segs *l) {
   const Term *t = &ui->term;
   const TrainerRun *r = &ui->snap->runs[i];
   const RunMetrics *m = &r->m;
@@ -203,9 +155,7 @@ static void run_segs(Ui *ui, int i, Detail detail, ShortName *names, int name_co
   l->n = 0;
   if (sel) seg_add(l, ROLE_SELECT, "%s", term_glyph(t, GLYPH_SELECTED));
   int name_role = sel ? ROLE_SELECT : ROLE_SERIES + i % TERM_SERIES_COLORS;
-  char buf[96];
-  const char *name = detail >= DETAIL_AFFIX && i < SHORT_RUNS ? names[i] : r->name;
-  seg_add(l, name_role, "%s", detail >= DETAIL_CUT ? fit_middle(name, name_cols, term_glyph(t, GLYPH_ELLIPSIS), buf, sizeof buf) : name);
+  seg_add(l, name_role, "%s", detail >= DETAIL_AFFIX && i < SHORT_RUNS ? names[i] : r->name);
   char tie[16];
   if (detail <= DETAIL_TIE) {
     seg_add(l, ROLE_TEXT, " %s in%s%g", config_tie_name(m->tie_k, m->dim, tie), times, m->in_scale);
@@ -219,31 +169,31 @@ static void run_segs(Ui *ui, int i, Detail detail, ShortName *names, int name_co
   if (m->paused) seg_add(l, ROLE_ERROR, detail <= DETAIL_TIE ? " paused" : " %s", term_glyph(t, GLYPH_PAUSE));
 }
 
+/* Columns of run 'i' at 'detail' with its separator. */
+static int run_cols(Ui *ui, int i, Detail detail, ShortName *names, int sep) {
+  Segs l;
+  run_segs(ui, i, detail, names, &l);
+  return sep + segs_cols(&l);
+}
+
 /* Columns every run takes at 'detail', with the separators. */
-static int runs_cols(Ui *ui, Detail detail, ShortName *names, int name_cols, int sep) {
+static int runs_cols(Ui *ui, Detail detail, ShortName *names, int sep) {
   int cols = 0;
-  for (int i = 0; i < ui->snap->n_runs; i++) {
-    Segs l;
-    run_segs(ui, i, detail, names, name_cols, &l);
-    cols += sep + segs_cols(&l);
-  }
+  for (int i = 0; i < ui->snap->n_runs; i++) cols += run_cols(ui, i, detail, names, sep);
   return cols;
 }
 
-/* The longest name length that lets every name fit 'room' columns: names
-** shorter than it stay whole, the longer ones are cut to it. */
-static int name_share(Ui *ui, int room, ShortName *names) {
-  int n = ui->snap->n_runs, best = 2;
-  for (int cut = 2; cut <= 64; cut++) {
-    int cols = 0;
-    for (int i = 0; i < n; i++) {
-      int c = fit_cols(i < SHORT_RUNS ? names[i] : ui->snap->runs[i].name);
-      cols += c < cut ? c : cut;
-    }
-    if (cols > room) break;
-    best = cut;
-  }
-  return best;
+/* Names cut to the longest length that lets every run fit 'room' columns
+** and keeps the names apart; 0 when none does, and the names are left
+** NAME_SHORT long (or longer, to stay apart): shorter ones say too little,
+** the line then shows fewer runs. */
+#define NAME_SHORT 5   /* "ti…x2" */
+static int cut_names(Ui *ui, int room, const char *ell, ShortName *names) {
+  for (int max = 63; max >= NAME_SHORT; max--)
+    if (shorten(ui->snap, max, ell, names) && runs_cols(ui, DETAIL_CUT, names, 1) <= room) return 1;
+  for (int max = NAME_SHORT; max < 63; max++)
+    if (shorten(ui->snap, max, ell, names)) return 0;
+  return 0;
 }
 
 /* The line's beginning: running or paused, the steps owed to scripts
@@ -256,9 +206,9 @@ static void head_segs(Ui *ui, int running, int owed, Segs *head) {
           running ? "RUNNING" : "PAUSED");
   if (owed) seg_add(head, ROLE_OK, " +%ld", ui->snap->owed);
   seg_add(head, ROLE_TEXT, " step %ld", sel ? sel->m.step : 0L);
-  if (running) {
+  if (running && ui->snap->n_runs > 0) {
     char rate[32];
-    rate_text(meter.rate, rate, sizeof rate);
+    rate_text(ui->meter.rated ? ui->meter.rate : NAN, rate, sizeof rate);
     seg_add(head, ROLE_LABEL, " %s", rate);
   }
 }
@@ -267,7 +217,7 @@ static void head_segs(Ui *ui, int running, int owed, Segs *head) {
 ** only cut names do). */
 static Detail runs_detail(Ui *ui, ShortName *names, int room, int wide) {
   Detail d = wide ? DETAIL_LOSS : DETAIL_TIE;   /* narrow: the loss is on the chart */
-  while (d < DETAIL_CUT && runs_cols(ui, d, names, 64, d < DETAIL_MARK ? 3 : 1) > room) d++;
+  while (d < DETAIL_CUT && runs_cols(ui, d, names, d < DETAIL_MARK ? 3 : 1) > room) d++;
   return d;
 }
 
@@ -280,9 +230,10 @@ void panel_status(Ui *ui, WINDOW *w, int h, int wd) {
   /* The flag itself, so a key shows at once; a script's owed steps train
   ** while continuous training is paused. */
   int running = trainer_running(ui->trainer) || (s->owed > 0 && !s->holding);
-  meter_update(s, clock_seconds());
+  meter_update(&ui->meter, s, clock_seconds());
+  const char *ell = term_glyph(t, GLYPH_ELLIPSIS);
   ShortName names[SHORT_RUNS];
-  short_names(s, names);
+  shorten(s, NAME_ALL, ell, names);
   int script = ui->api && luaapi_scripts(ui->api) > 0, paused = script && luaapi_paused(ui->api);
   const char *script_tag = paused ? " script paused" : " script";
   int tag_w = fit_cols(script_tag);
@@ -301,13 +252,24 @@ void panel_status(Ui *ui, WINDOW *w, int h, int wd) {
     if (d < DETAIL_CUT) break;
   }
   int x = segs_draw(t, w, 0, wd, &head);
-  int sep = d < DETAIL_MARK ? 3 : 1, name_cols = 64;
-  if (d == DETAIL_CUT) name_cols = name_share(ui, room - runs_cols(ui, DETAIL_CUT, names, 0, sep), names);
+  int sep = d < DETAIL_MARK ? 3 : 1;
+  if (d == DETAIL_CUT) cut_names(ui, room, ell, names);
+  /* When even the shortest names do not fit, the runs that do, then how
+  ** many more there are. */
+  int end = wd - (tag ? tag_w : 0), all = x + runs_cols(ui, d, names, sep) <= end;
   const char *vline = term_glyph(t, GLYPH_VLINE);
   for (int i = 0; i < s->n_runs && x < wd; i++) {
+    char more[32];
+    int left = s->n_runs - i - 1;
+    snprintf(more, sizeof more, " +%d run%s", left + 1, left + 1 == 1 ? "" : "s");
+    int need = run_cols(ui, i, d, names, sep) + (left > 0 ? fit_cols(more) + 1 : 0);
+    if (!all && x + need > end) {
+      x += term_print(t, w, 0, x, wd - x, ROLE_LABEL, more);
+      break;
+    }
     x += term_printf(t, w, 0, x, wd - x, ROLE_AXIS, sep == 3 ? " %s " : "%s", vline);
     Segs l;
-    run_segs(ui, i, d, names, name_cols, &l);
+    run_segs(ui, i, d, names, &l);
     x += segs_draw(t, w, x, wd - x, &l);
   }
   if (tag && x + tag_w <= wd) term_print(t, w, 0, wd - tag_w, tag_w, paused ? ROLE_WARN : ROLE_OK, script_tag);

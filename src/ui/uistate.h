@@ -30,6 +30,19 @@ typedef struct SavedStep {
   long step;   /* the run's step when last saved or loaded */
 } SavedStep;
 
+/* The lab's throughput by the wall clock (status.c): each run's step at
+** the last measurement, by id. */
+#define UI_METER_RUNS 64
+typedef struct UiMeter {
+  double t0, rate;
+  int rated;                 /* 'rate' holds a measurement */
+  int n;
+  struct {
+    int id;
+    long step;
+  } run[UI_METER_RUNS];
+} UiMeter;
+
 typedef struct Ui {
   const CliOptions *opt;
   int screen;                /* curses is up (0: the line REPL) */
@@ -72,6 +85,7 @@ typedef struct Ui {
 
   char present_series[64];    /* a script's own series shown alone, "" none */
   GraphXAxis xaxis;           /* the time axis every chart shares */
+  UiMeter meter;              /* the status line's tokens per second */
   int theme;                  /* the TermTheme asked for (--theme, ui.theme); term.theme is in use */
 
   GraphScale scale[P_COUNT];

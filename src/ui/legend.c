@@ -1,0 +1,204 @@
+/*
+** legend.c -- the chart's title and legend (see legend.h).
+**
+** Entries come in the order of the runs in the lab (a series' group, else
+** its colour), whatever order the series are drawn in: the selected run,
+** drawn last, keeps its place. A run's validation line follows its run.
+*/
+#include "legend.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define BRAILLE_BLANK 0x2800u
+#define NAME_ALL (1 << 20)   /* a longest name that cuts none */
+#define NAME_SHORT 5         /* the shortest a name is cut to ("ti…x2") */
+
+/* Event markers by kind (Unicode, ASCII) and their names in the legend. */
+static const uint32_t event_marks[3][2] = {
+    [GRAPH_EVENT_OTHER] = {0x25cf, '!'}, [GRAPH_EVENT_TIE] = {0x25b2, '^'}, [GRAPH_EVENT_SCALE] = {0x25c6, 'S'}};
+static const char *const event_names[3] = {
+    [GRAPH_EVENT_OTHER] = "change", [GRAPH_EVENT_TIE] = "tie", [GRAPH_EVENT_SCALE] = "scale"};
+
+uint32_t legend_event_mark(GraphEventKind kind, int ascii) { return event_marks[kind][ascii ? 1 : 0]; }
+
+static uint32_t line_mark(const Graph *g, const GraphSeries *s, int scatter) {
+  if (g->glyphs == GRAPH_ASCII || (scatter && g->glyphs == GRAPH_BLOCK)) return graph_ascii_mark(s);
+  if (scatter) return BRAILLE_BLANK + 0x3f;   /* six dots */
+  /* A colour's second use has shorter dashes, as its line does. */
+  static const uint32_t lines[2][2] = {{0x2501, 0x2505}, {0x254d, 0x2509}};   /* ━ ┅, ╍ ┉ */
+  return lines[s->style % 2][s->dashed ? 1 : 0];
+}
+
+static int order_key(const GraphSeries *s) { return s->group > 0 ? s->group : s->color + 1; }
+
+/* The series' indices in legend order (stable: a run before its
+** validation line). */
+static int legend_order(const Graph *g, int *idx) {
+  int n = 0;
+  for (int i = 0; i < g->n_series && n < LEGEND_MAX; i++) {
+    int k = n++;
+    while (k > 0 && order_key(&g->series[idx[k - 1]]) > order_key(&g->series[i])) idx[k] = idx[k - 1], k--;
+    idx[k] = i;
+  }
+  return n;
+}
+
+static void add(Legend *l, LegendItem it) {
+  if (l->n < LEGEND_MAX) l->item[l->n++] = it;
+}
+
+/* A dashed series' entry. Lines with one name ("val") have one entry,
+** except in ASCII with 'val_each', where each has its own mark; when they
+** share it, the entry shows the first and last mark. */
+static void dashed_item(const Graph *g, Legend *l, const GraphSeries *s, int scatter, int val_each) {
+  int ascii = g->glyphs == GRAPH_ASCII;
+  uint32_t mark = line_mark(g, s, scatter);
+  if (!(ascii && val_each))
+    for (int k = 0; k < l->n; k++)
+      if (!l->item[k].is_run && l->item[k].mark && strcmp(l->item[k].name, s->name) == 0) {
+        if (ascii && l->item[k].mark != mark) l->item[k].last = mark;
+        return;
+      }
+  add(l, (LegendItem){.mark = mark, .role = graph_series_role(s), .name = s->name, .gap = ascii});
+}
+
+void legend_items(const Graph *g, Legend *l, int scatter, int shared, int val_each, const int *kinds) {
+  l->n = 0;
+  snprintf(l->title, sizeof l->title, "%s%s", g->title ? g->title : "", g->title && g->log_y ? " (log)" : "");
+  int idx[LEGEND_MAX], n = legend_order(g, idx);
+  for (int k = 0; k < n; k++) {
+    const GraphSeries *s = &g->series[idx[k]];
+    if (!s->name) continue;
+    if (s->dashed) dashed_item(g, l, s, scatter, val_each);
+    else add(l, (LegendItem){.mark = line_mark(g, s, scatter), .role = graph_series_role(s), .name = s->name, .is_run = 1});
+  }
+  l->left_out = g->runs_left_out;
+  if (g->runs_left_out > 0) {
+    snprintf(l->more, sizeof l->more, "+%d run%s", g->runs_left_out, g->runs_left_out == 1 ? "" : "s");
+    add(l, (LegendItem){.role = GRAPH_ROLE_LABEL, .name = l->more});
+  }
+  int ascii = g->glyphs == GRAPH_ASCII;
+  if (g->has_ref && g->ref_label) add(l, (LegendItem){.mark = ascii ? '.' : 0x2504, .role = GRAPH_ROLE_REF, .name = g->ref_label});
+  for (int k = 0; k < 3; k++)
+    if (kinds[k]) add(l, (LegendItem){.mark = event_marks[k][ascii], .role = GRAPH_ROLE_EVENT, .name = event_names[k]});
+  if (shared)
+    add(l, (LegendItem){.mark = ascii ? (uint32_t)GRAPH_ASCII_SHARED : g->stripes ? 0x259a : 0x2588,
+                        .role = GRAPH_ROLE_SHARED, .name = "overlap"});
+}
+
+/* How each item's name is shown under ('affix', 'max'): the runs' names
+** shortened together, the other words whole. 0 when two run names would
+** read alike. */
+static int item_names(const Legend *l, int affix, int max, NameCut *cut) {
+  const char *runs[LEGEND_MAX] = {0};
+  int at[LEGEND_MAX], n = 0;
+  for (int i = 0; i < l->n; i++) {
+    int len = (int)strlen(l->item[i].name);
+    cut[i] = (NameCut){0, len, len, len, 0};
+    if (l->item[i].is_run) at[n] = i, runs[n++] = l->item[i].name;
+  }
+  NameCut rc[LEGEND_MAX];
+  int distinct = names_fit(runs, n, affix, max, 1, rc);
+  for (int k = 0; k < n; k++) cut[at[k]] = rc[k];
+  return distinct;
+}
+
+/* Cells of item 'i': its mark (or a family "a-f"), its name. */
+static int item_cols(const Legend *l, int i, const NameCut *cut) {
+  const LegendItem *it = &l->item[i];
+  return (it->mark ? 1 : 0) + (it->last ? 2 : 0) + (it->gap ? 1 : 0) + names_cols(it->name, &cut[i], 1);
+}
+
+/* Lay the items out after the title in 'rows' rows of 'w'; with 'row_of'
+** and 'col_of', say where each goes. 1 when all fit. The last column stays
+** blank, so an entry never touches the chart to the right. */
+static int flow(const Legend *l, int w, int rows, const NameCut *cut, int *row_of, int *col_of) {
+  int row = 0, x = names_points(l->title, (int)strlen(l->title)), room = w - 1;
+  if (x > w) return 0;
+  for (int i = 0; i < l->n; i++) {
+    int need = 1 + item_cols(l, i, cut);
+    if (x + need > room && x > 0) {
+      if (++row >= rows) return 0;
+      x = -1;   /* a row's first entry needs no space before it */
+    }
+    if (x + need > room) return 0;
+    if (row_of) row_of[i] = row, col_of[i] = x + 1;
+    x += need;
+  }
+  return 1;
+}
+
+static int plan_fits(const Legend *l, int w, int rows, int affix, int max) {
+  NameCut cut[LEGEND_MAX];
+  return item_names(l, affix, max, cut) && flow(l, w, rows, cut, NULL, NULL);
+}
+
+int legend_fits(const Legend *l, const LegendPlan *pl, int w) { return plan_fits(l, w, pl->rows, pl->affix, pl->max); }
+
+LegendPlan legend_plan(const Graph *g, Legend *l, int scatter, int shared, const int *kinds, int w, int max_rows) {
+  /* {rows, affix}: whole names on one row, then on two, then without what
+  ** they share (on a short chart, one row only). */
+  static const int tries[][2] = {{1, 0}, {2, 0}, {2, 1}, {1, 1}};
+  /* Names matter more than a mark per validation line: each try with one
+  ** entry per line, then with one for them all. */
+  for (size_t t = 0; t < sizeof tries / sizeof tries[0]; t++)
+    for (int each = 1; each >= 0 && tries[t][0] <= max_rows; each--) {
+      legend_items(g, l, scatter, shared, each, kinds);
+      if (plan_fits(l, w, tries[t][0], tries[t][1], NAME_ALL))
+        return (LegendPlan){tries[t][0], tries[t][1], NAME_ALL, each};
+    }
+  legend_items(g, l, scatter, shared, 0, kinds);
+  /* Names shorter than NAME_SHORT say too little: rather fewer entries,
+  ** and the legend counts the runs left out. */
+  for (int max = 24; max >= NAME_SHORT; max--)
+    if (plan_fits(l, w, max_rows, 1, max)) return (LegendPlan){max_rows, 1, max, 0};
+  return (LegendPlan){max_rows, 1, NAME_SHORT, 0};
+}
+
+/* The title, ended by an ellipsis after its last whole word when it is
+** wider than the chart. */
+static void title_draw(const char *title, GraphCell *cells, int w, int ascii) {
+  int used = graph_text(cells, w, title, GRAPH_ROLE_TITLE);
+  if (used < w || w <= 1 || names_points(title, (int)strlen(title)) <= w) return;
+  int x = w - 1;
+  while (x > 1 && cells[x - 1].ch == ' ') x--;
+  cells[x].ch = ascii ? '~' : 0x2026;
+  for (int k = x + 1; k < w; k++) cells[k].ch = ' ';
+}
+
+void legend_draw(const Legend *l, const LegendPlan *pl, GraphCell *cells, int w, int ascii) {
+  title_draw(l->title, cells, w, ascii);
+  /* What does not fit even shortened is left out from the end, the runs
+  ** among it counted in a last entry. */
+  Legend part;
+  NameCut cut[LEGEND_MAX];
+  int row_of[LEGEND_MAX], col_of[LEGEND_MAX];
+  for (int keep = l->n; keep >= 0; keep--) {
+    part = *l;
+    part.n = keep;
+    int runs = 0;
+    for (int i = keep; i < l->n; i++) runs += l->item[i].is_run + (l->item[i].name == l->more ? l->left_out : 0);
+    if (runs > 0 && keep < LEGEND_MAX) {
+      snprintf(part.more, sizeof part.more, "+%d run%s", runs, runs == 1 ? "" : "s");
+      part.item[part.n++] = (LegendItem){.role = GRAPH_ROLE_LABEL, .name = part.more};
+    }
+    item_names(&part, pl->affix, pl->max, cut);
+    if (flow(&part, w, pl->rows, cut, row_of, col_of)) break;
+    part.n = 0;
+  }
+  for (int i = 0; i < part.n; i++) {
+    const LegendItem *it = &part.item[i];
+    GraphCell *row = cells + (size_t)row_of[i] * w;
+    int x = col_of[i];
+    char shown[256];
+    if (it->mark) row[x].ch = it->mark, row[x++].role = it->role;
+    if (it->last) {
+      row[x].ch = '-', row[x++].role = it->role;
+      row[x].ch = it->last, row[x++].role = it->role;
+    }
+    if (it->gap) x++;
+    names_text(it->name, &cut[i], ascii ? "~" : "\u2026", shown, sizeof shown);
+    graph_text(row + x, w - x, shown, it->role);
+  }
+}

@@ -1,0 +1,42 @@
+/*
+** names.h -- run names shortened so that they still tell the runs apart.
+**
+** The chart legends and the status line both show every run's name, and
+** both run short of room. One routine decides for both what each name
+** shows: first what the names share is dropped (a beginning or an end
+** every name has, up to a separator such as '_', then a last part like
+** "_s1" several names end with), then names longer than the room are cut
+** in the middle with an ellipsis, where the split is moved until no two
+** shown names are the same. Pure text: no curses, no locale; a width is
+** counted in code points, which is what the charts' cells hold.
+*/
+#ifndef TIELAB_UI_NAMES_H
+#define TIELAB_UI_NAMES_H
+
+#include <stddef.h>
+
+/* What one name shows: bytes [start, head) of it and, when 'cut', an
+** ellipsis and bytes [tail, end). */
+typedef struct NameCut {
+  int start, head, tail, end;
+  int cut;
+} NameCut;
+
+#define NAMES_MAX 64   /* names shortened together; any more are left whole */
+
+/* Shorten 'n' names: 'affix' drops the parts they share; names longer
+** than 'max' code points are cut to 'max', an ellipsis of 'ell' code
+** points included. Returns 1 when the names shown are as distinct as the
+** names themselves, 0 when 'max' is too small for that. */
+int names_fit(const char *const *names, int n, int affix, int max, int ell, NameCut *out);
+
+/* Code points the name shows, with an ellipsis of 'ell' when cut. */
+int names_cols(const char *name, const NameCut *c, int ell);
+
+/* The name as shown, with 'ellipsis' where it is cut. */
+void names_text(const char *name, const NameCut *c, const char *ellipsis, char *buf, size_t cap);
+
+/* Code points of 'bytes' bytes of UTF-8 (a bad byte counts one). */
+int names_points(const char *s, int bytes);
+
+#endif

@@ -203,7 +203,9 @@ static int read_keys(Ui *ui) {
 /* ------------------------------------------------------------ signals */
 
 static void on_interrupt(Ui *ui) {
-  if (luaapi_scripts(ui->api) > 0) {
+  int stopped = ui->script_interrupted;   /* by the signal handler, in a pump */
+  ui->script_interrupted = 0;
+  if (luaapi_scripts(ui->api) > 0 || stopped) {
     luaapi_interrupt(ui->api);
     ui->host.cancel(&ui->host);
     sig_arm_interrupt(1);

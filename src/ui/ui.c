@@ -164,7 +164,14 @@ static void lua_log(void *ctx, LuaApiLog kind, const char *msg) {
   ui_dirty(ui, 1u << P_HINT | 1u << P_BIG | 1u << P_CAPTION);
 }
 
-static void interrupt_lua(void *ctx) { luaapi_interrupt(ctx); }
+/* Ctrl-C while Lua runs (armed): stop it at once, from the signal handler.
+** Whether a script was running is noted for the loop, which says so: the
+** script may be gone by the time the loop looks. */
+static void interrupt_lua(void *ctx) {
+  Ui *ui = ctx;
+  if (luaapi_scripts(ui->api) > 0) ui->script_interrupted = 1;
+  luaapi_interrupt(ui->api);
+}
 
 /* ------------------------------------------------------------ the lab */
 
@@ -224,7 +231,7 @@ static int start_lua(Ui *ui, Err *err) {
                       .escape_output = 1};
   ui->api = luaapi_new(&ui->host, &lo, err);
   if (!ui->api) return -1;
-  sig_set_interrupt(interrupt_lua, ui->api);
+  sig_set_interrupt(interrupt_lua, ui);
   return uilua_open(ui, err);
 }
 

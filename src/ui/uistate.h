@@ -10,6 +10,8 @@
 #ifndef TIELAB_UI_UISTATE_H
 #define TIELAB_UI_UISTATE_H
 
+#include <signal.h>
+
 #include "../cli.h"
 #include "../journal.h"
 #include "../luaapi/luaapi.h"
@@ -103,6 +105,7 @@ typedef struct Ui {
   long results_seen;         /* the scripts' results last shown (see luaapi_results) */
   int phase_seen;            /* the script phases (lab.phase) seen so far */
 
+  volatile sig_atomic_t script_interrupted;   /* Ctrl-C stopped a script mid-pump */
   int quit;                  /* leave the loop */
   int status;                /* exit status */
   int gone;                  /* the terminal hung up: do not write to it */

@@ -97,7 +97,7 @@ start "$WORK/live" "$WORK/watch.lua"
 wait_for 'results, lines 1-' 300 && wait_gone ' script *$' 100
 key :
 type_line 'local f = assert(io.open("watch.txt", "w")) f:write((ui.results())) f:close()'
-key Escape
+leave_repl
 wait_file "$WORK/live/watch.txt" 50 && cmp -s "$WORK/headless/watch.out" "$WORK/live/watch.txt" &&
   [ "$(grep -c '^cb ' "$WORK/live/watch.txt")" = 5 ]
 check $? "on_step callbacks see each step's metrics live as headless, and what they print is in the results"
@@ -137,9 +137,9 @@ s1=$(settled_step 1 30); sleep 1; s2=$(step_now)
 check $? "paused: its steps are held ($s1, $s2)"
 key :
 type_line 'print(pcall(string.gsub, "a", "a", function() lab.step(1) end))'
-key Escape
 wait_for 'scripts are paused' 50
 check $? "paused: a step that cannot yield (in a C call) is refused, not left to hang the screen"
+leave_repl
 key ,
 wait_gone 'script paused' 30 && moved_from "$s2"
 check $? "',' again resumes it: the step count moves ($s2 to $(step_now))"

@@ -119,6 +119,9 @@ wait_dead() { wait_file "$WORK/status" "${1:-100}"; }
 key() { $T send-keys -t t "$@"; }
 # type_line TEXT: TEXT as typed (-l: no word read as a key's name), then Enter.
 type_line() { $T send-keys -t t -l "$1"; $T send-keys -t t Enter; }
+# leave_repl: Esc, then wait until the keys are the lab's again: an Esc
+# and the next key read together are Alt+key, which goes to the REPL.
+leave_repl() { key Escape; wait_for ': or Enter to type Lua' 50; }
 # step_now: the lab's step on the status line.
 step_now() { screen | sed -n '1s/.*step \([0-9]*\).*/\1/p'; }
 # settled_step [SECONDS [TIMES]]: the step once it stands still for SECONDS

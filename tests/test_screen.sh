@@ -168,7 +168,7 @@ for size in 80x24 100x30 120x40 200x60; do
   no_cut "$size first screen, alignment not measured yet"
   key :
   for k in 2 5 10; do type_line "lab.run{name='tied_x${k}_s1', tie='tied', in_scale=$k}"; done
-  key Escape
+  leave_repl
   wait_for "tielab.run 'tied_x10_s1'" 100 && wait_runs 5 && wait_step 300 &&
     wait_for 'align tied vs untied @' 300
   check $? "$size: five runs train, alignment measured"

@@ -58,13 +58,6 @@ void journal_metrics(Run *r, char out[JOURNAL_N_METRICS][JOURNAL_METRIC_CHARS]) 
 
 /* ------------------------------------------------------------ writing */
 
-static long lab_step_now(Lab *lab) {
-  long step = 0;
-  for (int i = 0; i < lab_n_runs(lab); i++)
-    if (run_metrics(lab_run(lab, i))->step > step) step = run_metrics(lab_run(lab, i))->step;
-  return step;
-}
-
 static json_t *string_array(int argc, char **argv) {
   json_t *a = json_array();
   for (int i = 0; i < argc; i++) json_array_append_new(a, json_string(argv[i] ? argv[i] : ""));
@@ -98,7 +91,7 @@ Journal *journal_open(const char *path, int argc, char **argv, Lab *lab, Err *er
   Journal *j = calloc(1, sizeof *j);
   if (!j) return err_set(err, "out of memory"), NULL;
   snprintf(j->path, sizeof j->path, "%s", path);
-  j->f = fopen(path, "w");
+  j->f = fopen(path, "we");
   if (!j->f) {
     err_set(err, "%s: %s", path, strerror(errno));
     free(j);
@@ -130,7 +123,7 @@ static json_t *steps_now(Lab *lab) {
     Run *r = lab_run(lab, i);
     json_array_append_new(runs, json_pack("[s, I]", run_name(r), (json_int_t)run_metrics(r)->step));
   }
-  return json_pack("{s:I, s:o}", "step", (json_int_t)lab_step_now(lab), "runs", runs);
+  return json_pack("{s:I, s:o}", "step", (json_int_t)lab_max_step(lab), "runs", runs);
 }
 
 void journal_mark(Journal *j, Lab *lab) {
@@ -188,7 +181,7 @@ int journal_close(Journal *j, Lab *lab, Err *err) {
     for (int k = 0; k < JOURNAL_N_METRICS; k++) json_object_set_new(o, metrics[k].name, json_string(m[k]));
     json_array_append_new(runs, o);
   }
-  int rc = put(j, json_pack("{s:b, s:I, s:o}", "end", 1, "step", (json_int_t)(lab ? lab_step_now(lab) : 0), "runs", runs),
+  int rc = put(j, json_pack("{s:b, s:I, s:o}", "end", 1, "step", (json_int_t)(lab ? lab_max_step(lab) : 0), "runs", runs),
                err);
   if (fclose(j->f) != 0 && rc == 0) rc = err_set(err, "%s: %s", j->path, strerror(errno));
   json_decref(j->mark);
@@ -216,10 +209,9 @@ int journal_file_hash(const char *path, uint64_t *hash, long *size, Err *err) {
 
 /* ------------------------------------------------------------ reading */
 
-static char *dup_string(const char *s) {
-  char *d = malloc(strlen(s) + 1);
-  if (d) strcpy(d, s);
-  return d;
+static void free_strings(int argc, char **argv) {
+  for (int i = 0; argv && i < argc; i++) free(argv[i]);
+  free(argv);
 }
 
 static int read_strings(json_t *a, int *argc, char ***argv) {
@@ -228,15 +220,14 @@ static int read_strings(json_t *a, int *argc, char ***argv) {
   if (!*argv) return -1;
   for (size_t i = 0; i < n; i++) {
     const char *s = json_string_value(json_array_get(a, i));
-    if (!s || !((*argv)[i] = dup_string(s))) return -1;
+    if (!s || !((*argv)[i] = strdup(s))) {
+      free_strings((int)i, *argv);
+      *argv = NULL;
+      return -1;
+    }
   }
   *argc = (int)n;
   return 0;
-}
-
-static void free_strings(int argc, char **argv) {
-  for (int i = 0; argv && i < argc; i++) free(argv[i]);
-  free(argv);
 }
 
 static int read_start_run(json_t *o, JournalRun *r, Err *err) {
@@ -311,12 +302,12 @@ static int read_entry(json_t *o, JournalEntry *e, Err *err) {
   switch (e->kind) {
     case JOURNAL_KEY:
     case JOURNAL_LINE:
-      if (!lua || !(e->lua = dup_string(lua))) return err_set(err, "an entry without its Lua");
+      if (!lua || !(e->lua = strdup(lua))) return err_set(err, "an entry without its Lua");
       return 0;
     case JOURNAL_BINDING: e->code = (int)json_integer_value(json_object_get(o, "code")); return 0;
     case JOURNAL_SCRIPT: {
       const char *hex = json_string_value(json_object_get(o, "fnv1a64"));
-      if (!path || !hex || !(e->path = dup_string(path))) return err_set(err, "a script entry without its file");
+      if (!path || !hex || !(e->path = strdup(path))) return err_set(err, "a script entry without its file");
       if (read_strings(json_object_get(o, "args"), &e->argc, &e->argv) < 0) return err_set(err, "bad script args");
       e->size = (long)json_integer_value(json_object_get(o, "size"));
       e->hash = strtoull(hex, NULL, 16);
@@ -365,7 +356,7 @@ static int read_line(json_t *o, int lineno, JournalFile *f, Err *err) {
 
 int journal_read(const char *path, JournalFile *f, Err *err) {
   memset(f, 0, sizeof *f);
-  FILE *in = fopen(path, "r");
+  FILE *in = fopen(path, "re");
   if (!in) return err_set(err, "%s: %s", path, strerror(errno));
   char *line = NULL;
   size_t cap = 0;

@@ -17,8 +17,12 @@ tmux_name=journal; . "$top_srcdir/tests/tmux.sh"
 start() { in_pane "clear; cd '$WORK'; $ENV $TIELAB $*"; }
 # wait_steps N: until the status line's step is past N.
 wait_steps() { wait_step $(($1 + 1)); }
-# From another folder: the replay enters the recorded lab's own.
-replay() { (cd / && env OPENBLAS_NUM_THREADS=1 XDG_CACHE_HOME=${XDG_CACHE_HOME:-$WORK/cache} "$TIELAB" --replay "$1") >"$WORK/out" 2>&1; }
+# replay FILE [OPTIONS]: sandboxed, in the work folder (where the lab ran).
+# trusted FILE: --trust from another folder: the replay enters the
+# recorded lab's own.
+replay_in() { (cd "$1" && shift && env OPENBLAS_NUM_THREADS=1 XDG_CACHE_HOME=${XDG_CACHE_HOME:-$WORK/cache} "$TIELAB" --replay "$@") >"$WORK/out" 2>&1; }
+replay() { replay_in "$WORK" "$@"; }
+trusted() { replay_in / "$1" --trust; }
 show_out() { sed 's/^/#   /' "$WORK/out"; }
 
 session 80 24
@@ -77,6 +81,43 @@ rc=$?
   grep -q '^untied: step [1-9]' "$WORK/out" && grep -q '^third: step [1-9]' "$WORK/out"
 check $? "tielab --replay plays the recorded lab again: the metrics match bit for bit (exit $rc)"
 [ $rc -eq 0 ] || show_out
+grep -q "^replay: sandboxed in $WORK (not the recorded folder $WORK): --trust replays as recorded\$" "$WORK/out"
+check $? "by default the replay says it runs the journal sandboxed, in the current folder"
+trusted "$J"
+rc=$?
+[ $rc -eq 0 ] && grep -q "^replay: trusted, in the recorded folder $WORK\$" "$WORK/out" &&
+  grep -q '^replay: metrics match bit for bit' "$WORK/out"
+check $? "--trust from another folder replays in the recorded folder and matches (exit $rc)"
+[ $rc -eq 0 ] || show_out
+
+# A journal from someone else: a REPL line that runs a shell command, a
+# key whose Lua is no key of the lab, a recorded folder of /.
+mkdir -p "$WORK/elsewhere"
+sed '1s/"cwd":"[^"]*"/"cwd":"\/"/' "$J" |
+  sed 's/"lua":"lab.runs\[2\]:set{lr=2e-3}"/"lua":"os.execute([[touch pwned]]) io.open([[\/tmp\/pwned-tielab]], [[w]])"/' \
+  >"$WORK/hostile.jsonl"
+grep -q 'os.execute' "$WORK/hostile.jsonl" && grep -q '"cwd":"/"' "$WORK/hostile.jsonl"
+check $? "a hostile journal: a line entry runs os.execute, its folder is /"
+rm -f /tmp/pwned-tielab
+replay_in "$WORK/elsewhere" "$WORK/hostile.jsonl"
+rc=$?
+[ ! -e "$WORK/elsewhere/pwned" ] && [ ! -e /pwned ] && [ ! -e /tmp/pwned-tielab ] &&
+  grep -q "^replay: sandboxed in $WORK/elsewhere (not the recorded folder /)" "$WORK/out" &&
+  grep -q "os.execute.*nil\|attempt to call" "$WORK/out"
+check $? "its replay stays in the current folder, sandboxed: the command does not run, and it says why (exit $rc)"
+grep -q "sandboxed in $WORK/elsewhere" "$WORK/out" || show_out
+line=$(grep -n '"lua":"ui.cycle_tie()"' "$J" | head -n 1 | cut -d: -f1)
+sed "${line}s/\"lua\":\"ui.cycle_tie()\"/\"lua\":\"ui.cycle_tie() io.open([[pwned]], [[w]])\"/" "$J" >"$WORK/elsewhere/key.jsonl"
+replay_in "$WORK/elsewhere" key.jsonl
+rc=$?
+[ $rc -eq 1 ] && [ ! -e "$WORK/elsewhere/pwned" ] &&
+  grep -q "^replay diverged at entry $((line - 2)) (line $line): a key entry whose Lua is no key of the lab, refused: ui.cycle_tie() io.open" "$WORK/out"
+check $? "a key entry whose Lua is no key of the lab is refused, not run (exit $rc)"
+[ $rc -eq 1 ] || show_out
+replay_in "$WORK/elsewhere" key.jsonl --trust
+rc=$?
+[ $rc -eq 1 ] && [ ! -e "$WORK/elsewhere/pwned" ] && [ ! -e "$WORK/pwned" ] && grep -q "no key of the lab, refused" "$WORK/out"
+check $? "even with --trust (exit $rc)"
 
 # The + entry moved 5 steps earlier: the same actions at another step.
 line=$(grep -n '"lua":"ui\.\(scale\|in_scale\)(' "$J" | head -n 1 | cut -d: -f1)

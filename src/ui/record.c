@@ -293,7 +293,7 @@ Recorder *record_open(const char *path, Err *err) {
   if (!rec) return err_set(err, "out of memory"), NULL;
   snprintf(rec->path, sizeof rec->path, "%s", path);
   rec->cursor = -1;
-  rec->f = fopen(path, "w");
+  rec->f = fopen(path, "we");
   if (!rec->f) {
     err_set(err, "%s: %s", path, strerror(errno));
     free(rec);

@@ -336,17 +336,22 @@ static int is_key_call(const char *lua) {
 
 static void run_key(Replay *rp, const JournalEntry *e) {
   if (is_key_call(e->lua)) run_chunk(rp, e->lua);
-  else halt(rp, 1, "a key entry whose Lua is no key of the lab, refused: %.200s", e->lua);
+  else   /* rp->next is past this entry already */
+    halt(rp, 0, "replay refused entry %d (line %d): a key entry whose Lua is no key of the lab: %.200s", rp->next - 1,
+         rp->next + 1, e->lua);
 }
 
 static void apply(Replay *rp, const JournalEntry *e) {
   if (e->sel[0]) snprintf(rp->sel, sizeof rp->sel, "%s", e->sel);
+  /* held as the live lab held it for the journal: the same steps refused */
+  luaapi_hold_lab(rp->api, e->kind != JOURNAL_SCRIPT);
   switch (e->kind) {
     case JOURNAL_KEY: run_key(rp, e); break;
     case JOURNAL_LINE: luaapi_eval_line(rp->api, e->lua); break;
     case JOURNAL_BINDING: luaapi_key(rp->api, e->code); break;
     case JOURNAL_SCRIPT: run_script(rp, e); break;
   }
+  if (e->kind != JOURNAL_SCRIPT) luaapi_hold_lab(rp->api, 0);
 }
 
 /* Apply every entry whose recorded steps the lab has reached, in order. */

@@ -360,7 +360,9 @@ void ui_record_call(Ui *ui, const char *chunk) {
   Err err;
   Lab *lab = trainer_acquire(ui->trainer);
   if (journal_call(ui->journal, lab, "key", chunk, selected_name(ui), &err) < 0) journal_failed(ui, &err);
+  luaapi_hold_lab(ui->api, 1);
   ui_lua(ui, chunk);
+  luaapi_hold_lab(ui->api, 0);
   trainer_release(ui->trainer);
 }
 
@@ -371,7 +373,9 @@ int ui_record_binding(Ui *ui, int code) {
   char sel[64];
   snprintf(sel, sizeof sel, "%s", selected_name(ui));
   journal_mark(ui->journal, lab);
+  luaapi_hold_lab(ui->api, 1);
   int had = luaapi_key(ui->api, code);
+  luaapi_hold_lab(ui->api, 0);
   if (!had) journal_mark(ui->journal, NULL);
   else if (journal_binding(ui->journal, lab, code, sel, &err) < 0) journal_failed(ui, &err);
   trainer_release(ui->trainer);
@@ -385,7 +389,9 @@ LuaApiStatus ui_record_line(Ui *ui, const char *entry) {
   char sel[64];
   snprintf(sel, sizeof sel, "%s", selected_name(ui));
   journal_mark(ui->journal, lab);
+  luaapi_hold_lab(ui->api, 1);
   LuaApiStatus st = luaapi_eval_line(ui->api, entry);
+  luaapi_hold_lab(ui->api, 0);
   if (st == LUAAPI_INCOMPLETE) journal_mark(ui->journal, NULL);   /* the entry goes on: nothing ran */
   else if (journal_call(ui->journal, lab, "line", entry, sel, &err) < 0) journal_failed(ui, &err);
   trainer_release(ui->trainer);
@@ -398,7 +404,9 @@ LuaApiStatus ui_record_script(Ui *ui, Err *err) {
   Err jerr;
   Lab *lab = trainer_acquire(ui->trainer);
   if (journal_script(ui->journal, lab, o->script, o->script_argc, o->script_argv, &jerr) < 0) journal_failed(ui, &jerr);
+  luaapi_hold_lab(ui->api, 1);
   LuaApiStatus st = luaapi_start_script(ui->api, o->script, o->script_argc, o->script_argv, err);
+  luaapi_hold_lab(ui->api, 0);
   trainer_release(ui->trainer);
   return st;
 }

@@ -160,6 +160,31 @@ rc=$?
 [ $rc -eq 1 ] && grep -q "^tielab: $WORK/bad.jsonl:1: " "$WORK/out"
 check $? "a file that is no journal is refused with its line, exit 1 (exit $rc)"
 
+# ---------------------------------------------------------------- bytes that are not UTF-8
+# A folder named with the byte 0xff and a REPL line with one: kept
+# losslessly (as hex), and replayed.
+D="$WORK/$(printf 'd\377')"
+mkdir -p "$D"
+in_pane "clear; cd '$D'; $ENV $TIELAB --journal '$WORK/u.jsonl' $MODEL"
+wait_steps 10
+key :
+type_line "$(printf 'lab.runs[1]:set{lr = 3e-3} -- \377')"
+wait_for '> lab.runs\[1\]:set' 50
+s=$(step_now)
+wait_steps $((s + 10))
+type_line 'ui.quit(false)'
+wait_dead 100 && [ "$(cat "$WORK/status")" = 0 ]
+check $? "a lab in a folder named with the byte 0xff keeps a journal and quits"
+head -n 1 "$WORK/u.jsonl" | grep -q '"cwd":{"hex":"[0-9a-f]*64ff"}' &&
+  grep -q '"kind":"line",.*"lua":{"hex":"[0-9a-f]*ff"}' "$WORK/u.jsonl"
+check $? "the folder and the REPL line are journaled byte for byte, as hex"
+trusted "$WORK/u.jsonl"
+rc=$?
+[ $rc -eq 0 ] && grep -q "^replay: trusted, in the recorded folder $D\$" "$WORK/out" &&
+  grep -q '^replay: metrics match bit for bit' "$WORK/out"
+check $? "its replay enters the folder, runs the line and matches bit for bit (exit $rc)"
+[ $rc -eq 0 ] || show_out
+
 # ---------------------------------------------------------------- a script
 cat >"$WORK/train.lua" <<'EOF'
 local a = lab.run{name = "a", vocab = 256, dim = 16, layers = 1, heads = 1, ctx = 16, batch = 2, seed = 3}

@@ -166,7 +166,7 @@ void ui_draw(Ui *ui) {
     }
   }
   doupdate();
-  record_frame(ui->rec, ui->focus && !ui->help);
+  ui_record_frame(ui, ui->focus && !ui->help);
   ui->dirty = 0;
   ui->last_frame = clock_seconds();
 }

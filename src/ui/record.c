@@ -44,6 +44,8 @@ struct Recorder {
   short pair;
   int pen_known;
   int failed;
+  int error;               /* errno of the write that failed (0: not a write) */
+  int reported;            /* the failure was shown on the screen */
 };
 
 /* ------------------------------------------------------------ the frame's bytes */
@@ -114,23 +116,43 @@ static wchar_t acs_char(wchar_t c) {
   return p && c ? to[p - from] : c;
 }
 
+/* One character as UTF-8, whatever the locale (asciicast is UTF-8);
+** returns its bytes. What is no character becomes U+FFFD. */
+static size_t utf8_put(char *out, unsigned long c) {
+  if (c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF)) c = 0xFFFD;
+  if (c < 0x80) return out[0] = (char)c, 1;
+  if (c < 0x800) return out[0] = (char)(0xC0 | c >> 6), out[1] = (char)(0x80 | (c & 0x3F)), 2;
+  if (c < 0x10000) {
+    out[0] = (char)(0xE0 | c >> 12);
+    out[1] = (char)(0x80 | (c >> 6 & 0x3F));
+    out[2] = (char)(0x80 | (c & 0x3F));
+    return 3;
+  }
+  out[0] = (char)(0xF0 | c >> 18);
+  out[1] = (char)(0x80 | (c >> 12 & 0x3F));
+  out[2] = (char)(0x80 | (c >> 6 & 0x3F));
+  out[3] = (char)(0x80 | (c & 0x3F));
+  return 4;
+}
+
 static void emit_cell(Recorder *rec, const Cell *c) {
-  char mb[MB_LEN_MAX * CCHARW_MAX + 1];
+  char mb[4 * CCHARW_MAX + 1];
   size_t n = 0;
-  mbstate_t st;
-  memset(&st, 0, sizeof st);
   for (int i = 0; i < CCHARW_MAX && (i == 0 || c->ch[i]); i++) {
     wchar_t w = c->ch[i] ? c->ch[i] : L' ';
     if (i == 0 && (c->attr & A_ALTCHARSET)) w = acs_char(w);
-    size_t k = wcrtomb(mb + n, w, &st);
-    if (k == (size_t)-1) {   /* not in this locale's charset */
-      memset(&st, 0, sizeof st);
-      mb[n] = '?';
-      k = 1;
-    }
-    n += k;
+    n += utf8_put(mb + n, (unsigned long)w);
   }
   emit(rec, mb, n);
+}
+
+/* The file took the bytes so far, or the recording failed (and stops). */
+static void check_written(Recorder *rec) {
+  if (rec->failed) return;
+  if (fflush(rec->f) == EOF || ferror(rec->f)) {
+    rec->failed = 1;
+    rec->error = errno ? errno : EIO;
+  }
 }
 
 /* ------------------------------------------------------------ reading curscr */
@@ -282,7 +304,7 @@ void record_frame(Recorder *rec, int cursor) {
   diff(rec, rec->cur, full);
   place_cursor(rec, cursor);
   if (rec->n > 0) write_event(rec, t, "o", rec->out, rec->n);
-  fflush(rec->f);
+  check_written(rec);
   Cell *was = rec->prev;   /* this frame is the next one's "before" */
   rec->prev = rec->cur;
   rec->cur = was;
@@ -307,7 +329,10 @@ double record_seconds(const Recorder *rec) { return rec && rec->rows ? clock_sec
 
 int record_close(Recorder *rec, Err *err) {
   if (!rec) return 0;
-  int rc = rec->failed ? err_set(err, "%s: could not write the whole recording", rec->path) : 0;
+  check_written(rec);
+  int rc = !rec->failed ? 0
+           : rec->error ? err_set(err, "%s: could not write the whole recording: %s", rec->path, strerror(rec->error))
+                        : err_set(err, "%s: could not write the whole recording", rec->path);
   if (fclose(rec->f) != 0 && rc == 0) rc = err_set(err, "%s: %s", rec->path, strerror(errno));
   free(rec->prev);
   free(rec->cur);
@@ -333,6 +358,27 @@ int ui_record_open(Ui *ui, Err *err) {
   ui->journal = journal_open(o->journal, o->argc, o->argv, lab, err);
   trainer_release(ui->trainer);
   return ui->journal ? 0 : -1;
+}
+
+void ui_record_frame(Ui *ui, int cursor) {
+  Recorder *rec = ui->rec;
+  record_frame(rec, cursor);
+  if (!rec || !rec->failed || rec->reported) return;
+  rec->reported = 1;
+  ui_message(ui, ROLE_ERROR, "record: %s: the recording stopped (%s); the lab goes on", rec->path,
+             rec->error ? strerror(rec->error) : "out of memory");
+}
+
+int ui_record_lines(Ui *ui) {
+  if (!ui->rec) return 0;
+  const char *term = getenv("TERM");
+  fprintf(stderr, "tielab: --record records the screen, and this terminal (TERM=%s) has none: "
+                  "the line REPL cannot be recorded\n", term ? term : "");
+  Err err;
+  record_close(ui->rec, &err);
+  ui->rec = NULL;
+  remove(ui->opt->record);   /* empty: no cast is better than an invalid one */
+  return -1;
 }
 
 void ui_record_close(Ui *ui) {

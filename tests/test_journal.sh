@@ -159,6 +159,13 @@ replay "$WORK/bad.jsonl"
 rc=$?
 [ $rc -eq 1 ] && grep -q "^tielab: $WORK/bad.jsonl:1: " "$WORK/out"
 check $? "a file that is no journal is refused with its line, exit 1 (exit $rc)"
+{ head -n 1 "$J" | sed 's/"runs":\[.*\]}$/"runs":[]}/'; echo '{"end":true,"step":0,"runs":[]}'; } >"$WORK/none.jsonl"
+replay "$WORK/none.jsonl"
+rc=$?
+[ $rc -eq 1 ] && grep -q '^replay: nothing to compare: the lab ended with no runs (0 entries replayed)$' "$WORK/out" &&
+  ! grep -q 'match' "$WORK/out"
+check $? "a lab that ended with no runs: nothing to compare, exit 1 (exit $rc)"
+[ $rc -eq 1 ] || show_out
 
 # ---------------------------------------------------------------- bytes that are not UTF-8
 # A folder named with the byte 0xff and a REPL line with one: kept
@@ -168,10 +175,21 @@ mkdir -p "$D"
 in_pane "clear; cd '$D'; $ENV $TIELAB --journal '$WORK/u.jsonl' $MODEL"
 wait_steps 10
 key :
+type_line 'print("running", ui.running())'
+wait_for '^running[[:space:]]*true' 50
+check $? "the lab trains from the start: ui.running() is true"
 type_line "$(printf 'lab.runs[1]:set{lr = 3e-3} -- \377')"
 wait_for '> lab.runs\[1\]:set' 50
 s=$(step_now)
 wait_steps $((s + 10))
+# paused, n and + at once: + may come before n's step is taken
+type_line 'ui.running(false)'
+wait_for 'PAUSED step' 50
+key Escape
+key n +
+wait_for '●tied tied in×2' 50
+check $? "n and + pressed at once while paused"
+key :
 type_line 'ui.quit(false)'
 wait_dead 100 && [ "$(cat "$WORK/status")" = 0 ]
 check $? "a lab in a folder named with the byte 0xff keeps a journal and quits"
@@ -181,8 +199,8 @@ check $? "the folder and the REPL line are journaled byte for byte, as hex"
 trusted "$WORK/u.jsonl"
 rc=$?
 [ $rc -eq 0 ] && grep -q "^replay: trusted, in the recorded folder $D\$" "$WORK/out" &&
-  grep -q '^replay: metrics match bit for bit' "$WORK/out"
-check $? "its replay enters the folder, runs the line and matches bit for bit (exit $rc)"
+  grep -q '^replay: metrics match bit for bit' "$WORK/out" && grep -q '^running[[:space:]]*true' "$WORK/out"
+check $? "its replay enters the folder, runs the lines (ui.running() true), applies n and + and matches bit for bit (exit $rc)"
 [ $rc -eq 0 ] || show_out
 
 # ---------------------------------------------------------------- a script

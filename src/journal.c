@@ -161,9 +161,10 @@ Journal *journal_open(const char *path, int argc, char **argv, Lab *lab, Err *er
   }
   char cwd[4096];
   if (!getcwd(cwd, sizeof cwd)) cwd[0] = '\0';
-  json_t *h = json_pack("{s:i, s:s, s:o*, s:o}", "journal", JOURNAL_VERSION, "tielab", PACKAGE_VERSION, "argv",
-                        string_array(argc, argv), "runs", runs);
-  if (set_text(h, "cwd", cwd) < 0 || !json_object_get(h, "argv")) {
+  json_t *h = json_pack("{s:i, s:s, s:o*}", "journal", JOURNAL_VERSION, "tielab", PACKAGE_VERSION, "argv",
+                        string_array(argc, argv));
+  if (!h) json_decref(runs);
+  if (set_text(h, "cwd", cwd) < 0 || json_object_set_new(h, "runs", runs) < 0 || !json_object_get(h, "argv")) {
     json_decref(h);
     h = NULL;
   }

@@ -186,6 +186,7 @@ wait_steps $((s + 10))
 type_line 'ui.running(false)'
 wait_for 'PAUSED step' 50
 key Escape
+wait_for ': or Enter to type Lua' 50   # else the Esc and the n are read together as Alt+n
 key n +
 wait_for '●tied tied in×2' 50
 check $? "n and + pressed at once while paused"

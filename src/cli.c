@@ -33,6 +33,7 @@ static int set_help(CliOptions *o, const char *v, Err *e) { o->mode = MODE_HELP;
 static int set_version(CliOptions *o, const char *v, Err *e) { o->mode = MODE_VERSION; return 0; }
 static int set_resume(CliOptions *o, const char *v, Err *e) { o->resume = 1; return 0; }
 static int set_sandbox(CliOptions *o, const char *v, Err *e) { o->sandbox = 1; return 0; }
+static int set_trust(CliOptions *o, const char *v, Err *e) { o->trust = 1; return 0; }
 static int set_ascii(CliOptions *o, const char *v, Err *e) { o->ascii = 1; return 0; }
 static int set_theme(CliOptions *o, const char *v, Err *e) {
   static const char *const themes[] = {"dark", "light", "mono"};
@@ -110,6 +111,7 @@ static const CliOption cli_options[] = {
   {"record", "FILE.cast", set_record, "write the screen to an asciicast v2 file (asciinema plays it)"},
   {"journal", "FILE", set_journal, "write every action that changes the lab, for --replay"},
   {"replay", "FILE", set_replay, "play a journal again with no UI; check the final figures"},
+  {"trust", NULL, set_trust, "--replay as recorded: in its folder, sandboxed only if it was (a journal is code)"},
   {"help", NULL, set_help, "this text"},
   {"version", NULL, set_version, "print the version"},
 };
@@ -228,6 +230,8 @@ int cli_parse(int argc, char **argv, CliOptions *o, Err *err) {
     return err_set(err, "--resume reopens the interactive lab; with --headless use lab.load in a script");
   if ((o->record || o->journal) && o->mode != MODE_UI)
     return err_set(err, "--record and --journal record the interactive lab");
+  if (o->trust && o->mode != MODE_REPLAY)
+    return err_set(err, "--trust goes with --replay");
   if (o->mode == MODE_REPLAY && o->script)
     return err_set(err, "--replay takes no script: the journal names it ('%s')", o->script);
   if (o->compare && o->script)

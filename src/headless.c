@@ -95,13 +95,6 @@ static void inline_cancel(Host *h) {}
 
 static int inline_poll(Host *h, long ticket, Err *err) { return 1; }
 
-static long lab_max_step(Lab *lab) {
-  long step = 0;
-  for (int i = 0; i < lab_n_runs(lab); i++)
-    if (run_metrics(lab_run(lab, i))->step > step) step = run_metrics(lab_run(lab, i))->step;
-  return step;
-}
-
 static int step_once(Inline *in, int id, long *step, Err *err) {
   if (id < 0) {
     if (lab_step(in->lab, err) < 0) return -1;

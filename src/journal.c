@@ -56,28 +56,76 @@ void journal_metrics(Run *r, char out[JOURNAL_N_METRICS][JOURNAL_METRIC_CHARS]) 
   for (int i = 0; i < JOURNAL_N_METRICS; i++) snprintf(out[i], JOURNAL_METRIC_CHARS, "%a", metrics[i].get(r));
 }
 
-/* ------------------------------------------------------------ writing */
+/* ------------------------------------------------------------ text */
 
-static long lab_step_now(Lab *lab) {
-  long step = 0;
-  for (int i = 0; i < lab_n_runs(lab); i++)
-    if (run_metrics(lab_run(lab, i))->step > step) step = run_metrics(lab_run(lab, i))->step;
-  return step;
+/* Text as JSON, losslessly: a JSON string when it is UTF-8, else (a REPL
+** line or a folder name with other bytes) {"hex": "..."} of its bytes. */
+static json_t *text_json(const char *s) {
+  json_t *v = json_string(s);
+  if (v) return v;
+  size_t n = strlen(s);
+  char *hex = malloc(2 * n + 1);
+  if (!hex) return NULL;
+  for (size_t i = 0; i < n; i++) snprintf(hex + 2 * i, 3, "%02x", (unsigned char)s[i]);
+  v = json_pack("{s:s}", "hex", hex);
+  free(hex);
+  return v;
 }
+
+static int hex_digit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  return -1;
+}
+
+/* The text text_json wrote, in a new string; NULL when 'v' is no text. */
+static char *text_value(json_t *v) {
+  if (json_is_string(v)) return strdup(json_string_value(v));
+  const char *hex = json_string_value(json_object_get(v, "hex"));
+  size_t n = hex ? strlen(hex) : 1;
+  char *s = n % 2 == 0 ? malloc(n / 2 + 1) : NULL;
+  for (size_t i = 0; s && i < n / 2; i++) {
+    int hi = hex_digit(hex[2 * i]), lo = hex_digit(hex[2 * i + 1]);
+    if (hi < 0 || lo < 0 || (hi | lo) == 0) {   /* no NUL: the text is a C string */
+      free(s);
+      return NULL;
+    }
+    s[i] = (char)(hi << 4 | lo);
+  }
+  if (s) s[n / 2] = '\0';
+  return s;
+}
+
+/* Set 'key' of 'o' to text; 0, or -1 when it cannot be (out of memory). */
+static int set_text(json_t *o, const char *key, const char *s) {
+  return o ? json_object_set_new(o, key, text_json(s ? s : "")) : -1;
+}
+
+/* ------------------------------------------------------------ writing */
 
 static json_t *string_array(int argc, char **argv) {
   json_t *a = json_array();
-  for (int i = 0; i < argc; i++) json_array_append_new(a, json_string(argv[i] ? argv[i] : ""));
+  for (int i = 0; a && i < argc; i++)
+    if (json_array_append_new(a, text_json(argv[i] ? argv[i] : "")) < 0) {
+      json_decref(a);
+      return NULL;
+    }
   return a;
 }
 
-/* One line; the object is consumed. */
+/* One whole line, written at once (a failed write never leaves half an
+** entry behind a good one); the object is consumed. */
 static int put(Journal *j, json_t *o, Err *err) {
-  int rc = 0;
   if (!o) return err_set(err, "%s: out of memory", j->path);
-  if (json_dumpf(o, j->f, JSON_COMPACT) < 0 || fputc('\n', j->f) == EOF || fflush(j->f) == EOF)
-    rc = err_set(err, "%s: %s", j->path, strerror(errno));
+  char *text = json_dumps(o, JSON_COMPACT);
   json_decref(o);
+  if (!text) return err_set(err, "%s: out of memory", j->path);
+  size_t n = strlen(text);
+  text[n] = '\n';   /* over the NUL: the line and its end in one write */
+  int rc = 0;
+  if (fwrite(text, 1, n + 1, j->f) != n + 1 || fflush(j->f) == EOF)
+    rc = err_set(err, "%s: %s", j->path, strerror(errno));
+  free(text);
   return rc;
 }
 
@@ -98,7 +146,7 @@ Journal *journal_open(const char *path, int argc, char **argv, Lab *lab, Err *er
   Journal *j = calloc(1, sizeof *j);
   if (!j) return err_set(err, "out of memory"), NULL;
   snprintf(j->path, sizeof j->path, "%s", path);
-  j->f = fopen(path, "w");
+  j->f = fopen(path, "we");
   if (!j->f) {
     err_set(err, "%s: %s", path, strerror(errno));
     free(j);
@@ -113,8 +161,13 @@ Journal *journal_open(const char *path, int argc, char **argv, Lab *lab, Err *er
   }
   char cwd[4096];
   if (!getcwd(cwd, sizeof cwd)) cwd[0] = '\0';
-  json_t *h = json_pack("{s:i, s:s, s:o, s:s, s:o}", "journal", JOURNAL_VERSION, "tielab", PACKAGE_VERSION, "argv",
-                        string_array(argc, argv), "cwd", cwd, "runs", runs);
+  json_t *h = json_pack("{s:i, s:s, s:o*}", "journal", JOURNAL_VERSION, "tielab", PACKAGE_VERSION, "argv",
+                        string_array(argc, argv));
+  if (!h) json_decref(runs);
+  if (set_text(h, "cwd", cwd) < 0 || json_object_set_new(h, "runs", runs) < 0 || !json_object_get(h, "argv")) {
+    json_decref(h);
+    h = NULL;
+  }
   if (put(j, h, err) < 0) {
     fclose(j->f);
     free(j);
@@ -130,7 +183,7 @@ static json_t *steps_now(Lab *lab) {
     Run *r = lab_run(lab, i);
     json_array_append_new(runs, json_pack("[s, I]", run_name(r), (json_int_t)run_metrics(r)->step));
   }
-  return json_pack("{s:I, s:o}", "step", (json_int_t)lab_step_now(lab), "runs", runs);
+  return json_pack("{s:I, s:o}", "step", (json_int_t)lab_max_step(lab), "runs", runs);
 }
 
 void journal_mark(Journal *j, Lab *lab) {
@@ -142,16 +195,23 @@ void journal_mark(Journal *j, Lab *lab) {
 static json_t *entry(Journal *j, Lab *lab, const char *kind, const char *sel) {
   json_t *steps = j->mark ? j->mark : steps_now(lab);
   j->mark = NULL;
-  json_t *e = steps ? json_pack("{s:s, s:O, s:O, s:s}", "kind", kind, "step", json_object_get(steps, "step"), "runs",
-                                json_object_get(steps, "runs"), "sel", sel ? sel : "")
+  json_t *e = steps ? json_pack("{s:s, s:O, s:O}", "kind", kind, "step", json_object_get(steps, "step"), "runs",
+                                json_object_get(steps, "runs"))
                     : NULL;
   json_decref(steps);
+  if (set_text(e, "sel", sel) < 0) {
+    json_decref(e);
+    return NULL;
+  }
   return e;
 }
 
 int journal_call(Journal *j, Lab *lab, const char *kind, const char *lua, const char *sel, Err *err) {
   json_t *e = entry(j, lab, kind, sel);
-  if (e) json_object_set_new(e, "lua", json_string(lua));
+  if (e && set_text(e, "lua", lua) < 0) {
+    json_decref(e);
+    e = NULL;
+  }
   return put(j, e, err);
 }
 
@@ -168,11 +228,11 @@ int journal_script(Journal *j, Lab *lab, const char *path, int argc, char **argv
   char hex[32];
   snprintf(hex, sizeof hex, "%016llx", (unsigned long long)hash);
   json_t *e = entry(j, lab, "script", "");
-  if (e) {
-    json_object_set_new(e, "path", json_string(path));
-    json_object_set_new(e, "args", string_array(argc, argv));
-    json_object_set_new(e, "size", json_integer(size));
-    json_object_set_new(e, "fnv1a64", json_string(hex));
+  if (e && (set_text(e, "path", path) < 0 || json_object_set_new(e, "args", string_array(argc, argv)) < 0 ||
+            json_object_set_new(e, "size", json_integer(size)) < 0 ||
+            json_object_set_new(e, "fnv1a64", json_string(hex)) < 0)) {
+    json_decref(e);
+    e = NULL;
   }
   return put(j, e, err);
 }
@@ -188,7 +248,7 @@ int journal_close(Journal *j, Lab *lab, Err *err) {
     for (int k = 0; k < JOURNAL_N_METRICS; k++) json_object_set_new(o, metrics[k].name, json_string(m[k]));
     json_array_append_new(runs, o);
   }
-  int rc = put(j, json_pack("{s:b, s:I, s:o}", "end", 1, "step", (json_int_t)(lab ? lab_step_now(lab) : 0), "runs", runs),
+  int rc = put(j, json_pack("{s:b, s:I, s:o}", "end", 1, "step", (json_int_t)(lab ? lab_max_step(lab) : 0), "runs", runs),
                err);
   if (fclose(j->f) != 0 && rc == 0) rc = err_set(err, "%s: %s", j->path, strerror(errno));
   json_decref(j->mark);
@@ -216,10 +276,11 @@ int journal_file_hash(const char *path, uint64_t *hash, long *size, Err *err) {
 
 /* ------------------------------------------------------------ reading */
 
-static char *dup_string(const char *s) {
-  char *d = malloc(strlen(s) + 1);
-  if (d) strcpy(d, s);
-  return d;
+enum { JOURNAL_LINE_MAX = 16 << 20 };   /* no entry of the lab is near it: a longer line is no journal */
+
+static void free_strings(int argc, char **argv) {
+  for (int i = 0; argv && i < argc; i++) free(argv[i]);
+  free(argv);
 }
 
 static int read_strings(json_t *a, int *argc, char ***argv) {
@@ -227,16 +288,14 @@ static int read_strings(json_t *a, int *argc, char ***argv) {
   *argv = calloc(n + 1, sizeof **argv);
   if (!*argv) return -1;
   for (size_t i = 0; i < n; i++) {
-    const char *s = json_string_value(json_array_get(a, i));
-    if (!s || !((*argv)[i] = dup_string(s))) return -1;
+    if (!((*argv)[i] = text_value(json_array_get(a, i)))) {
+      free_strings((int)i, *argv);
+      *argv = NULL;
+      return -1;
+    }
   }
   *argc = (int)n;
   return 0;
-}
-
-static void free_strings(int argc, char **argv) {
-  for (int i = 0; argv && i < argc; i++) free(argv[i]);
-  free(argv);
 }
 
 static int read_start_run(json_t *o, JournalRun *r, Err *err) {
@@ -260,8 +319,9 @@ static int read_header(json_t *h, JournalFile *f, Err *err) {
   if (json_integer_value(json_object_get(h, "journal")) != JOURNAL_VERSION)
     return err_set(err, "not a tielab journal of version %d", JOURNAL_VERSION);
   if (read_strings(json_object_get(h, "argv"), &f->argc, &f->argv) < 0) return err_set(err, "bad argv");
-  const char *cwd = json_string_value(json_object_get(h, "cwd"));
+  char *cwd = text_value(json_object_get(h, "cwd"));
   snprintf(f->cwd, sizeof f->cwd, "%s", cwd ? cwd : "");
+  free(cwd);
   json_t *runs = json_object_get(h, "runs");
   size_t n = json_array_size(runs);
   f->start = calloc(n ? n : 1, sizeof *f->start);
@@ -304,19 +364,18 @@ static int read_entry(json_t *o, JournalEntry *e, Err *err) {
   if (!json_is_integer(step)) return err_set(err, "an entry without a step");
   e->step = (long)json_integer_value(step);
   if (read_steps(json_object_get(o, "runs"), e, err) < 0) return -1;
-  const char *sel = json_string_value(json_object_get(o, "sel"));
+  char *sel = text_value(json_object_get(o, "sel"));
   snprintf(e->sel, sizeof e->sel, "%s", sel ? sel : "");
-  const char *lua = json_string_value(json_object_get(o, "lua"));
-  const char *path = json_string_value(json_object_get(o, "path"));
+  free(sel);
   switch (e->kind) {
     case JOURNAL_KEY:
     case JOURNAL_LINE:
-      if (!lua || !(e->lua = dup_string(lua))) return err_set(err, "an entry without its Lua");
+      if (!(e->lua = text_value(json_object_get(o, "lua")))) return err_set(err, "an entry without its Lua");
       return 0;
     case JOURNAL_BINDING: e->code = (int)json_integer_value(json_object_get(o, "code")); return 0;
     case JOURNAL_SCRIPT: {
       const char *hex = json_string_value(json_object_get(o, "fnv1a64"));
-      if (!path || !hex || !(e->path = dup_string(path))) return err_set(err, "a script entry without its file");
+      if (!hex || !(e->path = text_value(json_object_get(o, "path")))) return err_set(err, "a script entry without its file");
       if (read_strings(json_object_get(o, "args"), &e->argc, &e->argv) < 0) return err_set(err, "bad script args");
       e->size = (long)json_integer_value(json_object_get(o, "size"));
       e->hash = strtoull(hex, NULL, 16);
@@ -365,13 +424,18 @@ static int read_line(json_t *o, int lineno, JournalFile *f, Err *err) {
 
 int journal_read(const char *path, JournalFile *f, Err *err) {
   memset(f, 0, sizeof *f);
-  FILE *in = fopen(path, "r");
+  FILE *in = fopen(path, "re");
   if (!in) return err_set(err, "%s: %s", path, strerror(errno));
   char *line = NULL;
   size_t cap = 0;
   int lineno = 0, rc = 0;
-  while (rc == 0 && getline(&line, &cap, in) > 0) {
+  ssize_t len;
+  while (rc == 0 && (len = getline(&line, &cap, in)) > 0) {
     lineno++;
+    if (len > JOURNAL_LINE_MAX) {
+      rc = err_set(err, "%s:%d: a line longer than %d MiB", path, lineno, JOURNAL_LINE_MAX >> 20);
+      break;
+    }
     json_error_t je;
     json_t *o = json_loads(line, 0, &je);
     if (!o) rc = err_set(err, "%s:%d: %s", path, lineno, je.text);

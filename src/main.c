@@ -44,7 +44,7 @@ int main(int argc, char **argv) {
     case MODE_BENCH: return main_bench(&o);
     case MODE_HEADLESS: return headless_main(&o);
     case MODE_UI: return ui_main(&o);
-    case MODE_REPLAY: return replay_main(o.replay);
+    case MODE_REPLAY: return replay_main(&o);
   }
   return EXIT_RUNTIME;
 }

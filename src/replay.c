@@ -25,6 +25,7 @@
 #include "lab/steer.h"
 #include "luaapi/luaapi.h"
 #include "replay.h"
+#include "ui/uistate.h"
 
 typedef struct Replay {
   JournalFile f;
@@ -39,16 +40,10 @@ typedef struct Replay {
   char why[ERR_MSG_MAX + 128];
   long tickets;
   int ended;               /* a script was stopped at the final record */
+  int sandbox;             /* the journal's Lua runs sandboxed */
 } Replay;
 
 /* ------------------------------------------------------------ steps */
-
-static long lab_max_step(Lab *lab) {
-  long step = 0;
-  for (int i = 0; i < lab_n_runs(lab); i++)
-    if (run_metrics(lab_run(lab, i))->step > step) step = run_metrics(lab_run(lab, i))->step;
-  return step;
-}
 
 /* Stop the replay with a reason ('entry': say at which entry it went apart). */
 static void halt(Replay *rp, int entry, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -99,6 +94,13 @@ static void apply_due(Replay *rp);
 
 /* One step: of run 'id', or every unpaused run in lockstep (-1). */
 static int step_once(Replay *rp, int id, Err *err) {
+  /* The live lab applies an action between steps as soon as it happens:
+  ** an entry due now (a key pressed right after 'n' queued its step) comes
+  ** before the step, as it did there. */
+  int entry = rp->next;
+  apply_due(rp);
+  if (rp->diverged || luaapi_stopping(rp->api)) return 0;
+  if (rp->next != entry && id >= 0 && !lab_run_by_id(rp->lab, id)) return 0;
   if (id < 0) {
     if (lab_step(rp->lab, err) < 0) return -1;
     if (rp->host.after_step) rp->host.after_step(rp->host.after_step_ctx, lab_max_step(rp->lab));
@@ -322,14 +324,34 @@ static void run_script(Replay *rp, const JournalEntry *e) {
   if (st == LUAAPI_ERROR && err.msg[0]) fprintf(stderr, "replay: %s\n", err.msg);
 }
 
+/* A key entry holds the Lua of one of the lab's keys: anything else was
+** not written by the lab, and is not run. */
+static int is_key_call(const char *lua) {
+  int n;
+  const UiKey *k = ui_keys(&n);
+  for (int i = 0; i < n; i++)
+    if (strcmp(k[i].lua, lua) == 0) return 1;
+  return 0;
+}
+
+static void run_key(Replay *rp, const JournalEntry *e) {
+  if (is_key_call(e->lua)) run_chunk(rp, e->lua);
+  else   /* rp->next is past this entry already */
+    halt(rp, 0, "replay refused entry %d (line %d): a key entry whose Lua is no key of the lab: %.200s", rp->next - 1,
+         rp->next + 1, e->lua);
+}
+
 static void apply(Replay *rp, const JournalEntry *e) {
   if (e->sel[0]) snprintf(rp->sel, sizeof rp->sel, "%s", e->sel);
+  /* held as the live lab held it for the journal: the same steps refused */
+  luaapi_hold_lab(rp->api, e->kind != JOURNAL_SCRIPT);
   switch (e->kind) {
-    case JOURNAL_KEY: run_chunk(rp, e->lua); break;
+    case JOURNAL_KEY: run_key(rp, e); break;
     case JOURNAL_LINE: luaapi_eval_line(rp->api, e->lua); break;
     case JOURNAL_BINDING: luaapi_key(rp->api, e->code); break;
     case JOURNAL_SCRIPT: run_script(rp, e); break;
   }
+  if (e->kind != JOURNAL_SCRIPT) luaapi_hold_lab(rp->api, 0);
 }
 
 /* Apply every entry whose recorded steps the lab has reached, in order. */
@@ -369,9 +391,10 @@ static int build_lab(Replay *rp, const CliOptions *o, Err *err) {
 }
 
 static int start_lua(Replay *rp, const CliOptions *o, Err *err) {
+  rp->running = !o->script;   /* the lab trains from the start unless a script leads */
   rp->host = (Host){.acquire = host_acquire, .release = host_release, .submit = host_submit, .poll = host_poll,
                     .cancel = host_cancel, .inline_steps = 1, .ud = rp};
-  LuaApiOptions lo = {.heap_cap = (size_t)o->lua_mem_mb << 20, .sandbox = o->sandbox, .out = replay_out,
+  LuaApiOptions lo = {.heap_cap = (size_t)o->lua_mem_mb << 20, .sandbox = rp->sandbox, .out = replay_out,
                       .log = replay_log, .ctx = rp, .defaults = &o->run};
   if (!(rp->api = luaapi_new(&rp->host, &lo, err))) return -1;
   open_ui(rp);
@@ -425,22 +448,34 @@ static int replay_run(Replay *rp, Err *err) {
   return rc < 0 && !rp->diverged ? -1 : 0;
 }
 
-/* Relative paths of the recorded lab (its script, a corpus) are its
-** folder's: replay there. */
-static int enter_folder(Replay *rp, Err *err) {
-  if (!rp->f.cwd[0] || chdir(rp->f.cwd) == 0) return 0;
-  return err_set(err, "%s: cannot enter the recorded lab's folder %s: %s", rp->path, rp->f.cwd, strerror(errno));
+/* A journal is code: its entries are Lua, and its header names a folder.
+** Trusted (--trust), it replays as recorded: in the recorded folder,
+** sandboxed only if the lab was. Otherwise its Lua runs under the sandbox,
+** here. The user's own --sandbox always holds. Says which, on one line. */
+static int choose_trust(Replay *rp, const CliOptions *user, const CliOptions *rec, Err *err) {
+  char here[4096];
+  if (user->trust && rp->f.cwd[0] && chdir(rp->f.cwd) != 0)
+    return err_set(err, "%s: cannot enter the recorded lab's folder %s: %s", rp->path, rp->f.cwd, strerror(errno));
+  rp->sandbox = user->sandbox || !user->trust || rec->sandbox;
+  if (!getcwd(here, sizeof here)) snprintf(here, sizeof here, ".");
+  if (user->trust)
+    printf("replay: trusted, in the recorded folder %s%s\n", here, rp->sandbox ? ", sandboxed" : "");
+  else
+    printf("replay: sandboxed in %s (not the recorded folder %s): --trust replays as recorded\n", here,
+           rp->f.cwd[0] ? rp->f.cwd : "(none)");
+  return 0;
 }
 
-int replay_main(const char *path) {
+int replay_main(const CliOptions *user) {
   Replay rp;
   memset(&rp, 0, sizeof rp);
+  const char *path = user->replay;
   rp.path = path;
   Err err = {{0}};
   CliOptions o;
   int rc = journal_read(path, &rp.f, &err);
-  if (rc == 0) rc = enter_folder(&rp, &err);
   if (rc == 0 && cli_parse(rp.f.argc, rp.f.argv, &o, &err) < 0) rc = err_prefix(&err, "%s: its command line", path);
+  if (rc == 0) rc = choose_trust(&rp, user, &o, &err);
   if (rc == 0) rc = build_lab(&rp, &o, &err);
   if (rc == 0) rc = start_lua(&rp, &o, &err);
   if (rc == 0) rc = replay_run(&rp, &err);
@@ -449,6 +484,9 @@ int replay_main(const char *path) {
     fprintf(stderr, "tielab: %s\n", err.msg);
   } else if (rp.diverged) {
     printf("%s\n", rp.why);
+  } else if (rp.f.n_end == 0) {
+    printf("replay: nothing to compare: the lab ended with no runs (%d entr%s replayed)\n", rp.f.n,
+           rp.f.n == 1 ? "y" : "ies");
   } else if (compare_end(&rp) == 0) {
     printf("replay: metrics match bit for bit (%d run%s, %d entr%s)\n", rp.f.n_end, rp.f.n_end == 1 ? "" : "s", rp.f.n,
            rp.f.n == 1 ? "y" : "ies");

@@ -13,8 +13,14 @@
 #ifndef TIELAB_REPLAY_H
 #define TIELAB_REPLAY_H
 
-/* Returns the exit status: 0 the figures match, 1 they differ, the replay
-** diverged or the journal could not be read. */
-int replay_main(const char *path);
+#include "cli.h"
+
+/* Plays the journal o->replay. A journal is code: unless o->trust, its Lua
+** runs sandboxed in the current folder; with o->trust in its recorded
+** folder, sandboxed as it was; o->sandbox always sandboxes. Key entries run
+** only the Lua of the lab's keys. Returns the exit status: 0 the figures
+** match, 1 they differ, there is nothing to compare (no runs at the end),
+** the replay diverged or the journal could not be read. */
+int replay_main(const CliOptions *o);
 
 #endif

@@ -17,8 +17,12 @@ tmux_name=journal; . "$top_srcdir/tests/tmux.sh"
 start() { in_pane "clear; cd '$WORK'; $ENV $TIELAB $*"; }
 # wait_steps N: until the status line's step is past N.
 wait_steps() { wait_step $(($1 + 1)); }
-# From another folder: the replay enters the recorded lab's own.
-replay() { (cd / && env OPENBLAS_NUM_THREADS=1 XDG_CACHE_HOME=${XDG_CACHE_HOME:-$WORK/cache} "$TIELAB" --replay "$1") >"$WORK/out" 2>&1; }
+# replay FILE [OPTIONS]: sandboxed, in the work folder (where the lab ran).
+# trusted FILE: --trust from another folder: the replay enters the
+# recorded lab's own.
+replay_in() { (cd "$1" && shift && env OPENBLAS_NUM_THREADS=1 XDG_CACHE_HOME=${XDG_CACHE_HOME:-$WORK/cache} "$TIELAB" --replay "$@") >"$WORK/out" 2>&1; }
+replay() { replay_in "$WORK" "$@"; }
+trusted() { replay_in / "$1" --trust; }
 show_out() { sed 's/^/#   /' "$WORK/out"; }
 
 session 80 24
@@ -57,6 +61,14 @@ wait_for '>> r:set\{out_scale = 0.5\} end' 50
 check $? "an entry of two lines halves every run's out_scale"
 s=$(step_now)
 wait_steps $((s + 20))
+# A step that cannot yield (inside string.gsub) while the journal holds the
+# lab for the line: refused, and the screen goes on.
+type_line 'print(pcall(string.gsub, "a", "a", function() lab.runs[1]:step(1) end))'
+wait_for 'journal holds the lab' 50
+check $? "a step that cannot yield during a journaled line is refused with a clear error"
+s=$(step_now)
+wait_steps $((s + 20))
+check $? "the lab goes on training: the screen does not freeze"
 type_line 'ui.quit(false)'
 wait_dead 100 && [ "$(cat "$WORK/status")" = 0 ]
 check $? "the lab quits without saving"
@@ -77,6 +89,43 @@ rc=$?
   grep -q '^untied: step [1-9]' "$WORK/out" && grep -q '^third: step [1-9]' "$WORK/out"
 check $? "tielab --replay plays the recorded lab again: the metrics match bit for bit (exit $rc)"
 [ $rc -eq 0 ] || show_out
+grep -q "^replay: sandboxed in $WORK (not the recorded folder $WORK): --trust replays as recorded\$" "$WORK/out"
+check $? "by default the replay says it runs the journal sandboxed, in the current folder"
+trusted "$J"
+rc=$?
+[ $rc -eq 0 ] && grep -q "^replay: trusted, in the recorded folder $WORK\$" "$WORK/out" &&
+  grep -q '^replay: metrics match bit for bit' "$WORK/out"
+check $? "--trust from another folder replays in the recorded folder and matches (exit $rc)"
+[ $rc -eq 0 ] || show_out
+
+# A journal from someone else: a REPL line that runs a shell command, a
+# key whose Lua is no key of the lab, a recorded folder of /.
+mkdir -p "$WORK/elsewhere"
+sed '1s/"cwd":"[^"]*"/"cwd":"\/"/' "$J" |
+  sed 's/"lua":"lab.runs\[2\]:set{lr=2e-3}"/"lua":"os.execute([[touch pwned]]) io.open([[\/tmp\/pwned-tielab]], [[w]])"/' \
+  >"$WORK/hostile.jsonl"
+grep -q 'os.execute' "$WORK/hostile.jsonl" && grep -q '"cwd":"/"' "$WORK/hostile.jsonl"
+check $? "a hostile journal: a line entry runs os.execute, its folder is /"
+rm -f /tmp/pwned-tielab
+replay_in "$WORK/elsewhere" "$WORK/hostile.jsonl"
+rc=$?
+[ ! -e "$WORK/elsewhere/pwned" ] && [ ! -e /pwned ] && [ ! -e /tmp/pwned-tielab ] &&
+  grep -q "^replay: sandboxed in $WORK/elsewhere (not the recorded folder /)" "$WORK/out" &&
+  grep -q "os.execute.*nil\|attempt to call" "$WORK/out"
+check $? "its replay stays in the current folder, sandboxed: the command does not run, and it says why (exit $rc)"
+grep -q "sandboxed in $WORK/elsewhere" "$WORK/out" || show_out
+line=$(grep -n '"lua":"ui.cycle_tie()"' "$J" | head -n 1 | cut -d: -f1)
+sed "${line}s/\"lua\":\"ui.cycle_tie()\"/\"lua\":\"ui.cycle_tie() io.open([[pwned]], [[w]])\"/" "$J" >"$WORK/elsewhere/key.jsonl"
+replay_in "$WORK/elsewhere" key.jsonl
+rc=$?
+[ $rc -eq 1 ] && [ ! -e "$WORK/elsewhere/pwned" ] &&
+  grep -q "^replay refused entry $((line - 2)) (line $line): a key entry whose Lua is no key of the lab: ui.cycle_tie() io.open" "$WORK/out"
+check $? "a key entry whose Lua is no key of the lab is refused, not run (exit $rc)"
+grep -q "replay refused entry" "$WORK/out" || show_out
+replay_in "$WORK/elsewhere" key.jsonl --trust
+rc=$?
+[ $rc -eq 1 ] && [ ! -e "$WORK/elsewhere/pwned" ] && [ ! -e "$WORK/pwned" ] && grep -q "a key entry whose Lua is no key of the lab" "$WORK/out"
+check $? "even with --trust (exit $rc)"
 
 # The + entry moved 5 steps earlier: the same actions at another step.
 line=$(grep -n '"lua":"ui\.\(scale\|in_scale\)(' "$J" | head -n 1 | cut -d: -f1)
@@ -110,6 +159,50 @@ replay "$WORK/bad.jsonl"
 rc=$?
 [ $rc -eq 1 ] && grep -q "^tielab: $WORK/bad.jsonl:1: " "$WORK/out"
 check $? "a file that is no journal is refused with its line, exit 1 (exit $rc)"
+{ head -n 1 "$J" | sed 's/"runs":\[.*\]}$/"runs":[]}/'; echo '{"end":true,"step":0,"runs":[]}'; } >"$WORK/none.jsonl"
+replay "$WORK/none.jsonl"
+rc=$?
+[ $rc -eq 1 ] && grep -q '^replay: nothing to compare: the lab ended with no runs (0 entries replayed)$' "$WORK/out" &&
+  ! grep -q 'match' "$WORK/out"
+check $? "a lab that ended with no runs: nothing to compare, exit 1 (exit $rc)"
+[ $rc -eq 1 ] || show_out
+
+# ---------------------------------------------------------------- bytes that are not UTF-8
+# A folder named with the byte 0xff and a REPL line with one: kept
+# losslessly (as hex), and replayed.
+D="$WORK/$(printf 'd\377')"
+mkdir -p "$D"
+in_pane "clear; cd '$D'; $ENV $TIELAB --journal '$WORK/u.jsonl' $MODEL"
+wait_steps 10
+key :
+type_line 'print("running", ui.running())'
+wait_for '^running[[:space:]]*true' 50
+check $? "the lab trains from the start: ui.running() is true"
+type_line "$(printf 'lab.runs[1]:set{lr = 3e-3} -- \377')"
+wait_for '> lab.runs\[1\]:set' 50
+s=$(step_now)
+wait_steps $((s + 10))
+# paused, n and + at once: + may come before n's step is taken
+type_line 'ui.running(false)'
+wait_for 'PAUSED step' 50
+key Escape
+wait_for ': or Enter to type Lua' 50   # else the Esc and the n are read together as Alt+n
+key n +
+wait_for '●tied tied in×2' 50
+check $? "n and + pressed at once while paused"
+key :
+type_line 'ui.quit(false)'
+wait_dead 100 && [ "$(cat "$WORK/status")" = 0 ]
+check $? "a lab in a folder named with the byte 0xff keeps a journal and quits"
+head -n 1 "$WORK/u.jsonl" | grep -q '"cwd":{"hex":"[0-9a-f]*64ff"}' &&
+  grep -q '"kind":"line",.*"lua":{"hex":"[0-9a-f]*ff"}' "$WORK/u.jsonl"
+check $? "the folder and the REPL line are journaled byte for byte, as hex"
+trusted "$WORK/u.jsonl"
+rc=$?
+[ $rc -eq 0 ] && grep -q "^replay: trusted, in the recorded folder $D\$" "$WORK/out" &&
+  grep -q '^replay: metrics match bit for bit' "$WORK/out" && grep -q '^running[[:space:]]*true' "$WORK/out"
+check $? "its replay enters the folder, runs the lines (ui.running() true), applies n and + and matches bit for bit (exit $rc)"
+[ $rc -eq 0 ] || show_out
 
 # ---------------------------------------------------------------- a script
 cat >"$WORK/train.lua" <<'EOF'

@@ -127,4 +127,23 @@ check $? "a cast of training at 80x24 is valid"
 rate 200 60
 check $? "a cast of training at 200x60 is valid"
 
+# ---------------------------------------------------------------- a full disk, and no screen
+$T resize-window -t t -x 80 -y 24
+start /dev/full "$MODEL"
+wait_for 'the recording stopped \(No space left on device\)' 300
+check $? "a cast to a full disk: the screen says the recording stopped, and why"
+s=$(step_now)
+wait_step $((s + 20))
+check $? "the lab goes on training"
+key q
+wait_for 'Save' 50 && key n
+wait_dead 100
+grep -q "/dev/full: could not write the whole recording: No space left on device" "$WORK/stderr" &&
+  ! grep -q "recorded .* to /dev/full" "$WORK/stderr"
+check $? "on the way out it reports the failure, not a recording"
+(cd "$WORK" && env TERM=dumb OPENBLAS_NUM_THREADS=1 XDG_CACHE_HOME="$WORK/cache" "$TIELAB" --record dumb.cast $MODEL </dev/null >"$WORK/dumb.out" 2>&1)
+rc=$?
+[ $rc -eq 1 ] && [ ! -e "$WORK/dumb.cast" ] && grep -q -- "--record records the screen, and this terminal (TERM=dumb) has none" "$WORK/dumb.out"
+check $? "with no screen (TERM=dumb) --record is refused, and no invalid cast is left (exit $rc)"
+
 finish

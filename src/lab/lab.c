@@ -28,6 +28,13 @@ void lab_free(Lab *lab) {
 }
 
 int lab_n_runs(const Lab *lab) { return lab->n_runs; }
+long lab_max_step(const Lab *lab) {
+  long step = 0;
+  for (int i = 0; i < lab->n_runs; i++)
+    if (run_metrics(lab->runs[i])->step > step) step = run_metrics(lab->runs[i])->step;
+  return step;
+}
+
 Run *lab_run(Lab *lab, int i) { return i >= 0 && i < lab->n_runs ? lab->runs[i] : NULL; }
 
 Run *lab_find(Lab *lab, const char *name) {

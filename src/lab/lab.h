@@ -148,6 +148,8 @@ Run *lab_add_run(Lab *lab, const RunOptions *o, Err *err);
 Run *lab_add_run_within(Lab *lab, const RunOptions *o, size_t budget, Err *err);
 int lab_remove_run(Lab *lab, Run *r);
 int lab_n_runs(const Lab *lab);
+/* The lab-wide step: the step of its furthest run (0 with no runs). */
+long lab_max_step(const Lab *lab);
 Run *lab_run(Lab *lab, int i);
 Run *lab_find(Lab *lab, const char *name);
 Run *lab_run_by_id(Lab *lab, int id);

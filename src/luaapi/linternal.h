@@ -83,6 +83,7 @@ struct LuaApi {
   int next_hook;          /* id of the next lab.on_step callback */
   int watching;           /* the host hands every step over to the callbacks */
   int paused;             /* the script files wait (the speaker's ',') */
+  int lab_held;           /* the caller holds the lab across this call (luaapi_hold_lab) */
   int phase;              /* lab.phase calls so far */
   LapiText printed;       /* what the script files running print */
   LapiText results;       /* what the last one to end had printed */

@@ -423,6 +423,11 @@ int lapi_wait_steps(lua_State *L, int id, long n, lua_KContext ctx, lua_KFunctio
   ** until the speaker resumes: refuse it instead. */
   if (!can_yield && !h->inline_steps && api->paused)
     return luaL_error(L, "the scripts are paused (',' resumes them): this step cannot wait here");
+  /* The lab is held for the journal (the entry and its effect at one step):
+  ** the trainer could not take a step this wait needs. A replay holds it
+  ** too, and refuses the same steps (those that could not yield). */
+  if (api->lab_held && !(i >= 0 && lua_isyieldable(L)))
+    return luaL_error(L, "the journal holds the lab during this call: a step that cannot yield cannot wait here");
   lapi_unlock_all(api);
   lua_State *prev = api->stepping;
   api->stepping = L;
@@ -515,6 +520,10 @@ void luaapi_pause(LuaApi *api, int on) {
 }
 
 int luaapi_paused(const LuaApi *api) { return api->paused; }
+
+void luaapi_hold_lab(LuaApi *api, int on) {
+  if (api) api->lab_held += on ? 1 : (api->lab_held > 0 ? -1 : 0);
+}
 
 /* ------------------------------------------------------------ script files */
 

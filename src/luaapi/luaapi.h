@@ -132,6 +132,10 @@ const char *luaapi_caption(const LuaApi *api);
 int luaapi_advance(LuaApi *api);
 void luaapi_pause(LuaApi *api, int on);
 int luaapi_paused(const LuaApi *api);
+/* The caller holds the lab across the calls it makes (nested: a count):
+** a step that cannot yield would wait for a trainer that waits for the
+** lab, so it is refused with an error instead. */
+void luaapi_hold_lab(LuaApi *api, int on);
 /* Phases marked by lab.phase so far. */
 int luaapi_phase(const LuaApi *api);
 

@@ -166,8 +166,8 @@ void ui_draw(Ui *ui) {
     }
   }
   doupdate();
-  record_frame(ui->rec, ui->focus && !ui->help);
   ui->dirty = 0;
+  ui_record_frame(ui, ui->focus && !ui->help);   /* after: a failure it shows is the next frame's */
   ui->last_frame = clock_seconds();
 }
 

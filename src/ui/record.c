@@ -44,6 +44,8 @@ struct Recorder {
   short pair;
   int pen_known;
   int failed;
+  int error;               /* errno of the write that failed (0: not a write) */
+  int reported;            /* the failure was shown on the screen */
 };
 
 /* ------------------------------------------------------------ the frame's bytes */
@@ -114,23 +116,43 @@ static wchar_t acs_char(wchar_t c) {
   return p && c ? to[p - from] : c;
 }
 
+/* One character as UTF-8, whatever the locale (asciicast is UTF-8);
+** returns its bytes. What is no character becomes U+FFFD. */
+static size_t utf8_put(char *out, unsigned long c) {
+  if (c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF)) c = 0xFFFD;
+  if (c < 0x80) return out[0] = (char)c, 1;
+  if (c < 0x800) return out[0] = (char)(0xC0 | c >> 6), out[1] = (char)(0x80 | (c & 0x3F)), 2;
+  if (c < 0x10000) {
+    out[0] = (char)(0xE0 | c >> 12);
+    out[1] = (char)(0x80 | (c >> 6 & 0x3F));
+    out[2] = (char)(0x80 | (c & 0x3F));
+    return 3;
+  }
+  out[0] = (char)(0xF0 | c >> 18);
+  out[1] = (char)(0x80 | (c >> 12 & 0x3F));
+  out[2] = (char)(0x80 | (c >> 6 & 0x3F));
+  out[3] = (char)(0x80 | (c & 0x3F));
+  return 4;
+}
+
 static void emit_cell(Recorder *rec, const Cell *c) {
-  char mb[MB_LEN_MAX * CCHARW_MAX + 1];
+  char mb[4 * CCHARW_MAX + 1];
   size_t n = 0;
-  mbstate_t st;
-  memset(&st, 0, sizeof st);
   for (int i = 0; i < CCHARW_MAX && (i == 0 || c->ch[i]); i++) {
     wchar_t w = c->ch[i] ? c->ch[i] : L' ';
     if (i == 0 && (c->attr & A_ALTCHARSET)) w = acs_char(w);
-    size_t k = wcrtomb(mb + n, w, &st);
-    if (k == (size_t)-1) {   /* not in this locale's charset */
-      memset(&st, 0, sizeof st);
-      mb[n] = '?';
-      k = 1;
-    }
-    n += k;
+    n += utf8_put(mb + n, (unsigned long)w);
   }
   emit(rec, mb, n);
+}
+
+/* The file took the bytes so far, or the recording failed (and stops). */
+static void check_written(Recorder *rec) {
+  if (rec->failed) return;
+  if (fflush(rec->f) == EOF || ferror(rec->f)) {
+    rec->failed = 1;
+    rec->error = errno ? errno : EIO;
+  }
 }
 
 /* ------------------------------------------------------------ reading curscr */
@@ -282,7 +304,7 @@ void record_frame(Recorder *rec, int cursor) {
   diff(rec, rec->cur, full);
   place_cursor(rec, cursor);
   if (rec->n > 0) write_event(rec, t, "o", rec->out, rec->n);
-  fflush(rec->f);
+  check_written(rec);
   Cell *was = rec->prev;   /* this frame is the next one's "before" */
   rec->prev = rec->cur;
   rec->cur = was;
@@ -293,7 +315,7 @@ Recorder *record_open(const char *path, Err *err) {
   if (!rec) return err_set(err, "out of memory"), NULL;
   snprintf(rec->path, sizeof rec->path, "%s", path);
   rec->cursor = -1;
-  rec->f = fopen(path, "w");
+  rec->f = fopen(path, "we");
   if (!rec->f) {
     err_set(err, "%s: %s", path, strerror(errno));
     free(rec);
@@ -307,7 +329,10 @@ double record_seconds(const Recorder *rec) { return rec && rec->rows ? clock_sec
 
 int record_close(Recorder *rec, Err *err) {
   if (!rec) return 0;
-  int rc = rec->failed ? err_set(err, "%s: could not write the whole recording", rec->path) : 0;
+  check_written(rec);
+  int rc = !rec->failed ? 0
+           : rec->error ? err_set(err, "%s: could not write the whole recording: %s", rec->path, strerror(rec->error))
+                        : err_set(err, "%s: could not write the whole recording", rec->path);
   if (fclose(rec->f) != 0 && rc == 0) rc = err_set(err, "%s: %s", rec->path, strerror(errno));
   free(rec->prev);
   free(rec->cur);
@@ -335,6 +360,27 @@ int ui_record_open(Ui *ui, Err *err) {
   return ui->journal ? 0 : -1;
 }
 
+void ui_record_frame(Ui *ui, int cursor) {
+  Recorder *rec = ui->rec;
+  record_frame(rec, cursor);
+  if (!rec || !rec->failed || rec->reported) return;
+  rec->reported = 1;
+  ui_message(ui, ROLE_ERROR, "record: %s: the recording stopped (%s); the lab goes on", rec->path,
+             rec->error ? strerror(rec->error) : "out of memory");
+}
+
+int ui_record_lines(Ui *ui) {
+  if (!ui->rec) return 0;
+  const char *term = getenv("TERM");
+  fprintf(stderr, "tielab: --record records the screen, and this terminal (TERM=%s) has none: "
+                  "the line REPL cannot be recorded\n", term ? term : "");
+  Err err;
+  record_close(ui->rec, &err);
+  ui->rec = NULL;
+  remove(ui->opt->record);   /* empty: no cast is better than an invalid one */
+  return -1;
+}
+
 void ui_record_close(Ui *ui) {
   Err err = {{0}};
   if (ui->journal) {
@@ -360,7 +406,9 @@ void ui_record_call(Ui *ui, const char *chunk) {
   Err err;
   Lab *lab = trainer_acquire(ui->trainer);
   if (journal_call(ui->journal, lab, "key", chunk, selected_name(ui), &err) < 0) journal_failed(ui, &err);
+  luaapi_hold_lab(ui->api, 1);
   ui_lua(ui, chunk);
+  luaapi_hold_lab(ui->api, 0);
   trainer_release(ui->trainer);
 }
 
@@ -371,7 +419,9 @@ int ui_record_binding(Ui *ui, int code) {
   char sel[64];
   snprintf(sel, sizeof sel, "%s", selected_name(ui));
   journal_mark(ui->journal, lab);
+  luaapi_hold_lab(ui->api, 1);
   int had = luaapi_key(ui->api, code);
+  luaapi_hold_lab(ui->api, 0);
   if (!had) journal_mark(ui->journal, NULL);
   else if (journal_binding(ui->journal, lab, code, sel, &err) < 0) journal_failed(ui, &err);
   trainer_release(ui->trainer);
@@ -385,7 +435,9 @@ LuaApiStatus ui_record_line(Ui *ui, const char *entry) {
   char sel[64];
   snprintf(sel, sizeof sel, "%s", selected_name(ui));
   journal_mark(ui->journal, lab);
+  luaapi_hold_lab(ui->api, 1);
   LuaApiStatus st = luaapi_eval_line(ui->api, entry);
+  luaapi_hold_lab(ui->api, 0);
   if (st == LUAAPI_INCOMPLETE) journal_mark(ui->journal, NULL);   /* the entry goes on: nothing ran */
   else if (journal_call(ui->journal, lab, "line", entry, sel, &err) < 0) journal_failed(ui, &err);
   trainer_release(ui->trainer);
@@ -398,7 +450,9 @@ LuaApiStatus ui_record_script(Ui *ui, Err *err) {
   Err jerr;
   Lab *lab = trainer_acquire(ui->trainer);
   if (journal_script(ui->journal, lab, o->script, o->script_argc, o->script_argv, &jerr) < 0) journal_failed(ui, &jerr);
+  luaapi_hold_lab(ui->api, 1);
   LuaApiStatus st = luaapi_start_script(ui->api, o->script, o->script_argc, o->script_argv, err);
+  luaapi_hold_lab(ui->api, 0);
   trainer_release(ui->trainer);
   return st;
 }

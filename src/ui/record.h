@@ -38,6 +38,11 @@ struct Ui;
 ** and closed at the end with the journal's final record. */
 int ui_record_open(struct Ui *ui, Err *err);
 void ui_record_close(struct Ui *ui);
+/* No screen (line mode): the recording is refused, with a message, and
+** its empty file removed. Returns -1 when there was one, else 0. */
+int ui_record_lines(struct Ui *ui);
+/* record_frame, and the first failure to write shown on the screen. */
+void ui_record_frame(struct Ui *ui, int cursor);
 /* A key's Lua call, a script's key binding (returns 1 when there was one),
 ** a REPL entry and the start of a script, each run with the lab held and
 ** journaled. */

@@ -338,7 +338,8 @@ int ui_main(const CliOptions *o) {
   if (resumed[0]) scroll_addf(ui.scroll, SCROLL_NOTE, "%s", resumed);
   if (run_screen(&ui, resumed) < 0) {
     if (resumed[0]) printf("%s\n", resumed);
-    ui_line_main(&ui);
+    if (ui_record_lines(&ui) < 0) ui.status = EXIT_RUNTIME;
+    else ui_line_main(&ui);
   }
   /* The screen is gone: say what the last save kept, and where. */
   if (ui.saved_note && !ui.gone) printf("%s\n", ui.saved_note);

@@ -398,49 +398,66 @@ void ui_record_close(Ui *ui) {
   }
 }
 
+/* A journaled call holds the lab from the steps it notes to its effect, so
+** it falls between two steps; 'sel' is the selected run before it ran. */
+typedef struct HeldCall {
+  Lab *lab;
+  char sel[64];
+} HeldCall;
+
+/* What the entry says: a key's or a line's Lua, or a script's key binding. */
+typedef struct CallEntry {
+  const char *kind;   /* "key" or "line"; NULL: the binding 'code' */
+  const char *lua;
+  int code;
+} CallEntry;
+
+static void held_begin(Ui *ui, HeldCall *c) {
+  c->lab = trainer_acquire(ui->trainer);
+  snprintf(c->sel, sizeof c->sel, "%s", selected_name(ui));
+  journal_mark(ui->journal, c->lab);
+  luaapi_hold_lab(ui->api, 1);
+}
+
+/* The entry when the call ran ('ran'), else the mark forgotten; then the
+** lab goes back to the trainer. */
+static void held_end(Ui *ui, HeldCall *c, const CallEntry *e, int ran) {
+  luaapi_hold_lab(ui->api, 0);
+  Err err;
+  if (!ran) journal_mark(ui->journal, NULL);
+  else if ((e->kind ? journal_call(ui->journal, c->lab, e->kind, e->lua, c->sel, &err)
+                    : journal_binding(ui->journal, c->lab, e->code, c->sel, &err)) < 0)
+    journal_failed(ui, &err);
+  trainer_release(ui->trainer);
+}
+
 void ui_record_call(Ui *ui, const char *chunk) {
   if (!ui->journal) {
     ui_lua(ui, chunk);
     return;
   }
-  Err err;
-  Lab *lab = trainer_acquire(ui->trainer);
-  if (journal_call(ui->journal, lab, "key", chunk, selected_name(ui), &err) < 0) journal_failed(ui, &err);
-  luaapi_hold_lab(ui->api, 1);
+  HeldCall c;
+  held_begin(ui, &c);
   ui_lua(ui, chunk);
-  luaapi_hold_lab(ui->api, 0);
-  trainer_release(ui->trainer);
+  held_end(ui, &c, &(CallEntry){"key", chunk, 0}, 1);
 }
 
 int ui_record_binding(Ui *ui, int code) {
   if (!ui->journal) return luaapi_key(ui->api, code);
-  Err err;
-  Lab *lab = trainer_acquire(ui->trainer);
-  char sel[64];
-  snprintf(sel, sizeof sel, "%s", selected_name(ui));
-  journal_mark(ui->journal, lab);
-  luaapi_hold_lab(ui->api, 1);
+  HeldCall c;
+  held_begin(ui, &c);
   int had = luaapi_key(ui->api, code);
-  luaapi_hold_lab(ui->api, 0);
-  if (!had) journal_mark(ui->journal, NULL);
-  else if (journal_binding(ui->journal, lab, code, sel, &err) < 0) journal_failed(ui, &err);
-  trainer_release(ui->trainer);
+  held_end(ui, &c, &(CallEntry){NULL, NULL, code}, had);
   return had;
 }
 
 LuaApiStatus ui_record_line(Ui *ui, const char *entry) {
   if (!ui->journal) return luaapi_eval_line(ui->api, entry);
-  Err err;
-  Lab *lab = trainer_acquire(ui->trainer);
-  char sel[64];
-  snprintf(sel, sizeof sel, "%s", selected_name(ui));
-  journal_mark(ui->journal, lab);
-  luaapi_hold_lab(ui->api, 1);
+  HeldCall c;
+  held_begin(ui, &c);
   LuaApiStatus st = luaapi_eval_line(ui->api, entry);
-  luaapi_hold_lab(ui->api, 0);
-  if (st == LUAAPI_INCOMPLETE) journal_mark(ui->journal, NULL);   /* the entry goes on: nothing ran */
-  else if (journal_call(ui->journal, lab, "line", entry, sel, &err) < 0) journal_failed(ui, &err);
-  trainer_release(ui->trainer);
+  /* An unfinished entry goes on in the next line: nothing ran yet. */
+  held_end(ui, &c, &(CallEntry){"line", entry, 0}, st != LUAAPI_INCOMPLETE);
   return st;
 }
 

@@ -38,6 +38,8 @@
 -- shrinks step after step and grad_scale falls geometrically (where it
 -- would underflow it is held at the smallest normal double, since
 -- grad_scale must be > 0; a float gradient times it is 0 either way).
+-- The configurations kept with the paper's experiments all have the rule
+-- switched off (clip_output_proj_to_embedding_grad_norm: false).
 --
 -- The hook acts inside the step, on that step's batch and weights, so the
 -- clip_code arm is paused (lab.step leaves it alone) and driven by hand in

@@ -12,6 +12,8 @@ if ! [ -x "$py" ] || ! "$py" -c 'import matplotlib' 2>/dev/null; then
   exit 0
 fi
 tiny="vocab=256 dim=32 layers=2 heads=2 ctx=32 batch=4"
+MPLCONFIGDIR="$tmp/mpl"   # matplotlib's font cache, kept out of $HOME
+export MPLCONFIGDIR
 
 # Real CSV files from the scripts.
 (cd "$tmp" && "$tielab" --headless "$top/lua/sweep.lua" steps=10 seeds=1,2 scales=1,5 out=sweep.csv $tiny) \

@@ -9,7 +9,10 @@
 --   clip_doc   what the paper code's documentation says its clip does: only the
 --              output-side gradient is clipped to 'fraction' of the recent
 --              input-side norm (an average over about 'memory' steps), done as
---              out_scale = min(1, fraction*avg|G_in| / |G_out|); G_in is untouched
+--              out_scale = min(1, fraction*avg|G_in| / |G_out|); G_in is untouched.
+--              avg is a running mean with weight 1/memory of |G_in| (V x d rows);
+--              the documentation's own numbers are 0.1 of the plain mean of the
+--              last 5 lookup-output norms (fraction=0.1 memory=5 comes close)
 --   clip_code  what the paper's code does (below): the whole backward pass is
 --              scaled, G_in included, as grad_scale
 --   untied     the partner the tied matrices are aligned with

@@ -33,9 +33,9 @@
 -- step) nothing is clipped; with 1 to 4 recorded, the mean is over those.
 -- tielab does exactly this, with |G_out| and |grad_in_act| measured before
 -- any scaling as the paper's hooks see them. One departure: their trainer
--- calls backward once per micro-batch (64 per step in their configs) and
--- each appends a norm, so their window of 5 is 5 micro-batches; tielab has
--- none, and its window is 5 steps. What follows from the rule: grad_scale
+-- calls backward once per micro-batch (their configs split 512 sequences
+-- into micro-batches of 8) and each appends a norm, so their window of 5 is
+-- 5 micro-batches; tielab has none, and its window is 5 steps. What follows from the rule: grad_scale
 -- cancels in the applied ratio, so the ratio it means to cap is unchanged,
 -- while each recorded norm is about threshold/ratio, so the threshold
 -- shrinks step after step and grad_scale falls geometrically (where it

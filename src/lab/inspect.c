@@ -13,7 +13,7 @@
 #include "../core/rng.h"
 #include "run.h"
 
-static int check_rows(const Run *r, const int32_t *rows, int b, int t, Err *err) {
+int run_check_rows(const Run *r, const int32_t *rows, int b, int t, Err *err) {
   const ModelConfig *c = model_config(r->model);
   if (b < 1 || b > c->batch) return err_set(err, "batch has %d rows; this run takes 1 to %d", b, c->batch);
   if (t < 1 || t > c->ctx) return err_set(err, "rows have %d+1 tokens; this run takes 2 to %d+1", t, c->ctx);
@@ -31,7 +31,7 @@ static double tensor_norm(const float *g, size_t n) {
 }
 
 int run_evaluate(Run *r, const int32_t *rows, int b, int t, EvalResult *out, Err *err) {
-  if (check_rows(r, rows, b, t, err) < 0) return -1;
+  if (run_check_rows(r, rows, b, t, err) < 0) return -1;
   batch_split(rows, b, t, r->inputs, r->targets);
   out->loss = model_forward(r->model, r->inputs, r->targets, b, t);
   model_backward(r->model, &out->grad);

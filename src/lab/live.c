@@ -1,6 +1,6 @@
 /*
-** live.c -- changing a run while it lives: tie mode, scales, learning rate
-** and instrument intervals, each recorded as an event in the run's history
+** live.c -- changing a run while it lives: tie mode, scales, the optimizer's
+** settings and its schedule, and instrument intervals, each recorded as an event in the run's history
 ** so that every graph can mark it.
 */
 #include <string.h>
@@ -16,8 +16,7 @@ static int apply_tie(Run *r, const RunOptions *next, Err *err) {
 /* After 'next' has been validated, make the run match it. */
 static int apply(Run *r, const RunOptions *next, const char *key, Err *err) {
   if (strcmp(key, "tie") == 0 && apply_tie(r, next, err) < 0) return -1;
-  r->opt = *next;
-  r->optim.lr = (float)next->lr;
+  r->opt = *next;   /* each step's optimizer follows from the options */
   run_refresh_metrics(r);
   char value[64], text[96];
   if (run_options_get_text(next, key, value, sizeof value, err) < 0) return -1;

@@ -265,11 +265,12 @@ int run_set_paused(Run *r, int paused) {
   return 0;
 }
 
-/* The rates of the last step taken, or of the next one before any. */
+/* The rates of the last step taken, or of the next one before any, as
+** the schedule gives them (the step uses them rounded to float). */
 static void set_rates(RunMetrics *mt, const RunOptions *o) {
-  OptimConfig oc = run_options_optim_at(o, mt->step > 0 ? mt->step : 1);
-  mt->lr = oc.lr;
-  mt->emb_lr = optim_emb_lr(&oc);
+  double emb_factor;
+  run_options_rates(o, mt->step > 0 ? mt->step : 1, &mt->lr, &emb_factor);
+  mt->emb_lr = mt->lr * emb_factor;
 }
 
 /* The fields of the metrics that follow from the settings, not the step. */

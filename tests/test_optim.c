@@ -102,56 +102,67 @@ static void test_sgd_momentum(int nesterov) {
   model_free(m);
 }
 
-/* SGD's weight decay is added to the gradient, on 2-D weights only. */
-static void test_sgd_decay(void) {
-  Model *m = make(6);
+/* What one step should give an element: from its weight, its gradient and
+** whether its tensor decays. */
+typedef double (*Reference)(double p, double g, int decay);
+
+/* One step of 'oc' from fresh weights against 'want', element by element:
+** the worst error relative to the weight, and the smallest move. */
+static double one_step_error(uint64_t seed, const OptimConfig *oc, Reference want, double *smallest) {
+  Model *m = make(seed);
   size_t n = model_n_floats(m);
   float *g = malloc(n * sizeof *g), *p0 = copy_params(m);
-  set_grad(m, 7, g);
-  OptimConfig oc = sgd(0.1f, 0, 0, 0.5f);
-  model_update(m, &oc);
+  set_grad(m, seed + 1, g);
+  model_update(m, oc);
   double worst = 0;
+  *smallest = INFINITY;
   for (int t = 0; t < model_tensor_count(m); t++) {
     const TensorInfo *ti = model_tensor(m, t);
     for (size_t j = ti->offset; j < ti->offset + ti->numel; j++) {
-      double want = p0[j] - 0.1 * (g[j] + (ti->decay ? 0.5 * p0[j] : 0.0));
-      worst = fmax(worst, fabs(model_params(m)[j] - want));
+      double w = want(p0[j], g[j], ti->decay);
+      worst = fmax(worst, fabs(model_params(m)[j] - w) / fmax(1.0, fabs(w)));
+      *smallest = fmin(*smallest, fabs((double)model_params(m)[j] - p0[j]));
     }
   }
-  ok(worst < 1e-7, "SGD weight decay: g + wd*p on 2-D weights, none elsewhere (worst %.2g)", worst);
   free(g);
   free(p0);
   model_free(m);
+  return worst;
 }
 
+/* SGD with lr 0.1 and weight decay 0.5, added to the gradient on 2-D weights. */
+static double sgd_decayed(double p, double g, int decay) { return p - 0.1 * (g + (decay ? 0.5 * p : 0.0)); }
+
 /* Adam's first step, bias-corrected: p - lr * g'/(|g'| + eps) with
-** g' = g + wd*p (L2 decay, torch.optim.Adam). */
-static void test_adam(void) {
-  Model *m = make(8);
-  size_t n = model_n_floats(m);
-  float *g = malloc(n * sizeof *g), *p0 = copy_params(m);
-  set_grad(m, 9, g);
-  OptimConfig oc = optim_default();
+** g' = g + wd*p (L2 decay, torch.optim.Adam); lr 1e-3, wd 0.1. */
+static double adam_first(double p, double g, int decay) {
+  double gp = g + (decay ? 0.1 * p : 0.0);
+  return p - 1e-3 * gp / (fabs(gp) + 1e-8);
+}
+
+static void test_decay_in_gradient(void) {
+  double smallest;
+  OptimConfig oc = sgd(0.1f, 0, 0, 0.5f);
+  double worst = one_step_error(6, &oc, sgd_decayed, &smallest);
+  ok(worst < 1.2e-7, "SGD weight decay: g + wd*p on 2-D weights, none elsewhere (worst %.2g)", worst);
+  oc = optim_default();
   oc.kind = OPTIM_ADAM;
   oc.clip = 0;
-  oc.weight_decay = 0.1f;
-  model_update(m, &oc);
-  double worst = 0, lr = oc.lr, smallest = INFINITY;
-  for (int t = 0; t < model_tensor_count(m); t++) {
-    const TensorInfo *ti = model_tensor(m, t);
-    for (size_t j = ti->offset; j < ti->offset + ti->numel; j++) {
-      double gp = g[j] + (ti->decay ? 0.1 * p0[j] : 0.0);
-      double want = p0[j] - lr * gp / (fabs(gp) + oc.eps);
-      worst = fmax(worst, fabs(model_params(m)[j] - want) / fmax(1.0, fabs(want)));
-      smallest = fmin(smallest, fabs((double)model_params(m)[j] - p0[j]));
-    }
-  }
   /* Float rounding of the weight itself: a few parts in 1e8. */
+  worst = one_step_error(8, &oc, adam_first, &smallest);
   ok(worst < 1.2e-7, "Adam's first step matches the double reference with L2 decay (worst %.2g relative)", worst);
-  ok(smallest > 0.9 * lr, "and moves every element by about lr (smallest %.3g, lr %.3g)", smallest, lr);
+  ok(smallest > 0.9 * oc.lr, "and moves every element by about lr (smallest %.3g, lr %.3g)", smallest, oc.lr);
+}
+
+/* A fresh model after one step of 'oc' on a gradient times 'scale'. */
+static Model *scaled_step(float scale, const OptimConfig *oc) {
+  Model *m = make(12);
+  float *g = malloc(model_n_floats(m) * sizeof *g);
+  set_grad(m, 13, g);
   free(g);
-  free(p0);
-  model_free(m);
+  model_clip_scaled(m, scale, 0);
+  model_update(m, oc);
+  return m;
 }
 
 /* grad_scale multiplies the gradient before the clip. */
@@ -175,28 +186,17 @@ static void test_grad_scale(void) {
      "grad_scale 2 then clip to the old norm: scaled before the clip (%.4g -> %.4g)", pre, sqrt(after));
 
   /* AdamW's first step does not see the scale (up to eps); SGD's doubles. */
-  Model *a = make(12), *b = make(12);
-  float *p0 = copy_params(a);
-  OptimConfig oc = optim_default();
+  Model *fresh = make(12);
+  float *p0 = copy_params(fresh);
+  model_free(fresh);
+  OptimConfig oc = optim_default(), os = sgd(0.1f, 0, 0, 0);
   oc.clip = 0;
-  set_grad(a, 13, g);
-  model_clip_scaled(a, 1.0f, 0);
-  model_update(a, &oc);
-  set_grad(b, 13, g);
-  model_clip_scaled(b, 2.0f, 0);
-  model_update(b, &oc);
+  Model *a = scaled_step(1.0f, &oc), *b = scaled_step(2.0f, &oc);
   size_t flipped = 0;
   for (size_t i = 0; i < n; i++)
     flipped += (model_params(a)[i] - p0[i] > 0) != (model_params(b)[i] - p0[i] > 0);
   ok(flipped == 0, "AdamW's first step with grad_scale 2 keeps every sign (%zu flipped)", flipped);
-  Model *c = make(12), *d = make(12);
-  OptimConfig os = sgd(0.1f, 0, 0, 0);
-  set_grad(c, 13, g);
-  model_clip_scaled(c, 1.0f, 0);
-  model_update(c, &os);
-  set_grad(d, 13, g);
-  model_clip_scaled(d, 2.0f, 0);
-  model_update(d, &os);
+  Model *c = scaled_step(1.0f, &os), *d = scaled_step(2.0f, &os);
   double worst = 0;
   for (size_t i = 0; i < n; i++) {
     double d1 = (double)model_params(c)[i] - p0[i], d2 = (double)model_params(d)[i] - p0[i];
@@ -264,8 +264,7 @@ int main(void) {
   test_sgd_plain();
   test_sgd_momentum(0);
   test_sgd_momentum(1);
-  test_sgd_decay();
-  test_adam();
+  test_decay_in_gradient();
   test_grad_scale();
   test_decay_all();
   test_emb_lr();

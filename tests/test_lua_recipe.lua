@@ -41,6 +41,16 @@ o = all:options()
 tap.ok(o.warmup == 5 and o.schedule == "cosine" and o.decay_steps == 40 and o.momentum == 0.7 and
        o.nesterov == false and o.decay_all == false and o.grad_scale == 3 and o.weight_decay == 0,
        "r:set changes the live ones")
+local fresh = lab.run(tap.tiny{name = "fresh", eval_every = 0})
+fresh:set{schedule = "cosine", decay_steps = 100}
+tap.ok(fresh:options().schedule == "cosine" and fresh:options().decay_steps == 100,
+       "r:set changes schedule and decay_steps together, checked as a whole")
+local e1 = fresh:evaluate{{1, 2, 3, 4}}
+fresh:set{grad_scale = 2}
+local e2 = fresh:evaluate{{1, 2, 3, 4}}
+tap.ok(near(e2.total_norm, 2 * e1.total_norm) and near(e2.grad_norm["lm_head.weight"] or e2.grad_norm["transformer.wte.weight"],
+       2 * (e1.grad_norm["lm_head.weight"] or e1.grad_norm["transformer.wte.weight"])),
+       "r:evaluate's norms include grad_scale, as the clip sees them")
 tap.raises("'optimizer' is fixed", "r:set refuses the optimizer", all.set, all, {optimizer = "adam"})
 tap.raises("'recipe' is fixed", "r:set refuses a recipe", all.set, all, {recipe = "olmo"})
 local events = {}

@@ -1,7 +1,7 @@
 /*
 ** kernels.h -- the loops of a model step that are not matrix products:
 ** LayerNorm, GELU, the causal softmax of attention, softmax cross-entropy,
-** AdamW and gradient norms, each on a range of rows so that callers can
+** the AdamW, Adam and SGD updates and gradient norms, each on a range of rows so that callers can
 ** split the work between threads.
 **
 ** They are written on 16-float vectors (GCC vector extensions), with a

@@ -1,6 +1,6 @@
 /*
-** model.h -- the reference GPT of DESIGN.md: forward, backward, AdamW with
-** global-norm clipping, and tying (tied, untied, partial) with the two
+** model.h -- the reference GPT of DESIGN.md: forward, backward, an AdamW,
+** Adam or SGD step with global-norm clipping, and tying (tied, untied, partial) with the two
 ** gradients of the embedding kept apart.
 **
 ** Memory: every buffer is allocated by 'model_create'; nothing is allocated

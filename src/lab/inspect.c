@@ -45,7 +45,7 @@ int run_evaluate(Run *r, const int32_t *rows, int b, int t, EvalResult *out, Err
     /* A fully tied E_out is no parameter of its own. */
     if (c->tie_k == c->dim && strcmp(ti->name, "lm_head.weight") == 0) continue;
     snprintf(r->eval_names[n], sizeof r->eval_names[n], "%s", ti->name);
-    r->eval_norms[n] = tensor_norm(g + ti->offset, ti->numel);
+    r->eval_norms[n] = r->opt.grad_scale * tensor_norm(g + ti->offset, ti->numel);   /* as the clip sees it */
     total += r->eval_norms[n] * r->eval_norms[n];
     n++;
   }

@@ -206,6 +206,10 @@ int run_set_paused(Run *r, int paused);
 ** eval_every, align_every, tie_merge); recorded as an event in the history. */
 int run_set_text(Run *r, const char *key, const char *value, Err *err);
 int run_set_number(Run *r, const char *key, double value, Err *err);
+/* Several live settings at once: 'next' is the run's options with the 'n'
+** 'keys' changed; the whole set is checked before anything changes (so
+** schedule and decay_steps can change together), each key an event. */
+int run_set_options(Run *r, const RunOptions *next, const char *const *keys, int n, Err *err);
 
 /* One training step on explicit rows [b, t+1] (b <= B, t <= T, checked as
 ** run_evaluate checks them) with the run's schedule, scales and clip; the

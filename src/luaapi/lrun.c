@@ -122,24 +122,23 @@ static int lrun_set(lua_State *L) {
   int n = largs_live_pairs(L, 2, "r:set", pairs, 64);
   Err err;
   Run *r = lrun_lock(L, 1, api);
-  /* Every key is checked, in order, on a copy before any is applied: a bad
-  ** value leaves the run as it was. */
+  /* Every key is set on a copy and the whole set checked before any is
+  ** applied: a bad value leaves the run as it was, and keys that only make
+  ** sense together (schedule and decay_steps) may change together. */
   RunOptions next = *run_options(r);
+  const char *keys[64];
   for (int i = 0; i < n; i++) {
     int rc = pairs[i].is_text ? run_options_set_text(&next, pairs[i].s->name, pairs[i].text, &err)
                               : run_options_set_number(&next, pairs[i].s->name, pairs[i].number, &err);
-    if (rc < 0 || run_options_check(&next, &err) < 0) {
-      lapi_unlock(api);
-      return luaL_error(L, "r:set: %s", err.msg);
-    }
-  }
-  for (int i = 0; i < n; i++) {
-    int rc = pairs[i].is_text ? run_set_text(r, pairs[i].s->name, pairs[i].text, &err)
-                              : run_set_number(r, pairs[i].s->name, pairs[i].number, &err);
     if (rc < 0) {
       lapi_unlock(api);
       return luaL_error(L, "r:set: %s", err.msg);
     }
+    keys[i] = pairs[i].s->name;
+  }
+  if (run_set_options(r, &next, keys, n, &err) < 0) {
+    lapi_unlock(api);
+    return luaL_error(L, "r:set: %s", err.msg);
   }
   lapi_unlock(api);
   lua_settop(L, 1);

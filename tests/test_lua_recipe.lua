@@ -151,6 +151,7 @@ local back = lab.load(path, "back")
 local ob, oa, diff = back:options(), all:options(), {}
 for k, v in pairs(oa) do if k ~= "name" and ob[k] ~= v then diff[#diff + 1] = k end end
 tap.is(table.concat(diff, ", "), "", "and loaded with every setting as it was")
+tap.is(back:metrics().lr, all:metrics().lr, "and with the rate of the step it was saved at")
 os.remove(path)
 
 tap.done()

@@ -86,9 +86,6 @@ void run_options_default(RunOptions *o);
 int run_options_set_text(RunOptions *o, const char *key, const char *value, Err *err);
 int run_options_set_number(RunOptions *o, const char *key, double value, Err *err);
 
-/* Was 'key' set explicitly (so that a recipe leaves it alone)? */
-int run_options_given(const RunOptions *o, const char *key);
-
 /* The learning-rate schedule and the optimizer the options describe (at
 ** the peak rate); the rate of step 'step' (1-based) and the embeddings'
 ** factor on it (emb_lr_scale times their own warmup); the optimizer of

@@ -387,7 +387,7 @@ static void apply_recipe(RunOptions *o) {
 /* After setting 'i' by hand: mark it given, and fill a recipe's keys. */
 static int given(RunOptions *o, int i) {
   o->given |= UINT64_C(1) << i;
-  if (slot_of(i)->offset == AT(recipe) && slot_of(i)->store == ST_CHOICE) apply_recipe(o);
+  if (strcmp(settings[i].name, "recipe") == 0) apply_recipe(o);
   return 0;
 }
 
@@ -401,11 +401,6 @@ int run_options_set_number(RunOptions *o, const char *key, double value, Err *er
   int i = setting_index(key);
   if (i < 0) return unknown(key, err);
   return set_number(o, i, value, err) < 0 ? -1 : given(o, i);
-}
-
-int run_options_given(const RunOptions *o, const char *key) {
-  int i = setting_index(key);
-  return i >= 0 && (o->given & (UINT64_C(1) << i)) != 0;
 }
 
 int run_options_get_text(const RunOptions *o, const char *key, char *buf, size_t cap, Err *err) {

@@ -200,7 +200,8 @@ int run_step(Run *r, Err *err);
 int run_measure(Run *r, Err *err);
 int run_set_paused(Run *r, int paused);
 /* Change a live setting by name (tie, in_scale, out_scale, lr, lens_every,
-** eval_every, align_every, tie_merge); recorded as an event in the history. */
+** eval_every, align_every, tie_merge, the optimizer's settings and its
+** schedule but optimizer and recipe); recorded as an event in the history. */
 int run_set_text(Run *r, const char *key, const char *value, Err *err);
 int run_set_number(Run *r, const char *key, double value, Err *err);
 /* Several live settings at once: 'next' is the run's options with the 'n'

@@ -1,7 +1,7 @@
 /*
 ** live.c -- changing a run while it lives: tie mode, scales, the optimizer's
-** settings and its schedule, and instrument intervals, each recorded as an event in the run's history
-** so that every graph can mark it.
+** settings and its schedule, and instrument intervals, each recorded as an
+** event in the run's history so that every graph can mark it.
 */
 #include <string.h>
 

@@ -3,8 +3,9 @@
 ** its lenses and its history, and the training step with every instrument
 ** that rides on it.
 **
-** The step order: draw batch 'step' of the data seed, forward, refuse a
-** non-finite loss before anything is updated, backward, scales, clip, AdamW;
+** The step order: draw batch 'step' of the data seed (or take the rows a
+** script gives), forward, refuse a non-finite loss before anything is
+** updated, backward, scales, clip, the optimizer at the scheduled rate;
 ** then the instruments that are due (lens training, validation, lens
 ** evaluation, drift). The training step allocates nothing: its buffers come
 ** from run_create. An instrument allocates once, on first use (a history
@@ -106,7 +107,7 @@ void lab_data_release(Lab *lab, SharedData *d) {
 ** alignment), the history and the batch rows. The corpus is the lab's,
 ** shared by the runs that read it: see lab_check_memory. */
 
-/* Series a run records: 23 of its own and 4 per layer position for each
+/* Series a run records: 25 of its own and 4 per layer position for each
 ** of the tuned and the logit lens. */
 static int run_series(const ModelConfig *c) { return 25 + 8 * (c->layers + 1); }
 

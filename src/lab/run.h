@@ -24,12 +24,12 @@ typedef struct SharedData {
 struct Run {
   int id;
   Lab *lab;
-  RunOptions opt;
+  RunOptions opt;                /* each step's optimizer follows: run_options_optim_at */
   Model *model;
   SharedData *data;
   Lens *lens;
   History *hist;
-  RunMetrics metrics;             /* the optimizer follows opt: run_options_optim_at */
+  RunMetrics metrics;
   int paused;
   int dirty;                     /* changed since the last save */
 

@@ -92,7 +92,7 @@ typedef struct Slot {
 #define AT(f) offsetof(RunOptions, f)
 
 static const char *const merge_names[] = {[TIE_KEEP_IN] = "in", [TIE_KEEP_OUT] = "out", [TIE_MEAN] = "mean", NULL};
-static const char *const recipe_names[] = {"", "olmo", NULL};   /* as 'recipes' below */
+static const char *const recipe_names[] = {"", "olmo", NULL};   /* each with its pairs in 'recipes' */
 
 static const Slot slots[] = {
   {"name", ST_TEXT, AT(name), sizeof ((RunOptions *)0)->name, NULL},
@@ -142,21 +142,21 @@ static const Slot slots[] = {
 ** any recipe sets go back to their defaults under another recipe (or
 ** none), so changing the recipe never leaves another's values behind. */
 
-typedef struct Recipe {
-  const char *name;
-  const char *const (*pairs)[2];   /* key, value; ended by a NULL key */
-} Recipe;
+/* A recipe's keys and values, ended by a NULL key. */
+typedef const char *const RecipePair[2];
 
-/* The paper code's OLMo recipe. */
-static const char *const olmo_pairs[][2] = {
+/* The paper's training recipe, OLMo's. */
+static RecipePair olmo_pairs[] = {
   {"lr", "3e-4"}, {"eps", "1e-5"}, {"beta1", "0.9"}, {"beta2", "0.95"}, {"weight_decay", "0.1"},
   {"decay_all", "true"}, {"warmup", "1000"}, {"schedule", "cosine"}, {"decay_steps", "10000"},
   {"lr_min", "3e-5"}, {"clip", "1"}, {NULL, NULL},
 };
 
-static const Recipe recipes[] = {{"", NULL}, {"olmo", olmo_pairs}};
+/* By the recipe's number in recipe_names. */
+static const RecipePair *const recipes[] = {NULL, olmo_pairs};
 
 #define N_RECIPES ((int)(sizeof recipes / sizeof recipes[0]))
+_Static_assert(N_RECIPES + 1 == sizeof recipe_names / sizeof recipe_names[0], "a pair list per recipe name");
 
 const Setting *lab_settings(int *n) {
   if (n) *n = N_SETTINGS;
@@ -372,14 +372,14 @@ static int set_number(RunOptions *o, int i, double value, Err *err) {
 /* Each key a recipe may set and not given explicitly takes the value of
 ** the recipe in force, or its default. */
 static void apply_recipe(RunOptions *o) {
-  const Recipe *in_force = &recipes[o->recipe];
+  const RecipePair *in_force = recipes[o->recipe];
   for (int r = 0; r < N_RECIPES; r++)
-    for (int p = 0; recipes[r].pairs && recipes[r].pairs[p][0]; p++) {
-      const char *key = recipes[r].pairs[p][0], *value = NULL;
+    for (int p = 0; recipes[r] && recipes[r][p][0]; p++) {
+      const char *key = recipes[r][p][0], *value = NULL;
       int i = setting_index(key);
       if (o->given & (UINT64_C(1) << i)) continue;
-      for (int q = 0; in_force->pairs && in_force->pairs[q][0]; q++)
-        if (strcmp(in_force->pairs[q][0], key) == 0) value = in_force->pairs[q][1];
+      for (int q = 0; in_force && in_force[q][0]; q++)
+        if (strcmp(in_force[q][0], key) == 0) value = in_force[q][1];
       set_text(o, i, value ? value : settings[i].deflt, NULL);
     }
 }

@@ -422,6 +422,7 @@ static Run *load_checkpoint(Lab *lab, const StFile *f, const LabLoadOptions *lo,
   r->metrics.loss = k.loss;
   model_set_adam_t(r->model, k.adam_t);
   lens_set_step(r->lens, k.lens_steps);
+  run_refresh_metrics(r);   /* the rates of the step it was saved at */
   r->dirty = 0;
   if (!(r = lab_adopt(lab, r, err))) return NULL;
   if (r->data) run_measure(r, err);   /* fresh validation, lenses and drift for the loaded weights */

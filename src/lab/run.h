@@ -24,13 +24,12 @@ typedef struct SharedData {
 struct Run {
   int id;
   Lab *lab;
-  RunOptions opt;
+  RunOptions opt;                /* each step's optimizer follows: run_options_optim_at */
   Model *model;
   SharedData *data;
   Lens *lens;
   History *hist;
   RunMetrics metrics;
-  OptimConfig optim;
   int paused;
   int dirty;                     /* changed since the last save */
 
@@ -66,6 +65,10 @@ size_t run_memory_pending(const Run *r);
 size_t data_memory_bytes(const RunOptions *o);
 int lab_shares_data(const Lab *lab, const RunOptions *o);
 void lab_data_release(Lab *lab, SharedData *d);
+
+/* inspect.c: rows [b, t+1] of token ids this run can take, or an error
+** naming the first that it cannot. */
+int run_check_rows(const Run *r, const int32_t *rows, int b, int t, Err *err);
 
 /* lab.c: take a created run into the lab (giving it an id), or destroy it
 ** when its name is taken. */

@@ -117,6 +117,7 @@ void lmetrics_push(lua_State *L, const RunMetrics *m, const char *name) {
   num(L, "in_scale", m->in_scale);
   num(L, "out_scale", m->out_scale);
   num(L, "lr", m->lr);
+  num(L, "emb_lr", m->emb_lr);
   lua_pushboolean(L, m->paused);
   lua_setfield(L, -2, "paused");
   push_lens(L, &m->lens);

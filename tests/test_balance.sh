@@ -73,24 +73,24 @@ check "clip_code: the applied ratio does not see grad_scale (out_scale|G_out| / 
   NR > 1 && $2 == "clip_code" && rel($12, $10 * $8 / ($9 * $6)) > 2.5e-5 { print "step", $3, $12; bad = 1 }
   END { exit bad }'
 
-check "clip_doc: out_scale = min(1, avg|G_in| / |G_out|) of the step before, avg with weight 1/10" "$rel"'
-  NR > 1 && $2 == "clip_doc" {
+# A controller that sets one scale after each step for the next: the scale
+# in column COLUMN starts at 1 and equals what UPDATE (awk, setting
+# next_scale[s] from this step's row) gave on the step before.
+controller() {   # controller DESCRIPTION ARM COLUMN UPDATE
+  check "$1" "$rel"'
+  NR > 1 && $2 == "'"$2"'" {
     s = $1
     want = ($3 == 1) ? 1 : next_scale[s]
-    if (rel($10, want) > 2.5e-5) { print "seed", s, "step", $3, "out_scale", $10, "want", want; bad = 1 }
-    avg[s] = ($3 == 1) ? $6 : 0.9 * avg[s] + 0.1 * $6
+    if (rel($'"$3"', want) > 2.5e-5) { print "seed", s, "step", $3, "scale", $'"$3"', "want", want; bad = 1 }
+    '"$4"'
+  }
+  END { exit bad }'
+}
+controller "clip_doc: out_scale = min(1, avg|G_in| / |G_out|) of the step before, avg with weight 1/10" \
+  clip_doc 10 'avg[s] = ($3 == 1) ? $6 : 0.9 * avg[s] + 0.1 * $6
     next_scale[s] = (avg[s] / $8 < 1) ? avg[s] / $8 : 1
-    if ($9 != 1 || $11 != 1) { print "step", $3, "in_scale/grad_scale not 1"; bad = 1 }
-  }
-  END { exit bad }'
-
-check "steer: in_scale = in_scale x (applied ratio / 1)^0.5 of the step before, in [0.01, 1000]" "$rel"'
-  NR > 1 && $2 == "steer" {
-    s = $1
-    want = ($3 == 1) ? 1 : next_scale[s]
-    if (rel($9, want) > 2.5e-5) { print "seed", s, "step", $3, "in_scale", $9, "want", want; bad = 1 }
-    k = $9 * sqrt($12)
-    next_scale[s] = (k < 0.01) ? 0.01 : (k > 1000 ? 1000 : k)
-  }
-  END { exit bad }'
+    if ($9 != 1 || $11 != 1) { print "step", $3, "in_scale/grad_scale not 1"; bad = 1 }'
+controller "steer: in_scale = in_scale x (applied ratio / 1)^0.5 of the step before, in [0.01, 1000]" \
+  steer 9 'k = $9 * sqrt($12)
+    next_scale[s] = (k < 0.01) ? 0.01 : (k > 1000 ? 1000 : k)'
 tap_done

@@ -140,18 +140,27 @@ static void keep_best(LensFit *f, const LensStats *s, double *best_kl) {
     }
 }
 
-static void add_point(LensFitResult *out, int step, double kl) {
-  if (out->n_curve < out->curve_cap) out->curve[out->n_curve++] = (LensFitPoint){step, kl};
+/* Mean over the translators of the lowest KL each has had. */
+static double kept_mean(const double *best_kl, int L) {
+  double sum = 0;
+  for (int l = 0; l < L; l++) sum += best_kl[l];
+  return L > 0 ? sum / L : 0;
 }
 
-/* Converged: the mean moved by less than 'tol' of itself since the last
-** point at least LENSFIT_STRETCH steps back. */
+static void add_point(LensFitResult *out, int step, double kl, double kept) {
+  if (out->n_curve < out->curve_cap) out->curve[out->n_curve++] = (LensFitPoint){step, kl, kept};
+}
+
+/* Converged: the kept translators' mean KL improved by less than 'tol' of
+** itself since the last point at least LENSFIT_STRETCH steps back. The
+** kept mean only falls, so noise in one measurement cannot fake a
+** plateau. */
 static int settled(const LensFitResult *out, double tol) {
   if (out->n_curve < 2) return 0;
   const LensFitPoint *now = &out->curve[out->n_curve - 1];
   for (int i = out->n_curve - 2; i >= 0; i--)
     if (now->step - out->curve[i].step >= LENSFIT_STRETCH)
-      return fabs(out->curve[i].kl - now->kl) <= tol * fmax(now->kl, 1e-12);
+      return out->curve[i].kept - now->kept <= tol * fmax(now->kept, 1e-12);
   return 0;
 }
 
@@ -167,8 +176,8 @@ static int fit_loop(Run *r, LensFit *f, const LensFitOptions *o, LensFitResult *
     if (o->progress && o->progress(o->ctx, k + 1, o->steps)) return 1;
     if ((k + 1) % LENSFIT_EVAL_EVERY != 0 && k + 1 != o->steps) continue;
     if (eval_heldout(r, f->lens, &s, err) < 0) return -1;
-    add_point(out, k + 1, mean_kl(&s));
     keep_best(f, &s, best_kl);
+    add_point(out, k + 1, mean_kl(&s), kept_mean(best_kl, s.n - 1));
     if ((out->info.converged = settled(out, o->tol))) break;
   }
   return 0;
@@ -212,8 +221,8 @@ int run_fit_lens(Run *r, const LensFitOptions *o, LensFitResult *out, Err *err) 
   double best_kl[LAB_MAX_POS];
   LensStats s;
   if (eval_heldout(r, f->lens, &s, err) < 0) return -1;
-  add_point(out, 0, mean_kl(&s));
   for (int l = 0; l < LAB_MAX_POS; l++) best_kl[l] = l < s.n - 1 ? s.kl[l] : INFINITY;
+  add_point(out, 0, mean_kl(&s), mean_kl(&s));
   int rc = fit_loop(r, f, o, out, best_kl, err);
   size_t bytes = lens_state_size(f->lens) * sizeof(float);
   if (rc != 0) {

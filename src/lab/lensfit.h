@@ -17,8 +17,9 @@
 ** takes one lens step at lr * (1 - k/steps). Every LENSFIT_EVAL_EVERY steps
 ** the mean KL over the translators is measured on the same fixed held-out
 ** positions as the online lens, into the curve; the fit stops, converged,
-** once that mean moved by less than 'tol' of itself over the last
-** LENSFIT_STRETCH steps, else at 'steps'.
+** once the mean of the kept translators (below) improved by less than
+** 'tol' of itself over the last LENSFIT_STRETCH steps, else at 'steps'
+** (converged if the test passes there).
 **
 ** What is kept: for each translator, the parameters with the lowest
 ** held-out KL at its position seen during the fit, the starting ones
@@ -41,10 +42,10 @@
 #define LENSFIT_STRETCH 50        /* lens steps over which convergence is judged */
 
 /* The defaults (see lensfit.c for the measurements behind them). */
-#define LENSFIT_DEFAULT_STEPS 500
-#define LENSFIT_DEFAULT_LR 0.1
+#define LENSFIT_DEFAULT_STEPS 250
+#define LENSFIT_DEFAULT_LR 1.0
 #define LENSFIT_DEFAULT_TOKENS 1024
-#define LENSFIT_DEFAULT_TOL 1e-3
+#define LENSFIT_DEFAULT_TOL 1e-2
 
 typedef struct LensFitOptions {
   int steps;                /* at most this many lens steps (>= 1) */
@@ -58,11 +59,12 @@ typedef struct LensFitOptions {
   void *ctx;
 } LensFitOptions;
 
-/* One point of the curve: the held-out mean KL over the translators, bits
-** per token, after 'step' lens steps. */
+/* One point of the curve, after 'step' lens steps: the held-out mean KL
+** over the translators, bits per token, of the lens as it is ('kl') and of
+** the translators kept so far ('kept'). */
 typedef struct LensFitPoint {
   int step;
-  double kl;
+  double kl, kept;
 } LensFitPoint;
 
 typedef struct LensFitResult {

@@ -501,11 +501,13 @@ static int lrun_fit_lens(lua_State *L) {
   lmetrics_push_fitted(L, &res.stats, &res.info);
   lua_createtable(L, res.n_curve, 0);
   for (int i = 0; i < res.n_curve; i++) {
-    lua_createtable(L, 0, 2);
+    lua_createtable(L, 0, 3);
     lua_pushinteger(L, res.curve[i].step);
     lua_setfield(L, -2, "step");
     lua_pushnumber(L, res.curve[i].kl);
     lua_setfield(L, -2, "kl");
+    lua_pushnumber(L, res.curve[i].kept);
+    lua_setfield(L, -2, "kept");
     lua_rawseti(L, -2, i + 1);
   }
   lua_setfield(L, -2, "curve");

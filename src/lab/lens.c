@@ -15,10 +15,15 @@
 **    the default lr_scale 1 (the package undoes torch's effective 1/(1-mu)
 **    scaling of the step, after which it found a unit lr_scale best).
 ** It departs in:
-**  - training online, for the life of a run, on a few hundred positions of
-**    whichever steps it sees, where the package trains offline for 250 steps
-**    of 2^18 tokens with the rate decaying linearly to zero; an online lens
-**    has no end to decay towards, so the rate stays constant;
+**  - the online lens (run.c) trains for the life of a run, on a few hundred
+**    positions of whichever steps it sees, where the package trains post
+**    hoc for 250 steps of 2^18 tokens with the rate decaying linearly to
+**    zero; an online lens has no end to decay towards, so its rate stays
+**    constant, and it trails the model. The fitted lens (lensfit.c) is the
+**    package's post-hoc fit on the frozen model: 250 steps decaying to zero
+**    by default, but of 1024 tokens rather than 2^18, at a starting rate of
+**    1.0 rather than 0.1 to make up for it, stopping early once converged,
+**    and keeping each translator's best point on held-out positions;
 **  - float32 throughout, where the package runs under bfloat16 autocast;
 **  - no re-centring of the translators after each step, as in current
 **    package versions (older ones called normalize_ after every step).

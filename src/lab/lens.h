@@ -14,6 +14,9 @@
 ** forward (detached), a sample of positions at a time: loss = sum over
 ** translators of KL(p_final || q_lens), averaged over positions; SGD with
 ** Nesterov momentum 0.9, weight decay 1e-3, global clip 1.0.
+** A run's online lens trains this way as the run trains; its fitted lens
+** (lensfit.h) is a second Lens trained post hoc on the frozen model with
+** the same step, gathered over several forwards (lens_grad_add).
 **
 ** Memory: parameters, their gradient and the momentum each live in one
 ** contiguous buffer of 'lens_state_size' floats, translator i at offset

@@ -12,6 +12,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "core/safetensors.h"
@@ -231,6 +232,35 @@ static void test_old_checkpoint(Lab *lab, Run *r, const char *dir) {
 
 /* ---- refusals */
 
+/* Under an address-space limit just above what the process holds, the
+** fitted lens does not fit: the first fit is refused before allocating. */
+static void test_no_room(Run *r) {
+  if (TAP_UNDER_ASAN) {
+    skip("RLIMIT_AS means nothing under AddressSanitizer");
+    return;
+  }
+  struct rlimit old, lim;
+  getrlimit(RLIMIT_AS, &old);
+  FILE *f = fopen("/proc/self/statm", "r");
+  long pages = 0;
+  if (!f || fscanf(f, "%ld", &pages) != 1) pages = 0;
+  if (f) fclose(f);
+  lim = old;
+  lim.rlim_cur = (rlim_t)pages * (rlim_t)sysconf(_SC_PAGESIZE) + lensfit_memory_bytes(model_config(r->model)) / 4;
+  if (old.rlim_max != RLIM_INFINITY && lim.rlim_cur > old.rlim_max) lim.rlim_cur = old.rlim_max;
+  setrlimit(RLIMIT_AS, &lim);
+  Err err = {""};
+  LensFitOptions o;
+  lensfit_default_options(&o);
+  LensFitPoint curve[2];
+  LensFitResult out = {.curve = curve, .curve_cap = 2};
+  int rc = run_fit_lens(r, &o, &out, &err);
+  setrlimit(RLIMIT_AS, &old);
+  ok(rc < 0 && strstr(err.msg, "the fitted lens of run 'fit' needs about") && !r->lens_fit &&
+         run_metrics(r)->fitted_lens.step == -1,
+     "a fitted lens that does not fit in memory is refused cleanly: %s", err.msg);
+}
+
 static void test_refusals(Lab *lab, Run *r) {
   Err err;
   LensFitPoint curve[8];
@@ -284,6 +314,7 @@ int main(void) {
     if (run_step(r, &err) < 0) break;
   ok(run_metrics(r)->step == 200, "the tiny run trained 200 steps (loss %.3f)", run_metrics(r)->loss);
   test_refusals(lab, r);
+  test_no_room(r);
   test_old_checkpoint(lab, r, dir);
   test_fit(r);
   if (r->lens_fit) test_checkpoint(lab, r, dir);

@@ -77,7 +77,11 @@ static void full(const Term *t, WINDOW *w, int h, int wd, const AlignStats *a) {
     term_printf(t, w, i + 2, 0, wd, i == 0 ? ROLE_KEY : basis_bound(i) ? ROLE_DIM : ROLE_TEXT,
                 "%-8s %5.2f  %5.2f   %5.2f    %5.2f", metrics[i].name, get(&a->vs_in.score, i),
                 get(&a->vs_out.score, i), get(&a->vs_in.baseline, i), get(&a->vs_out.baseline, i));
-  if (i + 2 < h) term_print(t, w, i + 2, 0, wd, ROLE_DIM, "dim: basis-bound, void across models");
+  /* The note on its own row, else beside the column heads when it fits. */
+  static const char note[] = "dim: basis-bound, void across models";
+  int head = FULL_COLS + 2, len = term_width(note);
+  if (i + 2 < h) term_print(t, w, i + 2, 0, wd, ROLE_DIM, note);
+  else if (head + len <= wd) term_print(t, w, 1, head, wd - head, ROLE_DIM, note);
 }
 
 void panel_align(Ui *ui, WINDOW *w, int h, int wd) {

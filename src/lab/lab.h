@@ -131,6 +131,14 @@ typedef struct AlignStats {
   AlignResult vs_in, vs_out;       /* our shared matrix vs partner's E_in / E_out */
 } AlignStats;
 
+/* How the last post-hoc fit of the tuned lens went (lensfit.h). */
+typedef struct LensFitInfo {
+  long steps;                      /* lens steps it took */
+  int converged;                   /* stopped by its tolerance, not its step limit */
+  double lr, tol;                  /* its starting rate and tolerance */
+  int tokens_per_step;
+} LensFitInfo;
+
 typedef struct RunMetrics {
   long step;
   double loss, val_loss, val_ppl;  /* val_* NaN until first evaluated */
@@ -147,6 +155,11 @@ typedef struct RunMetrics {
   int paused;
   LensStats lens, logit_lens;
   AlignStats align;
+  /* ---- the fitted lens (lensfit.h): the last post-hoc fit, on the same
+  ** held-out positions as 'lens'; fitted_lens.step is the run step it was
+  ** fitted at, -1 before any fit. */
+  LensStats fitted_lens;
+  LensFitInfo fitted;
 } RunMetrics;
 
 /* ---------------------------------------------------------------- the lab */
@@ -233,8 +246,9 @@ int run_evaluate(Run *r, const int32_t *rows, int b, int t, EvalResult *out, Err
 int run_sample(Run *r, const char *prompt, int n, double temp, uint64_t seed, char *out,
                size_t cap, Err *err);
 
-/* Checkpoints (safetensors): model, moments, lens translators, tokenizer,
-** history, settings. 'lab_load' also takes a weights-only nanoGPT file.
+/* Checkpoints (safetensors): model, moments, lens translators (online and
+** fitted), tokenizer, history, settings. 'lab_load' also takes a
+** weights-only nanoGPT file.
 **
 ** run_save replaces 'path' only when it is missing or a regular file (a
 ** symbolic link to a regular file is followed: its target is replaced),
@@ -245,9 +259,10 @@ int run_sample(Run *r, const char *prompt, int n, double temp, uint64_t seed, ch
 ** before anything is allocated, every float must be finite and second
 ** moments >= 0, metadata parses strictly and must agree with itself. Every
 ** refusal is one line that starts with 'path'. Tensors outside the model,
-** "optim.", "lens.", "drift.", "tokenizer." and "history" namespaces are
-** ignored (later versions may add some); one inside them that this version
-** does not expect is refused. */
+** "optim.", "lens.", "lens_fit.", "drift.", "tokenizer." and "history"
+** namespaces are ignored (later versions may add some); one inside them
+** that this version does not expect is refused. A checkpoint without
+** "lens_fit." tensors loads with no fitted lens. */
 int run_save(Run *r, const char *path, Err *err);
 Run *lab_load(Lab *lab, const char *path, const char *name, Err *err);
 

@@ -125,13 +125,15 @@ size_t run_memory_bytes(const RunOptions *o) {
   size_t own = sizeof(Run) + 2 * vd * sizeof(float) + (bt + (size_t)c->batch + 2 * bt) * sizeof(int32_t) +
                (size_t)(2 * c->layers + 16) * (64 + sizeof(double));   /* the per-tensor evaluation arrays */
   return model_memory_bytes(c) + own + lens_memory_bytes(c) + align_planned(o) +
-         history_memory_bytes(HISTORY_DEFAULT_CAP, run_series(c));
+         history_memory_bytes(HISTORY_DEFAULT_CAP, run_series(c)) + lensfit_memory_bytes(c);
 }
 
-/* What the run may still allocate: an alignment workspace not yet made. */
+/* What the run may still allocate: an alignment workspace not yet made,
+** the fitted lens before the first fit. */
 size_t run_memory_pending(const Run *r) {
   size_t planned = align_planned(&r->opt), held = align_work_bytes(r->align_work);
-  return planned > held ? planned - held : 0;
+  size_t fit = r->lens_fit ? 0 : lensfit_memory_bytes(model_config(r->model));
+  return (planned > held ? planned - held : 0) + fit;
 }
 
 /* Bytes the lab's copy of a corpus takes: the text while it is tokenized,
@@ -199,7 +201,8 @@ static void metrics_reset(RunMetrics *mt) {
   mt->tokens_per_s = mt->drift_in = mt->drift_out = NAN;
   mt->normfreq_in = mt->normfreq_out = NAN;
   mt->val_step = -1;
-  mt->lens.step = mt->logit_lens.step = -1;
+  mt->lens.step = mt->logit_lens.step = mt->fitted_lens.step = -1;
+  mt->fitted.lr = mt->fitted.tol = NAN;
   mt->align.step = -1;
 }
 
@@ -239,6 +242,7 @@ void run_destroy(Run *r) {
   if (r->data) lab_data_release(r->lab, r->data);
   model_free(r->model);
   lens_free(r->lens);
+  lensfit_free(r->lens_fit);
   history_free(r->hist);
   align_work_free(r->align_work);
   free(r->rows);
@@ -284,7 +288,7 @@ void run_refresh_metrics(Run *r) {
   mt->out_scale = r->opt.out_scale;
   set_rates(mt, &r->opt);
   mt->paused = r->paused;
-  mt->lens.n = mt->logit_lens.n = c->layers + 1;
+  mt->lens.n = mt->logit_lens.n = mt->fitted_lens.n = c->layers + 1;
 }
 
 /* ------------------------------------------------------------ the step */
@@ -372,15 +376,21 @@ static void push_lens_series(Run *r, const char *prefix, const LensStats *ls) {
   }
 }
 
-static void evaluate_lenses(Run *r) {
+int run_lens_heldout(Run *r) {
   const ModelConfig *c = model_config(r->model);
-  Err err;
   /* About 512 held-out positions: the per-layer means are steady to a few
   ** hundredths of a bit there, and more would cost the training step. */
   int rows = LENS_EVAL_POSITIONS / c->ctx;
   rows = rows < 1 ? 1 : rows > c->batch ? c->batch : rows;
   dataset_val_batch(&r->data->ds, 0, RUN_VAL_BATCHES, rows, c->ctx, r->rows);
   batch_split(r->rows, rows, c->ctx, r->inputs, r->targets);
+  return rows;
+}
+
+static void evaluate_lenses(Run *r) {
+  const ModelConfig *c = model_config(r->model);
+  Err err;
+  int rows = run_lens_heldout(r);
   RunMetrics *mt = &r->metrics;
   if (lens_eval(r->lens, r->model, r->inputs, r->targets, rows, c->ctx, mt->step, &mt->lens,
                 &mt->logit_lens, &err) == 0) {

@@ -8,6 +8,7 @@
 #include "../core/data.h"
 #include "lab.h"
 #include "lens.h"
+#include "lensfit.h"
 
 /* A tokenized corpus shared by every run that names the same text and
 ** vocabulary size, so that their batches and tokenizers are identical. */
@@ -27,7 +28,8 @@ struct Run {
   RunOptions opt;                /* each step's optimizer follows: run_options_optim_at */
   Model *model;
   SharedData *data;
-  Lens *lens;
+  Lens *lens;                    /* the online lens */
+  LensFit *lens_fit;             /* the fitted lens: NULL before the first fit */
   History *hist;
   RunMetrics metrics;
   int paused;
@@ -62,6 +64,9 @@ void run_destroy(Run *r);
 void run_refresh_metrics(Run *r);
 SharedData *lab_data_acquire(Lab *lab, const RunOptions *o, Err *err);
 size_t run_memory_pending(const Run *r);
+/* The fixed held-out lens positions into r->inputs, r->targets: returns
+** the rows (of ctx positions each). */
+int run_lens_heldout(Run *r);
 size_t data_memory_bytes(const RunOptions *o);
 int lab_shares_data(const Lab *lab, const RunOptions *o);
 void lab_data_release(Lab *lab, SharedData *d);

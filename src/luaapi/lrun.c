@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../lab/lensfit.h"
 #include "linternal.h"
 
 typedef struct LRun {
@@ -490,6 +491,80 @@ static int lrun_batch(lua_State *L) {
   return 1;
 }
 
+/* ------------------------------------------------------------ the fitted lens */
+
+/* r:fit_lens's options: unknown keys and bad values are errors that name
+** the key. */
+static void read_fit_options(lua_State *L, int idx, LensFitOptions *o) {
+  static const char *const keys[] = {"steps", "lr", "tokens_per_step", "tol", NULL};
+  lensfit_default_options(o);
+  if (lua_isnoneornil(L, idx)) return;
+  luaL_checktype(L, idx, LUA_TTABLE);
+  lua_pushnil(L);
+  while (lua_next(L, idx)) {
+    int k = -1;
+    for (int i = 0; keys[i] && lua_type(L, -2) == LUA_TSTRING; i++)
+      if (strcmp(lua_tostring(L, -2), keys[i]) == 0) k = i;
+    if (k < 0)
+      luaL_error(L, "r:fit_lens: unknown key '%s' (steps, lr, tokens_per_step, tol)", luaL_tolstring(L, -2, NULL));
+    int isint = 0;
+    lua_Integer iv = lua_tointegerx(L, -1, &isint);
+    int isnum = 0;
+    double v = lua_tonumberx(L, -1, &isnum);
+    if (k == 0 || k == 2) {
+      if (!isint || iv < 1 || iv > INT32_MAX) luaL_error(L, "r:fit_lens: '%s' must be an integer >= 1", keys[k]);
+      if (k == 0) o->steps = (int)iv;
+      else o->tokens_per_step = (int)iv;
+    } else {
+      if (!isnum || !(v > 0)) luaL_error(L, "r:fit_lens: '%s' must be a number > 0", keys[k]);
+      if (k == 1) o->lr = v;
+      else o->tol = v;
+    }
+    lua_pop(L, 1);
+  }
+  Err err;
+  if (lensfit_check_options(o, &err) < 0) luaL_error(L, "r:fit_lens: %s", err.msg);
+}
+
+/* The fit stops at the next lens step once an interrupt is pending. */
+static int fit_progress(void *ctx, int step, int steps) {
+  (void)step, (void)steps;
+  return lapi_stop_pending(ctx);
+}
+
+static int lrun_fit_lens(lua_State *L) {
+  LuaApi *api = lapi_get(L);
+  lrun_check(L, 1);
+  LensFitOptions o;
+  read_fit_options(L, 2, &o);
+  o.progress = fit_progress;
+  o.ctx = api;
+  LensFitResult res;
+  res.curve_cap = lensfit_curve_cap(o.steps);
+  res.curve = lua_newuserdatauv(L, sizeof *res.curve * (size_t)res.curve_cap, 0);
+  Err err;
+  int rc = run_fit_lens(lrun_lock(L, 1, api), &o, &res, &err);
+  lapi_unlock(api);
+  if (rc < 0 && res.cancelled)
+    return luaL_error(L, "r:fit_lens: interrupted at lens step %d of %d; the weights and the fitted lens are as "
+                      "before", (int)res.info.steps, o.steps);
+  if (rc < 0) return luaL_error(L, "r:fit_lens: %s", err.msg);
+  lmetrics_push_fitted(L, &res.stats, &res.info);
+  lua_createtable(L, res.n_curve, 0);
+  for (int i = 0; i < res.n_curve; i++) {
+    lua_createtable(L, 0, 3);
+    lua_pushinteger(L, res.curve[i].step);
+    lua_setfield(L, -2, "step");
+    lua_pushnumber(L, res.curve[i].kl);
+    lua_setfield(L, -2, "kl");
+    lua_pushnumber(L, res.curve[i].kept);
+    lua_setfield(L, -2, "kept");
+    lua_rawseti(L, -2, i + 1);
+  }
+  lua_setfield(L, -2, "curve");
+  return 1;
+}
+
 /* ------------------------------------------------------------ metamethods */
 
 static int lrun_index(lua_State *L) {
@@ -524,6 +599,8 @@ static const luaL_Reg methods[] = {
   {"options", lrun_options}, {"row_norms", lrun_row_norms},
   /* explicit batches */
   {"train_on", lrun_train_on}, {"batch", lrun_batch},
+  /* the fitted lens */
+  {"fit_lens", lrun_fit_lens},
   {NULL, NULL}};
 
 void lrun_open(lua_State *L) {

@@ -87,21 +87,15 @@ static void *take_lab(void *arg) {
 
 int main(void) {
   Err err = {{0}};
-  Lab *lab = lab_new(&err);
-  Run *run = lab ? tiny_run(lab, &err) : NULL;
-  Trainer *t = run ? trainer_new(lab, &err) : NULL;
-  if (!t) {
-    diag("cannot start: %s", err.msg);
-    ok(0, "a trainer on a lab with one tiny run");
-    return tap_done();
-  }
+  Lab *lab;
   Host h;
-  trainer_host(t, &h);
+  Trainer *t = tiny_trainer(&lab, &h, &err);
+  if (!t) return tap_done();
   ok(h.submit_job && h.drop_job, "the trainer's host runs jobs");
   TrainerSnap *snap = trainer_snap_new();
 
   /* A job runs on the trainer thread, the lab its own: a taker waits. */
-  Taker tk = {t};
+  Taker tk = {.t = t};
   Probe a = {.acquired = &tk.got};
   long k = h.submit_job(&h, probe_job, &a, free_probe, &err);
   ok(k >= 0 && wait_flag(&a.started, 30), "a job starts");

@@ -67,7 +67,8 @@ struct Host {
   ** it), and lets go of it with 'drop_job', at any time, even while the
   ** job runs (a closed coroutine): the job is then stopped, and 'free_arg'
   ** frees 'arg' once both the job ended and it was dropped. On failure
-  ** (-1) 'arg' is freed already. */
+  ** (-1) 'arg' is freed already. Optional (NULL, with 'drop_job'): the Lua
+  ** layer then runs a job itself, with the lab acquired. */
   long (*submit_job)(Host *h, HostJobFn fn, void *arg, HostJobFree free_arg, Err *err);
   void (*drop_job)(Host *h, long ticket);
 

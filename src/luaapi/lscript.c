@@ -516,11 +516,31 @@ LapiJob *lapi_push_job(lua_State *L, void *arg, HostJobFree free_arg) {
   return j;
 }
 
+/* A host without jobs (a replay): the job runs here with the lab locked,
+** stopped by an interrupt as an inline host's is; 'arg' stays the
+** handle's. */
+static int here_report(HostJobProgress *p, const char *what, long done, long total) {
+  (void)what, (void)done, (void)total;
+  return lapi_stop_pending(p->ud);
+}
+
+static int run_here(lua_State *L, LapiJob *j, HostJobFn fn, lua_KContext ctx, lua_KFunction k) {
+  LuaApi *api = lapi_get(L);
+  HostJobProgress p = {here_report, api};
+  Err err;
+  if (lapi_stop_pending(api)) return lapi_raise_stop(L);
+  int rc = fn(lapi_lock(api), j->arg, &p, &err);
+  lapi_unlock(api);
+  if (rc < 0 && api->exiting) return lapi_raise_stop(L);
+  if (rc < 0) return luaL_error(L, "%s", err.msg);
+  return k(L, LUA_OK, ctx);
+}
+
 int lapi_wait_job(lua_State *L, LapiJob *j, HostJobFn fn, lua_KContext ctx, lua_KFunction k) {
   LuaApi *api = lapi_get(L);
   Host *h = api->host;
   Err err;
-  if (!h->submit_job) return luaL_error(L, "this host runs no jobs");
+  if (!h->submit_job) return run_here(L, j, fn, ctx, k);
   int can_yield = wait_can_yield(L);
   void *arg = j->arg;
   j->arg = NULL;   /* the host's from here on, even when it refuses */

@@ -4,7 +4,8 @@
 **
 ** A script gets an inline Host: its steps run on this thread, inside the
 ** Lua call that asked for them, checking the interrupt flag between steps
-** and calling the on_step callbacks after every step. SIGINT, SIGTERM and
+** and calling the on_step callbacks after every step; a job (a lens fit)
+** runs at once too, its reports checking the same flag. SIGINT, SIGTERM and
 ** SIGHUP only call luaapi_interrupt (never SIG_DFL: a second Ctrl-C must
 ** not kill the process mid-write); the script then ends with "interrupted"
 ** and the exit status 130. While a script trains, stderr shows a live
@@ -14,6 +15,7 @@
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -28,10 +30,19 @@
 #define PROGRESS_LOG_SECONDS 30.0
 #define PROGRESS_WIDTH 79
 
+/* A job that ran, kept until its submitter drops it. */
+typedef struct InlineJob {
+  long ticket;
+  void *arg;
+  HostJobFree free_arg;
+} InlineJob;
+
 typedef struct Inline {
   Lab *lab;
   LuaApi *api;
   long tickets;
+  InlineJob *jobs;       /* ran, not dropped yet */
+  int n_jobs, cap_jobs;
   int tty;               /* stderr is a terminal */
   int shown;             /* a progress line is on the terminal */
   double last;           /* when progress was last written */
@@ -120,6 +131,61 @@ static long inline_submit(Host *h, int id, long n, Err *err) {
   return ++in->tickets;
 }
 
+/* ------------------------------------------------------------ jobs */
+
+typedef struct InlineReport {
+  HostJobProgress p;
+  Inline *in;
+} InlineReport;
+
+/* A job's report: its progress on stderr, as steps show theirs; stop once
+** an interrupt is pending. */
+static int inline_report(HostJobProgress *p, const char *what, long done, long total) {
+  Inline *in = ((InlineReport *)p->ud)->in;
+  double t = clock_seconds();
+  if (t - in->last >= (in->tty ? PROGRESS_TTY_SECONDS : PROGRESS_LOG_SECONDS)) {
+    in->last = t;
+    if (in->tty) fprintf(stderr, "\r\033[K%.60s %ld/%ld", what, done, total);
+    else fprintf(stderr, "tielab: %s %ld/%ld\n", what, done, total);
+    in->shown = in->tty;
+  }
+  return luaapi_stopping(in->api);
+}
+
+static long inline_submit_job(Host *h, HostJobFn fn, void *arg, HostJobFree free_arg, Err *err) {
+  Inline *in = h->ud;
+  if (in->n_jobs == in->cap_jobs) {
+    int cap = in->cap_jobs ? 2 * in->cap_jobs : 4;
+    InlineJob *j = realloc(in->jobs, sizeof *j * (size_t)cap);
+    if (!j) {
+      free_arg(arg);
+      return err_set(err, "out of memory");
+    }
+    in->jobs = j;
+    in->cap_jobs = cap;
+  }
+  InlineReport rep = {{inline_report, NULL}, in};
+  rep.p.ud = &rep;
+  int rc = fn(in->lab, arg, &rep.p, err);
+  progress_clear(in);
+  if (rc < 0) {
+    free_arg(arg);
+    return -1;
+  }
+  in->jobs[in->n_jobs++] = (InlineJob){++in->tickets, arg, free_arg};
+  return in->tickets;
+}
+
+static void inline_drop_job(Host *h, long ticket) {
+  Inline *in = h->ud;
+  for (int i = 0; i < in->n_jobs; i++) {
+    if (in->jobs[i].ticket != ticket) continue;
+    in->jobs[i].free_arg(in->jobs[i].arg);
+    in->jobs[i] = in->jobs[--in->n_jobs];
+    return;
+  }
+}
+
 /* ------------------------------------------------------------ script output */
 
 static void headless_out(void *ctx, const char *s, size_t n, int is_err) {
@@ -159,9 +225,10 @@ static int run_script(const CliOptions *o) {
     fprintf(stderr, "tielab: %s\n", err.msg);
     return EXIT_RUNTIME;
   }
-  Inline in = {lab, NULL, 0, isatty(STDERR_FILENO), 0, clock_seconds()};
+  Inline in = {.lab = lab, .tty = isatty(STDERR_FILENO), .last = clock_seconds()};
   Host host = {.acquire = inline_acquire, .release = inline_release, .submit = inline_submit,
-               .poll = inline_poll, .cancel = inline_cancel, .inline_steps = 1, .ud = &in};
+               .poll = inline_poll, .cancel = inline_cancel, .submit_job = inline_submit_job,
+               .drop_job = inline_drop_job, .inline_steps = 1, .ud = &in};
   LuaApiOptions lo = {.heap_cap = (size_t)o->lua_mem_mb << 20, .sandbox = o->sandbox, .out = headless_out,
                       .log = headless_log, .ctx = &in, .defaults = &o->run,
                       .escape_output = isatty(STDOUT_FILENO)};
@@ -180,6 +247,8 @@ static int run_script(const CliOptions *o) {
   progress_clear(&in);
   int code = exit_status(api, st);
   luaapi_free(api);
+  while (in.n_jobs > 0) inline_drop_job(&host, in.jobs[0].ticket);   /* none, unless Lua lost a handle */
+  free(in.jobs);
   lab_free(lab);
   fflush(stdout);
   return code;

@@ -38,6 +38,24 @@
 ** the callbacks ran; the ticket whose last step that was reads as done
 ** only then, so a script that waits for it sees every callback run first.
 ** Holding ('hold') keeps every ticket waiting: a paused script's steps.
+**
+** Jobs: a ticket may carry a job (host.h) instead of steps. It is served
+** in the tickets' order, never while the lab is held, a holder waits for it
+** or a step waits for its callbacks, and never held back by the throttle;
+** the thread runs it as it runs a step ('stepping' set, the mutex free), so
+** an acquirer waits for the whole job, which is why the quit path stops
+** jobs first ('trainer_stop_jobs'). Holding keeps a job from starting; one
+** that started runs on (it cannot stop halfway without failing). While it
+** runs, the ticket reads as waiting whatever happens to it: a cancel only
+** sets 'stop', which the job's next report sees, and the ticket ends when
+** the job returns, so whoever reads the job's memory after 'poll' said it
+** ended reads it alone. Each report also publishes the job's progress
+** (what, done, total: the snapshot's 'job'), at most every JOB_PUBLISH
+** seconds. The memory belongs to the ticket: 'trainer_drop_job' marks it
+** dropped (and stops the job), and it is freed by whoever comes last, the
+** dropper after the end or the thread at the end after a drop; a slot is
+** not reused while it holds memory. A job that fails with nobody left to
+** read its error makes it the snapshot's message.
 */
 #include "core/clock.h"
 #include "trainer.h"
@@ -60,6 +78,7 @@
 #define SAMPLE_TOKENS 64
 #define SAMPLE_TEMP 0.8
 #define NORMS_EVERY 3.0       /* seconds between row norm measurements of a run */
+#define JOB_PUBLISH 0.1       /* seconds between publications of a job's progress */
 
 typedef struct Ticket {
   long id;        /* -1: slot never used */
@@ -67,6 +86,13 @@ typedef struct Ticket {
   long left;
   int state;      /* 0 waiting, 1 done, -1 failed */
   char err[ERR_MSG_MAX];
+  /* A job instead of steps (fn NULL: steps). */
+  HostJobFn fn;
+  void *arg;                /* the job's memory, until freed (see the header) */
+  HostJobFree free_arg;
+  int running, stop, dropped;
+  char what[64];            /* its last report */
+  long done, total;
 } Ticket;
 
 typedef struct Command {
@@ -121,6 +147,8 @@ struct Trainer {
   int n_samples;
   uint64_t norms_seq;            /* row norm measurements so far */
   int norms_stale;               /* a run stepped since its last measurement */
+
+  double last_job_pub;           /* when a job's progress was last published */
 
   _Atomic double speed;          /* lab steps a second at most, 0: flat out */
   double next_step_at;           /* the throttle lets the next step start then */
@@ -307,6 +335,19 @@ static int snap_reserve(TrainerSnap *s, int n) {
 /* A step was handed over and its callbacks have not run yet. */
 static int awaiting_handover(const Trainer *t) { return t->handover && t->handover_ack < t->handover_seq; }
 
+/* The progress of the job in progress, if one runs, into 's'. */
+static void job_progress(const Trainer *t, TrainerSnap *s) {
+  s->job[0] = '\0';
+  s->job_done = s->job_total = 0;
+  for (int i = 0; i < N_TICKETS; i++) {
+    const Ticket *k = &t->tickets[i];
+    if (k->id < 0 || !k->fn || !k->running) continue;
+    snprintf(s->job, sizeof s->job, "%s", k->what);
+    s->job_done = k->done;
+    s->job_total = k->total;
+  }
+}
+
 static long owed_steps(const Trainer *t) {
   long n = 0;
   for (int i = 0; i < N_TICKETS; i++)
@@ -369,6 +410,7 @@ static void fill(Trainer *t, double now, int full) {
   s->owed = owed_steps(t);
   s->holding = t->hold;
   s->steps_per_s = t->rate;
+  job_progress(t, s);
   s->msg_seq = t->msg_seq;
   memcpy(s->msg, t->msg, sizeof s->msg);
 }
@@ -421,7 +463,7 @@ static Ticket *next_ticket(Trainer *t) {
   if (t->hold) return NULL;
   for (int i = 0; i < N_TICKETS; i++) {
     Ticket *k = &t->tickets[i];
-    if (k->id >= 0 && k->state == 0 && (!best || k->id < best->id)) best = k;
+    if (k->id >= 0 && k->state == 0 && !k->running && (!best || k->id < best->id)) best = k;
   }
   return best;
 }
@@ -430,7 +472,7 @@ long trainer_submit(Trainer *t, int id, long n, Err *err) {
   pthread_mutex_lock(&t->mu);
   long tid = t->next_ticket;
   Ticket *k = &t->tickets[tid % N_TICKETS];
-  if (k->id >= 0 && k->state == 0) {
+  if (k->id >= 0 && (k->state == 0 || k->arg)) {
     pthread_mutex_unlock(&t->mu);
     return err_set(err, "too many step requests in flight (%d)", N_TICKETS);
   }
@@ -458,14 +500,29 @@ int trainer_poll(Trainer *t, long ticket, Err *err) {
   return state;
 }
 
-static void cancel_locked(Trainer *t, const char *why) {
-  for (int i = 0; i < N_TICKETS; i++) {
-    Ticket *k = &t->tickets[i];
-    if (k->id >= 0 && k->state == 0) {
-      k->state = -1;
-      snprintf(k->err, sizeof k->err, "%s", why);
-    }
+/* Free a job's memory if nobody needs it any more: it ended (or never
+** started) and was dropped. Called with 'mu' locked. */
+static void job_release(Ticket *k) {
+  if (!k->arg || !k->dropped || k->running || k->state == 0) return;
+  if (k->free_arg) k->free_arg(k->arg);
+  k->arg = NULL;
+}
+
+/* Stop ticket 'k': a waiting one fails at once, a running job at its next
+** report. Called with 'mu' locked. */
+static void stop_ticket(Ticket *k, const char *why) {
+  if (k->id < 0 || k->state != 0) return;
+  if (k->running) {
+    k->stop = 1;
+    return;
   }
+  k->state = -1;
+  snprintf(k->err, sizeof k->err, "%s", why);
+  job_release(k);
+}
+
+static void cancel_locked(Trainer *t, const char *why) {
+  for (int i = 0; i < N_TICKETS; i++) stop_ticket(&t->tickets[i], why);
 }
 
 void trainer_cancel(Trainer *t) {
@@ -478,6 +535,12 @@ void trainer_cancel(Trainer *t) {
 }
 
 /* ------------------------------------------------------------ the thread */
+
+/* The next ticket is a job (which the throttle never holds back). */
+static int job_next(Trainer *t) {
+  const Ticket *k = next_ticket(t);
+  return k && k->fn;
+}
 
 /* A step may be taken now: none waits for the Lua thread. */
 static int may_step(const Trainer *t) { return !awaiting_handover(t); }
@@ -536,7 +599,7 @@ static void idle_refresh(Trainer *t) {
 ** its callbacks, and a ticket or continuous training asks for one. Only
 ** then may the throttle hold it back and book the next one. Called with
 ** 'mu' locked. */
-static int step_next(Trainer *t) { return t->cmd_n == 0 && may_step(t) && wants_step(t); }
+static int step_next(Trainer *t) { return t->cmd_n == 0 && may_step(t) && wants_step(t) && !job_next(t); }
 
 /* What the throttle lets one pass of the loop do. */
 typedef enum Throttle {
@@ -612,6 +675,93 @@ static void settle(Trainer *t, long kid, int rc, const Err *err, long handed) {
   wake(t, done || hand);
 }
 
+/* ------------------------------------------------------------ jobs */
+
+typedef struct JobReport {
+  HostJobProgress p;
+  Trainer *t;
+  Ticket *k;
+} JobReport;
+
+/* A job's report (the trainer thread, the lab in hand): its progress, and
+** now and then a publication of it; nonzero once it is to stop. */
+static int job_report(HostJobProgress *p, const char *what, long done, long total) {
+  JobReport *jr = p->ud;
+  Trainer *t = jr->t;
+  Ticket *k = jr->k;
+  double now = clock_seconds();
+  pthread_mutex_lock(&t->mu);
+  snprintf(k->what, sizeof k->what, "%s", what ? what : "");
+  k->done = done;
+  k->total = total;
+  int stop = k->stop || t->quit;
+  int pub = now - t->last_job_pub >= JOB_PUBLISH;
+  if (pub) {
+    fill(t, now, 0);
+    t->last_job_pub = now;
+  }
+  pthread_mutex_unlock(&t->mu);
+  if (pub) wake(t, 0);
+  return stop;
+}
+
+static int run_job(Trainer *t, Ticket *k, HostJobFn fn, void *arg, Err *err) {
+  JobReport jr = {{job_report, NULL}, t, k};
+  jr.p.ud = &jr;
+  return fn(t->lab, arg, &jr.p, err);
+}
+
+/* The job of ticket 'k' returned 'rc': the ticket ends, its memory is
+** freed if it was dropped, the lab is published. */
+static void settle_job(Trainer *t, Ticket *k, int rc, const Err *err) {
+  pthread_mutex_lock(&t->mu);
+  k->running = 0;
+  k->state = rc < 0 ? -1 : 1;
+  if (rc < 0) snprintf(k->err, sizeof k->err, "%s", err->msg);
+  if (rc < 0 && k->dropped) set_message(t, err->msg);   /* nobody else will say it */
+  job_release(k);
+  fill(t, clock_seconds(), 1);
+  pthread_mutex_unlock(&t->mu);
+  wake(t, 1);
+}
+
+long trainer_submit_job(Trainer *t, HostJobFn fn, void *arg, HostJobFree free_arg, Err *err) {
+  pthread_mutex_lock(&t->mu);
+  long tid = t->next_ticket;
+  Ticket *k = &t->tickets[tid % N_TICKETS];
+  if (k->id >= 0 && (k->state == 0 || k->arg)) {
+    pthread_mutex_unlock(&t->mu);
+    if (free_arg) free_arg(arg);
+    return err_set(err, "too many requests in flight (%d)", N_TICKETS);
+  }
+  t->next_ticket++;
+  *k = (Ticket){.id = tid, .run_id = -1, .fn = fn, .arg = arg, .free_arg = free_arg};
+  t->publish_req = 1;
+  pthread_cond_broadcast(&t->cv);
+  pthread_mutex_unlock(&t->mu);
+  return tid;
+}
+
+void trainer_drop_job(Trainer *t, long ticket) {
+  pthread_mutex_lock(&t->mu);
+  Ticket *k = ticket >= 0 ? &t->tickets[ticket % N_TICKETS] : NULL;
+  if (k && k->id == ticket && k->fn) {
+    k->dropped = 1;
+    stop_ticket(k, "dropped");
+    job_release(k);
+    pthread_cond_broadcast(&t->cv);
+  }
+  pthread_mutex_unlock(&t->mu);
+}
+
+void trainer_stop_jobs(Trainer *t) {
+  pthread_mutex_lock(&t->mu);
+  for (int i = 0; i < N_TICKETS; i++)
+    if (t->tickets[i].fn) stop_ticket(&t->tickets[i], "stopped: the lab is closing");
+  pthread_cond_broadcast(&t->cv);
+  pthread_mutex_unlock(&t->mu);
+}
+
 static void *trainer_main(void *arg) {
   Trainer *t = arg;
   sigset_t set;
@@ -642,7 +792,10 @@ static void *trainer_main(void *arg) {
     Ticket *k = may ? next_ticket(t) : NULL;
     long kid = k ? k->id : -1;
     int krun = k ? k->run_id : -1;
-    int step = may && (k || (t->running && t->n_active > 0));
+    HostJobFn job = k ? k->fn : NULL;
+    void *job_arg = k ? k->arg : NULL;
+    if (job) k->running = 1;
+    int step = may && !job && (k || (t->running && t->n_active > 0));
     t->stepping = 1;
     t->publish_req = 0;
     pthread_mutex_unlock(&t->mu);
@@ -651,6 +804,7 @@ static void *trainer_main(void *arg) {
     int rc = 0;
     double t0 = clock_seconds();
     if (have_cmd) rc = cmd.fn(t->lab, cmd.arg, &err);
+    else if (job) rc = run_job(t, k, job, job_arg, &err);
     else if (step) rc = do_step(t, krun, &err);
     long handed = step && rc == 0 ? handed_step(t, krun) : -1;
     if (step) {
@@ -659,7 +813,8 @@ static void *trainer_main(void *arg) {
       refresh_norms(t, 0);
     }
 
-    settle(t, kid, rc, &err, handed);
+    if (job) settle_job(t, k, rc, &err);
+    else settle(t, kid, rc, &err, handed);
     pthread_mutex_lock(&t->mu);
     t->stepping = 0;
     pthread_cond_broadcast(&t->cv);
@@ -721,6 +876,10 @@ void trainer_free(Trainer *t) {
     pthread_cond_broadcast(&t->cv);
     pthread_mutex_unlock(&t->mu);
     pthread_join(t->thread, NULL);
+  }
+  for (int i = 0; i < N_TICKETS; i++) {   /* jobs never run, or never dropped */
+    Ticket *k = &t->tickets[i];
+    if (k->arg && k->free_arg) k->free_arg(k->arg);
   }
   for (int i = 0; i < 2; i++)
     if (t->wake[i] >= 0) close(t->wake[i]);
@@ -854,6 +1013,10 @@ static void host_release(Host *h) { trainer_release(h->ud); }
 static long host_submit(Host *h, int id, long n, Err *err) { return trainer_submit(h->ud, id, n, err); }
 static int host_poll(Host *h, long ticket, Err *err) { return trainer_poll(h->ud, ticket, err); }
 static void host_cancel(Host *h) { trainer_cancel(h->ud); }
+static long host_submit_job(Host *h, HostJobFn fn, void *arg, HostJobFree free_arg, Err *err) {
+  return trainer_submit_job(h->ud, fn, arg, free_arg, err);
+}
+static void host_drop_job(Host *h, long ticket) { trainer_drop_job(h->ud, ticket); }
 static int host_view(Host *h, int id, HostViewFn fn, void *ctx) { return trainer_view(h->ud, id, fn, ctx); }
 static void host_handover(Host *h, int on) { trainer_set_handover(h->ud, on); }
 static void host_hold(Host *h, int on) { trainer_hold(h->ud, on); }
@@ -874,6 +1037,8 @@ void trainer_host(Trainer *t, Host *h) {
   h->submit = host_submit;
   h->poll = host_poll;
   h->cancel = host_cancel;
+  h->submit_job = host_submit_job;
+  h->drop_job = host_drop_job;
   h->view = host_view;
   h->handover = host_handover;
   h->hold = host_hold;

@@ -59,6 +59,8 @@ typedef struct TrainerSnap {
   long owed;             /* steps still owed to tickets */
   int holding;           /* tickets are held (a paused script): owed steps wait */
   double steps_per_s;    /* lab steps per second, smoothed */
+  char job[64];          /* what the job in progress does ("" when none runs) */
+  long job_done, job_total;   /* and how far it is */
   long msg_seq;          /* grows with every new message */
   char msg[ERR_MSG_MAX]; /* the last error of a step or a command */
   int n_runs, cap_runs;
@@ -116,6 +118,15 @@ int trainer_post(Trainer *t, TrainerFn fn, const void *arg, size_t n, Err *err);
 long trainer_submit(Trainer *t, int id, long n, Err *err);
 int trainer_poll(Trainer *t, long ticket, Err *err);   /* 1 done, 0 waiting, -1 failed */
 void trainer_cancel(Trainer *t);                       /* fail every ticket in flight */
+
+/* Jobs (luaapi/host.h): tickets too, served in order with the steps, each
+** run by the thread with the lab to itself. An acquirer waits for the job
+** in progress to end; 'trainer_cancel' (and a quit) stops it at its next
+** report. 'trainer_stop_jobs' stops the jobs only (the lab is wanted: a
+** save before quitting). */
+long trainer_submit_job(Trainer *t, HostJobFn fn, void *arg, HostJobFree free_arg, Err *err);
+void trainer_drop_job(Trainer *t, long ticket);
+void trainer_stop_jobs(Trainer *t);
 
 /* Hand every step to the Lua thread (1) while it has on_step callbacks:
 ** after each step the trainer waits until 'trainer_handover_done' is

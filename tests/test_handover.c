@@ -59,16 +59,10 @@ static long settled(Host *h) {
 
 int main(void) {
   Err err = {{0}};
-  Lab *lab = lab_new(&err);
-  Run *run = lab ? tiny_run(lab, &err) : NULL;
-  Trainer *t = run ? trainer_new(lab, &err) : NULL;
-  if (!t) {
-    diag("cannot start: %s", err.msg);
-    ok(0, "a trainer on a lab with one tiny run");
-    return tap_done();
-  }
+  Lab *lab;
   Host h;
-  trainer_host(t, &h);
+  Trainer *t = tiny_trainer(&lab, &h, &err);
+  if (!t) return tap_done();
   Watch w = {.h = &h};
   h.after_step = on_step;
   h.after_step_ctx = &w;

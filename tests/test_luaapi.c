@@ -249,6 +249,16 @@ static void test_cap_and_sandbox(Host *h) {
   luaapi_free(api);
 }
 
+/* A host that runs no jobs (a replay's): the Lua layer fits in place,
+** with the lab acquired, and the call does not yield. */
+static void test_jobs_in_place(LuaApi *api) {
+  ok(eval(api, "f = lab.runs.c:fit_lens{steps = 3, tokens_per_step = 16}") == LUAAPI_OK && luaapi_scripts(api) == 0,
+     "r:fit_lens on a host without jobs runs in place (%s)", flat());
+  ok(eval(api, "return f.steps, #f.curve, lab.runs.c:metrics().fitted_lens.steps") == LUAAPI_OK &&
+         strcmp(out, "3\t2\t3\n") == 0,
+     "with its result: %s", flat());
+}
+
 int main(void) {
   Err err;
   Deferred d = {0};
@@ -260,6 +270,7 @@ int main(void) {
   if (!api) return tap_done();
   test_repl(api);
   test_coroutines(api, &h);
+  test_jobs_in_place(api);
   test_completion(api);
   test_ui_hooks(api);
   luaapi_free(api);

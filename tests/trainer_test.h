@@ -1,13 +1,15 @@
 /*
 ** trainer_test.h -- what the trainer's tests share: a monotonic clock for
 ** their deadlines, and a run small enough, measuring neither the lens nor
-** the alignment, that its steps take milliseconds, well within them.
+** the alignment, that its steps take milliseconds, well within them, and
+** a trainer on a lab with that run.
 */
 #ifndef TIELAB_TRAINER_TEST_H
 #define TIELAB_TRAINER_TEST_H
 
 #include <time.h>
 
+#include "tap.h"
 #include "trainer.h"
 
 static double now_s(void) {
@@ -25,6 +27,21 @@ static Run *tiny_run(Lab *lab, Err *err) {
   for (size_t i = 0; i < sizeof set / sizeof set[0]; i++)
     if (run_options_set_text(&o, set[i][0], set[i][1], err) != 0) return NULL;
   return lab_add_run(lab, &o, err);
+}
+
+/* tiny_trainer: a lab with that run and a trainer on it, its Host in
+** 'h', or NULL (reported as a failed test). */
+static inline Trainer *tiny_trainer(Lab **lab, Host *h, Err *err) {
+  *lab = lab_new(err);
+  Run *run = *lab ? tiny_run(*lab, err) : NULL;
+  Trainer *t = run ? trainer_new(*lab, err) : NULL;
+  if (!t) {
+    diag("cannot start: %s", err->msg);
+    ok(0, "a trainer on a lab with one tiny run");
+    return NULL;
+  }
+  trainer_host(t, h);
+  return t;
 }
 
 #endif

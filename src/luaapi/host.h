@@ -28,6 +28,20 @@ typedef struct HostRunView {
 
 typedef void (*HostViewFn)(void *ctx, const HostRunView *v);
 
+/* A job: one long piece of work on the lab (a lens fit), run by the host
+** with the lab to itself, in place of steps. It says how far it is through
+** 'report' ('what' it does, 'done' of 'total'), which returns nonzero when
+** the job is to stop now (cancelled, interrupted, the host quitting): the
+** job then fails with 'err' saying where it stopped, leaving the lab as it
+** found it. */
+typedef struct HostJobProgress HostJobProgress;
+struct HostJobProgress {
+  int (*report)(HostJobProgress *p, const char *what, long done, long total);
+  void *ud;
+};
+typedef int (*HostJobFn)(Lab *lab, void *arg, HostJobProgress *p, Err *err);
+typedef void (*HostJobFree)(void *arg);
+
 struct Host {
   /* Exclusive use of the lab until 'release'. May wait for the step in
   ** progress to end (one step), never for a whole request. */
@@ -42,10 +56,24 @@ struct Host {
   ** ('err' says why: a NaN loss at step k, a removed run, an interrupt). */
   int (*poll)(Host *h, long ticket, Err *err);
 
-  /* Stop every request in flight at the next step boundary. */
+  /* Stop every request in flight at the next step boundary (a job at its
+  ** next report). */
   void (*cancel)(Host *h);
 
-  /* Nonzero when 'submit' completes the work before returning (headless):
+  /* Run 'fn(lab, arg)' as a job; a ticket >= 0 polled with 'poll' and
+  ** stopped with 'cancel' like steps, or -1 with 'err' filled. 'arg' is
+  ** the job's from here on, whatever happens: the submitter reads it once
+  ** 'poll' says the job ended (never before: the host may still be running
+  ** it), and lets go of it with 'drop_job', at any time, even while the
+  ** job runs (a closed coroutine): the job is then stopped, and 'free_arg'
+  ** frees 'arg' once both the job ended and it was dropped. On failure
+  ** (-1) 'arg' is freed already. Optional (NULL, with 'drop_job'): the Lua
+  ** layer then runs a job itself, with the lab acquired. */
+  long (*submit_job)(Host *h, HostJobFn fn, void *arg, HostJobFree free_arg, Err *err);
+  void (*drop_job)(Host *h, long ticket);
+
+  /* Nonzero when 'submit' and 'submit_job' complete the work before
+  ** returning (headless):
   ** the Lua layer then never needs to yield. */
   int inline_steps;
 

@@ -137,6 +137,19 @@ int lapi_raise_stop(lua_State *L);
 void lapi_guard_catchers(lua_State *L);
 int lapi_wait_steps(lua_State *L, int id, long n, lua_KContext ctx, lua_KFunction k);
 int lapi_step_result(lua_State *L);
+/* A job (host.h) waited for as steps are: 'lapi_push_job' pushes its
+** handle, a to-be-closed value that owns 'arg' until 'lapi_wait_job'
+** submits it and drops the job when closed; 'k' then reads 'arg' (the job
+** ended) through the handle, at its stack index, and a failure raises
+** through lapi_step_result as a step's does. */
+typedef struct LapiJob {
+  Host *host;
+  long ticket;            /* -1: not submitted (or dropped) */
+  void *arg;
+  HostJobFree free_arg;
+} LapiJob;
+LapiJob *lapi_push_job(lua_State *L, void *arg, HostJobFree free_arg);
+int lapi_wait_job(lua_State *L, LapiJob *j, HostJobFn fn, lua_KContext ctx, lua_KFunction k);
 int lapi_sleep(lua_State *L, double seconds);
 int lapi_new_script(LuaApi *api, lua_State *L, int nargs, int repl);
 int lapi_resume(LuaApi *api, int i);

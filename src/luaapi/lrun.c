@@ -526,43 +526,84 @@ static void read_fit_options(lua_State *L, int idx, LensFitOptions *o) {
   if (lensfit_check_options(o, &err) < 0) luaL_error(L, "r:fit_lens: %s", err.msg);
 }
 
-/* The fit stops at the next lens step once an interrupt is pending. */
+/* A fit as a job (host.h): what it needs and what it gives, in memory of
+** its own, since the host may still run it after the script that asked
+** for it is gone. */
+typedef struct FitJob {
+  int run_id;
+  char name[64];
+  LensFitOptions o;
+  LensFitResult res;
+  HostJobProgress *p;
+  LensFitPoint curve[];   /* res.curve_cap points */
+} FitJob;
+
+/* After every lens step: the host shows how far the fit is and says
+** whether to stop (a cancel, an interrupt). */
 static int fit_progress(void *ctx, int step, int steps) {
-  (void)step, (void)steps;
-  return lapi_stop_pending(ctx);
+  FitJob *j = ctx;
+  char what[80];
+  snprintf(what, sizeof what, "fitting lens %s", j->name);
+  return j->p->report(j->p, what, step, steps);
 }
 
-static int lrun_fit_lens(lua_State *L) {
-  LuaApi *api = lapi_get(L);
-  lrun_check(L, 1);
-  LensFitOptions o;
-  read_fit_options(L, 2, &o);
-  o.progress = fit_progress;
-  o.ctx = api;
-  LensFitResult res;
-  res.curve_cap = lensfit_curve_cap(o.steps);
-  res.curve = lua_newuserdatauv(L, sizeof *res.curve * (size_t)res.curve_cap, 0);
-  Err err;
-  int rc = run_fit_lens(lrun_lock(L, 1, api), &o, &res, &err);
-  lapi_unlock(api);
-  if (rc < 0 && res.cancelled)
-    return luaL_error(L, "r:fit_lens: interrupted at lens step %d of %d; the weights and the fitted lens are as "
-                      "before", (int)res.info.steps, o.steps);
-  if (rc < 0) return luaL_error(L, "r:fit_lens: %s", err.msg);
-  lmetrics_push_fitted(L, &res.stats, &res.info);
-  lua_createtable(L, res.n_curve, 0);
-  for (int i = 0; i < res.n_curve; i++) {
+static int fit_job(Lab *lab, void *arg, HostJobProgress *p, Err *err) {
+  FitJob *j = arg;
+  Run *r = lab_run_by_id(lab, j->run_id);
+  if (!r) return err_set(err, "r:fit_lens: run '%s' was removed", j->name);
+  j->p = p;
+  j->o.progress = fit_progress;
+  j->o.ctx = j;
+  if (fit_progress(j, 0, j->o.steps)) return err_set(err, "r:fit_lens: interrupted before the fit started");
+  if (run_fit_lens(r, &j->o, &j->res, err) == 0) return 0;
+  if (j->res.cancelled)
+    return err_set(err, "r:fit_lens: interrupted at lens step %d of %d; the weights and the fitted lens are as "
+                   "before", (int)j->res.info.steps, j->o.steps);
+  char msg[ERR_MSG_MAX];
+  memcpy(msg, err->msg, sizeof msg);
+  return err_set(err, "r:fit_lens: %s", msg);
+}
+
+/* The result table, from the job that ended (the handle at 'ctx'). */
+static int lrun_fit_lens_k(lua_State *L, int status, lua_KContext ctx) {
+  if (status == LUA_YIELD) lapi_step_result(L);
+  const FitJob *j = ((LapiJob *)lua_touserdata(L, (int)ctx))->arg;
+  const LensFitResult *res = &j->res;
+  lmetrics_push_fitted(L, &res->stats, &res->info);
+  lua_createtable(L, res->n_curve, 0);
+  for (int i = 0; i < res->n_curve; i++) {
     lua_createtable(L, 0, 3);
-    lua_pushinteger(L, res.curve[i].step);
+    lua_pushinteger(L, res->curve[i].step);
     lua_setfield(L, -2, "step");
-    lua_pushnumber(L, res.curve[i].kl);
+    lua_pushnumber(L, res->curve[i].kl);
     lua_setfield(L, -2, "kl");
-    lua_pushnumber(L, res.curve[i].kept);
+    lua_pushnumber(L, res->curve[i].kept);
     lua_setfield(L, -2, "kept");
     lua_rawseti(L, -2, i + 1);
   }
   lua_setfield(L, -2, "curve");
   return 1;
+}
+
+/* r:fit_lens{...}: the host fits while the script waits as for steps (in
+** the UI on the trainer thread, the screen live). */
+static int lrun_fit_lens(lua_State *L) {
+  LuaApi *api = lapi_get(L);
+  int id = lrun_check(L, 1);
+  LensFitOptions o;
+  read_fit_options(L, 2, &o);
+  lua_settop(L, 2);
+  int cap = lensfit_curve_cap(o.steps);
+  FitJob *j = malloc(sizeof *j + sizeof j->curve[0] * (size_t)cap);
+  if (!j) return luaL_error(L, "r:fit_lens: not enough memory");
+  memset(j, 0, sizeof *j);
+  j->run_id = id;
+  lapi_view(api, id, copy_name, j->name);
+  j->o = o;
+  j->res.curve = j->curve;
+  j->res.curve_cap = cap;
+  LapiJob *h = lapi_push_job(L, j, free);   /* index 3 */
+  return lapi_wait_job(L, h, fit_job, 3, lrun_fit_lens_k);
 }
 
 /* ------------------------------------------------------------ metamethods */

@@ -409,13 +409,11 @@ int lapi_step_result(lua_State *L) {
   return 0;
 }
 
-/* Ask the host for 'n' steps of run 'id' (-1: every run) and continue with
-** 'k' when they are done: at once with an inline host, after a yield in a
-** script coroutine of the UI, else by waiting here (still interruptible). */
-int lapi_wait_steps(lua_State *L, int id, long n, lua_KContext ctx, lua_KFunction k) {
+/* Whether the wait for a ticket about to be asked for may yield: raises
+** when it can neither yield nor wait here. */
+static int wait_can_yield(lua_State *L) {
   LuaApi *api = lapi_get(L);
   Host *h = api->host;
-  Err err;
   if (lapi_stop_pending(api)) return lapi_raise_stop(L);   /* a __close of the unwinding stop */
   if (api->in_callback) return luaL_error(L, "training cannot be stepped from an on_step callback");
   int i = script_of(api, L), can_yield = !h->inline_steps && i >= 0 && lua_isyieldable(L);
@@ -429,19 +427,24 @@ int lapi_wait_steps(lua_State *L, int id, long n, lua_KContext ctx, lua_KFunctio
   if (api->lab_held && !(i >= 0 && lua_isyieldable(L)))
     return luaL_error(L, "the journal holds the lab during this call: a step that cannot yield cannot wait here");
   lapi_unlock_all(api);
-  lua_State *prev = api->stepping;
-  api->stepping = L;
-  long ticket = h->submit(h, id, n, &err);
-  api->stepping = prev;
-  if (ticket < 0 && lapi_stop_pending(api)) return lapi_raise_stop(L);
-  if (ticket < 0) return luaL_error(L, "%s", err.msg);
+  return can_yield;
+}
+
+/* Continue with 'k' once 'ticket' ended: after a yield in a script
+** coroutine, else by waiting here (still interruptible, serving the host
+** so that handed-over steps get their callbacks). */
+static int wait_ticket(lua_State *L, long ticket, int can_yield, lua_KContext ctx, lua_KFunction k) {
+  LuaApi *api = lapi_get(L);
+  Host *h = api->host;
+  Err err;
   if (can_yield) {
-    Script *s = &api->scripts[i];
+    Script *s = &api->scripts[script_of(api, L)];
     s->wait = WAIT_TICKET;
     s->ticket = ticket;
     s->result = 0;
     return lua_yieldk(L, 0, ctx, k);
   }
+  lua_State *prev = api->stepping;
   for (;;) {
     int st = h->poll(h, ticket, &err);
     if (st < 0) return luaL_error(L, "%s", err.msg);
@@ -459,6 +462,96 @@ int lapi_wait_steps(lua_State *L, int id, long n, lua_KContext ctx, lua_KFunctio
   }
   if (lapi_stop_pending(api)) return lapi_raise_stop(L);
   return k(L, LUA_OK, ctx);
+}
+
+/* Ask the host for 'n' steps of run 'id' (-1: every run) and continue with
+** 'k' when they are done: at once with an inline host, after a yield in a
+** script coroutine of the UI, else by waiting here (still interruptible). */
+int lapi_wait_steps(lua_State *L, int id, long n, lua_KContext ctx, lua_KFunction k) {
+  LuaApi *api = lapi_get(L);
+  Host *h = api->host;
+  Err err;
+  int can_yield = wait_can_yield(L);
+  lua_State *prev = api->stepping;
+  api->stepping = L;
+  long ticket = h->submit(h, id, n, &err);
+  api->stepping = prev;
+  if (ticket < 0 && lapi_stop_pending(api)) return lapi_raise_stop(L);
+  if (ticket < 0) return luaL_error(L, "%s", err.msg);
+  return wait_ticket(L, ticket, can_yield, ctx, k);
+}
+
+/* ------------------------------------------------------------ jobs
+** A job's memory is the host's once submitted; the coroutine that waits
+** for it holds a handle, a to-be-closed value on its stack, whose closing
+** drops the job: when the call returns or raises, and when the coroutine
+** is closed while it waits (the host then stops the job and frees the
+** memory when it ends). '__gc' drops it too, should a state be closed
+** with the coroutine still suspended. */
+
+#define LAPI_JOB_META "tielab.job"
+
+/* Before the host has it, the memory is the handle's to free; after, the
+** host's, and the handle only drops the job. */
+static int job_close(lua_State *L) {
+  LapiJob *j = luaL_checkudata(L, 1, LAPI_JOB_META);
+  if (j->ticket >= 0) j->host->drop_job(j->host, j->ticket);
+  else if (j->arg && j->free_arg) j->free_arg(j->arg);
+  j->ticket = -1;
+  j->arg = NULL;
+  return 0;
+}
+
+LapiJob *lapi_push_job(lua_State *L, void *arg, HostJobFree free_arg) {
+  LapiJob *j = lua_newuserdatauv(L, sizeof *j, 0);
+  *j = (LapiJob){lapi_get(L)->host, -1, arg, free_arg};
+  if (luaL_newmetatable(L, LAPI_JOB_META)) {
+    lua_pushcfunction(L, job_close);
+    lua_setfield(L, -2, "__close");
+    lua_pushcfunction(L, job_close);
+    lua_setfield(L, -2, "__gc");
+  }
+  lua_setmetatable(L, -2);
+  lua_toclose(L, -1);
+  return j;
+}
+
+/* A host without jobs (a replay): the job runs here with the lab locked,
+** stopped by an interrupt as an inline host's is; 'arg' stays the
+** handle's. */
+static int here_report(HostJobProgress *p, const char *what, long done, long total) {
+  (void)what, (void)done, (void)total;
+  return lapi_stop_pending(p->ud);
+}
+
+static int run_here(lua_State *L, LapiJob *j, HostJobFn fn, lua_KContext ctx, lua_KFunction k) {
+  LuaApi *api = lapi_get(L);
+  HostJobProgress p = {here_report, api};
+  Err err;
+  if (lapi_stop_pending(api)) return lapi_raise_stop(L);
+  int rc = fn(lapi_lock(api), j->arg, &p, &err);
+  lapi_unlock(api);
+  if (rc < 0 && api->exiting) return lapi_raise_stop(L);
+  if (rc < 0) return luaL_error(L, "%s", err.msg);
+  return k(L, LUA_OK, ctx);
+}
+
+int lapi_wait_job(lua_State *L, LapiJob *j, HostJobFn fn, lua_KContext ctx, lua_KFunction k) {
+  LuaApi *api = lapi_get(L);
+  Host *h = api->host;
+  Err err;
+  if (!h->submit_job) return run_here(L, j, fn, ctx, k);
+  int can_yield = wait_can_yield(L);
+  void *arg = j->arg;
+  j->arg = NULL;   /* the host's from here on, even when it refuses */
+  long ticket = h->submit_job(h, fn, arg, j->free_arg, &err);
+  /* A job stopped by the interrupt says where it stopped (the hook raises
+  ** the stop again after); an os.exit goes on as itself. */
+  if (ticket < 0 && api->exiting) return lapi_raise_stop(L);
+  if (ticket < 0) return luaL_error(L, "%s", err.msg);
+  j->ticket = ticket;
+  j->arg = arg;   /* to read once the job ended */
+  return wait_ticket(L, ticket, can_yield, ctx, k);
 }
 
 static int sleep_k(lua_State *L, int status, lua_KContext ctx) { return 0; }

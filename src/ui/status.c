@@ -197,7 +197,8 @@ static int cut_names(Ui *ui, int room, const char *ell, ShortName *names) {
 }
 
 /* The line's beginning: running or paused, the steps owed to scripts
-** ('owed'), the selected run's step and the lab's throughput. */
+** ('owed'), the selected run's step, the job in progress and the lab's
+** throughput. */
 static void head_segs(Ui *ui, int running, int owed, Segs *head) {
   const Term *t = &ui->term;
   const TrainerRun *sel = ui_selected(ui);
@@ -206,6 +207,8 @@ static void head_segs(Ui *ui, int running, int owed, Segs *head) {
           running ? "RUNNING" : "PAUSED");
   if (owed) seg_add(head, ROLE_OK, " +%ld", ui->snap->owed);
   seg_add(head, ROLE_TEXT, " step %ld", sel ? sel->m.step : 0L);
+  /* The job the trainer runs instead of steps, and how far it is. */
+  if (ui->snap->job[0]) seg_add(head, ROLE_WARN, " %.60s %ld/%ld", ui->snap->job, ui->snap->job_done, ui->snap->job_total);
   if (running && ui->snap->n_runs > 0) {
     char rate[32];
     rate_text(ui->meter.rated ? ui->meter.rate : NAN, rate, sizeof rate);

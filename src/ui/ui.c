@@ -94,6 +94,10 @@ static void note_run(char *buf, size_t cap, const char *name, long step) {
 int ui_save_all(Ui *ui, Err *err) {
   char dir[4096], runs[2048] = "";
   if (autosave_dir(dir, sizeof dir, err) < 0) return -1;
+  /* Saving ends the session: a job (a lens fit) stops at its next lens
+  ** step, leaving the lab as before it, instead of keeping the save
+  ** waiting for all of it. */
+  trainer_stop_jobs(ui->trainer);
   Lab *lab = trainer_acquire(ui->trainer);
   int rc = 0;
   for (int i = 0; i < lab_n_runs(lab) && rc == 0; i++) {

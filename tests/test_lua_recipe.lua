@@ -193,4 +193,24 @@ tap.is(table.concat(diff, ", "), "", "and loaded with every setting as it was")
 tap.is(back:metrics().lr, all:metrics().lr, "and with the rate of the step it was saved at")
 os.remove(path)
 
+-- an olmo checkpoint from before warmup_start and lr_min_ratio trains on as it did
+local old = lab.run(tap.tiny{name = "old", recipe = "olmo", eval_every = 0, lens_every = 0})
+old:step(1)
+assert(old:save(path))
+local f = assert(io.open(path, "rb"))
+local bytes = f:read("a")
+f:close()
+local function blank(text, key)   -- the key's entry as spaces: the header keeps its length
+  local s, e = text:find('"' .. key .. '":"[^"]*",')
+  return s and text:sub(1, s - 1) .. string.rep(" ", e - s + 1) .. text:sub(e + 1) or text
+end
+bytes = blank(blank(bytes, "opt.warmup_start"), "opt.lr_min_ratio")
+f = assert(io.open(path, "wb"))
+f:write(bytes)
+f:close()
+local ob2 = lab.load(path, "old_back"):options()
+tap.ok(not bytes:find("opt.warmup_start", 1, true) and ob2.recipe == "olmo" and ob2.warmup_start == 0 and
+       ob2.lr_min_ratio == 0, "a setting the file lacks keeps its default, not the recipe's")
+os.remove(path)
+
 tap.done()

@@ -59,7 +59,7 @@ static const Setting settings[] = {
   {"warmup_start", SET_NUMBER, 0, 1, "0", 1, "the warmup's first rate, as a fraction of lr", 0},
   {"schedule", SET_STRING, 0, 0, "constant", 1, "after the warmup: constant, cosine or linear decay to lr_min", 0},
   {"decay_steps", SET_INT, 0, BIG, "0", 1, "step at which cosine or linear decay reaches lr_min (warmup included)", 0},
-  {"lr_min", SET_NUMBER, 0, 10, "0", 1, "the learning rate's floor", 0},
+  {"lr_min", SET_NUMBER, 0, 10, "0", 1, "the learning rate's floor, absolute (see lr_min_ratio)", 0},
   {"lr_min_ratio", SET_NUMBER, 0, 1, "0", 1, "the floor as a fraction of lr; above 0 it replaces lr_min", 0},
   {"eps", SET_NUMBER, 0, 1, "1e-8", 1, "Adam epsilon", OPEN_MIN},
   {"beta1", SET_NUMBER, 0, 1, "0.9", 1, "Adam beta1", OPEN_MAX},

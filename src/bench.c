@@ -28,6 +28,24 @@ static double median(double *v, int n) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+/* The settings from 'lr' on that the optimizer step reads. */
+static const char *const optim_keys[] = {"lr", "warmup", "warmup_start", "schedule", "decay_steps", "lr_min",
+                                         "lr_min_ratio", "eps", "beta1", "beta2", "weight_decay", "decay_all",
+                                         "optimizer", "momentum", "nesterov", "clip", "grad_scale",
+                                         "emb_lr_scale", "emb_warmup"};
+
+void bench_print_optim(FILE *out, const RunOptions *o) {
+  fputs("\"optim\":{", out);
+  for (size_t i = 0; i < sizeof optim_keys / sizeof optim_keys[0]; i++) {
+    const Setting *s = lab_setting_find(optim_keys[i]);
+    char value[64];
+    if (!s || run_options_get_text(o, s->name, value, sizeof value, NULL) < 0) continue;
+    const char *quote = s->type == SET_STRING ? "\"" : "";   /* numbers and booleans are bare */
+    fprintf(out, "%s\"%s\":%s%s%s", i ? "," : "", s->name, quote, value, quote);
+  }
+  fputc('}', out);
+}
+
 int bench_run(const RunOptions *o, int steps, int warmup, FILE *out, Err *err) {
   const ModelConfig *cfg = &o->model;
   int threads = o->threads;
@@ -92,12 +110,14 @@ int bench_run(const RunOptions *o, int steps, int warmup, FILE *out, Err *err) {
           "\"batch\":%d,\"tie\":\"%s\"},\"params\":%zu,\"threads\":%d,\"steps\":%d,\"bench_warmup\":%d,"
           "\"tokens_per_step\":%zu,\"tokens_per_s\":%.1f,\"step_ms\":%.3f,\"step_ms_min\":%.3f,"
           "\"step_ms_max\":%.3f,\"fwd_ms\":%.3f,\"bwd_ms\":%.3f,\"opt_ms\":%.3f,\"flops_per_token\":%.0f,"
-          "\"gflops\":%.2f,\"loss_first\":%.6f,\"loss_last\":%.6f}\n",
+          "\"gflops\":%.2f,\"loss_first\":%.6f,\"loss_last\":%.6f,",
           cfg->vocab, cfg->dim, cfg->layers, cfg->heads, cfg->ctx, cfg->batch,
           config_tie_name(cfg->tie_k, cfg->dim, tie), config_param_count(cfg), threads, steps, warmup, n,
           (double)n / step, step * 1e3, lo * 1e3, hi * 1e3, median(t_fwd, steps) * 1e3,
           median(t_bwd, steps) * 1e3, median(t_opt, steps) * 1e3, fpt, fpt * (double)n / step / 1e9,
           (double)loss_first, (double)loss_last);
+  bench_print_optim(out, o);
+  fputs("}\n", out);
   fflush(out);
   free(tokens);
   free(times);

@@ -20,4 +20,8 @@
 ** FLOPs and the first/last loss. */
 int bench_run(const RunOptions *o, int steps, int warmup, FILE *out, Err *err);
 
+/* '"optim":{...}' -- the optimizer and schedule settings of 'o', on which
+** a bench's losses depend, as JSON values. */
+void bench_print_optim(FILE *out, const RunOptions *o);
+
 #endif

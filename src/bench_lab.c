@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "core/clock.h"
+#include "bench.h"
 #include "bench_lab.h"
 
 static int cmp_double(const void *a, const void *b) {
@@ -30,11 +31,13 @@ static void print_json(FILE *out, const CliOptions *o, Run *r, double med, doubl
           "\"heads\":%d,\"ctx\":%d,\"batch\":%d,\"tie\":\"%s\"},\"lens_every\":%d,\"eval_every\":%d,"
           "\"align_every\":%d,\"params\":%zu,\"threads\":%d,\"steps\":%d,\"bench_warmup\":%d,"
           "\"tokens_per_step\":%.0f,\"tokens_per_s\":%.1f,\"step_ms\":%.3f,\"step_ms_min\":%.3f,"
-          "\"step_ms_max\":%.3f,\"flops_per_token\":%.0f,\"gflops\":%.2f,\"loss_last\":%.6f}\n",
+          "\"step_ms_max\":%.3f,\"flops_per_token\":%.0f,\"gflops\":%.2f,\"loss_last\":%.6f,",
           c->vocab, c->dim, c->layers, c->heads, c->ctx, c->batch, config_tie_name(c->tie_k, c->dim, tie),
           o->run.lens_every, o->run.eval_every, o->run.align_every, config_param_count(c), o->run.threads, steps,
           o->bench_warmup, tokens, tokens / med, med * 1e3, best * 1e3, worst * 1e3, fpt, fpt * tokens / med / 1e9,
           run_metrics(r)->loss);
+  bench_print_optim(out, &o->run);
+  fputs("}\n", out);
 }
 
 /* Each step's time includes the instruments that fell due on it; the median

@@ -192,6 +192,12 @@ static const Setting *negated(const char *name) {
   return s && s->type == SET_BOOL ? s : NULL;
 }
 
+/* Whether a boolean option is followed by true or false, which would
+** otherwise be taken for the script's name ('--decay-all false'). */
+static int truth_follows(int argc, char **argv, int i) {
+  return i + 1 < argc && (strcmp(argv[i + 1], "true") == 0 || strcmp(argv[i + 1], "false") == 0);
+}
+
 /* A run setting: '--NAME VALUE', '--NAME=VALUE'; a boolean '--NAME' alone is
 ** true, '--no-NAME' false. 'name' is the option as given, '=' cut off. */
 static int parse_setting(int argc, char **argv, int i, const char *given, const char *eq, CliOptions *o,
@@ -204,10 +210,15 @@ static int parse_setting(int argc, char **argv, int i, const char *given, const 
   if (!s && !no) return err_set(err, "unknown option '--%s' (see tielab --help)", given);
   if (no) {
     if (eq) return err_set(err, "--%s takes no value", given);
+    if (truth_follows(argc, argv, i))
+      return err_set(err, "--%s takes no value; use --%s=%s", given, given + 3, argv[i + 1]);
     *consumed = 1;
     s = no;
     value = "false";
   } else if (s->type == SET_BOOL && !eq) {
+    if (truth_follows(argc, argv, i))
+      return err_set(err, "--%s takes no value; use --%s=%s or --%s%s", given, given, argv[i + 1],
+                     strcmp(argv[i + 1], "false") == 0 ? "no-" : "", given);
     *consumed = 1;
     value = "true";
   } else if (take_value(argc, argv, i, eq, given, &value, consumed, err) < 0) {
@@ -215,6 +226,23 @@ static int parse_setting(int argc, char **argv, int i, const char *given, const 
   }
   if (run_options_set_text(&o->run, s->name, value, err) < 0) return err_prefix(err, "--%s", given);
   return 0;
+}
+
+/* Whether setting 'name' was given explicitly. */
+static int setting_given(const RunOptions *o, const char *name) {
+  long i = lab_setting_find(name) - lab_settings(NULL);
+  return (o->given >> i) & 1;
+}
+
+/* --warmup is the learning rate's warmup; bench's untimed steps were once
+** also --warmup, so alone with --bench it is taken for those and refused. */
+static int check_bench_warmup(const CliOptions *o, Err *err) {
+  const RunOptions *r = &o->run;
+  if (o->mode != MODE_BENCH || !setting_given(r, "warmup") || setting_given(r, "schedule") ||
+      setting_given(r, "recipe"))
+    return 0;
+  return err_set(err, "--bench: --warmup is the learning rate's warmup and needs --schedule or --recipe; "
+                      "the untimed steps before timing are --bench-warmup N");
 }
 
 static int parse_one(int argc, char **argv, int i, CliOptions *o, int *consumed, Err *err) {
@@ -270,6 +298,7 @@ int cli_parse(int argc, char **argv, CliOptions *o, Err *err) {
   }
   if (o->mode == MODE_BENCH && o->script)
     return err_set(err, "--bench takes no script ('%s')", o->script);
+  if (check_bench_warmup(o, err) < 0) return -1;
   if (o->resume && o->mode != MODE_UI)
     return err_set(err, "--resume reopens the interactive lab; with --headless use lab.load in a script");
   if ((o->record || o->journal) && o->mode != MODE_UI)

@@ -108,6 +108,10 @@ local o = lab.run{name = "probe"}:options()
 print(string.format("lr=%s eps=%s schedule=%s warmup=%d decay_steps=%d decay_all=%s nesterov=%s",
                     o.lr, o.eps, o.schedule, o.warmup, o.decay_steps, tostring(o.decay_all), tostring(o.nesterov)))
 LUA
+cat >"$tmp/floor.lua" <<'LUA'
+local o = lab.run{name = "floor"}:options()
+print(string.format("lr_min=%s lr_min_ratio=%s warmup_start=%s", o.lr_min, o.lr_min_ratio, o.warmup_start))
+LUA
 OLMO="eps=1e-05 schedule=cosine warmup=1000 decay_steps=10000 decay_all=true"
 check "--recipe olmo then --lr: the explicit lr, the preset's others" 0 "lr=0.001 $OLMO" -- \
   "$tielab" --headless $TINY --recipe olmo --lr 1e-3 "$tmp/opts.lua"
@@ -128,6 +132,21 @@ check "--no- only for booleans" 2 "unknown option '--no-lr'" -- "$tielab" --head
 check "--no-decay-all takes no value" 2 "takes no value" -- "$tielab" --no-decay-all=true
 check "cosine with its horizon inside the warmup is refused" 2 "'decay_steps' \\(10\\) above 'warmup' \\(10\\)" -- \
   "$tielab" --headless $TINY --schedule cosine --warmup 10 --decay-steps 10 "$tmp/opts.lua"
+check "--decay-all false is refused, not taken for a script" 2 \
+  "--decay-all takes no value; use --decay-all=false or --no-decay-all" -- "$tielab" --headless $TINY --decay-all false
+check "--decay-all true is refused the same way" 2 "--decay-all takes no value; use --decay-all=true" -- \
+  "$tielab" --headless $TINY --decay-all true
+check "--no-decay-all true is refused" 2 "--no-decay-all takes no value" -- "$tielab" --headless $TINY --no-decay-all true
+check "--bench --warmup alone points to --bench-warmup" 2 "--bench-warmup" -- "$tielab" --bench $TINY --warmup 0
+check "--bench --warmup with a schedule is the lr warmup" 0 '"warmup":3' -- \
+  "$tielab" --bench $TINY --steps 2 --bench-warmup 0 --warmup 3 --schedule constant
+check "--bench's JSON carries the optimizer and schedule" 0 \
+  '"optim":\{"lr":0.0003,"warmup":1000,"warmup_start":0.1,"schedule":"cosine",.*"lr_min_ratio":0.1,.*"optimizer":"adamw"' -- \
+  "$tielab" --bench $TINY --steps 2 --bench-warmup 0 --recipe olmo
+check "olmo's floor is relative" 0 "lr_min=0 lr_min_ratio=0.1 warmup_start=0.1" -- \
+  "$tielab" --headless $TINY --recipe olmo --lr 1e-3 "$tmp/floor.lua"
+check "a decay that would rise is refused naming both keys" 2 "'lr_min' \\(0.01\\) is above 'lr' \\(0.001\\)" -- \
+  "$tielab" --headless $TINY --schedule cosine --decay-steps 10 --lr-min 1e-2 "$tmp/floor.lua"
 check "--bench with the recipe" 0 '"bench_warmup":1' -- "$tielab" --bench $TINY --steps 2 --bench-warmup 1 --recipe olmo
 
 echo "1..$n"

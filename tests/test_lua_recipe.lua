@@ -59,7 +59,8 @@ tap.ok(events["decay_steps=40"] and events["schedule=cosine"], "decay_steps and 
 
 -- the olmo recipe; an explicit key wins wherever it is written
 local preset = {lr = 3e-4, eps = 1e-5, beta1 = 0.9, beta2 = 0.95, weight_decay = 0.1, decay_all = true,
-                warmup = 1000, schedule = "cosine", decay_steps = 10000, lr_min = 3e-5, clip = 1}
+                warmup = 1000, warmup_start = 0.1, schedule = "cosine", decay_steps = 10000, lr_min = 0,
+                lr_min_ratio = 0.1, clip = 1}
 local function check_olmo(r, what)
   local got, bad = r:options(), {}
   for k, v in pairs(preset) do
@@ -70,8 +71,22 @@ local function check_olmo(r, what)
 end
 check_olmo(lab.run(tap.tiny{name = "olmo1", recipe = "olmo", lr = 1e-3}), "recipe then lr: lr 1e-3, the rest olmo's")
 check_olmo(lab.run(tap.tiny{name = "olmo2", lr = 1e-3, recipe = "olmo"}), "lr then recipe: the same")
+-- olmo's schedule is OLMo's cosine_with_warmup: from 0.1*lr, to 0.1*lr
+local olmo = lab.run(tap.tiny{name = "olmo3", recipe = "olmo", lr = 1e-3, warmup = 4, decay_steps = 8,
+                              eval_every = 0, lens_every = 0})
+tap.ok(near(olmo:metrics().lr, 1e-4 + 9e-4 * 1 / 4), "olmo warms up from 0.1*lr (" .. olmo:metrics().lr .. ")")
+tap.ok(near(olmo:step(8).lr, 1e-4), "olmo with lr 1e-3 decays to 1e-4, a tenth of its peak")
+local low = lab.run(tap.tiny{name = "olmo4", recipe = "olmo", lr = 1e-5, warmup = 2, decay_steps = 6,
+                             eval_every = 0, lens_every = 0})
+tap.ok(near(low:step(6).lr, 1e-6), "olmo with lr 1e-5 decays to 1e-6, never rising")
+local own = lab.run(tap.tiny{name = "olmo5", lr_min = 2e-5, recipe = "olmo"}):options()
+tap.ok(own.lr_min == 2e-5 and own.lr_min_ratio == 0, "an explicit lr_min under olmo is the floor")
+local own2 = lab.run(tap.tiny{name = "olmo6", recipe = "olmo", lr_min = 2e-5}):options()
+tap.ok(own2.lr_min == 2e-5 and own2.lr_min_ratio == 0, "the same when lr_min comes after the recipe")
+tap.raises("'lr_min' (0.01) is above 'lr' (0.001)", "a decay that would rise names both keys", lab.run,
+           tap.tiny{lr = 1e-3, lr_min = 1e-2, schedule = "cosine", decay_steps = 10})
 local plain = lab.run(tap.tiny{name = "plain"}):options()
-tap.ok(plain.recipe == "" and plain.lr == 1e-3 and plain.eps == 1e-8 and plain.schedule == "constant" and
+tap.ok(plain.recipe == "" and plain.lr == 1e-3 and plain.warmup_start == 0 and plain.lr_min_ratio == 0 and plain.eps == 1e-8 and plain.schedule == "constant" and
        plain.decay_all == false and plain.optimizer == "adamw" and plain.clip == 1 and plain.weight_decay == 0.1,
        "no recipe: the defaults")
 
@@ -98,11 +113,32 @@ local function pair(name, extra)
   o2.name = name .. "2"
   return lab.run(o1), lab.run(o2)
 end
-local function same_model(a, b, row)
-  local ea, eb = a:evaluate(row), b:evaluate(row)
-  if ea.loss ~= eb.loss then return false end
-  for k, v in pairs(ea.grad_norm) do if eb.grad_norm[k] ~= v then return false end end
-  return true
+-- The weights and optimizer moments of a run, tensor by tensor, as the
+-- bytes of its checkpoint (names, history and timings left out).
+local function weight_bytes(r)
+  local path = os.tmpname()
+  assert(r:save(path))
+  local f = assert(io.open(path, "rb"))
+  local data = f:read("a")
+  f:close()
+  os.remove(path)
+  local n = string.unpack("<I8", data)
+  local header, out = data:sub(9, 8 + n), {}
+  for name, a, b in header:gmatch('"([^"]+)":{"dtype":"F32","shape":%[[%d,]*%],"data_offsets":%[(%d+),(%d+)%]}') do
+    if name:match("^transformer%.") or name:match("^lm_head%.") or name:match("^optim%.") then
+      out[name] = data:sub(8 + n + tonumber(a) + 1, 8 + n + tonumber(b))
+    end
+  end
+  return out
+end
+local function same_model(a, b)
+  local wa, wb, count = weight_bytes(a), weight_bytes(b), 0
+  for k, v in pairs(wa) do
+    if wb[k] ~= v then tap.diag(k .. " differs"); return false end
+    count = count + 1
+  end
+  for k in pairs(wb) do if wa[k] == nil then return false end end
+  return count > 0 and wa["transformer.wte.weight"] ~= nil and wa["optim.m.transformer.wte.weight"] ~= nil
 end
 local s1, s2 = pair("st", {warmup = 2, schedule = "linear", decay_steps = 6, grad_scale = 1.5})
 for _ = 1, 4 do
@@ -111,7 +147,10 @@ for _ = 1, 4 do
   if mm.step ~= s1:metrics().step then tap.diag("steps differ") end
 end
 local probe = s1:batch(1)
-tap.ok(same_model(s1, s2, probe), "four r:train_on(r:batch()) give bit-identical weights to four r:step(1)")
+tap.ok(same_model(s1, s2), "four r:train_on(r:batch()) give bit-identical weights and moments to four r:step(1)")
+local s3 = pair("off", {warmup = 2, schedule = "linear", decay_steps = 6, grad_scale = 1.5})
+for _ = 1, 3 do s3:step(1) end
+tap.ok(not same_model(s1, s3), "and the comparison sees one step fewer")
 tap.is(s2:metrics().step, 4, "r:train_on advances the step")
 tap.is(s2:metrics().lr, s1:metrics().lr, "and follows the schedule")
 local b3 = s1:batch(3)
@@ -152,6 +191,26 @@ local ob, oa, diff = back:options(), all:options(), {}
 for k, v in pairs(oa) do if k ~= "name" and ob[k] ~= v then diff[#diff + 1] = k end end
 tap.is(table.concat(diff, ", "), "", "and loaded with every setting as it was")
 tap.is(back:metrics().lr, all:metrics().lr, "and with the rate of the step it was saved at")
+os.remove(path)
+
+-- an olmo checkpoint from before warmup_start and lr_min_ratio trains on as it did
+local old = lab.run(tap.tiny{name = "old", recipe = "olmo", eval_every = 0, lens_every = 0})
+old:step(1)
+assert(old:save(path))
+local f = assert(io.open(path, "rb"))
+local bytes = f:read("a")
+f:close()
+local function blank(text, key)   -- the key's entry as spaces: the header keeps its length
+  local s, e = text:find('"' .. key .. '":"[^"]*",')
+  return s and text:sub(1, s - 1) .. string.rep(" ", e - s + 1) .. text:sub(e + 1) or text
+end
+bytes = blank(blank(bytes, "opt.warmup_start"), "opt.lr_min_ratio")
+f = assert(io.open(path, "wb"))
+f:write(bytes)
+f:close()
+local ob2 = lab.load(path, "old_back"):options()
+tap.ok(not bytes:find("opt.warmup_start", 1, true) and ob2.recipe == "olmo" and ob2.warmup_start == 0 and
+       ob2.lr_min_ratio == 0, "a setting the file lacks keeps its default, not the recipe's")
 os.remove(path)
 
 tap.done()

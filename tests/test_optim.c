@@ -1,7 +1,8 @@
 /*
 ** test_optim.c -- the optimizer steps on gradients written by hand, each
 ** against a double-precision reference computed here: SGD (plain, with
-** momentum, Nesterov, weight decay), Adam's first step, grad_scale before
+** momentum, Nesterov, weight decay, momentum changed between steps as
+** torch.optim.SGD's param_groups allow), Adam's first step, grad_scale before
 ** the clip, decay_all and the embeddings' rate.
 */
 #include <math.h>
@@ -100,6 +101,50 @@ static void test_sgd_momentum(int nesterov) {
   free(g2);
   free(p0);
   model_free(m);
+}
+
+/* Steps with gradients g[0..steps) at momentum mu[k] against torch.optim.SGD,
+** which keeps no buffer while momentum is 0: a buffer starts at the first
+** gradient stepped with momentum and is kept, untouched, through steps
+** without. */
+static double momentum_changes_error(const double *mu, int steps) {
+  Model *m = make(7);
+  size_t n = model_n_floats(m);
+  const double lr = 0.05;
+  float *g = malloc(n * sizeof *g), *p0 = copy_params(m);
+  double *p = malloc(n * sizeof *p), *buf = malloc(n * sizeof *buf);
+  for (size_t i = 0; i < n; i++) p[i] = p0[i];
+  int have_buf = 0;
+  for (int k = 0; k < steps; k++) {
+    OptimConfig oc = sgd((float)lr, (float)mu[k], 0, 0);
+    set_grad(m, 10 + (uint64_t)k, g);
+    model_update(m, &oc);
+    for (size_t i = 0; i < n; i++) {
+      double d = g[i];
+      if (mu[k] != 0) {
+        buf[i] = have_buf ? (double)(float)mu[k] * buf[i] + g[i] : g[i];
+        d = buf[i];
+      }
+      p[i] -= lr * d;
+    }
+    if (mu[k] != 0) have_buf = 1;
+  }
+  double worst = 0;
+  for (size_t i = 0; i < n; i++) worst = fmax(worst, fabs(model_params(m)[i] - p[i]) / fmax(1.0, fabs(p[i])));
+  free(g);
+  free(p0);
+  free(p);
+  free(buf);
+  model_free(m);
+  return worst;
+}
+
+static void test_sgd_momentum_changes(void) {
+  const double from_zero[] = {0, 0, 0.9, 0.9}, through_zero[] = {0.9, 0, 0.9, 0.9};
+  double e = momentum_changes_error(from_zero, 4);
+  ok(e < 1e-6, "SGD momentum turned on at step 3: the buffer starts at g_3, as torch's (worst %.2g)", e);
+  e = momentum_changes_error(through_zero, 4);
+  ok(e < 1e-6, "SGD momentum off for a step: the buffer is kept, untouched, as torch's (worst %.2g)", e);
 }
 
 /* What one step should give an element: from its weight, its gradient and
@@ -264,6 +309,7 @@ int main(void) {
   test_sgd_plain();
   test_sgd_momentum(0);
   test_sgd_momentum(1);
+  test_sgd_momentum_changes();
   test_decay_in_gradient();
   test_grad_scale();
   test_decay_all();

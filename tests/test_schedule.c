@@ -1,8 +1,9 @@
 /*
 ** test_schedule.c -- the learning-rate schedule alone: the warmup, constant,
 ** cosine and linear decay at chosen steps, the floor after the horizon, the
-** embeddings' warmup factor, and the horizon refused when it does not lie
-** after the warmup.
+** embeddings' warmup factor, a warmup from a fraction of lr (OLMo's), and
+** the horizon refused when it does not lie after the warmup or the floor
+** when it lies above the peak.
 */
 #include <math.h>
 #include <string.h>
@@ -63,10 +64,38 @@ static void test_check(void) {
   s.kind = SCHEDULE_COSINE;
   s.decay_steps = 101;
   ok(schedule_check(&s, &err) == 0, "cosine with the horizon after the warmup");
+  s.lr_min = 2e-3;
+  ok(schedule_check(&s, &err) < 0 && strstr(err.msg, "'lr_min'") && strstr(err.msg, "'lr'"),
+     "cosine with lr_min above lr refused: %s", err.msg);
+  s.kind = SCHEDULE_LINEAR;
+  ok(schedule_check(&s, &err) < 0, "linear with lr_min above lr refused");
+  s.kind = SCHEDULE_CONSTANT;
+  ok(schedule_check(&s, &err) == 0, "constant never reaches lr_min: not refused");
+  s.kind = SCHEDULE_COSINE;
+  s.lr_min = 1e-3;
+  ok(schedule_check(&s, &err) == 0, "lr_min equal to lr: a flat decay, accepted");
   ok(strcmp(schedule_names[SCHEDULE_COSINE], "cosine") == 0 && schedule_names[3] == NULL, "kinds are named");
 }
 
+/* OLMo's cosine_with_warmup, lr = 1e-3: warmup from 0.1*lr, floor 0.1*lr. */
+static void test_warmup_start(void) {
+  Schedule s = {.kind = SCHEDULE_COSINE, .lr = 1e-3, .lr_min = 1e-4, .warmup = 100, .decay_steps = 1100,
+                .warmup_start = 0.1};
+  double olmo1 = 1e-4 + (1e-3 - 1e-4) * 1 / 100.0, olmo50 = 1e-4 + (1e-3 - 1e-4) * 0.5;
+  ok(near(schedule_lr(&s, 1), olmo1), "warmup_start 0.1, step 1: %.6g (want %.6g)", schedule_lr(&s, 1), olmo1);
+  ok(near(schedule_lr(&s, 50), olmo50), "warmup_start 0.1, step w/2: %.6g (want %.6g)", schedule_lr(&s, 50),
+     olmo50);
+  ok(near(schedule_lr(&s, 100), 1e-3), "warmup_start 0.1 reaches lr at the end of the warmup");
+  ok(schedule_lr(&s, 1100) == 1e-4, "and decays to its floor");
+  Schedule zero = s;
+  zero.warmup_start = 0;
+  int same = 1;
+  for (long t = 1; t < 100; t++) same &= schedule_lr(&zero, t) == 1e-3 * ((double)t / 100.0);
+  ok(same, "warmup_start 0 is lr * s/w bit for bit");
+}
+
 int main(void) {
+  test_warmup_start();
   test_warmup();
   test_cosine();
   test_linear();

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "core/schedule.h"
 #include "lab/lab.h"
 #include "tap.h"
 
@@ -209,7 +210,42 @@ static void test_recipe(void) {
      "the choices are named: %s", e.msg);
 }
 
+/* olmo's floor is relative and its warmup starts at a tenth; an explicit
+** lr_min, before or after the recipe, is the floor instead. */
+static void test_recipe_floor(void) {
+  Err e;
+  RunOptions a, b, c;
+  run_options_default(&a);
+  run_options_set_text(&a, "recipe", "olmo", &e);
+  run_options_set_text(&a, "lr", "1e-3", &e);
+  Schedule s = run_options_schedule(&a);
+  ok(fabs(s.lr_min - 1e-4) < 1e-18 && s.warmup_start == 0.1, "olmo, lr 1e-3: floor %g, warmup from %g of lr",
+     s.lr_min, s.warmup_start);
+  run_options_default(&b);
+  run_options_set_text(&b, "lr_min", "2e-5", &e);
+  run_options_set_text(&b, "recipe", "olmo", &e);
+  run_options_default(&c);
+  run_options_set_text(&c, "recipe", "olmo", &e);
+  run_options_set_text(&c, "lr_min", "2e-5", &e);
+  ok(run_options_schedule(&b).lr_min == 2e-5 && run_options_schedule(&c).lr_min == 2e-5 &&
+         b.lr_min_ratio == 0 && c.lr_min_ratio == 0,
+     "an explicit lr_min under olmo is the floor, before or after the recipe");
+  run_options_set_text(&a, "recipe", "", &e);
+  ok(a.warmup_start == 0 && a.lr_min_ratio == 0, "recipe \"\" puts warmup_start and lr_min_ratio back to 0");
+  run_options_default(&a);
+  s = run_options_schedule(&a);
+  ok(s.warmup_start == 0 && s.lr_min == 0 && s.lr == 1e-3, "the defaults: warmup from 0, floor 0");
+  run_options_set_text(&a, "schedule", "linear", &e);
+  run_options_set_text(&a, "decay_steps", "10", &e);
+  run_options_set_text(&a, "lr_min", "0.5", &e);
+  ok(run_options_check(&a, &e) < 0 && has(&e, "'lr_min'") && has(&e, "'lr'"), "a rising decay refused: %s", e.msg);
+  run_options_set_text(&a, "lr_min_ratio", "0.5", &e);
+  ok(run_options_check(&a, &e) == 0 && run_options_schedule(&a).lr_min == 5e-4,
+     "lr_min_ratio above 0 replaces lr_min (floor %g)", run_options_schedule(&a).lr_min);
+}
+
 int main(void) {
+  test_recipe_floor();
   test_table();
   test_defaults();
   test_errors();

@@ -367,18 +367,22 @@ KERNEL void kern_adam(float *p, const float *g, float *m, float *v, size_t count
 }
 
 KERNEL void kern_sgd(float *p, const float *g, float *buf, size_t count, const SgdStep *s) {
-  /* The first step (or no momentum) starts the buffer at the gradient. */
+  /* The first step starts the buffer at the gradient. With no momentum
+  ** torch keeps no buffer: it is left as it was (zero, or the last one of a
+  ** stretch with momentum), so momentum turned on later starts from it as
+  ** torch's does (from g_t when there never was any). */
   float mu = s->first ? 0.0f : s->momentum;
+  int keep = s->momentum != 0.0f;
   for (size_t i = 0; i < count; i += W) {
     int n = lanes(count, i);
     vf pi = load_n(p + i, n, 0.0f);
     vf gi = load_n(g + i, n, 0.0f) + s->decay * pi;
-    vf bi = load_n(buf + i, n, 0.0f);
-    bi = mu == 0.0f ? gi : bi * mu + gi;
+    vf bi = gi;
+    if (keep && mu != 0.0f) bi = load_n(buf + i, n, 0.0f) * mu + gi;
     vf d = s->nesterov ? gi + s->momentum * bi : bi;
     pi = pi - s->lr * d;
     store_n(p + i, &pi, n);
-    store_n(buf + i, &bi, n);
+    if (keep) store_n(buf + i, &bi, n);
   }
 }
 

@@ -63,8 +63,10 @@ void kern_adamw(float *p, const float *g, float *m, float *v, size_t n, const Ad
 void kern_adam(float *p, const float *g, float *m, float *v, size_t n, const AdamStep *s);
 
 /* One update as torch.optim.SGD does it (dampening 0): g += decay*p;
-** buf = g on the first step or with no momentum, else momentum*buf + g;
-** p -= lr * (nesterov ? g + momentum*buf : buf). */
+** buf = g on the first step, else momentum*buf + g;
+** p -= lr * (nesterov ? g + momentum*buf : buf). With momentum 0 the step
+** is p -= lr*g and buf is not touched (torch keeps none). buf is the Adam
+** first-moment arena, which is why the optimizer is fixed at creation. */
 typedef struct SgdStep {
   float lr, decay, momentum;
   int nesterov, first;

@@ -13,6 +13,9 @@ int schedule_check(const Schedule *s, Err *err) {
   if (s->kind != SCHEDULE_CONSTANT && s->decay_steps <= s->warmup)
     return err_set(err, "schedule %s needs 'decay_steps' (%ld) above 'warmup' (%ld)",
                    schedule_names[s->kind], s->decay_steps, s->warmup);
+  if (s->kind != SCHEDULE_CONSTANT && s->lr_min > s->lr)
+    return err_set(err, "schedule %s would rise: 'lr_min' (%g) is above 'lr' (%g)", schedule_names[s->kind],
+                   s->lr_min, s->lr);
   return 0;
 }
 
@@ -26,7 +29,11 @@ static double decay_progress(const Schedule *s, long step) {
 }
 
 double schedule_lr(const Schedule *s, long step) {
-  if (step < s->warmup) return s->lr * schedule_warmup_factor(s->warmup, step);
+  if (step < s->warmup) {
+    /* start + (lr - start) * f: with start 0 exactly lr * f, as before warmup_start. */
+    double start = s->lr * s->warmup_start;
+    return start + (s->lr - start) * schedule_warmup_factor(s->warmup, step);
+  }
   if (s->kind == SCHEDULE_CONSTANT) return s->lr;
   if (step >= s->decay_steps) return s->lr_min;
   double x = decay_progress(s, step);

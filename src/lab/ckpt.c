@@ -288,7 +288,9 @@ static int read_settings(const StFile *f, RunOptions *o, Err *err) {
   for (int i = 0; i < n; i++) {
     snprintf(key, sizeof key, "opt.%s", s[i].name);
     const char *v = st_meta(f, key);
-    if (!v) continue;   /* a setting newer than the file: keep its default */
+    /* A setting newer than the file: its default, as the file's run trained,
+    ** marked given so that a recipe named in the file does not fill it. */
+    if (!v) v = s[i].deflt;
     if (run_options_set_text(o, s[i].name, v, err) < 0) return err_prefix(err, "metadata '%s'", key);
   }
   return run_options_check(o, err);

@@ -67,6 +67,7 @@ typedef struct RunOptions {
   int warmup, decay_steps, emb_warmup;   /* in steps */
   ScheduleKind schedule;
   double lr_min, eps, beta1, beta2, weight_decay, momentum, clip, grad_scale, emb_lr_scale;
+  double warmup_start, lr_min_ratio;     /* fractions of lr; lr_min_ratio > 0 replaces lr_min */
   int decay_all, nesterov;
   OptimKind optimizer;
   int recipe;                 /* 0: none, 1: olmo */

@@ -7,7 +7,16 @@
 
 #include "run.h"
 
-static int apply_tie(Run *r, const RunOptions *next, Err *err) {
+static int names_key(const char *const *keys, int n, const char *key) {
+  for (int i = 0; i < n; i++)
+    if (strcmp(keys[i], key) == 0) return 1;
+  return 0;
+}
+
+/* Only a change that names 'tie' touches the model's matrices and moments;
+** every other r:set leaves them alone. */
+static int apply_tie(Run *r, const RunOptions *next, const char *const *keys, int n, Err *err) {
+  if (!names_key(keys, n, "tie")) return 0;
   const ModelConfig *c = model_config(r->model);
   if (next->model.tie_k == c->tie_k) return 0;
   return model_set_tie(r->model, next->model.tie_k, next->tie_merge, err);
@@ -16,7 +25,7 @@ static int apply_tie(Run *r, const RunOptions *next, Err *err) {
 /* After 'next' has been validated, make the run match it; each of the
 ** 'n' keys changed is an event. */
 static int apply(Run *r, const RunOptions *next, const char *const *keys, int n, Err *err) {
-  if (apply_tie(r, next, err) < 0) return -1;
+  if (apply_tie(r, next, keys, n, err) < 0) return -1;
   r->opt = *next;   /* each step's optimizer follows from the options */
   run_refresh_metrics(r);
   for (int i = 0; i < n; i++) {

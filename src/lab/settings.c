@@ -55,15 +55,18 @@ static const Setting settings[] = {
   {"partner", SET_STRING, 0, 0, "", 0, "untied run to align with (empty: the first that fits)", 0},
   {"threads", SET_INT, 1, 256, "2", 0, "threads for attention and elementwise work", 0},
   /* the optimizer and its schedule */
-  {"warmup", SET_INT, 0, BIG, "0", 1, "steps of linear warmup of the learning rate from 0", 0},
+  {"warmup", SET_INT, 0, BIG, "0", 1, "steps of linear warmup of the learning rate from warmup_start*lr", 0},
+  {"warmup_start", SET_NUMBER, 0, 1, "0", 1, "the warmup's first rate, as a fraction of lr", 0},
   {"schedule", SET_STRING, 0, 0, "constant", 1, "after the warmup: constant, cosine or linear decay to lr_min", 0},
   {"decay_steps", SET_INT, 0, BIG, "0", 1, "step at which cosine or linear decay reaches lr_min (warmup included)", 0},
-  {"lr_min", SET_NUMBER, 0, 10, "0", 1, "the learning rate's floor", 0},
+  {"lr_min", SET_NUMBER, 0, 10, "0", 1, "the learning rate's floor, absolute (see lr_min_ratio)", 0},
+  {"lr_min_ratio", SET_NUMBER, 0, 1, "0", 1, "the floor as a fraction of lr; above 0 it replaces lr_min", 0},
   {"eps", SET_NUMBER, 0, 1, "1e-8", 1, "Adam epsilon", OPEN_MIN},
   {"beta1", SET_NUMBER, 0, 1, "0.9", 1, "Adam beta1", OPEN_MAX},
   {"beta2", SET_NUMBER, 0, 1, "0.95", 1, "Adam beta2", OPEN_MAX},
   {"weight_decay", SET_NUMBER, 0, 10, "0.1", 1, "weight decay: decoupled (adamw) or added to the gradient", 0},
   {"decay_all", SET_BOOL, 0, 1, "false", 1, "decay LayerNorm weights and biases too (as OLMo does)", 0},
+  /* not live: SGD's momentum buffer is Adam's first-moment arena */
   {"optimizer", SET_STRING, 0, 0, "adamw", 0, "adamw, adam (L2 weight decay) or sgd", 0},
   {"momentum", SET_NUMBER, 0, 1, "0", 1, "sgd momentum", OPEN_MAX},
   {"nesterov", SET_BOOL, 0, 1, "false", 1, "sgd Nesterov momentum (needs momentum > 0)", 0},
@@ -119,9 +122,11 @@ static const Slot slots[] = {
   {"partner", ST_TEXT, AT(partner), sizeof ((RunOptions *)0)->partner, NULL},
   {"threads", ST_INT, AT(threads), 0, NULL},
   {"warmup", ST_INT, AT(warmup), 0, NULL},
+  {"warmup_start", ST_DOUBLE, AT(warmup_start), 0, NULL},
   {"schedule", ST_CHOICE, AT(schedule), 0, schedule_names},
   {"decay_steps", ST_INT, AT(decay_steps), 0, NULL},
   {"lr_min", ST_DOUBLE, AT(lr_min), 0, NULL},
+  {"lr_min_ratio", ST_DOUBLE, AT(lr_min_ratio), 0, NULL},
   {"eps", ST_DOUBLE, AT(eps), 0, NULL},
   {"beta1", ST_DOUBLE, AT(beta1), 0, NULL},
   {"beta2", ST_DOUBLE, AT(beta2), 0, NULL},
@@ -145,12 +150,19 @@ static const Slot slots[] = {
 /* A recipe's keys and values, ended by a NULL key. */
 typedef const char *const RecipePair[2];
 
-/* The paper's training recipe, OLMo's. */
+/* The paper's training recipe, OLMo's: its cosine_with_warmup warms up
+** from 0.1*lr (warmup_min_lr unset) and decays to alpha_f*lr = 0.1*lr. */
 static RecipePair olmo_pairs[] = {
   {"lr", "3e-4"}, {"eps", "1e-5"}, {"beta1", "0.9"}, {"beta2", "0.95"}, {"weight_decay", "0.1"},
-  {"decay_all", "true"}, {"warmup", "1000"}, {"schedule", "cosine"}, {"decay_steps", "10000"},
-  {"lr_min", "3e-5"}, {"clip", "1"}, {NULL, NULL},
+  {"decay_all", "true"}, {"warmup", "1000"}, {"warmup_start", "0.1"}, {"schedule", "cosine"},
+  {"decay_steps", "10000"}, {"lr_min_ratio", "0.1"}, {"clip", "1"}, {NULL, NULL},
 };
+
+/* A recipe's key that an explicit other key replaces: 'lr_min' given under
+** a recipe with a relative floor is the floor, as an explicit key wins. */
+static const char *const yields_to[][2] = {{"lr_min_ratio", "lr_min"}};
+
+#define N_YIELDS ((int)(sizeof yields_to / sizeof yields_to[0]))
 
 /* By the recipe's number in recipe_names. */
 static const RecipePair *const recipes[] = {NULL, olmo_pairs};
@@ -369,6 +381,23 @@ static int set_number(RunOptions *o, int i, double value, Err *err) {
   return unknown(s->name, err);
 }
 
+static int is_given(const RunOptions *o, int i) { return i >= 0 && (o->given & (UINT64_C(1) << i)); }
+
+/* Whether a key given explicitly replaces recipe key 'i' (then at its default). */
+static int yielded(const RunOptions *o, int i) {
+  for (int y = 0; y < N_YIELDS; y++)
+    if (strcmp(settings[i].name, yields_to[y][0]) == 0 && is_given(o, setting_index(yields_to[y][1]))) return 1;
+  return 0;
+}
+
+/* Whether giving setting 'i' changes what a recipe fills. */
+static int steers_recipe(int i) {
+  if (strcmp(settings[i].name, "recipe") == 0) return 1;
+  for (int y = 0; y < N_YIELDS; y++)
+    if (strcmp(settings[i].name, yields_to[y][1]) == 0) return 1;
+  return 0;
+}
+
 /* Each key a recipe may set and not given explicitly takes the value of
 ** the recipe in force, or its default. */
 static void apply_recipe(RunOptions *o) {
@@ -377,8 +406,8 @@ static void apply_recipe(RunOptions *o) {
     for (int p = 0; recipes[r] && recipes[r][p][0]; p++) {
       const char *key = recipes[r][p][0], *value = NULL;
       int i = setting_index(key);
-      if (o->given & (UINT64_C(1) << i)) continue;
-      for (int q = 0; in_force && in_force[q][0]; q++)
+      if (is_given(o, i)) continue;
+      for (int q = 0; in_force && in_force[q][0] && !yielded(o, i); q++)
         if (strcmp(in_force[q][0], key) == 0) value = in_force[q][1];
       set_text(o, i, value ? value : settings[i].deflt, NULL);
     }
@@ -387,7 +416,7 @@ static void apply_recipe(RunOptions *o) {
 /* After setting 'i' by hand: mark it given, and fill a recipe's keys. */
 static int given(RunOptions *o, int i) {
   o->given |= UINT64_C(1) << i;
-  if (strcmp(settings[i].name, "recipe") == 0) apply_recipe(o);
+  if (steers_recipe(i)) apply_recipe(o);
   return 0;
 }
 
@@ -467,8 +496,9 @@ int run_options_check(const RunOptions *o, Err *err) {
 /* ------------------------------------------------------------ the optimizer */
 
 Schedule run_options_schedule(const RunOptions *o) {
-  return (Schedule){.kind = o->schedule, .lr = o->lr, .lr_min = o->lr_min, .warmup = o->warmup,
-                    .decay_steps = o->decay_steps};
+  double lr_floor = o->lr_min_ratio > 0 ? o->lr * o->lr_min_ratio : o->lr_min;
+  return (Schedule){.kind = o->schedule, .lr = o->lr, .lr_min = lr_floor, .warmup = o->warmup,
+                    .warmup_start = o->warmup_start, .decay_steps = o->decay_steps};
 }
 
 OptimConfig run_options_optim(const RunOptions *o) {

@@ -189,8 +189,8 @@ static void test_fit(Run *r) {
   } else {
     double worst = 0;
     for (int p = 0; p < L; p++) {
-      double change = fabs(again.stats.kl[p] - a.stats.kl[p]) / a.stats.kl[p];
-      if (change > worst) worst = change;
+      double moved = fabs(again.stats.kl[p] - a.stats.kl[p]) / a.stats.kl[p];
+      if (moved > worst) worst = moved;
     }
     ok(worst <= 0.05, "fitting again changes no position's KL by more than 5%% (at most %.2f%%)", 100 * worst);
     double again_other = heldout_kl(r, lensfit_lens(r->lens_fit), 1);

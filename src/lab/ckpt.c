@@ -566,15 +566,27 @@ static int read_fit_meta(const StFile *f, long step, long *lens_steps, long *at,
   return 0;
 }
 
-/* The per-position results: finite, and the shares in [0, 1]. */
+/* The rows of "lens_fit.stats" in stat_row's order, with the range each
+** value must lie in: KL, cross-entropy and entropy are never negative,
+** accuracy and agreement are shares, a contribution is a difference of KLs. */
+static const struct {
+  const char *name;
+  double lo, hi;
+} fit_rows[FIT_STATS] = {
+  {"kl", 0, INFINITY},      {"ce", 0, INFINITY}, {"entropy", 0, INFINITY},
+  {"acc", 0, 1},            {"agree", 0, 1},     {"contrib", -INFINITY, INFINITY},
+};
+
+/* The per-position results: finite, each in its row's range. */
 static int read_fit_stats(const StTensor *t, LensStats *s, Err *err) {
   int n = (int)t->shape[1];
   for (int k = 0; k < FIT_STATS; k++) {
     double *row = stat_row(s, k);
     memcpy(row, t->data + (size_t)k * n * sizeof *row, (size_t)n * sizeof *row);   /* unaligned in the file */
     for (int i = 0; i < n; i++)
-      if (!isfinite(row[i]) || ((k == 3 || k == 4) && (row[i] < 0 || row[i] > 1)))
-        return err_set(err, "tensor 'lens_fit.stats': row %d, position %d is %g", k, i, row[i]);
+      if (!isfinite(row[i]) || row[i] < fit_rows[k].lo || row[i] > fit_rows[k].hi)
+        return err_set(err, "tensor 'lens_fit.stats': %s at position %d is %g, outside [%g, %g]", fit_rows[k].name,
+                       i, row[i], fit_rows[k].lo, fit_rows[k].hi);
   }
   s->n = n;
   return 0;

@@ -17,9 +17,13 @@
 ** takes one lens step at lr * (1 - k/steps). Every LENSFIT_EVAL_EVERY steps
 ** the mean KL over the translators is measured on the same fixed held-out
 ** positions as the online lens, into the curve; the fit stops, converged,
-** once the mean of the kept translators (below) improved by less than
-** 'tol' of itself over the last LENSFIT_STRETCH steps, else at 'steps'
-** (converged if the test passes there).
+** once that live curve (the lens as it is, smoothed by a least-squares
+** line over the last LENSFIT_STRETCH steps) moved by less than 'tol' of
+** itself over them and is not well above the kept translators (below),
+** else at 'steps' (converged if the test passes there). A fit whose live
+** mean KL ends more than LENSFIT_DIVERGED_GAP above the kept one diverged:
+** its rate was too high to hold the best point it passed; it is reported
+** so ('diverged'), never converged, and keeps that best point.
 **
 ** What is kept: for each translator, the parameters with the lowest
 ** held-out KL at its position seen during the fit, the starting ones
@@ -40,6 +44,7 @@
 
 #define LENSFIT_EVAL_EVERY 10     /* lens steps between held-out measurements */
 #define LENSFIT_STRETCH 50        /* lens steps over which convergence is judged */
+#define LENSFIT_DIVERGED_GAP 0.25 /* live mean KL this far (relative) above the kept: diverged */
 
 /* The defaults (see lensfit.c for the measurements behind them). */
 #define LENSFIT_DEFAULT_STEPS 250
@@ -52,16 +57,17 @@ typedef struct LensFitOptions {
   double lr;                /* the starting rate (> 0), linearly decayed to 0 over 'steps' */
   int tokens_per_step;      /* positions per lens step (>= 1) */
   double tol;               /* relative change of the held-out mean KL (> 0) */
-  /* Called after every lens step with the steps taken and the limit;
-  ** nonzero stops the fit, which then fails and leaves the fitted lens as
-  ** it was. May be NULL. */
+  /* Called after every lens step and between the forwards of one, with
+  ** the lens steps taken and the limit; nonzero stops the fit, which then
+  ** fails and leaves the fitted lens as it was. May be NULL. */
   int (*progress)(void *ctx, int step, int steps);
   void *ctx;
 } LensFitOptions;
 
 /* One point of the curve, after 'step' lens steps: the held-out mean KL
-** over the translators, bits per token, of the lens as it is ('kl') and of
-** the translators kept so far ('kept'). */
+** over the translators, bits per token, of the lens as it is ('kl', the
+** live curve) and of the translators kept so far ('kept': the best of the
+** checkpoints so far, per translator, on these same positions). */
 typedef struct LensFitPoint {
   int step;
   double kl, kept;
@@ -71,8 +77,9 @@ typedef struct LensFitResult {
   LensStats stats;          /* the kept translators on the held-out positions */
   LensFitInfo info;
   LensFitPoint *curve;      /* the caller's buffer of 'curve_cap' points */
-  int curve_cap, n_curve;   /* lensfit_curve_cap(steps) points always suffice */
+  int curve_cap, n_curve;   /* at least lensfit_curve_cap(steps) points */
   int cancelled;            /* the progress callback stopped it */
+  int diverged;             /* the live lens ended well above the kept (see above) */
 } LensFitResult;
 
 /* Defaults for every option, no callback. */
@@ -84,9 +91,12 @@ int lensfit_curve_cap(int steps);
 
 /* Fit the run's fitted lens on its model as it stands; fills 'out' and
 ** the run's metrics (fitted_lens, fitted) and records the fit as an event.
-** Fails, with the fitted lens as it was, on bad options, a run without
-** training data, memory that does not allow the fitted lens, or a stop
-** from the progress callback ('out->cancelled' then set). */
+** Fails, with the fitted lens (its translators and step count) as it was,
+** on bad options, a curve buffer too small, a run without training data,
+** memory that does not allow the fitted lens, a failed step or
+** measurement, or a stop from the progress callback ('out->cancelled'
+** then set). 'out->cancelled', 'diverged', 'n_curve' and 'info' are set
+** on every path. */
 int run_fit_lens(Run *r, const LensFitOptions *o, LensFitResult *out, Err *err);
 
 /* ---- inside the lab (run.c, ckpt.c) */

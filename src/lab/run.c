@@ -105,7 +105,10 @@ void lab_data_release(Lab *lab, SharedData *d) {
 ** the model (weights, gradients, moments, activations), the step-0 copies
 ** for drift, the lens, the alignment workspace (allocated on the first
 ** alignment), the history and the batch rows. The corpus is the lab's,
-** shared by the runs that read it: see lab_check_memory. */
+** shared by the runs that read it: see lab_check_memory. The fitted lens
+** (lensfit.h) is not counted: a run may never be fitted, and the first fit
+** checks its own room before making it, so it cannot refuse a run that
+** would train. */
 
 /* Series a run records: 25 of its own and 4 per layer position for each
 ** of the tuned and the logit lens. */
@@ -125,15 +128,14 @@ size_t run_memory_bytes(const RunOptions *o) {
   size_t own = sizeof(Run) + 2 * vd * sizeof(float) + (bt + (size_t)c->batch + 2 * bt) * sizeof(int32_t) +
                (size_t)(2 * c->layers + 16) * (64 + sizeof(double));   /* the per-tensor evaluation arrays */
   return model_memory_bytes(c) + own + lens_memory_bytes(c) + align_planned(o) +
-         history_memory_bytes(HISTORY_DEFAULT_CAP, run_series(c)) + lensfit_memory_bytes(c);
+         history_memory_bytes(HISTORY_DEFAULT_CAP, run_series(c));
 }
 
-/* What the run may still allocate: an alignment workspace not yet made,
-** the fitted lens before the first fit. */
+/* What the run may still allocate of run_memory_bytes: an alignment
+** workspace not yet made. */
 size_t run_memory_pending(const Run *r) {
   size_t planned = align_planned(&r->opt), held = align_work_bytes(r->align_work);
-  size_t fit = r->lens_fit ? 0 : lensfit_memory_bytes(model_config(r->model));
-  return (planned > held ? planned - held : 0) + fit;
+  return planned > held ? planned - held : 0;
 }
 
 /* Bytes the lab's copy of a corpus takes: the text while it is tokenized,

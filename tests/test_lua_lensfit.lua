@@ -67,6 +67,8 @@ os.remove(path)
 
 local hot = r:fit_lens{steps = 100, lr = 1000, tokens_per_step = 128}
 local hot_end = hot.curve[#hot.curve]
+tap.is(hot.diverged, true, "a fit at lr 1000 says it diverged")
+tap.is(f.diverged, false, "the default fit did not")
 tap.ok(hot.converged == false and hot_end.kl > 1.25 * hot_end.kept,
        string.format("a fit at lr 1000 blows up (live %.4f, kept %.4f) and is not converged", hot_end.kl, hot_end.kept))
 

@@ -570,6 +570,8 @@ static int lrun_fit_lens_k(lua_State *L, int status, lua_KContext ctx) {
   const FitJob *j = ((LapiJob *)lua_touserdata(L, (int)ctx))->arg;
   const LensFitResult *res = &j->res;
   lmetrics_push_fitted(L, &res->stats, &res->info);
+  lua_pushboolean(L, res->diverged);   /* the live lens ended well above the kept one */
+  lua_setfield(L, -2, "diverged");
   lua_createtable(L, res->n_curve, 0);
   for (int i = 0; i < res->n_curve; i++) {
     lua_createtable(L, 0, 3);

@@ -105,6 +105,10 @@ end
 
 -- P(T <= t) for Student's t with 'df' degrees of freedom.
 function stats.t_cdf(t, df)
+  if type(t) ~= "number" or t ~= t then error("stats.t_cdf: t must be a number, got " .. tostring(t), 2) end
+  if type(df) ~= "number" or not (df > 0) or df == math.huge then
+    error("stats.t_cdf: df must be a positive number, got " .. tostring(df), 2)
+  end
   local tail = 0.5 * incomplete_beta(df / 2, 0.5, df / (df + t * t))
   return t >= 0 and 1 - tail or tail
 end

@@ -17,10 +17,11 @@
 -- says so; with no warmup (recipe= lr=1e-3: today's constant rate) it is
 -- the first 10% of the steps.
 --
--- After training, every arm's tuned lens is fitted post hoc (r:fit_lens,
--- the tuned-lens package's recipe) and every KL reported is the fitted
--- lens's; the online lens the lab trains as it goes is written beside it in
--- PREFIX_lens.csv with lens=online, never in the table.
+-- After training, the tuned lens of tied, untied and untied_shared (fit=)
+-- is fitted post hoc (r:fit_lens, the tuned-lens package's recipe) and
+-- every KL reported is a fitted lens's; the online lens the lab trains as it
+-- goes is written beside it in PREFIX_lens.csv with lens=online, never in
+-- the table. (fit=all fits the scaled arms too, at a fit per arm and seed.)
 --
 -- Each finding is the paired difference across seeds (the arms of a seed
 -- share its batches), with its 95% t interval, n (seeds) and a verdict on
@@ -55,8 +56,8 @@
 --                   decay_steps=, lr_min=, eps=, clip=, ...); with
 --                   recipe=olmo, warmup defaults to 10% of steps and
 --                   decay_steps to steps
---     fit=all       arms whose lens is fitted and reported (all, or a
---                   list such as tied,untied,untied_shared; empty: none)
+--     fit=tied,untied,untied_shared   arms whose lens is fitted and
+--                   reported (a list, or all; empty: none)
 --     lens_steps=0  the most steps of each fit (0: r:fit_lens's default)
 --     out=paper     PREFIX_steps.csv, PREFIX_lens.csv, PREFIX_summary.csv
 --                   (out= writes none)
@@ -68,7 +69,7 @@ local nan = 0 / 0
 -- ------------------------------------------------------------ options
 
 local script_defaults = {
-  steps = 1000, seeds = "1,2,3", scales = "2,5,10", fit = "all", lens_steps = 0, out = "paper",
+  steps = 1000, seeds = "1,2,3", scales = "2,5,10", fit = "tied,untied,untied_shared", lens_steps = 0, out = "paper",
   vocab = 1024, dim = 128, layers = 4, heads = 4, ctx = 64, batch = 16, corpus = "", recipe = "olmo",
 }
 -- Settings each arm sets itself: not the user's to give.

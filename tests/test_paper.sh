@@ -146,9 +146,12 @@ for _, r in ipairs(lens) do
   end
 end
 ok(at_top, "the fitted lens's KL at the last position is 0")
-local online = 0
-for _, r in ipairs(lens) do if r.lens == "online" then online = online + 1 end end
-ok(online == 2 * 6 * 3, "online lens rows beside the fitted ones, labelled online: " .. online)
+local count = {}
+for _, r in ipairs(lens) do count[r.lens] = (count[r.lens] or 0) + 1 end
+-- 2 seeds x 3 positions: of every arm (5) online, of tied, untied and untied_shared fitted.
+ok(count.online == 2 * 5 * 3 and count.fitted == 2 * 3 * 3,
+   string.format("fitted lens rows and, labelled online, the online lens's: %s fitted, %s online",
+                 tostring(count.fitted), tostring(count.online)))
 check_finding("lens_kl_early", {kl["1/tied/1"] - kl["1/untied/1"], kl["2/tied/1"] - kl["2/untied/1"]})
 
 -- Differences of descriptive means: the mean of paired differences is the

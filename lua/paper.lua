@@ -412,15 +412,15 @@ local function signed(x) return x ~= x and "-" or string.format("%+.3f", x) end
 -- A table of arms (rows) by measures (columns), as narrow as 80 columns
 -- allow.
 local function table_of(title, columns, rows_of)
-  local width = math.max(8, math.min(14, (78 - 16) // #columns - 1))
+  local width = math.max(8, math.min(14, (80 - 15) // #columns - 1))
   local cellfmt = " %" .. width .. "s"
   print()
   print(title)
-  local head = string.format("  %-14s", "arm")
+  local head = string.format("  %-13s", "arm")
   for _, c in ipairs(columns) do head = head .. string.format(cellfmt, c.title) end
   print(head)
   for _, r in ipairs(rows_of) do
-    local line = string.format("  %-14s", r.label)
+    local line = string.format("  %-13s", r.label)
     for _, c in ipairs(columns) do line = line .. string.format(cellfmt, show(r.arm, c.key .. (r.suffix or ""), c.fmt)) end
     print(line)
   end
@@ -457,7 +457,7 @@ local function gradient_columns()
   return {{title = "L2 early", key = "ratio_act_early", fmt = "%.2f"}, {title = "L2 rows early", key = "ratio_early", fmt = "%.2f"},
           {title = "L2 late", key = "ratio_act_late", fmt = "%.2f"}, {title = "L1 late", key = "ratio_act_l1_late", fmt = "%.2f"}}
 end
-table_of("gradient ratio |G_out|/|G_in| (in: the lookup's output, as the paper; rows: V x d)",
+table_of("gradient ratio |G_out|/|G_in|: G_in at the lookup's output (rows: V x d)",
          gradient_columns(), arm_rows())
 table_of("alignment with the untied run of another init, after a map (mean row cosine)",
          {{title = "linear E_in", key = "linear_in"}, {title = "linear E_out", key = "linear_out"},
@@ -481,13 +481,13 @@ local lens_columns = {}
 for p = 0, opt.layers do lens_columns[#lens_columns + 1] = {title = string.format("pos %d", p), key = "kl." .. p, fmt = "%.2f"} end
 local lens_rows = arm_rows(function(a) return fitted[a.name] end)
 if #lens_rows > 0 then
-  table_of("fitted tuned lens KL(final || lens), bits per token, by position (0 = embeddings)",
+  table_of("fitted tuned lens KL(final || lens), bits/token, by position (0: embeddings)",
            lens_columns, lens_rows)
   print("  fits (lens steps per seed, how many converged):")
   for _, a in ipairs(arms) do
     local n = fit_notes[a.name]
     if n then
-      print(string.format("    %-14s %s, %d/%d converged", a.name, table.concat(n.steps, "/"), n.converged, #n.steps))
+      print(string.format("    %-13s %s, %d/%d converged", a.name, table.concat(n.steps, "/"), n.converged, #n.steps))
     end
   end
 end

@@ -62,7 +62,7 @@ type_line 'local f = assert(io.open("table.txt", "w")) f:write((ui.results())) f
 key Escape
 wait_file "$WORK/live/table.txt" 50 && cmp -s "$WORK/headless/stdout" "$WORK/live/table.txt"
 check $? "ui.results() is the headless stdout, table and findings alike"
-! grep -q 'nan' "$WORK/live/table.txt" &&
+! grep -qiw 'nan' "$WORK/live/table.txt" &&
   grep -Eq '^  early_l2_dominance +[+-][0-9]+\.[0-9]{3} +- +1  inconclusive$' "$WORK/live/table.txt"
 check $? "the headline gradient-ratio finding is a number, and with one seed claims no verdict"
 screen | sed -n 1p | grep -q 'tied_s1' && screen | sed -n 1p | grep -q 'untied_s1'

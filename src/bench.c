@@ -1,6 +1,6 @@
 /*
 ** bench.c -- see bench.h. Each step is timed in three parts: forward;
-** backward; combine + clip + AdamW ("opt"). Medians over the timed steps,
+** backward; combine + clip + the optimizer step ("opt"). Medians over the timed steps,
 ** as the peer reports them.
 */
 #include <stdlib.h>
@@ -28,8 +28,10 @@ static double median(double *v, int n) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-int bench_run(const ModelConfig *cfg, int threads, int steps, int warmup, uint64_t seed, FILE *out,
-              Err *err) {
+int bench_run(const RunOptions *o, int steps, int warmup, FILE *out, Err *err) {
+  const ModelConfig *cfg = &o->model;
+  int threads = o->threads;
+  uint64_t seed = o->init_seed;
   if (steps < 1) return err_set(err, "bench: steps (%d) must be at least 1", steps);
   if (warmup < 0) return err_set(err, "bench: warmup (%d) must not be negative", warmup);
   Model *m = model_create(cfg, threads, err);
@@ -46,7 +48,6 @@ int bench_run(const ModelConfig *cfg, int threads, int steps, int warmup, uint64
   }
   int32_t *inputs = tokens, *targets = tokens + n;
   double *t_step = times, *t_fwd = times + steps, *t_bwd = times + 2 * steps, *t_opt = times + 3 * steps;
-  OptimConfig oc = optim_default();
   Rng rng;
   rng_seed(&rng, rng_mix(seed, 1));
   float loss_first = 0.0f, loss_last = 0.0f;
@@ -65,8 +66,9 @@ int bench_run(const ModelConfig *cfg, int threads, int steps, int warmup, uint64
     model_backward(m, &gs);
     double t2 = now_s();
     model_combine(m, 1.0f, 1.0f);
-    model_clip(m, oc.clip);
-    model_adamw(m, &oc);
+    OptimConfig oc = run_options_optim_at(o, i + 1);
+    model_clip_scaled(m, oc.grad_scale, oc.clip);
+    model_update(m, &oc);
     double t3 = now_s();
     if (i == 0) loss_first = loss;
     loss_last = loss;
@@ -87,7 +89,7 @@ int bench_run(const ModelConfig *cfg, int threads, int steps, int warmup, uint64
   char tie[16];
   fprintf(out,
           "{\"impl\":\"tielab\",\"config\":{\"vocab\":%d,\"dim\":%d,\"layers\":%d,\"heads\":%d,\"ctx\":%d,"
-          "\"batch\":%d,\"tie\":\"%s\"},\"params\":%zu,\"threads\":%d,\"steps\":%d,\"warmup\":%d,"
+          "\"batch\":%d,\"tie\":\"%s\"},\"params\":%zu,\"threads\":%d,\"steps\":%d,\"bench_warmup\":%d,"
           "\"tokens_per_step\":%zu,\"tokens_per_s\":%.1f,\"step_ms\":%.3f,\"step_ms_min\":%.3f,"
           "\"step_ms_max\":%.3f,\"fwd_ms\":%.3f,\"bwd_ms\":%.3f,\"opt_ms\":%.3f,\"flops_per_token\":%.0f,"
           "\"gflops\":%.2f,\"loss_first\":%.6f,\"loss_last\":%.6f}\n",

@@ -1,7 +1,8 @@
 /*
 ** bench.h -- training throughput of one model shape: full steps (forward,
-** backward, combine, clip, AdamW) on random token batches, reported as one
-** JSON line, like the PyTorch peer's bench so the two can be compared.
+** backward, combine, clip, the optimizer step) on random token batches,
+** reported as one JSON line, like the PyTorch peer's bench so the two can
+** be compared.
 */
 #ifndef TIELAB_BENCH_H
 #define TIELAB_BENCH_H
@@ -9,14 +10,14 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "core/config.h"
 #include "core/err.h"
+#include "lab/lab.h"
 
-/* Time 'warmup' + 'steps' training steps of a model of shape 'cfg' with
-** 'threads' threads, batches drawn from 'seed'; print one JSON line to
-** 'out' with the configuration, median tokens/s and step times (also of
-** forward, backward and the optimizer), FLOPs and the first/last loss. */
-int bench_run(const ModelConfig *cfg, int threads, int steps, int warmup, uint64_t seed, FILE *out,
-              Err *err);
+/* Time 'warmup' + 'steps' training steps of a model of the shape of 'o'
+** with its threads and its optimizer and schedule, batches drawn from its
+** init seed; print one JSON line to 'out' with the configuration, median
+** tokens/s and step times (also of forward, backward and the optimizer),
+** FLOPs and the first/last loss. */
+int bench_run(const RunOptions *o, int steps, int warmup, FILE *out, Err *err);
 
 #endif

@@ -28,12 +28,12 @@ static void print_json(FILE *out, const CliOptions *o, Run *r, double med, doubl
   fprintf(out,
           "{\"impl\":\"tielab-lab\",\"instruments\":true,\"config\":{\"vocab\":%d,\"dim\":%d,\"layers\":%d,"
           "\"heads\":%d,\"ctx\":%d,\"batch\":%d,\"tie\":\"%s\"},\"lens_every\":%d,\"eval_every\":%d,"
-          "\"align_every\":%d,\"params\":%zu,\"threads\":%d,\"steps\":%d,\"warmup\":%d,"
+          "\"align_every\":%d,\"params\":%zu,\"threads\":%d,\"steps\":%d,\"bench_warmup\":%d,"
           "\"tokens_per_step\":%.0f,\"tokens_per_s\":%.1f,\"step_ms\":%.3f,\"step_ms_min\":%.3f,"
           "\"step_ms_max\":%.3f,\"flops_per_token\":%.0f,\"gflops\":%.2f,\"loss_last\":%.6f}\n",
           c->vocab, c->dim, c->layers, c->heads, c->ctx, c->batch, config_tie_name(c->tie_k, c->dim, tie),
           o->run.lens_every, o->run.eval_every, o->run.align_every, config_param_count(c), o->run.threads, steps,
-          o->warmup, tokens, tokens / med, med * 1e3, best * 1e3, worst * 1e3, fpt, fpt * tokens / med / 1e9,
+          o->bench_warmup, tokens, tokens / med, med * 1e3, best * 1e3, worst * 1e3, fpt, fpt * tokens / med / 1e9,
           run_metrics(r)->loss);
 }
 
@@ -49,10 +49,10 @@ int bench_lab_run(const CliOptions *o, FILE *out, Err *err) {
   if (!(r = add(lab, o, "bench", "tied", err)) || !(partner = add(lab, o, "partner", "untied", err))) goto done;
   run_set_paused(partner, 1);
   double total = 0;
-  for (int i = 0; i < o->warmup + steps; i++) {
+  for (int i = 0; i < o->bench_warmup + steps; i++) {
     double t0 = clock_seconds();
     if (lab_step(lab, err) < 0) goto done;
-    if (i >= o->warmup) total += t[i - o->warmup] = clock_seconds() - t0;
+    if (i >= o->bench_warmup) total += t[i - o->bench_warmup] = clock_seconds() - t0;
   }
   qsort(t, (size_t)steps, sizeof *t, cmp_double);
   print_json(out, o, r, total / steps, t[0], t[steps - 1], steps);

@@ -1,8 +1,10 @@
 /*
 ** cli.c -- the command line. Program options live in one table (name,
 ** argument, help, what it sets); every setting of a run (lab_settings) is
-** also an option, '--dim 128' or '--dim=128', so the command line, Lua and the
-** UI can never disagree about names, ranges or defaults.
+** also an option, '--dim 128' or '--dim=128' (dashes for underscores:
+** '--decay-steps 100' or '--decay_steps 100'; booleans '--decay-all',
+** '--no-decay-all', '--decay-all=false'), so the command line, Lua and the UI
+** can never disagree about names, ranges or defaults.
 */
 #include <stdlib.h>
 #include <string.h>
@@ -50,10 +52,10 @@ static int set_steps(CliOptions *o, const char *v, Err *e) {
   return 0;
 }
 
-static int set_warmup(CliOptions *o, const char *v, Err *e) {
+static int set_bench_warmup(CliOptions *o, const char *v, Err *e) {
   long n = 0;
-  if (parse_count("warmup", v, 0, 1000000, &n, e) < 0) return -1;
-  o->warmup = (int)n;
+  if (parse_count("bench-warmup", v, 0, 1000000, &n, e) < 0) return -1;
+  o->bench_warmup = (int)n;
   return 0;
 }
 
@@ -100,7 +102,7 @@ static const CliOption cli_options[] = {
   {"bench", NULL, set_bench, "time training steps, print one JSON line"},
   {"instruments", NULL, set_instruments, "--bench: whole lab steps with every instrument at its interval"},
   {"steps", "N", set_steps, "steps for --bench or the built-in headless loop"},
-  {"warmup", "N", set_warmup, "--bench: steps run before timing (default 5)"},
+  {"bench-warmup", "N", set_bench_warmup, "--bench: steps run before timing (default 5)"},
   {"print-every", "N", set_print_every, "built-in headless loop: a line every N steps"},
   {"compare", "paper", set_compare, "headless: tied, untied and tied in_scale 5 side by side"},
   {"resume", NULL, set_resume, "reopen the runs autosaved when the lab last ended"},
@@ -126,8 +128,20 @@ static const CliOption *find_option(const char *name) {
 
 static const char *setting_type_arg(SettingType t) {
   static const char *names[] = {[SET_INT] = "N", [SET_NUMBER] = "X", [SET_STRING] = "TEXT",
-                                [SET_TIE] = "tied|untied|K", [SET_SEED] = "N"};
+                                [SET_TIE] = "tied|untied|K", [SET_SEED] = "N", [SET_BOOL] = NULL};
   return names[t];
+}
+
+/* A setting's name as an option: dashes for underscores. */
+static void dashed(const char *name, char *out, size_t cap) {
+  snprintf(out, cap, "%s", name);
+  for (char *p = out; *p; p++)
+    if (*p == '_') *p = '-';
+}
+
+static void undashed(char *name) {
+  for (char *p = name; *p; p++)
+    if (*p == '-') *p = '_';
 }
 
 void cli_usage(FILE *f) {
@@ -147,9 +161,11 @@ void cli_usage(FILE *f) {
   }
   fprintf(f, "\nRun options (also keys of lab.run{...} in Lua):\n");
   for (int i = 0; i < n; i++) {
-    char head[64];
-    snprintf(head, sizeof head, "--%s %s", s[i].name, setting_type_arg(s[i].type));
-    fprintf(f, "  %-24s %s (default %s)\n", head, s[i].help, s[i].deflt);
+    char head[64], name[48];
+    dashed(s[i].name, name, sizeof name);
+    if (s[i].type == SET_BOOL) snprintf(head, sizeof head, "--[no-]%s", name);
+    else snprintf(head, sizeof head, "--%s %s", name, setting_type_arg(s[i].type));
+    fprintf(f, "  %-24s %s (default %s)\n", head, s[i].help, s[i].deflt[0] ? s[i].deflt : "none");
   }
   fprintf(f,
           "\nNO_COLOR turns colours off. Exit status: 0 ok, 1 runtime error, 2 usage error,\n"
@@ -167,6 +183,37 @@ static int take_value(int argc, char **argv, int i, const char *eq, const char *
   if (i + 1 >= argc) return err_set(err, "--%s needs a value", name);
   *value = argv[i + 1];
   *consumed = 2;
+  return 0;
+}
+
+/* '--no-NAME' of a boolean setting NAME, or NULL. */
+static const Setting *negated(const char *name) {
+  const Setting *s = strncmp(name, "no_", 3) == 0 ? lab_setting_find(name + 3) : NULL;
+  return s && s->type == SET_BOOL ? s : NULL;
+}
+
+/* A run setting: '--NAME VALUE', '--NAME=VALUE'; a boolean '--NAME' alone is
+** true, '--no-NAME' false. 'name' is the option as given, '=' cut off. */
+static int parse_setting(int argc, char **argv, int i, const char *given, const char *eq, CliOptions *o,
+                         int *consumed, Err *err) {
+  char name[64];
+  snprintf(name, sizeof name, "%s", given);
+  undashed(name);
+  const Setting *s = lab_setting_find(name), *no = s ? NULL : negated(name);
+  const char *value = NULL;
+  if (!s && !no) return err_set(err, "unknown option '--%s' (see tielab --help)", given);
+  if (no) {
+    if (eq) return err_set(err, "--%s takes no value", given);
+    *consumed = 1;
+    s = no;
+    value = "false";
+  } else if (s->type == SET_BOOL && !eq) {
+    *consumed = 1;
+    value = "true";
+  } else if (take_value(argc, argv, i, eq, given, &value, consumed, err) < 0) {
+    return -1;
+  }
+  if (run_options_set_text(&o->run, s->name, value, err) < 0) return err_prefix(err, "--%s", given);
   return 0;
 }
 
@@ -190,17 +237,14 @@ static int parse_one(int argc, char **argv, int i, CliOptions *o, int *consumed,
     if (take_value(argc, argv, i, eq, name, &value, consumed, err) < 0) return -1;
     return c->set(o, value, err);
   }
-  if (!lab_setting_find(name)) return err_set(err, "unknown option '--%s' (see tielab --help)", name);
-  if (take_value(argc, argv, i, eq, name, &value, consumed, err) < 0) return -1;
-  if (run_options_set_text(&o->run, name, value, err) < 0) return err_prefix(err, "--%s", name);
-  return 0;
+  return parse_setting(argc, argv, i, name, eq, o, consumed, err);
 }
 
 int cli_parse(int argc, char **argv, CliOptions *o, Err *err) {
   memset(o, 0, sizeof *o);
   o->mode = MODE_UI;
   o->steps = 0;
-  o->warmup = 5;
+  o->bench_warmup = 5;
   o->print_every = 10;
   o->lua_mem_mb = 1024;
   run_options_default(&o->run);

@@ -20,7 +20,7 @@ typedef struct CliOptions {
   CliMode mode;
   RunOptions run;          /* model and run options given on the command line */
   int steps;               /* --steps: bench steps, or steps of the built-in headless loop */
-  int warmup;              /* --warmup: bench steps not timed */
+  int bench_warmup;        /* --bench-warmup: bench steps not timed */
   int print_every;         /* --print-every: built-in headless loop */
   const char *compare;     /* --compare: the built-in paper comparison ("paper") */
   const char *script;      /* SCRIPT.lua, or NULL */

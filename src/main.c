@@ -24,7 +24,7 @@ static int main_bench(const CliOptions *o) {
     fprintf(stderr, "tielab: %s\n", err.msg);
     return EXIT_RUNTIME;
   }
-  if (bench_run(&o->run.model, o->run.threads, steps, o->warmup, o->run.init_seed, stdout, &err) < 0) {
+  if (bench_run(&o->run, steps, o->bench_warmup, stdout, &err) < 0) {
     fprintf(stderr, "tielab: %s\n", err.msg);
     return EXIT_RUNTIME;
   }

@@ -1,7 +1,7 @@
 #!/bin/sh
 # test_cli.sh -- the command line as a user meets it: exit statuses 0/1/2,
 # one clear line for each bad input, --bench's JSON line, the built-in
-# headless loop and the paper comparison.
+# headless loop and the paper comparison, boolean settings and the recipe.
 : "${top_builddir:=.}"
 tielab="$top_builddir/tielab"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/tielab-cli.XXXXXX")
@@ -25,7 +25,8 @@ check() {   # check DESCRIPTION EXPECTED_STATUS PATTERN -- COMMAND...
 }
 
 check "--version" 0 "^tielab [0-9]" -- "$tielab" --version
-check "--help lists run options" 0 "--in_scale" -- "$tielab" --help
+check "--help lists run options" 0 "--in-scale" -- "$tielab" --help
+check "--help lists booleans both ways" 0 "--\\[no-\\]decay-all" -- "$tielab" --help
 check "unknown option" 2 "unknown option '--bogus'" -- "$tielab" --bogus
 check "single-dash option" 2 "unknown option '-x'" -- "$tielab" -x
 check "option without its value" 2 "needs a value" -- "$tielab" --dim
@@ -49,12 +50,12 @@ check "binary corpus" 1 "binary.bin.*binary" -- "$tielab" --headless $TINY --ste
 check "a directory as corpus" 1 "$tmp" -- "$tielab" --headless $TINY --steps 1 --corpus "$tmp"
 
 check "--bench prints one JSON line" 0 '"tokens_per_s": ?[0-9]' -- \
-  "$tielab" --bench $TINY --steps 3 --warmup 1
+  "$tielab" --bench $TINY --steps 3 --bench-warmup 1
 if command -v python3 >/dev/null 2>&1; then
   n=$((n + 1))
   if python3 -c 'import json,sys; d=json.loads(open(sys.argv[1]).read().strip().splitlines()[-1]);
 assert d["tokens_per_s"] > 0 and d["step_ms"] > 0 and d["params"] > 0 and d["gflops"] > 0
-assert d["config"]["dim"] == 32' "$tmp/out" 2>"$tmp/err"; then
+assert d["config"]["dim"] == 32 and d["bench_warmup"] == 1' "$tmp/out" 2>"$tmp/err"; then
     echo "ok $n - the bench JSON has config, params, tokens_per_s, step_ms, gflops"
   else
     failed=$((failed + 1)); echo "not ok $n - bench JSON fields"; sed 's/^/# /' "$tmp/err" | head -5
@@ -100,6 +101,34 @@ fi
 
 check "paper comparison prints its table" 0 "tied_in5" -- \
   "$tielab" --headless --compare paper $TINY --steps 30 --print-every 10 --eval_every 10 --align_every 10
+
+# Run settings from the command line, as a script's lab.run sees them.
+cat >"$tmp/opts.lua" <<'LUA'
+local o = lab.run{name = "probe"}:options()
+print(string.format("lr=%s eps=%s schedule=%s warmup=%d decay_steps=%d decay_all=%s nesterov=%s",
+                    o.lr, o.eps, o.schedule, o.warmup, o.decay_steps, tostring(o.decay_all), tostring(o.nesterov)))
+LUA
+OLMO="eps=1e-05 schedule=cosine warmup=1000 decay_steps=10000 decay_all=true"
+check "--recipe olmo then --lr: the explicit lr, the preset's others" 0 "lr=0.001 $OLMO" -- \
+  "$tielab" --headless $TINY --recipe olmo --lr 1e-3 "$tmp/opts.lua"
+check "--lr then --recipe olmo: the same" 0 "lr=0.001 $OLMO" -- \
+  "$tielab" --headless $TINY --lr 1e-3 --recipe olmo "$tmp/opts.lua"
+check "--recipe olmo alone: its lr" 0 "lr=0.0003 $OLMO" -- "$tielab" --headless $TINY --recipe olmo "$tmp/opts.lua"
+check "--decay-all alone is true" 0 "decay_all=true" -- "$tielab" --headless $TINY --decay-all "$tmp/opts.lua"
+check "--no-decay-all after the recipe wins" 0 "decay_all=false" -- \
+  "$tielab" --headless $TINY --recipe olmo --no-decay-all "$tmp/opts.lua"
+check "--decay-all=false" 0 "decay_all=false" -- "$tielab" --headless $TINY --decay_all=false "$tmp/opts.lua"
+check "--warmup and --decay-steps are run settings" 0 "warmup=7 decay_steps=20" -- \
+  "$tielab" --headless $TINY --warmup 7 --schedule linear --decay-steps 20 "$tmp/opts.lua"
+check "--nesterov needs momentum" 2 "'nesterov' needs 'momentum'" -- \
+  "$tielab" --headless $TINY --optimizer sgd --nesterov "$tmp/opts.lua"
+check "a boolean takes true or false" 2 "'decay_all' must be true or false, got 'maybe'" -- \
+  "$tielab" --headless $TINY --decay-all=maybe "$tmp/opts.lua"
+check "--no- only for booleans" 2 "unknown option '--no-lr'" -- "$tielab" --headless $TINY --no-lr "$tmp/opts.lua"
+check "--no-decay-all takes no value" 2 "takes no value" -- "$tielab" --no-decay-all=true
+check "cosine with its horizon inside the warmup is refused" 2 "'decay_steps' \\(10\\) above 'warmup' \\(10\\)" -- \
+  "$tielab" --headless $TINY --schedule cosine --warmup 10 --decay-steps 10 "$tmp/opts.lua"
+check "--bench with the recipe" 0 '"bench_warmup":1' -- "$tielab" --bench $TINY --steps 2 --bench-warmup 1 --recipe olmo
 
 echo "1..$n"
 [ "$failed" = 0 ]

@@ -517,6 +517,82 @@ static void test_steer(void) {
   lab_free(lab);
 }
 
+/* ---- the optimizer's settings in checkpoints */
+
+/* A copy of 'src' without the metadata of settings newer than the file
+** format's first version: what an older tielab wrote. */
+static const char *const optimizer_keys[] = {"warmup", "schedule", "decay_steps", "lr_min", "eps", "beta1",
+                                             "beta2", "weight_decay", "decay_all", "optimizer", "momentum",
+                                             "nesterov", "clip", "grad_scale", "emb_lr_scale", "emb_warmup",
+                                             "recipe"};
+#define N_OPTIMIZER_KEYS (sizeof optimizer_keys / sizeof optimizer_keys[0])
+
+static void copy_as_older(const char *src, const char *dst) {
+  StFile f;
+  Err err;
+  if (st_read(&f, src, &err) != 0) return;
+  StWriter *w = st_writer_new();
+  for (int i = 0; i < f.n; i++) {
+    const StTensor *t = &f.tensors[i];
+    st_writer_add(w, t->name, t->dtype, t->ndim, t->shape, t->data, &err);
+  }
+  for (int i = 0; i < f.n_meta; i++) {
+    int newer = 0;
+    for (size_t k = 0; k < N_OPTIMIZER_KEYS; k++)
+      if (strncmp(f.meta_keys[i], "opt.", 4) == 0 && strcmp(f.meta_keys[i] + 4, optimizer_keys[k]) == 0) newer = 1;
+    if (!newer) st_writer_meta(w, f.meta_keys[i], f.meta_vals[i], &err);
+  }
+  write_out(w, &f, dst);
+}
+
+/* Every optimizer setting as text, for comparing two runs' options. */
+static int same_optimizer_settings(const RunOptions *a, const RunOptions *b, char *differs, size_t cap) {
+  differs[0] = '\0';
+  for (size_t k = 0; k < N_OPTIMIZER_KEYS; k++) {
+    char x[64], y[64];
+    run_options_get_text(a, optimizer_keys[k], x, sizeof x, NULL);
+    run_options_get_text(b, optimizer_keys[k], y, sizeof y, NULL);
+    if (strcmp(x, y) != 0) snprintf(differs, cap, "%s: %s vs %s", optimizer_keys[k], x, y);
+  }
+  return differs[0] == '\0';
+}
+
+static void test_optimizer_checkpoint(const char *dir) {
+  Err err;
+  char path[512], older[512], differs[160];
+  snprintf(path, sizeof path, "%s/recipe.safetensors", dir);
+  snprintf(older, sizeof older, "%s/older.safetensors", dir);
+  Lab *lab = lab_new(&err);
+  RunOptions o = tiny("sgdrun", "tied");
+  const char *kv[][2] = {{"recipe", "olmo"},    {"optimizer", "sgd"},   {"momentum", "0.9"},
+                         {"nesterov", "true"},  {"decay_all", "false"}, {"grad_scale", "2.5"},
+                         {"emb_lr_scale", "0.5"}, {"emb_warmup", "7"},  {"decay_steps", "3000"},
+                         {"schedule", "linear"}, {"clip", "0"}};
+  for (size_t i = 0; i < sizeof kv / sizeof kv[0]; i++)
+    if (run_options_set_text(&o, kv[i][0], kv[i][1], &err) < 0) diag("%s: %s", kv[i][0], err.msg);
+  Run *a = lab_add_run(lab, &o, &err);
+  for (int i = 0; a && i < 3; i++) run_step(a, &err);
+  ok(a && run_save(a, path, &err) == 0, "a run with the optimizer settings saved %s", a ? "" : err.msg);
+  Run *b = a ? lab_load(lab, path, "sgdback", &err) : NULL;
+  ok(b && same_optimizer_settings(run_options(a), run_options(b), differs, sizeof differs),
+     "every optimizer setting, booleans too, round-trips through the checkpoint %s", b ? differs : err.msg);
+  ok(b && run_options(b)->nesterov == 1 && run_options(b)->decay_all == 0 && run_options(b)->warmup == 1000,
+     "nesterov true, decay_all false over the recipe, the recipe's warmup");
+  int same_weights = b && memcmp(model_params(run_model(a)), model_params(run_model(b)),
+                                 model_n_floats(run_model(a)) * sizeof(float)) == 0;
+  ok(same_weights && b && run_step(a, &err) == 0 && run_step(b, &err) == 0 &&
+         run_metrics(a)->loss == run_metrics(b)->loss &&
+         memcmp(model_adam_m(run_model(a)), model_adam_m(run_model(b)), model_n_floats(run_model(a)) * sizeof(float)) == 0,
+     "the resumed SGD run steps on bit for bit, momentum buffer included");
+  if (a) copy_as_older(path, older);
+  Run *c = a ? lab_load(lab, older, "older", &err) : NULL;
+  RunOptions defaults;
+  run_options_default(&defaults);
+  ok(c && same_optimizer_settings(run_options(c), &defaults, differs, sizeof differs),
+     "a checkpoint without the optimizer settings loads with their defaults %s", c ? differs : err.msg);
+  lab_free(lab);
+}
+
 int main(void) {
   char dir[] = "/tmp/tielab-test-lab-XXXXXX";
   if (!mkdtemp(dir)) return 1;
@@ -531,6 +607,7 @@ int main(void) {
   test_nan_pauses();
   test_toggles_and_partner();
   test_steer();
+  test_optimizer_checkpoint(dir);
   char cmd[600];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
   if (system(cmd) != 0) diag("could not remove %s", dir);

@@ -65,7 +65,8 @@ check $? "ui.results() is the headless stdout, table and findings alike"
 ! grep -qiw 'nan' "$WORK/live/table.txt" &&
   grep -Eq '^  early_l2_dominance +[+-][0-9]+\.[0-9]{3} +- +1  inconclusive$' "$WORK/live/table.txt"
 check $? "the headline gradient-ratio finding is a number, and with one seed claims no verdict"
-screen | sed -n 1p | grep -q 'tied_s1' && screen | sed -n 1p | grep -q 'untied_s1'
+# The status line is the one that starts with the step: the legends name the runs too.
+wait_for '^ .*step [0-9]+.*tied_s1.*untied_s1' 50
 check $? "the script's runs stay in the lab (status line)"
 sleep 0.3   # apart from the Escape, or ESC PgDn reads as Alt+PgDn
 key NPage

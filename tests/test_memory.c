@@ -1,6 +1,7 @@
 /*
 ** test_memory.c -- the lab's memory estimate counts every buffer a run
-** makes (what a tied and an untied run really take, all instruments on, is
+** makes (what a tied and an untied run really take, all instruments on and
+** their lenses fitted, is
 ** not more than the estimate, nor far less), and a run that would not fit
 ** in what the process can still get is refused before anything is
 ** allocated, with the estimate and the memory left in GiB.
@@ -59,6 +60,15 @@ static void test_estimate_covers_the_run(void) {
   for (int i = 0; i < 3; i++) steps_ok = steps_ok && lab_step(lab, &err) == 0;
   ok(steps_ok && run_metrics(rt)->align.step >= 1 && run_metrics(rt)->lens.step >= 1,
      "three steps with every instrument at every step (alignment at step %ld)", run_metrics(rt)->align.step);
+  /* The fitted lens too: one lens step over a whole batch of positions. */
+  LensFitOptions fo;
+  lensfit_default_options(&fo);
+  fo.steps = 1;
+  fo.tokens_per_step = 16 * 64;
+  LensFitPoint curve[4];
+  LensFitResult fr = {.curve = curve, .curve_cap = 4};
+  ok(run_fit_lens(rt, &fo, &fr, &err) == 0 && run_fit_lens(ru, &fo, &fr, &err) == 0, "a fitted lens for each: %s",
+     rt->lens_fit && ru->lens_fit ? "made" : err.msg);
   double used = rss() - before;
   double est = (double)run_memory_bytes(&t) + (double)run_memory_bytes(&u) + (double)data_memory_bytes(&t);
   ok(used <= est, "what they hold (%.1f MiB) is within the estimate (%.1f MiB)", used / MIB, est / MIB);

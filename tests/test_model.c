@@ -396,7 +396,7 @@ static void check_stats_clip_adamw(void) {
   memcpy(g0, g, n * sizeof(float));
   double worst = 0.0;
   for (int step = 1; step <= 2; step++) {
-    model_adamw(m, &oc);
+    model_update(m, &oc);
     for (int i = 0; i < model_tensor_count(m); i++) {
       const TensorInfo *t = model_tensor(m, i);
       int is_out = !strcmp(t->name, "lm_head.weight");

@@ -220,6 +220,8 @@ for size in 80x24 100x30 120x40 200x60; do
   check $? "$size: the newest point (step $step) within the last 10% of the loss chart's width ($across% across)"
 
   no_cut "$size lab view"
+  screen | grep -q 'tuned lens (online) acc tied'
+  check $? "$size: the lens panel says the tuned lens is the online one"
   key Tab
   wait_for '●untied' 30 && wait_for 'untied now|untied:' 30
   no_cut "$size lab view, the untied run selected"
@@ -227,7 +229,7 @@ for size in 80x24 100x30 120x40 200x60; do
   wait_for '●tied' 30 && wait_for 'align tied vs untied @' 30
   # Each zoom in turn (ui.zoom's order), known by its title alone on top.
   for z in loss:'^loss ':'grad out/in' ratio:'^grad out/in':'^loss ' align_chart:'^align tied ':'^grad out/in' \
-    lens:'^tuned lens acc':'^align tied ' \
+    lens:'^tuned lens .online. acc':'^align tied ' \
     align:'^align tied vs untied':'tuned lens' extra:'^grad L2':'align tied vs'; do
     name=${z%%:*} rest=${z#*:}
     key z
@@ -244,7 +246,7 @@ for size in 80x24 100x30 120x40 200x60; do
   key '?'
   wait_gone 'tielab keys' 30
   key p
-  wait_gone 'tuned lens acc' 30 && wait_for '^loss' 30
+  wait_gone 'tuned lens .online. acc' 30 && wait_for '^loss' 30
   check $? "$size: p shows the present view"
   no_cut "$size present view" 0 "$COLS"
   key p

@@ -148,6 +148,7 @@ static void test_round_trip(void) {
     }
   }
   b.tie_given = a.tie_given;
+  b.given = a.given;   /* which keys were given is bookkeeping, not a value */
   ok(rt && memcmp(&a, &b, sizeof a) == 0, "get_text then set_text gives the same options");
   char small[4];
   ok(run_options_get_text(&a, "corpus", small, sizeof small, &e) < 0, "a short buffer is an error");
@@ -171,6 +172,43 @@ static void test_check(void) {
      "a model larger than the machine is refused with the estimate: %s", e.msg);
 }
 
+/* ---- the recipe preset and booleans */
+
+static void text_of(const RunOptions *o, const char *key, char *buf) { run_options_get_text(o, key, buf, 64, NULL); }
+
+static void test_recipe(void) {
+  Err e;
+  RunOptions a, b, c;
+  char lr[64], eps[64], sched[64], all[64];
+  run_options_default(&a);
+  run_options_set_text(&a, "recipe", "olmo", &e);
+  run_options_set_text(&a, "lr", "1e-3", &e);
+  run_options_default(&b);
+  run_options_set_text(&b, "lr", "1e-3", &e);
+  run_options_set_text(&b, "recipe", "olmo", &e);
+  text_of(&a, "lr", lr), text_of(&a, "eps", eps), text_of(&a, "schedule", sched), text_of(&a, "decay_all", all);
+  ok(!strcmp(lr, "0.001") && !strcmp(eps, "1e-05") && !strcmp(sched, "cosine") && !strcmp(all, "true"),
+     "recipe then lr: lr %s, eps %s, schedule %s, decay_all %s", lr, eps, sched, all);
+  b.given = a.given;
+  ok(memcmp(&a, &b, sizeof a) == 0, "lr then recipe: the same options");
+  run_options_set_text(&a, "recipe", "", &e);
+  run_options_default(&c);
+  text_of(&a, "lr", lr), text_of(&a, "eps", eps), text_of(&a, "schedule", sched);
+  ok(!strcmp(lr, "0.001") && !strcmp(eps, "1e-08") && !strcmp(sched, "constant") && a.warmup == 0 && !a.decay_all,
+     "recipe \"\" after olmo: its keys back to their defaults, the explicit lr kept (eps %s)", eps);
+  ok(run_options_set_text(&c, "decay_all", "yes", &e) < 0 && strstr(e.msg, "'decay_all' must be true or false"),
+     "a boolean takes true or false: %s", e.msg);
+  ok(run_options_set_number(&c, "nesterov", 1, &e) < 0 && strstr(e.msg, "true or false"),
+     "not a number: %s", e.msg);
+  ok(run_options_set_text(&c, "nesterov", "true", &e) == 0 && c.nesterov == 1 && (text_of(&c, "nesterov", all), 1) &&
+         !strcmp(all, "true"),
+     "booleans read and write as true / false");
+  ok(run_options_set_number(&c, "beta2", 1, &e) < 0 && strstr(e.msg, "'beta2' must be a number in [0, 1), got 1"),
+     "an open bound is refused and shown: %s", e.msg);
+  ok(run_options_set_text(&c, "optimizer", "sgdm", &e) < 0 && strstr(e.msg, "'optimizer' must be adamw, adam or sgd"),
+     "the choices are named: %s", e.msg);
+}
+
 int main(void) {
   test_table();
   test_defaults();
@@ -178,5 +216,6 @@ int main(void) {
   test_values();
   test_round_trip();
   test_check();
+  test_recipe();
   return tap_done();
 }

@@ -332,7 +332,12 @@ KERNEL double kern_softmax_xent(float *logits, float *dlogits, int target, int v
 
 /* ---- optimizer and norms */
 
-KERNEL void kern_adamw(float *p, const float *g, float *m, float *v, size_t count, const AdamStep *s) {
+/* One Adam update of n entries. The decay is decoupled (AdamW: the weight
+** shrinks by 1 - lr*wd first) or, with 'l2' (a constant where it is
+** inlined, so each kernel keeps only its own branch), added to the
+** gradient as wd*p (Adam). */
+static INLINE void adam_update(float *p, const float *g, float *m, float *v, size_t count, const AdamStep *s,
+                               int l2) {
   float keep = 1.0f - s->decay, b1 = 1.0f - s->beta1, b2 = 1.0f - s->beta2;
   float inv_bc2 = 1.0f / s->bc2_sqrt;
   for (size_t i = 0; i < count; i += W) {
@@ -340,7 +345,9 @@ KERNEL void kern_adamw(float *p, const float *g, float *m, float *v, size_t coun
     vf gi = load_n(g + i, n, 0.0f);
     vf mi = load_n(m + i, n, 0.0f);
     vf vi_ = load_n(v + i, n, 0.0f);
-    vf pi = load_n(p + i, n, 0.0f) * keep;
+    vf pi = load_n(p + i, n, 0.0f);
+    if (l2) gi = gi + s->decay * pi;
+    else pi = pi * keep;
     mi = mi + b1 * (gi - mi);
     vi_ = vi_ * s->beta2 + b2 * gi * gi;
     vf denom = vsqrt(&vi_) * inv_bc2 + s->eps;
@@ -348,6 +355,30 @@ KERNEL void kern_adamw(float *p, const float *g, float *m, float *v, size_t coun
     store_n(p + i, &pi, n);
     store_n(m + i, &mi, n);
     store_n(v + i, &vi_, n);
+  }
+}
+
+KERNEL void kern_adamw(float *p, const float *g, float *m, float *v, size_t count, const AdamStep *s) {
+  adam_update(p, g, m, v, count, s, 0);
+}
+
+KERNEL void kern_adam(float *p, const float *g, float *m, float *v, size_t count, const AdamStep *s) {
+  adam_update(p, g, m, v, count, s, 1);
+}
+
+KERNEL void kern_sgd(float *p, const float *g, float *buf, size_t count, const SgdStep *s) {
+  /* The first step (or no momentum) starts the buffer at the gradient. */
+  float mu = s->first ? 0.0f : s->momentum;
+  for (size_t i = 0; i < count; i += W) {
+    int n = lanes(count, i);
+    vf pi = load_n(p + i, n, 0.0f);
+    vf gi = load_n(g + i, n, 0.0f) + s->decay * pi;
+    vf bi = load_n(buf + i, n, 0.0f);
+    bi = mu == 0.0f ? gi : bi * mu + gi;
+    vf d = s->nesterov ? gi + s->momentum * bi : bi;
+    pi = pi - s->lr * d;
+    store_n(p + i, &pi, n);
+    store_n(buf + i, &bi, n);
   }
 }
 

@@ -1,7 +1,7 @@
 /*
 ** kernels.h -- the loops of a model step that are not matrix products:
 ** LayerNorm, GELU, the causal softmax of attention, softmax cross-entropy,
-** AdamW and gradient norms, each on a range of rows so that callers can
+** the AdamW, Adam and SGD updates and gradient norms, each on a range of rows so that callers can
 ** split the work between threads.
 **
 ** They are written on 16-float vectors (GCC vector extensions), with a
@@ -52,11 +52,24 @@ double kern_softmax_xent(float *logits, float *dlogits, int target, int v, float
 
 /* One AdamW update of n entries as torch.optim.AdamW does it. */
 typedef struct AdamStep {
-  float lr, beta1, beta2, eps, decay;   /* decay: lr*weight_decay, or 0 */
+  float lr, beta1, beta2, eps;
+  float decay;                          /* AdamW: lr*weight_decay; Adam: weight_decay; or 0 */
   float step_size;                      /* lr / (1 - beta1^t) */
   float bc2_sqrt;                       /* sqrt(1 - beta2^t) */
 } AdamStep;
 void kern_adamw(float *p, const float *g, float *m, float *v, size_t n, const AdamStep *s);
+
+/* The same as torch.optim.Adam does it: decay*p added to the gradient. */
+void kern_adam(float *p, const float *g, float *m, float *v, size_t n, const AdamStep *s);
+
+/* One update as torch.optim.SGD does it (dampening 0): g += decay*p;
+** buf = g on the first step or with no momentum, else momentum*buf + g;
+** p -= lr * (nesterov ? g + momentum*buf : buf). */
+typedef struct SgdStep {
+  float lr, decay, momentum;
+  int nesterov, first;
+} SgdStep;
+void kern_sgd(float *p, const float *g, float *buf, size_t n, const SgdStep *s);
 
 /* Sum of squares and of absolute values of x[n]; returns non-zero when
 ** some entry is non-zero. */

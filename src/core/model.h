@@ -1,6 +1,6 @@
 /*
-** model.h -- the reference GPT of DESIGN.md: forward, backward, AdamW with
-** global-norm clipping, and tying (tied, untied, partial) with the two
+** model.h -- the reference GPT of DESIGN.md: forward, backward, an AdamW,
+** Adam or SGD step with global-norm clipping, and tying (tied, untied, partial) with the two
 ** gradients of the embedding kept apart.
 **
 ** Memory: every buffer is allocated by 'model_create'; nothing is allocated
@@ -31,8 +31,10 @@
 **                       side), both unscaled; fills the GradStats
 **   model_combine    -> applies in_scale/out_scale and folds shared columns:
 **                       g_shared = s_out*G_out + s_in*G_in (into E_in's slot)
-**   model_clip       -> global L2 norm over every parameter (each once), clip
-**   model_adamw      -> one AdamW update, then shared columns re-mirrored
+**   model_clip_scaled-> grad_scale, then the global L2 norm over every
+**                       parameter (each once) and the clip, in one pass
+**   model_update     -> one AdamW, Adam or SGD update, then shared columns
+**                       re-mirrored
 ** 'model_train_step' does all five.
 */
 #ifndef TIELAB_MODEL_H
@@ -56,12 +58,33 @@ typedef struct TensorInfo {
   int decay;        /* 1 for 2-D weights (weight decay applies) */
 } TensorInfo;
 
-/* AdamW and clipping hyperparameters (DESIGN.md defaults from 'optim_default'). */
+/* The update rule: torch.optim.AdamW, torch.optim.Adam (weight decay added
+** to the gradient) or torch.optim.SGD (dampening 0). */
+typedef enum OptimKind { OPTIM_ADAMW, OPTIM_ADAM, OPTIM_SGD } OptimKind;
+
+/* Names of the kinds, by kind ("adamw", "adam", "sgd"), NULL-ended. */
+extern const char *const optim_names[];
+
+/* The optimizer and clipping hyperparameters of one step (DESIGN.md
+** defaults from 'optim_default'). Weight decay applies to 2-D weights, or
+** to every tensor with 'decay_all'. The token embeddings (E_in and E_out)
+** step at lr * emb_lr_scale. SGD keeps its momentum buffer in the first
+** moment's arena, so checkpoints carry it. */
 typedef struct OptimConfig {
-  float lr, beta1, beta2, eps, weight_decay, clip;
+  float lr, beta1, beta2, eps, weight_decay;
+  float clip;               /* global grad-norm clip; 0: none */
+  OptimKind kind;
+  float momentum;           /* SGD */
+  int nesterov;             /* SGD, with momentum > 0 */
+  int decay_all;            /* decay norms and biases too */
+  float grad_scale;         /* every gradient times this before the clip */
+  float emb_lr_scale;       /* the embeddings' rate over lr */
 } OptimConfig;
 
 OptimConfig optim_default(void);
+
+/* The embeddings' rate, lr * emb_lr_scale, in float as the step uses it. */
+float optim_emb_lr(const OptimConfig *oc);
 
 /* The embedding gradients of the last backward, before any scaling.
 ** L2 and L1 norms of: G_in (V x d, summed into rows), the gradient at the
@@ -111,7 +134,7 @@ float *model_params(Model *m);   /* arenas of n_floats */
 float *model_grads(Model *m);
 float *model_adam_m(Model *m);
 float *model_adam_v(Model *m);
-long model_adam_t(const Model *m);          /* AdamW steps taken */
+long model_adam_t(const Model *m);          /* optimizer steps taken */
 void model_set_adam_t(Model *m, long t);
 
 /* Copy E_in's shared columns into E_out, after writing weights directly
@@ -136,10 +159,15 @@ void model_combine(Model *m, float in_scale, float out_scale);
 ** norm before clipping. */
 double model_clip(Model *m, float max_norm);
 
-/* One AdamW step with 'oc', then re-mirror shared columns. */
-void model_adamw(Model *m, const OptimConfig *oc);
+/* The same for the gradient times 'grad_scale' (folded into the clip's
+** factor: one pass over the gradient at most); 'max_norm' 0 clips nothing.
+** Returns the norm of the scaled gradient before clipping. */
+double model_clip_scaled(Model *m, float grad_scale, float max_norm);
 
-/* forward + backward + combine + clip + adamw. Returns the loss; 'gs' may be
+/* One optimizer step with 'oc' (its kind), then re-mirror shared columns. */
+void model_update(Model *m, const OptimConfig *oc);
+
+/* forward + backward + combine + clip + update. Returns the loss; 'gs' may be
 ** NULL. A loss or gradient that is not finite returns NaN or the infinite
 ** loss with the weights untouched. */
 float model_train_step(Model *m, const int32_t *inputs, const int32_t *targets,

@@ -1,8 +1,9 @@
 /*
 ** optim.c -- what happens to the gradient after backward: the two
 ** embedding gradients scaled and folded into the shared columns, the
-** global-norm clip, one AdamW step (as torch.optim.AdamW and
-** torch.nn.utils.clip_grad_norm_ do them), and changes of the tie.
+** global-norm clip, one AdamW, Adam or SGD step (as torch.optim.AdamW,
+** torch.optim.Adam, torch.optim.SGD and torch.nn.utils.clip_grad_norm_ do
+** them), and changes of the tie.
 **
 ** Shared columns c < tie_k: their gradient and moments live in E_in's
 ** slot; E_out's copy is not a parameter, so its gradient is zeroed (and
@@ -10,20 +11,37 @@
 ** values are rewritten from E_in after each step.
 */
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "kernels.h"
 #include "model_impl.h"
 
+const char *const optim_names[] = {[OPTIM_ADAMW] = "adamw", [OPTIM_ADAM] = "adam", [OPTIM_SGD] = "sgd", NULL};
+
 OptimConfig optim_default(void) {
   return (OptimConfig){.lr = 1e-3f, .beta1 = 0.9f, .beta2 = 0.95f, .eps = 1e-8f, .weight_decay = 0.1f,
-                       .clip = 1.0f};
+                       .clip = 1.0f, .kind = OPTIM_ADAMW, .grad_scale = 1.0f, .emb_lr_scale = 1.0f};
 }
+
+float optim_emb_lr(const OptimConfig *oc) {
+  return oc->emb_lr_scale == 1.0f ? oc->lr : (float)((double)oc->lr * oc->emb_lr_scale);
+}
+
+/* How one group of tensors steps: the embeddings or the rest, with weight
+** decay or without. */
+typedef struct StepRule {
+  AdamStep adam;
+  SgdStep sgd;
+} StepRule;
+
+enum { GROUP_OTHER, GROUP_EMB };
 
 typedef struct OptStage {
   Model *m;
   float in_scale, out_scale, coef;
-  AdamStep decay, plain;
+  OptimKind kind;
+  StepRule rule[2][2];   /* [GROUP_*][decay] */
 } OptStage;
 
 /* ---- combine */
@@ -77,35 +95,57 @@ static void scale_chunks(void *arg, int c0, int c1, int w) {
   }
 }
 
-double model_clip(Model *m, float max_norm) {
+double model_clip_scaled(Model *m, float grad_scale, float max_norm) {
   OptStage s = {.m = m};
   pool_for(m->pool, n_chunks(m), sumsq_chunks, &s);
   double sum = 0.0;
   for (int c = 0; c < n_chunks(m); c++) sum += m->a.chunk[c];   /* in order: reproducible */
-  double norm = sqrt(sum);
-  double coef = (double)max_norm / (norm + 1e-6);
-  if (coef < 1.0) {
+  double norm = sqrt(sum) * grad_scale;
+  /* The scale and the clip's factor, multiplied: one pass, none when 1. */
+  double coef = grad_scale, clip = max_norm > 0 ? (double)max_norm / (norm + 1e-6) : 1.0;
+  if (clip < 1.0) coef *= clip;
+  if (coef != 1.0) {
     s.coef = (float)coef;
     pool_for(m->pool, n_chunks(m), scale_chunks, &s);
   }
   return norm;
 }
 
-/* ---- AdamW */
+double model_clip(Model *m, float max_norm) { return model_clip_scaled(m, 1.0f, max_norm); }
 
-/* Update arena entries [lo,hi), tensor by tensor (decay or not); E_out's
-** shared columns are skipped. */
-static void adamw_range(const OptStage *s, size_t lo, size_t hi) {
+/* ---- the update */
+
+typedef void (*SpanFn)(Model *m, const StepRule *r, size_t a, size_t b);
+
+static void span_adamw(Model *m, const StepRule *r, size_t a, size_t b) {
+  kern_adamw(m->a.params + a, m->a.grads + a, m->a.adam_m + a, m->a.adam_v + a, b - a, &r->adam);
+}
+
+static void span_adam(Model *m, const StepRule *r, size_t a, size_t b) {
+  kern_adam(m->a.params + a, m->a.grads + a, m->a.adam_m + a, m->a.adam_v + a, b - a, &r->adam);
+}
+
+static void span_sgd(Model *m, const StepRule *r, size_t a, size_t b) {
+  kern_sgd(m->a.params + a, m->a.grads + a, m->a.adam_m + a, b - a, &r->sgd);
+}
+
+static const SpanFn span_fn[] = {[OPTIM_ADAMW] = span_adamw, [OPTIM_ADAM] = span_adam, [OPTIM_SGD] = span_sgd};
+
+static int is_embedding(const ModelConfig *c, int i) { return i == T_WTE || i == t_lm_head(c); }
+
+/* Update arena entries [lo,hi), tensor by tensor (by its group and decay);
+** E_out's shared columns are skipped. */
+static void update_range(const OptStage *s, size_t lo, size_t hi) {
   Model *m = s->m;
   const ModelConfig *c = &m->cfg;
-  float *p = m->a.params, *g = m->a.grads, *mm = m->a.adam_m, *v = m->a.adam_v;
+  SpanFn span = span_fn[s->kind];
   for (int i = 0; i < m->n_tensors; i++) {
     const TensorInfo *t = &m->tensors[i];
     size_t a = lo > t->offset ? lo : t->offset, b = hi < t->offset + t->numel ? hi : t->offset + t->numel;
     if (a >= b) continue;
-    const AdamStep *st = t->decay ? &s->decay : &s->plain;
+    const StepRule *st = &s->rule[is_embedding(c, i) ? GROUP_EMB : GROUP_OTHER][t->decay];
     if (i != t_lm_head(c) || c->tie_k == 0) {
-      kern_adamw(p + a, g + a, mm + a, v + a, b - a, st);
+      span(m, st, a, b);
       continue;
     }
     size_t d = (size_t)c->dim, k = (size_t)c->tie_k;
@@ -113,30 +153,43 @@ static void adamw_range(const OptStage *s, size_t lo, size_t hi) {
       size_t x = t->offset + r * d + k, y = t->offset + (r + 1) * d;
       if (x < a) x = a;
       if (y > b) y = b;
-      if (x < y) kern_adamw(p + x, g + x, mm + x, v + x, y - x, st);
+      if (x < y) span(m, st, x, y);
     }
   }
 }
 
-static void adamw_chunks(void *arg, int c0, int c1, int w) {
+static void update_chunks(void *arg, int c0, int c1, int w) {
   OptStage *s = arg;
   for (int c = c0; c < c1; c++) {
     size_t lo, hi;
     chunk_range(s->m, c, &lo, &hi);
-    adamw_range(s, lo, hi);
+    update_range(s, lo, hi);
   }
 }
 
-void model_adamw(Model *m, const OptimConfig *oc) {
+/* The rule of a group stepping at rate 'lr', with or without decay. The
+** scalars as torch computes them, in double, then used in float. */
+static StepRule step_rule(const OptimConfig *oc, float lr, int decay, long t) {
+  double bc1 = 1.0 - pow(oc->beta1, (double)t), bc2 = 1.0 - pow(oc->beta2, (double)t);
+  double wd = decay ? oc->weight_decay : 0.0;
+  StepRule r = {.adam = {.lr = lr, .beta1 = oc->beta1, .beta2 = oc->beta2, .eps = oc->eps,
+                         .step_size = (float)(lr / bc1), .bc2_sqrt = (float)sqrt(bc2)},
+                .sgd = {.lr = lr, .decay = (float)wd, .momentum = oc->momentum, .nesterov = oc->nesterov,
+                        .first = t == 1}};
+  /* AdamW shrinks the weight by lr*wd; Adam adds wd*p to the gradient. */
+  r.adam.decay = oc->kind == OPTIM_ADAMW ? (float)((double)lr * wd) : (float)wd;
+  return r;
+}
+
+void model_update(Model *m, const OptimConfig *oc) {
   m->adam_t++;
-  /* The scalars as torch computes them, in double, then used in float. */
-  double bc1 = 1.0 - pow(oc->beta1, (double)m->adam_t), bc2 = 1.0 - pow(oc->beta2, (double)m->adam_t);
-  AdamStep st = {.lr = oc->lr, .beta1 = oc->beta1, .beta2 = oc->beta2, .eps = oc->eps,
-                 .step_size = (float)(oc->lr / bc1), .bc2_sqrt = (float)sqrt(bc2)};
-  OptStage s = {.m = m, .decay = st, .plain = st};
-  s.decay.decay = (float)((double)oc->lr * oc->weight_decay);
-  s.plain.decay = 0.0f;
-  pool_for(m->pool, n_chunks(m), adamw_chunks, &s);
+  float emb_lr = optim_emb_lr(oc);
+  OptStage s = {.m = m, .kind = oc->kind};
+  for (int decay = 0; decay < 2; decay++) {
+    s.rule[GROUP_OTHER][decay] = step_rule(oc, oc->lr, decay || oc->decay_all, m->adam_t);
+    s.rule[GROUP_EMB][decay] = step_rule(oc, emb_lr, decay || oc->decay_all, m->adam_t);
+  }
+  pool_for(m->pool, n_chunks(m), update_chunks, &s);
   model_mirror_shared(m);
 }
 
@@ -147,10 +200,10 @@ float model_train_step(Model *m, const int32_t *inputs, const int32_t *targets, 
   if (!isfinite(loss)) return loss;   /* nothing updated */
   model_backward(m, gs);
   model_combine(m, in_scale, out_scale);
-  double norm = model_clip(m, oc->clip);
+  double norm = model_clip_scaled(m, oc->grad_scale, oc->clip);
   if (gs) gs->total_norm = norm;
   if (!isfinite(norm)) return NAN;    /* a non-finite gradient is never applied */
-  model_adamw(m, oc);
+  model_update(m, oc);
   return loss;
 }
 

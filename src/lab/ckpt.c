@@ -3,8 +3,9 @@
 **
 ** A checkpoint is one safetensors file: the model under nanoGPT names
 ** (lm_head.weight absent when fully tied, so PyTorch can load it), the AdamW
-** moments as "optim.m.<name>" and "optim.v.<name>", the lens translators and
-** their momentum, the tokenizer's merges, the step-0 embeddings (for drift),
+** moments as "optim.m.<name>" and "optim.v.<name>", the online lens's
+** translators and their momentum, the fitted lens once fitted ("lens_fit."),
+** the tokenizer's merges, the step-0 embeddings (for drift),
 ** the packed history, and in the metadata every setting of the run as
 ** "opt.<key>" plus the counters. A run resumed from it steps on exactly as
 ** one that never stopped: batches are a function of (data seed, step).
@@ -27,12 +28,20 @@
 #include "../core/weights.h"
 #include "run.h"
 
+/* The fitted lens, at the end of this file. */
+static int add_fitted(StWriter *w, Run *r, double *stats, Err *err);
+static int check_fitted_present(const StFile *f, Err *err);
+static int read_fitted(const StFile *f, Run *r, long step, Err *err);
+
 #define CKPT_FORMAT "tielab-checkpoint"
 #define CKPT_VERSION "1"
 
 /* ------------------------------------------------------------- writing */
 
+#define FIT_STATS 6   /* kl, ce, entropy, acc, agree, contrib */
+
 typedef struct SaveBufs {
+  double fit_stats[FIT_STATS * LAB_MAX_POS];
   double *hist;
   size_t hist_n;
   char *hist_names;
@@ -115,6 +124,7 @@ int run_save(Run *r, const char *path, Err *err) {
   int rc = weights_add_to_writer(r->model, w, c->tie_k < c->dim, err);
   if (rc == 0) rc = add_moments(w, r->model, err);
   if (rc == 0) rc = add_extras(w, r, &b, err);
+  if (rc == 0) rc = add_fitted(w, r, b.fit_stats, err);
   if (rc == 0) rc = add_settings(w, &r->opt, err);
   if (rc == 0) rc = add_counters(w, r, err);
   if (rc == 0) rc = st_writer_write(w, path, err);
@@ -130,7 +140,7 @@ int run_save(Run *r, const char *path, Err *err) {
 /* The namespaces a checkpoint owns besides the model's: a tensor in one of
 ** them that this version does not expect means a file of another shape or
 ** a newer format, and is refused; names elsewhere are ignored. */
-static const char *const owned[] = {"optim.", "lens.", "drift.", "tokenizer.", "history.", "history"};
+static const char *const owned[] = {"optim.", "lens.", "lens_fit.", "drift.", "tokenizer.", "history.", "history"};
 
 /* A prefix ending in '.' owns a namespace; any other entry is one name. */
 static int in_owned(const char *name) {
@@ -151,7 +161,10 @@ typedef struct Want {
 static int want_of(const char *name, const ModelConfig *c, const TensorInfo *ts, int nt, Want *w) {
   int64_t V = c->vocab, d = c->dim, n = (int64_t)lens_state_floats(c);
   *w = (Want){ST_F32, 1, {n, 0}};
-  if (!strcmp(name, "lens.params") || !strcmp(name, "lens.momentum")) return 1;
+  if (!strcmp(name, "lens.params") || !strcmp(name, "lens.momentum") || !strcmp(name, "lens_fit.params"))
+    return 1;
+  *w = (Want){ST_F64, 2, {FIT_STATS, c->layers + 1}};
+  if (!strcmp(name, "lens_fit.stats")) return 1;
   *w = (Want){ST_F32, 2, {V, d}};
   if (!strcmp(name, "drift.e_in0") || !strcmp(name, "drift.e_out0")) return 1;
   *w = (Want){ST_I32, 2, {-1, 2}};
@@ -226,6 +239,7 @@ static int check_shapes(const StFile *f, const ModelConfig *c, Err *err) {
   if (!ts) return err_set(err, "out of memory");
   int rc = check_owned(f, c, ts, nt, err);
   if (rc == 0) rc = check_present(f, ts, nt, err);
+  if (rc == 0) rc = check_fitted_present(f, err);
   free(ts);
   return rc;
 }
@@ -414,7 +428,7 @@ static Run *load_checkpoint(Lab *lab, const StFile *f, const LabLoadOptions *lo,
   if (!m) return NULL;
   Run *r = run_create(lab, &o, m, err);
   if (!r) return NULL;
-  if (read_extras(f, r, err) < 0) {
+  if (read_extras(f, r, err) < 0 || read_fitted(f, r, k.step, err) < 0) {
     run_destroy(r);
     return NULL;
   }
@@ -422,6 +436,7 @@ static Run *load_checkpoint(Lab *lab, const StFile *f, const LabLoadOptions *lo,
   r->metrics.loss = k.loss;
   model_set_adam_t(r->model, k.adam_t);
   lens_set_step(r->lens, k.lens_steps);
+  run_refresh_metrics(r);   /* the rates of the step it was saved at */
   r->dirty = 0;
   if (!(r = lab_adopt(lab, r, err))) return NULL;
   if (r->data) run_measure(r, err);   /* fresh validation, lenses and drift for the loaded weights */
@@ -474,4 +489,110 @@ Run *lab_load_with(Lab *lab, const char *path, const LabLoadOptions *lo, Err *er
 Run *lab_load(Lab *lab, const char *path, const char *name, Err *err) {
   LabLoadOptions lo = {.name = name};
   return lab_load_with(lab, path, &lo, err);
+}
+
+/* ------------------------------------------------------------- the fitted lens
+** Saved once a fit has completed: its translators as "lens_fit.params" (in
+** the layout of "lens.params"; no momentum, a fit starts its own), its
+** results on the held-out positions as "lens_fit.stats" [6, L+1] float64
+** (rows kl, ce, entropy, acc, agree, contrib), and in the metadata the run
+** step it was fitted at, how the fit went and the fitted lens's own step
+** count (which seeds the batches of the next fit). A file without them
+** loads with no fitted lens. */
+
+static double *stat_row(LensStats *s, int k) {
+  double *rows[FIT_STATS] = {s->kl, s->ce, s->entropy, s->acc, s->agree, s->contrib};
+  return rows[k];
+}
+
+static int add_meta_num(StWriter *w, const char *key, double v, Err *err) {
+  char buf[NUM_TEXT_MAX];
+  return st_writer_meta(w, key, num_format(buf, sizeof buf, v), err);
+}
+
+static int add_fitted(StWriter *w, Run *r, double *stats, Err *err) {
+  RunMetrics *mt = &r->metrics;
+  if (!r->lens_fit || mt->fitted_lens.step < 0) return 0;
+  Lens *ln = lensfit_lens(r->lens_fit);
+  int n = mt->fitted_lens.n;
+  for (int k = 0; k < FIT_STATS; k++) memcpy(stats + (size_t)k * n, stat_row(&mt->fitted_lens, k), n * sizeof *stats);
+  int64_t shape[2] = {FIT_STATS, n};
+  if ((lens_state_size(ln) > 0 && add_f32(w, "lens_fit.params", lens_params(ln), (int64_t)lens_state_size(ln), 0, err) < 0) ||
+      st_writer_add(w, "lens_fit.stats", ST_F64, 2, shape, stats, err) < 0 ||
+      add_meta_long(w, "lens_fit.lens_steps", lens_step(ln), err) < 0 ||
+      add_meta_long(w, "lens_fit.step", mt->fitted_lens.step, err) < 0 ||
+      add_meta_long(w, "lens_fit.steps", mt->fitted.steps, err) < 0 ||
+      add_meta_long(w, "lens_fit.converged", mt->fitted.converged, err) < 0 ||
+      add_meta_long(w, "lens_fit.tokens_per_step", mt->fitted.tokens_per_step, err) < 0 ||
+      add_meta_num(w, "lens_fit.lr", mt->fitted.lr, err) < 0 || add_meta_num(w, "lens_fit.tol", mt->fitted.tol, err) < 0)
+    return -1;
+  return 0;
+}
+
+/* The stats tensor and the metadata come together or not at all (the
+** translators too, unless the model has no translators). */
+static int check_fitted_present(const StFile *f, Err *err) {
+  static const char *const keys[] = {"lens_fit.lens_steps", "lens_fit.step", "lens_fit.steps", "lens_fit.converged",
+                                     "lens_fit.tokens_per_step", "lens_fit.lr", "lens_fit.tol"};
+  int has = st_find(f, "lens_fit.stats") != NULL;
+  if (!has && st_find(f, "lens_fit.params")) return err_set(err, "tensor 'lens_fit.params' without 'lens_fit.stats'");
+  for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+    if (has != (st_meta(f, keys[i]) != NULL))
+      return err_set(err, has ? "metadata lacks '%s'" : "metadata '%s' without tensor 'lens_fit.stats'", keys[i]);
+  return 0;
+}
+
+static int meta_positive(const StFile *f, const char *key, double *out, Err *err) {
+  const char *v = st_meta(f, key);
+  if (!v || num_parse(v, out) < 0 || !(*out > 0))
+    return err_set(err, "metadata '%s' is '%.40s', expected a number > 0", key, v ? v : "(none)");
+  return 0;
+}
+
+/* How the fit went, each counter in its range. */
+static int read_fit_meta(const StFile *f, long step, long *lens_steps, long *at, LensFitInfo *fi, Err *err) {
+  long conv, tokens;
+  if (meta_long(f, "lens_fit.lens_steps", 1, COUNT_MAX, lens_steps, err) < 0 ||
+      meta_long(f, "lens_fit.step", 0, step, at, err) < 0 ||
+      meta_long(f, "lens_fit.steps", 1, *lens_steps, &fi->steps, err) < 0 ||
+      meta_long(f, "lens_fit.converged", 0, 1, &conv, err) < 0 ||
+      meta_long(f, "lens_fit.tokens_per_step", 1, 1L << 30, &tokens, err) < 0 ||
+      meta_positive(f, "lens_fit.lr", &fi->lr, err) < 0 || meta_positive(f, "lens_fit.tol", &fi->tol, err) < 0)
+    return -1;
+  fi->converged = (int)conv;
+  fi->tokens_per_step = (int)tokens;
+  return 0;
+}
+
+/* The per-position results: finite, and the shares in [0, 1]. */
+static int read_fit_stats(const StTensor *t, LensStats *s, Err *err) {
+  int n = (int)t->shape[1];
+  for (int k = 0; k < FIT_STATS; k++) {
+    double *row = stat_row(s, k);
+    memcpy(row, t->data + (size_t)k * n * sizeof *row, (size_t)n * sizeof *row);   /* unaligned in the file */
+    for (int i = 0; i < n; i++)
+      if (!isfinite(row[i]) || ((k == 3 || k == 4) && (row[i] < 0 || row[i] > 1)))
+        return err_set(err, "tensor 'lens_fit.stats': row %d, position %d is %g", k, i, row[i]);
+  }
+  s->n = n;
+  return 0;
+}
+
+static int read_fitted(const StFile *f, Run *r, long step, Err *err) {
+  const StTensor *t = st_find(f, "lens_fit.stats");
+  if (!t) return 0;
+  LensStats s;
+  LensFitInfo fi;
+  long lens_steps, at;
+  memset(&s, 0, sizeof s);
+  if (read_fit_meta(f, step, &lens_steps, &at, &fi, err) < 0 || read_fit_stats(t, &s, err) < 0) return -1;
+  if (!(r->lens_fit = lensfit_new(model_config(r->model), err))) return -1;
+  Lens *ln = lensfit_lens(r->lens_fit);
+  size_t n = lens_state_size(ln);
+  if (n > 0 && read_f32(f, "lens_fit.params", lens_params(ln), n, err) < 0) return -1;
+  lens_set_step(ln, lens_steps);
+  s.step = at;
+  r->metrics.fitted_lens = s;
+  r->metrics.fitted = fi;
+  return 0;
 }

@@ -13,7 +13,7 @@
 #include "../core/rng.h"
 #include "run.h"
 
-static int check_rows(const Run *r, const int32_t *rows, int b, int t, Err *err) {
+int run_check_rows(const Run *r, const int32_t *rows, int b, int t, Err *err) {
   const ModelConfig *c = model_config(r->model);
   if (b < 1 || b > c->batch) return err_set(err, "batch has %d rows; this run takes 1 to %d", b, c->batch);
   if (t < 1 || t > c->ctx) return err_set(err, "rows have %d+1 tokens; this run takes 2 to %d+1", t, c->ctx);
@@ -31,7 +31,7 @@ static double tensor_norm(const float *g, size_t n) {
 }
 
 int run_evaluate(Run *r, const int32_t *rows, int b, int t, EvalResult *out, Err *err) {
-  if (check_rows(r, rows, b, t, err) < 0) return -1;
+  if (run_check_rows(r, rows, b, t, err) < 0) return -1;
   batch_split(rows, b, t, r->inputs, r->targets);
   out->loss = model_forward(r->model, r->inputs, r->targets, b, t);
   model_backward(r->model, &out->grad);
@@ -45,7 +45,7 @@ int run_evaluate(Run *r, const int32_t *rows, int b, int t, EvalResult *out, Err
     /* A fully tied E_out is no parameter of its own. */
     if (c->tie_k == c->dim && strcmp(ti->name, "lm_head.weight") == 0) continue;
     snprintf(r->eval_names[n], sizeof r->eval_names[n], "%s", ti->name);
-    r->eval_norms[n] = tensor_norm(g + ti->offset, ti->numel);
+    r->eval_norms[n] = r->opt.grad_scale * tensor_norm(g + ti->offset, ti->numel);   /* as the clip sees it */
     total += r->eval_norms[n] * r->eval_norms[n];
     n++;
   }

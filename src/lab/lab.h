@@ -19,6 +19,7 @@
 #include "../core/config.h"
 #include "../core/err.h"
 #include "../core/model.h"
+#include "../core/schedule.h"
 #include "align.h"
 #include "history.h"
 
@@ -31,15 +32,19 @@ typedef struct Run Run;
 ** run lives, and help text. Clients set options by name, so a misspelled
 ** key is an error naming it. */
 
-typedef enum SettingType { SET_INT, SET_NUMBER, SET_STRING, SET_TIE, SET_SEED } SettingType;
+typedef enum SettingType { SET_INT, SET_NUMBER, SET_STRING, SET_TIE, SET_SEED, SET_BOOL } SettingType;
+
+/* Bounds of a range that are themselves refused: beta1 in [0, 1). */
+enum { OPEN_MIN = 1, OPEN_MAX = 2 };
 
 typedef struct Setting {
   const char *name;
   SettingType type;
   double min, max;       /* numbers and ints */
-  const char *deflt;     /* as text */
+  const char *deflt;     /* as text; booleans "true" / "false" */
   int live;              /* may change with run_set after creation */
   const char *help;
+  unsigned open;         /* OPEN_MIN | OPEN_MAX, or 0: both bounds allowed */
 } Setting;
 
 typedef struct RunOptions {
@@ -58,6 +63,14 @@ typedef struct RunOptions {
   char partner[64];           /* name of the untied run to align with ("" = auto) */
   TieMerge tie_merge;         /* which matrix survives when tying */
   int threads;
+  /* the optimizer and its schedule (core/schedule.h, OptimConfig) */
+  int warmup, decay_steps, emb_warmup;   /* in steps */
+  ScheduleKind schedule;
+  double lr_min, eps, beta1, beta2, weight_decay, momentum, clip, grad_scale, emb_lr_scale;
+  int decay_all, nesterov;
+  OptimKind optimizer;
+  int recipe;                 /* 0: none, 1: olmo */
+  uint64_t given;             /* bit i: setting i of lab_settings was set explicitly */
 } RunOptions;
 
 const Setting *lab_settings(int *n);
@@ -72,6 +85,15 @@ void run_options_default(RunOptions *o);
 ** given on its own. */
 int run_options_set_text(RunOptions *o, const char *key, const char *value, Err *err);
 int run_options_set_number(RunOptions *o, const char *key, double value, Err *err);
+
+/* The learning-rate schedule and the optimizer the options describe (at
+** the peak rate); the rate of step 'step' (1-based) and the embeddings'
+** factor on it (emb_lr_scale times their own warmup); the optimizer of
+** that one step. */
+Schedule run_options_schedule(const RunOptions *o);
+OptimConfig run_options_optim(const RunOptions *o);
+void run_options_rates(const RunOptions *o, long step, double *lr, double *emb_factor);
+OptimConfig run_options_optim_at(const RunOptions *o, long step);
 
 /* Write option 'key' as text that run_options_set_text accepts back. */
 int run_options_get_text(const RunOptions *o, const char *key, char *buf, size_t cap, Err *err);
@@ -109,6 +131,14 @@ typedef struct AlignStats {
   AlignResult vs_in, vs_out;       /* our shared matrix vs partner's E_in / E_out */
 } AlignStats;
 
+/* How the last post-hoc fit of the tuned lens went (lensfit.h). */
+typedef struct LensFitInfo {
+  long steps;                      /* lens steps it took */
+  int converged;                   /* stopped by its tolerance, not its step limit */
+  double lr, tol;                  /* its starting rate and tolerance */
+  int tokens_per_step;
+} LensFitInfo;
+
 typedef struct RunMetrics {
   long step;
   double loss, val_loss, val_ppl;  /* val_* NaN until first evaluated */
@@ -120,10 +150,16 @@ typedef struct RunMetrics {
   double drift_in, drift_out;      /* mean row cosine to step 0 */
   double normfreq_in, normfreq_out; /* correlation of row norm with log token frequency */
   int tie_k, dim;
-  double in_scale, out_scale, lr;
+  double in_scale, out_scale;
+  double lr, emb_lr;               /* rates of the last step taken (before any: of step 1) */
   int paused;
   LensStats lens, logit_lens;
   AlignStats align;
+  /* ---- the fitted lens (lensfit.h): the last post-hoc fit, on the same
+  ** held-out positions as 'lens'; fitted_lens.step is the run step it was
+  ** fitted at, -1 before any fit. */
+  LensStats fitted_lens;
+  LensFitInfo fitted;
 } RunMetrics;
 
 /* ---------------------------------------------------------------- the lab */
@@ -177,9 +213,23 @@ int run_step(Run *r, Err *err);
 int run_measure(Run *r, Err *err);
 int run_set_paused(Run *r, int paused);
 /* Change a live setting by name (tie, in_scale, out_scale, lr, lens_every,
-** eval_every, align_every, tie_merge); recorded as an event in the history. */
+** eval_every, align_every, tie_merge, the optimizer's settings and its
+** schedule but optimizer and recipe); recorded as an event in the history. */
 int run_set_text(Run *r, const char *key, const char *value, Err *err);
 int run_set_number(Run *r, const char *key, double value, Err *err);
+/* Several live settings at once: 'next' is the run's options with the 'n'
+** 'keys' changed; the whole set is checked before anything changes (so
+** schedule and decay_steps can change together), each key an event. */
+int run_set_options(Run *r, const RunOptions *next, const char *const *keys, int n, Err *err);
+
+/* One training step on explicit rows [b, t+1] (b <= B, t <= T, checked as
+** run_evaluate checks them) with the run's schedule, scales and clip; the
+** step count advances and the instruments due run, as after run_step. */
+int run_train_on(Run *r, const int32_t *rows, int b, int t, Err *err);
+
+/* The rows [B, T+1] that training step 'step' (1-based: the update that
+** makes the step count 'step') trains on, into 'rows'. */
+int run_batch(Run *r, long step, int32_t *rows, Err *err);
 
 /* Loss and gradients on explicit rows [b, t+1] without updating weights. */
 typedef struct EvalResult {
@@ -196,8 +246,9 @@ int run_evaluate(Run *r, const int32_t *rows, int b, int t, EvalResult *out, Err
 int run_sample(Run *r, const char *prompt, int n, double temp, uint64_t seed, char *out,
                size_t cap, Err *err);
 
-/* Checkpoints (safetensors): model, moments, lens translators, tokenizer,
-** history, settings. 'lab_load' also takes a weights-only nanoGPT file.
+/* Checkpoints (safetensors): model, moments, lens translators (online and
+** fitted), tokenizer, history, settings. 'lab_load' also takes a
+** weights-only nanoGPT file.
 **
 ** run_save replaces 'path' only when it is missing or a regular file (a
 ** symbolic link to a regular file is followed: its target is replaced),
@@ -208,9 +259,10 @@ int run_sample(Run *r, const char *prompt, int n, double temp, uint64_t seed, ch
 ** before anything is allocated, every float must be finite and second
 ** moments >= 0, metadata parses strictly and must agree with itself. Every
 ** refusal is one line that starts with 'path'. Tensors outside the model,
-** "optim.", "lens.", "drift.", "tokenizer." and "history" namespaces are
-** ignored (later versions may add some); one inside them that this version
-** does not expect is refused. */
+** "optim.", "lens.", "lens_fit.", "drift.", "tokenizer." and "history"
+** namespaces are ignored (later versions may add some); one inside them
+** that this version does not expect is refused. A checkpoint without
+** "lens_fit." tensors loads with no fitted lens. */
 int run_save(Run *r, const char *path, Err *err);
 Run *lab_load(Lab *lab, const char *path, const char *name, Err *err);
 

@@ -15,10 +15,15 @@
 **    the default lr_scale 1 (the package undoes torch's effective 1/(1-mu)
 **    scaling of the step, after which it found a unit lr_scale best).
 ** It departs in:
-**  - training online, for the life of a run, on a few hundred positions of
-**    whichever steps it sees, where the package trains offline for 250 steps
-**    of 2^18 tokens with the rate decaying linearly to zero; an online lens
-**    has no end to decay towards, so the rate stays constant;
+**  - the online lens (run.c) trains for the life of a run, on a few hundred
+**    positions of whichever steps it sees, where the package trains post
+**    hoc for 250 steps of 2^18 tokens with the rate decaying linearly to
+**    zero; an online lens has no end to decay towards, so its rate stays
+**    constant, and it trails the model. The fitted lens (lensfit.c) is the
+**    package's post-hoc fit on the frozen model: 250 steps decaying to zero
+**    by default, but of 1024 tokens rather than 2^18, at a starting rate of
+**    1.0 rather than 0.1 to make up for it, stopping early once converged,
+**    and keeping each translator's best point on held-out positions;
 **  - float32 throughout, where the package runs under bfloat16 autocast;
 **  - no re-centring of the translators after each step, as in current
 **    package versions (older ones called normalize_ after every step).
@@ -47,8 +52,11 @@ struct Lens {
   size_t per;                /* floats per translator: d*d + d */
   size_t n_floats;           /* layers * per */
   float lr;
+  int threads;               /* BLAS threads for the lens's own products */
   long step;
   double last_loss;
+  double acc_kl;             /* KL (nats) gathered since lens_grad_zero */
+  long acc_n;                /* positions gathered since lens_grad_zero */
   float *params, *grads, *mom;          /* n_floats each */
   /* scratch, sized in lens_new */
   int *order;                /* [B*T] positions, the sample first */
@@ -100,6 +108,7 @@ Lens *lens_new(const ModelConfig *c, Err *err) {
   ln->per = (size_t)d * d + d;
   ln->n_floats = lens_state_floats(c);
   ln->lr = LENS_DEFAULT_LR;
+  ln->threads = 1;
   ln->last_loss = NAN;
 
   size_t ch = (size_t)ln->chunk;
@@ -163,6 +172,18 @@ static int check_tokens(const int32_t *tok, int n, int V, const char *what, Err 
       return err_set(err, "lens: %s[%d] = %d is outside the vocabulary 0..%d", what, i,
                      (int)tok[i], V - 1);
   return 0;
+}
+
+/* The lens's own products run on 'threads' BLAS threads; the model's
+** forward, which has its own pool, runs outside these brackets. */
+static int blas_threads_begin(const Lens *ln) {
+  int before = openblas_get_num_threads();
+  if (ln->threads != before) openblas_set_num_threads(ln->threads);
+  return before;
+}
+
+static void blas_threads_end(const Lens *ln, int before) {
+  if (ln->threads != before) openblas_set_num_threads(before);
 }
 
 /* Rows 'pos' of 'src' [*,d] into 'dst' [n,d]. */
@@ -273,15 +294,54 @@ static double grad_norm(const Lens *ln) {
 /* Clip the global norm as torch's clip_grad_norm_ does, then one step of
 ** torch's SGD with weight decay and Nesterov momentum. The gradient buffer
 ** is left as computed. */
-static void sgd_step(Lens *ln, double norm) {
+static void sgd_step(Lens *ln, double norm, float lr) {
   double coef = LENS_CLIP / (norm + 1e-6);
   float scale = coef < 1.0 ? (float)coef : 1.0f;
-  const float mu = LENS_MOMENTUM, wd = LENS_WEIGHT_DECAY, lr = ln->lr;
+  const float mu = LENS_MOMENTUM, wd = LENS_WEIGHT_DECAY;
   for (size_t i = 0; i < ln->n_floats; i++) {
     float g = ln->grads[i] * scale + wd * ln->params[i];
     ln->mom[i] = mu * ln->mom[i] + g;
     ln->params[i] -= lr * (g + mu * ln->mom[i]);
   }
+}
+
+/* Training in parts: one step's gradient may gather positions from many
+** forwards (a fit over more positions than one batch holds). */
+void lens_grad_zero(Lens *ln) {
+  memset(ln->grads, 0, ln->n_floats * sizeof *ln->grads);
+  ln->acc_kl = 0;
+  ln->acc_n = 0;
+}
+
+int lens_grad_add(Lens *ln, Model *m, int b, int t, int n_positions, int n_total, uint64_t seed,
+                  Err *err) {
+  if (check_shape(ln, m, b, t, err) < 0) return -1;
+  if (n_positions < 1 || n_total < 1)
+    return err_set(err, "lens: n_positions and n_total must be at least 1, got %d and %d",
+                   n_positions, n_total);
+  if (ln->layers == 0) return 0;
+  int bt = b * t, n = n_positions < bt ? n_positions : bt;
+  sample_positions(ln, bt, n, seed);
+  int before = blas_threads_begin(ln);
+  for (int r0 = 0; r0 < n; r0 += ln->chunk) {
+    int rows = n - r0 < ln->chunk ? n - r0 : ln->chunk;
+    ln->acc_kl += train_rows(ln, m, ln->order + r0, rows, n_total);
+  }
+  blas_threads_end(ln, before);
+  ln->acc_n += n;
+  return 0;
+}
+
+int lens_update(Lens *ln, float lr, Err *err) {
+  if (ln->layers == 0) return 0;
+  if (ln->acc_n > 0) ln->last_loss = ln->acc_kl / ((double)ln->acc_n * ln->layers * LENS_LN2);
+  double norm = grad_norm(ln);
+  /* A non-finite gradient would stay in the momentum for good: skip it. */
+  if (!isfinite(norm))
+    return err_set(err, "lens: gradient not finite at lens step %ld; update skipped", ln->step);
+  sgd_step(ln, norm, lr);
+  ln->step++;
+  return 0;
 }
 
 int lens_train(Lens *ln, Model *m, int b, int t, int n_positions, uint64_t seed, Err *err) {
@@ -290,21 +350,9 @@ int lens_train(Lens *ln, Model *m, int b, int t, int n_positions, uint64_t seed,
     return err_set(err, "lens: n_positions must be at least 1, got %d", n_positions);
   if (ln->layers == 0) return 0;
   int bt = b * t, n = n_positions < bt ? n_positions : bt;
-  sample_positions(ln, bt, n, seed);
-  memset(ln->grads, 0, ln->n_floats * sizeof *ln->grads);
-  double kl = 0;
-  for (int r0 = 0; r0 < n; r0 += ln->chunk) {
-    int rows = n - r0 < ln->chunk ? n - r0 : ln->chunk;
-    kl += train_rows(ln, m, ln->order + r0, rows, n);
-  }
-  ln->last_loss = kl / ((double)n * ln->layers * LENS_LN2);
-  double norm = grad_norm(ln);
-  /* A non-finite gradient would stay in the momentum for good: skip it. */
-  if (!isfinite(norm))
-    return err_set(err, "lens: gradient not finite at lens step %ld; update skipped", ln->step);
-  sgd_step(ln, norm);
-  ln->step++;
-  return 0;
+  lens_grad_zero(ln);
+  if (lens_grad_add(ln, m, b, t, n, n, seed, err) < 0) return -1;
+  return lens_update(ln, ln->lr, err);
 }
 
 /* ------------------------------------------------------------ evaluation */
@@ -340,12 +388,14 @@ static void eval_rows(Lens *ln, const Model *m, int r0, int n, const int32_t *ta
   /* Position L has no translator, in either lens: its distribution is the
   ** final one, the same numbers from the same code, so its KL is exactly 0. */
   tally_rows(ln, ln->final, n, targets, tuned, L);
-  tally_rows(ln, ln->final, n, targets, logit, L);
+  if (logit) tally_rows(ln, ln->final, n, targets, logit, L);
   for (int l = 0; l < L; l++) {
     const float *h = model_residual(m, l) + (size_t)r0 * d;
-    model_readout(m, h, n, ln->logits, ln->rscratch);
-    log_softmax_rows(ln->logits, n, V, NULL);
-    tally_rows(ln, ln->logits, n, targets, logit, l);
+    if (logit) {
+      model_readout(m, h, n, ln->logits, ln->rscratch);
+      log_softmax_rows(ln->logits, n, V, NULL);
+      tally_rows(ln, ln->logits, n, targets, logit, l);
+    }
     translate(ln, l, h, n, ln->hp);
     model_readout(m, ln->hp, n, ln->logits, ln->rscratch);
     log_softmax_rows(ln->logits, n, V, NULL);
@@ -379,13 +429,15 @@ int lens_eval(Lens *ln, Model *m, const int32_t *inputs, const int32_t *targets,
   if (check_tokens(targets, bt, ln->vocab, "targets", err) < 0) return -1;
   model_forward(m, inputs, NULL, b, t);
   stats_clear(tuned, L + 1, step);
-  stats_clear(logit, L + 1, step);
+  if (logit) stats_clear(logit, L + 1, step);
+  int before = blas_threads_begin(ln);
   for (int r0 = 0; r0 < bt; r0 += ln->chunk) {
     int rows = bt - r0 < ln->chunk ? bt - r0 : ln->chunk;
     eval_rows(ln, m, r0, rows, targets + r0, tuned, logit);
   }
+  blas_threads_end(ln, before);
   stats_finish(tuned, bt);
-  stats_finish(logit, bt);
+  if (logit) stats_finish(logit, bt);
   return 0;
 }
 
@@ -406,3 +458,17 @@ float *lens_momentum(Lens *ln) { return ln->mom; }
 const float *lens_grads(const Lens *ln) { return ln->grads; }
 long lens_step(const Lens *ln) { return ln->step; }
 void lens_set_step(Lens *ln, long step) { ln->step = step; }
+
+/* ------------------------------------------------------------ between lenses */
+
+int lens_copy_translators(Lens *dst, const Lens *src, Err *err) {
+  if (dst->n_floats != src->n_floats || dst->dim != src->dim)
+    return err_set(err, "lens: cannot copy %d translators of %dx%d into %d of %dx%d", src->layers,
+                   src->dim, src->dim, dst->layers, dst->dim, dst->dim);
+  memcpy(dst->params, src->params, src->n_floats * sizeof *dst->params);
+  return 0;
+}
+
+void lens_clear_momentum(Lens *ln) { memset(ln->mom, 0, ln->n_floats * sizeof *ln->mom); }
+
+void lens_set_threads(Lens *ln, int threads) { ln->threads = threads < 1 ? 1 : threads; }

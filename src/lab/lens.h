@@ -14,6 +14,9 @@
 ** forward (detached), a sample of positions at a time: loss = sum over
 ** translators of KL(p_final || q_lens), averaged over positions; SGD with
 ** Nesterov momentum 0.9, weight decay 1e-3, global clip 1.0.
+** A run's online lens trains this way as the run trains; its fitted lens
+** (lensfit.h) is a second Lens trained post hoc on the frozen model with
+** the same step, gathered over several forwards (lens_grad_add).
 **
 ** Memory: parameters, their gradient and the momentum each live in one
 ** contiguous buffer of 'lens_state_size' floats, translator i at offset
@@ -54,7 +57,8 @@ int lens_train(Lens *ln, Model *m, int b, int t, int n_positions, uint64_t seed,
 
 /* Forward 'm' on 'inputs' [b,t] and measure both lenses at every position
 ** 0..L against 'targets' [b,t] (the next tokens), averaged over all b*t
-** positions, into 'tuned' and 'logit' (each stamped with 'step'). */
+** positions, into 'tuned' and 'logit' (each stamped with 'step'; 'logit'
+** may be NULL: the tuned lens alone). */
 int lens_eval(Lens *ln, Model *m, const int32_t *inputs, const int32_t *targets, int b, int t,
               long step, LensStats *tuned, LensStats *logit, Err *err);
 
@@ -84,5 +88,30 @@ float *lens_momentum(Lens *ln);
 const float *lens_grads(const Lens *ln);
 long lens_step(const Lens *ln);
 void lens_set_step(Lens *ln, long step);
+
+/* ---- training in parts and between lenses (a post-hoc fit, lensfit.c)
+** lens_train is lens_grad_zero, one lens_grad_add and lens_update at the
+** lens's own rate. A step over more positions than one forward holds
+** gathers them from several forwards, each adding its share. */
+
+/* Clear the gradient and the loss gathered for the next update. */
+void lens_grad_zero(Lens *ln);
+/* Add the gradient of 'n_positions' of the b*t positions of the last
+** forward of 'm' (drawn from 'seed'; all of them when >= b*t), each
+** weighing 1/'n_total' of the step's mean loss. */
+int lens_grad_add(Lens *ln, Model *m, int b, int t, int n_positions, int n_total, uint64_t seed,
+                  Err *err);
+/* Clip, weight decay and Nesterov SGD at rate 'lr' on what was gathered;
+** lens_last_loss becomes its mean KL. -1, no update, when the gradient is
+** not finite. */
+int lens_update(Lens *ln, float lr, Err *err);
+/* The translators of 'src' into 'dst' (of the same shape); the momentum
+** and the step count of 'dst' are left alone. */
+int lens_copy_translators(Lens *dst, const Lens *src, Err *err);
+void lens_clear_momentum(Lens *ln);
+/* BLAS threads for the lens's own products (1 unless set: during a
+** training step the model's pool has the cores; the model's forward
+** inside lens_eval keeps to its pool whatever this says). */
+void lens_set_threads(Lens *ln, int threads);
 
 #endif

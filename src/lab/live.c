@@ -1,7 +1,7 @@
 /*
-** live.c -- changing a run while it lives: tie mode, scales, learning rate
-** and instrument intervals, each recorded as an event in the run's history
-** so that every graph can mark it.
+** live.c -- changing a run while it lives: tie mode, scales, the optimizer's
+** settings and its schedule, and instrument intervals, each recorded as an
+** event in the run's history so that every graph can mark it.
 */
 #include <string.h>
 
@@ -13,16 +13,18 @@ static int apply_tie(Run *r, const RunOptions *next, Err *err) {
   return model_set_tie(r->model, next->model.tie_k, next->tie_merge, err);
 }
 
-/* After 'next' has been validated, make the run match it. */
-static int apply(Run *r, const RunOptions *next, const char *key, Err *err) {
-  if (strcmp(key, "tie") == 0 && apply_tie(r, next, err) < 0) return -1;
-  r->opt = *next;
-  r->optim.lr = (float)next->lr;
+/* After 'next' has been validated, make the run match it; each of the
+** 'n' keys changed is an event. */
+static int apply(Run *r, const RunOptions *next, const char *const *keys, int n, Err *err) {
+  if (apply_tie(r, next, err) < 0) return -1;
+  r->opt = *next;   /* each step's optimizer follows from the options */
   run_refresh_metrics(r);
-  char value[64], text[96];
-  if (run_options_get_text(next, key, value, sizeof value, err) < 0) return -1;
-  snprintf(text, sizeof text, "%s=%s", key, value);
-  history_event(r->hist, r->metrics.step, text);
+  for (int i = 0; i < n; i++) {
+    char value[64], text[96];
+    if (run_options_get_text(next, keys[i], value, sizeof value, err) < 0) return -1;
+    snprintf(text, sizeof text, "%s=%s", keys[i], value);
+    history_event(r->hist, r->metrics.step, text);
+  }
   r->dirty = 1;
   return 0;
 }
@@ -39,7 +41,7 @@ int run_set_text(Run *r, const char *key, const char *value, Err *err) {
   RunOptions next = r->opt;
   if (run_options_set_text(&next, key, value, err) < 0) return -1;
   if (run_options_check(&next, err) < 0) return -1;
-  return apply(r, &next, key, err);
+  return apply(r, &next, &key, 1, err);
 }
 
 int run_set_number(Run *r, const char *key, double value, Err *err) {
@@ -47,5 +49,12 @@ int run_set_number(Run *r, const char *key, double value, Err *err) {
   RunOptions next = r->opt;
   if (run_options_set_number(&next, key, value, err) < 0) return -1;
   if (run_options_check(&next, err) < 0) return -1;
-  return apply(r, &next, key, err);
+  return apply(r, &next, &key, 1, err);
+}
+
+int run_set_options(Run *r, const RunOptions *next, const char *const *keys, int n, Err *err) {
+  for (int i = 0; i < n; i++)
+    if (check_live(keys[i], err) < 0) return -1;
+  if (run_options_check(next, err) < 0) return -1;
+  return apply(r, next, keys, n, err);
 }

@@ -3,8 +3,9 @@
 ** its lenses and its history, and the training step with every instrument
 ** that rides on it.
 **
-** The step order: draw batch 'step' of the data seed, forward, refuse a
-** non-finite loss before anything is updated, backward, scales, clip, AdamW;
+** The step order: draw batch 'step' of the data seed (or take the rows a
+** script gives), forward, refuse a non-finite loss before anything is
+** updated, backward, scales, clip, the optimizer at the scheduled rate;
 ** then the instruments that are due (lens training, validation, lens
 ** evaluation, drift). The training step allocates nothing: its buffers come
 ** from run_create. An instrument allocates once, on first use (a history
@@ -106,9 +107,9 @@ void lab_data_release(Lab *lab, SharedData *d) {
 ** alignment), the history and the batch rows. The corpus is the lab's,
 ** shared by the runs that read it: see lab_check_memory. */
 
-/* Series a run records: 23 of its own and 4 per layer position for each
+/* Series a run records: 25 of its own and 4 per layer position for each
 ** of the tuned and the logit lens. */
-static int run_series(const ModelConfig *c) { return 23 + 8 * (c->layers + 1); }
+static int run_series(const ModelConfig *c) { return 25 + 8 * (c->layers + 1); }
 
 /* The alignment workspace a run of these options may make. */
 static size_t align_planned(const RunOptions *o) {
@@ -124,13 +125,15 @@ size_t run_memory_bytes(const RunOptions *o) {
   size_t own = sizeof(Run) + 2 * vd * sizeof(float) + (bt + (size_t)c->batch + 2 * bt) * sizeof(int32_t) +
                (size_t)(2 * c->layers + 16) * (64 + sizeof(double));   /* the per-tensor evaluation arrays */
   return model_memory_bytes(c) + own + lens_memory_bytes(c) + align_planned(o) +
-         history_memory_bytes(HISTORY_DEFAULT_CAP, run_series(c));
+         history_memory_bytes(HISTORY_DEFAULT_CAP, run_series(c)) + lensfit_memory_bytes(c);
 }
 
-/* What the run may still allocate: an alignment workspace not yet made. */
+/* What the run may still allocate: an alignment workspace not yet made,
+** the fitted lens before the first fit. */
 size_t run_memory_pending(const Run *r) {
   size_t planned = align_planned(&r->opt), held = align_work_bytes(r->align_work);
-  return planned > held ? planned - held : 0;
+  size_t fit = r->lens_fit ? 0 : lensfit_memory_bytes(model_config(r->model));
+  return (planned > held ? planned - held : 0) + fit;
 }
 
 /* Bytes the lab's copy of a corpus takes: the text while it is tokenized,
@@ -198,7 +201,8 @@ static void metrics_reset(RunMetrics *mt) {
   mt->tokens_per_s = mt->drift_in = mt->drift_out = NAN;
   mt->normfreq_in = mt->normfreq_out = NAN;
   mt->val_step = -1;
-  mt->lens.step = mt->logit_lens.step = -1;
+  mt->lens.step = mt->logit_lens.step = mt->fitted_lens.step = -1;
+  mt->fitted.lr = mt->fitted.tol = NAN;
   mt->align.step = -1;
 }
 
@@ -213,8 +217,6 @@ Run *run_create(Lab *lab, const RunOptions *o, Model *model, Err *err) {
   r->lab = lab;
   r->opt = *o;
   r->model = model;
-  r->optim = optim_default();
-  r->optim.lr = (float)o->lr;
   metrics_reset(&r->metrics);
   if (run_alloc_buffers(r, err) < 0) goto fail;
   if (!(r->lens = lens_new(model_config(model), err))) goto fail;
@@ -240,6 +242,7 @@ void run_destroy(Run *r) {
   if (r->data) lab_data_release(r->lab, r->data);
   model_free(r->model);
   lens_free(r->lens);
+  lensfit_free(r->lens_fit);
   history_free(r->hist);
   align_work_free(r->align_work);
   free(r->rows);
@@ -267,6 +270,14 @@ int run_set_paused(Run *r, int paused) {
   return 0;
 }
 
+/* The rates of the last step taken, or of the next one before any, as
+** the schedule gives them (the step uses them rounded to float). */
+static void set_rates(RunMetrics *mt, const RunOptions *o) {
+  double emb_factor;
+  run_options_rates(o, mt->step > 0 ? mt->step : 1, &mt->lr, &emb_factor);
+  mt->emb_lr = mt->lr * emb_factor;
+}
+
 /* The fields of the metrics that follow from the settings, not the step. */
 void run_refresh_metrics(Run *r) {
   RunMetrics *mt = &r->metrics;
@@ -275,9 +286,9 @@ void run_refresh_metrics(Run *r) {
   mt->dim = c->dim;
   mt->in_scale = r->opt.in_scale;
   mt->out_scale = r->opt.out_scale;
-  mt->lr = r->opt.lr;
+  set_rates(mt, &r->opt);
   mt->paused = r->paused;
-  mt->lens.n = mt->logit_lens.n = c->layers + 1;
+  mt->lens.n = mt->logit_lens.n = mt->fitted_lens.n = c->layers + 1;
 }
 
 /* ------------------------------------------------------------ the step */
@@ -312,24 +323,30 @@ static void record_grad(Run *r, const GradStats *gs, long step) {
     history_push(r->hist, series[i].name, step, *(const double *)((const char *)mt + series[i].offset));
 }
 
-/* Forward, backward, scales, clip, update: stops before touching the
-** weights when the loss or the gradient is not finite. */
-static int train_once(Run *r, double *loss_out, GradStats *gs, Err *err) {
+/* The rows of training step 'step' (1-based) of this run's data seed. */
+static void run_batch_rows(const Run *r, long step, int32_t *rows) {
   const ModelConfig *c = model_config(r->model);
+  dataset_train_batch(&r->data->ds, r->opt.data_seed, (uint64_t)(step - 1), c->batch, c->ctx, rows);
+}
+
+/* Forward, backward, scales, clip, update on the 'b' rows of t+1 tokens in
+** r->rows: stops before touching the weights when the loss or the gradient
+** is not finite. The rates are those the schedule gives the next step. */
+static int train_rows(Run *r, int b, int t, double *loss_out, GradStats *gs, Err *err) {
   long step = r->metrics.step;
-  dataset_train_batch(&r->data->ds, r->opt.data_seed, (uint64_t)step, c->batch, c->ctx, r->rows);
-  batch_split(r->rows, c->batch, c->ctx, r->inputs, r->targets);
-  float loss = model_forward(r->model, r->inputs, r->targets, c->batch, c->ctx);
+  batch_split(r->rows, b, t, r->inputs, r->targets);
+  float loss = model_forward(r->model, r->inputs, r->targets, b, t);
   if (!isfinite(loss))
     return err_set(err, "run '%s': loss is %s at step %ld; run paused, weights kept from step %ld",
                    r->opt.name, isnan(loss) ? "NaN" : "infinite", step + 1, step);
   model_backward(r->model, gs);
   model_combine(r->model, (float)r->opt.in_scale, (float)r->opt.out_scale);
-  gs->total_norm = model_clip(r->model, r->optim.clip);
+  OptimConfig oc = run_options_optim_at(&r->opt, step + 1);
+  gs->total_norm = model_clip_scaled(r->model, oc.grad_scale, oc.clip);
   if (!isfinite(gs->total_norm))
     return err_set(err, "run '%s': gradient is not finite at step %ld; run paused, weights kept",
                    r->opt.name, step + 1);
-  model_adamw(r->model, &r->optim);
+  model_update(r->model, &oc);
   *loss_out = loss;
   return 0;
 }
@@ -359,15 +376,21 @@ static void push_lens_series(Run *r, const char *prefix, const LensStats *ls) {
   }
 }
 
-static void evaluate_lenses(Run *r) {
+int run_lens_heldout(Run *r) {
   const ModelConfig *c = model_config(r->model);
-  Err err;
   /* About 512 held-out positions: the per-layer means are steady to a few
   ** hundredths of a bit there, and more would cost the training step. */
   int rows = LENS_EVAL_POSITIONS / c->ctx;
   rows = rows < 1 ? 1 : rows > c->batch ? c->batch : rows;
   dataset_val_batch(&r->data->ds, 0, RUN_VAL_BATCHES, rows, c->ctx, r->rows);
   batch_split(r->rows, rows, c->ctx, r->inputs, r->targets);
+  return rows;
+}
+
+static void evaluate_lenses(Run *r) {
+  const ModelConfig *c = model_config(r->model);
+  Err err;
+  int rows = run_lens_heldout(r);
   RunMetrics *mt = &r->metrics;
   if (lens_eval(r->lens, r->model, r->inputs, r->targets, rows, c->ctx, mt->step, &mt->lens,
                 &mt->logit_lens, &err) == 0) {
@@ -448,29 +471,27 @@ int run_measure(Run *r, Err *err) {
 
 static int due(long step, int every) { return every > 0 && step % every == 0; }
 
-static void run_instruments(Run *r) {
+/* The instruments due after a step on 'b' rows of 't' tokens. */
+static void run_instruments(Run *r, int b, int t) {
   RunMetrics *mt = &r->metrics;
-  const ModelConfig *c = model_config(r->model);
   Err err;
   /* The lens learns from this step's forward, so it runs before anything
   ** else overwrites the activations. */
   if (due(mt->step, r->opt.lens_every))
-    lens_train(r->lens, r->model, c->batch, c->ctx, LENS_POSITIONS,
+    lens_train(r->lens, r->model, b, t, LENS_POSITIONS,
                rng_mix(r->opt.data_seed ^ 0x6c656e73ULL, (uint64_t)mt->step), &err);
   /* Step 1 too, so that graphs start at the beginning; 0 turns it off. */
-  if (r->opt.eval_every > 0 && (due(mt->step, r->opt.eval_every) || mt->step == 1)) measure_all(r);
+  if (r->data && r->opt.eval_every > 0 && (due(mt->step, r->opt.eval_every) || mt->step == 1)) measure_all(r);
 }
 
-/* The training step and the instruments of this run; tokens/s counts the
-** training step alone, so that instruments never read as a slower model. */
-int run_step_alone(Run *r, Err *err) {
-  if (!r->data)
-    return err_set(err, "run '%s' has no training data: a vocabulary of %d is below the 256 byte ids",
-                   r->opt.name, model_config(r->model)->vocab);
+/* One training step on the 'b' rows of t+1 tokens in r->rows and the
+** instruments due; tokens/s counts the training step alone, so that
+** instruments never read as a slower model. */
+static int step_on_rows(Run *r, int b, int t, Err *err) {
   double t0 = clock_seconds(), loss = 0;
   GradStats gs;
   memset(&gs, 0, sizeof gs);
-  if (train_once(r, &loss, &gs, err) < 0) {
+  if (train_rows(r, b, t, &loss, &gs, err) < 0) {
     run_set_paused(r, 1);
     history_event(r->hist, r->metrics.step, "paused: loss not finite");
     return -1;
@@ -481,17 +502,43 @@ int run_step_alone(Run *r, Err *err) {
   mt->loss = loss;
   history_push(r->hist, "loss", mt->step, loss);
   record_grad(r, &gs, mt->step);
+  set_rates(mt, &r->opt);
+  history_push(r->hist, "lr", mt->step, mt->lr);
+  history_push(r->hist, "emb_lr", mt->step, mt->emb_lr);
   r->step_seconds_ema = r->step_seconds_ema > 0 ? 0.9 * r->step_seconds_ema + 0.1 * dt : dt;
-  const ModelConfig *c = model_config(r->model);
-  mt->tokens_per_s = (double)c->batch * c->ctx / r->step_seconds_ema;
+  mt->tokens_per_s = (double)b * t / r->step_seconds_ema;
   history_push(r->hist, "tokens_per_s", mt->step, mt->tokens_per_s);
-  run_instruments(r);
+  run_instruments(r, b, t);
   r->dirty = 1;
   return 0;
+}
+
+int run_step_alone(Run *r, Err *err) {
+  if (!r->data)
+    return err_set(err, "run '%s' has no training data: a vocabulary of %d is below the 256 byte ids",
+                   r->opt.name, model_config(r->model)->vocab);
+  const ModelConfig *c = model_config(r->model);
+  run_batch_rows(r, r->metrics.step + 1, r->rows);
+  return step_on_rows(r, c->batch, c->ctx, err);
 }
 
 int run_step(Run *r, Err *err) {
   if (run_step_alone(r, err) < 0) return -1;
   lab_align_if_due(r->lab, r);
+  return 0;
+}
+
+int run_train_on(Run *r, const int32_t *rows, int b, int t, Err *err) {
+  if (run_check_rows(r, rows, b, t, err) < 0) return -1;
+  memcpy(r->rows, rows, sizeof *rows * (size_t)b * (size_t)(t + 1));
+  if (step_on_rows(r, b, t, err) < 0) return -1;
+  lab_align_if_due(r->lab, r);
+  return 0;
+}
+
+int run_batch(Run *r, long step, int32_t *rows, Err *err) {
+  if (!r->data) return err_set(err, "run '%s' has no training data to draw batches from", r->opt.name);
+  if (step < 1) return err_set(err, "step %ld: training steps count from 1", step);
+  run_batch_rows(r, step, rows);
   return 0;
 }

@@ -8,6 +8,7 @@
 #include "../core/data.h"
 #include "lab.h"
 #include "lens.h"
+#include "lensfit.h"
 
 /* A tokenized corpus shared by every run that names the same text and
 ** vocabulary size, so that their batches and tokenizers are identical. */
@@ -24,13 +25,13 @@ typedef struct SharedData {
 struct Run {
   int id;
   Lab *lab;
-  RunOptions opt;
+  RunOptions opt;                /* each step's optimizer follows: run_options_optim_at */
   Model *model;
   SharedData *data;
-  Lens *lens;
+  Lens *lens;                    /* the online lens */
+  LensFit *lens_fit;             /* the fitted lens: NULL before the first fit */
   History *hist;
   RunMetrics metrics;
-  OptimConfig optim;
   int paused;
   int dirty;                     /* changed since the last save */
 
@@ -63,9 +64,16 @@ void run_destroy(Run *r);
 void run_refresh_metrics(Run *r);
 SharedData *lab_data_acquire(Lab *lab, const RunOptions *o, Err *err);
 size_t run_memory_pending(const Run *r);
+/* The fixed held-out lens positions into r->inputs, r->targets: returns
+** the rows (of ctx positions each). */
+int run_lens_heldout(Run *r);
 size_t data_memory_bytes(const RunOptions *o);
 int lab_shares_data(const Lab *lab, const RunOptions *o);
 void lab_data_release(Lab *lab, SharedData *d);
+
+/* inspect.c: rows [b, t+1] of token ids this run can take, or an error
+** naming the first that it cannot. */
+int run_check_rows(const Run *r, const int32_t *rows, int b, int t, Err *err);
 
 /* lab.c: take a created run into the lab (giving it an id), or destroy it
 ** when its name is taken. */

@@ -62,9 +62,10 @@ static int value_of(lua_State *L, int v, const char *fname, const Setting *s, co
   static const char *const want[] = {[SET_INT] = "a number", [SET_NUMBER] = "a number",
                                      [SET_STRING] = "a string",
                                      [SET_TIE] = "'tied', 'untied', a column count or a boolean",
-                                     [SET_SEED] = "a number or a string of digits"};
+                                     [SET_SEED] = "a number or a string of digits",
+                                     [SET_BOOL] = "a boolean"};
   int t = lua_type(L, v);
-  if (t == LUA_TNUMBER && s->type != SET_STRING) {
+  if (t == LUA_TNUMBER && s->type != SET_STRING && s->type != SET_BOOL) {
     *number = lua_tonumber(L, v);
     return 0;
   }
@@ -74,6 +75,10 @@ static int value_of(lua_State *L, int v, const char *fname, const Setting *s, co
   }
   if (t == LUA_TBOOLEAN && s->type == SET_TIE) {
     *text = lua_toboolean(L, v) ? "tied" : "untied";
+    return 1;
+  }
+  if (t == LUA_TBOOLEAN && s->type == SET_BOOL) {
+    *text = lua_toboolean(L, v) ? "true" : "false";
     return 1;
   }
   return luaL_error(L, "%s: '%s' must be %s, got %s", fname, s->name, want[s->type], luaL_typename(L, v));
@@ -127,7 +132,8 @@ int largs_live_pairs(lua_State *L, int idx, const char *fname, LargsPair *out, i
   return count;
 }
 
-/* Every option as a Lua value: numbers for numbers, text for the rest. */
+/* Every option as a Lua value: numbers for numbers, booleans for booleans,
+** text for the rest. */
 void largs_push_options(lua_State *L, const RunOptions *o) {
   int n;
   const Setting *s = lab_settings(&n);
@@ -136,7 +142,8 @@ void largs_push_options(lua_State *L, const RunOptions *o) {
     char buf[1100];
     if (run_options_get_text(o, s[i].name, buf, sizeof buf, NULL) < 0) continue;
     int numeric = s[i].type == SET_INT || s[i].type == SET_NUMBER || (s[i].type == SET_SEED && strlen(buf) < 16);
-    if (!numeric || lua_stringtonumber(L, buf) == 0) lua_pushstring(L, buf);
+    if (s[i].type == SET_BOOL) lua_pushboolean(L, strcmp(buf, "true") == 0);
+    else if (!numeric || lua_stringtonumber(L, buf) == 0) lua_pushstring(L, buf);
     lua_setfield(L, -2, s[i].name);
   }
 }

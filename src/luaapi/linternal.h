@@ -162,6 +162,7 @@ Run *lrun_lock(lua_State *L, int idx, LuaApi *api);
 /* lmetrics.c */
 void lmetrics_push(lua_State *L, const RunMetrics *m, const char *name);
 void lmetrics_push_align(lua_State *L, const AlignStats *a);
+void lmetrics_push_fitted(lua_State *L, const LensStats *s, const LensFitInfo *f);
 int lmetrics_push_history(lua_State *L, const HistBucket *b, int n);
 
 /* largs.c */

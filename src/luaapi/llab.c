@@ -533,7 +533,7 @@ static int llab_unbind(lua_State *L) {
 static int llab_settings(lua_State *L) {
   static const char *const type_names[] = {[SET_INT] = "integer", [SET_NUMBER] = "number",
                                             [SET_STRING] = "string", [SET_TIE] = "tie",
-                                            [SET_SEED] = "seed"};
+                                            [SET_SEED] = "seed", [SET_BOOL] = "boolean"};
   int n;
   const Setting *s = lab_settings(&n);
   lua_createtable(L, n, 0);
@@ -548,6 +548,10 @@ static int llab_settings(lua_State *L) {
       lua_setfield(L, -2, "min");
       lua_pushnumber(L, s[i].max);
       lua_setfield(L, -2, "max");
+      lua_pushboolean(L, (s[i].open & OPEN_MIN) != 0);
+      lua_setfield(L, -2, "min_open");
+      lua_pushboolean(L, (s[i].open & OPEN_MAX) != 0);
+      lua_setfield(L, -2, "max_open");
     }
     lua_pushstring(L, s[i].deflt);
     lua_setfield(L, -2, "default");

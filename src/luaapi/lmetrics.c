@@ -1,8 +1,9 @@
 /*
 ** lmetrics.c -- the lab's numbers as Lua tables: a run's metrics (with the
-** tuned and logit lens per layer position and the last alignment), the
-** result of lab.align, and a history series. Arrays are 1-based: lens
-** position p (0 = after the embeddings) is element p+1.
+** online tuned lens, the logit lens and the fitted lens per layer position,
+** and the last alignment), the result of lab.align, and a history series.
+** Arrays are 1-based: lens position p (0 = after the embeddings) is
+** element p+1.
 */
 #include <stddef.h>
 #include <stdio.h>
@@ -117,6 +118,7 @@ void lmetrics_push(lua_State *L, const RunMetrics *m, const char *name) {
   num(L, "in_scale", m->in_scale);
   num(L, "out_scale", m->out_scale);
   num(L, "lr", m->lr);
+  num(L, "emb_lr", m->emb_lr);
   lua_pushboolean(L, m->paused);
   lua_setfield(L, -2, "paused");
   push_lens(L, &m->lens);
@@ -127,6 +129,21 @@ void lmetrics_push(lua_State *L, const RunMetrics *m, const char *name) {
     lmetrics_push_align(L, &m->align);
     lua_setfield(L, -2, "align");
   }
+  if (m->fitted_lens.step >= 0) {
+    lmetrics_push_fitted(L, &m->fitted_lens, &m->fitted);
+    lua_setfield(L, -2, "fitted_lens");
+  }
+}
+
+/* The fitted lens: a lens table plus how its fit went. */
+void lmetrics_push_fitted(lua_State *L, const LensStats *s, const LensFitInfo *f) {
+  push_lens(L, s);
+  integer(L, "steps", f->steps);
+  lua_pushboolean(L, f->converged);
+  lua_setfield(L, -2, "converged");
+  num(L, "lr", f->lr);
+  num(L, "tol", f->tol);
+  integer(L, "tokens_per_step", f->tokens_per_step);
 }
 
 /* {steps=, values=, min=, max=, n=}: one entry per bucket, at the bucket's

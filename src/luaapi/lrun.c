@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../lab/lensfit.h"
 #include "linternal.h"
 
 typedef struct LRun {
@@ -122,24 +123,23 @@ static int lrun_set(lua_State *L) {
   int n = largs_live_pairs(L, 2, "r:set", pairs, 64);
   Err err;
   Run *r = lrun_lock(L, 1, api);
-  /* Every key is checked, in order, on a copy before any is applied: a bad
-  ** value leaves the run as it was. */
+  /* Every key is set on a copy and the whole set checked before any is
+  ** applied: a bad value leaves the run as it was, and keys that only make
+  ** sense together (schedule and decay_steps) may change together. */
   RunOptions next = *run_options(r);
+  const char *keys[64];
   for (int i = 0; i < n; i++) {
     int rc = pairs[i].is_text ? run_options_set_text(&next, pairs[i].s->name, pairs[i].text, &err)
                               : run_options_set_number(&next, pairs[i].s->name, pairs[i].number, &err);
-    if (rc < 0 || run_options_check(&next, &err) < 0) {
-      lapi_unlock(api);
-      return luaL_error(L, "r:set: %s", err.msg);
-    }
-  }
-  for (int i = 0; i < n; i++) {
-    int rc = pairs[i].is_text ? run_set_text(r, pairs[i].s->name, pairs[i].text, &err)
-                              : run_set_number(r, pairs[i].s->name, pairs[i].number, &err);
     if (rc < 0) {
       lapi_unlock(api);
       return luaL_error(L, "r:set: %s", err.msg);
     }
+    keys[i] = pairs[i].s->name;
+  }
+  if (run_set_options(r, &next, keys, n, &err) < 0) {
+    lapi_unlock(api);
+    return luaL_error(L, "r:set: %s", err.msg);
   }
   lapi_unlock(api);
   lua_settop(L, 1);
@@ -265,26 +265,28 @@ static int lrun_events(lua_State *L) {
 
 /* ------------------------------------------------------------ evaluate */
 
-/* Read 'batch' (B arrays of T+1 token ids) into a buffer on the stack. */
-static int32_t *read_batch(lua_State *L, int idx, const ModelConfig *c, int *b, int *t) {
+/* Read 'batch' (B arrays of T+1 token ids) into a buffer on the stack;
+** errors start with 'fname'. */
+static int32_t *read_batch(lua_State *L, int idx, const ModelConfig *c, const char *fname, int *b, int *t) {
   luaL_checktype(L, idx, LUA_TTABLE);
   lua_Integer nb = luaL_len(L, idx);
-  if (nb < 1 || nb > c->batch) luaL_error(L, "r:evaluate: the batch needs 1 to %d rows, got %d", c->batch, (int)nb);
-  if (lua_rawgeti(L, idx, 1) != LUA_TTABLE) luaL_error(L, "r:evaluate: row 1 is not a table");
+  if (nb < 1 || nb > c->batch) luaL_error(L, "%s: the batch needs 1 to %d rows, got %d", fname, c->batch, (int)nb);
+  if (lua_rawgeti(L, idx, 1) != LUA_TTABLE) luaL_error(L, "%s: row 1 is not a table", fname);
   lua_Integer len = luaL_len(L, -1);
   lua_pop(L, 1);
   if (len < 2 || len > c->ctx + 1)
-    luaL_error(L, "r:evaluate: rows need 2 to %d token ids (T+1), got %d", c->ctx + 1, (int)len);
+    luaL_error(L, "%s: rows need 2 to %d token ids (T+1), got %d", fname, c->ctx + 1, (int)len);
   int32_t *rows = lua_newuserdatauv(L, sizeof *rows * (size_t)(nb * len), 0);
   for (lua_Integer i = 1; i <= nb; i++) {
     if (lua_rawgeti(L, idx, i) != LUA_TTABLE || luaL_len(L, -1) != len)
-      luaL_error(L, "r:evaluate: row %d must be a table of %d token ids", (int)i, (int)len);
+      luaL_error(L, "%s: row %d must be a table of %d token ids", fname, (int)i, (int)len);
     for (lua_Integer j = 1; j <= len; j++) {
       lua_rawgeti(L, -1, j);
       int isint;
       lua_Integer v = lua_tointegerx(L, -1, &isint);
       if (!isint || v < 0 || v >= c->vocab)
-        luaL_error(L, "r:evaluate: row %d, position %d: token ids are integers in [0, %d)", (int)i, (int)j, c->vocab);
+        luaL_error(L, "%s: row %d, position %d: token ids are integers in [0, %d)", fname, (int)i, (int)j,
+                   c->vocab);
       rows[(i - 1) * len + (j - 1)] = (int32_t)v;
       lua_pop(L, 1);
     }
@@ -293,6 +295,13 @@ static int32_t *read_batch(lua_State *L, int idx, const ModelConfig *c, int *b, 
   *b = (int)nb;
   *t = (int)len - 1;
   return rows;
+}
+
+/* The shape of the run at 'idx' (which may be gone by the next lock). */
+static ModelConfig run_shape(lua_State *L, LuaApi *api, int idx) {
+  ModelConfig c = *model_config(run_model(lrun_lock(L, idx, api)));
+  lapi_unlock(api);
+  return c;
 }
 
 static void set_number(lua_State *L, const char *k, double v) {
@@ -311,7 +320,7 @@ static int lrun_evaluate(lua_State *L) {
   int nt = model_tensor_count(run_model(r));
   lapi_unlock(api);
   int b, t;
-  int32_t *rows = read_batch(L, 2, &c, &b, &t);
+  int32_t *rows = read_batch(L, 2, &c, "r:evaluate", &b, &t);
   char(*names)[64] = lua_newuserdatauv(L, (sizeof *names + sizeof(double)) * (size_t)nt, 0);
   double *norms = (double *)(names + nt);
   EvalResult res;
@@ -439,6 +448,123 @@ static int lrun_row_norms(lua_State *L) {
   return 1;
 }
 
+/* ------------------------------------------------------------ explicit batches */
+
+/* r:train_on(batch) -> metrics after one optimizer step on the given rows. */
+static int lrun_train_on(lua_State *L) {
+  LuaApi *api = lapi_get(L);
+  int id = lrun_check(L, 1);
+  ModelConfig c = run_shape(L, api, 1);
+  int b, t;
+  int32_t *rows = read_batch(L, 2, &c, "r:train_on", &b, &t);
+  Err err;
+  int rc = run_train_on(lrun_lock(L, 1, api), rows, b, t, &err);
+  lapi_unlock(api);
+  if (rc < 0) return luaL_error(L, "r:train_on: %s", err.msg);
+  return push_metrics(L, id);
+}
+
+/* r:batch([k]) -> the B rows of T+1 ids training step k trains on
+** (default: the next step). */
+static int lrun_batch(lua_State *L) {
+  LuaApi *api = lapi_get(L);
+  RunCopy now;
+  read_run(L, lrun_check(L, 1), &now);
+  lua_Integer k = luaL_optinteger(L, 2, now.m.step + 1);
+  luaL_argcheck(L, k >= 1, 2, "training steps count from 1");
+  ModelConfig c = run_shape(L, api, 1);
+  int len = c.ctx + 1;
+  int32_t *rows = lua_newuserdatauv(L, sizeof *rows * (size_t)c.batch * (size_t)len, 0);
+  Err err;
+  int rc = run_batch(lrun_lock(L, 1, api), (long)k, rows, &err);
+  lapi_unlock(api);
+  if (rc < 0) return luaL_error(L, "r:batch: %s", err.msg);
+  lua_createtable(L, c.batch, 0);
+  for (int i = 0; i < c.batch; i++) {
+    lua_createtable(L, len, 0);
+    for (int j = 0; j < len; j++) {
+      lua_pushinteger(L, rows[(size_t)i * len + j]);
+      lua_rawseti(L, -2, j + 1);
+    }
+    lua_rawseti(L, -2, i + 1);
+  }
+  return 1;
+}
+
+/* ------------------------------------------------------------ the fitted lens */
+
+/* r:fit_lens's options: unknown keys and bad values are errors that name
+** the key. */
+static void read_fit_options(lua_State *L, int idx, LensFitOptions *o) {
+  static const char *const keys[] = {"steps", "lr", "tokens_per_step", "tol", NULL};
+  lensfit_default_options(o);
+  if (lua_isnoneornil(L, idx)) return;
+  luaL_checktype(L, idx, LUA_TTABLE);
+  lua_pushnil(L);
+  while (lua_next(L, idx)) {
+    int k = -1;
+    for (int i = 0; keys[i] && lua_type(L, -2) == LUA_TSTRING; i++)
+      if (strcmp(lua_tostring(L, -2), keys[i]) == 0) k = i;
+    if (k < 0)
+      luaL_error(L, "r:fit_lens: unknown key '%s' (steps, lr, tokens_per_step, tol)", luaL_tolstring(L, -2, NULL));
+    int isint = 0;
+    lua_Integer iv = lua_tointegerx(L, -1, &isint);
+    int isnum = 0;
+    double v = lua_tonumberx(L, -1, &isnum);
+    if (k == 0 || k == 2) {
+      if (!isint || iv < 1 || iv > INT32_MAX) luaL_error(L, "r:fit_lens: '%s' must be an integer >= 1", keys[k]);
+      if (k == 0) o->steps = (int)iv;
+      else o->tokens_per_step = (int)iv;
+    } else {
+      if (!isnum || !(v > 0)) luaL_error(L, "r:fit_lens: '%s' must be a number > 0", keys[k]);
+      if (k == 1) o->lr = v;
+      else o->tol = v;
+    }
+    lua_pop(L, 1);
+  }
+  Err err;
+  if (lensfit_check_options(o, &err) < 0) luaL_error(L, "r:fit_lens: %s", err.msg);
+}
+
+/* The fit stops at the next lens step once an interrupt is pending. */
+static int fit_progress(void *ctx, int step, int steps) {
+  (void)step, (void)steps;
+  return lapi_stop_pending(ctx);
+}
+
+static int lrun_fit_lens(lua_State *L) {
+  LuaApi *api = lapi_get(L);
+  lrun_check(L, 1);
+  LensFitOptions o;
+  read_fit_options(L, 2, &o);
+  o.progress = fit_progress;
+  o.ctx = api;
+  LensFitResult res;
+  res.curve_cap = lensfit_curve_cap(o.steps);
+  res.curve = lua_newuserdatauv(L, sizeof *res.curve * (size_t)res.curve_cap, 0);
+  Err err;
+  int rc = run_fit_lens(lrun_lock(L, 1, api), &o, &res, &err);
+  lapi_unlock(api);
+  if (rc < 0 && res.cancelled)
+    return luaL_error(L, "r:fit_lens: interrupted at lens step %d of %d; the weights and the fitted lens are as "
+                      "before", (int)res.info.steps, o.steps);
+  if (rc < 0) return luaL_error(L, "r:fit_lens: %s", err.msg);
+  lmetrics_push_fitted(L, &res.stats, &res.info);
+  lua_createtable(L, res.n_curve, 0);
+  for (int i = 0; i < res.n_curve; i++) {
+    lua_createtable(L, 0, 3);
+    lua_pushinteger(L, res.curve[i].step);
+    lua_setfield(L, -2, "step");
+    lua_pushnumber(L, res.curve[i].kl);
+    lua_setfield(L, -2, "kl");
+    lua_pushnumber(L, res.curve[i].kept);
+    lua_setfield(L, -2, "kept");
+    lua_rawseti(L, -2, i + 1);
+  }
+  lua_setfield(L, -2, "curve");
+  return 1;
+}
+
 /* ------------------------------------------------------------ metamethods */
 
 static int lrun_index(lua_State *L) {
@@ -470,7 +596,12 @@ static const luaL_Reg methods[] = {
   {"history", lrun_history}, {"events", lrun_events},   {"evaluate", lrun_evaluate},
   {"save", lrun_save},       {"export", lrun_export},   {"sample", lrun_sample},
   {"pause", lrun_pause},     {"resume", lrun_resume},   {"remove", lrun_remove},
-  {"options", lrun_options}, {"row_norms", lrun_row_norms}, {NULL, NULL}};
+  {"options", lrun_options}, {"row_norms", lrun_row_norms},
+  /* explicit batches */
+  {"train_on", lrun_train_on}, {"batch", lrun_batch},
+  /* the fitted lens */
+  {"fit_lens", lrun_fit_lens},
+  {NULL, NULL}};
 
 void lrun_open(lua_State *L) {
   lua_newtable(L);                       /* the handle cache, weak values */

@@ -289,6 +289,7 @@ static void pump(Ui *ui) {
 static int poll_timeout(Ui *ui, double now) {
   double frame = 1.0 / FRAME_HZ, next = ui->last_frame + frame - now;
   double wait = 1.0;   /* a slow tick for message expiry and the caption */
+  if (ui->snap_waiting && ui->last_take + frame - now < next) next = ui->last_take + frame - now;
   if (ui->snap_waiting || ui->dirty || luaapi_scripts(ui->api) > 0) wait = next;
   if (ui->msg_until > now && ui->msg_until - now < wait) wait = ui->msg_until - now;
   return wait > 0 ? (int)ceil(wait * 1000) : 0;
@@ -328,9 +329,13 @@ int ui_loop(Ui *ui) {
 
     double now = clock_seconds();
     int frame_due = now - ui->last_frame >= 1.0 / FRAME_HZ;
-    if (ui->snap_waiting && frame_due) {
+    /* Snapshots are taken at most FRAME_HZ times a second, timed on their
+    ** own: frames drawn for keys must not keep postponing the newest steps
+    ** while someone types. */
+    if (ui->snap_waiting && now - ui->last_take >= 1.0 / FRAME_HZ) {
       take_snapshot(ui);
       ui->snap_waiting = 0;
+      ui->last_take = now;
     }
     ui_after_step(ui);   /* before the scripts: a ticket is done once its callbacks ran */
     if (woke || frame_due) pump(ui);

@@ -6,7 +6,10 @@
 ** shape, because with a small V/d the linear-map and CCA-like scores inflate.
 ** The header says whether the partner shares the initial values (then the
 ** comparison with E_in starts biased). Four rows show the three headline
-** metrics; a taller panel (zoomed, or a tall terminal) shows all eight.
+** metrics; a taller panel (zoomed, or a tall terminal) shows all eight,
+** raw cosine and subspace overlap dimmed: they depend on the basis, and
+** between independently trained models the basis is arbitrary, so they
+** say nothing there (the paper's raw cosine is about 0).
 */
 #include <stddef.h>
 #include <stdio.h>
@@ -24,6 +27,10 @@ static const struct {
     {"svcca", offsetof(AlignScores, svcca)},     {"subspace", offsetof(AlignScores, subspace)},
     {"knn", offsetof(AlignScores, knn)},         {"raw cos", offsetof(AlignScores, cos_raw)},
 };
+
+/* Scores that change with a rotation of either matrix: shown dimmed. */
+static int basis_bound(int i) { return metrics[i].offset == offsetof(AlignScores, cos_raw) ||
+                                       metrics[i].offset == offsetof(AlignScores, subspace); }
 #define N_METRICS ((int)(sizeof metrics / sizeof metrics[0]))
 
 static double get(const AlignScores *s, int i) { return *(const double *)((const char *)s + metrics[i].offset); }
@@ -61,13 +68,20 @@ static void compact(const Term *t, WINDOW *w, int wd, const AlignStats *a) {
 
 #define FULL_COLS 38   /* the full table's rows */
 
-/* One row per metric: E_in, E_out, and their random baselines. */
+/* One row per metric: E_in, E_out, and their random baselines; the
+** basis-bound ones dimmed, with a note when a row is left for it. */
 static void full(const Term *t, WINDOW *w, int h, int wd, const AlignStats *a) {
   term_print(t, w, 1, 0, wd, ROLE_LABEL, "metric    E_in  E_out rand_in rand_out");
-  for (int i = 0; i < N_METRICS && i + 2 < h; i++)
-    term_printf(t, w, i + 2, 0, wd, i == 0 ? ROLE_KEY : ROLE_TEXT, "%-8s %5.2f  %5.2f   %5.2f    %5.2f", metrics[i].name,
-                get(&a->vs_in.score, i), get(&a->vs_out.score, i), get(&a->vs_in.baseline, i),
-                get(&a->vs_out.baseline, i));
+  int i = 0;
+  for (; i < N_METRICS && i + 2 < h; i++)
+    term_printf(t, w, i + 2, 0, wd, i == 0 ? ROLE_KEY : basis_bound(i) ? ROLE_DIM : ROLE_TEXT,
+                "%-8s %5.2f  %5.2f   %5.2f    %5.2f", metrics[i].name, get(&a->vs_in.score, i),
+                get(&a->vs_out.score, i), get(&a->vs_in.baseline, i), get(&a->vs_out.baseline, i));
+  /* The note on its own row, else beside the column heads when it fits. */
+  static const char note[] = "dim: basis-bound, void across models";
+  int head = FULL_COLS + 2, len = term_width(note);
+  if (i + 2 < h) term_print(t, w, i + 2, 0, wd, ROLE_DIM, note);
+  else if (head + len <= wd) term_print(t, w, 1, head, wd - head, ROLE_DIM, note);
 }
 
 void panel_align(Ui *ui, WINDOW *w, int h, int wd) {

@@ -70,7 +70,7 @@ void panel_lens(Ui *ui, WINDOW *w, int h, int wd) {
   const TrainerRun *r = ui_selected(ui);
   if (!r || h < 1) return;
   const LensStats *ls = ui->lens_logit ? &r->m.logit_lens : &r->m.lens;
-  const char *kind = ui->lens_logit ? "logit lens" : "tuned lens";
+  const char *kind = ui->lens_logit ? "logit lens" : "tuned lens (online)";
   if (ls->step < 0 || ls->n <= 0) {
     fit_print(t, w, 0, 0, wd, ROLE_TITLE, "%s", kind);
     if (r->lens_every <= 0 && !ui->lens_logit) fit_print(t, w, 1, 0, wd, ROLE_LABEL, "off for %s (lens_every = 0)", r->name);
@@ -78,6 +78,10 @@ void panel_lens(Ui *ui, WINDOW *w, int h, int wd) {
     fit_print(t, w, 2, 0, wd, ROLE_LABEL, "(l: tuned or logit lens)");
     return;
   }
+  /* The note on a fitted lens takes the last row when there is one to spare. */
+  int note = r->m.fitted_lens.step >= 0 && h >= 4;
+  if (note)
+    fit_print(t, w, --h, 0, wd, ROLE_LABEL, "fitted @%ld: r:metrics().fitted_lens", r->m.fitted_lens.step);
   double top = 0.05;
   for (int i = 0; i < ls->n; i++)
     if (ls->acc[i] > top) top = ls->acc[i];

@@ -274,7 +274,7 @@ static int figures_ratio(Ui *ui, const TrainerRun *r, Figure *f) {
 static int figures_lens(Ui *ui, const TrainerRun *r, Figure *f) {
   const LensStats *ls = ui->lens_logit ? &r->m.logit_lens : &r->m.lens;
   int have = ls->step >= 0 && ls->n > 0;
-  const char *kind = ui->lens_logit ? "logit acc" : "lens acc";
+  const char *kind = ui->lens_logit ? "logit acc" : "online lens acc";
   f[0] = (Figure){{kind, "layer 0"}, have ? ls->acc[0] : NAN, 2};
   f[1] = (Figure){{"KL bits", "layer 0"}, have ? ls->kl[0] : NAN, 2};
   return 2;

@@ -78,6 +78,7 @@ typedef struct Ui {
   unsigned dirty;            /* bits of PanelId */
   int relayout, repaint;
   double last_frame;
+  double last_take;          /* when a snapshot was last taken */
   int snap_waiting;          /* the trainer woke us; take at the next frame */
   long scroll_seen, repl_seen;
 

@@ -1,0 +1,102 @@
+/*
+** lensfit.h -- the tuned lens fitted post hoc: the run's model frozen, a
+** second lens trained to convergence on it, as the tuned-lens package
+** trains its lenses after the fact (SGD with Nesterov momentum 0.9, the
+** rate decaying linearly to 0 over the steps, weight decay 1e-3, clip 1.0).
+**
+** The online lens of a run ('RunMetrics.lens') learns a few hundred
+** positions every few training steps at a constant rate and trails the
+** model; the fitted lens ('RunMetrics.fitted_lens') is what the lens can
+** read out of the model as it stands. The first fit starts from the online
+** lens's translators, each later one from the last fit's (a warm restart);
+** the momentum starts at zero each time. The run's weights never change.
+**
+** Each step draws 'tokens_per_step' positions of training batches from a
+** seed stream of the fit's own (the model's batches are untouched), runs
+** the model forward on them (at most B rows at a time, no backward), and
+** takes one lens step at lr * (1 - k/steps). Every LENSFIT_EVAL_EVERY steps
+** the mean KL over the translators is measured on the same fixed held-out
+** positions as the online lens, into the curve; the fit stops, converged,
+** once the mean of the kept translators (below) improved by less than
+** 'tol' of itself over the last LENSFIT_STRETCH steps, else at 'steps'
+** (converged if the test passes there).
+**
+** What is kept: for each translator, the parameters with the lowest
+** held-out KL at its position seen during the fit, the starting ones
+** included. Translators do not interact in the readout (each position's KL
+** depends on its own translator alone), so this is a per-position choice
+** of the best point of the fit, and the fitted lens is at no position worse,
+** on those held-out positions, than where it started. The selection uses
+** the positions it is reported on: its numbers are the best of a handful
+** of checkpoints on them, not a fresh sample.
+*/
+#ifndef TIELAB_LENSFIT_H
+#define TIELAB_LENSFIT_H
+
+#include <stddef.h>
+
+#include "lab.h"
+#include "lens.h"
+
+#define LENSFIT_EVAL_EVERY 10     /* lens steps between held-out measurements */
+#define LENSFIT_STRETCH 50        /* lens steps over which convergence is judged */
+
+/* The defaults (see lensfit.c for the measurements behind them). */
+#define LENSFIT_DEFAULT_STEPS 250
+#define LENSFIT_DEFAULT_LR 1.0
+#define LENSFIT_DEFAULT_TOKENS 1024
+#define LENSFIT_DEFAULT_TOL 1e-2
+
+typedef struct LensFitOptions {
+  int steps;                /* at most this many lens steps (>= 1) */
+  double lr;                /* the starting rate (> 0), linearly decayed to 0 over 'steps' */
+  int tokens_per_step;      /* positions per lens step (>= 1) */
+  double tol;               /* relative change of the held-out mean KL (> 0) */
+  /* Called after every lens step with the steps taken and the limit;
+  ** nonzero stops the fit, which then fails and leaves the fitted lens as
+  ** it was. May be NULL. */
+  int (*progress)(void *ctx, int step, int steps);
+  void *ctx;
+} LensFitOptions;
+
+/* One point of the curve, after 'step' lens steps: the held-out mean KL
+** over the translators, bits per token, of the lens as it is ('kl') and of
+** the translators kept so far ('kept'). */
+typedef struct LensFitPoint {
+  int step;
+  double kl, kept;
+} LensFitPoint;
+
+typedef struct LensFitResult {
+  LensStats stats;          /* the kept translators on the held-out positions */
+  LensFitInfo info;
+  LensFitPoint *curve;      /* the caller's buffer of 'curve_cap' points */
+  int curve_cap, n_curve;   /* lensfit_curve_cap(steps) points always suffice */
+  int cancelled;            /* the progress callback stopped it */
+} LensFitResult;
+
+/* Defaults for every option, no callback. */
+void lensfit_default_options(LensFitOptions *o);
+/* Check 'o': an error names the offending key ("'steps' must be ..."). */
+int lensfit_check_options(const LensFitOptions *o, Err *err);
+/* Points a curve of a fit of at most 'steps' lens steps can have. */
+int lensfit_curve_cap(int steps);
+
+/* Fit the run's fitted lens on its model as it stands; fills 'out' and
+** the run's metrics (fitted_lens, fitted) and records the fit as an event.
+** Fails, with the fitted lens as it was, on bad options, a run without
+** training data, memory that does not allow the fitted lens, or a stop
+** from the progress callback ('out->cancelled' then set). */
+int run_fit_lens(Run *r, const LensFitOptions *o, LensFitResult *out, Err *err);
+
+/* ---- inside the lab (run.c, ckpt.c) */
+
+typedef struct LensFit LensFit;   /* a run's fitted lens and the fit's buffers */
+/* Bytes lensfit_new allocates for a model of shape 'c'. */
+size_t lensfit_memory_bytes(const ModelConfig *c);
+LensFit *lensfit_new(const ModelConfig *c, Err *err);
+void lensfit_free(LensFit *f);
+/* The fitted lens itself (its translators, its lens-step count). */
+Lens *lensfit_lens(LensFit *f);
+
+#endif

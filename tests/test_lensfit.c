@@ -1,0 +1,324 @@
+/*
+** test_lensfit.c -- the tuned lens fitted post hoc on a frozen model: on a
+** small model that learned the synthetic language, a fit converges within
+** its steps, leaves the weights and the online lens alone, keeps KL 0 at
+** position L, is at no held-out position worse than the online lens, and
+** a second fit from its translators changes no position's KL by more than
+** 5%; a stopped fit leaves the fitted lens as it was; checkpoints keep the
+** fitted lens bit for bit, files without it load without it, and a
+** misshapen one is refused; a run without data and bad options are
+** refused with messages naming what is wrong.
+*/
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "core/safetensors.h"
+#include "lab/run.h"
+#include "tap.h"
+
+static RunOptions tiny(const char *name) {
+  RunOptions o;
+  Err err;
+  run_options_default(&o);
+  const char *kv[][2] = {{"vocab", "384"}, {"dim", "48"},       {"layers", "2"},       {"heads", "2"},
+                         {"ctx", "32"},    {"batch", "8"},      {"lr", "0.003"},       {"threads", "1"},
+                         {"lens_every", "20"}, {"eval_every", "100"}, {"align_every", "0"}, {"name", name}};
+  for (size_t i = 0; i < sizeof kv / sizeof kv[0]; i++)
+    if (run_options_set_text(&o, kv[i][0], kv[i][1], &err) < 0) diag("setting %s: %s", kv[i][0], err.msg);
+  return o;
+}
+
+static uint64_t hash_floats(const float *x, size_t n) {
+  uint64_t h = 1469598103934665603ULL;
+  const unsigned char *p = (const unsigned char *)x;
+  for (size_t i = 0; i < n * sizeof *x; i++) h = (h ^ p[i]) * 1099511628211ULL;
+  return h;
+}
+
+static uint64_t hash_model(Run *r) {
+  Model *m = run_model(r);
+  return hash_floats(model_params(m), model_n_floats(m)) ^ hash_floats(model_adam_m(m), model_n_floats(m)) * 3 ^
+         hash_floats(model_adam_v(m), model_n_floats(m)) * 7;
+}
+
+/* A fit with the defaults; 'out' keeps its curve in 'curve'. */
+static int fit(Run *r, LensFitResult *out, LensFitPoint *curve, int cap, Err *err) {
+  LensFitOptions o;
+  lensfit_default_options(&o);
+  out->curve = curve;
+  out->curve_cap = cap;
+  return run_fit_lens(r, &o, out, err);
+}
+
+static int has_event(Run *r, const char *text) {
+  int n;
+  const HistEvent *e = history_events(run_history(r), &n);
+  for (int i = 0; i < n; i++)
+    if (strstr(e[i].text, text)) return 1;
+  return 0;
+}
+
+static int stop_at_three(void *ctx, int step, int steps) {
+  (void)steps;
+  *(int *)ctx = step;
+  return step >= 3;
+}
+
+/* ---- the fit on a trained model */
+
+static void test_fit(Run *r) {
+  Err err;
+  const ModelConfig *c = model_config(run_model(r));
+  int L = c->layers, cap = lensfit_curve_cap(LENSFIT_DEFAULT_STEPS);
+  LensFitPoint *curve = calloc((size_t)cap, sizeof *curve);
+  const RunMetrics *mt = run_metrics(r);
+  ok(mt->fitted_lens.step == -1 && r->lens_fit == NULL, "before a fit there is no fitted lens");
+  size_t pending = run_memory_pending(r);
+  ok(run_measure(r, &err) == 0, "the online lens measured on the held-out positions");
+  LensStats online = mt->lens;
+  uint64_t weights = hash_model(r);
+  uint64_t online_lens = hash_floats(lens_params(r->lens), lens_state_size(r->lens));
+  long online_steps = lens_step(r->lens);
+
+  LensFitResult a;
+  if (fit(r, &a, curve, cap, &err) < 0) {
+    ok(0, "the fit: %s", err.msg);
+    free(curve);
+    return;
+  }
+  diag("fit: %ld steps, converged %d, mean KL %.4f -> %.4f over %d points", a.info.steps, a.info.converged,
+       curve[0].kl, curve[a.n_curve - 1].kl, a.n_curve);
+  ok(a.info.converged && a.info.steps <= LENSFIT_DEFAULT_STEPS, "the fit converges within its steps (%ld of %d)",
+     a.info.steps, LENSFIT_DEFAULT_STEPS);
+  ok(hash_model(r) == weights, "the model's weights and moments are unchanged (hash)");
+  ok(hash_floats(lens_params(r->lens), lens_state_size(r->lens)) == online_lens && lens_step(r->lens) == online_steps,
+     "the online lens is unchanged");
+  ok(a.stats.kl[L] == 0.0, "KL at position L is exactly 0 for the fitted lens (%g)", a.stats.kl[L]);
+  int below = 1;
+  for (int p = 0; p < L; p++) {
+    diag("position %d: online %.4f bits, fitted %.4f bits", p, online.kl[p], a.stats.kl[p]);
+    below &= a.stats.kl[p] <= online.kl[p];
+  }
+  ok(below, "on the online lens's held-out positions the fitted KL is at no position above the online one");
+  ok(a.stats.kl[0] < 0.9 * online.kl[0], "the fit improves position 0 (%.4f vs online %.4f)", a.stats.kl[0],
+     online.kl[0]);
+  int rising = a.n_curve >= 2 && curve[0].step == 0;
+  for (int i = 1; i < a.n_curve; i++) rising &= curve[i].step > curve[i - 1].step;
+  ok(rising && curve[a.n_curve - 1].step == a.info.steps, "the curve starts at step 0 and ends at the last step");
+  ok(mt->fitted_lens.step == mt->step && memcmp(&mt->fitted_lens, &a.stats, sizeof a.stats) == 0 &&
+         mt->fitted.steps == a.info.steps && mt->fitted.converged == a.info.converged,
+     "the metrics hold the fit, stamped with the run's step (%ld)", mt->fitted_lens.step);
+  ok(has_event(r, "lens fitted: ") && has_event(r, "converged"), "the fit is an event in the history");
+  ok(run_memory_pending(r) + lensfit_memory_bytes(c) == pending, "the fitted lens is counted as pending until made");
+
+  /* A stopped fit leaves the fitted lens and the metrics as they were. */
+  uint64_t fitted = hash_floats(lens_params(lensfit_lens(r->lens_fit)), lens_state_size(r->lens));
+  LensFitOptions o;
+  lensfit_default_options(&o);
+  int seen = 0;
+  o.progress = stop_at_three;
+  o.ctx = &seen;
+  LensFitResult b = {.curve = curve, .curve_cap = cap};
+  ok(run_fit_lens(r, &o, &b, &err) < 0 && b.cancelled && seen == 3 && strstr(err.msg, "stopped at lens step 3"),
+     "the progress callback stops a fit: %s", err.msg);
+  ok(hash_floats(lens_params(lensfit_lens(r->lens_fit)), lens_state_size(r->lens)) == fitted &&
+         memcmp(&mt->fitted_lens, &a.stats, sizeof a.stats) == 0,
+     "and the fitted lens and its results are as before");
+
+  /* Fitting again from the fitted translators: a converged fit barely moves. */
+  LensFitResult again;
+  if (fit(r, &again, curve, cap, &err) < 0) {
+    ok(0, "the second fit: %s", err.msg);
+  } else {
+    double worst = 0;
+    for (int p = 0; p < L; p++) {
+      double change = fabs(again.stats.kl[p] - a.stats.kl[p]) / a.stats.kl[p];
+      if (change > worst) worst = change;
+    }
+    ok(worst <= 0.05, "fitting again changes no position's KL by more than 5%% (at most %.2f%%)", 100 * worst);
+  }
+  ok(hash_model(r) == weights, "after both fits the weights are still unchanged");
+  free(curve);
+}
+
+/* ---- checkpoints */
+
+/* Copy the checkpoint 'src' to 'dst', with tensor 'name' cut to its first
+** 'keep' rows ('keep' 0: left out) and metadata 'drop' left out. */
+static int rewrite(const char *src, const char *dst, const char *name, int64_t keep, const char *drop) {
+  StFile f;
+  Err err;
+  if (st_read(&f, src, &err) < 0) return -1;
+  StWriter *w = st_writer_new();
+  int rc = 0;
+  for (int i = 0; i < f.n && rc == 0; i++) {
+    StTensor *t = &f.tensors[i];
+    int64_t shape[ST_MAX_DIMS];
+    memcpy(shape, t->shape, sizeof shape);
+    if (name && !strcmp(t->name, name)) {
+      if (keep == 0) continue;
+      shape[0] = keep;
+    }
+    rc = st_writer_add(w, t->name, t->dtype, t->ndim, shape, t->data, &err);
+  }
+  for (int i = 0; i < f.n_meta && rc == 0; i++)
+    if (!drop || strcmp(f.meta_keys[i], drop)) rc = st_writer_meta(w, f.meta_keys[i], f.meta_vals[i], &err);
+  if (rc == 0) rc = st_writer_write(w, dst, &err);
+  st_writer_free(w);
+  st_free(&f);
+  return rc;
+}
+
+static void test_checkpoint(Lab *lab, Run *r, const char *dir) {
+  Err err;
+  char path[512], bad[512];
+  snprintf(path, sizeof path, "%s/fitted.safetensors", dir);
+  snprintf(bad, sizeof bad, "%s/bad.safetensors", dir);
+  ok(run_save(r, path, &err) == 0, "a run with a fitted lens saves (%s)", err.msg);
+  Run *back = lab_load(lab, path, "back", &err);
+  if (!back) {
+    ok(0, "and loads: %s", err.msg);
+    return;
+  }
+  Lens *a = lensfit_lens(r->lens_fit), *b = back->lens_fit ? lensfit_lens(back->lens_fit) : NULL;
+  ok(b && memcmp(lens_params(a), lens_params(b), lens_state_size(a) * sizeof(float)) == 0 &&
+         lens_step(a) == lens_step(b),
+     "the fitted translators come back bit for bit, with their step count");
+  const RunMetrics *m0 = run_metrics(r), *m1 = run_metrics(back);
+  ok(memcmp(&m0->fitted_lens, &m1->fitted_lens, sizeof m0->fitted_lens) == 0 &&
+         m0->fitted.steps == m1->fitted.steps && m0->fitted.converged == m1->fitted.converged &&
+         m0->fitted.lr == m1->fitted.lr && m0->fitted.tol == m1->fitted.tol &&
+         m0->fitted.tokens_per_step == m1->fitted.tokens_per_step,
+     "and so do its results (step %ld, %ld steps, converged %d)", m1->fitted_lens.step, m1->fitted.steps,
+     m1->fitted.converged);
+  lab_remove_run(lab, back);
+
+  ok(rewrite(path, bad, "lens_fit.params", 7, NULL) == 0 && !lab_load(lab, bad, "bad", &err) &&
+         strstr(err.msg, "lens_fit.params") && strstr(err.msg, "[7]"),
+     "fitted translators of the wrong shape are refused: %s", err.msg);
+  ok(rewrite(path, bad, "lens_fit.stats", 2, NULL) == 0 && !lab_load(lab, bad, "bad", &err) &&
+         strstr(err.msg, "lens_fit.stats"),
+     "fitted results of the wrong shape are refused: %s", err.msg);
+  ok(rewrite(path, bad, NULL, 0, "lens_fit.lr") == 0 && !lab_load(lab, bad, "bad", &err) &&
+         strstr(err.msg, "lens_fit.lr"),
+     "fitted results without their metadata are refused: %s", err.msg);
+  ok(rewrite(path, bad, "lens_fit.stats", 0, NULL) == 0 && !lab_load(lab, bad, "bad", &err) &&
+         strstr(err.msg, "lens_fit.params"),
+     "fitted translators without their results are refused: %s", err.msg);
+  unlink(bad);
+  unlink(path);
+}
+
+/* A checkpoint from before any fit loads with no fitted lens. */
+static void test_old_checkpoint(Lab *lab, Run *r, const char *dir) {
+  Err err;
+  char path[512];
+  snprintf(path, sizeof path, "%s/old.safetensors", dir);
+  StFile f;
+  int has = 0;
+  if (run_save(r, path, &err) == 0 && st_read(&f, path, &err) == 0) {
+    for (int i = 0; i < f.n; i++) has |= strncmp(f.tensors[i].name, "lens_fit.", 9) == 0;
+    st_free(&f);
+  }
+  Run *back = lab_load(lab, path, "old", &err);
+  ok(!has && back && !back->lens_fit && run_metrics(back)->fitted_lens.step == -1,
+     "a checkpoint without a fitted lens loads with none (%s)", back ? "ok" : err.msg);
+  if (back) lab_remove_run(lab, back);
+  unlink(path);
+}
+
+/* ---- refusals */
+
+/* Under an address-space limit just above what the process holds, the
+** fitted lens does not fit: the first fit is refused before allocating. */
+static void test_no_room(Run *r) {
+  if (TAP_UNDER_ASAN) {
+    skip("RLIMIT_AS means nothing under AddressSanitizer");
+    return;
+  }
+  struct rlimit old, lim;
+  getrlimit(RLIMIT_AS, &old);
+  FILE *f = fopen("/proc/self/statm", "r");
+  long pages = 0;
+  if (!f || fscanf(f, "%ld", &pages) != 1) pages = 0;
+  if (f) fclose(f);
+  lim = old;
+  lim.rlim_cur = (rlim_t)pages * (rlim_t)sysconf(_SC_PAGESIZE) + lensfit_memory_bytes(model_config(r->model)) / 4;
+  if (old.rlim_max != RLIM_INFINITY && lim.rlim_cur > old.rlim_max) lim.rlim_cur = old.rlim_max;
+  setrlimit(RLIMIT_AS, &lim);
+  Err err = {""};
+  LensFitOptions o;
+  lensfit_default_options(&o);
+  LensFitPoint curve[2];
+  LensFitResult out = {.curve = curve, .curve_cap = 2};
+  int rc = run_fit_lens(r, &o, &out, &err);
+  setrlimit(RLIMIT_AS, &old);
+  ok(rc < 0 && strstr(err.msg, "the fitted lens of run 'fit' needs about") && !r->lens_fit &&
+         run_metrics(r)->fitted_lens.step == -1,
+     "a fitted lens that does not fit in memory is refused cleanly: %s", err.msg);
+}
+
+static void test_refusals(Lab *lab, Run *r) {
+  Err err;
+  LensFitPoint curve[8];
+  LensFitResult out = {.curve = curve, .curve_cap = 8};
+  static const struct {
+    const char *key;
+    int steps, tokens;
+    double lr, tol;
+  } bad[] = {
+    {"'steps'", 0, 64, 0.1, 1e-3},
+    {"'tokens_per_step'", 5, 0, 0.1, 1e-3},
+    {"'lr'", 5, 64, 0, 1e-3},
+    {"'tol'", 5, 64, 0.1, -1},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    LensFitOptions o;
+    lensfit_default_options(&o);
+    o.steps = bad[i].steps;
+    o.tokens_per_step = bad[i].tokens;
+    o.lr = bad[i].lr;
+    o.tol = bad[i].tol;
+    ok(run_fit_lens(r, &o, &out, &err) < 0 && strstr(err.msg, bad[i].key), "a bad %s is refused: %s", bad[i].key,
+       err.msg);
+  }
+  ModelConfig c = {64, 32, 2, 2, 16, 4, 0};
+  RunOptions o = tiny("nodata");
+  o.model = c;
+  Model *m = model_create(&c, 1, &err);
+  Run *nodata = m ? run_create(lab, &o, m, &err) : NULL;
+  if (nodata) model_init(run_model(nodata), 1);
+  LensFitOptions fo;
+  lensfit_default_options(&fo);
+  ok(nodata && run_fit_lens(nodata, &fo, &out, &err) < 0 && strstr(err.msg, "no training data") &&
+         !nodata->lens_fit && run_metrics(nodata)->fitted_lens.step == -1,
+     "a run with no data is refused cleanly: %s", err.msg);
+  run_destroy(nodata);
+}
+
+int main(void) {
+  Err err;
+  char dir[] = "/tmp/tielab-lensfit.XXXXXX";
+  if (!mkdtemp(dir)) return 1;
+  Lab *lab = lab_new(&err);
+  RunOptions o = tiny("fit");
+  Run *r = lab ? lab_add_run(lab, &o, &err) : NULL;
+  if (!r) {
+    ok(0, "a tiny run: %s", err.msg);
+    return tap_done();
+  }
+  for (int i = 0; i < 200; i++)
+    if (run_step(r, &err) < 0) break;
+  ok(run_metrics(r)->step == 200, "the tiny run trained 200 steps (loss %.3f)", run_metrics(r)->loss);
+  test_refusals(lab, r);
+  test_no_room(r);
+  test_old_checkpoint(lab, r, dir);
+  test_fit(r);
+  if (r->lens_fit) test_checkpoint(lab, r, dir);
+  lab_free(lab);
+  rmdir(dir);
+  return tap_done();
+}

@@ -1,35 +1,110 @@
 -- paper.lua -- the measurements of "Weight Tying Biases Token Embeddings
 -- Towards the Output Space" (Lopardo et al., arXiv 2603.26663) on a model a
--- laptop trains.
+-- laptop trains, each finding tested across seeds.
 --
--- For each seed, five runs train side by side on identical batches: tied,
--- untied (its own init, so its E_in does not start equal to the tied
--- matrix), and tied with the input-side gradient scaled by 2, 5 and 10.
--- Then one table:
---   * the L2 ratio of the output-side to the input-side gradient of the
---     embedding over the first 100 steps and the first 10% of training,
---     with the input side as the paper measures it (the gradient at the
---     lookup's output, B*T x d) and as rows of E_in (V x d), and the L1
---     ratio late in training;
---   * linear-map and Procrustes cosine of each tied matrix to the untied
---     run's E_in and E_out, each beside its random baseline;
---   * tuned-lens KL(final || lens) per layer position, bits per token;
---   * validation perplexity;
--- and which of the paper's findings held in this run. With several seeds,
--- numbers are means with the spread (sample standard deviation) after '+-'.
+-- For each seed, these arms train side by side on identical batches (the
+-- seed's data_seed):
+--   tied           one matrix, E_in = E_out
+--   untied         its own init (init_seed + 1000): the partner every tied
+--                  matrix is aligned with, so that no E_in starts equal to it
+--   untied_shared  untied, sharing the tied arm's init: the control for that
+--                  bias (a tied matrix starts equal to this run's E_in)
+--   tied_xK        tied with the input-side gradient scaled by K (scales=)
+-- The training recipe is the paper's (recipe=olmo: AdamW lr 3e-4, eps 1e-5,
+-- decay on every tensor, cosine to 0.1x) with the warmup at 10% of the steps
+-- and the cosine reaching its floor at the last step. The paper's early
+-- window (its first 10% of training) is that warmup here, and the table
+-- says so; with no warmup (recipe= lr=1e-3: today's constant rate) it is
+-- the first 10% of the steps.
+--
+-- After training, the tuned lens of tied, untied and untied_shared (fit=)
+-- is fitted post hoc (r:fit_lens, the tuned-lens package's recipe) and
+-- every KL reported is a fitted lens's; the online lens the lab trains as it
+-- goes is written beside it in PREFIX_lens.csv with lens=online, never in
+-- the table. (fit=all fits the scaled arms too, at a fit per arm and seed.)
+--
+-- Each finding is the paired difference across seeds (the arms of a seed
+-- share its batches), with its 95% t interval, n (seeds) and a verdict on
+-- the direction the paper claims: held (the interval lies on that side of
+-- 0), not held (on the other), inconclusive (it holds 0, or n < 2):
+--   align_toward_output       tied: linear_out - linear_in > 0
+--   early_l2_dominance        tied: log mean L2 ratio |G_out|/|G_in act|
+--                             over the early window > 0 (ratio > 1)
+--   l1_crossover              tied: log mean L1 ratio after it < 0
+--   untied_ratio_spikes       untied: log early ratio - log late ratio > 0
+--   lens_kl_early             fitted KL tied - untied, positions 1..L/2 > 0
+--   scaling_moves_toward_in   procrustes_in tied_x5 - tied > 0 (Table 2)
+--   scaling_moves_toward_in_linear   the same with the linear map
+--   scaling_costs_ppl         val_ppl tied_x5 - tied > 0
+--   align_above_baseline      tied: linear_out - its random baseline > 0
+--   shared_init_biases_in     tied: linear_in against untied_shared minus
+--                             against untied > 0 (tielab's control)
+-- and, per arm, the paper's other measures with their intervals: drift
+-- from init per matrix (its Figure 3), row norm against log frequency (its
+-- Figure 5), KNN@10 and CKA, validation perplexity. All are computed from
+-- these runs; 1 seed gives numbers and no verdicts.
+--
+-- Sizes it was tried at: the defaults (V=1024 d=128 L=4 H=4 T=64 B=16,
+-- 1000 steps, seeds 1,2,3, six arms) on tinyshakespeare, where one seed
+-- took about 23 minutes of training and 7 of lens fits (three fits) on 2
+-- cores shared with other work; and V=256 d=16-32 L=1-2, 30 steps, in the
+-- tests.
+-- The paper trains OLMo-1B and Pythia-size models on billions of tokens;
+-- that scale is out of reach here, and effects that need it may not show.
 --
 --   tielab --headless paper.lua [key=value ...]
---     steps=1000 seeds=1 (e.g. seeds=1,2,3) scales=2,5,10
---     vocab=1024 dim=128 layers=4 heads=4 ctx=64 batch=16 lr=0.001 corpus=
---     out=paper    CSV files paper_steps.csv, paper_summary.csv, paper_lens.csv
---                  (out= writes none)
+--     steps=1000 seeds=1,2,3 scales=2,5,10
+--     vocab=1024 dim=128 layers=4 heads=4 ctx=64 batch=16 corpus=
+--     recipe=olmo   any run setting too (lr=, warmup=, schedule=,
+--                   decay_steps=, lr_min=, eps=, clip=, ...); with
+--                   recipe=olmo, warmup defaults to 10% of steps and
+--                   decay_steps to steps
+--     fit=tied,untied,untied_shared   arms whose lens is fitted and
+--                   reported (a list, or all; empty: none)
+--     lens_steps=0  the most steps of each fit (0: r:fit_lens's default)
+--     out=paper     PREFIX_steps.csv, PREFIX_lens.csv, PREFIX_summary.csv
+--                   (out= writes none)
 local lab = require "tielab"
+local stats = require "tielab.stats"
 
-local opt = lab.args(arg, {
-  steps = 1000, seeds = "1", scales = "2,5,10",
-  vocab = 1024, dim = 128, layers = 4, heads = 4, ctx = 64, batch = 16, lr = 1e-3,
-  corpus = "", out = "paper",
-})
+local nan = 0 / 0
+
+-- ------------------------------------------------------------ options
+
+local script_defaults = {
+  steps = 1000, seeds = "1,2,3", scales = "2,5,10", fit = "tied,untied,untied_shared", lens_steps = 0, out = "paper",
+  vocab = 1024, dim = 128, layers = 4, heads = 4, ctx = 64, batch = 16, corpus = "", recipe = "olmo",
+}
+-- Settings each arm sets itself: not the user's to give.
+local per_arm = {name = true, tie = true, tie_merge = true, seed = true, init_seed = true, data_seed = true,
+                 in_scale = true, partner = true}
+
+-- Every other run setting may be given as key=value; "" = not given.
+local defaults, passthrough = {}, {}
+for k, v in pairs(script_defaults) do defaults[k] = v end
+for _, s in ipairs(lab.settings()) do
+  if not per_arm[s.name] and defaults[s.name] == nil then
+    defaults[s.name] = ""
+    passthrough[#passthrough + 1] = s
+  end
+end
+local opt = lab.args(arg, defaults)
+
+-- A run setting given as text, in its own type.
+local function setting_value(s, text)
+  if s.type == "integer" or s.type == "number" then
+    local x = tonumber(text)
+    if not x or (s.type == "integer" and not math.tointeger(x)) then
+      error(string.format("argument '%s' must be %s, got '%s'", s.name, s.type == "integer" and "a whole number" or "a number", text), 0)
+    end
+    return s.type == "integer" and math.tointeger(x) or x
+  elseif s.type == "boolean" or s.type == "bool" then
+    if text == "true" or text == "1" then return true end
+    if text == "false" or text == "0" then return false end
+    error(string.format("argument '%s' must be true or false, got '%s'", s.name, text), 0)
+  end
+  return text
+end
 
 local function numbers(text)
   local t = {}
@@ -37,96 +112,166 @@ local function numbers(text)
   return t
 end
 
-local function mean_sd(xs)
-  local n, s = #xs, 0
-  for _, x in ipairs(xs) do s = s + x end
-  local m = n > 0 and s / n or 0 / 0
-  if n < 2 then return m, nil end
-  local v = 0
-  for _, x in ipairs(xs) do v = v + (x - m) ^ 2 end
-  return m, math.sqrt(v / (n - 1))
-end
-
-local function show(xs, fmt)
-  local m, sd = mean_sd(xs)
-  fmt = fmt or "%.3f"
-  if sd then return string.format(fmt .. "+-" .. fmt, m, sd) end
-  return string.format(fmt, m)
-end
-
 local seeds, scales = numbers(opt.seeds), numbers(opt.scales)
-local early = math.min(100, opt.steps)
-local tenth = math.max(1, math.ceil(opt.steps / 10))
-local late_from = math.max(early, tenth) + 1
+if #seeds == 0 then error("seeds= names no seed", 0) end
 
--- The arms: name, tie mode, in_scale.
-local arms = {{name = "tied", tie = "tied", in_scale = 1}, {name = "untied", tie = "untied", in_scale = 1}}
+-- The settings every arm shares.
+local shared = {vocab = opt.vocab, dim = opt.dim, layers = opt.layers, heads = opt.heads, ctx = opt.ctx,
+                batch = opt.batch, corpus = opt.corpus, align_every = 0,
+                eval_every = math.max(1, math.min(50, opt.steps))}
+if opt.recipe ~= "" then shared.recipe = opt.recipe end
+for _, s in ipairs(passthrough) do
+  if opt[s.name] ~= "" then shared[s.name] = setting_value(s, opt[s.name]) end
+end
+if opt.recipe == "olmo" then
+  if shared.warmup == nil then shared.warmup = math.max(1, math.ceil(opt.steps / 10)) end
+  if shared.decay_steps == nil then shared.decay_steps = opt.steps end
+end
+
+-- The arms: name, tie mode, in_scale, init seed offset from the seed.
+local arms = {
+  {name = "tied", tie = "tied", in_scale = 1, init = 0},
+  {name = "untied", tie = "untied", in_scale = 1, init = 1000},
+  {name = "untied_shared", tie = "untied", in_scale = 1, init = 0},
+}
 for _, k in ipairs(scales) do
-  arms[#arms + 1] = {name = string.format("tied_x%g", k), tie = "tied", in_scale = k}
+  arms[#arms + 1] = {name = string.format("tied_x%g", k), tie = "tied", in_scale = k, init = 0}
+end
+local arm_index = {}
+for i, a in ipairs(arms) do arm_index[a.name] = i end
+
+local fitted = {}
+if opt.fit == "all" then
+  for _, a in ipairs(arms) do fitted[a.name] = true end
+else
+  for name in tostring(opt.fit):gmatch("[^,%s]+") do
+    if not arm_index[name] then error("fit=: no arm '" .. name .. "'", 0) end
+    fitted[name] = true
+  end
 end
 
-local function csv(name)
+-- The scaled arm the scaling findings compare with tied: x5 as in the
+-- paper, else the first scale given.
+local scaled = arm_index.tied_x5 and "tied_x5" or (arms[4] and arms[4].name)
+
+-- ------------------------------------------------------------ CSV
+
+local function cell(x)
+  if x == nil or (type(x) == "number" and x ~= x) then return "" end
+  if math.type(x) == "integer" then return string.format("%d", x) end
+  if type(x) == "number" then return string.format("%.6g", x) end
+  return tostring(x)
+end
+
+local function csv(name, header)
   if opt.out == "" then return nil end
-  return assert(io.open(opt.out .. "_" .. name .. ".csv", "w"))
-end
-local steps_csv, summary_csv, lens_csv = csv("steps"), csv("summary"), csv("lens")
-if steps_csv then
-  steps_csv:write("seed,run,step,loss,grad_ratio,grad_ratio_act,grad_ratio_act_l1\n")
-  summary_csv:write("seed,run,ratio_act_100,ratio_act_10pct,ratio_100,ratio_10pct,ratio_act_l1_late,",
-                    "linear_in,linear_out,linear_in_base,linear_out_base,procrustes_in,procrustes_out,",
-                    "procrustes_in_base,procrustes_out_base,val_ppl\n")
-  lens_csv:write("seed,run,position,kl\n")
+  local f = assert(io.open(opt.out .. "_" .. name .. ".csv", "w"))
+  f:write(header, "\n")
+  return f
 end
 
--- Running sums of one arm's gradient ratios.
-local function ratios()
-  return {act100 = 0, act10 = 0, l2_100 = 0, l2_10 = 0, actlate = 0, l1late = 0, n100 = 0, n10 = 0, nlate = 0}
+local function row(f, ...)
+  if not f then return end
+  local t = table.pack(...)
+  for i = 1, t.n do t[i] = cell(t[i]) end
+  f:write(table.concat(t, ",", 1, t.n), "\n")
 end
 
-local function accumulate(acc, m)
-  local s = m.step
-  if s <= early then
-    acc.act100, acc.l2_100, acc.n100 = acc.act100 + m.grad_ratio_act, acc.l2_100 + m.grad_ratio, acc.n100 + 1
-  end
-  if s <= tenth then
-    acc.act10, acc.l2_10, acc.n10 = acc.act10 + m.grad_ratio_act, acc.l2_10 + m.grad_ratio, acc.n10 + 1
-  end
-  if s >= late_from then
-    acc.actlate, acc.l1late, acc.nlate = acc.actlate + m.grad_ratio_act, acc.l1late + m.grad_ratio_act_l1, acc.nlate + 1
-  end
-end
+local steps_csv = csv("steps", "seed,arm,step,loss,lr,warmup,grad_ratio,grad_ratio_act,grad_ratio_l1,grad_ratio_act_l1")
+local lens_csv = csv("lens", "seed,arm,position,lens,kl,ce,entropy,acc")
+local summary_csv = csv("summary", "finding,measure,arm,mean,ci_low,ci_high,n,verdict")
 
--- results[arm name][measure] = {value per seed}
+-- ------------------------------------------------------------ the runs
+
+-- results[arm][measure][seed index] = value (NaN: not measured), so that
+-- the arms' values pair up by seed.
 local results = {}
 for _, a in ipairs(arms) do results[a.name] = {} end
-local function record(arm, key, v)
+local function record(arm, key, si, v)
   local r = results[arm]
-  r[key] = r[key] or {}
-  r[key][#r[key] + 1] = v
+  if not r[key] then
+    r[key] = {}
+    for i = 1, #seeds do r[key][i] = nan end
+  end
+  if type(v) == "number" then r[key][si] = v end
+end
+local function values(arm, key)
+  local v = results[arm] and results[arm][key]
+  if v then return v end
+  local none = {}
+  for i = 1, #seeds do none[i] = nan end
+  return none
 end
 
-local eval_every = math.max(1, math.min(50, opt.steps))
+local function finite(x) return type(x) == "number" and x == x and x ~= math.huge and x ~= -math.huge end
+
+-- A window's running mean of per-step values.
+local function window() return {sum = 0, n = 0} end
+local function add(w, x)
+  if finite(x) then w.sum, w.n = w.sum + x, w.n + 1 end
+end
+local function window_mean(w) return w.n > 0 and w.sum / w.n or nan end
+
+local early, early_label, recipe_line, fit_notes = nil, nil, nil, {}
+local positions = opt.layers + 1
+local mid = math.max(1, opt.layers // 2)
+
+local align_keys = {"linear_in", "linear_out", "procrustes_in", "procrustes_out", "knn_in", "knn_out",
+                    "cka_in", "cka_out"}
+
+local function record_alignment(arm, si, al, suffix)
+  for _, k in ipairs(align_keys) do
+    record(arm, k .. suffix, si, al[k])
+    record(arm, k .. suffix .. "_base", si, al.baseline and al.baseline[k])
+  end
+end
+
+local function record_lens(seed, si, arm, which, t)
+  if not t or not t.kl then return end
+  for p = 1, #t.kl do
+    row(lens_csv, seed, arm, p - 1, which, t.kl[p], t.ce and t.ce[p], t.entropy and t.entropy[p], t.acc and t.acc[p])
+    if which == "fitted" then record(arm, "kl." .. (p - 1), si, t.kl[p]) end
+  end
+  if which == "fitted" then
+    local s = 0
+    for p = 1, mid do s = s + t.kl[p + 1] end
+    record(arm, "kl_early", si, s / mid)
+  end
+end
+
 for si, seed in ipairs(seeds) do
   local runs, acc = {}, {}
   for i, a in ipairs(arms) do
-    local init = a.tie == "untied" and seed + 1000 or seed
-    runs[i] = lab.run{
-      name = string.format("%s_s%d", a.name, seed), tie = a.tie, in_scale = a.in_scale,
-      init_seed = init, data_seed = seed, vocab = opt.vocab, dim = opt.dim, layers = opt.layers,
-      heads = opt.heads, ctx = opt.ctx, batch = opt.batch, lr = opt.lr, corpus = opt.corpus,
-      eval_every = eval_every, align_every = 0,
-    }
-    acc[i] = ratios()
+    local o = {name = string.format("%s_s%d", a.name, seed), tie = a.tie, in_scale = a.in_scale,
+               init_seed = seed + a.init, data_seed = seed}
+    for k, v in pairs(shared) do o[k] = v end
+    runs[i] = lab.run(o)
+    acc[i] = {act_early = window(), rows_early = window(), act_late = window(), l1_late = window()}
+  end
+  local o = runs[1]:options()
+  local warmup = tonumber(o.warmup) or 0
+  if not early then
+    early = warmup > 0 and math.min(warmup, opt.steps) or math.max(1, math.ceil(opt.steps / 10))
+    early_label = warmup > 0 and string.format("the warmup, steps 1-%d", early)
+                  or string.format("the first 10%%, steps 1-%d", early)
+    recipe_line = string.format("recipe %s: lr %s, warmup %s, schedule %s, decay_steps %s, lr_min %s",
+                                opt.recipe == "" and "(none)" or opt.recipe, cell(tonumber(o.lr)),
+                                o.warmup or "-", o.schedule or "constant", o.decay_steps or "-", o.lr_min or "-")
   end
   local hook = lab.on_step(function(step)
     for i, r in ipairs(runs) do
       local m = r:metrics()
       if m.step == step then
-        accumulate(acc[i], m)
-        if steps_csv then
-          steps_csv:write(string.format("%d,%s,%d,%.6g,%.6g,%.6g,%.6g\n", seed, arms[i].name, m.step, m.loss,
-                                        m.grad_ratio, m.grad_ratio_act, m.grad_ratio_act_l1))
+        local w = acc[i]
+        if step <= early then
+          add(w.act_early, m.grad_ratio_act)
+          add(w.rows_early, m.grad_ratio)
+        else
+          add(w.act_late, m.grad_ratio_act)
+          add(w.l1_late, m.grad_ratio_act_l1)
         end
+        row(steps_csv, seed, arms[i].name, m.step, m.loss, m.lr, warmup, m.grad_ratio, m.grad_ratio_act,
+            m.grad_ratio_l1, m.grad_ratio_act_l1)
       end
     end
   end)
@@ -134,38 +279,31 @@ for si, seed in ipairs(seeds) do
   lab.step(opt.steps)
   lab.off(hook)
 
-  local untied = runs[2]
+  local untied, untied_shared = runs[arm_index.untied], runs[arm_index.untied_shared]
   for i, r in ipairs(runs) do
-    local a, s, m = arms[i], acc[i], r:metrics()
-    record(a.name, "act100", s.act100 / s.n100)
-    record(a.name, "act10", s.act10 / s.n10)
-    record(a.name, "l2_100", s.l2_100 / s.n100)
-    record(a.name, "l2_10", s.l2_10 / s.n10)
-    if s.nlate > 0 then
-      record(a.name, "actlate", s.actlate / s.nlate)
-      record(a.name, "l1late", s.l1late / s.nlate)
+    local a, w, m = arms[i], acc[i], r:metrics()
+    record(a.name, "ratio_act_early", si, window_mean(w.act_early))
+    record(a.name, "ratio_early", si, window_mean(w.rows_early))
+    record(a.name, "ratio_act_late", si, window_mean(w.act_late))
+    record(a.name, "ratio_act_l1_late", si, window_mean(w.l1_late))
+    for _, k in ipairs{"val_ppl", "drift_in", "drift_out", "normfreq_in", "normfreq_out"} do
+      record(a.name, k, si, m[k])
     end
-    record(a.name, "val_ppl", m.val_ppl)
-    for p, kl in ipairs(m.lens.kl) do
-      record(a.name, "kl" .. (p - 1), kl)
-      if lens_csv then lens_csv:write(string.format("%d,%s,%d,%.6g\n", seed, a.name, p - 1, kl)) end
-    end
-    local al = {}
-    if a.tie ~= "untied" then
-      al = lab.align(r, untied)
-      for _, k in ipairs{"linear_in", "linear_out", "procrustes_in", "procrustes_out"} do
-        record(a.name, k, al[k])
-        record(a.name, k .. "_base", al.baseline[k])
-      end
-    end
-    if summary_csv then
-      local function f(x) return x and string.format("%.6g", x) or "" end
-      summary_csv:write(string.format("%d,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n", seed, a.name,
-        f(s.act100 / s.n100), f(s.act10 / s.n10), f(s.l2_100 / s.n100), f(s.l2_10 / s.n10),
-        f(s.nlate > 0 and s.l1late / s.nlate or nil), f(al.linear_in), f(al.linear_out),
-        f(al.baseline and al.baseline.linear_in), f(al.baseline and al.baseline.linear_out),
-        f(al.procrustes_in), f(al.procrustes_out), f(al.baseline and al.baseline.procrustes_in),
-        f(al.baseline and al.baseline.procrustes_out), f(m.val_ppl)))
+    -- Each matrix against the untied run of another init: for the tied arms
+    -- the paper's comparison; for untied_shared how alike two untied runs'
+    -- matrices come out, the level "aligned" is read against.
+    if a.name ~= "untied" then record_alignment(a.name, si, lab.align(r, untied), "") end
+    if a.name == "tied" then record_alignment(a.name, si, lab.align(r, untied_shared), "_shared_init") end
+    record_lens(seed, si, a.name, "online", m.lens)
+    if fitted[a.name] then
+      if not r.fit_lens then error("this tielab has no r:fit_lens (the post-hoc tuned lens)", 0) end
+      lab.log("seed %d: fitting the tuned lens of %s", seed, a.name)
+      local f = r:fit_lens(opt.lens_steps > 0 and {steps = opt.lens_steps} or {})
+      record_lens(seed, si, a.name, "fitted", f)
+      local note = fit_notes[a.name] or {steps = {}, converged = 0}
+      note.steps[#note.steps + 1] = f.steps
+      note.converged = note.converged + (f.converged and 1 or 0)
+      fit_notes[a.name] = note
     end
   end
   -- The last seed's runs stay in the lab (its charts show them); the
@@ -174,83 +312,190 @@ for si, seed in ipairs(seeds) do
     for _, r in ipairs(runs) do r:remove() end
   end
 end
-for _, f in ipairs{steps_csv, summary_csv, lens_csv} do f:close() end
 
--- ------------------------------------------------------------ the table
-local function get(arm, key) return results[arm][key] or {} end
-local function m(arm, key) return (mean_sd(get(arm, key))) end
-
-print(string.format("tielab paper comparison: %d steps, seeds %s, V=%d d=%d L=%d H=%d T=%d B=%d",
-                    opt.steps, opt.seeds, opt.vocab, opt.dim, opt.layers, opt.heads, opt.ctx, opt.batch))
-print()
-print(string.format("gradient ratio |G_out| / |G_in|, L2 (paper's input side: the lookup's output)"))
-print(string.format("  %-10s %16s %16s %16s %16s %16s", "run", "first " .. early, "first 10%",
-                    "rows, first " .. early, "rows, first 10%", "L1, after " .. (late_from - 1)))
+-- Per-seed quantities the findings difference.
 for _, a in ipairs(arms) do
-  print(string.format("  %-10s %16s %16s %16s %16s %16s", a.name, show(get(a.name, "act100")),
-                      show(get(a.name, "act10")), show(get(a.name, "l2_100")), show(get(a.name, "l2_10")),
-                      #get(a.name, "l1late") > 0 and show(get(a.name, "l1late")) or "-"))
-end
-print()
-print("alignment of each tied matrix with the untied run (mean row cosine; random baseline in brackets)")
-print(string.format("  %-10s %22s %22s %22s %22s", "run", "linear vs E_in", "linear vs E_out",
-                    "procrustes vs E_in", "procrustes vs E_out"))
-for _, a in ipairs(arms) do
-  if a.tie ~= "untied" then
-    local function cell(k) return show(get(a.name, k)) .. " (" .. show(get(a.name, k .. "_base")) .. ")" end
-    print(string.format("  %-10s %22s %22s %22s %22s", a.name, cell("linear_in"), cell("linear_out"),
-                        cell("procrustes_in"), cell("procrustes_out")))
+  for _, k in ipairs{"ratio_act_early", "ratio_act_late", "ratio_act_l1_late"} do
+    for si, v in ipairs(values(a.name, k)) do record(a.name, "log_" .. k, si, v > 0 and math.log(v) or nan) end
   end
 end
-print()
-print("tuned-lens KL(final || lens), bits per token, by layer position (0 = embeddings)")
-local header = string.format("  %-10s", "run")
-for p = 0, opt.layers do header = header .. string.format(" %12d", p) end
-print(header)
-for _, a in ipairs(arms) do
-  local line = string.format("  %-10s", a.name)
-  for p = 0, opt.layers do line = line .. string.format(" %12s", show(get(a.name, "kl" .. p))) end
-  print(line)
-end
-print()
-print("validation perplexity")
-for _, a in ipairs(arms) do print(string.format("  %-10s %s", a.name, show(get(a.name, "val_ppl"), "%.2f"))) end
 
--- ------------------------------------------------------------ the findings
-local function verdict(held) return held and "held" or "did not hold" end
-local mid = math.max(1, opt.layers // 2)
-local function mean_kl(arm)
-  local s, n = 0, 0
-  for p = 1, mid do s, n = s + m(arm, "kl" .. p), n + 1 end
-  return s / n
-end
-local five = results.tied_x5 and "tied_x5" or nil
+-- ------------------------------------------------------------ the statistics
 
+local zero = {}
+for i = 1, #seeds do zero[i] = 0 end
+
+-- The findings: what is differenced (a - b per seed) and the direction the
+-- paper claims. 'label' says it in the table.
+local findings = {
+  {id = "align_toward_output", arm = "tied", measure = "linear_out-linear_in", dir = "+",
+   a = values("tied", "linear_out"), b = values("tied", "linear_in"),
+   label = "tied: linear map to E_out - to E_in"},
+  {id = "early_l2_dominance", arm = "tied", measure = "log(ratio_act_early)", dir = "+",
+   a = values("tied", "log_ratio_act_early"), b = zero,
+   label = "tied: log L2 ratio out/in, early window"},
+  {id = "l1_crossover", arm = "tied", measure = "log(ratio_act_l1_late)", dir = "-",
+   a = values("tied", "log_ratio_act_l1_late"), b = zero,
+   label = "tied: log L1 ratio out/in, after it"},
+  {id = "untied_ratio_spikes", arm = "untied", measure = "log(ratio_act_early)-log(ratio_act_late)", dir = "+",
+   a = values("untied", "log_ratio_act_early"), b = values("untied", "log_ratio_act_late"),
+   label = "untied: log L2 ratio, early - late"},
+  {id = "lens_kl_early", arm = "tied-untied", measure = string.format("kl.1-%d", mid), dir = "+",
+   a = values("tied", "kl_early"), b = values("untied", "kl_early"),
+   label = string.format("fitted KL bits, positions 1-%d, tied - untied", mid)},
+}
+if scaled then
+  findings[#findings + 1] = {id = "scaling_moves_toward_in", arm = scaled .. "-tied", measure = "procrustes_in", dir = "+",
+    a = values(scaled, "procrustes_in"), b = values("tied", "procrustes_in"),
+    label = scaled .. " - tied: procrustes to E_in"}
+  findings[#findings + 1] = {id = "scaling_moves_toward_in_linear", arm = scaled .. "-tied", measure = "linear_in", dir = "+",
+    a = values(scaled, "linear_in"), b = values("tied", "linear_in"),
+    label = scaled .. " - tied: linear map to E_in"}
+  findings[#findings + 1] = {id = "scaling_costs_ppl", arm = scaled .. "-tied", measure = "val_ppl", dir = "+",
+    a = values(scaled, "val_ppl"), b = values("tied", "val_ppl"),
+    label = scaled .. " - tied: validation perplexity"}
+end
+findings[#findings + 1] = {id = "align_above_baseline", arm = "tied", measure = "linear_out-linear_out_base", dir = "+",
+  a = values("tied", "linear_out"), b = values("tied", "linear_out_base"),
+  label = "tied: linear to E_out - random baseline"}
+findings[#findings + 1] = {id = "shared_init_biases_in", arm = "tied", measure = "linear_in_shared_init-linear_in", dir = "+",
+  a = values("tied", "linear_in_shared_init"), b = values("tied", "linear_in"),
+  label = "tied: linear to E_in, shared init - own"}
+
+for _, f in ipairs(findings) do
+  f.d = stats.paired(f.a, f.b)
+  f.verdict = stats.verdict(f.d.lo, f.d.hi, f.dir)
+  row(summary_csv, f.id, f.measure, f.arm, f.d.mean, f.d.lo, f.d.hi, f.d.n, f.verdict)
+end
+
+-- Descriptive rows: each measure of each arm, mean over seeds and its 95%
+-- t interval.
+local function finite_values(xs)
+  local t = {}
+  for _, x in ipairs(xs) do if finite(x) then t[#t + 1] = x end end
+  return t
+end
+local function describe(arm, key)
+  local xs = finite_values(values(arm, key))
+  local m, lo, hi = stats.t_interval(xs)
+  return {mean = m, lo = lo, hi = hi, n = #xs}
+end
+
+local measures = {"val_ppl", "ratio_act_early", "ratio_early", "ratio_act_late", "ratio_act_l1_late"}
+for _, suffix in ipairs{"", "_shared_init"} do
+  for _, k in ipairs(align_keys) do
+    measures[#measures + 1] = k .. suffix
+    measures[#measures + 1] = k .. suffix .. "_base"
+  end
+end
+for _, k in ipairs{"drift_in", "drift_out", "normfreq_in", "normfreq_out"} do measures[#measures + 1] = k end
+for p = 0, opt.layers do measures[#measures + 1] = "kl." .. p end
+for _, k in ipairs(measures) do
+  for _, a in ipairs(arms) do
+    local d = describe(a.name, k)
+    if d.n > 0 then row(summary_csv, "", k, a.name, d.mean, d.lo, d.hi, d.n, "") end
+  end
+end
+for _, f in ipairs{steps_csv, lens_csv, summary_csv} do f:close() end
+
+-- ------------------------------------------------------------ the table
+
+-- "mean+-h": the mean over seeds and the half width of its 95% t
+-- interval; the mean alone with one seed, "-" when not measured.
+local function show(arm, key, fmt)
+  local d = describe(arm, key)
+  fmt = fmt or "%.3f"
+  if d.n == 0 then return "-" end
+  if d.lo ~= d.lo then return string.format(fmt, d.mean) end
+  return string.format(fmt .. "+-" .. fmt, d.mean, (d.hi - d.lo) / 2)
+end
+
+local function signed(x) return x ~= x and "-" or string.format("%+.3f", x) end
+
+-- A table of arms (rows) by measures (columns), as narrow as 80 columns
+-- allow.
+local function table_of(title, columns, rows_of)
+  local width = math.max(8, math.min(14, (80 - 15) // #columns - 1))
+  local cellfmt = " %" .. width .. "s"
+  print()
+  print(title)
+  local head = string.format("  %-13s", "arm")
+  for _, c in ipairs(columns) do head = head .. string.format(cellfmt, c.title) end
+  print(head)
+  for _, r in ipairs(rows_of) do
+    local line = string.format("  %-13s", r.label)
+    for _, c in ipairs(columns) do line = line .. string.format(cellfmt, show(r.arm, c.key .. (r.suffix or ""), c.fmt)) end
+    print(line)
+  end
+end
+
+local function arm_rows(filter, baseline)
+  local t = {}
+  for _, a in ipairs(arms) do
+    if not filter or filter(a) then
+      t[#t + 1] = {arm = a.name, label = a.name}
+      if baseline then t[#t + 1] = {arm = a.name, label = "  random", suffix = "_base"} end
+    end
+  end
+  return t
+end
+
+print(string.format("tielab paper comparison: %d steps, seeds %s, V=%d d=%d L=%d H=%d T=%d B=%d",
+                    opt.steps, table.concat(seeds, ","), opt.vocab, opt.dim, opt.layers, opt.heads, opt.ctx, opt.batch))
+print(recipe_line)
+print(string.format("early window: %s (the paper's first 10%%)", early_label))
 print()
-print("the paper's findings in this run")
-print(string.format("  output side dominates early (L2 ratio > 1 over the first %d steps: %.2f): %s", early,
-                    m("tied", "act100"), verdict(m("tied", "act100") > 1)))
-if #get("tied", "l1late") > 0 then
-  print(string.format("  the L2 ratio falls as training goes on (first %d steps %.2f, after step %d %.2f): %s", early,
-                      m("tied", "act100"), late_from - 1, m("tied", "actlate"),
-                      verdict(m("tied", "actlate") < m("tied", "act100"))))
-  print(string.format("  under L1 the input side is larger late in training (ratio %.2f): %s", m("tied", "l1late"),
-                      verdict(m("tied", "l1late") < 1)))
+print("the paper's findings: paired difference across seeds (same batches),")
+print("mean and 95% t interval; verdict on the direction the paper claims")
+print(string.format("  %-31s %7s %19s %2s  %s", "finding", "mean", "95% interval", "n", "verdict"))
+for _, f in ipairs(findings) do
+  local ci = f.d.lo == f.d.lo and string.format("[%s, %s]", signed(f.d.lo), signed(f.d.hi)) or "-"
+  print(string.format("  %-31s %7s %19s %2d  %s", f.id, signed(f.d.mean), ci, f.d.n, f.verdict))
+  print(string.format("    %s, claim %s 0", f.label, f.dir == "+" and ">" or "<"))
 end
-print(string.format("  the tied matrix aligns more with E_out than E_in (linear %.3f vs %.3f): %s",
-                    m("tied", "linear_out"), m("tied", "linear_in"),
-                    verdict(m("tied", "linear_out") > m("tied", "linear_in"))))
-print(string.format("  ... and above the random baseline (%.3f): %s", m("tied", "linear_out_base"),
-                    verdict(m("tied", "linear_out") > m("tied", "linear_out_base"))))
-print(string.format("  tuned-lens KL higher when tied in early and middle layers (positions 1-%d: %.3f vs %.3f): %s",
-                    mid, mean_kl("tied"), mean_kl("untied"), verdict(mean_kl("tied") > mean_kl("untied"))))
-if five then
-  local moved = math.abs(m(five, "linear_out") - m("tied", "linear_out"))
-  print(string.format("  scaling the input side 5x moves alignment only a little (linear vs E_out %+.3f): %s",
-                      m(five, "linear_out") - m("tied", "linear_out"), verdict(moved < 0.1)))
-  print(string.format("  ... and makes perplexity worse (%.2f vs %.2f): %s", m(five, "val_ppl"), m("tied", "val_ppl"),
-                      verdict(m(five, "val_ppl") > m("tied", "val_ppl"))))
+print()
+print("below: mean over seeds +- half width of its 95% t interval")
+
+local function gradient_columns()
+  return {{title = "L2 early", key = "ratio_act_early", fmt = "%.2f"}, {title = "L2 rows early", key = "ratio_early", fmt = "%.2f"},
+          {title = "L2 late", key = "ratio_act_late", fmt = "%.2f"}, {title = "L1 late", key = "ratio_act_l1_late", fmt = "%.2f"}}
 end
+table_of("gradient ratio |G_out|/|G_in|: G_in at the lookup's output (rows: V x d)",
+         gradient_columns(), arm_rows())
+table_of("alignment with the untied run of another init, after a map (mean row cosine)",
+         {{title = "linear E_in", key = "linear_in"}, {title = "linear E_out", key = "linear_out"},
+          {title = "procr. E_in", key = "procrustes_in"}, {title = "procr. E_out", key = "procrustes_out"}},
+         arm_rows(function(a) return a.name ~= "untied" end, true))
+table_of("neighbours and CKA against the same untied run",
+         {{title = "KNN@10 E_in", key = "knn_in"}, {title = "KNN@10 E_out", key = "knn_out"},
+          {title = "CKA E_in", key = "cka_in"}, {title = "CKA E_out", key = "cka_out"}},
+         arm_rows(function(a) return a.name ~= "untied" end, true))
+table_of("control: tied against untied_shared, whose E_in starts equal to it",
+         {{title = "linear E_in", key = "linear_in_shared_init"}, {title = "linear E_out", key = "linear_out_shared_init"},
+          {title = "procr. E_in", key = "procrustes_in_shared_init"},
+          {title = "procr. E_out", key = "procrustes_out_shared_init"}},
+         {{arm = "tied", label = "tied"}, {arm = "tied", label = "  random", suffix = "_base"}})
+table_of("drift (row cosine to step 0) and row norm vs log frequency (correlation)",
+         {{title = "drift E_in", key = "drift_in"}, {title = "drift E_out", key = "drift_out"},
+          {title = "normfreq E_in", key = "normfreq_in"}, {title = "normfreq E_out", key = "normfreq_out"}},
+         arm_rows())
+
+local lens_columns = {}
+for p = 0, opt.layers do lens_columns[#lens_columns + 1] = {title = string.format("pos %d", p), key = "kl." .. p, fmt = "%.2f"} end
+local lens_rows = arm_rows(function(a) return fitted[a.name] end)
+if #lens_rows > 0 then
+  table_of("fitted tuned lens KL(final || lens), bits/token, by position (0: embeddings)",
+           lens_columns, lens_rows)
+  print("  fits (lens steps per seed, how many converged):")
+  for _, a in ipairs(arms) do
+    local n = fit_notes[a.name]
+    if n then
+      print(string.format("    %-13s %s, %d/%d converged", a.name, table.concat(n.steps, "/"), n.converged, #n.steps))
+    end
+  end
+end
+table_of("validation perplexity", {{title = "val ppl", key = "val_ppl", fmt = "%.2f"}}, arm_rows())
+
 if opt.out ~= "" then
   print()
   print(string.format("wrote %s_steps.csv, %s_summary.csv, %s_lens.csv", opt.out, opt.out, opt.out))

@@ -480,21 +480,63 @@ static int lapi_dofile_text(lua_State *L) {
   return dofile_k(L, LUA_OK, 0);
 }
 
-/* require's searcher for Lua files, text only and inside the sandbox. */
-static int lapi_searcher(lua_State *L) {
-  const char *name = luaL_checkstring(L, 1);
+/* Find module 'name' on the template list 'path' and load it, the file's
+** name checked against the sandbox first; text only under the sandbox, as
+** the script itself is loaded. Returns as a searcher does: the loader and
+** the file's name, or the message of what was tried. */
+static int search_and_load(lua_State *L, const char *name, const char *path) {
+  LuaApi *api = lapi_get(L);
   lua_getglobal(L, "package");
   lua_getfield(L, -1, "searchpath");
   lua_pushstring(L, name);
-  lua_getfield(L, -3, "path");
+  lua_pushstring(L, path);
   lua_call(L, 2, 2);
   if (lua_isnil(L, -2)) return 1;   /* the message of searchpath */
   char real[PATH_MAX];
   const char *file = lua_tostring(L, -2);
-  if (luaL_loadfilex(L, lapi_check_path(L, "require", file, 0, real), "t") != LUA_OK)
+  if (luaL_loadfilex(L, lapi_check_path(L, "require", file, 0, real), api->opt.sandbox ? "t" : NULL) != LUA_OK)
     return luaL_error(L, "error loading module '%s' from file '%s':\n\t%s", name, file, lua_tostring(L, -1));
   lua_pushstring(L, file);
   return 2;
+}
+
+/* require's searcher for Lua files on package.path, used by the sandbox. */
+static int lapi_searcher(lua_State *L) {
+  const char *name = luaL_checkstring(L, 1);
+  lua_getglobal(L, "package");
+  lua_getfield(L, -1, "path");
+  const char *path = lua_tostring(L, -1);
+  return search_and_load(L, name, path ? path : "");
+}
+
+/* require's searcher for the running script's own folder ('script_dir'),
+** tried before package.path: a script gets the modules shipped beside it
+** (lua/tielab/stats.lua beside lua/paper.lua, in the sources and
+** installed alike), never an installed copy of another version. Under the
+** sandbox that folder may be read, as the script itself was. */
+static int lapi_script_searcher(lua_State *L) {
+  LuaApi *api = lapi_get(L);
+  const char *name = luaL_checkstring(L, 1);
+  if (!api->script_dir[0]) {
+    lua_pushliteral(L, "no script folder (no script is running)");
+    return 1;
+  }
+  char path[PATH_MAX + 8];
+  snprintf(path, sizeof path, "%s/?.lua", api->script_dir);
+  return search_and_load(L, name, path);
+}
+
+/* Put 'fn' into package.searchers at 'pos', moving the others up. */
+static void insert_searcher(lua_State *L, lua_CFunction fn, lua_Integer pos) {
+  lua_getglobal(L, "package");
+  lua_getfield(L, -1, "searchers");
+  for (lua_Integer i = (lua_Integer)luaL_len(L, -1); i >= pos; i--) {
+    lua_rawgeti(L, -1, i);
+    lua_rawseti(L, -2, i + 1);
+  }
+  lua_pushcfunction(L, fn);
+  lua_rawseti(L, -2, pos);
+  lua_pop(L, 2);
 }
 
 /* setmetatable without finalisers: Lua runs a __gc with its hooks off, so
@@ -543,13 +585,15 @@ static void sandbox(lua_State *L) {
   lua_getglobal(L, "package");
   lua_pushliteral(L, "");
   lua_setfield(L, -2, "cpath");
-  lua_createtable(L, 2, 0);                /* searchers: preload, Lua files */
+  lua_createtable(L, 3, 0);                /* searchers: preload, the script's folder, Lua files */
   lua_getfield(L, -2, "searchers");
-  lua_rawgeti(L, -1, 1);
-  lua_rawseti(L, -3, 1);
+  for (int i = 1; i <= 2; i++) {
+    lua_rawgeti(L, -1, i);
+    lua_rawseti(L, -3, i);
+  }
   lua_pop(L, 1);
   lua_pushcfunction(L, lapi_searcher);
-  lua_rawseti(L, -2, 2);
+  lua_rawseti(L, -2, 3);
   lua_setfield(L, -2, "searchers");
   lua_pop(L, 1);
 }
@@ -584,6 +628,7 @@ static int lapi_setup(lua_State *L) {
   lua_pushcfunction(L, luaopen_tielab);
   lua_setfield(L, -2, "tielab");
   lua_pop(L, 2);
+  insert_searcher(L, lapi_script_searcher, 2);   /* after preload */
 
   lrun_open(L);
   lua_getglobal(L, "require");

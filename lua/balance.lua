@@ -65,6 +65,7 @@
 --     out=balance   CSV files balance_steps.csv (every arm, every step) and
 --                   balance_summary.csv (the table); out= writes none
 local lab = require "tielab"
+local script = require "tielab.script"
 
 local opt = lab.args(arg, {
   steps = 600, seeds = "1", target = 1, gain = 0.5, fraction = 1, memory = 10,
@@ -73,11 +74,7 @@ local opt = lab.args(arg, {
   out = "balance",
 })
 
-local function numbers(text)
-  local t = {}
-  for x in tostring(text):gmatch("[^,%s]+") do t[#t + 1] = assert(tonumber(x), "not a number: " .. x) end
-  return t
-end
+local numbers = script.numbers
 
 local seeds = numbers(opt.seeds)
 local from = opt.steps // 2 + 1
@@ -88,12 +85,7 @@ local shape = {vocab = opt.vocab, dim = opt.dim, layers = opt.layers, heads = op
                batch = opt.batch, lr = opt.lr, corpus = opt.corpus, align_every = 0,
                eval_every = math.max(1, math.min(50, opt.steps))}
 
-local function csv(name, header)
-  if opt.out == "" then return nil end
-  local f = assert(io.open(opt.out .. "_" .. name .. ".csv", "w"))
-  f:write(header, "\n")
-  return f
-end
+local function csv(name, header) return script.csv(opt.out, name, header) end
 local steps_csv = csv("steps", "seed,arm,step,loss,lr,grad_in,grad_in_act,grad_out,in_scale,out_scale,grad_scale,"
                                .. "applied_ratio")
 

@@ -65,6 +65,7 @@
 --     out=paper     PREFIX_steps.csv, PREFIX_lens.csv, PREFIX_summary.csv
 --                   (out= writes none)
 local lab = require "tielab"
+local script = require "tielab.script"
 local stats = require "tielab.stats"
 
 local nan = 0 / 0
@@ -106,11 +107,7 @@ local function setting_value(s, text)
   return text
 end
 
-local function numbers(text)
-  local t = {}
-  for x in tostring(text):gmatch("[^,%s]+") do t[#t + 1] = assert(tonumber(x), "not a number: " .. x) end
-  return t
-end
+local numbers = script.numbers
 
 local seeds, scales = numbers(opt.seeds), numbers(opt.scales)
 if #seeds == 0 then error("seeds= names no seed", 0) end
@@ -163,12 +160,7 @@ local function cell(x)
   return tostring(x)
 end
 
-local function csv(name, header)
-  if opt.out == "" then return nil end
-  local f = assert(io.open(opt.out .. "_" .. name .. ".csv", "w"))
-  f:write(header, "\n")
-  return f
-end
+local function csv(name, header) return script.csv(opt.out, name, header) end
 
 local function row(f, ...)
   if not f then return end

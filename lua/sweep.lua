@@ -11,6 +11,7 @@
 --     vocab=1024 dim=128 layers=4 heads=4 ctx=64 batch=16 lr=0.001 corpus=
 --     out=sweep.csv   one line per seed and scale (out= writes none)
 local lab = require "tielab"
+local script = require "tielab.script"
 
 local opt = lab.args(arg, {
   scales = "1,2,5,10", seeds = "1,2,3", steps = 500,
@@ -18,11 +19,7 @@ local opt = lab.args(arg, {
   out = "sweep.csv",
 })
 
-local function numbers(text)
-  local t = {}
-  for x in tostring(text):gmatch("[^,%s]+") do t[#t + 1] = assert(tonumber(x), "not a number: " .. x) end
-  return t
-end
+local numbers = script.numbers
 
 local function mean_sd(xs)
   local n, s = #xs, 0

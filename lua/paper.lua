@@ -246,9 +246,10 @@ for si, seed in ipairs(seeds) do
     early = warmup > 0 and math.min(warmup, opt.steps) or math.max(1, math.ceil(opt.steps / 10))
     early_label = warmup > 0 and string.format("the warmup, steps 1-%d", early)
                   or string.format("the first 10%%, steps 1-%d", early)
-    recipe_line = string.format("recipe %s: lr %s, warmup %s, schedule %s, decay_steps %s, lr_min %s",
-                                opt.recipe == "" and "(none)" or opt.recipe, cell(tonumber(o.lr)),
-                                o.warmup or "-", o.schedule or "constant", o.decay_steps or "-", o.lr_min or "-")
+    local decay = (o.schedule or "constant") == "constant" and "constant"
+                  or string.format("%s to lr_min %s at step %s", o.schedule, o.lr_min or "-", o.decay_steps or "-")
+    recipe_line = string.format("recipe %s: lr %s, warmup %s, %s", opt.recipe == "" and "(none)" or opt.recipe,
+                                cell(tonumber(o.lr)), o.warmup or "-", decay)
   end
   local hook = lab.on_step(function(step)
     for i, r in ipairs(runs) do

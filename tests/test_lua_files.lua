@@ -32,6 +32,22 @@ local f = io.open("tests/test_lua_files.csv")
 local csv = f and f:read("a") or ""
 if f then f:close() end
 tap.like(csv, "loss", "the CSV holds the loss series")
+local settings = csv:match("# settings: ([^\n]*)") or ""
+tap.ok(settings:find("tie=untied .*in_scale=2 ") ~= nil, "the settings line has the model's tie and in_scale")
+tap.ok(not settings:find("warmup=", 1, true), "settings at their defaults are left out: " .. settings)
+
+-- A run trained by a recipe says so, with every setting that differs from the defaults.
+local o = lab.run(tap.tiny{name = "olmo", recipe = "olmo", warmup = 2, decay_steps = 20, lens_every = 0})
+o:step(1)
+tap.is(o:export("tests/test_lua_files_olmo.csv"), true, "r:export of a run with the olmo recipe")
+f = io.open("tests/test_lua_files_olmo.csv")
+local line = f and f:read("a"):match("# settings: ([^\n]*)") or ""
+if f then f:close() end
+for _, kv in ipairs{"lr=0.0003", "warmup=2", "schedule=cosine", "decay_steps=20", "eps=1e-05",
+                    "decay_all=true", "lens_every=0", "recipe=olmo"} do
+  tap.ok((" " .. line .. " "):find(" " .. kv .. " ", 1, true), "the settings line holds " .. kv)
+end
+os.remove("tests/test_lua_files_olmo.csv")
 tap.is(r:export("tests/test_lua_files.jsonl"), true, "r:export to JSONL")
 f = io.open("tests/test_lua_files.jsonl")
 local first = f and f:read("l") or ""

@@ -291,7 +291,7 @@ static void csv_field(FILE *f, const char *s) {
 }
 
 int history_write_csv(const History *h, FILE *f, const char *run, const char *settings, Err *err) {
-  char line[1024];
+  char line[4096];
   fprintf(f, "# tielab history, format 1\n");
   clean_text(line, run, sizeof line - 1);
   fprintf(f, "# run: %s\n", line);

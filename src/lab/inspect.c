@@ -107,20 +107,50 @@ static int ends_with(const char *s, const char *suffix) {
   return a >= b && strcmp(s + a - b, suffix) == 0;
 }
 
+/* Settings the fixed part of the line shows itself. */
+static const char *const shown_first[] = {"name", "vocab", "dim", "layers", "heads", "ctx", "batch", "tie",
+                                          "seed", "init_seed", "data_seed", "lr", "in_scale", "out_scale",
+                                          "corpus"};
+
+static int shown_in_first(const char *name) {
+  for (size_t i = 0; i < sizeof shown_first / sizeof shown_first[0]; i++)
+    if (strcmp(name, shown_first[i]) == 0) return 1;
+  return 0;
+}
+
+/* The export's settings line: the model, its seeds and rates, then every
+** other setting that is not at its default (the schedule, the optimizer,
+** the instruments), so that a file says how its run was trained. */
+static void export_settings(const Run *r, char *buf, size_t cap) {
+  const ModelConfig *c = model_config(r->model);
+  char tie[16], lr[NUM_TEXT_MAX], in[NUM_TEXT_MAX], out[NUM_TEXT_MAX];
+  size_t n = (size_t)snprintf(buf, cap,
+                              "vocab=%d dim=%d layers=%d heads=%d ctx=%d batch=%d tie=%s init_seed=%llu "
+                              "data_seed=%llu lr=%s in_scale=%s out_scale=%s corpus=%s",
+                              c->vocab, c->dim, c->layers, c->heads, c->ctx, c->batch,
+                              config_tie_name(c->tie_k, c->dim, tie), (unsigned long long)r->opt.init_seed,
+                              (unsigned long long)r->opt.data_seed, num_format(lr, sizeof lr, r->opt.lr),
+                              num_format(in, sizeof in, r->opt.in_scale), num_format(out, sizeof out, r->opt.out_scale),
+                              r->data ? r->data->ds.name : "none");
+  RunOptions d;
+  run_options_default(&d);
+  int count;
+  const Setting *all = lab_settings(&count);
+  for (int i = 0; i < count && n < cap; i++) {
+    char now[1100], was[1100];
+    if (shown_in_first(all[i].name) || run_options_get_text(&r->opt, all[i].name, now, sizeof now, NULL) < 0 ||
+        run_options_get_text(&d, all[i].name, was, sizeof was, NULL) < 0 || strcmp(now, was) == 0)
+      continue;
+    n += (size_t)snprintf(buf + n, cap - n, " %s=%s", all[i].name, now);
+  }
+}
+
 int run_export(Run *r, const char *path, Err *err) {
   int csv = ends_with(path, ".csv");
   if (!csv && !ends_with(path, ".jsonl"))
     return err_set(err, "%s: export to a .csv or .jsonl file", path);
-  char settings[512];
-  const ModelConfig *c = model_config(r->model);
-  char tie[16], lr[NUM_TEXT_MAX], in[NUM_TEXT_MAX], out[NUM_TEXT_MAX];
-  snprintf(settings, sizeof settings,
-           "vocab=%d dim=%d layers=%d heads=%d ctx=%d batch=%d tie=%s init_seed=%llu data_seed=%llu "
-           "lr=%s in_scale=%s out_scale=%s corpus=%s",
-           c->vocab, c->dim, c->layers, c->heads, c->ctx, c->batch, config_tie_name(c->tie_k, c->dim, tie),
-           (unsigned long long)r->opt.init_seed, (unsigned long long)r->opt.data_seed,
-           num_format(lr, sizeof lr, r->opt.lr), num_format(in, sizeof in, r->opt.in_scale),
-           num_format(out, sizeof out, r->opt.out_scale), r->data ? r->data->ds.name : "none");
+  char settings[4096];
+  export_settings(r, settings, sizeof settings);
   /* Written whole and renamed over 'path', by the same rules as a checkpoint. */
   Replace rep;
   if (replace_begin(&rep, path, err) < 0) return -1;

@@ -63,8 +63,11 @@ size_t history_memory_bytes(int cap, int n_series);
 int history_push(History *h, const char *series, long step, double value);
 
 /* Record a settings change at 'step'; the text is cut to 95 bytes (on a
-** character boundary) and control characters become spaces. */
+** character boundary) and control characters become spaces. Events that
+** are no change of training begin with these words. */
 void history_event(History *h, long step, const char *text);
+#define HISTORY_EVENT_CREATED "created"
+#define HISTORY_EVENT_LENS_FIT "lens fitted"
 
 int history_n_series(const History *h);
 const char *history_series_name(const History *h, int i);

@@ -82,7 +82,7 @@ Run *lab_adopt(Lab *lab, Run *r, Err *err) {
     run_destroy(r);
     return NULL;
   }
-  history_event(r->hist, 0, "created");
+  history_event(r->hist, 0, HISTORY_EVENT_CREATED);
   return r;
 }
 

@@ -252,7 +252,7 @@ static void record_fit(Run *r, const LensFitResult *out) {
   mt->fitted_lens = out->stats;
   mt->fitted = out->info;
   char text[96];
-  snprintf(text, sizeof text, "lens fitted: %ld steps, %s", out->info.steps,
+  snprintf(text, sizeof text, HISTORY_EVENT_LENS_FIT ": %ld steps, %s", out->info.steps,
            out->info.converged ? "converged" : out->diverged ? "not converged (diverged)" : "not converged");
   history_event(r->hist, mt->step, text);
   r->dirty = 1;

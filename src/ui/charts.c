@@ -64,14 +64,19 @@ double ui_last_step(const Ui *ui) {
 double ui_x_max(Ui *ui) { return graph_xaxis_update(&ui->xaxis, ui_last_step(ui)); }
 
 /* Settings changes of the selected run, by kind; its creation (always at
-** step 0) says nothing. */
+** step 0) says nothing, and a lens fit changes no training. */
+static int charted_event(const char *text) {
+  return strcmp(text, HISTORY_EVENT_CREATED) != 0 &&
+         strncmp(text, HISTORY_EVENT_LENS_FIT, strlen(HISTORY_EVENT_LENS_FIT)) != 0;
+}
+
 static int selected_events(Ui *ui, GraphEvent *out, int cap) {
   const TrainerRun *r = ui_selected(ui);
   int n = 0;
   const HistEvent *ev = r && r->hist ? history_events(r->hist, &n) : NULL;
   int k = 0;
   for (int i = 0; i < n && k < cap; i++)
-    if (strcmp(ev[i].text, "created") != 0)
+    if (charted_event(ev[i].text))
       out[k++] = (GraphEvent){(double)ev[i].step, graph_event_kind(ev[i].text)};
   return k;
 }

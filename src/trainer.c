@@ -42,9 +42,12 @@
 ** Jobs: a ticket may carry a job (host.h) instead of steps. It is served
 ** in the tickets' order, never while the lab is held, a holder waits for it
 ** or a step waits for its callbacks, and never held back by the throttle;
-** the thread runs it as it runs a step ('stepping' set, the mutex free), so
-** an acquirer waits for the whole job, which is why the quit path stops
-** jobs first ('trainer_stop_jobs'). Holding keeps a job from starting; one
+** the thread runs it as it runs a step ('stepping' set, the mutex free).
+** At each of its reports the job lends the lab: queued commands run and
+** acquirers hold it, 'stepping' cleared meanwhile, so nobody waits for a
+** whole job (the job's run refuses what would disturb it). A job told to
+** stop lends nothing: the quit path stops jobs first ('trainer_stop_jobs')
+** so that its save sees the lab as it was before. Holding keeps a job from starting; one
 ** that started runs on (it cannot stop halfway without failing). While it
 ** runs, the ticket reads as waiting whatever happens to it: a cancel only
 ** sets 'stop', which the job's next report sees, and the ticket ends when
@@ -677,25 +680,65 @@ static void settle(Trainer *t, long kid, int rc, const Err *err, long handed) {
 
 /* ------------------------------------------------------------ jobs */
 
+/* Take the oldest command off the queue into 'cmd'; 0 when there is none.
+** Called with 'mu' locked. */
+static int pop_command(Trainer *t, Command *cmd) {
+  if (t->cmd_n == 0) return 0;
+  *cmd = t->cmds[t->cmd_head];
+  t->cmd_head = (t->cmd_head + 1) % N_COMMANDS;
+  t->cmd_n--;
+  return 1;
+}
+
+
 typedef struct JobReport {
   HostJobProgress p;
   Trainer *t;
   Ticket *k;
 } JobReport;
 
-/* A job's report (the trainer thread, the lab in hand): its progress, and
-** now and then a publication of it; nonzero once it is to stop. */
+/* Between two pieces of a job, whoever waits for the lab has it: the
+** commands queued (a key's change) run, and an acquirer holds the lab
+** until it lets go; the job's run refuses what would disturb the job
+** (lab.h, run_fitting). Steps and other jobs wait for the job's end, as
+** their tickets come after it. Returns whether anything was served.
+** Called with 'mu' locked; returns with it locked. */
+static int serve_between(Trainer *t) {
+  int served = 0;
+  Command cmd;
+  while (!t->quit && pop_command(t, &cmd)) {
+    pthread_mutex_unlock(&t->mu);
+    Err err = {{0}};
+    int rc = cmd.fn(t->lab, cmd.arg, &err);
+    pthread_mutex_lock(&t->mu);
+    if (rc < 0) set_message(t, err.msg);
+    served = 1;
+  }
+  if (t->waiters > 0 && !t->quit) {
+    t->stepping = 0;
+    pthread_cond_broadcast(&t->cv);
+    while (!t->quit && (t->waiters > 0 || t->held)) pthread_cond_wait(&t->cv, &t->mu);
+    t->stepping = 1;
+    served = 1;
+  }
+  return served;
+}
+
+/* A job's report (the trainer thread, the lab in hand): its progress, now
+** and then a publication of it, and the lab lent to whoever waits for it
+** (serve_between); nonzero once it is to stop. */
 static int job_report(HostJobProgress *p, const char *what, long done, long total) {
   JobReport *jr = p->ud;
   Trainer *t = jr->t;
   Ticket *k = jr->k;
-  double now = clock_seconds();
   pthread_mutex_lock(&t->mu);
   snprintf(k->what, sizeof k->what, "%s", what ? what : "");
   k->done = done;
   k->total = total;
+  int served = !(k->stop || t->quit) && serve_between(t);
   int stop = k->stop || t->quit;
-  int pub = now - t->last_job_pub >= JOB_PUBLISH;
+  double now = clock_seconds();
+  int pub = served || now - t->last_job_pub >= JOB_PUBLISH;
   if (pub) {
     fill(t, now, 0);
     t->last_job_pub = now;
@@ -781,12 +824,7 @@ static void *trainer_main(void *arg) {
     Throttle pace = throttle_wait(t);
     if (pace == THROTTLE_WAITED) continue;
     Command cmd = {0};
-    int have_cmd = t->cmd_n > 0;
-    if (have_cmd) {
-      cmd = t->cmds[t->cmd_head];
-      t->cmd_head = (t->cmd_head + 1) % N_COMMANDS;
-      t->cmd_n--;
-    }
+    int have_cmd = pop_command(t, &cmd);
     /* A command goes alone, so that a queue of them never delays an acquirer. */
     int may = !have_cmd && pace == THROTTLE_GO && may_step(t);
     Ticket *k = may ? next_ticket(t) : NULL;

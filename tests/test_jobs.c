@@ -1,6 +1,7 @@
 /*
 ** test_jobs.c -- jobs on the trainer's tickets: a job runs on the trainer
-** thread with the lab to itself (an acquirer waits for it), poll reports
+** thread with the lab, lent at its reports (an acquirer holds it between
+** two, a posted command runs there, the job goes on after), poll reports
 ** its end and its error, its progress is in the snapshot, a cancel stops a
 ** long job at its next report, a job never starts while a holder has the
 ** lab or while tickets are held, and its memory is freed once, by whoever
@@ -25,8 +26,8 @@ typedef struct Probe {
   atomic_int started, ran, reports;
   atomic_int go;           /* the test lets it end */
   atomic_int stopped;      /* a report told it to stop */
-  atomic_int *acquired;    /* another thread holds the lab now (may be NULL) */
-  int saw_acquired;        /* it did while the job ran */
+  atomic_int *held;        /* another thread holds the lab now (may be NULL) */
+  int saw_held;            /* the job ran while it did */
   int forever;             /* report until told to stop */
   int fail;                /* end with an error */
 } Probe;
@@ -49,7 +50,7 @@ static int probe_job(Lab *lab, void *arg, HostJobProgress *p, Err *err) {
       return err_set(err, "probe stopped at %ld", k);
     }
     atomic_fetch_add(&pr->reports, 1);
-    if (pr->acquired && atomic_load(pr->acquired)) pr->saw_acquired = 1;
+    if (pr->held && atomic_load(pr->held)) pr->saw_held = 1;
     if (!pr->forever && atomic_load(&pr->go)) break;
     nap();
   }
@@ -70,19 +71,34 @@ static int wait_flag(atomic_int *f, double secs) {
   return atomic_load(f);
 }
 
-/* A thread that takes the lab and says when it has it. */
+/* A thread that takes the lab, keeps it a while ('holding' meanwhile) and
+** says when it had it. */
 typedef struct Taker {
   Trainer *t;
-  atomic_int asking, got;
+  atomic_int asking, got, holding;
+  atomic_int job_ran;      /* the job had ended when the lab was got */
+  Probe *job;
 } Taker;
 
 static void *take_lab(void *arg) {
   Taker *tk = arg;
   atomic_store(&tk->asking, 1);
   trainer_acquire(tk->t);
+  atomic_store(&tk->holding, 1);
+  atomic_store(&tk->job_ran, atomic_load(&tk->job->ran));
+  for (int i = 0; i < 20; i++) nap();   /* a job running now would report meanwhile */
+  atomic_store(&tk->holding, 0);
   atomic_store(&tk->got, 1);
   trainer_release(tk->t);
   return NULL;
+}
+
+/* A command that notes it ran. */
+static atomic_int command_ran;
+static int note_command(Lab *lab, const void *arg, Err *err) {
+  (void)lab, (void)arg, (void)err;
+  atomic_store(&command_ran, 1);
+  return 0;
 }
 
 int main(void) {
@@ -94,18 +110,24 @@ int main(void) {
   ok(h.submit_job && h.drop_job, "the trainer's host runs jobs");
   TrainerSnap *snap = trainer_snap_new();
 
-  /* A job runs on the trainer thread, the lab its own: a taker waits. */
+  /* A job runs on the trainer thread with the lab, lent at its reports. */
   Taker tk = {.t = t};
-  Probe a = {.acquired = &tk.got};
+  Probe a = {.held = &tk.holding};
+  tk.job = &a;
   long k = h.submit_job(&h, probe_job, &a, free_probe, &err);
   ok(k >= 0 && wait_flag(&a.started, 30), "a job starts");
   ok(a.lab == lab && !pthread_equal(a.thread, pthread_self()), "on the trainer's thread, with the lab");
   pthread_t th;
   pthread_create(&th, NULL, take_lab, &tk);
-  wait_flag(&tk.asking, 10);
+  ok(wait_flag(&tk.got, 30) && !tk.job_ran && !a.ran, "a taker gets the lab while the job runs, between two reports");
+  ok(!a.saw_held, "the job does not run while the taker holds the lab");
   int before = atomic_load(&a.reports);
-  while (atomic_load(&a.reports) < before + 20) nap();   /* the taker has had time to ask */
   double end = now_s() + 10;
+  while (atomic_load(&a.reports) < before + 5 && now_s() < end) nap();
+  ok(atomic_load(&a.reports) >= before + 5, "and goes on after the taker lets go");
+  ok(trainer_post(t, note_command, NULL, 0, &err) == 0 && wait_flag(&command_ran, 30) && !a.ran,
+     "a command posted during the job runs at its next report");
+  end = now_s() + 10;
   int shown = 0;
   while (!shown && now_s() < end) {
     trainer_take(t, &snap);
@@ -117,7 +139,6 @@ int main(void) {
   atomic_store(&a.go, 1);
   ok(wait_poll(&h, k, 30, &err) == 1 && a.ran, "let go, it ends and poll says done");
   pthread_join(th, NULL);
-  ok(!a.saw_acquired && tk.got, "the taker got the lab only after the job");
   trainer_take(t, &snap);
   ok(snap->job[0] == '\0' && snap->job_total == 0, "the snapshot shows no job after it");
   ok(atomic_load(&freed) == 0, "its memory is kept until it is dropped");

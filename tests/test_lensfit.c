@@ -9,7 +9,10 @@
 ** and its step count as they were; checkpoints keep the fitted lens bit
 ** for bit, files without it load without it, and misshapen or
 ** out-of-range ones are refused; a run without data and bad options are
-** refused with messages naming what is wrong.
+** refused with messages naming what is wrong. While a fit runs (seen from
+** its progress callback, where a host lends the lab), its run refuses to
+** train, change its tie, be removed or start another fit, takes other
+** changes, and saves the fitted lens of the last fit that ended.
 */
 #include <math.h>
 #include <stdlib.h>
@@ -382,6 +385,81 @@ static void test_refusals(Lab *lab, Run *r) {
   run_destroy(nodata);
 }
 
+/* What a fit in progress lets in, tried once from its progress callback. */
+typedef struct Midway {
+  Lab *lab;
+  Run *r;
+  const char *path;     /* saved here midway */
+  int tried;
+  int step_refused, train_refused, tie_refused, remove_refused, refit_refused, lr_taken, saved;
+  uint64_t midway_hash;   /* the translators midway, and their step count */
+  long midway_steps;
+  char msg[ERR_MSG_MAX];
+} Midway;
+
+static int try_midway(void *ctx, int step, int steps) {
+  Midway *m = ctx;
+  (void)steps;
+  if (m->tried || step < 3) return 0;
+  m->tried = 1;
+  Err err;
+  Run *r = m->r;
+  Lens *ln = lensfit_lens(r->lens_fit);
+  m->midway_hash = hash_floats(lens_params(ln), lens_state_size(ln));
+  m->midway_steps = lens_step(ln);
+  m->step_refused = run_step(r, &err) < 0 && strstr(err.msg, "is fitting its lens: it cannot train");
+  snprintf(m->msg, sizeof m->msg, "%s", err.msg);
+  int32_t rows[2 * 33] = {0};
+  m->train_refused = run_train_on(r, rows, 2, 32, &err) < 0 && strstr(err.msg, "cannot train");
+  m->tie_refused = run_set_text(r, "tie", "untied", &err) < 0 && strstr(err.msg, "cannot change its tie") &&
+                   model_config(run_model(r))->tie_k == model_config(run_model(r))->dim;
+  m->remove_refused = lab_remove_run(m->lab, r) < 0 && lab_run_by_id(m->lab, run_id(r)) == r;
+  LensFitOptions o;
+  lensfit_default_options(&o);
+  LensFitPoint curve[8];
+  LensFitResult out = {.curve = curve, .curve_cap = 8};
+  o.steps = 1;
+  m->refit_refused = run_fit_lens(r, &o, &out, &err) < 0 && strstr(err.msg, "cannot start another fit");
+  double lr = run_options(r)->lr;
+  m->lr_taken = run_set_number(r, "lr", lr * 2, &err) == 0 && run_set_number(r, "lr", lr, &err) == 0;
+  m->saved = run_save(r, m->path, &err) == 0;
+  return 0;
+}
+
+static void test_midway(Lab *lab, Run *r, const char *dir) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/midway.safetensors", dir);
+  Lens *ln = lensfit_lens(r->lens_fit);
+  uint64_t before = hash_floats(lens_params(ln), lens_state_size(ln));
+  long before_steps = lens_step(ln);
+  uint64_t weights = hash_model(r);
+  Midway m = {.lab = lab, .r = r, .path = path};
+  LensFitOptions o;
+  lensfit_default_options(&o);
+  o.steps = 20;
+  o.progress = try_midway;
+  o.ctx = &m;
+  LensFitPoint curve[64];
+  LensFitResult out = {.curve = curve, .curve_cap = 64};
+  Err err;
+  int rc = run_fit_lens(r, &o, &out, &err);
+  ok(rc == 0 && m.tried, "a fit with a callback that tries what a lent lab may do (%s)", rc ? err.msg : "ok");
+  ok(m.step_refused, "midway, the run refuses a step: %s", m.msg);
+  ok(m.train_refused && m.tie_refused && m.remove_refused && m.refit_refused,
+     "and r:train_on, a tie change, its removal and another fit (%d %d %d %d)", m.train_refused, m.tie_refused,
+     m.remove_refused, m.refit_refused);
+  ok(m.lr_taken && !run_fitting(r), "a change that does not touch the fit is taken; after it the run is free");
+  ok(hash_model(r) == weights, "the weights are as before the fit");
+  Run *back = m.saved ? lab_load(lab, path, "midway", &err) : NULL;
+  Lens *bl = back && back->lens_fit ? lensfit_lens(back->lens_fit) : NULL;
+  if (!bl) diag("saved %d, loaded: %s", m.saved, back ? "without a fitted lens" : err.msg);
+  ok(bl && hash_floats(lens_params(bl), lens_state_size(bl)) == before && lens_step(bl) == before_steps &&
+     m.midway_hash != before && m.midway_steps > before_steps,
+     "saved midway, the checkpoint holds the fitted lens of the last fit that ended, not the half-way one");
+  if (back) lab_remove_run(lab, back);
+  unlink(path);
+}
+
 int main(void) {
   Err err;
   char dir[] = "/tmp/tielab-lensfit.XXXXXX";
@@ -401,6 +479,7 @@ int main(void) {
   test_old_checkpoint(lab, r, dir);
   test_fit(r);
   if (r->lens_fit) test_checkpoint(lab, r, dir);
+  if (r->lens_fit) test_midway(lab, r, dir);
   lab_free(lab);
   rmdir(dir);
   return tap_done();

@@ -4,7 +4,8 @@
 # shows its progress, which moves, the keys work meanwhile, the script goes
 # on with the result, ',' holds the script (not the fit that started), and
 # q during a fit saves and quits with status 0. In the REPL: the lens panel
-# names the online lens, a typed fit adds its note to the panel, and Ctrl-C
+# names the online lens, a typed fit adds its note to the panel, keys act
+# during a fit (the fitted run refuses a tie change and its removal), and Ctrl-C
 # during a long fit stops it with an error that says so while the lab goes
 # on. Prints TAP.
 
@@ -91,6 +92,21 @@ check $? "a fit is no change of training: no event marker for it in the charts' 
 type_line 'lab.runs.tied:fit_lens{steps = 1000000, tol = 1e-12}'
 wait_for 'fitting lens tied [0-9]+/1000000' 100
 check $? "a fit typed in the REPL shows its progress"
+key Escape
+wait_for '^space run/pause' 50   # out of the REPL before the next key (else it reads as Alt-+)
+key +
+# the status line is short while a fit's progress takes room: "●tied T×2"
+wait_for '●tied (tied in|T)×2' 50 && wait_for 'fitting lens tied [0-9]+/1000000' 10
+check $? "during the fit '+' changes the fitted run's in_scale at once: the lab is lent between lens steps"
+key t
+wait_for "run 'tied' is fitting its lens: it cannot change its tie" 50
+check $? "'t' on the run in its fit is refused with a message that says why"
+key 0
+wait_for '●tied (tied in×1|T│)' 50
+key :
+type_line 'print(pcall(lab.runs.tied.remove, lab.runs.tied))'
+wait_for "false r:remove: run 'tied' is fitting its lens" 50
+check $? "removing the run in its fit is refused"
 key C-c
 wait_for 'r:fit_lens: interrupted at lens step' 100
 check $? "Ctrl-C in the REPL stops a long fit with a clear error"

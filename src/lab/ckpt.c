@@ -516,12 +516,14 @@ static int add_fitted(StWriter *w, Run *r, double *stats, Err *err) {
   RunMetrics *mt = &r->metrics;
   if (!r->lens_fit || mt->fitted_lens.step < 0) return 0;
   Lens *ln = lensfit_lens(r->lens_fit);
+  long lens_steps;   /* a fit in progress is saved as it was before it */
+  const float *params = lensfit_saved_params(r, &lens_steps);
   int n = mt->fitted_lens.n;
   for (int k = 0; k < FIT_STATS; k++) memcpy(stats + (size_t)k * n, stat_row(&mt->fitted_lens, k), n * sizeof *stats);
   int64_t shape[2] = {FIT_STATS, n};
-  if ((lens_state_size(ln) > 0 && add_f32(w, "lens_fit.params", lens_params(ln), (int64_t)lens_state_size(ln), 0, err) < 0) ||
+  if ((lens_state_size(ln) > 0 && add_f32(w, "lens_fit.params", params, (int64_t)lens_state_size(ln), 0, err) < 0) ||
       st_writer_add(w, "lens_fit.stats", ST_F64, 2, shape, stats, err) < 0 ||
-      add_meta_long(w, "lens_fit.lens_steps", lens_step(ln), err) < 0 ||
+      add_meta_long(w, "lens_fit.lens_steps", lens_steps, err) < 0 ||
       add_meta_long(w, "lens_fit.step", mt->fitted_lens.step, err) < 0 ||
       add_meta_long(w, "lens_fit.steps", mt->fitted.steps, err) < 0 ||
       add_meta_long(w, "lens_fit.converged", mt->fitted.converged, err) < 0 ||

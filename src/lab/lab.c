@@ -156,6 +156,7 @@ Run *lab_add_run_within(Lab *lab, const RunOptions *o, size_t budget, Err *err) 
 }
 
 int lab_remove_run(Lab *lab, Run *r) {
+  if (run_fitting(r)) return -1;
   for (int i = 0; i < lab->n_runs; i++)
     if (lab->runs[i] == r) {
       memmove(lab->runs + i, lab->runs + i + 1, sizeof *lab->runs * (size_t)(lab->n_runs - i - 1));

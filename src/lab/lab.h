@@ -183,7 +183,15 @@ size_t lab_memory_need(Lab *lab, const RunOptions *o);
 Run *lab_add_run(Lab *lab, const RunOptions *o, Err *err);
 /* The same within a budget of bytes for the run and its corpus (0: none). */
 Run *lab_add_run_within(Lab *lab, const RunOptions *o, size_t budget, Err *err);
+/* -1 when 'r' is not the lab's, or is in a lens fit (run_fitting). */
 int lab_remove_run(Lab *lab, Run *r);
+/* Nonzero while run 'r' is in a lens fit (r:fit_lens), whose weights stay
+** frozen while it lasts: it is not trained, re-tied or removed until the
+** fit ends (a host may let other work in between the fit's lens steps). */
+int run_fitting(const Run *r);
+/* An error saying run 'r' cannot 'what' while its lens fit lasts, or 0
+** when no fit is in progress. */
+int run_refuse_if_fitting(const Run *r, const char *what, Err *err);
 int lab_n_runs(const Lab *lab);
 /* The lab-wide step: the step of its furthest run (0 with no runs). */
 long lab_max_step(const Lab *lab);

@@ -74,6 +74,22 @@ void lensfit_free(LensFit *f) {
 
 Lens *lensfit_lens(LensFit *f) { return f->lens; }
 
+/* ------------------------------------------------------------ the run held */
+
+int run_fitting(const Run *r) { return r && r->fitting; }
+
+int run_refuse_if_fitting(const Run *r, const char *what, Err *err) {
+  if (!run_fitting(r)) return 0;
+  return err_set(err, "run '%s' is fitting its lens: it cannot %s until the fit ends (Ctrl-C stops the fit)",
+                 r->opt.name, what);
+}
+
+const float *lensfit_saved_params(const Run *r, long *lens_steps) {
+  LensFit *f = r->lens_fit;
+  *lens_steps = r->fitting ? f->start_step : lens_step(f->lens);
+  return r->fitting ? f->start : lens_params(f->lens);
+}
+
 /* ------------------------------------------------------------ options */
 
 void lensfit_default_options(LensFitOptions *o) {
@@ -266,20 +282,8 @@ static void fit_undo(LensFit *f) {
   lens_set_step(f->lens, f->start_step);
 }
 
-int run_fit_lens(Run *r, const LensFitOptions *o, LensFitResult *out, Err *err) {
-  out->n_curve = 0;
-  out->cancelled = 0;
-  out->diverged = 0;
-  out->info = (LensFitInfo){0, 0, o->lr, o->tol, o->tokens_per_step};
-  if (lensfit_check_options(o, err) < 0) return -1;
-  if (!out->curve || out->curve_cap < lensfit_curve_cap(o->steps))
-    return err_set(err, "lens fit: a curve of %d points is needed for %d steps, got %d", lensfit_curve_cap(o->steps),
-                   o->steps, out->curve ? out->curve_cap : 0);
-  if (!r->data)
-    return err_set(err, "run '%s' has no training data to fit its lens on (a vocabulary of %d is below "
-                   "the 256 byte ids)", r->opt.name, model_config(r->model)->vocab);
-  if (ensure_fitted_lens(r, err) < 0 || fit_start(r, r->lens_fit, err) < 0) return -1;
-  LensFit *f = r->lens_fit;
+/* The fit proper, from the translators 'fit_start' set up. */
+static int fit_run(Run *r, LensFit *f, const LensFitOptions *o, LensFitResult *out, Err *err) {
   double best_kl[LAB_MAX_POS];
   LensStats s;
   if (eval_heldout(r, f->lens, &s, err) < 0) return -1;
@@ -299,6 +303,27 @@ int run_fit_lens(Run *r, const LensFitOptions *o, LensFitResult *out, Err *err) 
     fit_undo(f);
     return -1;
   }
+  return 0;
+}
+
+int run_fit_lens(Run *r, const LensFitOptions *o, LensFitResult *out, Err *err) {
+  out->n_curve = 0;
+  out->cancelled = 0;
+  out->diverged = 0;
+  out->info = (LensFitInfo){0, 0, o->lr, o->tol, o->tokens_per_step};
+  if (lensfit_check_options(o, err) < 0 || run_refuse_if_fitting(r, "start another fit", err) < 0) return -1;
+  if (!out->curve || out->curve_cap < lensfit_curve_cap(o->steps))
+    return err_set(err, "lens fit: a curve of %d points is needed for %d steps, got %d", lensfit_curve_cap(o->steps),
+                   o->steps, out->curve ? out->curve_cap : 0);
+  if (!r->data)
+    return err_set(err, "run '%s' has no training data to fit its lens on (a vocabulary of %d is below "
+                   "the 256 byte ids)", r->opt.name, model_config(r->model)->vocab);
+  if (ensure_fitted_lens(r, err) < 0 || fit_start(r, r->lens_fit, err) < 0) return -1;
+  LensFit *f = r->lens_fit;
+  r->fitting = 1;   /* until it ends: the host may serve others between lens steps */
+  int rc = fit_run(r, f, o, out, err);
+  r->fitting = 0;
+  if (rc < 0) return -1;
   record_fit(r, out);
   return 0;
 }

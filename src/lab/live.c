@@ -19,6 +19,7 @@ static int apply_tie(Run *r, const RunOptions *next, const char *const *keys, in
   if (!names_key(keys, n, "tie")) return 0;
   const ModelConfig *c = model_config(r->model);
   if (next->model.tie_k == c->tie_k) return 0;
+  if (run_refuse_if_fitting(r, "change its tie", err) < 0) return -1;
   return model_set_tie(r->model, next->model.tie_k, next->tie_merge, err);
 }
 

@@ -516,6 +516,7 @@ static int step_on_rows(Run *r, int b, int t, Err *err) {
 }
 
 int run_step_alone(Run *r, Err *err) {
+  if (run_refuse_if_fitting(r, "train", err) < 0) return -1;
   if (!r->data)
     return err_set(err, "run '%s' has no training data: a vocabulary of %d is below the 256 byte ids",
                    r->opt.name, model_config(r->model)->vocab);
@@ -531,6 +532,7 @@ int run_step(Run *r, Err *err) {
 }
 
 int run_train_on(Run *r, const int32_t *rows, int b, int t, Err *err) {
+  if (run_refuse_if_fitting(r, "train", err) < 0) return -1;
   if (run_check_rows(r, rows, b, t, err) < 0) return -1;
   memcpy(r->rows, rows, sizeof *rows * (size_t)b * (size_t)(t + 1));
   if (step_on_rows(r, b, t, err) < 0) return -1;

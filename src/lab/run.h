@@ -30,6 +30,7 @@ struct Run {
   SharedData *data;
   Lens *lens;                    /* the online lens */
   LensFit *lens_fit;             /* the fitted lens: NULL before the first fit */
+  int fitting;                   /* a lens fit is in progress (run_fitting) */
   History *hist;
   RunMetrics metrics;
   int paused;
@@ -70,6 +71,10 @@ int run_lens_heldout(Run *r);
 size_t data_memory_bytes(const RunOptions *o);
 int lab_shares_data(const Lab *lab, const RunOptions *o);
 void lab_data_release(Lab *lab, SharedData *d);
+
+/* lensfit.c: the fitted translators as of the last fit that ended (not
+** the half-way ones of a fit in progress) and their lens-step count. */
+const float *lensfit_saved_params(const Run *r, long *lens_steps);
 
 /* inspect.c: rows [b, t+1] of token ids this run can take, or an error
 ** naming the first that it cannot. */

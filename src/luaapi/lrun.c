@@ -160,6 +160,11 @@ static int lrun_resume(lua_State *L) { return set_paused(L, 0); }
 static int lrun_remove(lua_State *L) {
   LuaApi *api = lapi_get(L);
   Run *r = lrun_lock(L, 1, api);
+  Err err;
+  if (run_refuse_if_fitting(r, "be removed", &err) < 0) {
+    lapi_unlock(api);
+    return luaL_error(L, "r:remove: %s", err.msg);
+  }
   lapi_forget_run(api, run_id(r));
   lab_remove_run(api->lab, r);
   lapi_unlock(api);

@@ -21,6 +21,7 @@ struct Journal {
   FILE *f;
   char path[4096];
   json_t *mark;          /* the steps the next entry is written with, or NULL */
+  json_t *waits;         /* lab.wait_key's answers given during the marked call */
 };
 
 /* ------------------------------------------------------------ figures */
@@ -146,9 +147,12 @@ Journal *journal_open(const char *path, int argc, char **argv, Lab *lab, Err *er
   Journal *j = calloc(1, sizeof *j);
   if (!j) return err_set(err, "out of memory"), NULL;
   snprintf(j->path, sizeof j->path, "%s", path);
-  j->f = fopen(path, "we");
+  j->waits = json_array();
+  j->f = j->waits ? fopen(path, "we") : NULL;
   if (!j->f) {
-    err_set(err, "%s: %s", path, strerror(errno));
+    if (j->waits) err_set(err, "%s: %s", path, strerror(errno));
+    else err_set(err, "out of memory");
+    json_decref(j->waits);
     free(j);
     return NULL;
   }
@@ -170,6 +174,7 @@ Journal *journal_open(const char *path, int argc, char **argv, Lab *lab, Err *er
   }
   if (put(j, h, err) < 0) {
     fclose(j->f);
+    json_decref(j->waits);
     free(j);
     return NULL;
   }
@@ -189,12 +194,11 @@ static json_t *steps_now(Lab *lab) {
 void journal_mark(Journal *j, Lab *lab) {
   json_decref(j->mark);
   j->mark = lab ? steps_now(lab) : NULL;
+  if (!lab) json_array_clear(j->waits);   /* a call that did not run gave no answers */
 }
 
-/* An entry's common part: its kind, the steps (marked, or now), the selection. */
-static json_t *entry(Journal *j, Lab *lab, const char *kind, const char *sel) {
-  json_t *steps = j->mark ? j->mark : steps_now(lab);
-  j->mark = NULL;
+/* An entry's common part: its kind, the steps 'steps' (consumed), the selection. */
+static json_t *entry_at(json_t *steps, const char *kind, const char *sel) {
   json_t *e = steps ? json_pack("{s:s, s:O, s:O}", "kind", kind, "step", json_object_get(steps, "step"), "runs",
                                 json_object_get(steps, "runs"))
                     : NULL;
@@ -206,19 +210,37 @@ static json_t *entry(Journal *j, Lab *lab, const char *kind, const char *sel) {
   return e;
 }
 
+/* An entry with the marked steps, or the steps now. */
+static json_t *entry(Journal *j, Lab *lab, const char *kind, const char *sel) {
+  json_t *steps = j->mark ? j->mark : steps_now(lab);
+  j->mark = NULL;
+  return entry_at(steps, kind, sel);
+}
+
+/* An entry, then the answers lab.wait_key gave while its call ran: the
+** replay meets them in that order (the call first, its waits inside it). */
+static int put_entry(Journal *j, json_t *e, Err *err) {
+  int rc = put(j, e, err);
+  size_t i;
+  json_t *w;
+  json_array_foreach(j->waits, i, w) if (rc == 0) rc = put(j, json_incref(w), err);
+  json_array_clear(j->waits);
+  return rc;
+}
+
 int journal_call(Journal *j, Lab *lab, const char *kind, const char *lua, const char *sel, Err *err) {
   json_t *e = entry(j, lab, kind, sel);
   if (e && set_text(e, "lua", lua) < 0) {
     json_decref(e);
     e = NULL;
   }
-  return put(j, e, err);
+  return put_entry(j, e, err);
 }
 
 int journal_binding(Journal *j, Lab *lab, int code, const char *sel, Err *err) {
   json_t *e = entry(j, lab, "binding", sel);
   if (e) json_object_set_new(e, "code", json_integer(code));
-  return put(j, e, err);
+  return put_entry(j, e, err);
 }
 
 int journal_script(Journal *j, Lab *lab, const char *path, int argc, char **argv, Err *err) {
@@ -234,7 +256,19 @@ int journal_script(Journal *j, Lab *lab, const char *path, int argc, char **argv
     json_decref(e);
     e = NULL;
   }
-  return put(j, e, err);
+  return put_entry(j, e, err);
+}
+
+int journal_wait(Journal *j, Lab *lab, int pressed, const char *sel, Err *err) {
+  /* the steps now, not the mark: that belongs to the call in progress */
+  json_t *e = entry_at(steps_now(lab), "wait", sel);
+  if (e && json_object_set_new(e, "answer", json_boolean(pressed)) < 0) {
+    json_decref(e);
+    e = NULL;
+  }
+  if (!j->mark) return put(j, e, err);
+  if (!e || json_array_append_new(j->waits, e) < 0) return err_set(err, "%s: out of memory", j->path);
+  return 0;
 }
 
 int journal_close(Journal *j, Lab *lab, Err *err) {
@@ -252,6 +286,7 @@ int journal_close(Journal *j, Lab *lab, Err *err) {
                err);
   if (fclose(j->f) != 0 && rc == 0) rc = err_set(err, "%s: %s", j->path, strerror(errno));
   json_decref(j->mark);
+  json_decref(j->waits);
   free(j);
   return rc;
 }
@@ -318,6 +353,8 @@ static int read_start_run(json_t *o, JournalRun *r, Err *err) {
 static int read_header(json_t *h, JournalFile *f, Err *err) {
   if (json_integer_value(json_object_get(h, "journal")) != JOURNAL_VERSION)
     return err_set(err, "not a tielab journal of version %d", JOURNAL_VERSION);
+  const char *version = json_string_value(json_object_get(h, "tielab"));
+  snprintf(f->version, sizeof f->version, "%s", version ? version : "");
   if (read_strings(json_object_get(h, "argv"), &f->argc, &f->argv) < 0) return err_set(err, "bad argv");
   char *cwd = text_value(json_object_get(h, "cwd"));
   snprintf(f->cwd, sizeof f->cwd, "%s", cwd ? cwd : "");
@@ -334,7 +371,10 @@ static int read_header(json_t *h, JournalFile *f, Err *err) {
 }
 
 static const char *const kind_names[] = {[JOURNAL_KEY] = "key", [JOURNAL_LINE] = "line",
-                                         [JOURNAL_BINDING] = "binding", [JOURNAL_SCRIPT] = "script"};
+                                         [JOURNAL_BINDING] = "binding", [JOURNAL_SCRIPT] = "script",
+                                         [JOURNAL_WAIT] = "wait"};
+
+const char *journal_kind_name(JournalKind k) { return kind_names[k]; }
 
 static int read_kind(const char *s, JournalKind *k) {
   for (int i = 0; s && i < (int)(sizeof kind_names / sizeof kind_names[0]); i++)
@@ -379,6 +419,12 @@ static int read_entry(json_t *o, JournalEntry *e, Err *err) {
       if (read_strings(json_object_get(o, "args"), &e->argc, &e->argv) < 0) return err_set(err, "bad script args");
       e->size = (long)json_integer_value(json_object_get(o, "size"));
       e->hash = strtoull(hex, NULL, 16);
+      return 0;
+    }
+    case JOURNAL_WAIT: {
+      json_t *answer = json_object_get(o, "answer");
+      if (!json_is_boolean(answer)) return err_set(err, "a wait entry without its answer (true or false)");
+      e->answer = json_is_true(answer);
       return 0;
     }
   }

@@ -7,15 +7,22 @@
 ** One JSON object per line:
 **   {"journal": 1, "tielab": VERSION, "argv": [...], "cwd": folder,
 **    "runs": [{"name": N, "step": S, "options": {setting: text, ...}}, ...]}
-**   {"kind": "key"|"line"|"binding"|"script", "step": S,
+**   {"kind": "key"|"line"|"binding"|"script"|"wait", "step": S,
 **    "runs": [[name, step], ...], "sel": selected run,
-**    "lua": chunk | "code": key | "path", "args", "size", "fnv1a64"}
+**    "lua": chunk | "code": key | "path", "args", "size", "fnv1a64"
+**    | "answer": true|false}
 **   {"end": true, "step": S, "runs": [{"name": N, "step": S,
 **    "loss": "%a", "val_loss": "%a", ..., "weights": "%a"}, ...]}
 ** 'step' is the lab-wide step (the highest of any run), 'runs' every run's
 ** own step at that moment. Final figures are written as C99 hex floats, so
 ** they compare bit for bit; "weights" is the sum in double of every
 ** parameter of the model, a cheap checksum of the weights.
+**
+** A "wait" entry is an answer lab.wait_key gave a script (true: the
+** speaker's '.' ended the wait), at the steps where the wait ended; the
+** replay hands them, in order, to its scripts' lab.wait_key calls. An
+** answer given while a key's call, a REPL entry or a binding ran comes
+** right after that call's entry, as the replay meets it.
 **
 ** Writing takes the lab in hand (the caller holds it); nothing here knows
 ** of threads, Lua or the screen.
@@ -52,6 +59,10 @@ int journal_call(Journal *j, Lab *lab, const char *kind, const char *lua, const 
 int journal_binding(Journal *j, Lab *lab, int code, const char *sel, Err *err);
 /* A script started: its path, arguments, size and content hash. */
 int journal_script(Journal *j, Lab *lab, const char *path, int argc, char **argv, Err *err);
+/* An answer of lab.wait_key ('pressed': the speaker's '.' ended the
+** wait), at the steps now. Given while a marked call runs, it is written
+** after that call's entry (and forgotten with its mark). */
+int journal_wait(Journal *j, Lab *lab, int pressed, const char *sel, Err *err);
 /* The final record, then close (also on error; NULL is fine). */
 int journal_close(Journal *j, Lab *lab, Err *err);
 
@@ -60,7 +71,10 @@ int journal_file_hash(const char *path, uint64_t *hash, long *size, Err *err);
 
 /* ------------------------------------------------------------ reading */
 
-typedef enum JournalKind { JOURNAL_KEY, JOURNAL_LINE, JOURNAL_BINDING, JOURNAL_SCRIPT } JournalKind;
+typedef enum JournalKind { JOURNAL_KEY, JOURNAL_LINE, JOURNAL_BINDING, JOURNAL_SCRIPT, JOURNAL_WAIT } JournalKind;
+
+/* "key", "line", "binding", "script" or "wait", as the journal names them. */
+const char *journal_kind_name(JournalKind k);
 
 typedef struct JournalStep {
   char name[64];
@@ -80,6 +94,7 @@ typedef struct JournalEntry {
   char **argv;
   long size;
   uint64_t hash;
+  int answer;           /* wait: lab.wait_key's answer */
 } JournalEntry;
 
 typedef struct JournalRun {
@@ -90,6 +105,7 @@ typedef struct JournalRun {
 } JournalRun;
 
 typedef struct JournalFile {
+  char version[64];     /* the tielab that recorded it ("" when unknown) */
   int argc;
   char **argv;
   char cwd[4096];       /* the recorded lab's folder ("" when unknown) */

@@ -9,7 +9,9 @@
 ** table holds the functions of the lab's keys that change training
 ** (toggle, running, step, cycle_tie, scale, in_scale, select) with the lab's
 ** meaning; every other key of the lab only changes the view, and is a
-** no-op here.
+** no-op here. A "wait" entry is never applied: the host's 'wait_answer'
+** hands it to the script's lab.wait_key that asks for it, and an answer
+** that no wait asks for, or a wait with no answer, is a divergence.
 */
 #include <errno.h>
 #include <lauxlib.h>
@@ -21,6 +23,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "config.h"
 #include "journal.h"
 #include "lab/steer.h"
 #include "luaapi/luaapi.h"
@@ -41,6 +44,7 @@ typedef struct Replay {
   long tickets;
   int ended;               /* a script was stopped at the final record */
   int sandbox;             /* the journal's Lua runs sandboxed */
+  JournalStep *end_steps;  /* the final record's steps */
 } Replay;
 
 /* ------------------------------------------------------------ steps */
@@ -69,25 +73,34 @@ static Run *unrecorded_run(Replay *rp, const JournalStep *want, int n) {
   return NULL;
 }
 
-/* Compare the lab with recorded steps: -1 a run is past its step, missing
-** or not recorded (diverged: the replay halts), 0 some run is still short
-** of its step, 1 all equal. */
-static int compare_steps(Replay *rp, const JournalStep *want, int n) {
+/* The lab against recorded steps: -1 a run is past its step, missing or
+** not recorded ('why' says which), 0 some run is still short of its
+** step, 1 all equal. */
+static int step_gap(Replay *rp, const JournalStep *want, int n, char *why, size_t cap) {
   int equal = 1;
   for (int i = 0; i < n; i++) {
     Run *r = lab_find(rp->lab, want[i].name);
     long s = r ? run_metrics(r)->step : 0;
-    if (!r) halt(rp, 1, "run %s is not in the lab, recorded at step %ld", want[i].name, want[i].step);
-    else if (s > want[i].step) halt(rp, 1, "run %s at step %ld, recorded %ld", want[i].name, s, want[i].step);
+    if (!r) snprintf(why, cap, "run %s is not in the lab, recorded at step %ld", want[i].name, want[i].step);
+    else if (s > want[i].step) snprintf(why, cap, "run %s at step %ld, recorded %ld", want[i].name, s, want[i].step);
     if (!r || s > want[i].step) return -1;
     if (s < want[i].step) equal = 0;
   }
   Run *extra = unrecorded_run(rp, want, n);
   if (extra) {
-    halt(rp, 1, "run %s is in the lab at step %ld but not in the journal", run_name(extra), run_metrics(extra)->step);
+    snprintf(why, cap, "run %s is in the lab at step %ld but not in the journal", run_name(extra),
+             run_metrics(extra)->step);
     return -1;
   }
   return equal;
+}
+
+/* step_gap, and a gap that cannot close (-1) halts the replay. */
+static int compare_steps(Replay *rp, const JournalStep *want, int n) {
+  char why[ERR_MSG_MAX];
+  int gap = step_gap(rp, want, n, why, sizeof why);
+  if (gap < 0) halt(rp, 1, "%s", why);
+  return gap;
 }
 
 static void apply_due(Replay *rp);
@@ -350,17 +363,99 @@ static void apply(Replay *rp, const JournalEntry *e) {
     case JOURNAL_LINE: luaapi_eval_line(rp->api, e->lua); break;
     case JOURNAL_BINDING: luaapi_key(rp->api, e->code); break;
     case JOURNAL_SCRIPT: run_script(rp, e); break;
+    case JOURNAL_WAIT: break;   /* never applied: a script's lab.wait_key takes it (replay_wait_answer) */
   }
   if (e->kind != JOURNAL_SCRIPT) luaapi_hold_lab(rp->api, 0);
 }
 
-/* Apply every entry whose recorded steps the lab has reached, in order. */
+static const char *answer_name(int answer) { return answer ? "true" : "false"; }
+
+/* Apply every entry whose recorded steps the lab has reached, in order.
+** A wait entry stops it: the next lab.wait_key takes it; a lab that went
+** past its steps without asking diverged there. */
 static void apply_due(Replay *rp) {
   while (!rp->diverged && rp->next < rp->f.n) {
     const JournalEntry *e = &rp->f.e[rp->next];
+    if (e->kind == JOURNAL_WAIT) {
+      char why[ERR_MSG_MAX];
+      if (step_gap(rp, e->runs, e->n_runs, why, sizeof why) < 0)
+        halt(rp, 1, "the recorded answer of lab.wait_key (%s, at step %ld) was never asked for: %s",
+             answer_name(e->answer), e->step, why);
+      return;
+    }
     if (compare_steps(rp, e->runs, e->n_runs) != 1) return;
     rp->next++;   /* first: the entry may step, and steps look for the next one */
     apply(rp, e);
+  }
+}
+
+/* ------------------------------------------------------------ lab.wait_key's answers */
+
+/* Where the lab goes next: the next entry's steps, or the final record's. */
+static int next_steps(Replay *rp, const JournalStep **want) {
+  if (rp->next < rp->f.n) {
+    *want = rp->f.e[rp->next].runs;
+    return rp->f.e[rp->next].n_runs;
+  }
+  *want = rp->end_steps;
+  return rp->f.has_end ? rp->f.n_end : -1;
+}
+
+/* Take the wait entry 'e' (the next one) as lab.wait_key's answer. */
+static int take_answer(Replay *rp, const JournalEntry *e) {
+  rp->next++;
+  if (e->sel[0]) snprintf(rp->sel, sizeof rp->sel, "%s", e->sel);
+  return e->answer;
+}
+
+/* Say why lab.wait_key, asked now, has no answer in the journal: 'e' the
+** next entry (NULL: none left), 'gap' and 'why' the lab against its steps. */
+static void wait_diverged(Replay *rp, const JournalEntry *e, int gap, const char *why) {
+  long now = lab_max_step(rp->lab);
+  if (!e)
+    halt(rp, 1, "the script asks lab.wait_key at step %ld, and the journal holds no more of its answers", now);
+  else if (e->kind != JOURNAL_WAIT)
+    halt(rp, 1, "the script asks lab.wait_key at step %ld, where the journal has no answer: its next entry is a %s at step %ld",
+         now, journal_kind_name(e->kind), e->step);
+  else if (gap < 0)
+    halt(rp, 1, "the script asks lab.wait_key where its recorded answer (%s) was not given: %s", answer_name(e->answer), why);
+  else
+    halt(rp, 1, "the script asks lab.wait_key at step %ld, its recorded answer (%s) came at step %ld, and the lab was not training",
+         now, answer_name(e->answer), e->step);
+}
+
+/* The host's 'wait_answer': no key can come in a replay, so every
+** lab.wait_key takes the journal's next answer, at the steps where the
+** lab gave it. The entries due first are applied (the '.' key's own
+** among them); while the lab trains (ui.toggle, ui.running) it steps
+** towards the answer, as the lab trained during the wait, applying the
+** entries on the way at their steps. Anything else diverged: the replay
+** halts, and the script stops. */
+static int replay_wait_answer(void *ctx, int pressed) {
+  Replay *rp = ctx;
+  for (;;) {
+    apply_due(rp);
+    if (rp->diverged || luaapi_stopping(rp->api)) return 0;
+    const JournalEntry *e = rp->next < rp->f.n ? &rp->f.e[rp->next] : NULL;
+    const JournalStep *want;
+    char why[ERR_MSG_MAX] = "";
+    int n = next_steps(rp, &want), gap = n < 0 ? -1 : step_gap(rp, want, n, why, sizeof why);
+    if (e && e->kind == JOURNAL_WAIT && gap == 1) return take_answer(rp, e);
+    if (!e && gap == 1) {   /* the lab ended while the script waited */
+      if (!rp->ended) fprintf(stderr, "replay: the lab ended while a script waited for '.'; it stops here\n");
+      rp->ended = 1;
+      luaapi_interrupt(rp->api);
+      return 0;
+    }
+    if (gap != 0 || !rp->running) {
+      wait_diverged(rp, e, gap, why);
+      return 0;
+    }
+    Err err;
+    if (step_towards(rp, want, n, &err) < 0) {
+      halt(rp, 1, "a step towards the recorded answer of lab.wait_key failed: %s", err.msg);
+      return 0;
+    }
   }
 }
 
@@ -393,7 +488,8 @@ static int build_lab(Replay *rp, const CliOptions *o, Err *err) {
 static int start_lua(Replay *rp, const CliOptions *o, Err *err) {
   rp->running = !o->script;   /* the lab trains from the start unless a script leads */
   rp->host = (Host){.acquire = host_acquire, .release = host_release, .submit = host_submit, .poll = host_poll,
-                    .cancel = host_cancel, .inline_steps = 1, .ud = rp};
+                    .cancel = host_cancel, .inline_steps = 1, .ud = rp,
+                    .wait_answer = replay_wait_answer, .wait_answer_ctx = rp};
   LuaApiOptions lo = {.heap_cap = (size_t)o->lua_mem_mb << 20, .sandbox = rp->sandbox, .out = replay_out,
                       .log = replay_log, .ctx = rp, .defaults = &o->run};
   if (!(rp->api = luaapi_new(&rp->host, &lo, err))) return -1;
@@ -427,25 +523,45 @@ static int compare_end(Replay *rp) {
   return differ;
 }
 
+/* The final record's runs as steps to reach. */
+static int read_end_steps(Replay *rp, Err *err) {
+  rp->end_steps = calloc((size_t)rp->f.n_end + 1, sizeof *rp->end_steps);
+  if (!rp->end_steps) return err_set(err, "out of memory");
+  for (int i = 0; i < rp->f.n_end; i++) {
+    snprintf(rp->end_steps[i].name, sizeof rp->end_steps[i].name, "%s", rp->f.end[i].name);
+    rp->end_steps[i].step = rp->f.end[i].step;
+  }
+  return 0;
+}
+
 static int replay_run(Replay *rp, Err *err) {
   while (!rp->diverged && rp->next < rp->f.n) {
     const JournalEntry *e = &rp->f.e[rp->next];
+    if (e->kind == JOURNAL_WAIT) {   /* only a script's lab.wait_key takes it, and none runs now */
+      halt(rp, 1, "the recorded answer of lab.wait_key (%s, at step %ld) was never asked for: no script waits",
+           answer_name(e->answer), e->step);
+      break;
+    }
     if (advance_to(rp, e->runs, e->n_runs, err) < 0 && !rp->diverged) return -1;
     apply_due(rp);
   }
   if (rp->diverged) return 0;
   if (!rp->f.has_end) return err_set(err, "%s: no final record (the lab did not end); %d entries replayed",
                                      rp->path, rp->f.n);
-  JournalStep *want = calloc((size_t)rp->f.n_end + 1, sizeof *want);
-  if (!want) return err_set(err, "out of memory");
-  for (int i = 0; i < rp->f.n_end; i++) {
-    snprintf(want[i].name, sizeof want[i].name, "%s", rp->f.end[i].name);
-    want[i].step = rp->f.end[i].step;
-  }
   rp->next = rp->f.n;   /* "at entry n": the final record */
-  int rc = advance_to(rp, want, rp->f.n_end, err);
-  free(want);
+  int rc = advance_to(rp, rp->end_steps, rp->f.n_end, err);
   return rc < 0 && !rp->diverged ? -1 : 0;
+}
+
+/* A journal of another tielab replays with this one's code: what a
+** setting defaults to, or what a preset sets, may not be what the recorded
+** lab had. It goes on: the final figures decide. */
+static void warn_version(const Replay *rp) {
+  if (strcmp(rp->f.version, PACKAGE_VERSION) == 0) return;
+  fprintf(stderr,
+          "replay: warning: %s was recorded by tielab %s, this is tielab %s: settings' defaults or presets "
+          "(recipe=olmo, ...) may have changed\n",
+          rp->path, rp->f.version[0] ? rp->f.version : "(version unknown)", PACKAGE_VERSION);
 }
 
 /* A journal is code: its entries are Lua, and its header names a folder.
@@ -474,6 +590,8 @@ int replay_main(const CliOptions *user) {
   Err err = {{0}};
   CliOptions o;
   int rc = journal_read(path, &rp.f, &err);
+  if (rc == 0) warn_version(&rp);
+  if (rc == 0) rc = read_end_steps(&rp, &err);
   if (rc == 0 && cli_parse(rp.f.argc, rp.f.argv, &o, &err) < 0) rc = err_prefix(&err, "%s: its command line", path);
   if (rc == 0) rc = choose_trust(&rp, user, &o, &err);
   if (rc == 0) rc = build_lab(&rp, &o, &err);
@@ -496,6 +614,7 @@ int replay_main(const CliOptions *user) {
   }
   luaapi_free(rp.api);
   lab_free(rp.lab);
+  free(rp.end_steps);
   journal_file_free(&rp.f);
   return status;
 }

@@ -8,7 +8,9 @@
 ** entry is applied (a key's Lua call against a headless 'ui' table, a REPL
 ** line, a script's key binding, a script run inline with later entries
 ** applied at their steps), and every run's step is checked against the
-** recorded one. At the end the final figures are compared bit for bit.
+** recorded one. A script's lab.wait_key takes the next recorded answer, at
+** its recorded steps. At the end the final figures are compared bit for
+** bit. A journal of another tielab version gets a warning, and goes on.
 */
 #ifndef TIELAB_REPLAY_H
 #define TIELAB_REPLAY_H

@@ -6,8 +6,11 @@
 # The same journal with an entry moved to another step must be reported as
 # a mismatch, and one whose steps cannot be reached as a divergence (exit 1
 # both). A second lab runs a script and presses + while it trains: the
-# replay runs the script inline and applies the key at its step. Every
-# wait polls the screen up to a deadline. Prints TAP.
+# replay runs the script inline and applies the key at its step. A third
+# script branches on lab.wait_key: '.' pressed, the answer flipped in the
+# journal, answers that do not match the waits, a wait that times out, and
+# a journal of another version. Every wait polls the screen up to a
+# deadline. Prints TAP.
 
 : "${top_builddir:=.}" "${top_srcdir:=.}"
 tmux_name=journal; . "$top_srcdir/tests/tmux.sh"
@@ -250,5 +253,97 @@ rc=$?
   grep -q '^replay: metrics match bit for bit' "$WORK/out"
 check $? "its replay stops the script at the final steps and matches bit for bit (exit $rc)"
 [ $rc -eq 0 ] || show_out
+
+# ---------------------------------------------------------------- lab.wait_key's answers
+# A script whose path turns on the speaker: '.' during its wait sets
+# in_scale, a wait that times out does not; its binding x, which cannot
+# wait (false at once), sets lr. Every answer is journaled, and the replay
+# hands the recorded ones to the script's lab.wait_key calls in order.
+cat >"$WORK/wait.lua" <<'EOF2'
+local a = lab.run{name = "a", vocab = 256, dim = 16, layers = 1, heads = 1, ctx = 16, batch = 2, seed = 5}
+lab.bind("x", function() if not lab.wait_key(5) then a:set{lr = 2e-3} end print("bound", a:options().lr) end, "x")
+a:step(20)
+lab.phase("waiting for the speaker")
+local pressed = lab.wait_key(tonumber(arg[1]))
+if pressed then a:set{in_scale = 5} end
+a:step(20)
+print("answer", pressed, a:metrics().step, a:options().in_scale)
+EOF2
+start --journal w.jsonl wait.lua 600
+wait_for 'waiting for the speaker' 300
+key x
+wait_for '^bound[[:space:]]*0.002' 100
+key .
+wait_for '^answer[[:space:]]*true[[:space:]]*40[[:space:]]*5' 300
+live=$?
+key :
+type_line 'ui.quit(false)'
+wait_dead 100
+W=$WORK/w.jsonl
+[ $live -eq 0 ] && grep -q '"kind":"wait","step":20,"runs":\[\["a",20\]\],"sel":"[a-z]*","answer":true}$' "$W"
+check $? "'.' ends the script's lab.wait_key (true, in_scale set): the answer is journaled with every run's step where the wait ended"
+grep -A 1 '"kind":"binding","step":20,' "$W" | grep -q '"kind":"wait","step":20,.*"answer":false}$'
+check $? "the binding's answer (false at once: it cannot wait) is journaled right after the binding's entry"
+replay "$W"
+rc=$?
+[ $rc -eq 0 ] && grep -q '^bound[[:space:]]*0.002' "$WORK/out" && grep -q '^answer[[:space:]]*true[[:space:]]*40[[:space:]]*5' "$WORK/out" &&
+  grep -q '^replay: metrics match bit for bit' "$WORK/out" && ! grep -q 'was recorded by tielab' "$WORK/out"
+check $? "its replay takes the recorded answers, the same branches, and matches bit for bit (exit $rc)"
+[ $rc -eq 0 ] || show_out
+sed 's/"answer":true}$/"answer":false}/' "$W" >"$WORK/flipped.jsonl"
+rc=unflipped
+grep -q '"kind":"wait",.*"answer":false}$' "$WORK/flipped.jsonl" && { replay "$WORK/flipped.jsonl"; rc=$?; }
+[ "$rc" = 1 ] && grep -q '^answer[[:space:]]*false' "$WORK/out" && grep -q '^replay: metrics differ' "$WORK/out"
+check $? "the same journal with the answer flipped takes the other branch: a mismatch (exit $rc)"
+[ "$rc" = 1 ] || show_out
+
+# The answers and the script's waits that do not agree: diverged, at the entry.
+# diverges FILE PATTERN WHAT: its replay ends with a divergence matching PATTERN, exit 1.
+diverges() {
+  replay "$1"
+  rc=$?
+  [ $rc -eq 1 ] && grep -q "$2" "$WORK/out"
+  check $? "$3 (exit $rc)"
+  grep -q "$2" "$WORK/out" || show_out
+}
+line=$(grep -n '"kind":"wait",.*"answer":true}$' "$W" | cut -d: -f1)
+sed "${line}d" "$W" >"$WORK/nowait.jsonl"
+diverges "$WORK/nowait.jsonl" \
+  "^replay diverged at entry $((line - 2)) (line $line): the script asks lab.wait_key at step 20, where the journal has no answer: its next entry is a " \
+  "a script that asks a wait the journal has no answer for diverges, at that entry"
+sed "${line}p" "$W" >"$WORK/twowaits.jsonl"
+diverges "$WORK/twowaits.jsonl" \
+  "^replay diverged at entry $((line - 1)) (line $((line + 1))): the recorded answer of lab.wait_key (true, at step 20) was never asked for: run a at step 21, recorded 20\$" \
+  "an answer the script never asks for diverges, at its entry"
+sed "${line}s/\([[,:]\)20\([],]\)/\125\2/g" "$W" >"$WORK/later.jsonl"
+diverges "$WORK/later.jsonl" \
+  "^replay diverged at entry $((line - 2)) (line $line): the script asks lab.wait_key at step 20, its recorded answer (true) came at step 25, and the lab was not training\$" \
+  "a wait asked at other steps than recorded diverges, at its entry"
+
+# A journal of another version: a warning, and the figures decide.
+sed '1s/"tielab":"[^"]*"/"tielab":"0.0.1-old"/' "$W" >"$WORK/old.jsonl"
+replay "$WORK/old.jsonl"
+rc=$?
+[ $rc -eq 0 ] && grep -q "^replay: warning: $WORK/old.jsonl was recorded by tielab 0.0.1-old, this is tielab [^ ]*: settings' defaults or presets (recipe=olmo, ...) may have changed\$" "$WORK/out" &&
+  grep -q '^replay: metrics match bit for bit' "$WORK/out"
+check $? "a journal of another tielab replays with a warning naming its version, and the figures decide (exit $rc)"
+[ $rc -eq 0 ] || show_out
+
+# No key: the wait times out (false), is journaled so, and replays.
+start --journal t.jsonl wait.lua 1
+wait_for '^answer[[:space:]]*false[[:space:]]*40[[:space:]]*1' 300
+live=$?
+key :
+type_line 'ui.quit(false)'
+wait_dead 100
+[ $live -eq 0 ] && grep -q '"kind":"wait","step":20,"runs":\[\["a",20\]\],"sel":"[a-z]*","answer":false}$' "$WORK/t.jsonl"
+journaled=$?
+check $journaled "with no key the wait times out (false, in_scale kept), and the answer is journaled so"
+rc=unjournaled
+[ $journaled -eq 0 ] && { replay "$WORK/t.jsonl"; rc=$?; }
+[ "$rc" = 0 ] && grep -q '^answer[[:space:]]*false[[:space:]]*40[[:space:]]*1' "$WORK/out" &&
+  grep -q '^replay: metrics match bit for bit' "$WORK/out"
+check $? "its replay takes the recorded answer and matches bit for bit (exit $rc)"
+[ "$rc" = 0 ] || show_out
 
 finish

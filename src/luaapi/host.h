@@ -107,6 +107,15 @@ struct Host {
   void (*hold)(Host *h, int on);
 
   void *ud;   /* the implementation's own state */
+
+  /* Optional, set by whoever owns the lab: every answer lab.wait_key
+  ** gives, on the Lua thread as its wait ends ('pressed' 1: the
+  ** speaker's '.' ended it; 0: the time ran out, or no key could come).
+  ** Returns the answer the script gets: the lab journals 'pressed' and
+  ** returns it; a replay, where no key can come, returns the answer it
+  ** recorded. */
+  int (*wait_answer)(void *ctx, int pressed);
+  void *wait_answer_ctx;
 };
 
 #endif

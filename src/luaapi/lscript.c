@@ -575,11 +575,18 @@ int lapi_sleep(lua_State *L, double seconds) {
 
 /* lab.wait_key: true when the speaker's '.' ended the wait, false when
 ** 'seconds' (> 0) passed first; at once false headless or where the
-** script cannot yield (a key binding), since no key could come. */
+** script cannot yield (a key binding), since no key could come. Every
+** answer goes through the host's 'wait_answer', which may journal it or
+** (a replay) give the recorded one: a script that branches on it takes
+** the same branch again. */
 static int wait_key_k(lua_State *L, int status, lua_KContext ctx) {
   LuaApi *api = lapi_get(L);
+  Host *h = api->host;
   int i = script_of(api, L);
-  lua_pushboolean(L, status == LUA_YIELD && i >= 0 && api->scripts[i].advanced);
+  int pressed = status == LUA_YIELD && i >= 0 && api->scripts[i].advanced;
+  if (h->wait_answer) pressed = h->wait_answer(h->wait_answer_ctx, pressed) != 0;
+  if (lapi_stop_pending(api)) return lapi_raise_stop(L);   /* a replay that went apart here */
+  lua_pushboolean(L, pressed);
   return 1;
 }
 

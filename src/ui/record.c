@@ -350,6 +350,18 @@ static const char *selected_name(Ui *ui) {
 
 static void journal_failed(Ui *ui, const Err *err) { ui_message(ui, ROLE_ERROR, "journal: %s", err->msg); }
 
+/* The host's 'wait_answer': every answer of lab.wait_key journaled, at
+** the steps where the wait ended (the lab is held, or waited for, a moment). */
+static int record_wait_answer(void *ctx, int pressed) {
+  Ui *ui = ctx;
+  if (!ui->journal) return pressed;
+  Err err;
+  Lab *lab = trainer_acquire(ui->trainer);
+  if (journal_wait(ui->journal, lab, pressed, selected_name(ui), &err) < 0) journal_failed(ui, &err);
+  trainer_release(ui->trainer);
+  return pressed;
+}
+
 int ui_record_open(Ui *ui, Err *err) {
   const CliOptions *o = ui->opt;
   if (o->record && !(ui->rec = record_open(o->record, err))) return -1;
@@ -357,7 +369,10 @@ int ui_record_open(Ui *ui, Err *err) {
   Lab *lab = trainer_acquire(ui->trainer);
   ui->journal = journal_open(o->journal, o->argc, o->argv, lab, err);
   trainer_release(ui->trainer);
-  return ui->journal ? 0 : -1;
+  if (!ui->journal) return -1;
+  ui->host.wait_answer = record_wait_answer;
+  ui->host.wait_answer_ctx = ui;
+  return 0;
 }
 
 void ui_record_frame(Ui *ui, int cursor) {

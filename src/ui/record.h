@@ -12,7 +12,8 @@
 ** The journal hooks run a key's or a REPL line's Lua call with the lab
 ** held, so it falls between two steps at a known step, and journal it
 ** (journal.h says what an entry holds). Without --journal they only run
-** the call.
+** the call. With it, the host's 'wait_answer' journals every answer of
+** lab.wait_key.
 */
 #ifndef TIELAB_UI_RECORD_H
 #define TIELAB_UI_RECORD_H

@@ -89,25 +89,34 @@ void legend_items(const Graph *g, Legend *l, int scatter, int shared, int val_ea
                         .role = GRAPH_ROLE_SHARED, .name = "overlap"});
 }
 
-/* The first 'len' bytes of 'text' into the cells of 'row', a cell a
-** column (width.h): a wide character's second cell is left for it (the
-** terminal draws it over both), and an accent, which a cell cannot hold
-** beside its letter, is left out. Returns the cells used; a character
-** that does not fit 'w' is not begun. */
+/* Cells a character of 'cols' columns (width.h) takes: a wide one two,
+** the second left for it (the terminal draws it over both); an accent,
+** which a cell cannot hold beside its letter, one of its own, which the
+** terminal draws blank after the letter it puts the accent on. */
+static int char_cells(int cols) { return cols == 0 ? 1 : cols; }
+
+/* The first 'len' bytes of 'text' into the cells of 'row' (NULL: only
+** counted). Returns the cells used; a character that does not fit 'w' is
+** not begun. */
 static int put_text(GraphCell *row, int w, const char *text, size_t len, uint8_t role) {
   int x = 0;
   for (size_t at = 0; at < len;) {
     wchar_t wc;
     int cols;
     at += width_char(text + at, len - at, &wc, &cols);
-    if (cols == 0) continue;
-    if (x + cols > w) break;
-    row[x] = (GraphCell){wc < 0x20 ? ' ' : (uint32_t)wc, role};
-    for (int k = 1; k < cols; k++) row[x + k] = (GraphCell){' ', role};
-    x += cols;
+    int cells = char_cells(cols);
+    if (x + cells > w) break;
+    if (row) {
+      row[x] = (GraphCell){wc < 0x20 ? ' ' : (uint32_t)wc, role};
+      for (int k = 1; k < cells; k++) row[x + k] = (GraphCell){' ', role};
+    }
+    x += cells;
   }
   return x;
 }
+
+/* Cells of the first 'len' bytes of 'text'. */
+static int text_cells(const char *text, size_t len) { return put_text(NULL, 1 << 20, text, len, 0); }
 
 /* How each item's name is shown under ('affix', 'max'): the runs' names
 ** shortened together, the other words whole. 0 when two run names would
@@ -126,17 +135,21 @@ static int item_names(const Legend *l, int affix, int max, NameCut *cut) {
   return distinct;
 }
 
-/* Cells of item 'i': its mark (or a family "a-f"), its name. */
+/* Cells of item 'i': its mark (or a family "a-f"), its name (with a
+** one-cell ellipsis where it is cut). */
 static int item_cols(const Legend *l, int i, const NameCut *cut) {
   const LegendItem *it = &l->item[i];
-  return (it->mark ? 1 : 0) + (it->last ? 2 : 0) + (it->gap ? 1 : 0) + names_cols(it->name, &cut[i], 1);
+  const NameCut *c = &cut[i];
+  int name = text_cells(it->name + c->start, (size_t)(c->head - c->start));
+  if (c->cut) name += 1 + text_cells(it->name + c->tail, (size_t)(c->end - c->tail));
+  return (it->mark ? 1 : 0) + (it->last ? 2 : 0) + (it->gap ? 1 : 0) + name;
 }
 
 /* Lay the items out after the title in 'rows' rows of 'w'; with 'row_of'
 ** and 'col_of', say where each goes. 1 when all fit. The last column stays
 ** blank, so an entry never touches the chart to the right. */
 static int flow(const Legend *l, int w, int rows, const NameCut *cut, int *row_of, int *col_of) {
-  int row = 0, x = width_cols(l->title, strlen(l->title)), room = w - 1;
+  int row = 0, x = text_cells(l->title, strlen(l->title)), room = w - 1;
   if (x > w) return 0;
   for (int i = 0; i < l->n; i++) {
     int need = 1 + item_cols(l, i, cut);
@@ -179,14 +192,19 @@ LegendPlan legend_plan(const Graph *g, Legend *l, int scatter, int shared, const
 }
 
 /* The title; wider than the chart, what fits before an ellipsis in the
-** last column, without the spaces it ends with. */
+** last column (whole clusters), without the spaces it ends with. */
 static void title_draw(const char *title, GraphCell *cells, int w, int ascii) {
-  size_t len = strlen(title);
-  if (width_cols(title, len) <= w || w <= 1) {
+  size_t len = strlen(title), n = 0;
+  if (text_cells(title, len) <= w || w <= 1) {
     put_text(cells, w, title, len, GRAPH_ROLE_TITLE);
     return;
   }
-  size_t n = width_prefix(title, len, w - 1);
+  while (n < len) {
+    int c;
+    size_t next = n + width_cluster(title + n, len - n, &c);
+    if (text_cells(title, next) > w - 1) break;
+    n = next;
+  }
   while (n > 1 && title[n - 1] == ' ') n--;
   int x = put_text(cells, w - 1, title, n, GRAPH_ROLE_TITLE);
   cells[x] = (GraphCell){ascii ? '~' : 0x2026, GRAPH_ROLE_TITLE};

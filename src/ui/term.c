@@ -217,13 +217,17 @@ void term_cells(const Term *t, WINDOW *w, int y, int x, const GraphCell *c, int 
     wchar_t wc[2] = {(wchar_t)c[i].ch, 0};
     /* A wide character covers the cell after it too, which its writer
     ** left for it (legend.c); in the last cell it would wrap. */
-    if (width_wchar(wc[0]) > 1) {
+    int cols = width_wchar(wc[0]);
+    if (cols > 1) {
       if (i + 1 < n) i++;
       else wc[0] = ' ';
     }
     cchar_t cc;
     setcchar(&cc, wc, a, (short)PAIR_NUMBER(a), NULL);
     wadd_wch(w, &cc);
+    /* An accent goes on the character before it and takes no column: its
+    ** own cell stays blank. */
+    if (cols == 0) waddch(w, ' ' | a);
   }
 }
 

@@ -97,8 +97,10 @@ int term_size(int *rows, int *cols);
 attr_t term_attr(const Term *t, int role);
 const char *term_glyph(const Term *t, TermGlyph g);
 
-/* Draw 'n' chart cells at (y, x). A wide character's cell covers the next
-** one too: the terminal draws it over two columns. */
+/* Draw 'n' chart cells at (y, x), a cell a column: a wide character's
+** cell covers the next one too (the terminal draws it over two columns);
+** an accent's cell puts the accent on the character before and is drawn
+** blank. */
 void term_cells(const Term *t, WINDOW *w, int y, int x, const GraphCell *c, int n);
 
 /* Print UTF-8 text at (y, x) in at most 'maxw' columns, never cut inside a

@@ -655,18 +655,20 @@ static void test_legend_names_apart(void) {
 }
 
 /* Row 'y' of 'cells' as the terminal shows it (term_cells): a wide
-** character covers the cell after it, an accent goes on the character
-** before it and its own cell is blank. */
+** character covers the cell after it; an accent goes on the character
+** before it, and the column it leaves is made up at the next blank. */
 static const char *shown_row(const GraphCell *cells, int w, int y) {
   static char out[2048];
   wchar_t row[1024];
-  int n = 0;
-  for (int x = 0; x < w && n < 1022; x++) {
+  int n = 0, owed = 0;
+  for (int x = 0; x < w && n < 1000; x++) {
     wchar_t wc = (wchar_t)cells[(size_t)y * w + x].ch;
     row[n++] = wc;
     if (wcwidth(wc) == 2) x++;
-    else if (wcwidth(wc) == 0) row[n++] = ' ';
+    else if (wcwidth(wc) == 0) owed++;
+    for (; wc == ' ' && owed > 0; owed--) row[n++] = ' ';
   }
+  for (; owed > 0; owed--) row[n++] = ' ';
   row[n] = 0;
   if (wcstombs(out, row, sizeof out) == (size_t)-1) out[0] = '\0';
   return out;

@@ -91,8 +91,10 @@ void legend_items(const Graph *g, Legend *l, int scatter, int shared, int val_ea
 
 /* Cells a character of 'cols' columns (width.h) takes: a wide one two,
 ** the second left for it (the terminal draws it over both); an accent,
-** which a cell cannot hold beside its letter, one of its own, which the
-** terminal draws blank after the letter it puts the accent on. */
+** which a cell cannot hold beside its letter, one of its own: the
+** terminal puts it on its letter and draws the column it leaves at the
+** next blank (term_cells), so an entry reads whole and the next one
+** starts where it was laid out. */
 static int char_cells(int cols) { return cols == 0 ? 1 : cols; }
 
 /* The first 'len' bytes of 'text' into the cells of 'row' (NULL: only

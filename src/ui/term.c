@@ -208,10 +208,13 @@ const char *term_glyph(const Term *t, TermGlyph g) { return glyphs[g][t->utf8 ? 
 
 void term_cells(const Term *t, WINDOW *w, int y, int x, const GraphCell *c, int n) {
   wmove(w, y, x);
+  int owed = 0;   /* columns the accents' cells left undrawn */
   for (int i = 0; i < n; i++) {
     attr_t a = term_attr(t, c[i].role);
     if (c[i].ch < 0x80) {
       waddch(w, (chtype)c[i].ch | a);
+      /* The next blank makes up for the accents before it. */
+      for (; c[i].ch == ' ' && owed > 0; owed--) waddch(w, ' ' | a);
       continue;
     }
     wchar_t wc[2] = {(wchar_t)c[i].ch, 0};
@@ -222,13 +225,13 @@ void term_cells(const Term *t, WINDOW *w, int y, int x, const GraphCell *c, int 
       if (i + 1 < n) i++;
       else wc[0] = ' ';
     }
+    /* An accent goes on the character before it and takes no column. */
+    if (cols == 0) owed++;
     cchar_t cc;
     setcchar(&cc, wc, a, (short)PAIR_NUMBER(a), NULL);
     wadd_wch(w, &cc);
-    /* An accent goes on the character before it and takes no column: its
-    ** own cell stays blank. */
-    if (cols == 0) waddch(w, ' ' | a);
   }
+  for (; owed > 0; owed--) waddch(w, ' ');
 }
 
 int term_width(const char *s) { return width_cols(s, strlen(s)); }

@@ -99,8 +99,8 @@ const char *term_glyph(const Term *t, TermGlyph g);
 
 /* Draw 'n' chart cells at (y, x), a cell a column: a wide character's
 ** cell covers the next one too (the terminal draws it over two columns);
-** an accent's cell puts the accent on the character before and is drawn
-** blank. */
+** an accent's cell puts the accent on the character before it, and the
+** column it leaves is made up at the next blank cell (or the end). */
 void term_cells(const Term *t, WINDOW *w, int y, int x, const GraphCell *c, int n);
 
 /* Print UTF-8 text at (y, x) in at most 'maxw' columns, never cut inside a

@@ -10,6 +10,8 @@
 # or a beginning of one ended by an ellipsis, or an end of one after it.
 # The sample panel shows what the model writes, words of no dictionary; its
 # rectangle (from tests/test_layout, which prints the layout) is left out.
+# Last, at 80x24, a caption, and two runs named in CJK (two columns a
+# character) whose names every line and legend shortens in columns.
 # Prints TAP.
 
 : "${top_builddir:=.}" "${top_srcdir:=.}"

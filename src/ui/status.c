@@ -129,7 +129,7 @@ static void tie_mark(const RunMetrics *m, char *buf, size_t cap) {
 /* Names as the line shows them when short of room, at most SHORT_RUNS. */
 #define SHORT_RUNS 64
 #define NAME_ALL (1 << 20)   /* a longest name that cuts none */
-typedef char ShortName[64];
+typedef char ShortName[sizeof ((TrainerRun *)0)->name + 8];   /* a name and an ellipsis */
 
 /* Each run's name without what the names share, cut in the middle to at
 ** most 'max' columns (names.c, as in the charts' legends); 0 when two would

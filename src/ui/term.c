@@ -19,7 +19,9 @@
 #include <sys/ioctl.h>
 #include <term.h>
 #include <unistd.h>
-#include <wchar.h>
+#include <wctype.h>
+
+#include "width.h"
 
 static const char *glyphs[GLYPH_COUNT][2] = {
     [GLYPH_VLINE] = {"\u2502", "|"},   [GLYPH_HLINE] = {"\u2500", "-"},
@@ -206,69 +208,67 @@ const char *term_glyph(const Term *t, TermGlyph g) { return glyphs[g][t->utf8 ? 
 
 void term_cells(const Term *t, WINDOW *w, int y, int x, const GraphCell *c, int n) {
   wmove(w, y, x);
+  int owed = 0;   /* columns the accents' cells left undrawn */
   for (int i = 0; i < n; i++) {
     attr_t a = term_attr(t, c[i].role);
     if (c[i].ch < 0x80) {
       waddch(w, (chtype)c[i].ch | a);
-    } else {
-      wchar_t wc[2] = {(wchar_t)c[i].ch, 0};
-      cchar_t cc;
-      setcchar(&cc, wc, a, (short)PAIR_NUMBER(a), NULL);
-      wadd_wch(w, &cc);
+      /* The next blank makes up for the accents before it. */
+      for (; c[i].ch == ' ' && owed > 0; owed--) waddch(w, ' ' | a);
+      continue;
     }
+    wchar_t wc[2] = {(wchar_t)c[i].ch, 0};
+    /* A wide character covers the cell after it too, which its writer
+    ** left for it (legend.c); in the last cell it would wrap. */
+    int cols = width_wchar(wc[0]);
+    if (cols > 1) {
+      if (i + 1 < n) i++;
+      else wc[0] = ' ';
+    }
+    /* An accent goes on the character before it and takes no column. */
+    if (cols == 0) owed++;
+    cchar_t cc;
+    setcchar(&cc, wc, a, (short)PAIR_NUMBER(a), NULL);
+    wadd_wch(w, &cc);
   }
+  for (; owed > 0; owed--) waddch(w, ' ');
 }
 
-/* Decode one character of 's' (of 'len' bytes): an invalid byte reads as
-** '?' and counts one byte. Returns the bytes used, 0 at the end. */
-static size_t next_char(const char *s, size_t len, mbstate_t *st, wchar_t *wc) {
-  size_t k = mbrtowc(wc, s, len, st);
-  if (k == (size_t)-1 || k == (size_t)-2) {
-    memset(st, 0, sizeof *st);
-    *wc = '?';
-    return 1;
-  }
-  return k;
-}
+int term_width(const char *s) { return width_cols(s, strlen(s)); }
 
-int term_width(const char *s) {
-  mbstate_t st;
-  memset(&st, 0, sizeof st);
-  int cols = 0;
-  size_t len = strlen(s), k;
-  wchar_t wc;
-  while (len > 0 && (k = next_char(s, len, &st, &wc)) > 0) {
-    int cw = wcwidth(wc);
-    cols += cw < 0 ? 1 : cw;
-    s += k;
-    len -= k;
+/* The characters of 's' in at most 'maxw' columns, whole clusters only,
+** into 'buf' (room for 'cap' - 1 and a 0), as curses is to draw them: a
+** control character as a space, one of no known width as '?'. Returns
+** how many; '*cols' is their columns. */
+static int shown_chars(const char *s, int maxw, wchar_t *buf, int cap, int *cols) {
+  size_t len = strlen(s), at = 0;
+  int n = 0;
+  *cols = 0;
+  while (at < len) {
+    int cw;
+    size_t end = at + width_cluster(s + at, len - at, &cw);
+    /* A character is at least a byte: then the whole cluster fits 'buf'. */
+    if (*cols + cw > maxw || n + (int)(end - at) >= cap) break;
+    while (at < end) {
+      int c;
+      at += width_char(s + at, end - at, &buf[n], &c);
+      if (buf[n] < 0x20 || buf[n] == 0x7f) buf[n] = ' ';
+      else if (!iswprint((wint_t)buf[n])) buf[n] = '?';
+      n++;
+    }
+    *cols += cw;
   }
-  return cols;
+  buf[n] = 0;
+  return n;
 }
 
 int term_print(const Term *t, WINDOW *w, int y, int x, int maxw, int role, const char *s) {
-  mbstate_t st;
-  memset(&st, 0, sizeof st);
   wchar_t buf[512];
-  int n = 0, cols = 0;
-  size_t len = strlen(s), k;
-  wchar_t wc;
-  while (len > 0 && n < 511 && (k = next_char(s, len, &st, &wc)) > 0) {
-    if (wc < 0x20 || wc == 0x7f) wc = ' ';
-    int cw = wcwidth(wc);
-    if (cw < 0) cw = 1, wc = '?';
-    if (cols + cw > maxw) break;
-    buf[n++] = wc;
-    cols += cw;
-    s += k;
-    len -= k;
-  }
-  buf[n] = 0;
+  int cols, n = shown_chars(s, maxw, buf, (int)(sizeof buf / sizeof buf[0]), &cols);
   attr_t a = term_attr(t, role);
   wattrset(w, a);
   mvwaddnwstr(w, y, x, buf, n);
   wattrset(w, A_NORMAL);
-  (void)t;
   return cols;
 }
 

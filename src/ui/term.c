@@ -50,6 +50,9 @@ static const struct {
 ** come first: the two runs of a tied/untied pair. */
 typedef struct Palette {
   short role[N_ROLES];
+  /* A grey for ROLE_DIM, or 0: the terminal's dim. xterm dims by halving
+  ** the colour, which leaves black text on white as it was. */
+  short dim;
   short series[TERM_SERIES_COLORS], tint[TERM_SERIES_COLORS];
 } Palette;
 
@@ -57,6 +60,7 @@ static const Palette palettes[2][2] = {
     /* [light background][256 colours] */
     [0][1] = {.role = {[ROLE_EVENT] = 213, [ROLE_REF] = 245, [ROLE_ERROR] = 203, [ROLE_WARN] = 214,
                        [ROLE_OK] = 114, [ROLE_BAR] = 80},
+              .dim = 245,
               .series = {75, 209, 114, 177, 221, 80},
               .tint = {153, 217, 151, 183, 229, 159}},
     /* Basic blue is dark on black: cyan leads. */
@@ -66,6 +70,7 @@ static const Palette palettes[2][2] = {
               .tint = {COLOR_CYAN, COLOR_RED, COLOR_GREEN, COLOR_MAGENTA, COLOR_YELLOW, COLOR_BLUE}},
     [1][1] = {.role = {[ROLE_EVENT] = 127, [ROLE_REF] = 244, [ROLE_ERROR] = 160, [ROLE_WARN] = 166,
                        [ROLE_OK] = 28, [ROLE_BAR] = 25},
+              .dim = 244,
               .series = {25, 160, 28, 91, 130, 30},
               .tint = {68, 167, 71, 134, 172, 37}},
     /* Yellow fades on white: last; basic green too, so RUNNING is blue. */
@@ -138,7 +143,9 @@ TermTheme term_set_theme(Term *t, TermTheme th) {
   use_default_colors();
   t->colors256 = COLORS >= 256 && COLOR_PAIRS > PAIR_TINT + TERM_SERIES_COLORS;
   const Palette *pal = &palettes[th == TERM_THEME_LIGHT][t->colors256];
+  t->dim_grey = pal->dim > 0;
   for (int r = 0; r < N_ROLES; r++) init_pair((short)(r + 1), own_foreground(r) ? -1 : pal->role[r], -1);
+  if (t->dim_grey) init_pair((short)(ROLE_DIM + 1), pal->dim, -1);
   for (int i = 0; i < TERM_SERIES_COLORS; i++) {
     init_pair((short)(PAIR_SERIES + i), pal->series[i], -1);
     init_pair((short)(PAIR_TINT + i), pal->tint[i], -1);
@@ -201,6 +208,7 @@ attr_t term_attr(const Term *t, int role) {
   }
   if (role < 0 || role >= N_ROLES) return A_NORMAL;
   if (!t->color) return roles[role].without;
+  if (role == ROLE_DIM && t->dim_grey) return COLOR_PAIR(role + 1);
   return roles[role].with | (own_foreground(role) ? 0 : COLOR_PAIR(role + 1));
 }
 

@@ -63,6 +63,7 @@ typedef struct Term {
   GraphGlyphs glyphs;  /* the chart tier now in use */
   int color;           /* colour pairs in use */
   int colors256;       /* the terminal has 256 colours */
+  int dim_grey;        /* ROLE_DIM is a grey of the palette, not the terminal's dim */
   TermTheme theme;     /* in use: never AUTO once open */
 } Term;
 

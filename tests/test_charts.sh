@@ -90,6 +90,12 @@ check $? "a tie change is marked, and the legend says what the mark means"
 key +
 wait_for 'Sscale' 100
 check $? "a scale change has its own mark and legend entry"
+key :
+type_line 'lab.runs[1]:set{lr = 2e-3}'
+wait_for '!setting' 100
+check $? "another setting's change has its mark, named in the legend"
+key Escape
+wait_for '^space run/pause' 50
 
 # ---------------------------------------------------------------- themes
 key :

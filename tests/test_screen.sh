@@ -7,7 +7,9 @@
 # "step"; and in the lab view, each zoom, the help overlay and the present
 # view, no word cut: every word on the screen is one the program can print
 # (from the string literals of the sources, the docs and the Lua scripts),
-# or a beginning of one ended by an ellipsis, or an end of one after it.
+# or a beginning of one ended by an ellipsis, or an end of one after it;
+# and no panel's text runs into its neighbour or leaves a lone letter
+# against its right edge.
 # The sample panel shows what the model writes, words of no dictionary; its
 # rectangle (from tests/test_layout, which prints the layout) is left out.
 # Last, at 80x24, a caption, and two runs named in CJK (two columns a
@@ -79,6 +81,28 @@ cut_words() {
     }' "$WORK/dict" -
 }
 
+# edge_cuts FILE X,Y,H...: words that meet a right edge (column X, rows
+# Y..Y+H-1, 0-based) badly: a letter there that runs on into the next
+# column's letter (text running into its neighbour), or a single letter
+# alone against the edge (what is left of a word cut there), as "row N:
+# ...". A dictionary cannot tell a cut "t" from the key t; its place at
+# the edge can.
+edge_cuts() {
+  file=$1
+  shift
+  perl -CSA -ne 'BEGIN { @e = map { [split /,/] } @ARGV; @ARGV = () } chomp; my @c = split //; my $row = $. - 1;
+    for my $edge (@e) {
+      my ($x, $y, $h) = @$edge;
+      next unless $row >= $y && $row < $y + $h && $x < @c && $c[$x] =~ /\p{L}/;
+      if ($x + 1 < @c && $c[$x + 1] =~ /\p{L}/) { print "row ", $. - 1, ": runs on at column $x (", join("", @c[$x - 2 .. $x + 2]), ")\n"; next }
+      print "row ", $. - 1, ": \x27$c[$x]\x27 alone at the edge, column $x\n" if $x == 0 || $c[$x - 1] !~ /[\p{L}\p{N}_]/;
+    }' "$@" <"$file"
+}
+
+# lab_edges: the right edge of every panel of the lab view but the sample
+# panel, as X,Y,H.
+lab_edges() { "$LAYOUT" "$ROWS" "$COLS" | awk '$1 != "sample" { print $3 + $5 - 1 "," $2 "," $4 }'; }
+
 # rect NAME: "y x h w" of a panel in the lab view at this size.
 rect() { "$LAYOUT" "$ROWS" "$COLS" | awk -v p="$1" '$1 == p { print $2, $3, $4, $5 }'; }
 
@@ -103,14 +127,17 @@ blank_rect() {
 # cols X W: columns X..X+W-1 of each line of stdin.
 cols() { sed -E "s/^.{0,$1}//; s/^(.{0,$2}).*/\1/"; }
 
-# no_cut WHAT [BX BW]: the current screen without its sample panel has no cut word.
+# no_cut WHAT [BX BW]: the current screen without its sample panel has no
+# cut word, and no word meets a right edge badly (the lab view's panels
+# when no overlay is given, else the screen's).
 no_cut() {
   screen >"$WORK/raw"
+  if [ -n "$2" ]; then edges="$((COLS - 1)),0,$ROWS"; else edges=$(lab_edges); fi
   set -- "$1" $(rect sample) "${2:--1}" "${3:-0}"
   what=$1
   shift
   if [ -n "$4" ]; then blank_rect "$@" <"$WORK/raw" >"$WORK/shot"; else cp "$WORK/raw" "$WORK/shot"; fi
-  cut_words "$WORK/shot" >"$WORK/cut"
+  { cut_words "$WORK/shot"; edge_cuts "$WORK/shot" $edges; } >"$WORK/cut"
   if [ -s "$WORK/cut" ]; then
     fail "$what: no word cut ($(tr '\n' ' ' <"$WORK/cut"))"
   else

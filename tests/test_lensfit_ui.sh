@@ -89,9 +89,11 @@ wait_for '^fitted [0-9]' 100 && wait_for 'fitted @[0-9]+: r:metrics\(\)\.fitted_
 check $? "after a fit the lens panel notes the fitted lens"
 ! screen | grep -Eq '(●|!)(setting|change)'
 check $? "a fit is no change of training: no event marker for it in the charts' legends"
-type_line 'lab.runs.tied:fit_lens{steps = 1000000, tol = 1e-12}'
-wait_for 'fitting lens tied [0-9]+/1000000' 100
+type_line 'ui.running(true); lab.runs.tied:fit_lens{steps = 1000000, tol = 1e-12}'
+wait_for 'RUNNING step [0-9]+ fitting lens tied [0-9]+/1000000' 100
 check $? "a fit typed in the REPL shows its progress"
+! screen | sed -n 1p | grep -q 'tok/s'
+check $? "and no throughput meanwhile: training waits for the fit"
 key Escape
 wait_for '^space run/pause' 50   # out of the REPL before the next key (else it reads as Alt-+)
 key +

@@ -209,7 +209,7 @@ static void head_segs(Ui *ui, int running, int owed, Segs *head) {
   seg_add(head, ROLE_TEXT, " step %ld", sel ? sel->m.step : 0L);
   /* The job the trainer runs instead of steps, and how far it is. */
   if (ui->snap->job[0]) seg_add(head, ROLE_WARN, " %.60s %ld/%ld", ui->snap->job, ui->snap->job_done, ui->snap->job_total);
-  if (running && ui->snap->n_runs > 0) {
+  if (running && ui->snap->n_runs > 0 && !ui->snap->job[0]) {   /* a job holds training */
     char rate[32];
     rate_text(ui->meter.rated ? ui->meter.rate : NAN, rate, sizeof rate);
     seg_add(head, ROLE_LABEL, " %s", rate);

@@ -104,7 +104,7 @@ s1=$(settled_step)
 key :
 type_line 'lab.on_step(function(s) print("onstep " .. s) end)'
 key Escape
-sleep 0.5   # apart, or ESC n reads as Alt+n
+wait_for ': or Enter to type Lua' 50   # out of the REPL, or ESC n reads as Alt+n
 key n
 moved_from "$s1" 50
 [ "$(step_now)" = $((s1 + 1)) ]

@@ -124,15 +124,16 @@ type_line() { $T send-keys -t t -l "$1"; $T send-keys -t t Enter; }
 leave_repl() { key Escape; wait_for ': or Enter to type Lua' 50; }
 # step_now: the lab's step on the status line.
 step_now() { screen | sed -n '1s/.*step \([0-9]*\).*/\1/p'; }
-# settled_step [SECONDS [TIMES]]: the step once it stands still for SECONDS
-# (a fifth of one unless said: a step may be under way), looked at no more
-# than TIMES (20) times.
+# settled_step [SECONDS [TIMES]]: the step once it stands still for two
+# looks SECONDS apart (a fifth of one unless said: a step may be under
+# way), looked at no more than TIMES (20) times.
 settled_step() {
-  a=$(step_now) i=0
+  a=$(step_now) i=0 same=0
   while [ $i -lt "${2:-20}" ]; do
     sleep "${1:-0.2}"
     b=$(step_now)
-    [ "$a" = "$b" ] && break
+    # twice the same: a loaded machine may show a step in flight late
+    if [ "$a" = "$b" ]; then same=$((same + 1)); [ $same -ge 2 ] && break; else same=0; fi
     a=$b i=$((i + 1))
   done
   echo "$a"

@@ -51,7 +51,8 @@ static const struct {
 typedef struct Palette {
   short role[N_ROLES];
   /* A grey for ROLE_DIM, or 0: the terminal's dim. xterm dims by halving
-  ** the colour, which leaves black text on white as it was. */
+  ** the colour, which greys white on black but leaves black on white as
+  ** it was: the light theme needs a grey of its own. */
   short dim;
   short series[TERM_SERIES_COLORS], tint[TERM_SERIES_COLORS];
 } Palette;
@@ -60,7 +61,6 @@ static const Palette palettes[2][2] = {
     /* [light background][256 colours] */
     [0][1] = {.role = {[ROLE_EVENT] = 213, [ROLE_REF] = 245, [ROLE_ERROR] = 203, [ROLE_WARN] = 214,
                        [ROLE_OK] = 114, [ROLE_BAR] = 80},
-              .dim = 245,
               .series = {75, 209, 114, 177, 221, 80},
               .tint = {153, 217, 151, 183, 229, 159}},
     /* Basic blue is dark on black: cyan leads. */

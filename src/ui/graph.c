@@ -248,7 +248,9 @@ typedef struct Plot {
 /* Line patterns without colour, by a series' 'line': which dot columns
 ** (Braille) or columns (block) of each period are drawn, whether the line
 ** is heavy (two dots thick; in block joined over jumps), and the legend's
-** sample, a box-drawing line of the same weight and dashes. Validation and
+** sample, a box-drawing line of the same weight and dashes. A block column
+** has no thin line, so there the light ones also have gaps of their own,
+** to differ from the heavy ones on a level stretch. Validation and
 ** baselines have a pattern of their own, sparser than any run's, and light.
 ** Light box-drawing triple dashes are the reference line's, so no run has
 ** them. */
@@ -263,11 +265,11 @@ static const LinePattern mono_lines[] = {
     {"11111100", "1110", 1, 0x254d}, /* ╍ long dashes */
     {"1100", "10", 1, 0x2505},      /* ┅ short dashes */
     {"10", "100", 1, 0x2509},       /* ┉ dots */
-    {"1", "1", 0, 0x2500},          /* ─ thin solid */
-    {"11111100", "1110", 0, 0x254c}, /* ╌ thin long dashes */
+    {"1", "11110", 0, 0x2500},      /* ─ thin solid (in block, rare gaps) */
+    {"11111100", "110", 0, 0x254c},  /* ╌ thin long dashes */
 };
 #define N_MONO_LINES ((int)(sizeof mono_lines / sizeof mono_lines[0]))
-static const LinePattern mono_dashed = {"1000", "1000", 0, 0x2508};   /* ┈ sparse dots */
+static const LinePattern mono_dashed = {"10000000", "10000", 0, 0x2508};   /* ┈ a dot every four cells */
 
 static const LinePattern *mono_pattern(const GraphSeries *s) {
   if (s->dashed) return &mono_dashed;

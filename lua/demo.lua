@@ -27,7 +27,9 @@ local function times(x)
 end
 
 -- A phase: its caption, the chart that makes its point (in the lab's
--- present view), and the wait for the speaker or the pace.
+-- present view), and the wait for the speaker or the pace. The ratio on
+-- screen (the present view's big figure, the chart) is grad_ratio, G_in
+-- taken at E_in's rows: the caption quotes the same one.
 local function phase(chart, text, ...)
   lab.phase(text, ...)
   if ui then ui.present(chart) end
@@ -58,9 +60,11 @@ local shape = {vocab = opt.vocab, dim = opt.dim, layers = opt.layers, heads = op
                eval_every = math.max(1, math.min(50, opt.steps))}
 local function run(extra) return lab.run(shape, extra) end
 
-phase("loss", "One matrix: tokens in, tokens out")
+-- Each phase's change is made before its caption, so that what the room
+-- sees while the speaker talks is what the caption says; then it trains.
 local tied = run{name = "tied", tie = "tied", init_seed = opt.seed}
 local untied = run{name = "untied", tie = "untied", init_seed = opt.seed + 1000}
+phase("loss", "One matrix: tokens in, tokens out")
 
 phase("loss", "Tied and untied, the same batches")
 lab.step(opt.steps)
@@ -68,22 +72,22 @@ report(tied)
 report(untied)
 
 phase("ratio", "Output side: %sx the input side",
-      times(tied:metrics().grad_ratio_act))
+      times(tied:metrics().grad_ratio))
 gap(tied, untied)
 
-phase("loss", "Untied live: E_out copies the matrix")
 tied:set{tie = "untied"}
+phase("loss", "Untied live: E_out copies the matrix")
 lab.step(opt.steps)
 report(tied)
 
-phase("loss", "Tied again: the mean of both")
 tied:set{tie_merge = "mean", tie = "tied"}
+phase("loss", "Tied again: the mean of both")
 lab.step(opt.steps)
 report(tied)
 local before = gap(tied, untied)
 
-phase("align", "Input side x5: toward E_in?")
 tied:set{in_scale = 5}
+phase("align", "Input side x5: toward E_in?")
 lab.step(opt.steps)
 report(tied)
 local after = gap(tied, untied)

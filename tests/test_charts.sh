@@ -90,6 +90,12 @@ check $? "a tie change is marked, and the legend says what the mark means"
 key +
 wait_for 'Sscale' 100
 check $? "a scale change has its own mark and legend entry"
+key :
+type_line 'lab.runs[1]:set{lr = 2e-3}'
+wait_for '!setting' 100
+check $? "another setting's change has its mark, named in the legend"
+key Escape
+wait_for '^space run/pause' 50
 
 # ---------------------------------------------------------------- themes
 key :
@@ -113,6 +119,17 @@ key :
 type_line 'print("theme is " .. ui.theme())'
 wait_for '^theme is light' 50
 check $? "COLORFGBG with a light background chooses the light theme"
+EXTRA=
+start C "$MODEL --theme light"
+wait_for 'Lua REPL' 300
+# Dim text (the REPL's notes) is a grey of the palette on light: a
+# terminal's dim leaves black text on white black. With 256 colours only.
+if [ "$(TERM=$($T show-options -gv default-terminal) tput colors 2>/dev/null)" -ge 256 ] 2>/dev/null; then
+  $T capture-pane -e -p -t t | grep -q '38;5;244m[^[]*Lua REPL'
+  check $? "on the light theme dim text is grey 244, not the terminal's dim"
+else
+  skip "dim grey: the pane has fewer than 256 colours"
+fi
 out=$($TIELAB --theme sepia 2>&1)
 [ $? -eq 2 ] && echo "$out" | grep -q 'dark, light or mono'
 check $? "--theme refuses an unknown theme"

@@ -1,11 +1,15 @@
 /*
 ** test_graph.c -- the chart renderer: known series give known cells, in
 ** each glyph tier, and no size (down to nothing) makes it misbehave.
+** Legends with wide characters are read as the terminal shows the cells.
 */
+#define _XOPEN_SOURCE 700   /* wcwidth */
+#include <locale.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <wchar.h>
 
 #include "tap.h"
 #include "ui/graph.h"
@@ -845,7 +849,108 @@ static void test_validation_over_run(void) {
     }
 }
 
+/* Row 'y' of 'cells' as the terminal shows it (term_cells): a wide
+** character covers the cell after it; an accent goes on the character
+** before it, and the column it leaves is made up at the next blank. */
+static const char *shown_row(const GraphCell *cells, int w, int y) {
+  static char out[2048];
+  wchar_t row[1024];
+  int n = 0, owed = 0;
+  for (int x = 0; x < w && n < 1000; x++) {
+    wchar_t wc = (wchar_t)cells[(size_t)y * w + x].ch;
+    row[n++] = wc;
+    if (wcwidth(wc) == 2) x++;
+    else if (wcwidth(wc) == 0) owed++;
+    for (; wc == ' ' && owed > 0; owed--) row[n++] = ' ';
+  }
+  for (; owed > 0; owed--) row[n++] = ' ';
+  row[n] = 0;
+  if (wcstombs(out, row, sizeof out) == (size_t)-1) out[0] = '\0';
+  return out;
+}
+
+/* Columns of UTF-8 text by the C library. */
+static int text_cols(const char *s) {
+  wchar_t w[1024];
+  size_t n = mbstowcs(w, s, 1024);
+  return n == (size_t)-1 ? -1 : wcswidth(w, n);
+}
+
+/* Run names of wide characters: the legend gives each its two cells, so
+** the row is as wide as the chart and the next chart starts where it
+** should. */
+static void test_legend_wide(void) {
+  static const char *const names[2] = {"\u5b66\u7fd2_tied", "\u5b66\u7fd2_untied"};
+  double x[1] = {0}, y[2] = {0.5, 1.5};
+  GraphSeries s[2];
+  for (int i = 0; i < 2; i++)
+    s[i] = (GraphSeries){.name = names[i], .x = x, .y = &y[i], .n = 1, .color = i, .group = i + 1};
+  Graph g = {.title = "loss", .glyphs = GRAPH_BRAILLE, .x_min = 0, .x_max = 1, .y_min = 0, .y_max = 2, .series = s,
+             .n_series = 2};
+  GraphCell cells[40 * 8];
+  graph_render(&g, cells, 40, 8);
+  const char *row = shown_row(cells, 40, 0);
+  ok(strcmp(row, "loss \u2501\u5b66\u7fd2_tied \u2501\u5b66\u7fd2_untied            ") == 0 && text_cols(row) == 40,
+     "legend: wide characters take two cells, the row as wide as the chart (%s|)", row);
+}
+
+/* Wide names cut at every width: never a wide character split or in the
+** last column, every row as wide as the chart, names shown whole or cut
+** around an ellipsis, and no two alike. */
+static void test_legend_wide_cut(void) {
+  static const char *const names[3] = {"\u6771\u4eac\u306e\u5b9f\u9a13_\u7d50\u5408\u3042\u308a",
+                                        "\u5927\u962a\u306e\u5b9f\u9a13_\u7d50\u5408\u306a\u3057", "\u540d\u53e4\u5c4b_untied"};
+  double x[1] = {0}, y[1] = {1};
+  GraphSeries s[3];
+  for (int i = 0; i < 3; i++) s[i] = (GraphSeries){.name = names[i], .x = x, .y = y, .n = 1, .color = i, .group = i + 1};
+  Graph g = {.title = "loss", .glyphs = GRAPH_ASCII, .x_min = 0, .x_max = 1, .y_min = 0, .y_max = 2, .series = s,
+             .n_series = 3};
+  int split = 0, wrong_width = 0, unknown = 0, alike = 0, first = 0;
+  for (int w = 12; w <= 70; w++) {
+    GraphCell cells[70 * 8];
+    graph_render(&g, cells, w, 8);
+    char seen[8][256];
+    int n_seen = 0;
+    for (int r = 0; r < 2; r++) {
+      int bad = 0;
+      for (int c = 0; c < w; c++) {
+        uint32_t ch = cells[r * w + c].ch;
+        if (wcwidth((wchar_t)ch) == 2 && (c == w - 1 || cells[r * w + c + 1].ch != ' ')) bad = 1;
+      }
+      split += bad;
+      char row[2048];
+      snprintf(row, sizeof row, "%s", shown_row(cells, w, r));
+      if (text_cols(row) != w) wrong_width++, bad = 1;
+      /* Each entry: a mark, then a name (or the part of it shown). */
+      for (char *t = strtok(row, " "); t; t = strtok(NULL, " ")) {
+        if (!strchr("*o+", t[0]) || (unsigned char)t[1] < 0x80) continue;
+        const char *name = t + 1, *cut = strchr(name, '~');
+        char head[256];
+        snprintf(head, sizeof head, "%.*s", cut ? (int)(cut - name) : (int)strlen(name), name);
+        int known = 0;
+        for (int k = 0; k < 3; k++) {
+          const char *at = strstr(names[k], head);
+          if (at && (!cut || strstr(at + strlen(head), cut + 1))) known = 1;
+        }
+        if (!known) unknown++, bad = 1;
+        for (int k = 0; k < n_seen; k++)
+          if (strcmp(seen[k], name) == 0) alike++, bad = 1;
+        if (n_seen < 8) snprintf(seen[n_seen++], sizeof seen[0], "%s", name);
+      }
+      if (bad && !first) {
+        first = 1;
+        diag("width %d row %d: %s|", w, r, shown_row(cells, w, r));
+      }
+    }
+  }
+  ok(split == 0 && wrong_width == 0, "legend: wide names at every width from 12 to 70 fill whole cells (%d rows split, "
+     "%d rows not as wide as the chart)", split, wrong_width);
+  ok(unknown == 0 && alike == 0, "legend: wide names shown whole or cut around an ellipsis, never alike (%d unknown, "
+     "%d alike)", unknown, alike);
+}
+
 int main(void) {
+  setlocale(LC_ALL, "C.UTF-8");
   test_ascii_diagonal();
   test_braille();
   test_block();
@@ -864,6 +969,8 @@ int main(void) {
   test_sparse_joined();
   test_many_runs();
   test_legend_names_apart();
+  test_legend_wide();
+  test_legend_wide_cut();
   test_mono_patterns();
   test_ascii_five();
   test_validation_over_run();

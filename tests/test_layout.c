@@ -5,14 +5,19 @@
 ** panel: every rectangle inside the screen, none overlapping another, every
 ** row of the screen in some panel, the panels each view promises present.
 ** Then fit.c: text kept, shortened at a word boundary with an ellipsis, a
-** shorter variant chosen, a middle cut, and wrapping at spaces.
+** shorter variant chosen, a middle cut, and wrapping at spaces; and
+** names.c: run names kept apart, and with wide characters, accents and
+** emoji measured in the terminal's columns (by the C library itself here,
+** not by the screen's own measure) and never cut inside a character.
 **
 ** With two arguments ROWS COLS it prints the lab view's rectangles instead
 ** ("name y x h w" per panel shown), for the screen tests in tmux.
 */
+#define _XOPEN_SOURCE 700   /* wcswidth */
 #include <locale.h>
 #include <stdlib.h>
 #include <string.h>
+#include <wchar.h>
 
 #include "tap.h"
 #include "ui/fit.h"
@@ -252,6 +257,105 @@ static void run_names(void) {
   ok(strcmp(shown_names(one, 1, 1, 64, &d), "tied_s1") == 0, "names: a single name keeps its parts");
 }
 
+/* Columns of UTF-8 text as the C library counts them; -1 when it is not
+** UTF-8 throughout (a character cut). */
+static int text_cols(const char *s) {
+  wchar_t w[256];
+  size_t n = mbstowcs(w, s, 256);
+  if (n == (size_t)-1 || n >= 256) return -1;
+  return wcswidth(w, n);
+}
+
+/* Byte 'at' of 'name' is no place inside a character or between a letter
+** and its accent. */
+static int edge(const char *name, int at) {
+  int len = (int)strlen(name);
+  if (at <= 0 || at >= len) return 1;
+  wchar_t wc;
+  mbstate_t st;
+  memset(&st, 0, sizeof st);
+  size_t k = mbrtowc(&wc, name + at, (size_t)(len - at), &st);
+  return k != (size_t)-1 && k != (size_t)-2 && wcwidth(wc) != 0;
+}
+
+/* Names with wide characters, accents and emoji: at every room, whether
+** what they share goes or not, each shown name within the room, as wide
+** as names.c says, and cut only between characters and their accents;
+** from 7 columns on the names are apart within the room, as names.c says
+** (never alike when it says so at any room). */
+static void wide_names_everywhere(void) {
+  static const char *const lists[][4] = {
+      {"\u5b66\u7fd2_tied", "\u5b66\u7fd2_untied"},
+      {"\u6771\u4eac\u306e\u5b9f\u9a13_\u7d50\u5408\u3042\u308a", "\u6771\u4eac\u306e\u5b9f\u9a13_\u7d50\u5408\u306a\u3057",
+       "\u5927\u962a\u306e\u5b9f\u9a13_\u7d50\u5408\u3042\u308a"},
+      {"cafe\u0301_tied", "cafe\u0301_untied", "cafe_tied"},
+      {"\u5b9f\u9a13A_lr0.1_s1", "\u5b9f\u9a13B_lr0.1_s1", "\u5b9f\u9a13A_lr0.01_s1"},
+      {"e\u0301e\u0301e\u0301e\u0301_x2", "e\u0301e\u0301e\u0301e\u0301_x5", "a\u0308o\u0308u\u0308_x2"},
+      {"\U0001F680_fast_tied", "\U0001F680_fast_untied", "\U0001F422_slow"},
+  };
+  int bad_width = 0, bad_cut = 0, alike = 0, apart = 1, first_bad = -1, first_apart = -1;
+  for (int l = 0; l < (int)(sizeof lists / sizeof lists[0]); l++) {
+    int n = 0;
+    while (n < 4 && lists[l][n]) n++;
+    for (int affix = 0; affix <= 1; affix++)
+      for (int max = 1; max <= 40; max++) {
+        NameCut cut[4];
+        char shown[4][128];
+        int distinct = names_fit(lists[l], n, affix, max, 1, cut);
+        int within = 1;
+        for (int i = 0; i < n; i++) {
+          const char *name = lists[l][i];
+          names_text(name, &cut[i], "~", shown[i], sizeof shown[i]);
+          int cols = text_cols(shown[i]);
+          if (cols < 0 || cols > max || cols != names_cols(name, &cut[i], 1)) bad_width++;
+          if (cols < 0 || cols > max) within = 0;
+          if (!edge(name, cut[i].start) || !edge(name, cut[i].head) || (cut[i].cut && !edge(name, cut[i].tail)) ||
+              !edge(name, cut[i].end))
+            bad_cut++;
+          if ((bad_width || bad_cut) && first_bad < 0) {
+            first_bad = l;
+            diag("%s at %d columns (affix %d) shows as '%s', %d columns", name, max, affix, shown[i], cols);
+          }
+        }
+        for (int i = 0; i < n; i++)
+          for (int j = i + 1; j < n; j++)
+            if (distinct && strcmp(shown[i], shown[j]) == 0) alike++;
+        if (max >= 7 && !(distinct && within) && apart) {
+          apart = 0;
+          first_apart = max;
+          diag("%s, ... at %d columns (affix %d): %s", lists[l][0], max, affix, distinct ? "too wide" : "alike");
+        }
+      }
+  }
+  ok(bad_width == 0, "wide names: every shown name within its room, as wide as names.c says (%d not)", bad_width);
+  ok(bad_cut == 0, "wide names: never cut inside a character or between a letter and its accent (%d are)", bad_cut);
+  ok(alike == 0 && apart, "wide names: apart within the room from 7 columns on (%d alike, first not at %d)", alike,
+     first_apart);
+}
+
+static void wide_names(void) {
+  int d;
+  static const char *const cities[] = {"\u6771\u4eac\u5927\u962a\u540d\u53e4\u5c4b"};
+  NameCut cut;
+  char one[64];
+  names_fit(cities, 1, 0, 6, 1, &cut);
+  names_text(cities[0], &cut, "~", one, sizeof one);
+  ok(strcmp(one, "\u6771~\u5c4b") == 0 && names_cols(cities[0], &cut, 1) == 5,
+     "names: a wide character that does not fit is not split, its column left blank (%s)", one);
+  static const char *const accents[] = {"e\u0301e\u0301e\u0301e\u0301e\u0301e\u0301"};
+  ok(strcmp(shown_names(accents, 1, 0, 6, &d), accents[0]) == 0, "names: an accent takes no column (%s)",
+     shown_names(accents, 1, 0, 6, &d));
+  ok(strcmp(shown_names(accents, 1, 0, 4, &d), "e\u0301e\u0301~e\u0301") == 0,
+     "names: cut between letters, each keeping its accent (%s)", shown_names(accents, 1, 0, 4, &d));
+  static const char *const mixed[] = {"\u5b9f\u9a13A_\u5b66\u7fd2\u7387_\u5927", "\u5b9f\u9a13B_\u5b66\u7fd2\u7387_\u5927"};
+  ok(strcmp(shown_names(mixed, 2, 1, 4, &d), "\u5b9f~A \u5b9f~B") == 0 && d,
+     "names: mixed names cut in columns where they differ (%s)", shown_names(mixed, 2, 1, 4, &d));
+  static const char *const marked[] = {"cafe\u0301", "cafe"};
+  ok(strcmp(shown_names(marked, 2, 0, 4, &d), "cafe\u0301 cafe") == 0 && d,
+     "names: an accent alone tells two names apart, and costs no room (%s)", shown_names(marked, 2, 0, 4, &d));
+  wide_names_everywhere();
+}
+
 static void print_rects(int rows, int cols) {
   Layout l;
   layout_compute(&l, rows, cols, NULL);
@@ -272,5 +376,6 @@ int main(int argc, char **argv) {
   small();
   fitting();
   run_names();
+  wide_names();
   return tap_done();
 }

@@ -125,9 +125,13 @@ check $? "lab.phase sets the caption"
 sleep 0.5
 screen | grep -q 'phase one: waiting' && ! screen | grep -q 'phase two'
 check $? "lab.wait_key waits for the speaker"
+screen | tail -n 1 | grep -q '^\. next phase  phase one: waiting'
+check $? "the hint line says that '.' goes on, before the caption"
 key .
 wait_for 'phase two: training \(key true\)' 50
 check $? "'.' ends lab.wait_key (true) and the next phase's caption shows"
+! screen | tail -n 1 | grep -q 'next phase'
+check $? "and no longer asks for '.' once the script goes on"
 moved_from "$(step_now)"
 check $? "the script trains"
 key ,

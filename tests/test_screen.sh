@@ -10,6 +10,8 @@
 # or a beginning of one ended by an ellipsis, or an end of one after it.
 # The sample panel shows what the model writes, words of no dictionary; its
 # rectangle (from tests/test_layout, which prints the layout) is left out.
+# Last, at 80x24, a caption, and two runs named in CJK (two columns a
+# character) whose names every line and legend shortens in columns.
 # Prints TAP.
 
 : "${top_builddir:=.}" "${top_srcdir:=.}"
@@ -155,6 +157,32 @@ every_run() {
   echo "$missing"
 }
 
+# dcols X W: display columns X..X+W-1 of each line of stdin: a wide
+# character takes two (and is left out when only half of it is inside),
+# an accent none.
+dcols() {
+  perl -CSA -ne 'BEGIN { ($x, $w) = @ARGV; @ARGV = () } chomp; ($c, $o) = (0, "");
+    for $g (/\X/g) { $cw = $g =~ /^[\p{Ea=W}\p{Ea=F}]/ ? 2 : 1; $o .= $g if $c >= $x && $c + $cw <= $x + $w; $c += $cw }
+    print "$o\n"' "$1" "$2"
+}
+
+# whole_or_cut NAME TOKEN: TOKEN is NAME, or its beginning and its end
+# around an ellipsis.
+whole_or_cut() {
+  [ "$1" = "$2" ] && return 0
+  case $2 in *"$ELL"*) ;; *) return 1 ;; esac
+  head=${2%%"$ELL"*} tail=${2#*"$ELL"}
+  case $1 in "$head"*"$tail") return 0 ;; esac
+  return 1
+}
+
+# named NAME TEXT: some word of TEXT (after a mark: ━ or ●) shows NAME
+# whole or cut around an ellipsis.
+named() {
+  for word in $(printf '%s\n' "$2" | sed 's/[━●│]/ /g'); do whole_or_cut "$1" "$word" && return 0; done
+  return 1
+}
+
 # ---------------------------------------------------------------- each size
 session 80 24
 
@@ -269,5 +297,38 @@ hint=$(screen | sed -n '$p')
 case $hint in "Boost the input side five-fold:"*"$ELL"*"p present"*"? help"*"q quit") r=0 ;; *) r=1 ;; esac
 check $r "80x24: a long caption shortened with an ellipsis, p, ? and q beside it"
 no_cut "80x24 with a caption"
+
+# ---------------------------------------------------------------- wide names
+# Two runs named in CJK text, two columns a character, too long for the
+# status line and the legends whole: each shows both names whole or cut
+# around an ellipsis, never by an edge; each chart's legend keeps to its
+# own columns (the last one blank), so the chart to the right of the loss
+# chart begins with its title where the layout puts it.
+WIDE1=$(printf '\346\235\261\344\272\254\343\201\256\345\255\246\347\277\222\347\216\207\345\256\237\351\250\223_\347\265\220\345\220\210\343\201\202\343\202\212')
+WIDE2=$(printf '\345\244\247\351\230\252\343\201\256\345\255\246\347\277\222\347\216\207\345\256\237\351\250\223_\347\265\220\345\220\210\343\201\252\343\201\227')
+cat >"$WORK/wide.lua" <<LUA
+local lab = require "tielab"
+lab.run{name = "$WIDE1", tie = "tied", vocab = 256, dim = 32, layers = 2, heads = 2, ctx = 32, batch = 4}
+lab.run{name = "$WIDE2", tie = "untied", vocab = 256, dim = 32, layers = 2, heads = 2, ctx = 32, batch = 4}
+LUA
+start "$WORK/wide.lua"
+# A script's lab starts paused: train, so the charts have lines and "val".
+wait_for 'PAUSED step' 300 && key Space && wait_step 150
+started=$?
+screen >"$WORK/wide"
+wrong=
+named "$WIDE1" "$(sed -n 1p "$WORK/wide")" && named "$WIDE2" "$(sed -n 1p "$WORK/wide")" || wrong="$wrong status line,"
+for chart in loss ratio; do
+  set -- $(rect $chart)
+  y=$1 x=$2 w=$4
+  legend=$(sed -n "$((y + 1)),$((y + 2))p" "$WORK/wide" | dcols "$x" "$w")
+  named "$WIDE1" "$legend" && named "$WIDE2" "$legend" || wrong="$wrong $chart legend's names,"
+  last=$(sed -n "$((y + 1)),$((y + 2))p" "$WORK/wide" | dcols $((x + w - 1)) 1 | tr -d ' \n')
+  [ -z "$last" ] || wrong="$wrong $chart legend's last column,"
+done
+set -- $(rect ratio)
+[ "$(sed -n "$(($1 + 1))p" "$WORK/wide" | dcols "$2" 11)" = "grad out/in" ] || wrong="$wrong grad out/in's place,"
+[ $started -eq 0 ] && [ -z "$wrong" ]
+check $? "80x24, two runs named in CJK: the status line and each legend name both, whole or cut around an ellipsis, each legend within its chart's columns, the next chart's title where it belongs${wrong:+ (wrong:${wrong%,})}"
 
 finish

@@ -37,7 +37,10 @@ check demo.lua "== Tied embeddings" pace=0 steps=5 $tiny
 n=$((n + 1))
 if grep -Eq '^== (Yes|No), (not )?toward E_in ==$' "$tmp/out" &&
   grep -Eq '^  (Yes|No), (not )?toward E_in: cos to E_in [0-9.]+ -> [0-9.]+, to E_out [0-9.]+ -> [0-9.]+$' "$tmp/out" &&
-  grep -Eq '^== Output side: [0-9]+(\.[0-9])?x the input side ==$' "$tmp/out"; then
+  grep -Eq '^== Output side: ([1-9][0-9]+|[0-9]\.[0-9])x the input side ==$' "$tmp/out" &&
+  # the caption's factor is the tied run's grad_ratio, the one on screen, as a room reads it
+  awk '/^  tied +step/ && !r { r = $7 } /^== Output side:/ { c = $4 }
+       END { want = (r >= 10 ? sprintf("%.0fx", r) : sprintf("%.1fx", r)); exit !(r != "" && c == want) }' "$tmp/out"; then
   echo "ok $n - demo.lua answers its question with the numbers, and rounds its factors"
 else
   echo "not ok $n - demo.lua answers its question with the numbers, and rounds its factors"

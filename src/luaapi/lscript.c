@@ -614,6 +614,12 @@ int luaapi_advance(LuaApi *api) {
   return woke;
 }
 
+int luaapi_waiting_key(const LuaApi *api) {
+  for (int i = 0; i < api->n_scripts; i++)
+    if (api->scripts[i].wait == WAIT_KEY) return 1;
+  return 0;
+}
+
 void luaapi_pause(LuaApi *api, int on) {
   api->paused = on != 0;
   if (api->host->hold) api->host->hold(api->host, api->paused);

@@ -130,6 +130,8 @@ const char *luaapi_caption(const LuaApi *api);
 ** up to its first wait), and the host holds every step request, until
 ** 'luaapi_pause' (0) or until no script is left. */
 int luaapi_advance(LuaApi *api);
+/* Some script waits in lab.wait_key for the speaker's key. */
+int luaapi_waiting_key(const LuaApi *api);
 void luaapi_pause(LuaApi *api, int on);
 int luaapi_paused(const LuaApi *api);
 /* The caller holds the lab across the calls it makes (nested: a count):

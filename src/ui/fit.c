@@ -6,49 +6,12 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include <wchar.h>
 
-/* One character of 's' ('len' bytes left): its bytes, and its columns. */
-static size_t next_char(const char *s, size_t len, mbstate_t *st, int *cols) {
-  wchar_t wc;
-  size_t k = mbrtowc(&wc, s, len, st);
-  if (k == (size_t)-1 || k == (size_t)-2 || k == 0) {
-    memset(st, 0, sizeof *st);
-    *cols = 1;
-    return 1;
-  }
-  int w = wcwidth(wc);
-  *cols = w < 0 ? 1 : w;
-  return k;
-}
+#include "width.h"
 
-int fit_cols(const char *s) {
-  mbstate_t st;
-  memset(&st, 0, sizeof st);
-  size_t len = strlen(s);
-  int cols = 0, cw;
-  while (len > 0) {
-    size_t k = next_char(s, len, &st, &cw);
-    cols += cw;
-    s += k;
-    len -= k;
-  }
-  return cols;
-}
+int fit_cols(const char *s) { return width_cols(s, strlen(s)); }
 
-size_t fit_prefix(const char *s, int cols) {
-  mbstate_t st;
-  memset(&st, 0, sizeof st);
-  size_t len = strlen(s), used = 0;
-  int have = 0, cw;
-  while (used < len) {
-    size_t k = next_char(s + used, len - used, &st, &cw);
-    if (have + cw > cols) break;
-    have += cw;
-    used += k;
-  }
-  return used;
-}
+size_t fit_prefix(const char *s, int cols) { return width_prefix(s, strlen(s), cols); }
 
 /* Characters that read badly right before an ellipsis. */
 static int dangling(char c) { return c == ' ' || c == ',' || c == ';' || c == ':' || c == '(' || c == '-'; }
@@ -85,10 +48,8 @@ size_t fit_wrap(const char *s, int width, const char **next) {
   if (width < 1) width = 1;
   size_t n = fit_prefix(s, width);
   if (n == 0 && *s) {   /* a character wider than the line: it goes alone */
-    mbstate_t st;
     int cw;
-    memset(&st, 0, sizeof st);
-    n = next_char(s, strlen(s), &st, &cw);
+    n = width_cluster(s, strlen(s), &cw);
   }
   size_t end = n;
   if (s[n] != '\0' && s[n] != ' ') {

@@ -4,8 +4,10 @@
 ** A label that does not fit is shortened where a reader expects it: at a
 ** word boundary with an ellipsis, or replaced by a shorter variant the
 ** caller wrote for the purpose. Long text wraps at spaces. Widths are
-** display columns of UTF-8 text (wide characters count two, invalid bytes
-** one); the caller's locale decides, as it does for curses. Everything
+** display columns of UTF-8 text, measured by width.h (wide characters
+** count two, accents none, invalid bytes one; never cut inside a
+** character and its accents); the caller's locale decides, as it does for
+** curses. Everything
 ** but 'fit_print' is pure text in, text out, so the tests check it
 ** without a terminal.
 */
@@ -19,7 +21,7 @@
 /* Display columns of 's'. */
 int fit_cols(const char *s);
 
-/* Bytes of the longest prefix of 's' (whole characters) in 'cols' columns. */
+/* Bytes of the longest prefix of 's' (whole clusters) in 'cols' columns. */
 size_t fit_prefix(const char *s, int cols);
 
 /* 's' itself when it fits 'width'; else into 'buf' its longest beginning

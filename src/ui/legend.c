@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "width.h"
+
 #define BRAILLE_BLANK 0x2800u
 #define NAME_ALL (1 << 20)   /* a longest name that cuts none */
 #define NAME_SHORT 5         /* the shortest a name is cut to ("ti…x2") */
@@ -19,7 +21,7 @@
 static const uint32_t event_marks[3][2] = {
     [GRAPH_EVENT_OTHER] = {0x25cf, '!'}, [GRAPH_EVENT_TIE] = {0x25b2, '^'}, [GRAPH_EVENT_SCALE] = {0x25c6, 'S'}};
 static const char *const event_names[3] = {
-    [GRAPH_EVENT_OTHER] = "change", [GRAPH_EVENT_TIE] = "tie", [GRAPH_EVENT_SCALE] = "scale"};
+    [GRAPH_EVENT_OTHER] = "setting", [GRAPH_EVENT_TIE] = "tie", [GRAPH_EVENT_SCALE] = "scale"};
 
 uint32_t legend_event_mark(GraphEventKind kind, int ascii) { return event_marks[kind][ascii ? 1 : 0]; }
 
@@ -90,6 +92,37 @@ void legend_items(const Graph *g, Legend *l, int scatter, int shared, int val_ea
                         .role = GRAPH_ROLE_SHARED, .name = "overlap"});
 }
 
+/* Cells a character of 'cols' columns (width.h) takes: a wide one two,
+** the second left for it (the terminal draws it over both); an accent,
+** which a cell cannot hold beside its letter, one of its own: the
+** terminal puts it on its letter and draws the column it leaves at the
+** next blank (term_cells), so an entry reads whole and the next one
+** starts where it was laid out. */
+static int char_cells(int cols) { return cols == 0 ? 1 : cols; }
+
+/* The first 'len' bytes of 'text' into the cells of 'row' (NULL: only
+** counted). Returns the cells used; a character that does not fit 'w' is
+** not begun. */
+static int put_text(GraphCell *row, int w, const char *text, size_t len, uint8_t role) {
+  int x = 0;
+  for (size_t at = 0; at < len;) {
+    wchar_t wc;
+    int cols;
+    at += width_char(text + at, len - at, &wc, &cols);
+    int cells = char_cells(cols);
+    if (x + cells > w) break;
+    if (row) {
+      row[x] = (GraphCell){wc < 0x20 ? ' ' : (uint32_t)wc, role};
+      for (int k = 1; k < cells; k++) row[x + k] = (GraphCell){' ', role};
+    }
+    x += cells;
+  }
+  return x;
+}
+
+/* Cells of the first 'len' bytes of 'text'. */
+static int text_cells(const char *text, size_t len) { return put_text(NULL, 1 << 20, text, len, 0); }
+
 /* How each item's name is shown under ('affix', 'max'): the runs' names
 ** shortened together, the other words whole. 0 when two run names would
 ** read alike. */
@@ -107,17 +140,21 @@ static int item_names(const Legend *l, int affix, int max, NameCut *cut) {
   return distinct;
 }
 
-/* Cells of item 'i': its mark (or a family "a-f"), its name. */
+/* Cells of item 'i': its mark (or a family "a-f"), its name (with a
+** one-cell ellipsis where it is cut). */
 static int item_cols(const Legend *l, int i, const NameCut *cut) {
   const LegendItem *it = &l->item[i];
-  return (it->mark ? 1 : 0) + (it->last ? 2 : 0) + (it->gap ? 1 : 0) + names_cols(it->name, &cut[i], 1);
+  const NameCut *c = &cut[i];
+  int name = text_cells(it->name + c->start, (size_t)(c->head - c->start));
+  if (c->cut) name += 1 + text_cells(it->name + c->tail, (size_t)(c->end - c->tail));
+  return (it->mark ? 1 : 0) + (it->last ? 2 : 0) + (it->gap ? 1 : 0) + name;
 }
 
 /* Lay the items out after the title in 'rows' rows of 'w'; with 'row_of'
 ** and 'col_of', say where each goes. 1 when all fit. The last column stays
 ** blank, so an entry never touches the chart to the right. */
 static int flow(const Legend *l, int w, int rows, const NameCut *cut, int *row_of, int *col_of) {
-  int row = 0, x = names_points(l->title, (int)strlen(l->title)), room = w - 1;
+  int row = 0, x = text_cells(l->title, strlen(l->title)), room = w - 1;
   if (x > w) return 0;
   for (int i = 0; i < l->n; i++) {
     int need = 1 + item_cols(l, i, cut);
@@ -159,15 +196,23 @@ LegendPlan legend_plan(const Graph *g, Legend *l, int scatter, int shared, const
   return (LegendPlan){max_rows, 1, NAME_SHORT, 0};
 }
 
-/* The title, ended by an ellipsis after its last whole word when it is
-** wider than the chart. */
+/* The title; wider than the chart, what fits before an ellipsis in the
+** last column (whole clusters), without the spaces it ends with. */
 static void title_draw(const char *title, GraphCell *cells, int w, int ascii) {
-  int used = graph_text(cells, w, title, GRAPH_ROLE_TITLE);
-  if (used < w || w <= 1 || names_points(title, (int)strlen(title)) <= w) return;
-  int x = w - 1;
-  while (x > 1 && cells[x - 1].ch == ' ') x--;
-  cells[x].ch = ascii ? '~' : 0x2026;
-  for (int k = x + 1; k < w; k++) cells[k].ch = ' ';
+  size_t len = strlen(title), n = 0;
+  if (text_cells(title, len) <= w || w <= 1) {
+    put_text(cells, w, title, len, GRAPH_ROLE_TITLE);
+    return;
+  }
+  while (n < len) {
+    int c;
+    size_t next = n + width_cluster(title + n, len - n, &c);
+    if (text_cells(title, next) > w - 1) break;
+    n = next;
+  }
+  while (n > 1 && title[n - 1] == ' ') n--;
+  int x = put_text(cells, w - 1, title, n, GRAPH_ROLE_TITLE);
+  cells[x] = (GraphCell){ascii ? '~' : 0x2026, GRAPH_ROLE_TITLE};
 }
 
 void legend_draw(const Legend *l, const LegendPlan *pl, GraphCell *cells, int w, int ascii) {
@@ -202,6 +247,6 @@ void legend_draw(const Legend *l, const LegendPlan *pl, GraphCell *cells, int w,
     }
     if (it->gap) x++;
     names_text(it->name, &cut[i], ascii ? "~" : "\u2026", shown, sizeof shown);
-    graph_text(row + x, w - x, shown, it->role);
+    put_text(row + x, w - x, shown, strlen(shown), it->role);
   }
 }

@@ -6,27 +6,24 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "width.h"
+
 /* A name's parts are split at these: what is dropped is whole words. */
 static int is_sep(char c) { return c == '_' || c == '-' || c == '.' || c == ' ' || c == '/'; }
 
-static int continuation(char c) { return ((unsigned char)c & 0xc0) == 0x80; }
-
-int names_points(const char *s, int bytes) {
-  int n = 0;
-  for (int i = 0; i < bytes; i++)
-    if (!continuation(s[i])) n++;
-  return n;
+/* Byte 'at' of 'name' lies between two of its clusters: a cut there keeps
+** an accent with its letter. */
+static int between_clusters(const char *name, int at) {
+  int len = (int)strlen(name);
+  return at <= 0 || at >= len || (int)width_cluster_at(name, (size_t)len, (size_t)at, NULL) == at;
 }
 
-/* Bytes of the first 'k' code points of s[0, n). */
-static int points_bytes(const char *s, int n, int k) {
-  int b = 0;
-  while (b < n && k > 0) {
-    b++;
-    while (b < n && continuation(s[b])) b++;
-    k--;
-  }
-  return b;
+/* Every name may be cut 'k' bytes from its beginning (from its end, with
+** 'from_end'). */
+static int all_between(const char *const *names, int n, int k, int from_end) {
+  for (int i = 0; i < n; i++)
+    if (!between_clusters(names[i], from_end ? (int)strlen(names[i]) - k : k)) return 0;
+  return 1;
 }
 
 /* Two names show the same text. */
@@ -58,8 +55,8 @@ static void drop_common(const char *const *names, int n, NameCut *c) {
     while (k < q && k < lb && a[la - 1 - k] == b[lb - 1 - k]) k++;
     q = k;
   }
-  while (p > 0 && !is_sep(a[p - 1])) p--;
-  while (q > 0 && !is_sep(a[la - q])) q--;
+  while (p > 0 && (!is_sep(a[p - 1]) || !all_between(names, n, p, 0))) p--;
+  while (q > 0 && (!is_sep(a[la - q]) || !all_between(names, n, q, 1))) q--;
   for (int i = 0; i < n; i++)
     if ((int)strlen(names[i]) <= p + q) return;
   for (int i = 0; i < n; i++) c[i].start = p, c[i].end = (int)strlen(names[i]) - q;
@@ -72,7 +69,7 @@ static void drop_last_parts(const char *const *names, int n, NameCut *c) {
   for (int i = 0; i < n; i++) {
     last[i] = 0;
     for (int k = c[i].start + 1; k < c[i].end; k++)
-      if (is_sep(names[i][k])) last[i] = k;
+      if (is_sep(names[i][k]) && between_clusters(names[i], k)) last[i] = k;
   }
   /* Which go is decided on the names before any is dropped. */
   int drop[NAMES_MAX] = {0};
@@ -90,17 +87,19 @@ static void drop_last_parts(const char *const *names, int n, NameCut *c) {
   }
 }
 
-/* Split name 'i' with 'front' code points before the ellipsis and
-** 'room' - 'front' after it. */
+/* Cut a name to 'room' columns besides the ellipsis: its clusters in the
+** first 'front' columns before it, as many of its last as the rest of the
+** room holds after it. A wide character is never split: where one does
+** not fit, its column stays blank. */
 static void split(const char *name, NameCut *c, int room, int front) {
   const char *s = name + c->start;
-  int len = c->end - c->start, pts = names_points(s, len);
-  c->head = c->start + points_bytes(s, len, front);
-  c->tail = c->start + points_bytes(s, len, pts - (room - front));
+  size_t len = (size_t)(c->end - c->start), head = width_prefix(s, len, front);
+  c->head = c->start + (int)head;
+  c->tail = c->start + (int)width_suffix(s, len, room - width_cols(s, head));
   c->cut = 1;
 }
 
-/* Code points of name a's body up to and including the first that
+/* Columns of name a's body up to and including the first cluster that
 ** differs from b's, from its start or (from_end) from its end. */
 static int differ_at(const char *a, const NameCut *x, const char *b, const NameCut *y, int from_end) {
   int la = x->end - x->start, lb = y->end - y->start, k = 0;
@@ -109,11 +108,12 @@ static int differ_at(const char *a, const NameCut *x, const char *b, const NameC
     while (k < la && k < lb && pa[la - 1 - k] == pb[lb - 1 - k]) k++;
   else
     while (k < la && k < lb && pa[k] == pb[k]) k++;
-  if (k >= la) return la + 1;   /* no character of its own there */
-  return from_end ? names_points(pa + la - 1 - k, k + 1) : names_points(pa, k + 1);
+  if (k >= la) return width_cols(pa, (size_t)la) + 1;   /* no character of its own there */
+  size_t end, at = width_cluster_at(pa, (size_t)la, (size_t)(from_end ? la - 1 - k : k), &end);
+  return from_end ? width_cols(pa + at, (size_t)la - at) : width_cols(pa, end);
 }
 
-/* Cut name 'i' to 'room' code points besides the ellipsis so that it keeps
+/* Cut name 'i' to 'room' columns besides the ellipsis so that it keeps
 ** where it differs from the names it read like when cut evenly ('even',
 ** marked in 'alike'): its beginning or its end, whichever needs less;
 ** failing that, any split that makes it unique. 0 when none does. */
@@ -156,7 +156,7 @@ int names_fit(const char *const *names, int n, int affix, int max, int ell, Name
   }
   int room = max - ell < 0 ? 0 : max - ell;
   for (int i = 0; i < n; i++)
-    if (names_points(names[i] + out[i].start, out[i].end - out[i].start) > max) split(names[i], &out[i], room, (room + 1) / 2);
+    if (width_cols(names[i] + out[i].start, (size_t)(out[i].end - out[i].start)) > max) split(names[i], &out[i], room, (room + 1) / 2);
   /* Names that read alike cut evenly are all cut anew, each against the
   ** others as they were, so that alike names are cut alike. */
   NameCut even[NAMES_MAX];
@@ -172,13 +172,16 @@ int names_fit(const char *const *names, int n, int affix, int max, int ell, Name
 }
 
 int names_cols(const char *name, const NameCut *c, int ell) {
-  int head = names_points(name + c->start, c->head - c->start);
-  return c->cut ? head + ell + names_points(name + c->tail, c->end - c->tail) : head;
+  int head = width_cols(name + c->start, (size_t)(c->head - c->start));
+  return c->cut ? head + ell + width_cols(name + c->tail, (size_t)(c->end - c->tail)) : head;
 }
 
 void names_text(const char *name, const NameCut *c, const char *ellipsis, char *buf, size_t cap) {
+  int n;
   if (c->cut)
-    snprintf(buf, cap, "%.*s%s%.*s", c->head - c->start, name + c->start, ellipsis, c->end - c->tail, name + c->tail);
+    n = snprintf(buf, cap, "%.*s%s%.*s", c->head - c->start, name + c->start, ellipsis, c->end - c->tail, name + c->tail);
   else
-    snprintf(buf, cap, "%.*s", c->head - c->start, name + c->start);
+    n = snprintf(buf, cap, "%.*s", c->head - c->start, name + c->start);
+  /* Cut short by 'cap': the cluster the cut fell in goes whole. */
+  if (cap > 1 && n >= (int)cap) buf[width_cluster_at(buf, cap - 1, cap - 2, NULL)] = '\0';
 }

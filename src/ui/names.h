@@ -7,8 +7,11 @@
 ** every name has, up to a separator such as '_', then a last part like
 ** "_s1" several names end with), then names longer than the room are cut
 ** in the middle with an ellipsis, where the split is moved until no two
-** shown names are the same. Pure text: no curses, no locale; a width is
-** counted in code points, which is what the charts' cells hold.
+** shown names are the same. Widths are the terminal's columns (width.h,
+** under the caller's locale): a wide character counts two and is never
+** split, an accent counts none and stays with its letter, and a cut where
+** a wide character does not fit leaves that column blank. Pure text: no
+** curses.
 */
 #ifndef TIELAB_UI_NAMES_H
 #define TIELAB_UI_NAMES_H
@@ -24,19 +27,17 @@ typedef struct NameCut {
 
 #define NAMES_MAX 64   /* names shortened together; any more are left whole */
 
-/* Shorten 'n' names: 'affix' drops the parts they share; names longer
-** than 'max' code points are cut to 'max', an ellipsis of 'ell' code
-** points included. Returns 1 when the names shown are as distinct as the
+/* Shorten 'n' names: 'affix' drops the parts they share; names wider
+** than 'max' columns are cut to at most 'max', an ellipsis of 'ell'
+** columns included. Returns 1 when the names shown are as distinct as the
 ** names themselves, 0 when 'max' is too small for that. */
 int names_fit(const char *const *names, int n, int affix, int max, int ell, NameCut *out);
 
-/* Code points the name shows, with an ellipsis of 'ell' when cut. */
+/* Columns the name shows, with an ellipsis of 'ell' columns when cut. */
 int names_cols(const char *name, const NameCut *c, int ell);
 
-/* The name as shown, with 'ellipsis' where it is cut. */
+/* The name as shown, with 'ellipsis' where it is cut; in a 'buf' too
+** small, as many whole clusters as it holds. */
 void names_text(const char *name, const NameCut *c, const char *ellipsis, char *buf, size_t cap);
-
-/* Code points of 'bytes' bytes of UTF-8 (a bad byte counts one). */
-int names_points(const char *s, int bytes);
 
 #endif

@@ -25,6 +25,7 @@ struct Scroll {
   int max, n, head;   /* oldest at head */
   int open;        /* the newest line has no newline yet */
   int back;        /* rows scrolled back from the end */
+  int max_back;    /* the most there was to scroll back at the last draw */
   long version;
 };
 
@@ -108,9 +109,13 @@ void scroll_addf(Scroll *s, ScrollKind kind, const char *fmt, ...) {
 void scroll_page(Scroll *s, int pages, int height) {
   if (pages == 0) s->back = 0;
   else s->back -= pages * (height > 1 ? height - 1 : 1);
+  if (s->back > s->max_back) s->back = s->max_back;
   if (s->back < 0) s->back = 0;
   s->version++;
 }
+
+int scroll_at_end(const Scroll *s) { return s->back == 0; }
+int scroll_at_start(const Scroll *s) { return s->back > 0 && s->back == s->max_back; }
 
 long scroll_version(const Scroll *s) { return s->version; }
 
@@ -122,6 +127,7 @@ void scroll_draw(Scroll *s, const Term *t, WINDOW *win, int h, int w) {
   for (int i = 0; i < s->n; i++) total += fit_lines(s->lines[(s->head + i) % s->max].text, w);
   int max_back = total > h ? total - h : 0;
   if (s->back > max_back) s->back = max_back;
+  s->max_back = max_back;
   int skip = s->back, y = h - 1;
   for (int i = s->n - 1; i >= 0 && y >= 0; i--) {
     const Line *l = &s->lines[(s->head + i) % s->max];

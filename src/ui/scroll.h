@@ -24,6 +24,10 @@ void scroll_addf(Scroll *s, ScrollKind kind, const char *fmt, ...) __attribute__
 
 /* Move the view by 'pages' pages (negative: back in time); 0: to the end. */
 void scroll_page(Scroll *s, int pages, int height);
+/* The view shows the newest lines; the oldest (as far as the last draw
+** knew). */
+int scroll_at_end(const Scroll *s);
+int scroll_at_start(const Scroll *s);
 
 /* Draw the newest lines that fit (or those at the scroll position). */
 void scroll_draw(Scroll *s, const Term *t, WINDOW *w, int h, int wd);

@@ -129,7 +129,7 @@ static void tie_mark(const RunMetrics *m, char *buf, size_t cap) {
 /* Names as the line shows them when short of room, at most SHORT_RUNS. */
 #define SHORT_RUNS 64
 #define NAME_ALL (1 << 20)   /* a longest name that cuts none */
-typedef char ShortName[64];
+typedef char ShortName[sizeof ((TrainerRun *)0)->name + 8];   /* a name and an ellipsis */
 
 /* Each run's name without what the names share, cut in the middle to at
 ** most 'max' columns (names.c, as in the charts' legends); 0 when two would
@@ -355,15 +355,21 @@ void panel_hint(Ui *ui, WINDOW *w, int h, int wd) {
     term_print(t, w, 0, 0, wd, ui->msg_role, fit_text(ui->msg, wd, ell, buf, sizeof buf));
     return;
   }
+  /* A script waits for the speaker: say which key goes on, first. */
+  int x = 0;
+  if (ui->key_wait_seen && !ui->focus) {
+    x = term_print(t, w, 0, 0, wd, ROLE_KEY, ".");
+    x += term_print(t, w, 0, x, wd - x, ROLE_WARN, " next phase  ");
+  }
   const char *caption = ui->api ? luaapi_caption(ui->api) : "";
   /* The present view shows the caption in large type already. */
   int shown = ui->view == VIEW_PRESENT && ui->lay.r[P_CAPTION].h > 0;
   if (caption && *caption && !shown) {
     /* The caption, and at the right the keys a speaker must find. */
-    int keys = essential_cols(), room = wd - keys - 2;
-    if (room < 20) room = wd;
-    term_print(t, w, 0, 0, room, ROLE_TITLE, fit_text(caption, room, ell, buf, sizeof buf));
-    if (room < wd) key_hints(t, w, wd - keys, wd, 0);
+    int keys = essential_cols(), room = wd - x - keys - 2;
+    if (room < 20) room = wd - x;
+    term_print(t, w, 0, x, room, ROLE_TITLE, fit_text(caption, room, ell, buf, sizeof buf));
+    if (x + room < wd) key_hints(t, w, wd - keys, wd, 0);
     return;
   }
   if (ui->focus) {
@@ -372,5 +378,5 @@ void panel_hint(Ui *ui, WINDOW *w, int h, int wd) {
     items_line(t, w, wd, ROLE_LABEL, items, (int)(sizeof items / sizeof items[0]));
     return;
   }
-  key_hints(t, w, 0, wd, 1);
+  key_hints(t, w, x, wd, 1);
 }

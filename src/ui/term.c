@@ -19,7 +19,9 @@
 #include <sys/ioctl.h>
 #include <term.h>
 #include <unistd.h>
-#include <wchar.h>
+#include <wctype.h>
+
+#include "width.h"
 
 static const char *glyphs[GLYPH_COUNT][2] = {
     [GLYPH_VLINE] = {"\u2502", "|"},   [GLYPH_HLINE] = {"\u2500", "-"},
@@ -48,6 +50,9 @@ static const struct {
 ** come first: the two runs of a tied/untied pair. */
 typedef struct Palette {
   short role[N_ROLES];
+  /* A grey for ROLE_DIM, or 0: the terminal's dim. xterm dims by halving
+  ** the colour, which leaves black text on white as it was. */
+  short dim;
   short series[TERM_SERIES_COLORS], tint[TERM_SERIES_COLORS];
 } Palette;
 
@@ -55,6 +60,7 @@ static const Palette palettes[2][2] = {
     /* [light background][256 colours] */
     [0][1] = {.role = {[ROLE_EVENT] = 213, [ROLE_REF] = 245, [ROLE_ERROR] = 203, [ROLE_WARN] = 214,
                        [ROLE_OK] = 114, [ROLE_BAR] = 80},
+              .dim = 245,
               .series = {75, 209, 114, 177, 221, 80},
               .tint = {153, 217, 151, 183, 229, 159}},
     /* Basic blue is dark on black: cyan leads. */
@@ -64,6 +70,7 @@ static const Palette palettes[2][2] = {
               .tint = {COLOR_CYAN, COLOR_RED, COLOR_GREEN, COLOR_MAGENTA, COLOR_YELLOW, COLOR_BLUE}},
     [1][1] = {.role = {[ROLE_EVENT] = 127, [ROLE_REF] = 244, [ROLE_ERROR] = 160, [ROLE_WARN] = 166,
                        [ROLE_OK] = 28, [ROLE_BAR] = 25},
+              .dim = 244,
               .series = {25, 160, 28, 91, 130, 30},
               .tint = {68, 167, 71, 134, 172, 37}},
     /* Yellow fades on white: last; basic green too, so RUNNING is blue. */
@@ -136,7 +143,9 @@ TermTheme term_set_theme(Term *t, TermTheme th) {
   use_default_colors();
   t->colors256 = COLORS >= 256 && COLOR_PAIRS > PAIR_TINT + TERM_SERIES_COLORS;
   const Palette *pal = &palettes[th == TERM_THEME_LIGHT][t->colors256];
+  t->dim_grey = pal->dim > 0;
   for (int r = 0; r < N_ROLES; r++) init_pair((short)(r + 1), own_foreground(r) ? -1 : pal->role[r], -1);
+  if (t->dim_grey) init_pair((short)(ROLE_DIM + 1), pal->dim, -1);
   for (int i = 0; i < TERM_SERIES_COLORS; i++) {
     init_pair((short)(PAIR_SERIES + i), pal->series[i], -1);
     init_pair((short)(PAIR_TINT + i), pal->tint[i], -1);
@@ -199,6 +208,7 @@ attr_t term_attr(const Term *t, int role) {
   }
   if (role < 0 || role >= N_ROLES) return A_NORMAL;
   if (!t->color) return roles[role].without;
+  if (role == ROLE_DIM && t->dim_grey) return COLOR_PAIR(role + 1);
   return roles[role].with | (own_foreground(role) ? 0 : COLOR_PAIR(role + 1));
 }
 
@@ -206,69 +216,67 @@ const char *term_glyph(const Term *t, TermGlyph g) { return glyphs[g][t->utf8 ? 
 
 void term_cells(const Term *t, WINDOW *w, int y, int x, const GraphCell *c, int n) {
   wmove(w, y, x);
+  int owed = 0;   /* columns the accents' cells left undrawn */
   for (int i = 0; i < n; i++) {
     attr_t a = term_attr(t, c[i].role);
     if (c[i].ch < 0x80) {
       waddch(w, (chtype)c[i].ch | a);
-    } else {
-      wchar_t wc[2] = {(wchar_t)c[i].ch, 0};
-      cchar_t cc;
-      setcchar(&cc, wc, a, (short)PAIR_NUMBER(a), NULL);
-      wadd_wch(w, &cc);
+      /* The next blank makes up for the accents before it. */
+      for (; c[i].ch == ' ' && owed > 0; owed--) waddch(w, ' ' | a);
+      continue;
     }
+    wchar_t wc[2] = {(wchar_t)c[i].ch, 0};
+    /* A wide character covers the cell after it too, which its writer
+    ** left for it (legend.c); in the last cell it would wrap. */
+    int cols = width_wchar(wc[0]);
+    if (cols > 1) {
+      if (i + 1 < n) i++;
+      else wc[0] = ' ';
+    }
+    /* An accent goes on the character before it and takes no column. */
+    if (cols == 0) owed++;
+    cchar_t cc;
+    setcchar(&cc, wc, a, (short)PAIR_NUMBER(a), NULL);
+    wadd_wch(w, &cc);
   }
+  for (; owed > 0; owed--) waddch(w, ' ');
 }
 
-/* Decode one character of 's' (of 'len' bytes): an invalid byte reads as
-** '?' and counts one byte. Returns the bytes used, 0 at the end. */
-static size_t next_char(const char *s, size_t len, mbstate_t *st, wchar_t *wc) {
-  size_t k = mbrtowc(wc, s, len, st);
-  if (k == (size_t)-1 || k == (size_t)-2) {
-    memset(st, 0, sizeof *st);
-    *wc = '?';
-    return 1;
-  }
-  return k;
-}
+int term_width(const char *s) { return width_cols(s, strlen(s)); }
 
-int term_width(const char *s) {
-  mbstate_t st;
-  memset(&st, 0, sizeof st);
-  int cols = 0;
-  size_t len = strlen(s), k;
-  wchar_t wc;
-  while (len > 0 && (k = next_char(s, len, &st, &wc)) > 0) {
-    int cw = wcwidth(wc);
-    cols += cw < 0 ? 1 : cw;
-    s += k;
-    len -= k;
+/* The characters of 's' in at most 'maxw' columns, whole clusters only,
+** into 'buf' (room for 'cap' - 1 and a 0), as curses is to draw them: a
+** control character as a space, one of no known width as '?'. Returns
+** how many; '*cols' is their columns. */
+static int shown_chars(const char *s, int maxw, wchar_t *buf, int cap, int *cols) {
+  size_t len = strlen(s), at = 0;
+  int n = 0;
+  *cols = 0;
+  while (at < len) {
+    int cw;
+    size_t end = at + width_cluster(s + at, len - at, &cw);
+    /* A character is at least a byte: then the whole cluster fits 'buf'. */
+    if (*cols + cw > maxw || n + (int)(end - at) >= cap) break;
+    while (at < end) {
+      int c;
+      at += width_char(s + at, end - at, &buf[n], &c);
+      if (buf[n] < 0x20 || buf[n] == 0x7f) buf[n] = ' ';
+      else if (!iswprint((wint_t)buf[n])) buf[n] = '?';
+      n++;
+    }
+    *cols += cw;
   }
-  return cols;
+  buf[n] = 0;
+  return n;
 }
 
 int term_print(const Term *t, WINDOW *w, int y, int x, int maxw, int role, const char *s) {
-  mbstate_t st;
-  memset(&st, 0, sizeof st);
   wchar_t buf[512];
-  int n = 0, cols = 0;
-  size_t len = strlen(s), k;
-  wchar_t wc;
-  while (len > 0 && n < 511 && (k = next_char(s, len, &st, &wc)) > 0) {
-    if (wc < 0x20 || wc == 0x7f) wc = ' ';
-    int cw = wcwidth(wc);
-    if (cw < 0) cw = 1, wc = '?';
-    if (cols + cw > maxw) break;
-    buf[n++] = wc;
-    cols += cw;
-    s += k;
-    len -= k;
-  }
-  buf[n] = 0;
+  int cols, n = shown_chars(s, maxw, buf, (int)(sizeof buf / sizeof buf[0]), &cols);
   attr_t a = term_attr(t, role);
   wattrset(w, a);
   mvwaddnwstr(w, y, x, buf, n);
   wattrset(w, A_NORMAL);
-  (void)t;
   return cols;
 }
 

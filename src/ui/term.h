@@ -63,6 +63,7 @@ typedef struct Term {
   GraphGlyphs glyphs;  /* the chart tier now in use */
   int color;           /* colour pairs in use */
   int colors256;       /* the terminal has 256 colours */
+  int dim_grey;        /* ROLE_DIM is a grey of the palette, not the terminal's dim */
   TermTheme theme;     /* in use: never AUTO once open */
 } Term;
 
@@ -97,16 +98,20 @@ int term_size(int *rows, int *cols);
 attr_t term_attr(const Term *t, int role);
 const char *term_glyph(const Term *t, TermGlyph g);
 
-/* Draw 'n' chart cells at (y, x). */
+/* Draw 'n' chart cells at (y, x), a cell a column: a wide character's
+** cell covers the next one too (the terminal draws it over two columns);
+** an accent's cell puts the accent on the character before it, and the
+** column it leaves is made up at the next blank cell (or the end). */
 void term_cells(const Term *t, WINDOW *w, int y, int x, const GraphCell *c, int n);
 
-/* Print UTF-8 text at (y, x) in at most 'maxw' columns; returns the columns
-** used. Control characters are shown as spaces. */
+/* Print UTF-8 text at (y, x) in at most 'maxw' columns, never cut inside a
+** character and its accents (width.h); returns the columns used. Control
+** characters are shown as spaces. */
 int term_print(const Term *t, WINDOW *w, int y, int x, int maxw, int role, const char *s);
 int term_printf(const Term *t, WINDOW *w, int y, int x, int maxw, int role, const char *fmt, ...)
     __attribute__((format(printf, 7, 8)));
 
-/* Display columns of a UTF-8 string (invalid bytes count one). */
+/* Display columns of a UTF-8 string, as width.h counts them. */
 int term_width(const char *s);
 
 #endif

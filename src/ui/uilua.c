@@ -391,6 +391,7 @@ static int lui_help(lua_State *L) {
   if (on != ui->help) {
     ui->help = on;
     ui->repaint = 1;
+    ui_message(ui, ROLE_TEXT, on ? "help: Esc or ? closes it, any other key closes it and acts" : "help closed");
   }
   lua_pushboolean(L, on);
   return 1;
@@ -406,13 +407,20 @@ static int lui_focus(lua_State *L) {
 
 static int lui_scroll(lua_State *L) {
   Ui *ui = getui(L);
-  scroll_page(ui->scroll, (int)luaL_optinteger(L, 1, 0), ui->lay.r[P_SCROLL].h);
+  int pages = (int)luaL_optinteger(L, 1, 0);
+  scroll_page(ui->scroll, pages, ui->lay.r[P_SCROLL].h);
   ui_dirty(ui, 1u << P_SCROLL);
+  if (scroll_at_end(ui->scroll))
+    ui_message(ui, ROLE_TEXT, pages < 0 ? "output: nothing older to show" : "output: the newest lines");
+  else if (scroll_at_start(ui->scroll)) ui_message(ui, ROLE_TEXT, "output: the oldest lines (PgDn on)");
+  else ui_message(ui, ROLE_TEXT, "output: %s (PgUp back, PgDn on)", pages < 0 ? "a page back" : "a page on");
   return 0;
 }
 
 static int lui_redraw(lua_State *L) {
-  getui(L)->repaint = 1;
+  Ui *ui = getui(L);
+  ui->repaint = 1;
+  ui_message(ui, ROLE_TEXT, "screen redrawn");
   return 0;
 }
 

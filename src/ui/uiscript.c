@@ -121,6 +121,11 @@ void uiscript_after_pump(Ui *ui) {
     ui->msg_until = 0;
     ui_dirty(ui, 1u << P_HINT);
   }
+  /* The hint line asks for '.' while a script waits for it. */
+  if (luaapi_waiting_key(ui->api) != ui->key_wait_seen) {
+    ui->key_wait_seen = !ui->key_wait_seen;
+    ui_dirty(ui, 1u << P_HINT);
+  }
   size_t n;
   long seq;
   luaapi_results(ui->api, &n, &seq);

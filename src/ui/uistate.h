@@ -105,6 +105,7 @@ typedef struct Ui {
   int results_top;           /* its first line shown */
   long results_seen;         /* the scripts' results last shown (see luaapi_results) */
   int phase_seen;            /* the script phases (lab.phase) seen so far */
+  int key_wait_seen;         /* a script waited for the speaker's key at the last pump */
 
   volatile sig_atomic_t script_interrupted;   /* Ctrl-C stopped a script mid-pump */
   int quit;                  /* leave the loop */

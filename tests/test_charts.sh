@@ -30,6 +30,19 @@ last_mark_fraction() {
                          if (i > m) m = i } END { printf "%d\n", m * 100 / 33 }'
 }
 
+# wait_at_least FUNCTION N TENTHS: until FUNCTION prints a number of at
+# least N; the last number is left in 'got'.
+wait_at_least() {
+  i=0 got=0
+  while [ $i -lt "$3" ]; do
+    got=$($1)
+    [ "$got" -ge "$2" ] && return 0
+    sleep 0.1
+    i=$((i + 1))
+  done
+  return 1
+}
+
 session 80 24
 
 # ---------------------------------------------------------------- axes, in UTF-8
@@ -45,15 +58,8 @@ check $? "the ratio chart says it is on a log scale and names its line at 1"
 start C "$MODEL"
 wait_for 'RUNNING step [0-9]{3}' 600
 wait_for '^loss ' 50
-i=0 f=0
-while [ $i -lt 50 ]; do
-  f=$(last_mark_fraction)
-  [ "$f" -ge 80 ] && break
-  sleep 0.1
-  i=$((i + 1))
-done
-[ "$f" -ge 80 ]
-check $? "past step 100 the newest points lie at the right end of the time axis ($f% of the width)"
+wait_at_least last_mark_fraction 80 50
+check $? "past step 100 the newest points lie at the right end of the time axis ($got% of the width)"
 screen | grep -Eq '^ *step \+0-+[0-9]+0-+[0-9]+0'
 check $? "the time axis has round ticks"
 
@@ -150,15 +156,9 @@ leave_repl
 plot_marks() {
   screen | sed -n '4,10p' | cut -c8-40 | grep -o '[*o+x@%&=XOHWVZ8$]' | sort -u
 }
-i=0 marks=0
-while [ $i -lt 300 ]; do
-  marks=$(plot_marks | wc -l)
-  [ "$marks" -ge 4 ] && break
-  sleep 0.1
-  i=$((i + 1))
-done
-[ "$marks" -ge 4 ]
-check $? "five runs, no colour, ASCII: the loss chart holds at least four runs' marks ($marks)"
+count_marks() { plot_marks | wc -l; }
+wait_at_least count_marks 4 300
+check $? "five runs, no colour, ASCII: the loss chart holds at least four runs' marks ($got)"
 # Each mark of the plot (a character at a time: '*' must not glob).
 list=$(plot_marks | tr -d '\n') k=1 shown=1
 while [ $k -le ${#list} ]; do

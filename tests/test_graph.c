@@ -662,15 +662,18 @@ static void test_legend_names_apart(void) {
 
 #define FIVE 5
 
-/* Five runs, each a level line on its own row of the plot (run i at
-** y = i + 0.5 of 0..5), in their order: colour, group and line i. */
-static void five_runs(GraphSeries *s, double *x, double *y) {
+/* A chart of five runs without colour in 'tier', each a level line on its
+** own row of the plot (run i at y = i + 0.5 of 0..5), in their order:
+** colour, group and line i. */
+static Graph five_runs(GraphSeries *s, double *x, double *y, GraphGlyphs tier) {
   static const char *const names[FIVE] = {"ra", "rb", "rc", "rd", "re"};
   for (int k = 0; k < 60; k++) x[k] = k;
   for (int i = 0; i < FIVE; i++) {
     for (int k = 0; k < 60; k++) y[i * 60 + k] = i + 0.5;
     s[i] = (GraphSeries){.name = names[i], .x = x, .y = y + i * 60, .n = 60, .color = i, .group = i + 1, .line = i};
   }
+  return (Graph){.title = "loss", .glyphs = tier, .x_min = 0, .x_max = 60, .y_min = 0, .y_max = 5, .series = s,
+                 .n_series = FIVE, .mono = 1};
 }
 
 /* The legend's sample of series 'name' in the first two rows: the cell
@@ -727,11 +730,9 @@ static void signature(const GraphCell *cells, int w, int h, int color, GraphGlyp
 static void test_mono_patterns(void) {
   double x[60], y[FIVE * 60];
   GraphSeries s[FIVE];
-  five_runs(s, x, y);
+  Graph g = five_runs(s, x, y, GRAPH_BRAILLE);
   enum { W = 70, H = 14 };
   GraphCell cells[W * H];
-  Graph g = {.title = "loss", .x_min = 0, .x_max = 60, .y_min = 0, .y_max = 5, .series = s, .n_series = FIVE,
-             .mono = 1};
   static const GraphGlyphs tiers[2] = {GRAPH_BRAILLE, GRAPH_BLOCK};
   static const char *const tier_name[2] = {"Braille", "block"};
   for (int t = 0; t < 2; t++) {
@@ -766,11 +767,9 @@ static void test_mono_patterns(void) {
 static void test_ascii_five(void) {
   double x[60], y[FIVE * 60];
   GraphSeries s[FIVE];
-  five_runs(s, x, y);
+  Graph g = five_runs(s, x, y, GRAPH_ASCII);
   enum { W = 70, H = 14 };
   GraphCell cells[W * H];
-  Graph g = {.title = "loss", .glyphs = GRAPH_ASCII, .x_min = 0, .x_max = 60, .y_min = 0, .y_max = 5, .series = s,
-             .n_series = FIVE, .mono = 1};
   graph_render(&g, cells, W, H);
   char why[128];
   ok(samples_apart(cells, W, s, FIVE, why, sizeof why), "ASCII: five legend marks, pairwise apart (%s)", why);

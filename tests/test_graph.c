@@ -846,6 +846,23 @@ static void test_validation_over_run(void) {
          "%s %s: validation over its own run is seen (%d cells), the run in its gaps (%d)", tier_name[t],
          mono ? "without colour" : "with colour", val, run);
     }
+  /* Two runs on one row, each with its validation: the shared cells show
+  ** both runs and both validations in turn. */
+  GraphSeries four[4] = {s[0], s[1], s[0], s[1]};
+  for (int i = 2; i < 4; i++) four[i].color = 2, four[i].group = 2, four[i].line = 2;
+  g.series = four, g.n_series = 4, g.mono = 0, g.stripes = 1;
+  for (int t = 0; t < 3; t++) {
+    g.glyphs = (GraphGlyphs)t;
+    graph_render(&g, cells, W, H);
+    int seen[2][2] = {{0, 0}, {0, 0}};
+    for (int k = 2 * W; k < W * (H - 1); k++) {
+      int c = cells[k].role & ~(GRAPH_ROLE_TINT | GRAPH_ROLE_BOLD), tint = (cells[k].role & GRAPH_ROLE_TINT) != 0;
+      if (c == GRAPH_ROLE_SERIES + 1 || c == GRAPH_ROLE_SERIES + 2) seen[c == GRAPH_ROLE_SERIES + 2][tint]++;
+    }
+    ok(seen[0][0] && seen[0][1] && seen[1][0] && seen[1][1],
+       "%s with colour: two runs on one row, each run and each validation seen in the shared cells (%d %d %d %d)",
+       tier_name[t], seen[0][0], seen[0][1], seen[1][0], seen[1][1]);
+  }
 }
 
 /* Row 'y' of 'cells' as the terminal shows it (term_cells): a wide

@@ -317,44 +317,59 @@ static void mix_put(Plot *p, int cy, int cx, int id, uint8_t dots, uint32_t ch) 
 }
 
 /* The series in one cell stand for their groups (a run's training and
-** validation lines are one group; a series of group 0 is its own): each
-** group by its last solid line there, which lies on top, else by its
-** dashed one. 'rep' gets the groups' series in drawing order, '*dashed'
-** the last dashed series there (-1: none); returns how many groups. */
-static int cell_groups(const Plot *p, uint64_t ids, int *rep, int cap, int *dashed) {
+** validation lines are one group; a series of group 0 is its own): 'rep'
+** gets each group's last solid line there (which lies on top), else its
+** dashed one, and 'val' its last dashed one (-1: none), in drawing order;
+** returns how many groups. */
+static int cell_groups(const Plot *p, uint64_t ids, int *rep, int *val, int cap) {
   int n = 0, key[64];
-  *dashed = -1;
   for (int i = 0; i < p->n_series && i < 64; i++) {
     if (!(ids & id_bit(i + 1))) continue;
     const GraphSeries *s = &p->series[i];
     int k = s->group > 0 ? s->group : -(i + 1), g = 0;
-    if (s->dashed) *dashed = i;
     while (g < n && key[g] != k) g++;
     if (g == n) {
       if (n == cap) continue;
-      key[n] = k, rep[n++] = i;
+      key[n] = k, rep[n] = i, val[n++] = -1;
     } else if (!s->dashed || p->series[rep[g]].dashed) {
       rep[g] = i;
     }
+    if (s->dashed) val[g] = i;
   }
   return n;
+}
+
+/* Of the lines in a shared cell (each group's, and its validation's when
+** there), the one shown longest ago along this row ('shown': the column
+** each series was last shown at, -1: never), so that every line gets its
+** turns whatever the period of its dashes. */
+static int least_recent(const int *rep, const int *val, int n, const int *shown) {
+  int best = rep[0];
+  for (int g = 0; g < n; g++)
+    for (int k = 0; k < 2; k++) {
+      int i = k ? val[g] : rep[g];
+      if (i >= 0 && shown[i] < shown[best]) best = i;
+    }
+  return best;
 }
 
 /* A cell's glyph and role from what its series put there. One group: its
 ** line, or its validation's dots alone where they lie over their own run,
 ** so that validation is seen wherever it is drawn. Two groups or more: the
-** cell is shared; the groups' lines take the cell in turn, column by
-** column, in ASCII with their own marks (a stretch where runs coincide
-** reads "*o+x@", each visible), with colour in their colours; without
-** colour the cell has the shared role (reverse video). */
-static void resolve_cell(Plot *p, int cy, int cx) {
+** cell is shared, and its lines take it in turn along the row: in ASCII
+** with their own marks (a stretch where runs coincide reads "*o+x@", each
+** visible), with colour in their colours; without colour the cell has the
+** shared role (reverse video). */
+static void resolve_cell(Plot *p, int cy, int cx, int *shown) {
   const CellMix *m = mix_at(p, cy, cx);
   GraphCell *c = cell_at(p->cells, p->w, p->h, p->y0 + cy, p->x0 + cx);
   if (!m || !m->ids || !c) return;
-  int rep[64], dashed, n = cell_groups(p, m->ids, rep, 64, &dashed);
+  int rep[64], val[64], n = cell_groups(p, m->ids, rep, val, 64);
   if (n == 0) return;
-  int own = n == 1 && dashed >= 0;   /* validation over its own run */
-  const GraphSeries *s = &p->series[own ? dashed : rep[cx % n]];
+  int own = n == 1 && val[0] >= 0;   /* validation over its own run */
+  int pick = n == 1 ? (own ? val[0] : rep[0]) : least_recent(rep, val, n, shown);
+  shown[pick] = cx;
+  const GraphSeries *s = &p->series[pick];
   uint8_t role = graph_series_role(s);
   if (n > 1) {
     p->shared = 1;
@@ -373,8 +388,11 @@ static void resolve_cell(Plot *p, int cy, int cx) {
 }
 
 static void resolve_cells(Plot *p) {
-  for (int cy = 0; cy < p->ph; cy++)
-    for (int cx = 0; cx < p->pw; cx++) resolve_cell(p, cy, cx);
+  for (int cy = 0; cy < p->ph; cy++) {
+    int shown[64];
+    for (int i = 0; i < 64; i++) shown[i] = -1;
+    for (int cx = 0; cx < p->pw; cx++) resolve_cell(p, cy, cx, shown);
+  }
 }
 
 /* A Braille dot of series 'id' at dot (dx, dy); 'id' 0 draws into the

@@ -25,10 +25,11 @@
 ** per column, eight levels per cell) and ASCII (one sample per column, one
 ** mark per series), chosen once from the locale and switchable at run time.
 ** Lines are two dots thick in Braille once the plot has 8 rows. A cell two
-** runs touch is shared, and the legend says "overlap": the runs take it in
-** turn, column by column (with colour in their colours, in ASCII with their
-** marks); without colour it takes GRAPH_ROLE_SHARED. Where a validation line
-** lies over its own run's, the validation is drawn.
+** runs touch is shared, and the legend says "overlap": its lines (runs and
+** their validation) take such cells in turn along the row (with colour in
+** their colours, in ASCII with their marks); without colour a shared cell
+** takes GRAPH_ROLE_SHARED. Where a validation line lies over its own run's
+** alone, the validation is drawn.
 ** Without colour ('mono'), each series has a line pattern of its own, by
 ** its 'line' (solid, long dashes, short dashes, dots, then thin ones), and
 ** the legend shows it; in ASCII each has its own mark with or without.

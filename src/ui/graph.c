@@ -6,11 +6,13 @@
 ** the sample's x range. Consecutive samples are then joined: with Braille
 ** by a line on the 2x4 dot grid (Bresenham), two dots thick on a tall plot,
 ** with blocks by a level glyph in the sample's cell and full blocks over any
-** jump, with ASCII by one mark per column. A cell has one colour, so every
-** plot cell remembers which series drew in it: where a second one comes,
-** the cell turns to the shared role and the legend explains it, rather than
-** the last series silently winning. Series also differ by dashes, tints and
-** marks, never by hue alone.
+** jump, with ASCII by one mark per column. A cell has one colour, so the
+** series draw into a record per plot cell of who came and what they put
+** there, and only then is each cell resolved: a run's validation over its
+** own line is shown, cells of two runs are shared (the legend explains
+** it) and show their lines in turn, rather than the last series silently
+** winning. Series also differ by dashes, tints and marks, never by hue
+** alone; without colour each line has a pattern of its own.
 ** A scatter skips the reduction: each point is one dot (Braille) or one
 ** mark per cell (block and ASCII, which have no finer grain for a point).
 ** The legend (legend.c) is laid out before the plot (it may take a second

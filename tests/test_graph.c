@@ -71,7 +71,7 @@ static void test_ascii_diagonal(void) {
   same(line(5), "    +0----^---10\n", "ASCII: an event is marked under its step, by its kind");
   s.dashed = 1;
   render(&g, 16, 6);
-  same(line(4), "   0|a          \n", "ASCII: a dashed series has its own mark and leaves every other sample out");
+  same(line(4), "   0|:          \n", "ASCII: a dashed series has its lighter mark and leaves every other sample out");
 }
 
 static void test_braille(void) {
@@ -132,7 +132,7 @@ static void test_legend(void) {
   g.glyphs = GRAPH_ASCII;
   graph_render(&g, cells, 12, 4);
   graph_to_utf8(cells, 12, 1, text, sizeof text);
-  same(text, "loss *a b b \n", "legend in ASCII: the series' marks, a dashed one's from its own family");
+  same(text, "loss *a :b  \n", "legend in ASCII: the series' marks, a dashed one's lighter");
 }
 
 static void test_sizes(void) {
@@ -349,8 +349,14 @@ static void test_shared_and_thick(void) {
   graph_render(&g, cells, W, H);
   shared = 0;
   for (int i = W; i < W * (H - 1); i++) shared += cells[i].role == GRAPH_ROLE_SHARED;
-  ok(shared == 0 && cells[1 * W + 10].role == GRAPH_ROLE_SERIES + 0,
-     "a run's two lines (training, validation) on one cell keep the run's colour");
+  int tinted = 0, plain = 0;
+  for (int i = W; i < W * (H - 1); i++) {
+    tinted += cells[i].role == ((GRAPH_ROLE_SERIES + 0) | GRAPH_ROLE_TINT);
+    plain += cells[i].role == GRAPH_ROLE_SERIES + 0;
+  }
+  ok(shared == 0 && tinted > 0 && plain > 0,
+     "a run's two lines (training, validation) on one cell are no overlap: the validation's dashes tinted (%d), "
+     "the run in their gaps (%d)", tinted, plain);
   s[0].group = s[1].group = 0;
   s[1].y = NULL, s[1].n = 0;
   s[0].bold = 1;
@@ -588,15 +594,15 @@ static void test_sparse_joined(void) {
   cols = 0;
   for (int c = 0; c < 11; c++)
     for (int r = 1; r < 7; r++)
-      if (line(r)[c] == 'a') {
+      if (line(r)[c] == ':') {
         cols++;
         break;
       }
   ok(cols == 6, "a dashed series keeps its gaps across the columns between (%d of 11)", cols);
 }
 
-/* Runs that share a colour (the seventh run on) still differ, each run's
-** validation line has its own mark, and runs left out are counted. */
+/* Runs that share a colour (the seventh run on) still differ, validation
+** lines share one lighter mark, and runs left out are counted. */
 static void test_many_runs(void) {
   double x[2] = {0, 10}, y[2] = {1, 1};
   GraphSeries s[4] = {{.name = "a", .x = x, .y = y, .n = 2, .color = 0, .group = 1},
@@ -606,10 +612,8 @@ static void test_many_runs(void) {
   Graph g = {.title = "loss", .glyphs = GRAPH_ASCII, .x_min = 0, .x_max = 11, .y_min = 0, .y_max = 2, .series = s,
              .n_series = 4};
   render(&g, 40, 8);
-  same(line(0), "loss *a a val Xg i val #overlap         \n",
-       "ASCII: runs of one colour have other marks, each validation line its own");
-  render(&g, 22, 7);
-  same(line(0), "loss *a a-i val Xg    \n", "... else one entry for the validation lines' marks");
+  same(line(0), "loss *a :val Xg #overlap                \n",
+       "ASCII: runs of one colour have other marks, the validation lines one lighter mark and entry");
   g.runs_left_out = 3;
   render(&g, 40, 8);
   ok(strstr(line(0), " +3 runs") != NULL, "the legend counts the runs left out: %s", line(0));
@@ -652,6 +656,213 @@ static void test_legend_names_apart(void) {
     }
   }
   ok(1, "legend: no two names alike at any width from 20 to 60");
+}
+
+/* ------------------------------------------------------------ five runs told apart */
+
+#define FIVE 5
+
+/* A chart of five runs without colour in 'tier', each a level line on its
+** own row of the plot (run i at y = i + 0.5 of 0..5), in their order:
+** colour, group and line i. */
+static Graph five_runs(GraphSeries *s, double *x, double *y, GraphGlyphs tier) {
+  static const char *const names[FIVE] = {"ra", "rb", "rc", "rd", "re"};
+  for (int k = 0; k < 60; k++) x[k] = k;
+  for (int i = 0; i < FIVE; i++) {
+    for (int k = 0; k < 60; k++) y[i * 60 + k] = i + 0.5;
+    s[i] = (GraphSeries){.name = names[i], .x = x, .y = y + i * 60, .n = 60, .color = i, .group = i + 1, .line = i};
+  }
+  return (Graph){.title = "loss", .glyphs = tier, .x_min = 0, .x_max = 60, .y_min = 0, .y_max = 5, .series = s,
+                 .n_series = FIVE, .mono = 1};
+}
+
+/* The legend's sample of series 'name' in the first two rows: the cell
+** before its name; 0 when not found. */
+static uint32_t legend_sample(const GraphCell *cells, int w, const char *name) {
+  for (int i = 1; i + 2 < 2 * w; i++)
+    if (cells[i].ch == (uint32_t)name[0] && cells[i + 1].ch == (uint32_t)name[1] && cells[i - 1].ch != ' ')
+      return cells[i - 1].ch;
+  return 0;
+}
+
+static int samples_apart(const GraphCell *cells, int w, const GraphSeries *s, int n, char *why, size_t cap) {
+  uint32_t got[FIVE];
+  for (int i = 0; i < n; i++) {
+    got[i] = legend_sample(cells, w, s[i].name);
+    if (!got[i]) return snprintf(why, cap, "no sample for %s", s[i].name), 0;
+    for (int k = 0; k < i; k++)
+      if (got[k] == got[i]) return snprintf(why, cap, "%s and %s both U+%04X", s[k].name, s[i].name, (unsigned)got[i]), 0;
+  }
+  return snprintf(why, cap, "all differ"), 1;
+}
+
+/* Each series' look in the plot, read from the cells of its colour: the
+** dot columns (Braille) or columns (block) drawn, and how many dot rows
+** thick, as a signature such as "2:110011001100". */
+static void signature(const GraphCell *cells, int w, int h, int color, GraphGlyphs tier, char *sig, size_t cap) {
+  int n = 0, rows = 0;
+  char on[512] = {0};
+  for (int y = 2; y < h - 1; y++)
+    for (int x = 0; x < w; x++) {
+      const GraphCell *c = &cells[y * w + x];
+      if ((c->role & ~(GRAPH_ROLE_BOLD | GRAPH_ROLE_TINT)) != GRAPH_ROLE_SERIES + color) continue;
+      if (tier == GRAPH_BRAILLE) {
+        uint32_t b = c->ch - BRAILLE_BLANK_TEST;
+        int left = (b & 0x47) != 0, right = (b & 0xb8) != 0, r = 0;
+        for (int k = 0; k < 8; k++) r += (b >> k) & 1;
+        if (r > rows) rows = r;
+        if (2 * x + 1 < (int)sizeof on) on[2 * x] |= left, on[2 * x + 1] |= right;
+      } else if (x < (int)sizeof on) {
+        on[x] = 1;
+      }
+    }
+  int first = -1, last = -1;
+  for (int x = 0; x < (int)sizeof on; x++)
+    if (on[x]) last = x, first = first < 0 ? x : first;
+  n = snprintf(sig, cap, "%d:", rows);
+  for (int x = first; x >= 0 && x <= last && n + 1 < (int)cap; x++) sig[n++] = on[x] ? '1' : '0';
+  sig[n] = '\0';
+}
+
+/* Without colour, five runs differ by the pattern of their line, in
+** Braille and in block, each run's legend sample differs from the others',
+** and each run's cells have its pattern, not another's. */
+static void test_mono_patterns(void) {
+  double x[60], y[FIVE * 60];
+  GraphSeries s[FIVE];
+  Graph g = five_runs(s, x, y, GRAPH_BRAILLE);
+  enum { W = 70, H = 14 };
+  GraphCell cells[W * H];
+  static const GraphGlyphs tiers[2] = {GRAPH_BRAILLE, GRAPH_BLOCK};
+  static const char *const tier_name[2] = {"Braille", "block"};
+  for (int t = 0; t < 2; t++) {
+    g.glyphs = tiers[t];
+    graph_render(&g, cells, W, H);
+    char why[128];
+    ok(samples_apart(cells, W, s, FIVE, why, sizeof why), "mono %s: five legend samples, pairwise apart (%s)",
+       tier_name[t], why);
+    char sig[FIVE][512];
+    int apart = 1, drawn = 1;
+    for (int i = 0; i < FIVE; i++) {
+      signature(cells, W, H, i, tiers[t], sig[i], sizeof sig[i]);
+      drawn &= strlen(sig[i]) > 20;
+      for (int k = 0; k < i; k++) apart &= strcmp(sig[k], sig[i]) != 0;
+    }
+    ok(drawn && apart, "mono %s: each run's cells carry a pattern no other run has", tier_name[t]);
+    if (!(drawn && apart))
+      for (int i = 0; i < FIVE; i++) diag("%s %s", s[i].name, sig[i]);
+  }
+  g.glyphs = GRAPH_BRAILLE;
+  g.mono = 0;
+  graph_render(&g, cells, W, H);
+  char sig0[512], sig1[512];
+  signature(cells, W, H, 0, GRAPH_BRAILLE, sig0, sizeof sig0);
+  signature(cells, W, H, 1, GRAPH_BRAILLE, sig1, sizeof sig1);
+  ok(strcmp(sig0, sig1) == 0 && legend_sample(cells, W, "ra") == legend_sample(cells, W, "rb"),
+     "with colour, runs keep one solid line (their colours tell them apart)");
+}
+
+/* In ASCII, five runs have five marks, in the plot and in the legend, and
+** where all five lie on one row, the shared cells show each in turn. */
+static void test_ascii_five(void) {
+  double x[60], y[FIVE * 60];
+  GraphSeries s[FIVE];
+  Graph g = five_runs(s, x, y, GRAPH_ASCII);
+  enum { W = 70, H = 14 };
+  GraphCell cells[W * H];
+  graph_render(&g, cells, W, H);
+  char why[128];
+  ok(samples_apart(cells, W, s, FIVE, why, sizeof why), "ASCII: five legend marks, pairwise apart (%s)", why);
+  int own = 1;
+  for (int i = 0; i < FIVE; i++) {
+    uint32_t mark = legend_sample(cells, W, s[i].name);
+    int n = 0;
+    for (int k = 2 * W; k < W * (H - 1); k++)
+      if (cells[k].role == GRAPH_ROLE_SERIES + i) n++, own &= cells[k].ch == mark;
+    own &= n > 20;
+  }
+  ok(own, "ASCII: every cell of a run has the run's own mark, the one its legend entry shows");
+  for (int i = 0; i < FIVE; i++) s[i].y = y;   /* all on one row */
+  graph_render(&g, cells, W, H);
+  uint32_t seen[8];
+  int kinds = 0, shared = 1, row = -1;
+  for (int k = 2 * W; k < W * (H - 1); k++) {
+    if (cells[k].ch == ' ' || cells[k].role < GRAPH_ROLE_SHARED || cells[k].role == GRAPH_ROLE_REF) continue;
+    if (row < 0) row = k / W;
+    shared &= cells[k].role == GRAPH_ROLE_SHARED;
+    int known = 0;
+    for (int j = 0; j < kinds; j++) known |= seen[j] == cells[k].ch;
+    if (!known && kinds < 8) seen[kinds++] = cells[k].ch;
+  }
+  ok(kinds == FIVE && shared, "ASCII: five runs on one row, no colour: shared cells, each run's mark among them (%d marks)",
+     kinds);
+  g.stripes = 1;
+  graph_render(&g, cells, W, H);
+  int coloured = 1, colours = 0;
+  for (int k = 2 * W; k < W * (H - 1); k++) {
+    if (cells[k].ch == ' ' || cells[k].role < GRAPH_ROLE_SERIES) continue;
+    int i = cells[k].role - GRAPH_ROLE_SERIES;
+    coloured &= i >= 0 && i < FIVE && cells[k].ch == legend_sample(cells, W, s[i].name);
+    colours |= 1 << i;
+  }
+  ok(coloured && colours == (1 << FIVE) - 1,
+     "ASCII with colour: the shared cells take each run's mark in its colour in turn");
+  ok(strstr(grid(cells, W, 2), "overlap") != NULL, "... and the legend says they overlap");
+}
+
+/* A run's validation line lies over its training line: the validation is
+** seen there, in every tier, with colour and without. */
+static void test_validation_over_run(void) {
+  double x[60], y[60];
+  for (int k = 0; k < 60; k++) x[k] = k, y[k] = 2;
+  GraphSeries s[2] = {{.name = "run", .x = x, .y = y, .n = 60, .color = 1, .group = 1, .line = 1},
+                      {.name = "val", .x = x, .y = y, .n = 60, .color = 1, .group = 1, .line = 1, .dashed = 1}};
+  enum { W = 70, H = 14 };
+  GraphCell cells[W * H];
+  Graph g = {.title = "loss", .x_min = 0, .x_max = 60, .y_min = 0, .y_max = 4, .series = s, .n_series = 2};
+  static const char *const tier_name[3] = {"Braille", "block", "ASCII"};
+  for (int mono = 0; mono < 2; mono++)
+    for (int t = 0; t < 3; t++) {
+      g.glyphs = (GraphGlyphs)t;
+      g.mono = mono;
+      g.stripes = !mono;
+      graph_render(&g, cells, W, H);
+      int val = 0, run = 0, shared = 0;
+      for (int k = 2 * W; k < W * (H - 1); k++) {
+        val += cells[k].role == ((GRAPH_ROLE_SERIES + 1) | GRAPH_ROLE_TINT);
+        run += cells[k].role == GRAPH_ROLE_SERIES + 1;
+        shared += cells[k].role == GRAPH_ROLE_SHARED;
+      }
+      /* Its own mark in ASCII; without colour, its own sparse dots. */
+      int looks = 1;
+      for (int k = 2 * W; k < W * (H - 1); k++) {
+        if (cells[k].role != ((GRAPH_ROLE_SERIES + 1) | GRAPH_ROLE_TINT)) continue;
+        if (t == GRAPH_ASCII) looks &= cells[k].ch == ':';
+        if (t == GRAPH_BRAILLE && mono) looks &= cells[k].ch == 0x2801 || cells[k].ch == 0x2802 || cells[k].ch == 0x2804 ||
+                                                cells[k].ch == 0x2840 || cells[k].ch == 0x2808 || cells[k].ch == 0x2810 ||
+                                                cells[k].ch == 0x2820 || cells[k].ch == 0x2880;
+      }
+      ok(val > 5 && run > 5 && shared == 0 && looks,
+         "%s %s: validation over its own run is seen (%d cells), the run in its gaps (%d)", tier_name[t],
+         mono ? "without colour" : "with colour", val, run);
+    }
+  /* Two runs on one row, each with its validation: the shared cells show
+  ** both runs and both validations in turn. */
+  GraphSeries four[4] = {s[0], s[1], s[0], s[1]};
+  for (int i = 2; i < 4; i++) four[i].color = 2, four[i].group = 2, four[i].line = 2;
+  g.series = four, g.n_series = 4, g.mono = 0, g.stripes = 1;
+  for (int t = 0; t < 3; t++) {
+    g.glyphs = (GraphGlyphs)t;
+    graph_render(&g, cells, W, H);
+    int seen[2][2] = {{0, 0}, {0, 0}};
+    for (int k = 2 * W; k < W * (H - 1); k++) {
+      int c = cells[k].role & ~(GRAPH_ROLE_TINT | GRAPH_ROLE_BOLD), tint = (cells[k].role & GRAPH_ROLE_TINT) != 0;
+      if (c == GRAPH_ROLE_SERIES + 1 || c == GRAPH_ROLE_SERIES + 2) seen[c == GRAPH_ROLE_SERIES + 2][tint]++;
+    }
+    ok(seen[0][0] && seen[0][1] && seen[1][0] && seen[1][1],
+       "%s with colour: two runs on one row, each run and each validation seen in the shared cells (%d %d %d %d)",
+       tier_name[t], seen[0][0], seen[0][1], seen[1][0], seen[1][1]);
+  }
 }
 
 /* Row 'y' of 'cells' as the terminal shows it (term_cells): a wide
@@ -776,5 +987,8 @@ int main(void) {
   test_legend_names_apart();
   test_legend_wide();
   test_legend_wide_cut();
+  test_mono_patterns();
+  test_ascii_five();
+  test_validation_over_run();
   return tap_done();
 }

@@ -8,8 +8,9 @@
 ** Every chart of the lab shares one time axis (GraphXAxis in the Ui): it
 ** spans the data, the newest step near its right end, and jumps rarely, so
 ** between two jumps the terminal only receives the cells at the newest
-** points. Each run keeps its colour (its place in the lab); the selected
-** run is drawn last and bold, so it lies on top.
+** points. Each run keeps its colour and, without colour, its line pattern
+** (both by its place in the lab); the selected run is drawn last and bold,
+** so it lies on top.
 */
 #include <math.h>
 #include <stdio.h>
@@ -116,7 +117,8 @@ static void draw_chart(Ui *ui, WINDOW *win, int h, int w, const ChartSpec *cs, G
              .events = ev,
              .n_events = selected_events(ui, ev, HISTORY_MAX_EVENTS),
              .runs_left_out = left_out,
-             .stripes = ui->term.color};
+             .stripes = ui->term.color,
+             .mono = !ui->term.color};
   graph_render(&g, cells, w, h);
   ui_blit(ui, win, cells, w, h);
 }
@@ -141,7 +143,7 @@ static int run_series(Ui *ui, GraphSeries *s, int cap, const char *name, const c
     int i = chosen[j];
     const TrainerRun *r = &ui->snap->runs[i];
     GraphSeries run = {.name = r->name, .color = i % TERM_SERIES_COLORS, .bold = i == sel && runs > 1,
-                       .group = i + 1, .style = i / TERM_SERIES_COLORS};
+                       .group = i + 1, .style = i / TERM_SERIES_COLORS, .line = i};
     s[n] = run;
     s[n].n = ui_series(ui, slot++, r->hist, name, &s[n].x, &s[n].y);
     n++;
@@ -183,7 +185,7 @@ void panel_extra(Ui *ui, WINDOW *win, int h, int w) {
       if (only && strcmp(name, only) != 0) continue;
       const double *x, *y;
       int k = ui_series(ui, n, plots, name, &x, &y);
-      s[n] = (GraphSeries){.name = name, .x = x, .y = y, .n = k, .color = i % TERM_SERIES_COLORS};
+      s[n] = (GraphSeries){.name = name, .x = x, .y = y, .n = k, .color = i % TERM_SERIES_COLORS, .line = i};
       n++;
     }
     ChartSpec cs = {P_EXTRA, only ? only : "plots", 0, NULL};
@@ -197,7 +199,7 @@ void panel_extra(Ui *ui, WINDOW *win, int h, int w) {
   for (int i = 0; r && i < 3; i++) {
     const double *x, *y;
     int k = ui_series(ui, i, r->hist, norms[i].series, &x, &y);
-    s[n++] = (GraphSeries){.name = norms[i].label, .x = x, .y = y, .n = k, .color = i, .dashed = i == 2};
+    s[n++] = (GraphSeries){.name = norms[i].label, .x = x, .y = y, .n = k, .color = i, .dashed = i == 2, .line = i};
   }
   ChartSpec cs = {P_EXTRA, "grad L2", 1, NULL};
   draw_chart(ui, win, h, w, &cs, s, n, 0);
@@ -240,7 +242,8 @@ void panel_align_chart(Ui *ui, WINDOW *win, int h, int w) {
     const double *x, *y;
     int k = ui_series(ui, 2 * i, r->hist, align_lines[i].series, &x, &y);
     measured |= k > 0;
-    s[n++] = (GraphSeries){.name = align_lines[i].label, .x = x, .y = y, .n = k, .color = i, .group = i + 1};
+    s[n++] = (GraphSeries){.name = align_lines[i].label, .x = x, .y = y, .n = k, .color = i, .group = i + 1,
+                           .line = i};
     k = ui_series(ui, 2 * i + 1, r->hist, align_lines[i].baseline, &x, &y);
     if (k > 0)
       s[n++] = (GraphSeries){.name = "random", .x = x, .y = y, .n = k, .color = i, .dashed = 1, .group = i + 1};

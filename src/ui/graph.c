@@ -6,11 +6,13 @@
 ** the sample's x range. Consecutive samples are then joined: with Braille
 ** by a line on the 2x4 dot grid (Bresenham), two dots thick on a tall plot,
 ** with blocks by a level glyph in the sample's cell and full blocks over any
-** jump, with ASCII by one mark per column. A cell has one colour, so every
-** plot cell remembers which series drew in it: where a second one comes,
-** the cell turns to the shared role and the legend explains it, rather than
-** the last series silently winning. Series also differ by dashes, tints and
-** marks, never by hue alone.
+** jump, with ASCII by one mark per column. A cell has one colour, so the
+** series draw into a record per plot cell of who came and what they put
+** there, and only then is each cell resolved: a run's validation over its
+** own line is shown, cells of two runs are shared (the legend explains
+** it) and show their lines in turn, rather than the last series silently
+** winning. Series also differ by dashes, tints and marks, never by hue
+** alone; without colour each line has a pattern of its own.
 ** A scatter skips the reduction: each point is one dot (Braille) or one
 ** mark per cell (block and ASCII, which have no finer grain for a point).
 ** The legend (legend.c) is laid out before the plot (it may take a second
@@ -31,10 +33,11 @@
 #define BRAILLE_BLANK 0x2800u
 #define BLOCK_LOWER 0x2580u  /* + 1..8: lower eighth .. full block */
 
-/* ASCII marks by colour, a second set for a colour used again (style 1):
-** solid lines, then validation and baselines (lower case, one family). */
+/* ASCII marks by colour, a second set for a colour used again (style 1);
+** validation and baselines have one lighter mark, which their colour (or
+** their place beside their run) tells apart. */
 static const char solid_marks[2][GRAPH_COLORS + 1] = {"*o+x@%&=", "XOHWVZ8$"};
-static const char dashed_marks[2][GRAPH_COLORS + 1] = {"abcdefgh", "ijklmnpq"};
+#define GRAPH_ASCII_DASHED ':'
 
 /* Dot bits of a Braille cell, by column and row within it. */
 static const uint8_t braille_bit[2][4] = {{0x01, 0x02, 0x04, 0x40}, {0x08, 0x10, 0x20, 0x80}};
@@ -216,6 +219,16 @@ static double log_snap(double v, int down) {
 
 /* ------------------------------------------------------------ plotting */
 
+/* What the series put into one plot cell. Nothing is written to the grid
+** while they draw: once all are in, 'resolve_cells' chooses the cell's
+** glyph and role from everything that came, so the order they were drawn
+** in decides nothing but which lies on top. */
+typedef struct CellMix {
+  uint64_t ids;      /* the series there: bit id - 1 (the 64th series on share bit 63) */
+  uint8_t dots[2];   /* Braille dots of solid lines, of dashed ones */
+  uint32_t ch[2];    /* block glyph last drawn by a solid line, by a dashed one */
+} CellMix;
+
 typedef struct Plot {
   GraphCell *cells;
   int w, h;
@@ -226,22 +239,60 @@ typedef struct Plot {
   GraphGlyphs glyphs;
   int log_y;
   int thick;            /* Braille lines two dots thick */
+  int mono;             /* no colour: each line its own pattern */
   const GraphSeries *series;
-  int *owner;           /* per plot cell, two ints: the first series there
-                        ** (index + 1, 0: none), and the first of another
-                        ** colour (0: none, the cell is its first's alone) */
-  int stripes;          /* shared cells alternate their series' colours */
+  int n_series;
+  CellMix *mix;         /* per plot cell */
+  int stripes;          /* shared cells take their series' colours in turn */
   int shared;           /* some cell is shared */
 } Plot;
 
+/* Line patterns without colour, by a series' 'line': which dot columns
+** (Braille) or columns (block) of each period are drawn, whether the line
+** is heavy (two dots thick; in block joined over jumps), and the legend's
+** sample, a box-drawing line of the same weight and dashes. A block column
+** has no thin line, so there the light ones also have gaps of their own,
+** to differ from the heavy ones on a level stretch. Validation and
+** baselines have a pattern of their own, sparser than any run's, and light.
+** Light box-drawing triple dashes are the reference line's, so no run has
+** them. */
+typedef struct LinePattern {
+  const char *braille, *block;   /* '1': drawn, '0': left out, repeated */
+  int heavy;
+  uint32_t sample;
+} LinePattern;
+
+static const LinePattern mono_lines[] = {
+    {"1", "1", 1, 0x2501},          /* ━ solid */
+    {"11111100", "1110", 1, 0x254d}, /* ╍ long dashes */
+    {"1100", "10", 1, 0x2505},      /* ┅ short dashes */
+    {"10", "100", 1, 0x2509},       /* ┉ dots */
+    {"1", "11110", 0, 0x2500},      /* ─ thin solid (in block, rare gaps) */
+    {"11111100", "110", 0, 0x254c},  /* ╌ thin long dashes */
+};
+#define N_MONO_LINES ((int)(sizeof mono_lines / sizeof mono_lines[0]))
+static const LinePattern mono_dashed = {"10000000", "10000", 0, 0x2508};   /* ┈ a dot every four cells */
+
+static const LinePattern *mono_pattern(const GraphSeries *s) {
+  if (s->dashed) return &mono_dashed;
+  int k = s->line % N_MONO_LINES;
+  return &mono_lines[k < 0 ? k + N_MONO_LINES : k];
+}
+
+uint32_t graph_mono_sample(const GraphSeries *s) { return mono_pattern(s)->sample; }
+
+static int pattern_on(const char *bits, int n) {
+  size_t len = strlen(bits);
+  return bits[(size_t)(n < 0 ? -n : n) % len] == '1';
+}
 
 static double transform(const Plot *p, double y) { return p->log_y ? log10(y) : y; }
 
-/* A series' ASCII mark: by colour and style, a dashed one from its own
-** family. */
+/* A series' ASCII mark: by colour and style; validation and baselines
+** one lighter mark. */
 uint32_t graph_ascii_mark(const GraphSeries *s) {
-  const char (*marks)[GRAPH_COLORS + 1] = s->dashed ? dashed_marks : solid_marks;
-  return (uint32_t)marks[s->style % 2][s->color % GRAPH_COLORS];
+  if (s->dashed) return GRAPH_ASCII_DASHED;
+  return (uint32_t)solid_marks[s->style % 2][s->color % GRAPH_COLORS];
 }
 
 uint8_t graph_series_role(const GraphSeries *s) {
@@ -249,73 +300,150 @@ uint8_t graph_series_role(const GraphSeries *s) {
                    (s->bold ? GRAPH_ROLE_BOLD : 0));
 }
 
-/* Claim plot cell (cy, cx) for series 'id' (1-based); the role the cell
-** takes: the series' own, or the shared one when another series is there.
-** Two lines of one group (a run's training and validation loss) only lose
-** the tint there: the cell still says whose it is. Two runs that happen to
-** have one colour are two groups, so their cells do read as shared. */
-static uint8_t claim(Plot *p, int cy, int cx, int id, uint8_t role) {
-  if (!p->owner || cy < 0 || cy >= p->ph || cx < 0 || cx >= p->pw) return role;
-  int *o = &p->owner[2 * ((size_t)cy * p->pw + cx)];
-  if (o[0] == 0) o[0] = id;
-  if (o[1] == 0 && o[0] != id) {
-    int group = p->series[o[0] - 1].group;
-    if (group > 0 && group == p->series[id - 1].group) return (uint8_t)(role & ~GRAPH_ROLE_TINT);
-    o[1] = id;
-  }
-  if (o[1] == 0) return role;
-  p->shared = 1;
-  return GRAPH_ROLE_SHARED;
+static CellMix *mix_at(Plot *p, int cy, int cx) {
+  if (!p->mix || cy < 0 || cy >= p->ph || cx < 0 || cx >= p->pw) return NULL;
+  return &p->mix[(size_t)cy * p->pw + cx];
 }
 
-/* With colour, a shared cell takes the colour of one of its two series,
-** column by column in turn, so a stretch where two lines coincide reads
-** as a line striped in both colours: each series stays visible. */
-static void stripe_shared(Plot *p) {
-  if (!p->stripes || !p->shared) return;
-  for (int cy = 0; cy < p->ph; cy++)
-    for (int cx = 0; cx < p->pw; cx++) {
-      const int *o = &p->owner[2 * ((size_t)cy * p->pw + cx)];
-      GraphCell *c = cell_at(p->cells, p->w, p->h, p->y0 + cy, p->x0 + cx);
-      if (!o[1] || !c || c->role != GRAPH_ROLE_SHARED) continue;
-      const GraphSeries *s = &p->series[o[cx % 2] - 1];
-      c->role = (uint8_t)(graph_series_role(s) & ~GRAPH_ROLE_TINT);
+static uint64_t id_bit(int id) { return (uint64_t)1 << (id - 1 < 63 ? id - 1 : 63); }
+
+/* Series 'id' (1-based) puts Braille dots 'dots' or block glyph 'ch' into
+** plot cell (cy, cx). */
+static void mix_put(Plot *p, int cy, int cx, int id, uint8_t dots, uint32_t ch) {
+  CellMix *m = mix_at(p, cy, cx);
+  if (!m) return;
+  int dashed = p->series[id - 1].dashed != 0;
+  m->ids |= id_bit(id);
+  m->dots[dashed] |= dots;
+  if (ch) m->ch[dashed] = ch;
+}
+
+/* The series in one cell stand for their groups (a run's training and
+** validation lines are one group; a series of group 0 is its own): 'rep'
+** gets each group's last solid line there (which lies on top), else its
+** dashed one, and 'val' its last dashed one (-1: none), in drawing order;
+** returns how many groups. */
+static int cell_groups(const Plot *p, uint64_t ids, int *rep, int *val, int cap) {
+  int n = 0, key[64];
+  for (int i = 0; i < p->n_series && i < 64; i++) {
+    if (!(ids & id_bit(i + 1))) continue;
+    const GraphSeries *s = &p->series[i];
+    int k = s->group > 0 ? s->group : -(i + 1), g = 0;
+    while (g < n && key[g] != k) g++;
+    if (g == n) {
+      if (n == cap) continue;
+      key[n] = k, rep[n] = i, val[n++] = -1;
+    } else if (!s->dashed || p->series[rep[g]].dashed) {
+      rep[g] = i;
     }
+    if (s->dashed) val[g] = i;
+  }
+  return n;
 }
 
+/* Of the lines in a shared cell (each group's, and its validation's when
+** there), the one shown longest ago along this row ('shown': the column
+** each series was last shown at, -1: never), so that every line gets its
+** turns whatever the period of its dashes. */
+static int least_recent(const int *rep, const int *val, int n, const int *shown) {
+  int best = rep[0];
+  for (int g = 0; g < n; g++)
+    for (int k = 0; k < 2; k++) {
+      int i = k ? val[g] : rep[g];
+      if (i >= 0 && shown[i] < shown[best]) best = i;
+    }
+  return best;
+}
+
+/* A cell's glyph and role from what its series put there. One group: its
+** line, or its validation's dots alone where they lie over their own run,
+** so that validation is seen wherever it is drawn. Two groups or more: the
+** cell is shared, and its lines take it in turn along the row: in ASCII
+** with their own marks (a stretch where runs coincide reads "*o+x@", each
+** visible), with colour in their colours; without colour the cell has the
+** shared role (reverse video). */
+static void resolve_cell(Plot *p, int cy, int cx, int *shown) {
+  const CellMix *m = mix_at(p, cy, cx);
+  GraphCell *c = cell_at(p->cells, p->w, p->h, p->y0 + cy, p->x0 + cx);
+  if (!m || !m->ids || !c) return;
+  int rep[64], val[64], n = cell_groups(p, m->ids, rep, val, 64);
+  if (n == 0) return;
+  int own = n == 1 && val[0] >= 0;   /* validation over its own run */
+  int pick = n == 1 ? (own ? val[0] : rep[0]) : least_recent(rep, val, n, shown);
+  shown[pick] = cx;
+  const GraphSeries *s = &p->series[pick];
+  uint8_t role = graph_series_role(s);
+  if (n > 1) {
+    p->shared = 1;
+    role = p->stripes ? role : GRAPH_ROLE_SHARED;
+  }
+  if (p->glyphs == GRAPH_ASCII) {
+    c->ch = graph_ascii_mark(s);
+  } else if (p->glyphs == GRAPH_BRAILLE) {
+    uint32_t base = c->ch >= BRAILLE_BLANK && c->ch <= BRAILLE_BLANK + 0xff ? c->ch : BRAILLE_BLANK;
+    c->ch = base | (own ? m->dots[1] : m->dots[0] | m->dots[1]);
+  } else {
+    int k = s->dashed ? 1 : 0;
+    c->ch = m->ch[k] ? m->ch[k] : m->ch[!k];
+  }
+  c->role = role;
+}
+
+static void resolve_cells(Plot *p) {
+  for (int cy = 0; cy < p->ph; cy++) {
+    int shown[64];
+    for (int i = 0; i < 64; i++) shown[i] = -1;
+    for (int cx = 0; cx < p->pw; cx++) resolve_cell(p, cy, cx, shown);
+  }
+}
+
+/* A Braille dot of series 'id' at dot (dx, dy); 'id' 0 draws into the
+** grid at once in 'role' (the reference line, beneath every series). */
 static void braille_dot(Plot *p, int dx, int dy, int id, uint8_t role) {
+  if (dx < 0 || dy < 0 || dy >= p->ph * 4) return;
+  uint8_t bit = braille_bit[dx % 2][dy % 4];
+  if (id) {
+    mix_put(p, dy / 4, dx / 2, id, bit, 0);
+    return;
+  }
   GraphCell *c = cell_at(p->cells, p->w, p->h, p->y0 + dy / 4, p->x0 + dx / 2);
-  if (!c || dx < 0 || dy < 0 || dy >= p->ph * 4) return;
+  if (!c) return;
   if (c->ch < BRAILLE_BLANK || c->ch > BRAILLE_BLANK + 0xff) c->ch = BRAILLE_BLANK;
-  c->ch |= braille_bit[dx % 2][dy % 4];
-  c->role = id ? claim(p, dy / 4, dx / 2, id, role) : role;
+  c->ch |= bit;
+  c->role = role;
 }
 
 /* Dashes by style (see GraphSeries): dashed, five dot columns drawn and
 ** three left out, so a gap reads as a gap even where a line is steep or
 ** thick; a colour's second use has short gaps in its solid line and short
-** dashes in its dashed one. */
-static int dash_on(const GraphSeries *s, int dx) {
+** dashes in its dashed one. Without colour, the series' pattern. */
+static int dash_on(const Plot *p, const GraphSeries *s, int dx) {
+  if (p->mono) return pattern_on(mono_pattern(s)->braille, dx);
   if (s->style % 2 == 0) return !s->dashed || dx % 8 < 5;
   return s->dashed ? dx % 8 < 2 : dx % 6 < 5;
 }
 
 /* The same without dots to leave out (block and ASCII): the n-th drawn
-** column of the series, or a gap. */
-static int sample_on(const GraphSeries *s, int n) {
+** column of the series, or a gap. ASCII marks tell series apart already,
+** so only their dashed lines leave columns out. */
+static int sample_on(const Plot *p, const GraphSeries *s, int n) {
+  if (p->mono && p->glyphs == GRAPH_BLOCK) return pattern_on(mono_pattern(s)->block, n);
   if (s->style % 2 == 0) return !s->dashed || n % 2 == 0;
   return s->dashed ? n % 3 == 0 : n % 3 != 2;
 }
 
-static void braille_line(Plot *p, int x0, int y0, int x1, int y1, int id, const GraphSeries *s, uint8_t role) {
+/* Two dots thick (on a tall plot), unless the series' pattern is light. */
+static int line_thick(const Plot *p, const GraphSeries *s) { return p->thick && (!p->mono || mono_pattern(s)->heavy); }
+
+static void braille_line(Plot *p, int x0, int y0, int x1, int y1, int id, const GraphSeries *s) {
   int dx = abs(x1 - x0), dy = -abs(y1 - y0);
   int stx = x0 < x1 ? 1 : -1, sty = y0 < y1 ? 1 : -1, e = dx + dy;
-  int ys = p->ph * 4;
+  int ys = p->ph * 4, thick = line_thick(p, s);
   for (;;) {
-    if (dash_on(s, x0)) {
-      braille_dot(p, x0, y0, id, role);
+    if (dash_on(p, s, x0)) {
+      braille_dot(p, x0, y0, id, 0);
       /* The second dot below, or above on the bottom row. */
-      if (p->thick) braille_dot(p, x0, y0 + 1 < ys ? y0 + 1 : y0 - 1, id, role);
+      if (thick) braille_dot(p, x0, y0 + 1 < ys ? y0 + 1 : y0 - 1, id, 0);
     }
     if (x0 == x1 && y0 == y1) break;
     int e2 = 2 * e;
@@ -330,31 +458,25 @@ static void braille_line(Plot *p, int x0, int y0, int x1, int y1, int id, const 
   }
 }
 
-static void cell_put(Plot *p, int cy, int cx, uint32_t ch, int id, uint8_t role) {
-  put(p->cells, p->w, p->h, p->y0 + cy, p->x0 + cx, ch, claim(p, cy, cx, id, role));
-}
-
 /* One sample of block or ASCII tier at column 'col', level row 'r' (top-down,
-** sy levels per cell), joined to the previous sample's level 'prev' (-1: none). */
-static void cell_sample(Plot *p, const GraphSeries *s, int col, int r, int prev, int id, uint8_t role) {
+** sy levels per cell), joined to the previous sample's level 'prev' (-1: none);
+** a light line without colour is not joined, which keeps it thin. */
+static void cell_sample(Plot *p, const GraphSeries *s, int col, int r, int prev, int id) {
   int cy = r / p->sy;
   if (p->glyphs == GRAPH_ASCII) {
-    GraphCell *c = cell_at(p->cells, p->w, p->h, p->y0 + cy, p->x0 + col);
-    uint8_t got = claim(p, cy, col, id, role);
-    if (c) c->ch = got == GRAPH_ROLE_SHARED ? (uint32_t)GRAPH_ASCII_SHARED : graph_ascii_mark(s), c->role = got;
+    mix_put(p, cy, col, id, 0, graph_ascii_mark(s));
     return;
   }
-  cell_put(p, cy, col, BLOCK_LOWER + (uint32_t)(p->sy - r % p->sy), id, role);
-  if (prev < 0) return;
+  mix_put(p, cy, col, id, 0, BLOCK_LOWER + (uint32_t)(p->sy - r % p->sy));
+  if (prev < 0 || (p->mono && !mono_pattern(s)->heavy)) return;
   int pc = prev / p->sy, lo = pc < cy ? pc : cy + 1, hi = pc < cy ? cy - 1 : pc;
-  for (int y = lo; y <= hi; y++) cell_put(p, y, col, BLOCK_LOWER + 8, id, role);
+  for (int y = lo; y <= hi; y++) mix_put(p, y, col, id, 0, BLOCK_LOWER + 8);
 }
 
 /* Reduce a series to one mean per sample column and draw it; 'id' is its
 ** index + 1. */
 static void plot_series(Plot *p, const GraphSeries *s, int id, double *sum, int *cnt) {
   int xs = p->pw * p->sx, ys = p->ph * p->sy;
-  uint8_t role = graph_series_role(s);
   memset(sum, 0, sizeof *sum * (size_t)xs);
   memset(cnt, 0, sizeof *cnt * (size_t)xs);
   for (int k = 0; k < s->n; k++) {
@@ -373,18 +495,18 @@ static void plot_series(Plot *p, const GraphSeries *s, int id, double *sum, int 
     double f = (p->hi - sum[c] / cnt[c]) / (p->hi - p->lo) * (ys - 1);
     int r = !(f > 0) ? 0 : f > ys - 1 ? ys - 1 : (int)lround(f);
     if (p->glyphs == GRAPH_BRAILLE) {
-      braille_line(p, pc < 0 ? c : pc, pc < 0 ? r : pr, c, r, id, s, role);
+      braille_line(p, pc < 0 ? c : pc, pc < 0 ? r : pr, c, r, id, s);
     } else {
       /* The columns between two samples take the line between them, so a
       ** series measured every few steps reads as a line, not as blips.
       ** A sample left out for the dashes leaves the next unjoined. */
       for (int cc = pc < 0 ? c : pc + 1; cc <= c; cc++) {
         int rr = cc == c ? r : pr + (int)lround((double)(r - pr) * (cc - pc) / (c - pc));
-        if (!sample_on(s, drawn++)) {
+        if (!sample_on(p, s, drawn++)) {
           prev = -1;
           continue;
         }
-        cell_sample(p, s, cc, rr, prev, id, role);
+        cell_sample(p, s, cc, rr, prev, id);
         prev = rr;
       }
     }
@@ -397,7 +519,6 @@ static void plot_series(Plot *p, const GraphSeries *s, int id, double *sum, int 
 ** rather than piled on the border. */
 static void scatter_series(Plot *p, const GraphSeries *s, int id) {
   int xs = p->pw * p->sx, ys = p->ph * p->sy;
-  uint8_t role = graph_series_role(s);
   for (int k = 0; k < s->n; k++) {
     double v = s->y[k];
     if (!isfinite(v) || (p->log_y && v <= 0)) continue;
@@ -405,12 +526,8 @@ static void scatter_series(Plot *p, const GraphSeries *s, int id) {
     if (!(fx >= 0 && fx <= 1 && fy >= 0 && fy <= 1)) continue;
     int c = (int)(fx * xs), r = (int)lround(fy * (ys - 1));
     if (c >= xs) c = xs - 1;
-    if (p->glyphs == GRAPH_BRAILLE) {
-      braille_dot(p, c, r, id, role);
-      continue;
-    }
-    uint8_t got = claim(p, r, c, id, role);
-    put(p->cells, p->w, p->h, p->y0 + r, p->x0 + c, got == GRAPH_ROLE_SHARED ? (uint32_t)GRAPH_ASCII_SHARED : graph_ascii_mark(s), got);
+    if (p->glyphs == GRAPH_BRAILLE) braille_dot(p, c, r, id, 0);
+    else mix_put(p, r, c, id, 0, graph_ascii_mark(s));
   }
 }
 
@@ -606,7 +723,7 @@ static int frame(const Graph *g, GraphCell *cells, int w, int h, int scatter, in
   if (h < 2 + pl->rows) return 0;
 
   *p = (Plot){.cells = cells, .w = w, .h = h, .y0 = pl->rows, .ph = h - 1 - pl->rows, .glyphs = g->glyphs,
-              .log_y = g->log_y, .series = g->series};
+              .log_y = g->log_y, .series = g->series, .n_series = g->n_series, .mono = g->mono};
   p->sx = g->glyphs == GRAPH_BRAILLE ? 2 : 1;
   p->sy = g->glyphs == GRAPH_BRAILLE ? 4 : g->glyphs == GRAPH_BLOCK && !scatter ? 8 : 1;
   p->thick = g->glyphs == GRAPH_BRAILLE && !scatter && p->ph >= 5;
@@ -637,21 +754,21 @@ static int plot_all(const Graph *g, Plot *p, int scatter) {
   int xs = p->pw * p->sx;
   double *sum = scatter ? NULL : malloc(sizeof *sum * (size_t)xs);
   int *cnt = scatter ? NULL : malloc(sizeof *cnt * (size_t)xs);
-  p->owner = calloc((size_t)p->pw * p->ph * 2, sizeof *p->owner);
+  p->mix = calloc((size_t)p->pw * p->ph, sizeof *p->mix);
   p->stripes = g->stripes;
-  int fine = p->owner && (scatter || (sum && cnt));
+  int fine = p->mix && (scatter || (sum && cnt));
   if (fine) {
     ref_line(g, p);
     for (int i = 0; i < g->n_series; i++) {
       if (scatter) scatter_series(p, &g->series[i], i + 1);
       else plot_series(p, &g->series[i], i + 1, sum, cnt);
     }
-    stripe_shared(p);
+    resolve_cells(p);
   }
   free(sum);
   free(cnt);
-  free(p->owner);
-  p->owner = NULL;
+  free(p->mix);
+  p->mix = NULL;
   return fine;
 }
 

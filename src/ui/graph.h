@@ -24,8 +24,15 @@
 ** Glyph tiers: Braille (2x4 dots per cell, lines joined), block (one sample
 ** per column, eight levels per cell) and ASCII (one sample per column, one
 ** mark per series), chosen once from the locale and switchable at run time.
-** Lines are two dots thick in Braille once the plot has 8 rows; a cell two
-** series touch takes GRAPH_ROLE_SHARED and the legend says "overlap".
+** Lines are two dots thick in Braille once the plot has 8 rows. A cell two
+** runs touch is shared, and the legend says "overlap": its lines (runs and
+** their validation) take such cells in turn along the row (with colour in
+** their colours, in ASCII with their marks); without colour a shared cell
+** takes GRAPH_ROLE_SHARED. Where a validation line lies over its own run's
+** alone, the validation is drawn.
+** Without colour ('mono'), each series has a line pattern of its own, by
+** its 'line' (solid, long dashes, short dashes, dots, then thin ones), and
+** the legend shows it; in ASCII each has its own mark with or without.
 */
 #ifndef TIELAB_UI_GRAPH_H
 #define TIELAB_UI_GRAPH_H
@@ -71,9 +78,16 @@ typedef struct GraphSeries {
                            an overlap; 0: its own */
   int style;            /* 1 for a colour used a second time: other ASCII marks and
                            dash pattern, so two runs of one colour still differ */
+  int line;             /* its place among the chart's lines, from 0 (the runs'
+                           order): its pattern without colour */
 } GraphSeries;
 
 uint8_t graph_series_role(const GraphSeries *s);
+
+/* The legend's sample of a series' line without colour: a box-drawing line
+** of its pattern's weight and dashes ("━", "╍", "┅", "┉", "─", "╌"; "┈"
+** for a dashed series). */
+uint32_t graph_mono_sample(const GraphSeries *s);
 
 /* Events are marked on the time axis by kind, and the legend names the
 ** kinds shown. */
@@ -104,6 +118,7 @@ typedef struct Graph {
   int runs_left_out;           /* runs the caller had no room for: "+N runs" */
   int stripes;                 /* shared cells striped in their series' colours
                                ** (with colour), else the shared role */
+  int mono;                    /* no colour: lines told apart by pattern */
 } Graph;
 
 /* Fill 'cells' (w*h, row-major) with the chart. Any size is accepted, down

@@ -7,6 +7,7 @@
 */
 #include "legend.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -27,6 +28,7 @@ uint32_t legend_event_mark(GraphEventKind kind, int ascii) { return event_marks[
 static uint32_t line_mark(const Graph *g, const GraphSeries *s, int scatter) {
   if (g->glyphs == GRAPH_ASCII || (scatter && g->glyphs == GRAPH_BLOCK)) return graph_ascii_mark(s);
   if (scatter) return BRAILLE_BLANK + 0x3f;   /* six dots */
+  if (g->mono) return graph_mono_sample(s);    /* no colour: the line's pattern */
   /* A colour's second use has shorter dashes, as its line does. */
   static const uint32_t lines[2][2] = {{0x2501, 0x2505}, {0x254d, 0x2509}};   /* ━ ┅, ╍ ┉ */
   return lines[s->style % 2][s->dashed ? 1 : 0];
@@ -51,18 +53,19 @@ static void add(Legend *l, LegendItem it) {
 }
 
 /* A dashed series' entry. Lines with one name ("val") have one entry,
-** except in ASCII with 'val_each', where each has its own mark; when they
-** share it, the entry shows the first and last mark. */
+** except in ASCII with 'val_each', where each mark of its own has its own
+** entry; when they share it, the entry shows the first and last mark. */
 static void dashed_item(const Graph *g, Legend *l, const GraphSeries *s, int scatter, int val_each) {
   int ascii = g->glyphs == GRAPH_ASCII;
   uint32_t mark = line_mark(g, s, scatter);
-  if (!(ascii && val_each))
-    for (int k = 0; k < l->n; k++)
-      if (!l->item[k].is_run && l->item[k].mark && strcmp(l->item[k].name, s->name) == 0) {
-        if (ascii && l->item[k].mark != mark) l->item[k].last = mark;
-        return;
-      }
-  add(l, (LegendItem){.mark = mark, .role = graph_series_role(s), .name = s->name, .gap = ascii});
+  for (int k = 0; k < l->n; k++)
+    if (!l->item[k].is_run && l->item[k].mark && strcmp(l->item[k].name, s->name) == 0 &&
+        (!(ascii && val_each) || l->item[k].mark == mark)) {
+      if (ascii && l->item[k].mark != mark) l->item[k].last = mark;
+      return;
+    }
+  int letter = mark < 0x80 && isalpha((int)mark);   /* "a val", but ":val" */
+  add(l, (LegendItem){.mark = mark, .role = graph_series_role(s), .name = s->name, .gap = ascii && letter});
 }
 
 void legend_items(const Graph *g, Legend *l, int scatter, int shared, int val_each, const int *kinds) {

@@ -241,22 +241,23 @@ static void why_short(const AutosaveFolder *f, char *buf, size_t cap) {
   else snprintf(buf, cap, "the folder no longer holds what its save wrote");
 }
 
-/* "resumed a (step 5) from DIR", and what was expected and not found. */
+/* "resumed a (step 5) from DIR"; when the folder falls short, what it
+** lacks comes first, where a one-line message shows it. Returns whether
+** it falls short. */
 static int resume_note(const AutosaveFolder *f, const char *runs, const Shortfall *sf, char *note, size_t cap) {
-  int n = snprintf(note, cap, "resumed %s from %s", runs[0] ? runs : "no run", f->dir);
-  const char *parts[][2] = {{"; not found: ", sf->missing}, {"; older than saved: ", sf->stale},
-                            {"; left out, not in the lab saved: ", sf->extra}};
-  int short_ = 0;
-  for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
-    if (!parts[i][1][0] || n < 0 || (size_t)n >= cap) continue;
-    n += snprintf(note + n, cap - (size_t)n, "%s%s", parts[i][0], parts[i][1]);
-    short_ = 1;
-  }
-  if (short_ && n >= 0 && (size_t)n < cap) {
+  const char *parts[][2] = {{"not found: ", sf->missing}, {"older than saved: ", sf->stale},
+                            {"left out, not in the lab saved: ", sf->extra}};
+  size_t n = 0;
+  note[0] = '\0';
+  for (size_t i = 0; i < sizeof parts / sizeof parts[0] && n < cap; i++)
+    if (parts[i][1][0]) n += (size_t)snprintf(note + n, cap - n, "%s%s%s", n ? "; " : "", parts[i][0], parts[i][1]);
+  int short_ = n > 0;
+  if (short_ && n < cap) {
     char why[128];
     why_short(f, why, sizeof why);
-    snprintf(note + n, cap - (size_t)n, " (%s)", why);
+    n += (size_t)snprintf(note + n, cap - n, " (%s); ", why);
   }
+  if (n < cap) snprintf(note + n, cap - n, "resumed %s from %s", runs[0] ? runs : "no run", f->dir);
   return short_;
 }
 

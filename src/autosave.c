@@ -306,8 +306,10 @@ static void free_names(char **names, int n) {
 
 /* One look at the folders, newest first: 0 and 'f' filled when one is
 ** chosen, 1 when a live owner is to be waited for, -1 when none has
-** anything. 'waiting' is the pid last said to be waited for. */
-static int choose_folder(const char *root, AutosaveFolder *f, int may_wait, long *waiting, FILE *say, Err *err) {
+** anything, -2 with 'err'. 'waiting' is the pid last said to be waited
+** for (each is said once). */
+static int choose_folder(const char *root, AutosaveFolder *f, int may_wait, double wait_s, long *waiting, FILE *say,
+                         Err *err) {
   char **names = NULL;
   int n = session_folders(root, &names, err), rc = -1;
   if (n < 0) return -2;
@@ -317,9 +319,11 @@ static int choose_folder(const char *root, AutosaveFolder *f, int may_wait, long
     long w = writer_pid(path);
     int alive = w > 0 && pid_alive(w), saved = has_checkpoint(path) || has_file(path, AUTOSAVE_MANIFEST);
     if (alive && may_wait) {
-      if (say && *waiting != w)
-        fprintf(say, "tielab: %s is still being written by process %ld: waiting for it (at most %.0f s)\n", path, w,
-                AUTOSAVE_WAIT_SECONDS);
+      if (say && *waiting != w && has_file(path, AUTOSAVE_MANIFEST))
+        fprintf(say, "tielab: process %ld is saving to %s: waiting for it (at most %.0f s)\n", w, path, wait_s);
+      else if (say && *waiting != w)
+        fprintf(say, "tielab: the lab of process %ld, which saves to %s when it ends, still runs: "
+                "waiting for it (at most %.0f s)\n", w, path, wait_s);
       *waiting = w;
       rc = 1;
     } else if (alive && !saved) {
@@ -343,7 +347,7 @@ int autosave_latest(AutosaveFolder *f, double wait_s, FILE *say, Err *err) {
   double deadline = clock_seconds() + wait_s;
   long waiting = 0;
   int rc;
-  while ((rc = choose_folder(root, f, clock_seconds() < deadline, &waiting, say, err)) == 1) {
+  while ((rc = choose_folder(root, f, clock_seconds() < deadline, wait_s, &waiting, say, err)) == 1) {
     struct timespec poll = {0, 50 * 1000 * 1000};
     nanosleep(&poll, NULL);
   }

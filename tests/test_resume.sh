@@ -65,13 +65,13 @@ sh -c '
   rm "$1/.writer"
 ' writer "$dir" "$manifest" &
 writer=$!
-wait_grep . "$dir/.writer" 100
+wait_grep . "$dir/.writer" 100 && wait_grep . "$dir/manifest" 100
 resume "$tmp/live"
 rc=$?
 wait $writer
 grep -q "^resumed alpha (step 1), beta (step 2), gamma (step 3) from $dir$" out
 check $? "a live writer's folder: --resume waits for it, then reopens every run (status $rc)"
-grep -q "$dir is still being written by process $writer: waiting for it" err
+grep -q "^tielab: process $writer is saving to $dir: waiting for it" err
 check $? "and says on stderr which folder and which process it waits for"
 
 # ---------------------------------------------------------------- a dead writer

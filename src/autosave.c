@@ -237,10 +237,11 @@ static long writer_pid(const char *dir) {
 /* A process we may not signal (EPERM) exists all the same. */
 static int pid_alive(long pid) { return kill((pid_t)pid, 0) == 0 || errno == EPERM; }
 
-static int has_file(const char *dir, const char *leaf) {
+/* <dir>/<leaf> is there and not empty (a manifest of no run saves nothing). */
+static int has_content(const char *dir, const char *leaf) {
   char path[4400];
   struct stat sb;
-  return join(path, sizeof path, dir, leaf) == 0 && stat(path, &sb) == 0;
+  return join(path, sizeof path, dir, leaf) == 0 && stat(path, &sb) == 0 && sb.st_size > 0;
 }
 
 /* The manifest's lines into 'f' (n_want -1 when there is no manifest). */
@@ -317,9 +318,9 @@ static int choose_folder(const char *root, AutosaveFolder *f, int may_wait, doub
     char path[sizeof f->dir];
     if (join(path, sizeof path, root, names[i]) < 0) continue;
     long w = writer_pid(path);
-    int alive = w > 0 && pid_alive(w), saved = has_checkpoint(path) || has_file(path, AUTOSAVE_MANIFEST);
+    int alive = w > 0 && pid_alive(w), saved = has_checkpoint(path) || has_content(path, AUTOSAVE_MANIFEST);
     if (alive && may_wait) {
-      if (say && *waiting != w && has_file(path, AUTOSAVE_MANIFEST))
+      if (say && *waiting != w && has_content(path, AUTOSAVE_MANIFEST))
         fprintf(say, "tielab: process %ld is saving to %s: waiting for it (at most %.0f s)\n", w, path, wait_s);
       else if (say && *waiting != w)
         fprintf(say, "tielab: the lab of process %ld, which saves to %s when it ends, still runs: "

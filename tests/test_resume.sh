@@ -95,12 +95,18 @@ resume "$tmp/dead"
 grep -q "^older than saved: beta (step 2, not 5) (process $gone ended before its save was complete); resumed alpha (step 1), beta (step 2) from $dir$" out
 check $? "a checkpoint older than the manifest's step is reopened and named as older"
 
+# A checkpoint of a run the save no longer held (removed since an earlier save).
+printf '%s\n' "1 alpha.safetensors alpha" >"$dir/manifest"
+resume "$tmp/dead"
+grep -q "^left out, not in the lab saved: beta.safetensors (process $gone ended before its save was complete); resumed alpha (step 1) from $dir$" out
+check $? "a checkpoint the manifest does not list is left out, and named"
+
 # Nothing written but the manifest: nothing to reopen, and it says what is lost.
 rm "$dir"/*.safetensors
 printf '%s\n' "$manifest" >"$dir/manifest"
 resume "$tmp/dead"
 rc=$?
-[ $rc = 1 ] && grep -q "nothing to resume: .*not found: alpha (step 1), beta (step 2), gamma (step 3)" err
+[ $rc = 1 ] && grep -q "^tielab: nothing to resume in $dir: not found: alpha (step 1), beta (step 2), gamma (step 3) (process $gone ended" err
 check $? "a save that wrote no checkpoint: an error naming every run it meant to write (status $rc)"
 
 # ---------------------------------------------------------------- the race

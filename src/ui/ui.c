@@ -241,24 +241,20 @@ static void why_short(const AutosaveFolder *f, char *buf, size_t cap) {
   else snprintf(buf, cap, "the folder no longer holds what its save wrote");
 }
 
-/* "resumed a (step 5) from DIR"; when the folder falls short, what it
-** lacks comes first, where a one-line message shows it. Returns whether
-** it falls short. */
-static int resume_note(const AutosaveFolder *f, const char *runs, const Shortfall *sf, char *note, size_t cap) {
+/* What the folder lacks, "not found: b (step 5) (why)" in 'note', or "";
+** returns whether it falls short. */
+static int shortfall_note(const AutosaveFolder *f, const Shortfall *sf, char *note, size_t cap) {
   const char *parts[][2] = {{"not found: ", sf->missing}, {"older than saved: ", sf->stale},
                             {"left out, not in the lab saved: ", sf->extra}};
   size_t n = 0;
   note[0] = '\0';
   for (size_t i = 0; i < sizeof parts / sizeof parts[0] && n < cap; i++)
     if (parts[i][1][0]) n += (size_t)snprintf(note + n, cap - n, "%s%s%s", n ? "; " : "", parts[i][0], parts[i][1]);
-  int short_ = n > 0;
-  if (short_ && n < cap) {
-    char why[128];
-    why_short(f, why, sizeof why);
-    n += (size_t)snprintf(note + n, cap - n, " (%s); ", why);
-  }
-  if (n < cap) snprintf(note + n, cap - n, "resumed %s from %s", runs[0] ? runs : "no run", f->dir);
-  return short_;
+  if (n == 0 || n >= cap) return n > 0;
+  char why[128];
+  why_short(f, why, sizeof why);
+  snprintf(note + n, cap - n, " (%s)", why);
+  return 1;
 }
 
 /* Every checkpoint of the newest autosave folder, in name order, once its
@@ -281,9 +277,12 @@ static int resume(Ui *ui, char *note, size_t note_cap, int *short_, Err *err) {
   for (int i = 0; i < n; i++) free(names[i]);
   free(names);
   if (rc == 0) {
-    *short_ = resume_note(&f, runs, &sf, note, note_cap);
-    if (!runs[0]) rc = err_set(err, "nothing to resume: %s", note);
-    else if (*short_) fprintf(stderr, "tielab: %s\n", note);
+    /* What falls short comes first, where a one-line message shows it. */
+    *short_ = shortfall_note(&f, &sf, note, note_cap);
+    size_t len = strlen(note);
+    if (!runs[0]) rc = err_set(err, "nothing to resume in %s%s%s", f.dir, len ? ": " : "", note);
+    else snprintf(note + len, note_cap - len, "%sresumed %s from %s", len ? "; " : "", runs, f.dir);
+    if (rc == 0 && *short_) fprintf(stderr, "tielab: %s\n", note);
   }
   autosave_folder_free(&f);
   return rc;

@@ -24,9 +24,14 @@ wait_grep() {
   return 1
 }
 # resume STATE: --resume in the line mode with state folder STATE, stdin at
-# its end (so it quits at once), into 'out' and 'err'.
+# its end (so it quits at once), into 'out' and 'err'. The lab it opens may
+# save into a folder of its own as it quits: that folder is removed, so the
+# next --resume finds the test's folder again.
 resume() {
   XDG_STATE_HOME="$1" TERM=dumb timeout 60 "$tielab" --resume $TINY </dev/null >out 2>err
+  status=$?
+  find "$1/tielab/autosave" -mindepth 1 -maxdepth 1 ! -name 20200101-000000-1 -exec rm -rf {} +
+  return $status
 }
 show() { awk '{ print "#   " $0 }' out err | head -20; }
 # check STATUS DESCRIPTION: ok, and what --resume said when it failed.

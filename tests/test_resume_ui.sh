@@ -21,7 +21,8 @@ while [ $round -le 3 ]; do
   type_line 'for i = 1, 3 do lab.run{name = "extra" .. i, seed = i} end print("lab of " .. #lab.runs .. " runs")'
   wait_for '^lab of 5 runs' 100
   ready=$?
-  kill -HUP "$(tielab_pid)"
+  lab=$(tielab_pid)
+  kill -HUP "$lab"
   env XDG_STATE_HOME="$state" TERM=dumb timeout 60 "$TIELAB" --resume $MODEL </dev/null >"$WORK/out" 2>"$WORK/err"
   wait_dead 100
   all=0
@@ -37,9 +38,10 @@ done
 
 # ---------------------------------------------------------------- a save cut short
 # The folder of a lab that died after one of its two checkpoints: the
-# checkpoints of the last round's lab, the manifest it wrote, one checkpoint
-# removed and its writer's marker put back with a pid that no longer exists.
-from=$(ls -d "$WORK"/race3/tielab/autosave/*/ | head -n 1)
+# checkpoints of the last round's lab (its folder ends in its pid), the
+# manifest it wrote, one checkpoint removed and its writer's marker put back
+# with a pid that no longer exists.
+from=$(ls -d "$WORK"/race3/tielab/autosave/*-"$lab")
 dir=$WORK/cut/tielab/autosave/20200101-000000-1
 mkdir -p "$dir"
 grep -E ' (tied|untied)$' "$from/manifest" >"$dir/manifest"

@@ -305,12 +305,35 @@ static void free_names(char **names, int n) {
   free(names);
 }
 
+/* What --resume waits for: since when, and the owner (and whether it was
+** saving) it last said it waits for. */
+typedef struct {
+  double since;
+  long pid;
+  int saving;
+} Wait;
+
+/* Whether to wait for the live owner 'w' of 'path' (said when that is
+** news): a save under way ('busy': its manifest is written) gets longer
+** than a lab that has not begun one. */
+static int keep_waiting(Wait *wt, const char *path, long w, int busy, FILE *say) {
+  double bound = busy ? AUTOSAVE_WAIT_SAVING : AUTOSAVE_WAIT_RUNNING;
+  if (clock_seconds() - wt->since >= bound) return 0;
+  if (wt->pid == w && wt->saving == busy) return 1;
+  if (say && busy)
+    fprintf(say, "tielab: process %ld is saving to %s: waiting for it (at most %.0f s)\n", w, path, bound);
+  else if (say)
+    fprintf(say, "tielab: the lab of process %ld, which saves to %s when it ends, still runs: "
+            "waiting for it (at most %.0f s)\n", w, path, bound);
+  wt->pid = w;
+  wt->saving = busy;
+  return 1;
+}
+
 /* One look at the folders, newest first: 0 and 'f' filled when one is
 ** chosen, 1 when a live owner is to be waited for, -1 when none has
-** anything, -2 with 'err'. 'waiting' is the pid last said to be waited
-** for (each is said once). */
-static int choose_folder(const char *root, AutosaveFolder *f, int may_wait, double wait_s, long *waiting, FILE *say,
-                         Err *err) {
+** anything, -2 with 'err'. */
+static int choose_folder(const char *root, AutosaveFolder *f, Wait *wt, FILE *say, Err *err) {
   char **names = NULL;
   int n = session_folders(root, &names, err), rc = -1;
   if (n < 0) return -2;
@@ -318,14 +341,9 @@ static int choose_folder(const char *root, AutosaveFolder *f, int may_wait, doub
     char path[sizeof f->dir];
     if (join(path, sizeof path, root, names[i]) < 0) continue;
     long w = writer_pid(path);
-    int alive = w > 0 && pid_alive(w), saved = has_checkpoint(path) || has_content(path, AUTOSAVE_MANIFEST);
-    if (alive && may_wait) {
-      if (say && *waiting != w && has_content(path, AUTOSAVE_MANIFEST))
-        fprintf(say, "tielab: process %ld is saving to %s: waiting for it (at most %.0f s)\n", w, path, wait_s);
-      else if (say && *waiting != w)
-        fprintf(say, "tielab: the lab of process %ld, which saves to %s when it ends, still runs: "
-                "waiting for it (at most %.0f s)\n", w, path, wait_s);
-      *waiting = w;
+    int alive = w > 0 && pid_alive(w), busy = has_content(path, AUTOSAVE_MANIFEST);
+    int saved = busy || has_checkpoint(path);
+    if (alive && keep_waiting(wt, path, w, busy, say)) {
       rc = 1;
     } else if (alive && !saved) {
       if (say) fprintf(say, "tielab: passing over %s: process %ld still runs there and has saved nothing\n", path, w);
@@ -340,15 +358,14 @@ static int choose_folder(const char *root, AutosaveFolder *f, int may_wait, doub
   return rc;
 }
 
-int autosave_latest(AutosaveFolder *f, double wait_s, FILE *say, Err *err) {
+int autosave_latest(AutosaveFolder *f, FILE *say, Err *err) {
   char root[4096];
   memset(f, 0, sizeof *f);
   f->n_want = -1;
   if (autosave_state_path(root, sizeof root, "autosave", err) < 0) return -1;
-  double deadline = clock_seconds() + wait_s;
-  long waiting = 0;
+  Wait wt = {clock_seconds(), 0, 0};
   int rc;
-  while ((rc = choose_folder(root, f, clock_seconds() < deadline, wait_s, &waiting, say, err)) == 1) {
+  while ((rc = choose_folder(root, f, &wt, say, err)) == 1) {
     struct timespec poll = {0, 50 * 1000 * 1000};
     nanosleep(&poll, NULL);
   }
@@ -356,7 +373,7 @@ int autosave_latest(AutosaveFolder *f, double wait_s, FILE *say, Err *err) {
   if (rc < 0) return err_set(err, "nothing to resume: no saved lab in %s", root);
   if (f->writer_alive && say)
     fprintf(say, "tielab: process %ld is still writing %s after %.0f s: reopening what is complete\n", f->writer,
-            f->dir, wait_s);
+            f->dir, clock_seconds() - wt.since);
   return read_manifest(f, err);
 }
 

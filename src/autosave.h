@@ -31,8 +31,11 @@
 #define AUTOSAVE_EXT ".safetensors"
 #define AUTOSAVE_WRITER ".writer"
 #define AUTOSAVE_MANIFEST "manifest"
-/* How long --resume waits for a live owner to finish its folder. */
-#define AUTOSAVE_WAIT_SECONDS 10.0
+/* How long --resume waits for a live owner to finish its folder: one whose
+** save is under way (a big lab writes for a while), and one that has not
+** begun a save (another lab, running on, or one just told to end). */
+#define AUTOSAVE_WAIT_SAVING 60.0
+#define AUTOSAVE_WAIT_RUNNING 10.0
 
 /* $XDG_STATE_HOME/tielab/<leaf> in 'buf'; the tielab folder is created. */
 int autosave_state_path(char *buf, size_t cap, const char *leaf, Err *err);
@@ -88,10 +91,10 @@ typedef struct {
 
 /* The newest session folder (other than this one) with something saved,
 ** into 'f' (free with autosave_folder_free). A folder whose owner is still
-** alive is waited for, up to 'wait_s' seconds, saying so on 'say'; once
-** the wait has run out, a live owner's folder with nothing saved is passed
-** over (said too). -1 with 'err' when there is none. */
-int autosave_latest(AutosaveFolder *f, double wait_s, FILE *say, Err *err);
+** alive is waited for (AUTOSAVE_WAIT_*), saying so on 'say'; once the wait
+** has run out, a live owner's folder with nothing saved is passed over
+** (said too). -1 with 'err' when there is none. */
+int autosave_latest(AutosaveFolder *f, FILE *say, Err *err);
 void autosave_folder_free(AutosaveFolder *f);
 
 /* The manifest entry of checkpoint 'file' in 'f', or NULL. */

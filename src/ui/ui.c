@@ -264,7 +264,7 @@ static int shortfall_note(const AutosaveFolder *f, const Shortfall *sf, char *no
 static int resume(Ui *ui, char *note, size_t note_cap, int *short_, Err *err) {
   AutosaveFolder f;
   char **names = NULL;
-  if (autosave_latest(&f, AUTOSAVE_WAIT_SECONDS, stderr, err) < 0) return -1;
+  if (autosave_latest(&f, stderr, err) < 0) return -1;
   int n = autosave_list(f.dir, &names, err), rc = n < 0 ? -1 : 0;
   char runs[2048] = "";
   Shortfall sf = {"", "", ""};

@@ -8,15 +8,34 @@
 ** lab's screen (on SIGHUP, SIGTERM and quit) and headless mode (on an
 ** interrupt) save there, so a dropped link never loses a run; a new session
 ** never touches an older one's files, and --resume reopens the newest.
+**
+** A folder says who may still write it and what a save holds:
+**   .writer   the pid of the process that owns the folder, there from the
+**             lab's start (or a headless save's) until a save is complete;
+**             --resume waits for a live owner, and takes a dead owner's
+**             marker for a save cut short;
+**   manifest  written (aside, renamed, fsynced) before a save's first
+**             checkpoint: one line per run, "<step> <file> <name>", so
+**             that --resume knows exactly what to expect.
+** A checkpoint itself is never half-written (run_save writes it aside and
+** renames it).
 */
 #ifndef TIELAB_AUTOSAVE_H
 #define TIELAB_AUTOSAVE_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "lab/lab.h"
 
 #define AUTOSAVE_EXT ".safetensors"
+#define AUTOSAVE_WRITER ".writer"
+#define AUTOSAVE_MANIFEST "manifest"
+/* How long --resume waits for a live owner to finish its folder: one whose
+** save is under way (a big lab writes for a while), and one that has not
+** begun a save (another lab, running on, or one just told to end). */
+#define AUTOSAVE_WAIT_SAVING 60.0
+#define AUTOSAVE_WAIT_RUNNING 10.0
 
 /* $XDG_STATE_HOME/tielab/<leaf> in 'buf'; the tielab folder is created. */
 int autosave_state_path(char *buf, size_t cap, const char *leaf, Err *err);
@@ -24,9 +43,22 @@ int autosave_state_path(char *buf, size_t cap, const char *leaf, Err *err);
 /* This session's autosave folder in 'buf', created. */
 int autosave_dir(char *buf, size_t cap, Err *err);
 
-/* The newest session folder (other than this one) that holds a checkpoint;
-** -1 with 'err' when there is none. */
-int autosave_latest(char *buf, size_t cap, Err *err);
+/* Mark this session's folder as owned by this live process (its
+** '.writer', fsynced), so that a --resume started while this lab ends
+** waits for its save. */
+int autosave_claim(Err *err);
+
+/* Before a save's first checkpoint: the folder 'dir' claimed and its
+** manifest of every run of 'lab' (file and step) written. */
+int autosave_begin(const char *dir, Lab *lab, Err *err);
+
+/* After a save's last checkpoint: when 'complete', the folder no longer has
+** a writer; otherwise its marker stays, for --resume to report. */
+void autosave_end(const char *dir, int complete);
+
+/* At the end of the session: the claim given back unless a save was cut
+** short; a folder left with nothing saved is removed. */
+void autosave_release(void);
 
 /* Save 'r' as <dir>/<name>.safetensors (written whole, then renamed). */
 int autosave_run(const char *dir, Run *r, Err *err);
@@ -38,5 +70,34 @@ void autosave_prune(Lab *lab, const char *dir);
 /* Checkpoint file names in 'dir', sorted, at most 'cap' (malloc'd; free
 ** each and the array). Returns the count, or -1 with 'err'. */
 int autosave_list(const char *dir, char ***names, Err *err);
+
+/* ------------------------------------------------------------ reading */
+
+/* One run a save meant to write: its checkpoint's file name and step. */
+typedef struct {
+  char file[160];
+  char name[128];
+  long step;
+} AutosaveEntry;
+
+/* The folder --resume reopens, as autosave_latest found it. */
+typedef struct {
+  char dir[4096];
+  AutosaveEntry *want;   /* the manifest's runs (malloc'd), or NULL: none */
+  int n_want;            /* -1: no manifest (a folder of an older tielab) */
+  long writer;           /* pid of a save that never finished, or 0 */
+  int writer_alive;      /* that writer still runs (the wait ran out) */
+} AutosaveFolder;
+
+/* The newest session folder (other than this one) with something saved,
+** into 'f' (free with autosave_folder_free). A folder whose owner is still
+** alive is waited for (AUTOSAVE_WAIT_*), saying so on 'say'; once the wait
+** has run out, a live owner's folder with nothing saved is passed over
+** (said too). -1 with 'err' when there is none. */
+int autosave_latest(AutosaveFolder *f, FILE *say, Err *err);
+void autosave_folder_free(AutosaveFolder *f);
+
+/* The manifest entry of checkpoint 'file' in 'f', or NULL. */
+const AutosaveEntry *autosave_wanted(const AutosaveFolder *f, const char *file);
 
 #endif

@@ -272,8 +272,14 @@ static void save_interrupted(Lab *lab) {
     fprintf(stderr, "tielab: cannot save the run: %s\n", err.msg);
     return;
   }
+  int complete = autosave_begin(dir, lab, &err) == 0;   /* the manifest first: --resume knows what to expect */
+  if (!complete) fprintf(stderr, "tielab: cannot save the run: %s\n", err.msg);
   for (int i = 0; i < lab_n_runs(lab); i++)
-    if (autosave_run(dir, lab_run(lab, i), &err) < 0) fprintf(stderr, "tielab: cannot save the run: %s\n", err.msg);
+    if (autosave_run(dir, lab_run(lab, i), &err) < 0) {
+      fprintf(stderr, "tielab: cannot save the run: %s\n", err.msg);
+      complete = 0;
+    }
+  autosave_end(dir, complete);
   fprintf(stderr, "tielab: saved in %s (tielab --resume reopens it)\n", dir);
 }
 

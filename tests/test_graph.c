@@ -412,7 +412,7 @@ static void test_legend_rows(void) {
   g.series = runs, g.n_series = 4;
   render(&g, 25, 10);
   same(line(0), "loss *untied otie~n2     \n", "legend: names cut in the middle, so their ends still tell them apart ...");
-  same(line(1), "+tie~n5 xtie~10 #overlap \n", "... on both rows; 'overlap' is never cut");
+  same(line(1), "+tie~n5 xtie~10 *overlap \n", "... on both rows; 'overlap' is never cut");
   g.series = s, g.n_series = 3;
   g.title = "a long title";
   render(&g, 8, 10);
@@ -612,7 +612,7 @@ static void test_many_runs(void) {
   Graph g = {.title = "loss", .glyphs = GRAPH_ASCII, .x_min = 0, .x_max = 11, .y_min = 0, .y_max = 2, .series = s,
              .n_series = 4};
   render(&g, 40, 8);
-  same(line(0), "loss *a :val Xg #overlap                \n",
+  same(line(0), "loss *a :val Xg *overlap                \n",
        "ASCII: runs of one colour have other marks, the validation lines one lighter mark and entry");
   g.runs_left_out = 3;
   render(&g, 40, 8);
@@ -636,7 +636,7 @@ static void test_legend_names_apart(void) {
              .y_max = 2, .series = s, .n_series = 5, .has_ref = 1, .ref_y = 1, .ref_label = "out=in"};
   render(&g, 39, 8);
   same(line(0), "grad out/in (log) *tied oun~ed +ti~x2  \n", "legend: cut names keep what tells them apart ...");
-  same(line(1), "xti~x5 @ti~10 .out=in #overlap         \n", "... on both rows");
+  same(line(1), "xti~x5 @ti~10 .out=in *overlap         \n", "... on both rows");
   for (int w = 20; w <= 60; w++) {
     render(&g, w, 8);
     char got[2][1024];

@@ -88,8 +88,10 @@ void legend_items(const Graph *g, Legend *l, int scatter, int shared, int val_ea
   for (int k = 0; k < 3; k++)
     if (kinds[k]) add(l, (LegendItem){.mark = event_marks[k][ascii], .role = GRAPH_ROLE_EVENT, .name = event_names[k]});
   if (shared)
-    add(l, (LegendItem){.mark = ascii ? (uint32_t)GRAPH_ASCII_SHARED : g->stripes ? 0x259a : 0x2588,
-                        .role = GRAPH_ROLE_SHARED, .name = "overlap"});
+    /* ASCII shows the marks of a shared cell's runs in turn, in the
+    ** shared role (reverse video without colour): a run's mark so. */
+    add(l, (LegendItem){.mark = ascii ? (uint32_t)'*' : g->stripes ? 0x259a : 0x2588, .role = GRAPH_ROLE_SHARED,
+                        .name = "overlap"});
 }
 
 /* Cells a character of 'cols' columns (width.h) takes: a wide one two,

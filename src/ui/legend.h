@@ -57,9 +57,7 @@ void legend_draw(const Legend *l, const LegendPlan *pl, GraphCell *cells, int w,
 /* An event's mark on the time axis by kind (Unicode or ASCII). */
 uint32_t legend_event_mark(GraphEventKind kind, int ascii);
 
-/* Shared with graph.c: a series' ASCII mark, and the mark of a cell two
-** series share. */
+/* Shared with graph.c: a series' ASCII mark. */
 uint32_t graph_ascii_mark(const GraphSeries *s);
-#define GRAPH_ASCII_SHARED '#'
 
 #endif

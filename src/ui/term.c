@@ -200,8 +200,9 @@ attr_t term_attr(const Term *t, int role) {
   if (role >= ROLE_SERIES) {
     int i = (role & (GRAPH_COLORS - 1)) % TERM_SERIES_COLORS, tint = role & GRAPH_ROLE_TINT;
     attr_t bold = role & GRAPH_ROLE_BOLD ? A_BOLD : A_NORMAL;
-    /* Without colour every other series is bold, a tint is dim. */
-    if (!t->color) return (i % 2 ? A_BOLD : A_NORMAL) | bold | (tint ? A_DIM : A_NORMAL);
+    /* Without colour the lines' patterns tell them apart (graph.c): bold
+    ** is the selected run's alone, a tint is dim. */
+    if (!t->color) return bold | (tint ? A_DIM : A_NORMAL);
     /* Eight colours have no second shade: the tint is dim. */
     if (tint) return COLOR_PAIR(PAIR_TINT + i) | bold | (t->colors256 ? A_NORMAL : A_DIM);
     return COLOR_PAIR(PAIR_SERIES + i) | bold;

@@ -275,6 +275,13 @@ for size in 80x24 100x30 120x40 200x60; do
   check $? "$size: the newest point (step $step) within the last 10% of the loss chart's width ($across% across)"
 
   no_cut "$size lab view"
+  set -- $(rect alignchart)
+  if [ -n "$1" ]; then
+    # the alignment chart's scores are cosines and CKA: its y axis stops at 1
+    top=$(screen | sed -n "$(($1 + 2)),$(($1 + $3))p" | cols "$2" "$4" | sed -n 's/^ *\([-0-9.][0-9.]*\)[│┤].*/\1/p' | sort -g | tail -n 1)
+    [ -n "$top" ] && awk -v t="$top" 'BEGIN { exit !(t <= 1) }'
+    check $? "$size: the alignment chart's y axis ends at or below 1 (top label ${top:-none})"
+  fi
   screen | grep -q 'tuned lens (online) acc tied'
   check $? "$size: the lens panel says the tuned lens is the online one"
   key Tab

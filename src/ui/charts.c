@@ -87,6 +87,7 @@ typedef struct ChartSpec {
   const char *title;
   int log_y;
   const char *ref_label;   /* a reference line at y = 1, so named; NULL: none */
+  double y_cap;            /* the axis never goes above this (cosines: 1); 0: none */
 } ChartSpec;
 
 /* Render 'series' into the panel with the shared time axis and the panel's
@@ -111,7 +112,7 @@ static void draw_chart(Ui *ui, WINDOW *win, int h, int w, const ChartSpec *cs, G
              .ref_y = 1,
              .ref_label = cs->ref_label,
              .y_min = sc->set ? sc->lo : lo,
-             .y_max = sc->set ? sc->hi : hi,
+             .y_max = fmin(sc->set ? sc->hi : hi, cs->y_cap > 0 ? cs->y_cap : INFINITY),
              .series = series,
              .n_series = n,
              .events = ev,
@@ -159,7 +160,7 @@ static int run_series(Ui *ui, GraphSeries *s, int cap, const char *name, const c
 void panel_loss(Ui *ui, WINDOW *win, int h, int w) {
   GraphSeries s[UI_SLOTS];
   int left_out, n = run_series(ui, s, UI_SLOTS, "loss", "val_loss", &left_out);
-  ChartSpec cs = {P_LOSS, "loss", 0, NULL};
+  ChartSpec cs = {P_LOSS, "loss", 0, NULL, 0};
   draw_chart(ui, win, h, w, &cs, s, n, left_out);
 }
 
@@ -167,7 +168,7 @@ void panel_ratio(Ui *ui, WINDOW *win, int h, int w) {
   GraphSeries s[UI_SLOTS];
   int left_out, n = run_series(ui, s, UI_SLOTS, "grad_ratio", NULL, &left_out);
   /* Out/in = 1 is the threshold: above it the output gradient dominates. */
-  ChartSpec cs = {P_RATIO, "grad out/in", 1, "out=in"};
+  ChartSpec cs = {P_RATIO, "grad out/in", 1, "out=in", 0};
   draw_chart(ui, win, h, w, &cs, s, n, left_out);
 }
 
@@ -188,7 +189,7 @@ void panel_extra(Ui *ui, WINDOW *win, int h, int w) {
       s[n] = (GraphSeries){.name = name, .x = x, .y = y, .n = k, .color = i % TERM_SERIES_COLORS, .line = i};
       n++;
     }
-    ChartSpec cs = {P_EXTRA, only ? only : "plots", 0, NULL};
+    ChartSpec cs = {P_EXTRA, only ? only : "plots", 0, NULL, 0};
     draw_chart(ui, win, h, w, &cs, s, n, 0);
     return;
   }
@@ -201,7 +202,7 @@ void panel_extra(Ui *ui, WINDOW *win, int h, int w) {
     int k = ui_series(ui, i, r->hist, norms[i].series, &x, &y);
     s[n++] = (GraphSeries){.name = norms[i].label, .x = x, .y = y, .n = k, .color = i, .dashed = i == 2, .line = i};
   }
-  ChartSpec cs = {P_EXTRA, "grad L2", 1, NULL};
+  ChartSpec cs = {P_EXTRA, "grad L2", 1, NULL, 0};
   draw_chart(ui, win, h, w, &cs, s, n, 0);
 }
 
@@ -258,7 +259,7 @@ void panel_align_chart(Ui *ui, WINDOW *win, int h, int w) {
   }
   char title[96];
   snprintf(title, sizeof title, "align %s", r->name);
-  ChartSpec cs = {P_ALIGNCHART, title, 0, NULL};
+  ChartSpec cs = {P_ALIGNCHART, title, 0, NULL, 1};   /* cosines and CKA: at most 1 */
   draw_chart(ui, win, h, w, &cs, s, n, 0);
 }
 

@@ -47,7 +47,8 @@
 ** acquirers hold it, 'stepping' cleared meanwhile, so nobody waits for a
 ** whole job (the job's run refuses what would disturb it). A job told to
 ** stop lends nothing: the quit path stops jobs first ('trainer_stop_jobs')
-** so that its save sees the lab as it was before. Holding keeps a job from starting; one
+** so that its save sees the lab as it was before. A journal turns lending
+** off ('trainer_set_lending'): its replay runs a job whole. Holding keeps a job from starting; one
 ** that started runs on (it cannot stop halfway without failing). While it
 ** runs, the ticket reads as waiting whatever happens to it: a cancel only
 ** sets 'stop', which the job's next report sees, and the ticket ends when
@@ -152,6 +153,7 @@ struct Trainer {
   int norms_stale;               /* a run stepped since its last measurement */
 
   double last_job_pub;           /* when a job's progress was last published */
+  int lend;                      /* a job lends the lab at its reports (serve_between) */
 
   _Atomic double speed;          /* lab steps a second at most, 0: flat out */
   double next_step_at;           /* the throttle lets the next step start then */
@@ -705,6 +707,7 @@ typedef struct JobReport {
 ** Called with 'mu' locked; returns with it locked. */
 static int serve_between(Trainer *t) {
   int served = 0;
+  if (!t->lend) return 0;
   Command cmd;
   while (!t->quit && pop_command(t, &cmd)) {
     pthread_mutex_unlock(&t->mu);
@@ -717,7 +720,7 @@ static int serve_between(Trainer *t) {
   if (t->waiters > 0 && !t->quit) {
     t->stepping = 0;
     pthread_cond_broadcast(&t->cv);
-    while (!t->quit && (t->waiters > 0 || t->held)) pthread_cond_wait(&t->cv, &t->mu);
+    while (t->held || (!t->quit && t->waiters > 0)) pthread_cond_wait(&t->cv, &t->mu);
     t->stepping = 1;
     served = 1;
   }
@@ -797,6 +800,12 @@ void trainer_drop_job(Trainer *t, long ticket) {
   pthread_mutex_unlock(&t->mu);
 }
 
+void trainer_set_lending(Trainer *t, int on) {
+  pthread_mutex_lock(&t->mu);
+  t->lend = on != 0;
+  pthread_mutex_unlock(&t->mu);
+}
+
 void trainer_stop_jobs(Trainer *t) {
   pthread_mutex_lock(&t->mu);
   for (int i = 0; i < N_TICKETS; i++)
@@ -869,6 +878,7 @@ Trainer *trainer_new(Lab *lab, Err *err) {
   t->lab = lab;
   t->wake[0] = t->wake[1] = -1;
   t->handover_ticket = -1;
+  t->lend = 1;
   for (int i = 0; i < N_TICKETS; i++) t->tickets[i].id = -1;
   pthread_mutex_init(&t->mu, NULL);
   pthread_cond_init(&t->cv, NULL);

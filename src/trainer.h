@@ -127,6 +127,10 @@ void trainer_cancel(Trainer *t);                       /* fail every ticket in f
 long trainer_submit_job(Trainer *t, HostJobFn fn, void *arg, HostJobFree free_arg, Err *err);
 void trainer_drop_job(Trainer *t, long ticket);
 void trainer_stop_jobs(Trainer *t);
+/* Whether a job lends the lab at its reports (1, from the start): a
+** journal turns it off, since a replay runs a job whole and could not put
+** a call back between two of its pieces. */
+void trainer_set_lending(Trainer *t, int on);
 
 /* Hand every step to the Lua thread (1) while it has on_step callbacks:
 ** after each step the trainer waits until 'trainer_handover_done' is

@@ -1,7 +1,8 @@
 /*
 ** test_jobs.c -- jobs on the trainer's tickets: a job runs on the trainer
 ** thread with the lab, lent at its reports (an acquirer holds it between
-** two, a posted command runs there, the job goes on after), poll reports
+** two, a posted command runs there, the job goes on after; with lending
+** off an acquirer waits for the whole job), poll reports
 ** its end and its error, its progress is in the snapshot, a cancel stops a
 ** long job at its next report, a job never starts while a holder has the
 ** lab or while tickets are held, and its memory is freed once, by whoever
@@ -199,6 +200,25 @@ int main(void) {
      "a queued job dropped is freed at once and never runs");
   h.drop_job(&h, kf);
   wait_poll(&h, kf, 30, &err);
+
+  /* With lending off (a journal), a taker waits for the whole job. */
+  trainer_set_lending(t, 0);
+  Taker tl = {.t = t};
+  Probe l = {.held = &tl.holding};
+  tl.job = &l;
+  long kl = h.submit_job(&h, probe_job, &l, free_probe, &err);
+  wait_flag(&l.started, 30);
+  pthread_t thl;
+  pthread_create(&thl, NULL, take_lab, &tl);
+  wait_flag(&tl.asking, 10);
+  int at = atomic_load(&l.reports);
+  while (atomic_load(&l.reports) < at + 20) nap();   /* the taker has had time to ask */
+  ok(!atomic_load(&tl.got), "lending off: the taker does not get the lab while the job runs");
+  atomic_store(&l.go, 1);
+  pthread_join(thl, NULL);
+  ok(tl.got && tl.job_ran && !l.saw_held, "it gets it after the job's end");
+  h.drop_job(&h, kl);
+  trainer_set_lending(t, 1);
 
   /* A job left running when the trainer ends is stopped and freed. */
   Probe q = {.forever = 1};

@@ -554,12 +554,14 @@ static int fit_progress(void *ctx, int step, int steps) {
 
 static int fit_job(Lab *lab, void *arg, HostJobProgress *p, Err *err) {
   FitJob *j = arg;
-  Run *r = lab_run_by_id(lab, j->run_id);
-  if (!r) return err_set(err, "r:fit_lens: run '%s' was removed", j->name);
   j->p = p;
   j->o.progress = fit_progress;
   j->o.ctx = j;
   if (fit_progress(j, 0, j->o.steps)) return err_set(err, "r:fit_lens: interrupted before the fit started");
+  /* Looked up after that report, which may lend the lab (a removal), and
+  ** with no report before the fit marks it. */
+  Run *r = lab_run_by_id(lab, j->run_id);
+  if (!r) return err_set(err, "r:fit_lens: run '%s' was removed", j->name);
   if (run_fit_lens(r, &j->o, &j->res, err) == 0) return 0;
   if (j->res.cancelled)
     return err_set(err, "r:fit_lens: interrupted at lens step %d of %d; the weights and the fitted lens are as "

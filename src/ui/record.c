@@ -370,6 +370,7 @@ int ui_record_open(Ui *ui, Err *err) {
   ui->journal = journal_open(o->journal, o->argc, o->argv, lab, err);
   trainer_release(ui->trainer);
   if (!ui->journal) return -1;
+  trainer_set_lending(ui->trainer, 0);
   ui->host.wait_answer = record_wait_answer;
   ui->host.wait_answer_ctx = ui;
   return 0;

@@ -62,6 +62,8 @@
 --     fit=tied,untied,untied_shared   arms whose lens is fitted and
 --                   reported (a list, or all; empty: none)
 --     lens_steps=0  the most steps of each fit (0: r:fit_lens's default)
+--     lens_tokens=0 positions per lens step (0: r:fit_lens's default; the
+--                   paper's lenses take 131072)
 --     out=paper     PREFIX_steps.csv, PREFIX_lens.csv, PREFIX_summary.csv
 --                   (out= writes none)
 local lab = require "tielab"
@@ -73,7 +75,7 @@ local nan = 0 / 0
 -- ------------------------------------------------------------ options
 
 local script_defaults = {
-  steps = 1000, seeds = "1,2,3", scales = "2,5,10", fit = "tied,untied,untied_shared", lens_steps = 0, out = "paper",
+  steps = 1000, seeds = "1,2,3", scales = "2,5,10", fit = "tied,untied,untied_shared", lens_steps = 0, lens_tokens = 0, out = "paper",
   vocab = 1024, dim = 128, layers = 4, heads = 4, ctx = 64, batch = 16, corpus = "", recipe = "olmo",
 }
 -- Settings each arm sets itself: not the user's to give.
@@ -291,9 +293,10 @@ for si, seed in ipairs(seeds) do
     if fitted[a.name] then
       if not r.fit_lens then error("this tielab has no r:fit_lens (the post-hoc tuned lens)", 0) end
       lab.log("seed %d: fitting the tuned lens of %s", seed, a.name)
-      local f = r:fit_lens(opt.lens_steps > 0 and {steps = opt.lens_steps} or {})
+      local f = r:fit_lens{steps = opt.lens_steps > 0 and opt.lens_steps or nil,
+                           tokens_per_step = opt.lens_tokens > 0 and opt.lens_tokens or nil}
       record_lens(seed, si, a.name, "fitted", f)
-      local note = fit_notes[a.name] or {steps = {}, converged = 0}
+      local note = fit_notes[a.name] or {steps = {}, converged = 0, tokens = f.tokens_per_step}
       note.steps[#note.steps + 1] = f.steps
       note.converged = note.converged + (f.converged and 1 or 0)
       fit_notes[a.name] = note
@@ -479,11 +482,12 @@ local lens_rows = arm_rows(function(a) return fitted[a.name] end)
 if #lens_rows > 0 then
   table_of("fitted tuned lens KL(final || lens), bits/token, by position (0: embeddings)",
            lens_columns, lens_rows)
-  print("  fits (lens steps per seed, how many converged):")
+  print("  fits (lens steps per seed, how many converged, positions a lens step):")
   for _, a in ipairs(arms) do
     local n = fit_notes[a.name]
     if n then
-      print(string.format("    %-13s %s, %d/%d converged", a.name, table.concat(n.steps, "/"), n.converged, #n.steps))
+      print(string.format("    %-13s %s, %d/%d converged, %d a step", a.name, table.concat(n.steps, "/"), n.converged,
+                          #n.steps, n.tokens))
     end
   end
 end

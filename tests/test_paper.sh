@@ -10,7 +10,7 @@
 tap_name=paper; . "${srcdir:-.}/tests/tap.sh"
 lua_dir=$(cd "${srcdir:-.}/lua" && pwd)
 # lr=0.01 over the olmo recipe: the tiny model learns something in 30 steps.
-ARGS="steps=30 dim=16 vocab=256 ctx=16 batch=2 layers=2 heads=1 seeds=1,2 scales=2,5 lens_steps=40 lr=0.01 out=tiny"
+ARGS="steps=30 dim=16 vocab=256 ctx=16 batch=2 layers=2 heads=1 seeds=1,2 scales=2,5 lens_steps=40 lens_tokens=64 lr=0.01 out=tiny"
 
 cd "$tmp" || exit 1
 "$tielab" --headless "$lua_dir/paper.lua" $ARGS >stdout 2>stderr
@@ -201,6 +201,8 @@ grep -q '^  early_l2_dominance ' stdout && grep -q 'the warmup, steps 1-3' stdou
 ok $? "the table leads with the findings, names the warmup as the early window, and shows no nan"
 awk 'length($0) > 80 { bad = 1 } END { exit bad }' stdout
 ok $? "the table fits 80 columns"
+grep -Eq '^    tied +[0-9]+/[0-9]+, [0-9]/2 converged, 64 a step$' stdout
+ok $? "lens_tokens=64: every fit takes 64 positions a lens step, and the table says so"
 mkdir none && cd none &&
   "$tielab" --headless "$lua_dir/paper.lua" $ARGS recipe= lr=1e-3 decay_all=false out= >../const.out 2>&1 &&
   grep -q 'the first 10%, steps 1-3' ../const.out && grep -q '^recipe (none): lr 0.001, warmup 0, constant$' ../const.out &&

@@ -9,11 +9,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "bench.h"
-#include "bench_lab.h"
-#include "cli.h"
-#include "headless.h"
-#include "replay.h"
+#include "app/bench.h"
+#include "app/bench_lab.h"
+#include "app/cli.h"
+#include "app/headless.h"
+#include "app/replay.h"
 #include "ui/ui.h"
 
 static int main_bench(const CliOptions *o) {

@@ -10,7 +10,7 @@
 #include <time.h>
 
 #include "tap.h"
-#include "trainer.h"
+#include "trainer/trainer.h"
 #include "trainer_test.h"
 
 #define STEPS 12

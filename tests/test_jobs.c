@@ -15,7 +15,7 @@
 #include <time.h>
 
 #include "tap.h"
-#include "trainer.h"
+#include "trainer/trainer.h"
 #include "trainer_test.h"
 
 static void nap(void) { nanosleep(&(struct timespec){0, 2 * 1000 * 1000}, NULL); }

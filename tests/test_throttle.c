@@ -11,7 +11,7 @@
 #include <time.h>
 
 #include "tap.h"
-#include "trainer.h"
+#include "trainer/trainer.h"
 
 static double now_s(void) {
   struct timespec ts;

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "tap.h"
-#include "trainer.h"
+#include "trainer/trainer.h"
 #include "trainer_test.h"
 
 static void nap(void) { nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL); }

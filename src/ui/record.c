@@ -19,7 +19,7 @@
 #include <wchar.h>
 
 #include "../core/clock.h"
-#include "../journal.h"
+#include "lab/journal.h"
 #include "record.h"
 #include "uistate.h"
 

@@ -12,7 +12,7 @@
 
 #include "../core/clock.h"
 
-#include "../autosave.h"
+#include "lab/autosave.h"
 #include "ui.h"
 
 #include <dirent.h>

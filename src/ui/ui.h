@@ -10,7 +10,7 @@
 #ifndef TIELAB_UI_UI_H
 #define TIELAB_UI_UI_H
 
-#include "../cli.h"
+#include "app/cli.h"
 
 /* Returns the exit status: 0, 1 (runtime error), 130 (ended by a signal). */
 int ui_main(const CliOptions *o);

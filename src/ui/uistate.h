@@ -12,10 +12,10 @@
 
 #include <signal.h>
 
-#include "../cli.h"
-#include "../journal.h"
+#include "app/cli.h"
+#include "lab/journal.h"
 #include "../luaapi/luaapi.h"
-#include "../trainer.h"
+#include "trainer/trainer.h"
 #include "graph.h"
 #include "layout.h"
 #include "record.h"

@@ -24,7 +24,7 @@
 
 #include "cli.h"
 #include "config.h"
-#include "journal.h"
+#include "lab/journal.h"
 #include "lab/steer.h"
 #include "luaapi/luaapi.h"
 #include "replay.h"

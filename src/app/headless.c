@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "core/clock.h"
-#include "autosave.h"
+#include "lab/autosave.h"
 #include "compare.h"
 #include "headless.h"
 #include "luaapi/luaapi.h"

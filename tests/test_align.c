@@ -9,8 +9,8 @@
 
 #include <lapacke.h>
 
-#include "../src/core/rng.h"
-#include "../src/lab/align.h"
+#include "core/rng.h"
+#include "lab/align.h"
 #include "tap.h"
 
 static float *randn(int v, int d, uint64_t seed) {

@@ -8,8 +8,8 @@
 
 #include <jansson.h>
 
-#include "../src/core/rng.h"
-#include "../src/lab/history.h"
+#include "core/rng.h"
+#include "lab/history.h"
 #include "tap.h"
 
 #define N_POINTS 1000000

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "bench.h"
+#include "app/bench.h"
 #include "core/model.h"
 #include "core/rng.h"
 

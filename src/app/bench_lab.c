@@ -7,8 +7,8 @@
 #include <time.h>
 
 #include "core/clock.h"
-#include "bench.h"
-#include "bench_lab.h"
+#include "app/bench.h"
+#include "app/bench_lab.h"
 
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;

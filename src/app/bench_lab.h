@@ -10,7 +10,7 @@
 
 #include <stdio.h>
 
-#include "cli.h"
+#include "app/cli.h"
 
 int bench_lab_run(const CliOptions *o, FILE *out, Err *err);
 

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "app/cli.h"
 
 typedef int (*CliHandler)(CliOptions *o, const char *value, Err *err);
 

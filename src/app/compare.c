@@ -10,7 +10,7 @@
 #include <signal.h>
 #include <string.h>
 
-#include "compare.h"
+#include "app/compare.h"
 
 #define N_ARMS 3
 

@@ -8,7 +8,7 @@
 
 #include <stdio.h>
 
-#include "cli.h"
+#include "app/cli.h"
 
 /* Returns the exit status; the table goes to 'out', progress to stderr. */
 int compare_paper(const CliOptions *o, FILE *out);

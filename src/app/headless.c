@@ -22,8 +22,8 @@
 
 #include "core/clock.h"
 #include "lab/autosave.h"
-#include "compare.h"
-#include "headless.h"
+#include "app/compare.h"
+#include "app/headless.h"
 #include "luaapi/luaapi.h"
 
 #define PROGRESS_TTY_SECONDS 0.1

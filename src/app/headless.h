@@ -7,7 +7,7 @@
 #ifndef TIELAB_HEADLESS_H
 #define TIELAB_HEADLESS_H
 
-#include "cli.h"
+#include "app/cli.h"
 
 /* Returns the exit status: 0 ok, 1 script or runtime error, 130 interrupted
 ** (SIGINT, SIGTERM or SIGHUP), or the status a script gave to os.exit. */

@@ -22,12 +22,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "app/cli.h"
 #include "config.h"
 #include "lab/journal.h"
 #include "lab/steer.h"
 #include "luaapi/luaapi.h"
-#include "replay.h"
+#include "app/replay.h"
 #include "ui/uistate.h"
 
 typedef struct Replay {

@@ -15,7 +15,7 @@
 #ifndef TIELAB_REPLAY_H
 #define TIELAB_REPLAY_H
 
-#include "cli.h"
+#include "app/cli.h"
 
 /* Plays the journal o->replay. A journal is code: unless o->trust, its Lua
 ** runs sandboxed in the current folder; with o->trust in its recorded

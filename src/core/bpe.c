@@ -22,7 +22,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "bpe.h"
+#include "core/bpe.h"
 
 /* Longest chunk; merges never build a token longer than this. */
 #define CHUNK_MAX 256

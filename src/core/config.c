@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
-#include "num.h"
-#include "model.h"
+#include "core/config.h"
+#include "core/num.h"
+#include "core/model.h"
 
 ModelConfig config_default(void) {
   return (ModelConfig){.vocab = 1024, .dim = 128, .layers = 4, .heads = 4, .ctx = 64, .batch = 16,

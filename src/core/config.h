@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "err.h"
+#include "core/err.h"
 
 typedef struct ModelConfig {
   int vocab;   /* V: rows of both embedding matrices */

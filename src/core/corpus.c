@@ -16,8 +16,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "corpus.h"
-#include "rng.h"
+#include "core/corpus.h"
+#include "core/rng.h"
 
 void corpus_free(Corpus *c) {
   free(c->text);

@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "data.h"
-#include "rng.h"
+#include "core/data.h"
+#include "core/rng.h"
 
 int dataset_build(Dataset *ds, const Corpus *c, int vocab, double val_fraction, int ctx, Err *err) {
   memset(ds, 0, sizeof *ds);

@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "kernels.h"
+#include "core/kernels.h"
 
 #if defined(__GNUC__) && !defined(__clang__)
 /* Returning a 64-byte vector from a static helper in a baseline build

@@ -1,7 +1,7 @@
 /* linalg.c -- see linalg.h. */
 #include <cblas.h>
 
-#include "linalg.h"
+#include "core/linalg.h"
 
 static CBLAS_TRANSPOSE trans(int t) { return t ? CblasTrans : CblasNoTrans; }
 

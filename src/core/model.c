@@ -20,10 +20,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels.h"
-#include "linalg.h"
-#include "model_impl.h"
-#include "rng.h"
+#include "core/kernels.h"
+#include "core/linalg.h"
+#include "core/model_impl.h"
+#include "core/rng.h"
 
 /* ---- the parameter table */
 

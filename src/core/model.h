@@ -43,8 +43,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "config.h"
-#include "err.h"
+#include "core/config.h"
+#include "core/err.h"
 
 typedef struct Model Model;
 

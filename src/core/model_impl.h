@@ -6,8 +6,8 @@
 #ifndef TIELAB_MODEL_IMPL_H
 #define TIELAB_MODEL_IMPL_H
 
-#include "model.h"
-#include "parallel.h"
+#include "core/model.h"
+#include "core/parallel.h"
 
 /* Rows per block of row-parallel work; LayerNorm weight gradients are
 ** summed per block, so they do not depend on the thread count. */

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "num.h"
+#include "core/num.h"
 
 static locale_t c_locale;
 static pthread_once_t c_once = PTHREAD_ONCE_INIT;

@@ -14,8 +14,8 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "kernels.h"
-#include "model_impl.h"
+#include "core/kernels.h"
+#include "core/model_impl.h"
 
 const char *const optim_names[] = {[OPTIM_ADAMW] = "adamw", [OPTIM_ADAM] = "adam", [OPTIM_SGD] = "sgd", NULL};
 

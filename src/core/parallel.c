@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "parallel.h"
+#include "core/parallel.h"
 
 typedef struct Worker {
   Pool *pool;

@@ -16,7 +16,7 @@
 #ifndef TIELAB_PARALLEL_H
 #define TIELAB_PARALLEL_H
 
-#include "err.h"
+#include "core/err.h"
 
 typedef struct Pool Pool;
 

@@ -16,7 +16,7 @@
 #ifndef TIELAB_REPLACE_H
 #define TIELAB_REPLACE_H
 
-#include "err.h"
+#include "core/err.h"
 
 typedef struct Replace {
   char *target;   /* the file that will be replaced (a link resolved) */

@@ -1,7 +1,7 @@
 /* rng.c -- see rng.h. */
 #include <math.h>
 
-#include "rng.h"
+#include "core/rng.h"
 
 static uint64_t splitmix64(uint64_t *x) {
   uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);

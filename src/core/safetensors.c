@@ -19,8 +19,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "replace.h"
-#include "safetensors.h"
+#include "core/replace.h"
+#include "core/safetensors.h"
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "safetensors.c copies tensor bytes as they are: it needs a little-endian host"

@@ -4,7 +4,7 @@
 #include <math.h>
 #include <stddef.h>
 
-#include "schedule.h"
+#include "core/schedule.h"
 
 const char *const schedule_names[] = {[SCHEDULE_CONSTANT] = "constant", [SCHEDULE_COSINE] = "cosine",
                                       [SCHEDULE_LINEAR] = "linear", NULL};

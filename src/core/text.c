@@ -2,7 +2,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "text.h"
+#include "core/text.h"
 
 /* Length of the valid UTF-8 character at 's' (n bytes left), 0 if invalid:
 ** no overlong forms, no surrogates, nothing above U+10FFFF. */

@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "num.h"
-#include "weights.h"
+#include "core/num.h"
+#include "core/weights.h"
 
 #define WTE "transformer.wte.weight"
 #define WPE "transformer.wpe.weight"

@@ -13,8 +13,8 @@
 #ifndef TIELAB_WEIGHTS_H
 #define TIELAB_WEIGHTS_H
 
-#include "model.h"
-#include "safetensors.h"
+#include "core/model.h"
+#include "core/safetensors.h"
 
 /* The shape a weights file describes: metadata first, tensor shapes where a
 ** key is missing; only n_head cannot be inferred. 'batch' is the caller's. */

@@ -57,9 +57,9 @@
 
 #include <cblas.h>
 
-#include "../core/rng.h"
-#include "align.h"
-#include "linalg_d.h"
+#include "core/rng.h"
+#include "lab/align.h"
+#include "lab/linalg_d.h"
 
 #define ROW_EPS 1e-8          /* the paper's norm + 1e-8 */
 #define RANK_TOL 1e-10        /* eigenvalue ratio below which a direction is dropped */

@@ -8,7 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "autosave.h"
+#include "lab/autosave.h"
 #include "core/clock.h"
 #include "core/replace.h"
 

@@ -23,10 +23,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core/num.h"
-#include "../core/safetensors.h"
-#include "../core/weights.h"
-#include "run.h"
+#include "core/num.h"
+#include "core/safetensors.h"
+#include "core/weights.h"
+#include "lab/run.h"
 
 /* The fitted lens, at the end of this file. */
 static int add_fitted(StWriter *w, Run *r, double *stats, Err *err);

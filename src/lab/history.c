@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core/num.h"
-#include "history.h"
+#include "core/num.h"
+#include "lab/history.h"
 
 #define NAME_MAX_LEN 63
 #define HISTORY_MAX_UNPACK_BYTES (256 << 20)   /* twice HISTORY_MAX_SERIES series at the default cap */

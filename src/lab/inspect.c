@@ -8,10 +8,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../core/num.h"
-#include "../core/replace.h"
-#include "../core/rng.h"
-#include "run.h"
+#include "core/num.h"
+#include "core/replace.h"
+#include "core/rng.h"
+#include "lab/run.h"
 
 int run_check_rows(const Run *r, const int32_t *rows, int b, int t, Err *err) {
   const ModelConfig *c = model_config(r->model);

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "config.h"
-#include "journal.h"
+#include "lab/journal.h"
 
 #define JOURNAL_VERSION 1
 

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core/sysmem.h"
-#include "run.h"
+#include "core/sysmem.h"
+#include "lab/run.h"
 
 Lab *lab_new(Err *err) {
   Lab *lab = calloc(1, sizeof *lab);

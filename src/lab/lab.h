@@ -16,12 +16,12 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "../core/config.h"
-#include "../core/err.h"
-#include "../core/model.h"
-#include "../core/schedule.h"
-#include "align.h"
-#include "history.h"
+#include "core/config.h"
+#include "core/err.h"
+#include "core/model.h"
+#include "core/schedule.h"
+#include "lab/align.h"
+#include "lab/history.h"
 
 typedef struct Lab Lab;
 typedef struct Run Run;

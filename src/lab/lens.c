@@ -37,8 +37,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core/rng.h"
-#include "lens.h"
+#include "core/rng.h"
+#include "lab/lens.h"
 
 #define LENS_MOMENTUM 0.9f
 #define LENS_WEIGHT_DECAY 1e-3f

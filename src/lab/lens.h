@@ -30,10 +30,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../core/config.h"
-#include "../core/err.h"
-#include "../core/model.h"
-#include "lab.h"
+#include "core/config.h"
+#include "core/err.h"
+#include "core/model.h"
+#include "lab/lab.h"
 
 typedef struct Lens Lens;
 

@@ -39,8 +39,8 @@
 
 #include <stddef.h>
 
-#include "lab.h"
-#include "lens.h"
+#include "lab/lab.h"
+#include "lab/lens.h"
 
 #define LENSFIT_EVAL_EVERY 10     /* lens steps between held-out measurements */
 #define LENSFIT_STRETCH 50        /* lens steps over which convergence is judged */

@@ -5,7 +5,7 @@
 #include <cblas.h>
 #include <lapacke.h>
 
-#include "linalg_d.h"
+#include "lab/linalg_d.h"
 
 static int lapack_failed(Err *err, const char *routine, lapack_int info) {
   if (info == LAPACK_WORK_MEMORY_ERROR || info == LAPACK_TRANSPOSE_MEMORY_ERROR)

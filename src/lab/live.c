@@ -5,7 +5,7 @@
 */
 #include <string.h>
 
-#include "run.h"
+#include "lab/run.h"
 
 static int names_key(const char *const *keys, int n, const char *key) {
   for (int i = 0; i < n; i++)

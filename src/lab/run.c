@@ -17,9 +17,9 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "../core/clock.h"
-#include "../core/rng.h"
-#include "run.h"
+#include "core/clock.h"
+#include "core/rng.h"
+#include "lab/run.h"
 
 #define LENS_POSITIONS 256        /* trained on per lens step */
 #define LENS_EVAL_POSITIONS 512   /* evaluated on */

@@ -5,10 +5,10 @@
 #ifndef TIELAB_RUN_H
 #define TIELAB_RUN_H
 
-#include "../core/data.h"
-#include "lab.h"
-#include "lens.h"
-#include "lensfit.h"
+#include "core/data.h"
+#include "lab/lab.h"
+#include "lab/lens.h"
+#include "lab/lensfit.h"
 
 /* A tokenized corpus shared by every run that names the same text and
 ** vocabulary size, so that their batches and tokenizers are identical. */

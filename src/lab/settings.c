@@ -20,10 +20,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../core/num.h"
-#include "../core/schedule.h"
-#include "../core/text.h"
-#include "lab.h"
+#include "core/num.h"
+#include "core/schedule.h"
+#include "core/text.h"
+#include "lab/lab.h"
 
 #define SEED_MAX 18446744073709551615.0   /* 2^64 - 1, as a double (for display) */
 #define BIG 1e9

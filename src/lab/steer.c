@@ -1,7 +1,7 @@
 /*
 ** steer.c -- the tie cycle, scaling a setting, and the in_scale ladder.
 */
-#include "steer.h"
+#include "lab/steer.h"
 
 #include <stdio.h>
 #include <string.h>

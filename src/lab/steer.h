@@ -9,7 +9,7 @@
 #ifndef TIELAB_LAB_STEER_H
 #define TIELAB_LAB_STEER_H
 
-#include "lab.h"
+#include "lab/lab.h"
 
 /* tied -> untied -> half the columns tied -> tied. */
 int steer_cycle_tie(Run *r, Err *err);

@@ -12,7 +12,7 @@
 #ifndef TIELAB_HOST_H
 #define TIELAB_HOST_H
 
-#include "../lab/lab.h"
+#include "lab/lab.h"
 
 typedef struct Host Host;
 

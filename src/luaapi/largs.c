@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "linternal.h"
+#include "luaapi/linternal.h"
 
 /* Edit distance, for "did you mean". */
 static int distance(const char *a, const char *b) {

@@ -22,7 +22,7 @@
 #include <lauxlib.h>
 #include <lua.h>
 
-#include "luaapi.h"
+#include "luaapi/luaapi.h"
 
 #define LAPI_RUN_META "tielab.run"
 #define LAPI_HOOK_EVERY 1000      /* instructions between interrupt checks */

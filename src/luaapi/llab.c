@@ -7,14 +7,14 @@
 ** Programming errors raise (a misspelled key, a wrong type); expected
 ** failures return nil and a message (a file that cannot be loaded).
 */
-#include "../core/clock.h"
-#include "../core/text.h"
+#include "core/clock.h"
+#include "core/text.h"
 #include "config.h"
 
 #include <stdio.h>
 #include <string.h>
 
-#include "linternal.h"
+#include "luaapi/linternal.h"
 
 /* ------------------------------------------------------------ runs */
 

@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "linternal.h"
+#include "luaapi/linternal.h"
 
 static void num(lua_State *L, const char *k, double v) {
   lua_pushnumber(L, v);

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "linternal.h"
+#include "luaapi/linternal.h"
 
 /* ------------------------------------------------------------ pretty-printing */
 

@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../lab/lensfit.h"
-#include "linternal.h"
+#include "lab/lensfit.h"
+#include "luaapi/linternal.h"
 
 typedef struct LRun {
   int id;           /* -1 once removed */

@@ -16,8 +16,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "../core/clock.h"
-#include "linternal.h"
+#include "core/clock.h"
+#include "luaapi/linternal.h"
 
 
 static void nap(double seconds) {

@@ -16,8 +16,8 @@
 
 #include <lualib.h>
 
-#include "../core/text.h"
-#include "linternal.h"
+#include "core/text.h"
+#include "luaapi/linternal.h"
 
 #ifndef TIELAB_DATADIR
 #define TIELAB_DATADIR "/usr/local/share/tielab"

@@ -21,8 +21,8 @@
 
 #include <lua.h>
 
-#include "../lab/lab.h"
-#include "host.h"
+#include "lab/lab.h"
+#include "luaapi/host.h"
 
 typedef struct LuaApi LuaApi;
 

@@ -62,7 +62,7 @@
 ** read its error makes it the snapshot's message.
 */
 #include "core/clock.h"
-#include "trainer.h"
+#include "trainer/trainer.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -17,8 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fit.h"
-#include "uistate.h"
+#include "ui/fit.h"
+#include "ui/uistate.h"
 
 GraphCell *ui_cells(Ui *ui, int w, int h) {
   size_t n = (size_t)(w > 0 ? w : 0) * (size_t)(h > 0 ? h : 0);

@@ -1,13 +1,13 @@
 /*
 ** fit.c -- shortening and wrapping text for a width (see fit.h).
 */
-#include "fit.h"
+#include "ui/fit.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "width.h"
+#include "ui/width.h"
 
 int fit_cols(const char *s) { return width_cols(s, strlen(s)); }
 

@@ -16,7 +16,7 @@
 
 #include <stddef.h>
 
-#include "term.h"
+#include "ui/term.h"
 
 /* Display columns of 's'. */
 int fit_cols(const char *s);

@@ -20,9 +20,9 @@
 ** Ticks are counted as whole multiples of their step, never added up, so a
 ** span a few roundings wide (0.1 + 0.2 against 0.3) cannot stall them.
 */
-#include "graph.h"
+#include "ui/graph.h"
 
-#include "legend.h"
+#include "ui/legend.h"
 
 #include <float.h>
 #include <math.h>

@@ -6,8 +6,8 @@
 */
 #include <stdio.h>
 
-#include "fit.h"
-#include "uistate.h"
+#include "ui/fit.h"
+#include "ui/uistate.h"
 
 /* A frame of box-drawing characters (ASCII without UTF-8). */
 static void frame(const Term *t, WINDOW *w, int h, int wd) {

@@ -9,9 +9,9 @@
 */
 #include <string.h>
 
-#include "repl.h"
-#include "sig.h"
-#include "uistate.h"
+#include "ui/repl.h"
+#include "ui/sig.h"
+#include "ui/uistate.h"
 
 #define CTRL(c) ((c) & 0x1f)
 #define ESC 27

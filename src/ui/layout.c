@@ -10,7 +10,7 @@
 ** the REPL, whose output is often a line or two: rows it leaves empty are
 ** rows of the terminal not used.
 */
-#include "layout.h"
+#include "ui/layout.h"
 
 #include <string.h>
 

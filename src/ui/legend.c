@@ -5,13 +5,13 @@
 ** its colour), whatever order the series are drawn in: the selected run,
 ** drawn last, keeps its place. A run's validation line follows its run.
 */
-#include "legend.h"
+#include "ui/legend.h"
 
 #include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "width.h"
+#include "ui/width.h"
 
 #define BRAILLE_BLANK 0x2800u
 #define NAME_ALL (1 << 20)   /* a longest name that cuts none */

@@ -12,8 +12,8 @@
 #ifndef TIELAB_UI_LEGEND_H
 #define TIELAB_UI_LEGEND_H
 
-#include "graph.h"
-#include "names.h"
+#include "ui/graph.h"
+#include "ui/names.h"
 
 #define LEGEND_MAX 48
 

@@ -19,9 +19,9 @@
 #include <readline/history.h>
 #include <readline/readline.h>
 
-#include "sig.h"
-#include "../core/clock.h"
-#include "uistate.h"
+#include "ui/sig.h"
+#include "core/clock.h"
+#include "ui/uistate.h"
 
 static Ui *line_ui;
 static int in_handler;   /* Lua runs from the line handler: no line is shown */

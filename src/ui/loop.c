@@ -19,10 +19,10 @@
 #include <termios.h>
 #include <unistd.h>
 
-#include "repl.h"
-#include "sig.h"
-#include "../core/clock.h"
-#include "uistate.h"
+#include "ui/repl.h"
+#include "ui/sig.h"
+#include "core/clock.h"
+#include "ui/uistate.h"
 
 #define ESC 27
 /* Panels that show the trainer's snapshot. */

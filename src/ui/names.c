@@ -1,12 +1,12 @@
 /*
 ** names.c -- shortening run names so that they stay apart (see names.h).
 */
-#include "names.h"
+#include "ui/names.h"
 
 #include <stdio.h>
 #include <string.h>
 
-#include "width.h"
+#include "ui/width.h"
 
 /* A name's parts are split at these: what is dropped is whole words. */
 static int is_sep(char c) { return c == '_' || c == '-' || c == '.' || c == ' ' || c == '/'; }

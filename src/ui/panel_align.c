@@ -15,8 +15,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "fit.h"
-#include "uistate.h"
+#include "ui/fit.h"
+#include "ui/uistate.h"
 
 static const struct {
   const char *name;

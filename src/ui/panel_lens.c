@@ -14,8 +14,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "fit.h"
-#include "uistate.h"
+#include "ui/fit.h"
+#include "ui/uistate.h"
 
 /* Positions to show when they do not all fit: spread evenly, last kept. */
 static int pick_rows(int n, int rows, int *out) {

@@ -21,7 +21,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "uistate.h"
+#include "ui/uistate.h"
 
 #define BIG_ROWS 3          /* rows of one line of large type */
 #define CAPTION_BIG_LINES 2 /* large type only when the caption fits in this many lines */

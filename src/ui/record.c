@@ -18,10 +18,10 @@
 #include <time.h>
 #include <wchar.h>
 
-#include "../core/clock.h"
+#include "core/clock.h"
 #include "lab/journal.h"
-#include "record.h"
-#include "uistate.h"
+#include "ui/record.h"
+#include "ui/uistate.h"
 
 typedef struct Cell {
   wchar_t ch[CCHARW_MAX];

@@ -18,8 +18,8 @@
 #ifndef TIELAB_UI_RECORD_H
 #define TIELAB_UI_RECORD_H
 
-#include "../core/err.h"
-#include "../luaapi/luaapi.h"
+#include "core/err.h"
+#include "luaapi/luaapi.h"
 
 typedef struct Recorder Recorder;
 

@@ -8,7 +8,7 @@
 ** available and never waits to tell a lone ESC from one. readline's
 ** redisplay only bumps a version; the loop redraws the row when it draws.
 */
-#include "repl.h"
+#include "ui/repl.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -15,8 +15,8 @@
 
 #include <stddef.h>
 
-#include "../core/err.h"
-#include "term.h"
+#include "core/err.h"
+#include "ui/term.h"
 
 typedef struct ReplHooks {
   /* An accepted line, malloc'd: the hook frees it. NULL: end of input

@@ -6,14 +6,14 @@
 ** The view is an offset in screen rows back from the newest row; drawing
 ** walks lines from the newest backwards until the pane is full.
 */
-#include "scroll.h"
+#include "ui/scroll.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "fit.h"
+#include "ui/fit.h"
 
 typedef struct Line {
   char *text;

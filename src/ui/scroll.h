@@ -8,7 +8,7 @@
 
 #include <stddef.h>
 
-#include "term.h"
+#include "ui/term.h"
 
 typedef enum ScrollKind { SCROLL_OUT, SCROLL_ERR, SCROLL_ECHO, SCROLL_NOTE } ScrollKind;
 

@@ -1,7 +1,7 @@
 /*
 ** sig.c -- the self-pipe: handlers write a byte, the loop reads it.
 */
-#include "sig.h"
+#include "ui/sig.h"
 
 #include <errno.h>
 #include <fcntl.h>

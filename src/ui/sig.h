@@ -14,7 +14,7 @@
 #ifndef TIELAB_UI_SIG_H
 #define TIELAB_UI_SIG_H
 
-#include "../core/err.h"
+#include "core/err.h"
 
 #define SIG_BIT(s) (1u << (s))
 

@@ -18,10 +18,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../core/clock.h"
-#include "fit.h"
-#include "names.h"
-#include "uistate.h"
+#include "core/clock.h"
+#include "ui/fit.h"
+#include "ui/names.h"
+#include "ui/uistate.h"
 
 /* ------------------------------------------------------------ throughput */
 

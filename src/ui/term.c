@@ -9,7 +9,7 @@
 ** a theme change re-initialises the pairs, and curses repaints every cell
 ** that uses them.
 */
-#include "term.h"
+#include "ui/term.h"
 
 #include <langinfo.h>
 #include <stdarg.h>
@@ -21,7 +21,7 @@
 #include <unistd.h>
 #include <wctype.h>
 
-#include "width.h"
+#include "ui/width.h"
 
 static const char *glyphs[GLYPH_COUNT][2] = {
     [GLYPH_VLINE] = {"\u2502", "|"},   [GLYPH_HLINE] = {"\u2500", "-"},

@@ -17,8 +17,8 @@
 
 #include <curses.h>
 
-#include "../core/err.h"
-#include "graph.h"
+#include "core/err.h"
+#include "ui/graph.h"
 
 /* What a piece of text is; the graph's roles first, so chart cells can be
 ** drawn as they come. */

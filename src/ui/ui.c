@@ -10,10 +10,10 @@
 */
 #include "config.h"
 
-#include "../core/clock.h"
+#include "core/clock.h"
 
 #include "lab/autosave.h"
-#include "ui.h"
+#include "ui/ui.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -27,9 +27,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "repl.h"
-#include "sig.h"
-#include "uistate.h"
+#include "ui/repl.h"
+#include "ui/sig.h"
+#include "ui/uistate.h"
 
 
 

@@ -15,8 +15,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "../lab/steer.h"
-#include "uistate.h"
+#include "lab/steer.h"
+#include "ui/uistate.h"
 
 static Ui *getui(lua_State *L) { return lua_touserdata(L, lua_upvalueindex(1)); }
 

@@ -12,8 +12,8 @@
 #include <lauxlib.h>
 #include <string.h>
 
-#include "../core/text.h"
-#include "uistate.h"
+#include "core/text.h"
+#include "ui/uistate.h"
 
 #define TAB_WIDTH 8
 #define LINE_MAX_BYTES 2048   /* of one line as drawn: longer ones are cut */

@@ -14,13 +14,13 @@
 
 #include "app/cli.h"
 #include "lab/journal.h"
-#include "../luaapi/luaapi.h"
+#include "luaapi/luaapi.h"
 #include "trainer/trainer.h"
-#include "graph.h"
-#include "layout.h"
-#include "record.h"
-#include "scroll.h"
-#include "term.h"
+#include "ui/graph.h"
+#include "ui/layout.h"
+#include "ui/record.h"
+#include "ui/scroll.h"
+#include "ui/term.h"
 
 #define FRAME_HZ 10
 #define UI_SLOTS 16   /* series one chart may draw */

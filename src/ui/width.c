@@ -5,7 +5,7 @@
 ** runs in) keeps no shift state between characters, and a bad byte then
 ** cannot spoil the next one.
 */
-#include "width.h"
+#include "ui/width.h"
 
 #include <string.h>
 

@@ -31,6 +31,24 @@ static int main_bench(const CliOptions *o) {
   return EXIT_OK;
 }
 
+/* The interactive lab's share of the command line. */
+static int main_ui(const CliOptions *o) {
+  UiOptions u = {.run = o->run,
+                 .script = o->script,
+                 .script_argc = o->script_argc,
+                 .script_argv = o->script_argv,
+                 .resume = o->resume,
+                 .sandbox = o->sandbox,
+                 .ascii = o->ascii,
+                 .theme = o->theme,
+                 .lua_mem_mb = o->lua_mem_mb,
+                 .record = o->record,
+                 .journal = o->journal,
+                 .argc = o->argc,
+                 .argv = o->argv};
+  return ui_main(&u);
+}
+
 int main(int argc, char **argv) {
   CliOptions o;
   Err err;
@@ -43,7 +61,7 @@ int main(int argc, char **argv) {
     case MODE_VERSION: printf("tielab %s\n", PACKAGE_VERSION); return EXIT_OK;
     case MODE_BENCH: return main_bench(&o);
     case MODE_HEADLESS: return headless_main(&o);
-    case MODE_UI: return ui_main(&o);
+    case MODE_UI: return main_ui(&o);
     case MODE_REPLAY: return replay_main(&o);
   }
   return EXIT_RUNTIME;

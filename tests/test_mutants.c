@@ -25,7 +25,7 @@
 #include "core/num.h"
 #include "core/rng.h"
 #include "core/weights.h"
-#include "lab/lab.h"
+#include "lab/run.h"
 #include "tap.h"
 
 #define LOAD_SECONDS 5

@@ -23,7 +23,7 @@ static Run *add(Lab *lab, const CliOptions *o, const char *name, const char *tie
 }
 
 static void print_json(FILE *out, const CliOptions *o, Run *r, double med, double best, double worst, int steps) {
-  const ModelConfig *c = model_config(run_model(r));
+  const ModelConfig *c = run_config(r);
   char tie[16];
   double tokens = (double)c->batch * c->ctx, fpt = config_flops_per_token(c);
   fprintf(out,

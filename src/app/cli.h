@@ -2,8 +2,7 @@
 ** cli.h -- the command line: one table of options (name, argument, help),
 ** parsed into the mode to run and the options of the first run.
 **
-** Exit statuses are the program's contract: 0 ok, 1 runtime error, 2 usage
-** error, 130 interrupted.
+** The exit statuses, the program's contract, are core/err.h's EXIT_*.
 */
 #ifndef TIELAB_CLI_H
 #define TIELAB_CLI_H
@@ -11,8 +10,6 @@
 #include <stdio.h>
 
 #include "lab/lab.h"
-
-enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2, EXIT_INTERRUPTED = 130 };
 
 typedef enum CliMode { MODE_UI, MODE_HEADLESS, MODE_BENCH, MODE_HELP, MODE_VERSION, MODE_REPLAY } CliMode;
 

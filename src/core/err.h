@@ -11,6 +11,10 @@
 
 #define ERR_MSG_MAX 512
 
+/* The program's exit statuses, which every edge returns: 0 ok, 1 runtime
+** error, 2 usage error, 130 interrupted. */
+enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2, EXIT_INTERRUPTED = 130 };
+
 typedef struct Err {
   char msg[ERR_MSG_MAX];
 } Err;

@@ -58,47 +58,6 @@ typedef struct TensorInfo {
   int decay;        /* 1 for 2-D weights (weight decay applies) */
 } TensorInfo;
 
-/* The update rule: torch.optim.AdamW, torch.optim.Adam (weight decay added
-** to the gradient) or torch.optim.SGD (dampening 0). */
-typedef enum OptimKind { OPTIM_ADAMW, OPTIM_ADAM, OPTIM_SGD } OptimKind;
-
-/* Names of the kinds, by kind ("adamw", "adam", "sgd"), NULL-ended. */
-extern const char *const optim_names[];
-
-/* The optimizer and clipping hyperparameters of one step (DESIGN.md
-** defaults from 'optim_default'). Weight decay applies to 2-D weights, or
-** to every tensor with 'decay_all'. The token embeddings (E_in and E_out)
-** step at lr * emb_lr_scale. SGD keeps its momentum buffer in the first
-** moment's arena, so checkpoints carry it. */
-typedef struct OptimConfig {
-  float lr, beta1, beta2, eps, weight_decay;
-  float clip;               /* global grad-norm clip; 0: none */
-  OptimKind kind;
-  float momentum;           /* SGD */
-  int nesterov;             /* SGD, with momentum > 0 */
-  int decay_all;            /* decay norms and biases too */
-  float grad_scale;         /* every gradient times this before the clip */
-  float emb_lr_scale;       /* the embeddings' rate over lr */
-} OptimConfig;
-
-OptimConfig optim_default(void);
-
-/* The embeddings' rate, lr * emb_lr_scale, in float as the step uses it. */
-float optim_emb_lr(const OptimConfig *oc);
-
-/* The embedding gradients of the last backward, before any scaling.
-** L2 and L1 norms of: G_in (V x d, summed into rows), the gradient at the
-** lookup's output (B*T x d, the paper's input side), G_out (V x d). */
-typedef struct GradStats {
-  double in_l2, in_act_l2, out_l2;
-  double in_l1, in_act_l1, out_l1;
-  double rows_touched;   /* share of vocabulary rows with a non-zero G_in */
-  double total_norm;     /* global norm after scales, before the clip */
-} GradStats;
-
-/* How an untied (or partly tied) column becomes shared when tying. */
-typedef enum TieMerge { TIE_KEEP_IN, TIE_KEEP_OUT, TIE_MEAN } TieMerge;
-
 /* Create a model of shape 'cfg' (validated) with all buffers, parameters
 ** zeroed. 'threads' sizes the model's pool (>= 1), which splits every
 ** product and elementwise loop itself: creating a model therefore sets

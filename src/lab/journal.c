@@ -13,7 +13,9 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "core/model.h"
 #include "lab/journal.h"
+#include "lab/run.h"
 
 #define JOURNAL_VERSION 1
 

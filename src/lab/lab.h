@@ -18,7 +18,6 @@
 
 #include "core/config.h"
 #include "core/err.h"
-#include "core/model.h"
 #include "core/schedule.h"
 #include "lab/align.h"
 #include "lab/history.h"
@@ -212,7 +211,8 @@ int run_id(const Run *r);
 const char *run_name(const Run *r);
 const RunOptions *run_options(const Run *r);
 const RunMetrics *run_metrics(const Run *r);
-Model *run_model(Run *r);
+const ModelConfig *run_config(const Run *r);   /* the model's shape */
+int run_tensor_count(const Run *r);           /* tensors of its checkpoint */
 History *run_history(Run *r);
 
 /* One step of this run alone (its alignment, if due, compares with the

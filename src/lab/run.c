@@ -264,6 +264,8 @@ const char *run_name(const Run *r) { return r->opt.name; }
 const RunOptions *run_options(const Run *r) { return &r->opt; }
 const RunMetrics *run_metrics(const Run *r) { return &r->metrics; }
 Model *run_model(Run *r) { return r->model; }
+const ModelConfig *run_config(const Run *r) { return model_config(r->model); }
+int run_tensor_count(const Run *r) { return model_tensor_count(r->model); }
 History *run_history(Run *r) { return r->hist; }
 
 int run_set_paused(Run *r, int paused) {

@@ -6,6 +6,7 @@
 #define TIELAB_RUN_H
 
 #include "core/data.h"
+#include "core/model.h"
 #include "lab/lab.h"
 #include "lab/lens.h"
 #include "lab/lensfit.h"
@@ -21,6 +22,8 @@ typedef struct SharedData {
 } SharedData;
 
 #define RUN_VAL_BATCHES 4
+
+Model *run_model(Run *r);
 
 struct Run {
   int id;

@@ -304,7 +304,7 @@ static int32_t *read_batch(lua_State *L, int idx, const ModelConfig *c, const ch
 
 /* The shape of the run at 'idx' (which may be gone by the next lock). */
 static ModelConfig run_shape(lua_State *L, LuaApi *api, int idx) {
-  ModelConfig c = *model_config(run_model(lrun_lock(L, idx, api)));
+  ModelConfig c = *run_config(lrun_lock(L, idx, api));
   lapi_unlock(api);
   return c;
 }
@@ -321,8 +321,8 @@ static double safe_ratio(double num, double den) { return den > 0 ? num / den : 
 static int lrun_evaluate(lua_State *L) {
   LuaApi *api = lapi_get(L);
   Run *r = lrun_lock(L, 1, api);
-  ModelConfig c = *model_config(run_model(r));
-  int nt = model_tensor_count(run_model(r));
+  ModelConfig c = *run_config(r);
+  int nt = run_tensor_count(r);
   lapi_unlock(api);
   int b, t;
   int32_t *rows = read_batch(L, 2, &c, "r:evaluate", &b, &t);
@@ -440,7 +440,7 @@ static int lrun_row_norms(lua_State *L) {
   LuaApi *api = lapi_get(L);
   lrun_check(L, 1);
   Run *r = lrun_lock(L, 1, api);
-  int v = model_config(run_model(r))->vocab;
+  int v = run_config(r)->vocab;
   double *buf = lua_newuserdatauv(L, sizeof(double) * 3 * (size_t)v, 0);
   Err err;
   int n = run_row_norms(r, buf, buf + v, buf + 2 * v, v, &err);

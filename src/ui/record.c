@@ -363,7 +363,7 @@ static int record_wait_answer(void *ctx, int pressed) {
 }
 
 int ui_record_open(Ui *ui, Err *err) {
-  const CliOptions *o = ui->opt;
+  const UiOptions *o = ui->opt;
   if (o->record && !(ui->rec = record_open(o->record, err))) return -1;
   if (!o->journal) return 0;
   Lab *lab = trainer_acquire(ui->trainer);
@@ -478,7 +478,7 @@ LuaApiStatus ui_record_line(Ui *ui, const char *entry) {
 }
 
 LuaApiStatus ui_record_script(Ui *ui, Err *err) {
-  const CliOptions *o = ui->opt;
+  const UiOptions *o = ui->opt;
   if (!ui->journal) return luaapi_start_script(ui->api, o->script, o->script_argc, o->script_argv, err);
   Err jerr;
   Lab *lab = trainer_acquire(ui->trainer);

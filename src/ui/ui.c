@@ -366,7 +366,7 @@ static void finish(Ui *ui) {
   autosave_release();   /* after the lab's last save */
 }
 
-int ui_main(const CliOptions *o) {
+int ui_main(const UiOptions *o) {
   Ui ui;
   memset(&ui, 0, sizeof ui);
   ui.opt = o;

@@ -10,9 +10,27 @@
 #ifndef TIELAB_UI_UI_H
 #define TIELAB_UI_UI_H
 
-#include "app/cli.h"
+#include "lab/lab.h"
+
+/* What the interactive lab takes from the command line: the UI's own view
+** of it, filled by whoever parsed it. */
+typedef struct UiOptions {
+  RunOptions run;          /* the options of the first runs */
+  const char *script;      /* SCRIPT.lua to run on the screen, or NULL */
+  int script_argc;         /* its arguments */
+  char **script_argv;
+  int resume;              /* reopen the autosaved runs */
+  int sandbox;             /* Lua without files, processes or the OS */
+  int ascii;               /* ASCII glyphs only */
+  const char *theme;       /* dark, light or mono; NULL: from the terminal */
+  long lua_mem_mb;         /* cap on the Lua heap, MiB (0: none) */
+  const char *record;      /* asciicast v2 file of the screen, or NULL */
+  const char *journal;     /* the lab's actions, for a replay, or NULL */
+  int argc;                /* the whole command line, as the journal keeps it */
+  char **argv;
+} UiOptions;
 
 /* Returns the exit status: 0, 1 (runtime error), 130 (ended by a signal). */
-int ui_main(const CliOptions *o);
+int ui_main(const UiOptions *o);
 
 #endif

@@ -12,7 +12,6 @@
 
 #include <signal.h>
 
-#include "app/cli.h"
 #include "lab/journal.h"
 #include "luaapi/luaapi.h"
 #include "trainer/trainer.h"
@@ -21,6 +20,7 @@
 #include "ui/record.h"
 #include "ui/scroll.h"
 #include "ui/term.h"
+#include "ui/ui.h"
 
 #define FRAME_HZ 10
 #define UI_SLOTS 16   /* series one chart may draw */
@@ -46,7 +46,7 @@ typedef struct UiMeter {
 } UiMeter;
 
 typedef struct Ui {
-  const CliOptions *opt;
+  const UiOptions *opt;
   int screen;                /* curses is up (0: the line REPL) */
   Term term;
   Layout lay;

@@ -7,10 +7,10 @@
 ** and validation perplexity, printed as one table.
 */
 #include <math.h>
-#include <signal.h>
 #include <string.h>
 
 #include "app/compare.h"
+#include "core/sig.h"
 
 #define N_ARMS 3
 
@@ -23,9 +23,6 @@ typedef struct Arm {
   double ratio_100, ratio_10pct, act_100, act_10pct;
   long n_100, n_10pct;
 } Arm;
-
-static volatile sig_atomic_t compare_stop;
-static void on_signal(int sig) { compare_stop = sig; }
 
 static Run *add_arm(Lab *lab, const CliOptions *o, Arm *a, Err *err) {
   RunOptions ro = o->run;
@@ -116,20 +113,15 @@ int compare_paper(const CliOptions *o, FILE *out) {
   if (!lab) goto fail;
   for (int k = 0; k < N_ARMS; k++)
     if (!(arms[k].run = add_arm(lab, o, &arms[k], &err))) goto fail;
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_signal;
-  sigaction(SIGINT, &sa, NULL);
-  sigaction(SIGTERM, &sa, NULL);
-  sigaction(SIGHUP, &sa, NULL);
-  for (long s = 1; s <= steps && !compare_stop; s++) {
+  if (sig_open(0, &err) < 0) goto fail;
+  for (long s = 1; s <= steps && !sig_ended(); s++) {
     if (lab_step(lab, &err) < 0) goto fail;
     for (int k = 0; k < N_ARMS; k++) accumulate(&arms[k], s, steps);
     if (s % o->print_every == 0 || s == steps)
       fprintf(stderr, "step %ld/%ld  loss %.4f %.4f %.4f\n", s, steps, run_metrics(arms[0].run)->loss,
               run_metrics(arms[1].run)->loss, run_metrics(arms[2].run)->loss);
   }
-  if (compare_stop) {
+  if (sig_ended()) {
     fprintf(stderr, "tielab: interrupted\n");
     lab_free(lab);
     return EXIT_INTERRUPTED;

@@ -13,7 +13,6 @@
 ** otherwise; stdout carries only what the script prints.
 */
 #include <math.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +20,7 @@
 #include <unistd.h>
 
 #include "core/clock.h"
+#include "core/sig.h"
 #include "lab/autosave.h"
 #include "app/compare.h"
 #include "app/headless.h"
@@ -50,26 +50,9 @@ typedef struct Inline {
 
 /* ------------------------------------------------------------ signals */
 
-static LuaApi *volatile signal_api;
-static volatile sig_atomic_t loop_stop;
-
-static void on_script_signal(int sig) {
-  LuaApi *api = signal_api;
-  if (api) luaapi_interrupt(api);
-}
-
-static void on_loop_signal(int sig) { loop_stop = sig; }
-
-static void catch_signals(void (*handler)(int)) {
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = handler;
-  sigemptyset(&sa.sa_mask);
-  sa.sa_flags = SA_RESTART;
-  sigaction(SIGINT, &sa, NULL);
-  sigaction(SIGTERM, &sa, NULL);
-  sigaction(SIGHUP, &sa, NULL);
-}
+/* Ctrl-C, SIGTERM or SIGHUP stops a script (its Lua code is interrupted)
+** or the loop (between two steps). */
+static void interrupt_lua(void *api) { luaapi_interrupt(api); }
 
 /* ------------------------------------------------------------ progress */
 
@@ -239,11 +222,11 @@ static int run_script(const CliOptions *o) {
     return EXIT_RUNTIME;
   }
   in.api = api;
-  signal_api = api;
-  catch_signals(on_script_signal);
+  if (sig_open(0, &err) < 0) fprintf(stderr, "tielab: %s (Ctrl-C will not stop the script cleanly)\n", err.msg);
+  sig_set_interrupt(interrupt_lua, api);
+  sig_arm_interrupt(1);
   LuaApiStatus st = luaapi_run_file(api, o->script, o->script_argc, o->script_argv, &err);
-  catch_signals(on_loop_signal);   /* from here on the state goes away */
-  signal_api = NULL;
+  sig_arm_interrupt(0);   /* from here on the state goes away */
   progress_clear(&in);
   int code = exit_status(api, st);
   luaapi_free(api);
@@ -293,11 +276,11 @@ static int builtin_loop(const CliOptions *o) {
     return EXIT_RUNTIME;
   }
   long steps = o->steps > 0 ? o->steps : 200, every = o->print_every > 0 ? o->print_every : 10;
-  catch_signals(on_loop_signal);
+  if (sig_open(0, &err) < 0) fprintf(stderr, "tielab: %s (Ctrl-C will not save the run)\n", err.msg);
   printf("# %s: %ld steps\n", run_name(r), steps);
   printf("%8s %10s %10s %10s %10s\n", "step", "loss", "val_loss", "grad_ratio", "tok/s");
   int code = EXIT_OK;
-  for (long k = 1; k <= steps && !loop_stop; k++) {
+  for (long k = 1; k <= steps && !sig_ended(); k++) {
     if (run_step(r, &err) < 0) {
       fprintf(stderr, "tielab: %s\n", err.msg);
       code = EXIT_RUNTIME;
@@ -306,7 +289,7 @@ static int builtin_loop(const CliOptions *o) {
     const RunMetrics *m = run_metrics(r);
     if (m->step % every == 0 || k == steps) print_row(m);
   }
-  if (loop_stop && code == EXIT_OK) {
+  if (sig_ended() && code == EXIT_OK) {
     fprintf(stderr, "tielab: interrupted at step %ld\n", run_metrics(r)->step);
     code = EXIT_INTERRUPTED;
     save_interrupted(lab);

@@ -9,8 +9,8 @@
 */
 #include <string.h>
 
+#include "core/sig.h"
 #include "ui/repl.h"
-#include "ui/sig.h"
 #include "ui/uistate.h"
 
 #define CTRL(c) ((c) & 0x1f)

@@ -19,8 +19,8 @@
 #include <readline/history.h>
 #include <readline/readline.h>
 
-#include "ui/sig.h"
 #include "core/clock.h"
+#include "core/sig.h"
 #include "ui/uistate.h"
 
 static Ui *line_ui;

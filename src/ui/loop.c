@@ -19,9 +19,9 @@
 #include <termios.h>
 #include <unistd.h>
 
-#include "ui/repl.h"
-#include "ui/sig.h"
 #include "core/clock.h"
+#include "core/sig.h"
+#include "ui/repl.h"
 #include "ui/uistate.h"
 
 #define ESC 27

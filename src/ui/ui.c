@@ -27,8 +27,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/sig.h"
 #include "ui/repl.h"
-#include "ui/sig.h"
 #include "ui/uistate.h"
 
 
@@ -389,7 +389,7 @@ int ui_main(const UiOptions *o) {
   /* From here on this lab will save into its own folder when it ends: a
   ** --resume started meanwhile waits for it. */
   if (ok && autosave_claim(&err) < 0) fprintf(stderr, "tielab: %s (--resume will not wait for this lab)\n", err.msg);
-  ok = ok && sig_open(&err) == 0;
+  ok = ok && sig_open(SIG_WITH_WINCH | SIG_IGNORE_PIPE, &err) == 0;
   ok = ok && (ui.trainer = trainer_new(ui.lab, &err)) != NULL;
   if (ok) {
     trainer_host(ui.trainer, &ui.host);

@@ -1,7 +1,7 @@
 /*
 ** sig.c -- the self-pipe: handlers write a byte, the loop reads it.
 */
-#include "ui/sig.h"
+#include "core/sig.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -17,12 +17,19 @@ static atomic_int armed;
 static void (*interrupt_fn)(void *);
 static void *interrupt_ctx;
 
+static atomic_int first_end;   /* the first ending signal not taken yet */
+static int n_handled, pipe_ignored;
+
+/* The ending signals first: n_handled counts how many a caller asked for. */
 static const int handled[] = {SIGINT, SIGTERM, SIGHUP, SIGWINCH};
+enum { N_ENDING = 3 };
 
 static void on_signal(int s) {
   int saved = errno;
   atomic_fetch_or(&pending, SIG_BIT(s));
-  /* Lua code running on the UI thread keeps the loop from reading the
+  int none = 0;
+  if (s != SIGWINCH) atomic_compare_exchange_strong(&first_end, &none, s);
+  /* Lua code running on the loop's thread keeps it from reading the
   ** pipe: stop it, so that the loop gets to this signal. */
   if (s != SIGWINCH && armed && interrupt_fn) interrupt_fn(interrupt_ctx);
   if (pipe_fd[1] >= 0) {
@@ -33,7 +40,7 @@ static void on_signal(int s) {
   errno = saved;
 }
 
-int sig_open(Err *err) {
+int sig_open(int extra, Err *err) {
   if (pipe(pipe_fd) < 0) return err_set(err, "cannot create a pipe for signals: %s", strerror(errno));
   for (int i = 0; i < 2; i++) {
     fcntl(pipe_fd[i], F_SETFL, fcntl(pipe_fd[i], F_GETFL) | O_NONBLOCK);
@@ -44,13 +51,17 @@ int sig_open(Err *err) {
   sa.sa_handler = on_signal;
   sigemptyset(&sa.sa_mask);
   sa.sa_flags = SA_RESTART;
-  for (size_t i = 0; i < sizeof handled / sizeof handled[0]; i++) sigaction(handled[i], &sa, NULL);
-  signal(SIGPIPE, SIG_IGN);
+  n_handled = N_ENDING + ((extra & SIG_WITH_WINCH) != 0);
+  for (int i = 0; i < n_handled; i++) sigaction(handled[i], &sa, NULL);
+  pipe_ignored = (extra & SIG_IGNORE_PIPE) != 0;
+  if (pipe_ignored) signal(SIGPIPE, SIG_IGN);
   return 0;
 }
 
 void sig_close(void) {
-  for (size_t i = 0; i < sizeof handled / sizeof handled[0]; i++) signal(handled[i], SIG_DFL);
+  for (int i = 0; i < n_handled; i++) signal(handled[i], SIG_DFL);
+  if (pipe_ignored) signal(SIGPIPE, SIG_DFL);
+  n_handled = pipe_ignored = 0;
   for (int i = 0; i < 2; i++)
     if (pipe_fd[i] >= 0) close(pipe_fd[i]), pipe_fd[i] = -1;
 }
@@ -61,8 +72,11 @@ unsigned sig_take(void) {
   char buf[64];
   while (read(pipe_fd[0], buf, sizeof buf) > 0) {
   }
+  atomic_store(&first_end, 0);
   return atomic_exchange(&pending, 0u);
 }
+
+int sig_ended(void) { return atomic_load(&first_end); }
 
 void sig_set_interrupt(void (*fn)(void *ctx), void *ctx) {
   interrupt_fn = fn;

@@ -1,0 +1,48 @@
+/*
+** sig.h -- the process's signals, for every mode: handlers that only record
+** which signal came and write one byte to a pipe (the self-pipe).
+**
+** Whoever owns the process's main loop asks what came: the screen polls
+** 'sig_fd' and drains it with 'sig_take' (save, resize, clear the line);
+** a loop without a screen (headless, the paper comparison) asks
+** 'sig_ended' between two steps. The one exception is Lua code running on
+** the calling thread (a REPL entry, a script, an on_step callback): nothing
+** polls then, so SIGINT, SIGTERM and SIGHUP also call the armed interrupt
+** function, which must be async-signal-safe (luaapi_interrupt only sets a
+** flag); the Lua code stops and the loop then handles the signal (a
+** SIGTERM still saves every run). Handlers are process-wide and safe on any
+** thread, since OpenBLAS starts threads before main that no signal mask
+** reaches.
+*/
+#ifndef TIELAB_CORE_SIG_H
+#define TIELAB_CORE_SIG_H
+
+#include "core/err.h"
+
+#define SIG_BIT(s) (1u << (s))
+
+/* What a caller handles beyond SIGINT, SIGTERM and SIGHUP. */
+enum {
+  SIG_WITH_WINCH = 1,    /* record SIGWINCH too (before newterm, so that curses keeps its hands off it) */
+  SIG_IGNORE_PIPE = 2,   /* ignore SIGPIPE: a write to a closed pipe fails instead */
+};
+
+/* Install the handlers ('extra': SIG_WITH_WINCH | SIG_IGNORE_PIPE, or 0). */
+int sig_open(int extra, Err *err);
+/* Back to the default dispositions; the pipe closed. */
+void sig_close(void);
+
+int sig_fd(void);
+
+/* Signals received since the last call, as SIG_BIT()s; drains the pipe. */
+unsigned sig_take(void);
+
+/* The first of SIGINT, SIGTERM or SIGHUP received and not taken yet, or 0. */
+int sig_ended(void);
+
+/* While armed, SIGINT, SIGTERM and SIGHUP also call 'fn(ctx)' from the
+** handler. Arm it around every call into Lua. */
+void sig_set_interrupt(void (*fn)(void *ctx), void *ctx);
+void sig_arm_interrupt(int on);
+
+#endif

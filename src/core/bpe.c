@@ -413,7 +413,9 @@ typedef struct HeapItem {
   int32_t pair;
 } HeapItem;
 
-typedef struct Trainer {
+/* What learning the merges keeps: the corpus as counted words, their pairs
+** and a heap of the most frequent pair. */
+typedef struct MergeLearner {
   /* words: the distinct chunks as id sequences, shrinking as merges apply */
   int32_t *sym;
   size_t *w_off;
@@ -433,9 +435,9 @@ typedef struct Trainer {
   int32_t *touched;
   int n_touched, cap_touched;
   int merge_no;
-} Trainer;
+} MergeLearner;
 
-static void trainer_free(Trainer *t) {
+static void learner_free(MergeLearner *t) {
   free(t->sym);
   free(t->w_off);
   free(t->w_len);
@@ -459,7 +461,7 @@ static void *grow(void *p, int *cap, size_t elem, int need) {
   return q;
 }
 
-static int pairmap_grow(Trainer *t) {
+static int pairmap_grow(MergeLearner *t) {
   size_t cap = t->map_cap ? t->map_cap * 2 : 1 << 16;
   uint64_t *key = malloc(sizeof *key * cap);
   int32_t *val = malloc(sizeof *val * cap);
@@ -480,7 +482,7 @@ static int pairmap_grow(Trainer *t) {
 }
 
 /* Index of pair (l, r), created with count 0 when new; -1: no memory. */
-static int32_t pair_get(Trainer *t, int32_t l, int32_t r) {
+static int32_t pair_get(MergeLearner *t, int32_t l, int32_t r) {
   uint64_t k = pair_key(l, r);
   size_t i = mix64(k) & (t->map_cap - 1);
   for (; t->map_val[i] >= 0; i = (i + 1) & (t->map_cap - 1))
@@ -503,7 +505,7 @@ static int32_t pair_get(Trainer *t, int32_t l, int32_t r) {
 }
 
 /* Add 'delta' to the count of (l, r) and note that word 'w' holds it. */
-static int pair_add(Trainer *t, int32_t l, int32_t r, int64_t delta, int w) {
+static int pair_add(MergeLearner *t, int32_t l, int32_t r, int64_t delta, int w) {
   int32_t i = pair_get(t, l, r);
   if (i < 0) return -1;
   Pair *p = &t->pairs[i];
@@ -525,14 +527,14 @@ static int pair_add(Trainer *t, int32_t l, int32_t r, int64_t delta, int w) {
 }
 
 /* Heap order: higher count first, then the smaller (left, right). */
-static int heap_before(const Trainer *t, HeapItem a, HeapItem b) {
+static int heap_before(const MergeLearner *t, HeapItem a, HeapItem b) {
   if (a.count != b.count) return a.count > b.count;
   const Pair *pa = &t->pairs[a.pair], *pb = &t->pairs[b.pair];
   if (pa->left != pb->left) return pa->left < pb->left;
   return pa->right < pb->right;
 }
 
-static int heap_push(Trainer *t, int32_t pair) {
+static int heap_push(MergeLearner *t, int32_t pair) {
   if (t->heap_n == t->heap_cap) {
     size_t cap = t->heap_cap ? t->heap_cap * 2 : 1 << 16;
     HeapItem *h = realloc(t->heap, sizeof *h * cap);
@@ -550,7 +552,7 @@ static int heap_push(Trainer *t, int32_t pair) {
   return 0;
 }
 
-static HeapItem heap_pop(Trainer *t) {
+static HeapItem heap_pop(MergeLearner *t) {
   HeapItem top = t->heap[0], last = t->heap[--t->heap_n];
   size_t i = 0;
   for (;;) {
@@ -566,7 +568,7 @@ static HeapItem heap_pop(Trainer *t) {
 }
 
 /* The most frequent pair, or -1 when none occurs twice. */
-static int32_t best_pair(Trainer *t) {
+static int32_t best_pair(MergeLearner *t) {
   while (t->heap_n > 0) {
     HeapItem it = heap_pop(t);
     if (it.count == t->pairs[it.pair].count) return it.count >= 2 ? it.pair : -1;
@@ -575,7 +577,7 @@ static int32_t best_pair(Trainer *t) {
 }
 
 /* Cut the text into chunks and make one word per distinct chunk. */
-static int trainer_words(Trainer *t, const uint8_t *text, size_t n) {
+static int learner_words(MergeLearner *t, const uint8_t *text, size_t n) {
   ChunkMap m;
   if (chunkmap_init(&m, 4096) < 0) return -1;
   for (size_t i = 0; i < n;) {
@@ -612,8 +614,8 @@ fail:
   return -1;
 }
 
-static int trainer_init(Trainer *t, const uint8_t *text, size_t n) {
-  if (trainer_words(t, text, n) < 0 || pairmap_grow(t) < 0) return -1;
+static int learner_init(MergeLearner *t, const uint8_t *text, size_t n) {
+  if (learner_words(t, text, n) < 0 || pairmap_grow(t) < 0) return -1;
   for (int w = 0; w < t->n_words; w++) {
     const int32_t *s = t->sym + t->w_off[w];
     for (int i = 0; i + 1 < t->w_len[w]; i++)
@@ -632,7 +634,7 @@ static int trainer_init(Trainer *t, const uint8_t *text, size_t n) {
 ** moving the counts of the neighbouring pairs: in "p l r q" the pairs
 ** (p,l), (l,r), (r,q) lose one occurrence and (p,id), (id,q) gain one.
 */
-static int merge_word(Trainer *t, int w, int32_t l, int32_t r, int32_t id) {
+static int merge_word(MergeLearner *t, int w, int32_t l, int32_t r, int32_t id) {
   int32_t *s = t->sym + t->w_off[w];
   int32_t n = t->w_len[w];
   int64_t c = t->w_count[w];
@@ -652,7 +654,7 @@ static int merge_word(Trainer *t, int w, int32_t l, int32_t r, int32_t id) {
 }
 
 /* Apply merge 'pair' as id 256 + t->merge_no to every word that holds it. */
-static int trainer_merge(Trainer *t, int32_t pair) {
+static int learner_merge(MergeLearner *t, int32_t pair) {
   int32_t l = t->pairs[pair].left, r = t->pairs[pair].right, id = 256 + t->merge_no;
   t->n_touched = 0;
   /* The pair's word list does not grow here: new pairs all contain 'id'. */
@@ -676,25 +678,25 @@ Bpe *bpe_train(const uint8_t *text, size_t n, int vocab, Err *err) {
     err_set(err, "tokenizer: vocabulary size %d, expected 256 to %d", vocab, BPE_VOCAB_MAX);
     return NULL;
   }
-  Trainer t = {0};
+  MergeLearner t = {0};
   int32_t *merges = malloc(sizeof *merges * (2 * (size_t)(vocab - 256) + 1));
   Bpe *b = NULL;
-  if (!merges || trainer_init(&t, text, n) < 0) goto nomem;
+  if (!merges || learner_init(&t, text, n) < 0) goto nomem;
   while (256 + t.merge_no < vocab) {
     int32_t p = best_pair(&t);
     if (p < 0) break;
     merges[2 * t.merge_no] = t.pairs[p].left;
     merges[2 * t.merge_no + 1] = t.pairs[p].right;
-    if (trainer_merge(&t, p) < 0) goto nomem;
+    if (learner_merge(&t, p) < 0) goto nomem;
     t.merge_no++;
   }
   b = bpe_from_merges(merges, t.merge_no, err);
   free(merges);
-  trainer_free(&t);
+  learner_free(&t);
   return b;
 nomem:
   free(merges);
-  trainer_free(&t);
+  learner_free(&t);
   err_set(err, "tokenizer: out of memory training on %zu bytes", n);
   return NULL;
 }

@@ -465,6 +465,16 @@ static int parse_one(int argc, char **argv, int i, CliOptions *o, int *consumed,
   return parse_setting(argc, argv, i, name, eq, o, consumed, err);
 }
 
+void cli_print_given(FILE *f, const RunOptions *o) {
+  int n;
+  const Setting *s = lab_settings(&n);
+  for (int i = 0; i < n; i++) {
+    char value[1100];
+    if ((o->given >> i & 1) && run_options_get_text(o, s[i].name, value, sizeof value, NULL) == 0)
+      fprintf(f, " %s=%s", s[i].name, value);
+  }
+}
+
 /* '-h' or '-V': the one-letter names of a few flags. */
 static int parse_short(const char *arg, CliOptions *o, Err *err) {
   for (size_t i = 0; i < N_CLI_OPTIONS; i++)

@@ -51,5 +51,8 @@ void cli_usage(FILE *f);
 /* Every option, one a line, for the shell's completion: the name, its
 ** argument (or '-'), its choices (or '-'), and the modes that take it. */
 void cli_list_options(FILE *f);
+/* ' name=value' for each run setting given on the command line, as the
+** built-in loops' first line shows them. */
+void cli_print_given(FILE *f, const RunOptions *o);
 
 #endif

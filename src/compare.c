@@ -122,6 +122,9 @@ int compare_paper(const CliOptions *o, FILE *out) {
   sigaction(SIGINT, &sa, NULL);
   sigaction(SIGTERM, &sa, NULL);
   sigaction(SIGHUP, &sa, NULL);
+  fprintf(out, "# tied, untied, tied_in5: %ld steps", steps);
+  cli_print_given(out, &o->run);
+  fputc('\n', out);
   for (long s = 1; s <= steps && !compare_stop; s++) {
     if (lab_step(lab, &err) < 0) goto fail;
     for (int k = 0; k < N_ARMS; k++) accumulate(&arms[k], s, steps);

@@ -59,6 +59,7 @@ int main(int argc, char **argv) {
   switch (o.mode) {
     case MODE_HELP: cli_usage(stdout); return EXIT_OK;
     case MODE_VERSION: printf("tielab %s\n", PACKAGE_VERSION); return EXIT_OK;
+    case MODE_LIST_OPTIONS: cli_list_options(stdout); return EXIT_OK;
     case MODE_BENCH: return main_bench(&o);
     case MODE_HEADLESS: return headless_main(&o);
     case MODE_UI: return main_ui(&o);

@@ -100,6 +100,9 @@ void lapi_unlock(LuaApi *api);
 void lapi_unlock_all(LuaApi *api);
 int lapi_view(LuaApi *api, int id, HostViewFn fn, void *ctx);
 void lapi_write(LuaApi *api, const char *s, size_t n, int is_err);
+/* The message of lab.args's error object at 'idx' (a bad script argument),
+** or NULL for any other value. */
+const char *largs_usage_message(lua_State *L, int idx);
 void lapi_text_free(LapiText *t);
 /* The sandbox's verdict on a path a script names; 'real' gets the name to
 ** open (the resolved one under the sandbox, else the name as given). */

@@ -49,7 +49,7 @@ void lapi_leave(LuaApi *api) {
 /* The message handler of every call: text for any error value, then the
 ** traceback. The os.exit marker passes through untouched. */
 int lapi_message(lua_State *L) {
-  if (lua_touserdata(L, 1) == &lapi_exit_marker) return 1;
+  if (lua_touserdata(L, 1) == &lapi_exit_marker || largs_usage_message(L, 1)) return 1;
   const char *msg = lua_tostring(L, 1);
   if (!msg) {
     if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING) return 1;
@@ -79,6 +79,16 @@ LuaApiStatus lapi_report(LuaApi *api, lua_State *L, int status) {
     return LUAAPI_EXIT;
   }
   if (status == LUA_OK) return LUAAPI_OK;
+  const char *usage = largs_usage_message(L, -1);
+  if (usage) {   /* a bad script argument: one line, the status of a usage error */
+    snprintf(api->last_error, sizeof api->last_error, "%s", usage);
+    lapi_write(api, "tielab: ", 8, 1);
+    lapi_write(api, usage, strlen(usage), 1);
+    lapi_write(api, "\n", 1, 1);
+    lua_pop(L, 1);
+    api->exit_code = 2;
+    return LUAAPI_EXIT;
+  }
   const char *msg = lua_tostring(L, -1);
   if (!msg) msg = "(error object is not a string)";
   snprintf(api->last_error, sizeof api->last_error, "%s", msg);
@@ -289,7 +299,11 @@ static void report_script_error(LuaApi *api, lua_State *co) {
   lua_State *L = api->L;
   const char *msg;
   if (lua_touserdata(co, -1) == &lapi_exit_marker) msg = "os.exit ends a script, never the lab";
-  else if (!(msg = lua_tostring(co, -1))) {
+  else if ((msg = largs_usage_message(co, -1))) {
+    lua_pushstring(L, msg);   /* the user's mistake: no traceback */
+    lapi_report(api, L, LUA_ERRRUN);
+    return;
+  } else if (!(msg = lua_tostring(co, -1))) {
     if (luaL_callmeta(co, -1, "__tostring") && lua_type(co, -1) == LUA_TSTRING) msg = lua_tostring(co, -1);
     else msg = lua_pushfstring(co, "(error object is a %s value)", luaL_typename(co, -1));
   }

@@ -13,6 +13,7 @@
 #include "bench_lab.h"
 #include "cli.h"
 #include "headless.h"
+#include "luaapi/luaapi.h"
 #include "replay.h"
 #include "ui/ui.h"
 
@@ -31,10 +32,20 @@ static int main_bench(const CliOptions *o) {
   return EXIT_OK;
 }
 
+/* The script named on the command line, found along the search path
+** (luaapi_find_script); a journal names its script itself. */
+static int find_script(CliOptions *o, Err *err) {
+  static char found[PATH_MAX];
+  if (!o->script || (o->mode != MODE_HEADLESS && o->mode != MODE_UI)) return 0;
+  if (luaapi_find_script(o->script, found, err) < 0) return -1;
+  o->script = found;
+  return 0;
+}
+
 int main(int argc, char **argv) {
   CliOptions o;
   Err err;
-  if (cli_parse(argc, argv, &o, &err) < 0) {
+  if (cli_parse(argc, argv, &o, &err) < 0 || find_script(&o, &err) < 0) {
     fprintf(stderr, "tielab: %s\n", err.msg);
     return EXIT_USAGE;
   }

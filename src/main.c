@@ -6,6 +6,7 @@
 */
 #include "config.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -14,6 +15,7 @@
 #include "app/cli.h"
 #include "app/headless.h"
 #include "app/replay.h"
+#include "luaapi/luaapi.h"
 #include "ui/ui.h"
 
 static int main_bench(const CliOptions *o) {
@@ -29,6 +31,16 @@ static int main_bench(const CliOptions *o) {
     return EXIT_RUNTIME;
   }
   return EXIT_OK;
+}
+
+/* The script named on the command line, found along the search path
+** (luaapi_find_script); a journal names its script itself. */
+static int find_script(CliOptions *o, Err *err) {
+  static char found[PATH_MAX];
+  if (!o->script || (o->mode != MODE_HEADLESS && o->mode != MODE_UI)) return 0;
+  if (luaapi_find_script(o->script, found, err) < 0) return -1;
+  o->script = found;
+  return 0;
 }
 
 /* The interactive lab's share of the command line. */
@@ -52,13 +64,14 @@ static int main_ui(const CliOptions *o) {
 int main(int argc, char **argv) {
   CliOptions o;
   Err err;
-  if (cli_parse(argc, argv, &o, &err) < 0) {
+  if (cli_parse(argc, argv, &o, &err) < 0 || find_script(&o, &err) < 0) {
     fprintf(stderr, "tielab: %s\n", err.msg);
     return EXIT_USAGE;
   }
   switch (o.mode) {
     case MODE_HELP: cli_usage(stdout); return EXIT_OK;
     case MODE_VERSION: printf("tielab %s\n", PACKAGE_VERSION); return EXIT_OK;
+    case MODE_LIST_OPTIONS: cli_list_options(stdout); return EXIT_OK;
     case MODE_BENCH: return main_bench(&o);
     case MODE_HEADLESS: return headless_main(&o);
     case MODE_UI: return main_ui(&o);

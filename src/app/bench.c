@@ -1,13 +1,17 @@
 /*
 ** bench.c -- see bench.h. Each step is timed in three parts: forward;
 ** backward; combine + clip + the optimizer step ("opt"). Medians over the timed steps,
-** as the peer reports them.
+** as the peer reports them. The batches are random tokens from the data
+** seed, or with --corpus the run's own training batches of that file.
 */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include <jansson.h>
+
 #include "app/bench.h"
+#include "core/data.h"
 #include "core/model.h"
 #include "core/rng.h"
 
@@ -32,7 +36,7 @@ static double median(double *v, int n) {
 static const char *const optim_keys[] = {"lr", "warmup", "warmup_start", "schedule", "decay_steps", "lr_min",
                                          "lr_min_ratio", "eps", "beta1", "beta2", "weight_decay", "decay_all",
                                          "optimizer", "momentum", "nesterov", "clip", "grad_scale",
-                                         "emb_lr_scale", "emb_warmup"};
+                                         "emb_lr_scale", "emb_warmup", "in_scale", "out_scale"};
 
 void bench_print_optim(FILE *out, const RunOptions *o) {
   fputs("\"optim\":{", out);
@@ -46,44 +50,83 @@ void bench_print_optim(FILE *out, const RunOptions *o) {
   fputc('}', out);
 }
 
+void bench_print_data(FILE *out, const RunOptions *o, int synthetic) {
+  const char *corpus = o->corpus[0] ? o->corpus : synthetic ? "synthetic" : "random";
+  json_t *data = json_pack("{s:s, s:i, s:I}", "corpus", corpus, "corpus_max", o->corpus_max_mb, "data_seed",
+                           (json_int_t)o->data_seed);
+  if (data && synthetic && !o->corpus[0]) json_object_set_new(data, "corpus_seed", json_integer((json_int_t)o->corpus_seed));
+  char *text = data ? json_dumps(data, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+  fprintf(out, "\"data\":%s", text ? text : "{}");
+  free(text);
+  json_decref(data);
+}
+
+/* The batches: random tokens, or a corpus tokenized as a run would. */
+typedef struct BenchData {
+  Dataset ds;
+  int from_corpus;
+  Rng rng;
+} BenchData;
+
+static int data_open(BenchData *d, const RunOptions *o, Err *err) {
+  memset(d, 0, sizeof *d);
+  rng_seed(&d->rng, rng_mix(o->data_seed, 1));
+  if (!o->corpus[0]) return 0;
+  Corpus c;
+  if (corpus_read_max(&c, o->corpus, (uint64_t)o->corpus_max_mb << 20, err) < 0) return -1;
+  int rc = dataset_build(&d->ds, &c, o->model.vocab, 0.1, o->model.ctx, err);
+  corpus_free(&c);
+  if (rc < 0) return err_prefix(err, "bench: %s", o->corpus);
+  d->from_corpus = 1;
+  return 0;
+}
+
+/* Batch 'i': B rows of T+1 ids into 'rows', split into inputs and targets. */
+static void data_batch(BenchData *d, const RunOptions *o, int i, int32_t *rows, int32_t *inputs, int32_t *targets) {
+  const ModelConfig *cfg = &o->model;
+  size_t n = (size_t)cfg->batch * (size_t)(cfg->ctx + 1);
+  if (d->from_corpus) dataset_train_batch(&d->ds, o->data_seed, (uint64_t)i, cfg->batch, cfg->ctx, rows);
+  else
+    for (size_t j = 0; j < n; j++) rows[j] = (int32_t)rng_below(&d->rng, (uint64_t)cfg->vocab);
+  batch_split(rows, cfg->batch, cfg->ctx, inputs, targets);
+}
+
 int bench_run(const RunOptions *o, int steps, int warmup, FILE *out, Err *err) {
   const ModelConfig *cfg = &o->model;
   int threads = o->threads;
   uint64_t seed = o->init_seed;
   if (steps < 1) return err_set(err, "bench: steps (%d) must be at least 1", steps);
   if (warmup < 0) return err_set(err, "bench: warmup (%d) must not be negative", warmup);
+  BenchData data;
+  if (data_open(&data, o, err) < 0) return -1;
   Model *m = model_create(cfg, threads, err);
-  if (!m) return -1;
+  if (!m) {
+    if (data.from_corpus) dataset_free(&data.ds);
+    return -1;
+  }
   model_init(m, seed);
   size_t n = (size_t)cfg->batch * cfg->ctx;
-  int32_t *tokens = malloc((n + (size_t)cfg->batch) * sizeof(int32_t) * 2);
+  int32_t *tokens = malloc((3 * n + (size_t)cfg->batch) * sizeof(int32_t));
   double *times = malloc(4 * (size_t)steps * sizeof(double));
   if (!tokens || !times) {
     free(tokens);
     free(times);
     model_free(m);
+    if (data.from_corpus) dataset_free(&data.ds);
     return err_set(err, "bench: out of memory");
   }
-  int32_t *inputs = tokens, *targets = tokens + n;
+  int32_t *inputs = tokens, *targets = tokens + n, *rows = tokens + 2 * n;
   double *t_step = times, *t_fwd = times + steps, *t_bwd = times + 2 * steps, *t_opt = times + 3 * steps;
-  Rng rng;
-  rng_seed(&rng, rng_mix(seed, 1));
   float loss_first = 0.0f, loss_last = 0.0f;
   for (int i = 0; i < warmup + steps; i++) {
-    /* A random batch: B rows of T+1 ids, shifted by one for the targets. */
-    for (int b = 0; b < cfg->batch; b++) {
-      int32_t row[CONFIG_MAX_CTX + 1];
-      for (int j = 0; j <= cfg->ctx; j++) row[j] = (int32_t)rng_below(&rng, (uint64_t)cfg->vocab);
-      memcpy(inputs + (size_t)b * cfg->ctx, row, (size_t)cfg->ctx * sizeof(int32_t));
-      memcpy(targets + (size_t)b * cfg->ctx, row + 1, (size_t)cfg->ctx * sizeof(int32_t));
-    }
+    data_batch(&data, o, i, rows, inputs, targets);
     GradStats gs;
     double t0 = now_s();
     float loss = model_forward(m, inputs, targets, cfg->batch, cfg->ctx);
     double t1 = now_s();
     model_backward(m, &gs);
     double t2 = now_s();
-    model_combine(m, 1.0f, 1.0f);
+    model_combine(m, (float)o->in_scale, (float)o->out_scale);
     OptimConfig oc = run_options_optim_at(o, i + 1);
     model_clip_scaled(m, oc.grad_scale, oc.clip);
     model_update(m, &oc);
@@ -117,10 +160,13 @@ int bench_run(const RunOptions *o, int steps, int warmup, FILE *out, Err *err) {
           median(t_bwd, steps) * 1e3, median(t_opt, steps) * 1e3, fpt, fpt * (double)n / step / 1e9,
           (double)loss_first, (double)loss_last);
   bench_print_optim(out, o);
+  fputc(',', out);
+  bench_print_data(out, o, 0);
   fputs("}\n", out);
   fflush(out);
   free(tokens);
   free(times);
   model_free(m);
+  if (data.from_corpus) dataset_free(&data.ds);
   return 0;
 }

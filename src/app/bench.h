@@ -1,7 +1,7 @@
 /*
 ** bench.h -- training throughput of one model shape: full steps (forward,
-** backward, combine, clip, the optimizer step) on random token batches,
-** reported as one JSON line, like the PyTorch peer's bench so the two can
+** backward, combine, clip, the optimizer step) on random token batches
+** (or a corpus's), reported as one JSON line, like the PyTorch peer's bench so the two can
 ** be compared.
 */
 #ifndef TIELAB_BENCH_H
@@ -15,7 +15,7 @@
 
 /* Time 'warmup' + 'steps' training steps of a model of the shape of 'o'
 ** with its threads and its optimizer and schedule, batches drawn from its
-** init seed; print one JSON line to 'out' with the configuration, median
+** data seed (random tokens, or its corpus); print one JSON line to 'out' with the configuration, median
 ** tokens/s and step times (also of forward, backward and the optimizer),
 ** FLOPs and the first/last loss. */
 int bench_run(const RunOptions *o, int steps, int warmup, FILE *out, Err *err);
@@ -23,5 +23,10 @@ int bench_run(const RunOptions *o, int steps, int warmup, FILE *out, Err *err);
 /* '"optim":{...}' -- the optimizer and schedule settings of 'o', on which
 ** a bench's losses depend, as JSON values. */
 void bench_print_optim(FILE *out, const RunOptions *o);
+
+/* '"data":{...}' -- where the batches came from: the corpus (else random
+** tokens, or with 'synthetic' the built-in language and its seed), its size
+** cap and the data seed. */
+void bench_print_data(FILE *out, const RunOptions *o, int synthetic);
 
 #endif

@@ -15,10 +15,11 @@ static int cmp_double(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
+/* The timed run as the options say (tied unless --tie), or its untied partner. */
 static Run *add(Lab *lab, const CliOptions *o, const char *name, const char *tie, Err *err) {
   RunOptions ro = o->run;
   snprintf(ro.name, sizeof ro.name, "%s", name);
-  if (run_options_set_text(&ro, "tie", tie, err) < 0) return NULL;
+  if (tie && run_options_set_text(&ro, "tie", tie, err) < 0) return NULL;
   return lab_add_run(lab, &ro, err);
 }
 
@@ -37,6 +38,8 @@ static void print_json(FILE *out, const CliOptions *o, Run *r, double med, doubl
           o->bench_warmup, tokens, tokens / med, med * 1e3, best * 1e3, worst * 1e3, fpt, fpt * tokens / med / 1e9,
           run_metrics(r)->loss);
   bench_print_optim(out, &o->run);
+  fputc(',', out);
+  bench_print_data(out, &o->run, 1);
   fputs("}\n", out);
 }
 
@@ -49,7 +52,7 @@ int bench_lab_run(const CliOptions *o, FILE *out, Err *err) {
   Run *r = NULL, *partner = NULL;
   int rc = -1;
   if (!lab || !t) goto done;
-  if (!(r = add(lab, o, "bench", "tied", err)) || !(partner = add(lab, o, "partner", "untied", err))) goto done;
+  if (!(r = add(lab, o, "bench", NULL, err)) || !(partner = add(lab, o, "partner", "untied", err))) goto done;
   run_set_paused(partner, 1);
   double total = 0;
   for (int i = 0; i < o->bench_warmup + steps; i++) {

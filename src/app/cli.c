@@ -5,18 +5,61 @@
 ** '--decay-steps 100' or '--decay_steps 100'; booleans '--decay-all',
 ** '--no-decay-all', '--decay-all=false'), so the command line, Lua and the UI
 ** can never disagree about names, ranges or defaults.
+**
+** Each option names the modes that use it (the lab, a script, the built-in
+** loop, the comparison, the benchmarks, a replay); given to any other mode
+** it is refused, naming both, so no option is ever silently ignored.
 */
 #include <stdlib.h>
 #include <string.h>
 
 #include "app/cli.h"
 
+#define HELP_WIDTH 80
+#define HELP_INDENT 27   /* where the help text of an option starts */
+
+/* The modes of the program, as the options see them: one bit each. */
+enum {
+  USE_LAB = 1 << 0,          /* the interactive lab */
+  USE_LAB_SCRIPT = 1 << 1,   /* the interactive lab running a script */
+  USE_SCRIPT = 1 << 2,       /* --headless SCRIPT.lua */
+  USE_LOOP = 1 << 3,         /* --headless: the built-in loop */
+  USE_COMPARE = 1 << 4,      /* --compare paper */
+  USE_BENCH = 1 << 5,        /* --bench */
+  USE_BENCH_LAB = 1 << 6,    /* --bench --instruments */
+  USE_REPLAY = 1 << 7,       /* --replay */
+  USE_ANY = (1 << 8) - 1,
+  USE_SCRIPTS = USE_LAB | USE_LAB_SCRIPT | USE_SCRIPT,   /* Lua runs and builds runs */
+  USE_SCREEN = USE_LAB | USE_LAB_SCRIPT,
+  USE_BENCHES = USE_BENCH | USE_BENCH_LAB,
+  USE_RUNS = USE_ANY & ~USE_REPLAY,   /* a run setting: wherever runs are made from the command line */
+};
+
+static const struct {
+  unsigned use;
+  const char *name;    /* as the messages say it */
+  const char *word;    /* as --list-options says it */
+} mode_names[] = {
+  {USE_LAB, "the interactive lab", "lab"},
+  {USE_LAB_SCRIPT, "the lab with a script", "lab-script"},
+  {USE_SCRIPT, "a --headless script", "script"},
+  {USE_LOOP, "the built-in --headless loop", "loop"},
+  {USE_COMPARE, "--compare paper", "compare"},
+  {USE_BENCH, "--bench", "bench"},
+  {USE_BENCH_LAB, "--bench --instruments", "bench-instruments"},
+  {USE_REPLAY, "--replay", "replay"},
+};
+
+#define N_MODES (sizeof mode_names / sizeof mode_names[0])
+
 typedef int (*CliHandler)(CliOptions *o, const char *value, Err *err);
 
 typedef struct CliOption {
   const char *name;
+  char short_name;    /* '-h', or 0 */
   const char *arg;    /* NULL for a flag */
   CliHandler set;
+  unsigned use;       /* the modes that take it */
   const char *help;
 } CliOption;
 
@@ -29,8 +72,8 @@ static int parse_count(const char *name, const char *v, long lo, long hi, long *
   return 0;
 }
 
-static int set_headless(CliOptions *o, const char *v, Err *e) { o->mode = MODE_HEADLESS; return 0; }
-static int set_bench(CliOptions *o, const char *v, Err *e) { o->mode = MODE_BENCH; return 0; }
+static int set_headless(CliOptions *o, const char *v, Err *e) { o->headless = 1; return 0; }
+static int set_bench(CliOptions *o, const char *v, Err *e) { o->bench = 1; return 0; }
 static int set_help(CliOptions *o, const char *v, Err *e) { o->mode = MODE_HELP; return 0; }
 static int set_version(CliOptions *o, const char *v, Err *e) { o->mode = MODE_VERSION; return 0; }
 static int set_resume(CliOptions *o, const char *v, Err *e) { o->resume = 1; return 0; }
@@ -85,7 +128,6 @@ static int set_journal(CliOptions *o, const char *v, Err *e) {
 
 static int set_replay(CliOptions *o, const char *v, Err *e) {
   o->replay = v;
-  o->mode = MODE_REPLAY;
   return 0;
 }
 
@@ -93,29 +135,58 @@ static int set_compare(CliOptions *o, const char *v, Err *e) {
   if (strcmp(v, "paper") != 0)
     return err_set(e, "--compare knows only 'paper', got '%s'", v);
   o->compare = v;
-  o->mode = MODE_HEADLESS;
+  o->headless = 1;
   return 0;
 }
 
+static int set_list_options(CliOptions *o, const char *v, Err *e) { o->mode = MODE_LIST_OPTIONS; return 0; }
+
 static const CliOption cli_options[] = {
-  {"headless", NULL, set_headless, "run SCRIPT.lua (or the built-in loop) with no UI"},
-  {"bench", NULL, set_bench, "time training steps, print one JSON line"},
-  {"instruments", NULL, set_instruments, "--bench: whole lab steps with every instrument at its interval"},
-  {"steps", "N", set_steps, "steps for --bench or the built-in headless loop"},
-  {"bench-warmup", "N", set_bench_warmup, "--bench: steps run before timing (default 5)"},
-  {"print-every", "N", set_print_every, "built-in headless loop: a line every N steps"},
-  {"compare", "paper", set_compare, "headless: tied, untied and tied in_scale 5 side by side"},
-  {"resume", NULL, set_resume, "reopen the runs autosaved when the lab last ended"},
-  {"sandbox", NULL, set_sandbox, "scripts of unknown origin: no os.execute, io.popen, C modules"},
-  {"ascii", NULL, set_ascii, "draw graphs with ASCII only"},
-  {"theme", "dark|light|mono", set_theme, "colours for a dark or light background, or none (default: COLORFGBG, else dark)"},
-  {"lua-mem", "MIB", set_lua_mem, "cap on the Lua heap (default 1024)"},
-  {"record", "FILE.cast", set_record, "write the screen to an asciicast v2 file (asciinema plays it)"},
-  {"journal", "FILE", set_journal, "write every action that changes the lab, for --replay"},
-  {"replay", "FILE", set_replay, "play a journal again with no UI; check the final figures"},
-  {"trust", NULL, set_trust, "--replay as recorded: in its folder, sandboxed only if it was (a journal is code)"},
-  {"help", NULL, set_help, "this text"},
-  {"version", NULL, set_version, "print the version"},
+  {"headless", 0, NULL, set_headless, USE_SCRIPT | USE_LOOP | USE_COMPARE,
+   "run SCRIPT.lua (or the built-in loop) with no UI"},
+  {"bench", 0, NULL, set_bench, USE_BENCHES, "time training steps, print one JSON line"},
+  {"instruments", 0, NULL, set_instruments, USE_BENCH_LAB,
+   "--bench: whole lab steps with every instrument at its interval"},
+  {"steps", 0, "N", set_steps, USE_LOOP | USE_COMPARE | USE_BENCHES,
+   "steps of the built-in headless loop (default 200), --compare (1000), --bench (20; 100 with --instruments)"},
+  {"bench-warmup", 0, "N", set_bench_warmup, USE_BENCHES, "--bench: steps run before timing (default 5)"},
+  {"print-every", 0, "N", set_print_every, USE_LOOP | USE_COMPARE,
+   "built-in headless loop and --compare: a line every N steps (default 10)"},
+  {"compare", 0, "paper", set_compare, USE_COMPARE,
+   "headless: tied, untied and tied in_scale 5 side by side"},
+  {"resume", 0, NULL, set_resume, USE_SCREEN, "reopen the runs autosaved when the lab last ended"},
+  {"sandbox", 0, NULL, set_sandbox, USE_SCRIPTS,
+   "scripts of unknown origin: no os.execute, io.popen, C modules"},
+  {"ascii", 0, NULL, set_ascii, USE_SCREEN, "draw graphs with ASCII only"},
+  {"theme", 0, "dark|light|mono", set_theme, USE_SCREEN,
+   "colours for a dark or light background, or none (default: from COLORFGBG, else dark)"},
+  {"lua-mem", 0, "MIB", set_lua_mem, USE_SCRIPTS, "cap on the Lua heap (default 1024)"},
+  {"record", 0, "FILE.cast", set_record, USE_SCREEN,
+   "write the screen to an asciicast v2 file (asciinema plays it)"},
+  {"journal", 0, "FILE", set_journal, USE_SCREEN, "write every action that changes the lab, for --replay"},
+  {"replay", 0, "FILE", set_replay, USE_REPLAY, "play a journal again with no UI; check the final figures"},
+  {"trust", 0, NULL, set_trust, USE_REPLAY,
+   "--replay as recorded: in its folder, sandboxed only if it was (a journal is code)"},
+  {"help", 'h', NULL, set_help, USE_ANY, "this text"},
+  {"version", 'V', NULL, set_version, USE_ANY, "print the version"},
+  {"list-options", 0, NULL, set_list_options, 0, NULL},   /* for the shell's completion; not in --help */
+};
+
+/* The run settings that some modes leave alone; every other setting is
+** taken wherever runs are made from the command line (USE_RUNS). */
+static const struct {
+  const char *name;
+  unsigned use;
+} setting_use[] = {
+  {"name", USE_SCRIPTS | USE_LOOP},            /* --compare and the benchmarks name their runs */
+  {"tie", USE_RUNS & ~USE_COMPARE},            /* --compare sets each run's tie */
+  {"in_scale", USE_RUNS & ~USE_COMPARE},       /* and its in_scale */
+  {"tie_merge", USE_SCRIPTS},                  /* only a tie changed while a run lives merges */
+  {"partner", USE_SCRIPTS},                    /* the others choose the partner themselves */
+  {"align_every", USE_SCRIPTS | USE_COMPARE | USE_BENCH_LAB},   /* the loop's single run has no partner */
+  {"lens_every", USE_RUNS & ~USE_BENCH},       /* --bench times the bare step */
+  {"eval_every", USE_RUNS & ~USE_BENCH},
+  {"corpus_seed", USE_RUNS & ~USE_BENCH},      /* --bench draws random tokens, or reads --corpus */
 };
 
 #define N_CLI_OPTIONS (sizeof cli_options / sizeof cli_options[0])
@@ -144,32 +215,157 @@ static void undashed(char *name) {
     if (*p == '-') *p = '_';
 }
 
+/* The modes a setting is taken by. */
+static unsigned setting_modes(const char *name) {
+  for (size_t i = 0; i < sizeof setting_use / sizeof setting_use[0]; i++)
+    if (strcmp(setting_use[i].name, name) == 0) return setting_use[i].use;
+  return USE_RUNS;
+}
+
+/* The words of 'text' from column 'col', wrapped to HELP_WIDTH under 'indent'. */
+static void wrap_words(FILE *f, int col, int indent, const char *text) {
+  int first = 1;
+  for (const char *p = text; *p;) {
+    while (*p == ' ') p++;
+    size_t len = strcspn(p, " ");
+    if (len == 0) break;
+    if (!first && col + 1 + (int)len > HELP_WIDTH) col = fprintf(f, "\n%*s", indent, "") - 1;
+    else if (!first) col += fprintf(f, " ");
+    col += fprintf(f, "%.*s", (int)len, p);
+    first = 0;
+    p += len;
+  }
+  fputc('\n', f);
+}
+
+/* 'text' after 'head', in the column at HELP_INDENT (below 'head' when it is too long). */
+static void print_wrapped(FILE *f, const char *head, const char *text) {
+  int col = fprintf(f, "  %s", head);
+  if (col >= HELP_INDENT - 1) {
+    fputc('\n', f);
+    col = 0;
+  }
+  col += fprintf(f, "%*s", HELP_INDENT - col, "");
+  wrap_words(f, col, HELP_INDENT, text);
+}
+
+/* The environment and the files, as --help and tielab(1) name them. */
+static const char *const environment[][2] = {
+  {"NO_COLOR", "set (to anything): no colours"},
+  {"COLORFGBG", "the terminal's colours, for the default --theme"},
+  {"TERM", "the terminal; dumb (or no terminal): the line REPL instead of the screen"},
+  {"COLUMNS, LINES", "the screen's size where the terminal does not say"},
+  {"SHELL", "named in the header of a --record cast"},
+  {"HOME", "where the XDG folders are when their variables are unset"},
+  {"XDG_STATE_HOME", "autosaved runs and the REPL history (default ~/.local/state)"},
+  {"XDG_CACHE_HOME", "trained tokenizers, reused by later runs (default ~/.cache)"},
+  {"XDG_CONFIG_HOME", "tielab/init.lua, run at start (default ~/.config)"},
+  {"XDG_DATA_HOME", "tielab/: scripts found by name (default ~/.local/share)"},
+  {"OPENBLAS_NUM_THREADS", "threads of the matrix products (OpenBLAS's own)"},
+};
+
+static const char *const files[][2] = {
+  {"$XDG_STATE_HOME/tielab/autosave/", "the runs kept when the lab or an interrupted loop ends (--resume)"},
+  {"$XDG_STATE_HOME/tielab/history", "the REPL's history"},
+  {"$XDG_CACHE_HOME/tielab/bpe-*.bin", "tokenizers, by corpus and vocabulary size"},
+  {"$XDG_CONFIG_HOME/tielab/init.lua", "Lua run when the lab or a script starts"},
+};
+
+/* The help of run setting 's', with its default unless the help says it
+** already or there is none. */
+static void print_setting(FILE *f, const Setting *s) {
+  char head[64], name[48], help[512], arg[48] = "";
+  const char *const *choices = lab_setting_choices(s->name);
+  for (int c = 0; choices && choices[c]; c++)
+    if (choices[c][0]) snprintf(arg + strlen(arg), sizeof arg - strlen(arg), "%s%s", arg[0] ? "|" : "", choices[c]);
+  dashed(s->name, name, sizeof name);
+  if (s->type == SET_BOOL) snprintf(head, sizeof head, "--[no-]%s", name);
+  else snprintf(head, sizeof head, "--%s %s", name, arg[0] ? arg : setting_type_arg(s->type));
+  if (s->deflt[0] && !strstr(s->help, "default")) snprintf(help, sizeof help, "%s (default %s)", s->help, s->deflt);
+  else snprintf(help, sizeof help, "%s", s->help);
+  print_wrapped(f, head, help);
+}
+
 void cli_usage(FILE *f) {
   int n;
   const Setting *s = lab_settings(&n);
   fprintf(f,
           "usage: tielab [OPTIONS] [SCRIPT.lua [ARGS...]]      the interactive lab\n"
           "       tielab --headless [OPTIONS] [SCRIPT.lua [ARGS...]]\n"
-          "       tielab --bench [MODEL OPTIONS] [--steps N]\n"
-          "       tielab --replay JOURNAL\n\n"
-          "Program options:\n");
+          "       tielab --headless --compare paper [OPTIONS]\n"
+          "       tielab --bench [--instruments] [OPTIONS]\n"
+          "       tielab --replay JOURNAL [--trust]\n\n");
+  wrap_words(f, 0, 0,
+                  "Each mode takes the options it uses and refuses the others. A script's arguments "
+                  "follow its name, as key=value, --key=value or --key value; '--' ends tielab's own "
+                  "options.");
+  fprintf(f, "\nProgram options:\n");
   for (size_t i = 0; i < N_CLI_OPTIONS; i++) {
     const CliOption *c = &cli_options[i];
     char head[64];
-    snprintf(head, sizeof head, "--%s%s%s", c->name, c->arg ? " " : "", c->arg ? c->arg : "");
-    fprintf(f, "  %-24s %s\n", head, c->help);
+    if (!c->help) continue;
+    char short_name[8] = "";
+    if (c->short_name) snprintf(short_name, sizeof short_name, "-%c, ", c->short_name);
+    snprintf(head, sizeof head, "%s--%s%s%s", short_name, c->name, c->arg ? " " : "", c->arg ? c->arg : "");
+    print_wrapped(f, head, c->help);
   }
-  fprintf(f, "\nRun options (also keys of lab.run{...} in Lua):\n");
+  fprintf(f, "\nRun options (also keys of lab.run{...} in Lua; '--in-scale' or '--in_scale'):\n");
+  for (int i = 0; i < n; i++) print_setting(f, &s[i]);
+  fprintf(f, "\nEnvironment:\n");
+  for (size_t i = 0; i < sizeof environment / sizeof environment[0]; i++)
+    print_wrapped(f, environment[i][0], environment[i][1]);
+  fprintf(f, "\nFiles:\n");
+  for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+    fprintf(f, "  %s\n", files[i][0]);
+    print_wrapped(f, "", files[i][1]);
+  }
+  fputc('\n', f);
+  wrap_words(f, 0, 0,
+                  "Exit status: 0 ok, 1 runtime error, 2 usage error, 130 interrupted. "
+                  "Documentation: README.md and docs/.");
+}
+
+static void list_modes(FILE *f, unsigned use) {
+  const char *sep = "";
+  for (size_t m = 0; m < N_MODES; m++)
+    if (use & mode_names[m].use) fprintf(f, "%s%s", sep, mode_names[m].word), sep = ",";
+  if (!*sep) fputc('-', f);
+}
+
+static void list_choices(FILE *f, const char *const *choices) {
+  const char *sep = "";
+  for (int c = 0; choices && choices[c]; c++)
+    if (choices[c][0]) fprintf(f, "%s%s", sep, choices[c]), sep = ",";
+  if (!*sep) fputc('-', f);
+}
+
+void cli_list_options(FILE *f) {
+  static const char *const themes[] = {"dark", "light", "mono", NULL}, *const paper[] = {"paper", NULL};
+  static const char *const ties[] = {"tied", "untied", NULL};
+  for (size_t i = 0; i < N_CLI_OPTIONS; i++) {
+    const CliOption *c = &cli_options[i];
+    if (!c->help) continue;
+    fprintf(f, "--%s %s ", c->name, c->arg ? c->arg : "-");
+    list_choices(f, c->set == set_theme ? themes : c->set == set_compare ? paper : NULL);
+    fputc(' ', f);
+    list_modes(f, c->use);
+    fputc('\n', f);
+  }
+  int n;
+  const Setting *s = lab_settings(&n);
   for (int i = 0; i < n; i++) {
-    char head[64], name[48];
+    char name[48];
     dashed(s[i].name, name, sizeof name);
-    if (s[i].type == SET_BOOL) snprintf(head, sizeof head, "--[no-]%s", name);
-    else snprintf(head, sizeof head, "--%s %s", name, setting_type_arg(s[i].type));
-    fprintf(f, "  %-24s %s (default %s)\n", head, s[i].help, s[i].deflt[0] ? s[i].deflt : "none");
+    const char *const *choices = lab_setting_choices(s[i].name);
+    if (s[i].type == SET_TIE) choices = ties;
+    for (int no = 0; no <= (s[i].type == SET_BOOL); no++) {
+      fprintf(f, "--%s%s %s ", no ? "no-" : "", name, s[i].type == SET_BOOL ? "-" : setting_type_arg(s[i].type));
+      list_choices(f, s[i].type == SET_BOOL ? NULL : choices);
+      fputc(' ', f);
+      list_modes(f, setting_modes(s[i].name));
+      fputc('\n', f);
+    }
   }
-  fprintf(f,
-          "\nNO_COLOR turns colours off. Exit status: 0 ok, 1 runtime error, 2 usage error,\n"
-          "130 interrupted. Documentation: README.md and docs/.\n");
 }
 
 /* Split '--name=value' or '--name value'; '*consumed' is 1 or 2 argv slots. */
@@ -257,6 +453,7 @@ static int parse_one(int argc, char **argv, int i, CliOptions *o, int *consumed,
   const CliOption *c = find_option(name);
   const char *value = NULL;
   if (c) {
+    o->options_given |= 1ul << (c - cli_options);
     if (!c->arg) {
       if (eq) return err_set(err, "--%s takes no value", name);
       *consumed = 1;
@@ -266,6 +463,86 @@ static int parse_one(int argc, char **argv, int i, CliOptions *o, int *consumed,
     return c->set(o, value, err);
   }
   return parse_setting(argc, argv, i, name, eq, o, consumed, err);
+}
+
+void cli_print_given(FILE *f, const RunOptions *o) {
+  int n;
+  const Setting *s = lab_settings(&n);
+  for (int i = 0; i < n; i++) {
+    char value[1100];
+    if ((o->given >> i & 1) && run_options_get_text(o, s[i].name, value, sizeof value, NULL) == 0)
+      fprintf(f, " %s=%s", s[i].name, value);
+  }
+}
+
+/* '-h' or '-V': the one-letter names of a few flags. */
+static int parse_short(const char *arg, CliOptions *o, Err *err) {
+  for (size_t i = 0; i < N_CLI_OPTIONS; i++)
+    if (cli_options[i].short_name && arg[1] == cli_options[i].short_name && arg[2] == '\0') {
+      o->options_given |= 1ul << i;
+      return cli_options[i].set(o, NULL, err);
+    }
+  return err_set(err, "unknown option '%s' (see tielab --help)", arg);
+}
+
+/* The mode the options chose, as one of the USE_ bits. */
+static unsigned choose_mode(CliOptions *o) {
+  if (o->replay) return o->mode = MODE_REPLAY, USE_REPLAY;
+  if (o->bench) return o->mode = MODE_BENCH, o->instruments ? USE_BENCH_LAB : USE_BENCH;
+  if (o->headless) return o->mode = MODE_HEADLESS, o->compare ? USE_COMPARE : o->script ? USE_SCRIPT : USE_LOOP;
+  return o->mode = MODE_UI, o->script ? USE_LAB_SCRIPT : USE_LAB;
+}
+
+static const char *mode_name(unsigned use) {
+  for (size_t m = 0; m < N_MODES; m++)
+    if (mode_names[m].use == use) return mode_names[m].name;
+  return "this mode";
+}
+
+/* The names of the modes in 'use', "a, b and c", into 'buf'. */
+static void mode_list(unsigned use, char *buf, size_t cap) {
+  size_t len = 0, n = 0, k = 0;
+  for (size_t m = 0; m < N_MODES; m++) n += (use & mode_names[m].use) != 0;
+  buf[0] = '\0';
+  for (size_t m = 0; m < N_MODES && len < cap; m++) {
+    if (!(use & mode_names[m].use)) continue;
+    const char *sep = k == 0 ? "" : k + 1 == n ? " and " : ", ";
+    len += (size_t)snprintf(buf + len, cap - len, "%s%s", sep, mode_names[m].name);
+    k++;
+  }
+}
+
+/* "--tie-merge is not used by --compare paper (only by ...)"; a long list
+** is said by the modes it leaves out. */
+static int refuse(const char *option, unsigned mode, unsigned takes, Err *err) {
+  char list[256];
+  unsigned others = USE_ANY & ~takes & ~mode;
+  int most = __builtin_popcount(takes) > (int)N_MODES / 2;
+  mode_list(most ? others : takes, list, sizeof list);
+  const char *hint = mode & (USE_SCRIPT | USE_LAB_SCRIPT) && !(takes & (USE_SCRIPT | USE_LAB_SCRIPT))
+                       ? "; a script's own arguments follow its name"
+                       : "";
+  if (most && !others) return err_set(err, "--%s is not used by %s%s", option, mode_name(mode), hint);
+  return err_set(err, "--%s is not used by %s (%s %s)%s", option, mode_name(mode), most ? "nor by" : "only by",
+                 list, hint);
+}
+
+/* Every option given must be one that 'mode' uses. */
+static int check_uses(const CliOptions *o, unsigned mode, Err *err) {
+  for (size_t i = 0; i < N_CLI_OPTIONS; i++)
+    if ((o->options_given >> i & 1) && !(cli_options[i].use & mode))
+      return refuse(cli_options[i].name, mode, cli_options[i].use, err);
+  int n;
+  const Setting *s = lab_settings(&n);
+  for (int i = 0; i < n; i++) {
+    char name[48];
+    if (!(o->run.given >> i & 1)) continue;
+    dashed(s[i].name, name, sizeof name);
+    if (!(setting_modes(s[i].name) & mode)) return refuse(name, mode, setting_modes(s[i].name), err);
+    if (o->resume && mode == USE_LAB)
+      return err_set(err, "--%s is not used by --resume: it reopens the saved runs as they were", name);
+  }
+  return 0;
 }
 
 int cli_parse(int argc, char **argv, CliOptions *o, Err *err) {
@@ -278,12 +555,18 @@ int cli_parse(int argc, char **argv, CliOptions *o, Err *err) {
   run_options_default(&o->run);
   o->argc = argc;
   o->argv = argv;
-  int i = 1;
+  int i = 1, ended = 0;
   while (i < argc) {
     const char *a = argv[i];
     if (strcmp(a, "--") == 0) {
       i++;
+      ended = 1;
       break;
+    }
+    if (a[0] == '-' && a[1] && a[1] != '-') {
+      if (parse_short(a, o, err) < 0) return -1;
+      i++;
+      continue;
     }
     if (a[0] != '-' || a[1] != '-') break;   /* the script and its arguments */
     int consumed = 1;
@@ -291,11 +574,13 @@ int cli_parse(int argc, char **argv, CliOptions *o, Err *err) {
     i += consumed;
   }
   if (i < argc) {
-    if (argv[i][0] == '-') return err_set(err, "unknown option '%s' (options start with --)", argv[i]);
+    if (argv[i][0] == '-' && !ended) return err_set(err, "unknown option '%s' (options start with --)", argv[i]);
     o->script = argv[i];
     o->script_argc = argc - i - 1;
     o->script_argv = argv + i + 1;
   }
+  if (o->mode == MODE_HELP || o->mode == MODE_VERSION || o->mode == MODE_LIST_OPTIONS) return 0;
+  unsigned mode = choose_mode(o);
   if (o->mode == MODE_BENCH && o->script)
     return err_set(err, "--bench takes no script ('%s')", o->script);
   if (check_bench_warmup(o, err) < 0) return -1;
@@ -309,6 +594,6 @@ int cli_parse(int argc, char **argv, CliOptions *o, Err *err) {
     return err_set(err, "--replay takes no script: the journal names it ('%s')", o->script);
   if (o->compare && o->script)
     return err_set(err, "--compare paper takes no script ('%s')", o->script);
-  if (o->mode == MODE_HELP || o->mode == MODE_VERSION) return 0;
+  if (check_uses(o, mode, err) < 0) return -1;
   return run_options_check(&o->run, err);
 }

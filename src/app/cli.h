@@ -11,11 +11,16 @@
 
 #include "lab/lab.h"
 
-typedef enum CliMode { MODE_UI, MODE_HEADLESS, MODE_BENCH, MODE_HELP, MODE_VERSION, MODE_REPLAY } CliMode;
+typedef enum CliMode {
+  MODE_UI, MODE_HEADLESS, MODE_BENCH, MODE_HELP, MODE_VERSION, MODE_REPLAY, MODE_LIST_OPTIONS
+} CliMode;
 
 typedef struct CliOptions {
   CliMode mode;
   RunOptions run;          /* model and run options given on the command line */
+  int headless;            /* --headless (or --compare) */
+  int bench;               /* --bench */
+  unsigned long options_given;   /* bit i: program option i was on the command line */
   int steps;               /* --steps: bench steps, or steps of the built-in headless loop */
   int bench_warmup;        /* --bench-warmup: bench steps not timed */
   int print_every;         /* --print-every: built-in headless loop */
@@ -40,5 +45,11 @@ typedef struct CliOptions {
 /* Parse argv. Returns 0, or -1 with a usage message in 'err' (exit 2). */
 int cli_parse(int argc, char **argv, CliOptions *o, Err *err);
 void cli_usage(FILE *f);
+/* Every option, one a line, for the shell's completion: the name, its
+** argument (or '-'), its choices (or '-'), and the modes that take it. */
+void cli_list_options(FILE *f);
+/* ' name=value' for each run setting given on the command line, as the
+** built-in loops' first line shows them. */
+void cli_print_given(FILE *f, const RunOptions *o);
 
 #endif

@@ -114,6 +114,9 @@ int compare_paper(const CliOptions *o, FILE *out) {
   for (int k = 0; k < N_ARMS; k++)
     if (!(arms[k].run = add_arm(lab, o, &arms[k], &err))) goto fail;
   if (sig_open(0, &err) < 0) goto fail;
+  fprintf(out, "# tied, untied, tied_in5: %ld steps", steps);
+  cli_print_given(out, &o->run);
+  fputc('\n', out);
   for (long s = 1; s <= steps && !sig_ended(); s++) {
     if (lab_step(lab, &err) < 0) goto fail;
     for (int k = 0; k < N_ARMS; k++) accumulate(&arms[k], s, steps);

@@ -277,7 +277,9 @@ static int builtin_loop(const CliOptions *o) {
   }
   long steps = o->steps > 0 ? o->steps : 200, every = o->print_every > 0 ? o->print_every : 10;
   if (sig_open(0, &err) < 0) fprintf(stderr, "tielab: %s (Ctrl-C will not save the run)\n", err.msg);
-  printf("# %s: %ld steps\n", run_name(r), steps);
+  printf("# %s: %ld steps", run_name(r), steps);
+  cli_print_given(stdout, &o->run);
+  putchar('\n');
   printf("%8s %10s %10s %10s %10s\n", "step", "loss", "val_loss", "grad_ratio", "tok/s");
   int code = EXIT_OK;
   for (long k = 1; k <= steps && !sig_ended(); k++) {

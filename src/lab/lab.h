@@ -75,6 +75,9 @@ typedef struct RunOptions {
 
 const Setting *lab_settings(int *n);
 const Setting *lab_setting_find(const char *name);
+/* The names a setting takes, NULL-ended ("" among them where the empty
+** value is one), or NULL when it is not a choice. */
+const char *const *lab_setting_choices(const char *name);
 
 /* Defaults for every field. */
 void run_options_default(RunOptions *o);

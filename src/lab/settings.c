@@ -279,6 +279,12 @@ static void choice_list(const char *const *names, char *buf, size_t cap) {
   }
 }
 
+const char *const *lab_setting_choices(const char *name) {
+  const Setting *s = lab_setting_find(name);
+  const Slot *sl = s ? slot_of((int)(s - settings)) : NULL;
+  return sl && sl->store == ST_CHOICE ? sl->choices : NULL;
+}
+
 static int store_choice(RunOptions *o, const Setting *s, const Slot *sl, const char *text, Err *err) {
   for (int c = 0; sl->choices[c]; c++)
     if (strcmp(text, sl->choices[c]) == 0) {

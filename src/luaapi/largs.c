@@ -7,7 +7,10 @@
 ** so the result does not depend on how Lua happens to store the keys.
 **
 ** Also lab.args: "key=value" script arguments against a table of defaults.
+** A bad argument is the user's mistake, not the script's: one line and the
+** exit status of a usage error (2), with no traceback.
 */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -152,6 +155,45 @@ void largs_push_options(lua_State *L, const RunOptions *o) {
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(const char **)a, *(const char **)b); }
 
+/* A bad argument is an error object of its own: a table holding the
+** message, which tostring() shows (so pcall and tap.raises see it as
+** any error), and which the script's runner reports as one line. */
+#define USAGE_META "tielab.usage_error"
+
+static int usage_tostring(lua_State *L) {
+  lua_rawgeti(L, 1, 1);
+  return 1;
+}
+
+static int usage_error(lua_State *L, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  lua_pushvfstring(L, fmt, ap);
+  va_end(ap);
+  lua_createtable(L, 1, 0);
+  lua_insert(L, -2);
+  lua_rawseti(L, -2, 1);
+  if (luaL_newmetatable(L, USAGE_META)) {
+    lua_pushcfunction(L, usage_tostring);
+    lua_setfield(L, -2, "__tostring");
+  }
+  lua_setmetatable(L, -2);
+  return lua_error(L);
+}
+
+const char *largs_usage_message(lua_State *L, int idx) {
+  idx = lua_absindex(L, idx);
+  if (!lua_istable(L, idx) || !lua_getmetatable(L, idx)) return NULL;
+  luaL_getmetatable(L, USAGE_META);
+  int usage = lua_rawequal(L, -1, -2);
+  lua_pop(L, 2);
+  if (!usage) return NULL;
+  lua_rawgeti(L, idx, 1);
+  const char *msg = lua_tostring(L, -1);   /* alive in the error object */
+  lua_pop(L, 1);
+  return msg;
+}
+
 static int unknown_arg(lua_State *L, int defaults, const char *key) {
   const char *names[64];
   int n = 0;
@@ -168,7 +210,14 @@ static int unknown_arg(lua_State *L, int defaults, const char *key) {
     luaL_addstring(&b, names[i]);
   }
   luaL_pushresult(&b);
-  return luaL_error(L, "unknown argument '%s' (known: %s)", key, lua_tostring(L, -1));
+  return usage_error(L, "unknown argument '%s' (known: %s)", key, lua_tostring(L, -1));
+}
+
+static int is_truth(const char *v) {
+  static const char *const words[] = {"true", "false", "1", "0", "yes", "no", "on", "off"};
+  for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+    if (strcmp(v, words[i]) == 0) return 1;
+  return 0;
 }
 
 /* Convert 'value' to the type of the default on top and leave it there. */
@@ -176,20 +225,28 @@ static void convert(lua_State *L, const char *key, const char *value) {
   int t = lua_type(L, -1);
   lua_pop(L, 1);
   if (t == LUA_TNUMBER) {
-    if (!lua_stringtonumber(L, value)) luaL_error(L, "argument '%s' must be a number, got '%s'", key, value);
+    if (!lua_stringtonumber(L, value)) usage_error(L, "argument '%s' must be a number, got '%s'", key, value);
   } else if (t == LUA_TBOOLEAN) {
-    int yes = !strcmp(value, "true") || !strcmp(value, "1") || !strcmp(value, "yes") || !strcmp(value, "on");
-    int no = !strcmp(value, "false") || !strcmp(value, "0") || !strcmp(value, "no") || !strcmp(value, "off");
-    if (!yes && !no) luaL_error(L, "argument '%s' must be true or false, got '%s'", key, value);
-    lua_pushboolean(L, yes);
+    if (!is_truth(value)) usage_error(L, "argument '%s' must be true or false, got '%s'", key, value);
+    lua_pushboolean(L, !strcmp(value, "true") || !strcmp(value, "1") || !strcmp(value, "yes") ||
+                         !strcmp(value, "on"));
   } else {
     lua_pushstring(L, value);
   }
 }
 
-/* lab.args(arg, defaults): "key=value" (or "--key=value", or "key" for a
-** boolean) arguments over a copy of 'defaults', each converted to the type
-** of its default. */
+/* Argument 'i' of the table at 1 (it stays alive there), or NULL. */
+static const char *arg_at(lua_State *L, lua_Integer i) {
+  lua_rawgeti(L, 1, i);
+  const char *a = lua_tostring(L, -1);
+  lua_pop(L, 1);
+  return a;
+}
+
+/* lab.args(arg, defaults): "key=value" (or "--key=value", "--key value",
+** or "key" / "--key" alone for a boolean) arguments over a copy of
+** 'defaults', each converted to the type of its default; "--" ends them
+** (what follows is the script's to read from 'arg'). */
 int largs_args(lua_State *L) {
   if (!lua_isnil(L, 1)) luaL_checktype(L, 1, LUA_TTABLE);
   luaL_checktype(L, 2, LUA_TTABLE);
@@ -204,16 +261,26 @@ int largs_args(lua_State *L) {
   lua_Integer n = lua_isnil(L, 1) ? 0 : luaL_len(L, 1);
   for (lua_Integer i = 1; i <= n; i++) {
     lua_rawgeti(L, 1, i);
-    const char *a = lua_tostring(L, -1);
+    const char *a = lua_tostring(L, -1), *value = NULL;
     if (!a) return luaL_error(L, "argument %d is not a string", (int)i);
-    if (a[0] == '-' && a[1] == '-') a += 2;
+    if (strcmp(a, "--") == 0) {
+      lua_pop(L, 1);
+      break;
+    }
+    int dashed = a[0] == '-' && a[1] == '-';
+    if (dashed) a += 2;
     const char *eq = strchr(a, '=');
     lua_pushlstring(L, a, eq ? (size_t)(eq - a) : strlen(a));
     const char *key = lua_tostring(L, -1);
     lua_pushvalue(L, -1);
     if (lua_rawget(L, 2) == LUA_TNIL) return unknown_arg(L, 2, key);
-    if (!eq && lua_type(L, -1) != LUA_TBOOLEAN) return luaL_error(L, "argument '%s' needs a value (%s=...)", key, key);
-    convert(L, key, eq ? eq + 1 : "true");
+    int boolean = lua_type(L, -1) == LUA_TBOOLEAN;
+    const char *next = dashed && !eq && i < n ? arg_at(L, i + 1) : NULL;
+    if (eq) value = eq + 1;
+    else if (next && (!boolean || is_truth(next))) value = next, i++;   /* '--key value' */
+    else if (boolean) value = "true";
+    if (!value) return usage_error(L, "argument '%s' needs a value (%s=... or --%s ...)", key, key, key);
+    convert(L, key, value);
     lua_rawset(L, 3);
     lua_pop(L, 1);
   }

@@ -24,6 +24,11 @@
 
 #include "luaapi/luaapi.h"
 
+/* Where 'make install' puts the scripts (Makefile.am defines it). */
+#ifndef TIELAB_DATADIR
+#define TIELAB_DATADIR "/usr/local/share/tielab"
+#endif
+
 #define LAPI_RUN_META "tielab.run"
 #define LAPI_HOOK_EVERY 1000      /* instructions between interrupt checks */
 #define LAPI_SLICE_SECONDS 0.05   /* a UI script yields after this long */
@@ -100,6 +105,9 @@ void lapi_unlock(LuaApi *api);
 void lapi_unlock_all(LuaApi *api);
 int lapi_view(LuaApi *api, int id, HostViewFn fn, void *ctx);
 void lapi_write(LuaApi *api, const char *s, size_t n, int is_err);
+/* The message of lab.args's error object at 'idx' (a bad script argument),
+** or NULL for any other value. */
+const char *largs_usage_message(lua_State *L, int idx);
 void lapi_text_free(LapiText *t);
 /* The sandbox's verdict on a path a script names; 'real' gets the name to
 ** open (the resolved one under the sandbox, else the name as given). */
@@ -118,6 +126,12 @@ typedef struct LapiCorpusGuard {
 } LapiCorpusGuard;
 int lapi_corpus_allowed(void *ctx, const char *corpus);
 void lapi_set_script_dir(LuaApi *api, const char *script);
+/* $XDG_DATA_HOME/tielab (else ~/.local/share/tielab) into 'dir'; 0 when
+** neither variable gives an absolute folder. */
+int lapi_user_data_dir(char dir[PATH_MAX]);
+/* The installed scripts: BIN/../share/tielab beside a binary in a bin/
+** folder, where that exists, else TIELAB_DATADIR. */
+const char *lapi_data_dir(void);
 
 size_t lapi_run_budget(LuaApi *api);
 int lapi_own_run(LuaApi *api, int id, size_t bytes);

@@ -14,7 +14,9 @@
 */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "core/clock.h"
 #include "luaapi/linternal.h"
@@ -49,7 +51,7 @@ void lapi_leave(LuaApi *api) {
 /* The message handler of every call: text for any error value, then the
 ** traceback. The os.exit marker passes through untouched. */
 int lapi_message(lua_State *L) {
-  if (lua_touserdata(L, 1) == &lapi_exit_marker) return 1;
+  if (lua_touserdata(L, 1) == &lapi_exit_marker || largs_usage_message(L, 1)) return 1;
   const char *msg = lua_tostring(L, 1);
   if (!msg) {
     if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING) return 1;
@@ -79,6 +81,16 @@ LuaApiStatus lapi_report(LuaApi *api, lua_State *L, int status) {
     return LUAAPI_EXIT;
   }
   if (status == LUA_OK) return LUAAPI_OK;
+  const char *usage = largs_usage_message(L, -1);
+  if (usage) {   /* a bad script argument: one line, the status of a usage error */
+    snprintf(api->last_error, sizeof api->last_error, "%s", usage);
+    lapi_write(api, "tielab: ", 8, 1);
+    lapi_write(api, usage, strlen(usage), 1);
+    lapi_write(api, "\n", 1, 1);
+    lua_pop(L, 1);
+    api->exit_code = 2;
+    return LUAAPI_EXIT;
+  }
   const char *msg = lua_tostring(L, -1);
   if (!msg) msg = "(error object is not a string)";
   snprintf(api->last_error, sizeof api->last_error, "%s", msg);
@@ -289,7 +301,11 @@ static void report_script_error(LuaApi *api, lua_State *co) {
   lua_State *L = api->L;
   const char *msg;
   if (lua_touserdata(co, -1) == &lapi_exit_marker) msg = "os.exit ends a script, never the lab";
-  else if (!(msg = lua_tostring(co, -1))) {
+  else if ((msg = largs_usage_message(co, -1))) {
+    lua_pushstring(L, msg);   /* the user's mistake: no traceback */
+    lapi_report(api, L, LUA_ERRRUN);
+    return;
+  } else if (!(msg = lua_tostring(co, -1))) {
     if (luaL_callmeta(co, -1, "__tostring") && lua_type(co, -1) == LUA_TSTRING) msg = lua_tostring(co, -1);
     else msg = lua_pushfstring(co, "(error object is a %s value)", luaL_typename(co, -1));
   }
@@ -629,6 +645,69 @@ int luaapi_paused(const LuaApi *api) { return api->paused; }
 
 void luaapi_hold_lab(LuaApi *api, int on) {
   if (api) api->lab_held += on ? 1 : (api->lab_held > 0 ? -1 : 0);
+}
+
+/* ------------------------------------------------------------ finding scripts
+** A script named without a '/' ("paper.lua") is looked for along a search
+** path, as a shell looks for a command, so that an installed tielab runs
+** its scripts from any folder: the working directory, then the user's
+** $XDG_DATA_HOME/tielab, then the installed data directory. A name with a
+** '/' is a path and is used as given. (The running script's own folder is
+** where require looks first: see lapi_script_searcher.) */
+
+int lapi_user_data_dir(char dir[PATH_MAX]) {
+  const char *xdg = getenv("XDG_DATA_HOME"), *home = getenv("HOME");
+  int n;
+  /* The XDG specification says a relative value is to be ignored. */
+  if (xdg && xdg[0] == '/') n = snprintf(dir, PATH_MAX, "%s/tielab", xdg);
+  else if (home && home[0] == '/') n = snprintf(dir, PATH_MAX, "%s/.local/share/tielab", home);
+  else return 0;
+  return n > 0 && n < PATH_MAX;
+}
+
+static int is_dir(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static int is_file(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0 && !S_ISDIR(st.st_mode);
+}
+
+/* A binary in a folder named bin/ with a share/tielab/ beside it was
+** installed with its data (and perhaps moved since, or installed with
+** DESTDIR): that data is its own version's, so it comes first. Anywhere
+** else (the build tree) the configured folder serves. */
+const char *lapi_data_dir(void) {
+  static char dir[PATH_MAX];
+  if (dir[0]) return dir;
+  char exe[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  char *slash = n > 0 ? (exe[n] = '\0', strrchr(exe, '/')) : NULL;
+  if (slash) *slash = '\0';
+  const char *base = slash ? strrchr(exe, '/') : NULL;
+  int k = base && strcmp(base, "/bin") == 0 ? snprintf(dir, sizeof dir, "%.*s/share/tielab", (int)(base - exe), exe) : -1;
+  if (k <= 0 || k >= (int)sizeof dir || !is_dir(dir)) snprintf(dir, sizeof dir, "%s", TIELAB_DATADIR);
+  return dir;
+}
+
+int luaapi_find_script(const char *name, char found[PATH_MAX], Err *err) {
+  if (strlen(name) >= PATH_MAX) return err_set(err, "script name too long: '%.40s...'", name);
+  /* In the working directory the name stays as given: arg[0] is "paper.lua". */
+  snprintf(found, PATH_MAX, "%s", name);
+  if (strchr(name, '/') || is_file(name)) return 0;
+  char user[PATH_MAX];
+  const char *dirs[] = {lapi_user_data_dir(user) ? user : NULL, lapi_data_dir()};
+  char tried[ERR_MSG_MAX - 64] = ".";
+  for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
+    if (!dirs[i]) continue;
+    int n = snprintf(found, PATH_MAX, "%s/%s", dirs[i], name);
+    if (n > 0 && n < PATH_MAX && is_file(found)) return 0;
+    size_t len = strlen(tried);
+    snprintf(tried + len, sizeof tried - len, ", %s", dirs[i]);
+  }
+  return err_set(err, "cannot find script '%s' (looked in %s)", name, tried);
 }
 
 /* ------------------------------------------------------------ script files */

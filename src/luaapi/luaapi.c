@@ -19,9 +19,6 @@
 #include "core/text.h"
 #include "luaapi/linternal.h"
 
-#ifndef TIELAB_DATADIR
-#define TIELAB_DATADIR "/usr/local/share/tielab"
-#endif
 
 LuaApi *lapi_get(lua_State *L) { return *(LuaApi **)lua_getextraspace(L); }
 
@@ -621,7 +618,11 @@ static int lapi_setup(lua_State *L) {
 
   lua_getglobal(L, "package");
   lua_getfield(L, -1, "path");
-  lua_pushfstring(L, "%s;%s/?.lua", lua_tostring(L, -1), TIELAB_DATADIR);
+  char user[PATH_MAX];
+  if (lapi_user_data_dir(user))   /* the user's own modules before the installed ones */
+    lua_pushfstring(L, "%s;%s/?.lua;%s/?.lua", lua_tostring(L, -1), user, lapi_data_dir());
+  else
+    lua_pushfstring(L, "%s;%s/?.lua", lua_tostring(L, -1), lapi_data_dir());
   lua_setfield(L, -3, "path");
   lua_pop(L, 1);
   lua_getfield(L, -1, "preload");
@@ -652,7 +653,7 @@ LuaApi *luaapi_new(Host *host, const LuaApiOptions *opt, Err *err) {
   api->running = -1;
   atomic_init(&api->interrupt, 0);
   if (!realpath(".", api->cwd)) api->cwd[0] = '\0';
-  if (!realpath(TIELAB_DATADIR, api->data_dir)) api->data_dir[0] = '\0';
+  if (!realpath(lapi_data_dir(), api->data_dir)) api->data_dir[0] = '\0';
   api->plots = history_new(HISTORY_DEFAULT_CAP);
   api->L = lua_newstate(lapi_alloc, api);
   if (!api->L || !api->plots) {

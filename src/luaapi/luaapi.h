@@ -17,6 +17,7 @@
 #ifndef TIELAB_LUAAPI_H
 #define TIELAB_LUAAPI_H
 
+#include <limits.h>
 #include <stddef.h>
 
 #include <lua.h>
@@ -66,6 +67,12 @@ typedef struct LuaApiOptions {
 LuaApi *luaapi_new(Host *host, const LuaApiOptions *opt, Err *err);
 void luaapi_free(LuaApi *api);
 lua_State *luaapi_state(LuaApi *api);
+
+/* The file of the script named 'name' on the command line: a name with a
+** '/' is a path, used as given; a bare name is looked for in the working
+** directory, then $XDG_DATA_HOME/tielab (else ~/.local/share/tielab), then
+** the installed data directory. Not found: -1, and 'err' lists the folders. */
+int luaapi_find_script(const char *name, char found[PATH_MAX], Err *err);
 
 /* Run a script file to its end on this thread, as 'lua' does: the global
 ** 'arg' holds argv (arg[0] the path), the chunk gets them as '...'. */

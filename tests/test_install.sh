@@ -1,0 +1,92 @@
+#!/bin/sh
+# test_install.sh -- 'make install' into a scratch root (DESTDIR) puts the
+# binary, the scripts and their modules, the man page, the README, LICENSE
+# and docs/ where they belong; the installed binary, run from another
+# folder, finds a script by its bare name along the search path (the
+# working directory, then $XDG_DATA_HOME/tielab or ~/.local/share/tielab,
+# then the installed data directory), says where it looked when none has
+# it, and 'make uninstall' takes everything away again.
+tap_name=install; . "${srcdir:-.}/tests/tap.sh"
+root="$tmp/root"
+build=$(cd "${top_builddir:-.}" && pwd)
+${MAKE:-make} -C "$build" install DESTDIR="$root" >"$tmp/install.out" 2>&1
+ok $? "make install DESTDIR=... ($(tail -n 3 "$tmp/install.out" | tr '\n' ' '))"
+
+# The installed tree, whatever the prefix: find the binary and go from there.
+bin=$(find "$root" -path '*/bin/tielab' -type f | head -n 1)
+[ -n "$bin" ] && [ -x "$bin" ]
+ok $? "the binary is installed in bin/ (${bin#"$root"})"
+prefix=${bin%/bin/tielab}
+for f in share/tielab/paper.lua share/tielab/sweep.lua share/tielab/tielab/stats.lua \
+         share/tielab/tielab/script.lua share/man/man1/tielab.1 share/doc/tielab/README.md \
+         share/doc/tielab/LICENSE share/doc/tielab/docs/lua-api.md share/doc/tielab/docs/autosave.md; do
+  test -s "$prefix/$f"
+  ok $? "installed: PREFIX/$f"
+done
+
+home="$tmp/home" elsewhere="$tmp/elsewhere"
+mkdir -p "$home" "$elsewhere"
+cd "$elsewhere" || exit 1
+run() { env -u XDG_DATA_HOME HOME="$home" "$@"; }
+
+# paper.lua from the data directory: its unknown-argument check comes after
+# it has required tielab.script and tielab.stats beside it.
+run "$bin" --headless paper.lua bogus=1 >"$tmp/paper.out" 2>&1
+st=$?
+[ "$st" -eq 1 ] && grep -q "root${prefix#"$root"}/share/tielab/paper.lua:[0-9]*: unknown argument 'bogus'" "$tmp/paper.out"
+ok $? "from another folder, 'paper.lua' is the installed one, and runs (status $st: $(head -c 120 "$tmp/paper.out"))"
+
+mkdir -p "$home/.local/share/tielab" "$tmp/xdg/tielab"
+echo 'print("home " .. arg[0]); print(type(require "tielab.stats"))' >"$home/.local/share/tielab/paper.lua"
+run "$bin" --headless paper.lua >"$tmp/home.out" 2>&1
+grep -qx "home $home/.local/share/tielab/paper.lua" "$tmp/home.out" && grep -qx table "$tmp/home.out"
+ok $? "~/.local/share/tielab comes before the data directory, and its script requires the installed modules ($(tr '\n' ' ' <"$tmp/home.out"))"
+
+echo 'print("xdg " .. arg[0])' >"$tmp/xdg/tielab/paper.lua"
+run XDG_DATA_HOME="$tmp/xdg" "$bin" --headless paper.lua >"$tmp/xdg.out" 2>&1
+grep -qx "xdg $tmp/xdg/tielab/paper.lua" "$tmp/xdg.out"
+ok $? "\$XDG_DATA_HOME/tielab replaces ~/.local/share/tielab ($(cat "$tmp/xdg.out"))"
+
+echo 'print("cwd " .. arg[0])' >paper.lua
+run XDG_DATA_HOME="$tmp/xdg" "$bin" --headless paper.lua >"$tmp/cwd.out" 2>&1
+grep -qx "cwd paper.lua" "$tmp/cwd.out"
+ok $? "the working directory comes first, and arg[0] stays as given ($(cat "$tmp/cwd.out"))"
+
+run XDG_DATA_HOME="$tmp/xdg" "$bin" --headless nosuch.lua >"$tmp/none.out" 2>&1
+st=$?
+[ "$st" -eq 2 ] &&
+  grep -qF "cannot find script 'nosuch.lua' (looked in ., $tmp/xdg/tielab, $prefix/share/tielab)" "$tmp/none.out"
+ok $? "a name found nowhere: exit 2 and the folders searched (status $st: $(cat "$tmp/none.out"))"
+
+rm paper.lua
+run "$bin" --headless ./paper.lua >"$tmp/path.out" 2>&1
+st=$?
+[ "$st" -ne 0 ] && grep -q 'paper.lua' "$tmp/path.out" && ! grep -q '^home' "$tmp/path.out"
+ok $? "a name with a '/' is a path, never searched for (status $st)"
+
+# The man page as man shows it, where a formatter is installed.
+if command -v mandoc >/dev/null 2>&1; then
+  render() { mandoc -Tutf8 "$1"; }
+elif command -v man >/dev/null 2>&1 && command -v groff >/dev/null 2>&1; then
+  render() { MANWIDTH=80 man -l "$1"; }
+else
+  render() { return 77; }
+fi
+render "$prefix/share/man/man1/tielab.1" >"$tmp/man.raw" 2>"$tmp/man.err"
+st=$?
+bs=$(printf '\b')
+sed "s/.$bs//g" "$tmp/man.raw" >"$tmp/man.out"   # bold and underline by overstriking
+if [ "$st" -eq 77 ]; then
+  echo "ok 0 # SKIP no mandoc nor man with groff"
+else
+  [ "$st" -eq 0 ] && grep -q 'EXIT STATUS' "$tmp/man.out" && grep -q 'XDG_DATA_HOME' "$tmp/man.out"
+  ok $? "the installed man page renders ($(head -c 100 "$tmp/man.err"))"
+fi
+
+cd "$tmp" || exit 1
+${MAKE:-make} -C "$build" uninstall DESTDIR="$root" >"$tmp/uninstall.out" 2>&1
+ok $? "make uninstall"
+left=$(find "$root" -type f | sed "s|^$root||" | head -n 5)
+[ -z "$left" ]
+ok $? "nothing is left after make uninstall ($left)"
+tap_done

@@ -297,6 +297,14 @@ int lab_align(Run *a, Run *b, AlignStats *out, Err *err);
 int run_row_norms(Run *r, double *norm_in, double *norm_out, double *log_freq, int cap, Err *err);
 
 /* Export the history as CSV or JSONL. */
-int run_export(Run *r, const char *path, Err *err);   /* by extension: .csv or .jsonl */
+/* By extension: .jsonl, or .csv (the long form; run_export_wide: a column
+** per series) beside NAME.events.csv and NAME.meta.json (docs/export.md). */
+int run_export(Run *r, const char *path, Err *err);
+int run_export_wide(Run *r, const char *path, Err *err);
+/* The sidecar of a .csv export with 'suffix' in 'buf' (NULL when the path
+** is no .csv or too long), so that clients can check it as they check 'path'. */
+#define RUN_EXPORT_EVENTS ".events.csv"
+#define RUN_EXPORT_META ".meta.json"
+const char *run_export_sidecar(const char *path, const char *suffix, char *buf, size_t cap);
 
 #endif

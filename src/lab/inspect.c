@@ -13,6 +13,7 @@
 #include "../core/num.h"
 #include "../core/replace.h"
 #include "../core/rng.h"
+#include "../core/text.h"
 #include "run.h"
 
 int run_check_rows(const Run *r, const int32_t *rows, int b, int t, Err *err) {
@@ -98,8 +99,16 @@ int run_sample(Run *r, const char *prompt, int n, double temp, uint64_t seed, ch
     model_forward(r->model, ids + len - t, NULL, 1, t);
     ids[len++] = draw(model_logits(r->model) + (size_t)(t - 1) * c->vocab, c->vocab, temp, &rng);
   }
-  size_t need = bpe_decode(bpe, ids + start, len - start, (uint8_t *)out, cap ? cap - 1 : 0);
-  if (cap) out[need < cap ? need : cap - 1] = '\0';
+  /* Token by token, as a stream would: a token may end inside a character
+  ** that the next one completes, and the text must stay valid UTF-8. */
+  TextUtf8 u;
+  text_utf8_begin(&u, out, cap);
+  for (size_t i = start; i < len; i++) {
+    size_t bytes;
+    const uint8_t *token = bpe_token_bytes(bpe, ids[i], &bytes);
+    if (token) text_utf8_put(&u, (const char *)token, bytes);
+  }
+  text_utf8_end(&u);
   free(ids);
   return 0;
 }

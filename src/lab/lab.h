@@ -251,7 +251,9 @@ typedef struct EvalResult {
 int run_evaluate(Run *r, const int32_t *rows, int b, int t, EvalResult *out, Err *err);
 
 /* Sample 'n' tokens of text continuing 'prompt' (may be NULL), temperature
-** 'temp', from seed 'seed'; writes at most cap-1 bytes and a NUL. */
+** 'temp', from seed 'seed'; writes at most cap-1 bytes and a NUL. The text
+** is valid UTF-8, cut between characters: a character the tokens leave
+** incomplete, and bytes that form none, are written as U+FFFD. */
 int run_sample(Run *r, const char *prompt, int n, double temp, uint64_t seed, char *out,
                size_t cap, Err *err);
 

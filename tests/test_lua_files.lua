@@ -32,7 +32,13 @@ local f = io.open("tests/test_lua_files.csv")
 local csv = f and f:read("a") or ""
 if f then f:close() end
 tap.like(csv, "loss", "the CSV holds the loss series")
-local settings = csv:match("# settings: ([^\n]*)") or ""
+local function settings_line(csv_path)
+  local m = io.open((csv_path:gsub("%.csv$", ".meta.json")))
+  local line = m and m:read("a"):match('"settings_line": "([^"]*)"') or ""
+  if m then m:close() end
+  return line
+end
+local settings = settings_line("tests/test_lua_files.csv")
 tap.ok(settings:find("tie=untied .*in_scale=2 ") ~= nil, "the settings line has the model's tie and in_scale")
 tap.ok(not settings:find("warmup=", 1, true), "settings at their defaults are left out: " .. settings)
 
@@ -40,14 +46,15 @@ tap.ok(not settings:find("warmup=", 1, true), "settings at their defaults are le
 local o = lab.run(tap.tiny{name = "olmo", recipe = "olmo", warmup = 2, decay_steps = 20, lens_every = 0})
 o:step(1)
 tap.is(o:export("tests/test_lua_files_olmo.csv"), true, "r:export of a run with the olmo recipe")
-f = io.open("tests/test_lua_files_olmo.csv")
-local line = f and f:read("a"):match("# settings: ([^\n]*)") or ""
-if f then f:close() end
+local line = settings_line("tests/test_lua_files_olmo.csv")
 for _, kv in ipairs{"lr=0.0003", "warmup=2", "schedule=cosine", "decay_steps=20", "eps=1e-05",
                     "decay_all=true", "lens_every=0", "recipe=olmo"} do
   tap.ok((" " .. line .. " "):find(" " .. kv .. " ", 1, true), "the settings line holds " .. kv)
 end
-os.remove("tests/test_lua_files_olmo.csv")
+for _, suffix in ipairs{".csv", ".events.csv", ".meta.json"} do
+  os.remove("tests/test_lua_files_olmo" .. suffix)
+  os.remove("tests/test_lua_files" .. suffix)
+end
 tap.is(r:export("tests/test_lua_files.jsonl"), true, "r:export to JSONL")
 f = io.open("tests/test_lua_files.jsonl")
 local first = f and f:read("l") or ""
@@ -55,6 +62,5 @@ if f then f:close() end
 tap.ok(first:sub(1, 1) == "{", "JSONL lines are objects")
 
 os.remove(path)
-os.remove("tests/test_lua_files.csv")
 os.remove("tests/test_lua_files.jsonl")
 tap.done()

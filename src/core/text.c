@@ -1,6 +1,7 @@
 /* text.c -- see text.h. */
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "core/text.h"
 
@@ -75,4 +76,91 @@ size_t text_incomplete_tail(const char *text, size_t n) {
     return len > back ? back : 0;
   }
   return 0;
+}
+
+/* ------------------------------------------------------------ streams */
+
+/* The well-formed start of a character at 's' (n bytes left): returns how
+** many bytes fit the encoding and sets '*need' to the character's length
+** (0 for a byte that starts none). Returned == need: a whole character;
+** less and == n: cut short by the end; less and < n: ill-formed. */
+static size_t utf8_prefix(const uint8_t *s, size_t n, size_t *need) {
+  static const struct { uint8_t first, last, len, lo, hi; } leads[] = {
+      {0x00, 0x7f, 1, 0, 0},       {0xc2, 0xdf, 2, 0x80, 0xbf}, {0xe0, 0xe0, 3, 0xa0, 0xbf},
+      {0xe1, 0xec, 3, 0x80, 0xbf}, {0xed, 0xed, 3, 0x80, 0x9f}, {0xee, 0xef, 3, 0x80, 0xbf},
+      {0xf0, 0xf0, 4, 0x90, 0xbf}, {0xf1, 0xf3, 4, 0x80, 0xbf}, {0xf4, 0xf4, 4, 0x80, 0x8f},
+  };
+  *need = 0;
+  for (size_t i = 0; i < sizeof leads / sizeof leads[0]; i++) {
+    if (s[0] < leads[i].first || s[0] > leads[i].last) continue;
+    *need = leads[i].len;
+    size_t k = 1;
+    /* The second byte's range is the lead's own (no overlongs, surrogates
+    ** or code points past U+10FFFF); later ones are any continuation. */
+    if (k < *need && k < n && s[1] >= leads[i].lo && s[1] <= leads[i].hi) k++;
+    else return k;
+    while (k < *need && k < n && (s[k] & 0xc0) == 0x80) k++;
+    return k;
+  }
+  return 1;
+}
+
+static void emit(TextUtf8 *u, const void *p, size_t n) {
+  if (u->full || u->len + n >= u->cap) {
+    u->full = 1;
+    return;
+  }
+  memcpy(u->out + u->len, p, n);
+  u->len += n;
+  u->out[u->len] = '\0';
+}
+
+static void emit_replacement(TextUtf8 *u) { emit(u, "\xef\xbf\xbd", 3); }
+
+void text_utf8_begin(TextUtf8 *u, char *out, size_t cap) {
+  memset(u, 0, sizeof *u);
+  u->out = out, u->cap = cap;
+  if (cap) out[0] = '\0';
+  else u->full = 1;
+}
+
+/* Complete the held start of a character from 'in'; returns the bytes of
+** 'in' taken. The held bytes are a valid prefix, so a byte that does not
+** continue them is not taken: it starts what follows. */
+static size_t complete_held(TextUtf8 *u, const uint8_t *in, size_t n) {
+  size_t i = 0, need;
+  while (u->n_held && i < n) {
+    u->held[u->n_held] = in[i];
+    if (utf8_prefix(u->held, u->n_held + 1, &need) <= u->n_held) {
+      emit_replacement(u);
+      u->n_held = 0;
+      break;
+    }
+    i++;
+    if (++u->n_held == need) {
+      emit(u, u->held, need);
+      u->n_held = 0;
+    }
+  }
+  return i;
+}
+
+void text_utf8_put(TextUtf8 *u, const char *piece, size_t n) {
+  const uint8_t *s = (const uint8_t *)piece;
+  size_t i = complete_held(u, s, n);
+  while (i < n) {
+    size_t need, k = utf8_prefix(s + i, n - i, &need);
+    if (k == need) emit(u, s + i, k);
+    else if (need && k == n - i) {
+      memcpy(u->held, s + i, k);   /* k < need <= 4 */
+      u->n_held = k;
+    } else emit_replacement(u);
+    i += k;
+  }
+}
+
+size_t text_utf8_end(TextUtf8 *u) {
+  if (u->n_held) emit_replacement(u);
+  u->n_held = 0;
+  return u->len;
 }

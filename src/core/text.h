@@ -29,4 +29,23 @@ size_t text_escape(const char *s, size_t n, char *out, size_t cap);
 ** time. */
 size_t text_incomplete_tail(const char *s, size_t n);
 
+/* Valid UTF-8 out of bytes that come in pieces (the tokens of a byte-level
+** BPE, which may end inside a character): each piece is appended to 'out'
+** whole characters at a time, an incomplete character at its end held back
+** until the next piece completes it. Each maximal ill-formed subsequence
+** becomes one U+FFFD (as Unicode's "substitution of maximal subparts"), and
+** so does a character still incomplete at text_utf8_end. The text is cut
+** between characters when 'out' is full, and always NUL-terminated. */
+typedef struct TextUtf8 {
+  char *out;
+  size_t cap, len;   /* room for cap bytes, the NUL included; len written */
+  int full;          /* something was left out for want of room */
+  unsigned char held[4];
+  size_t n_held;
+} TextUtf8;
+
+void text_utf8_begin(TextUtf8 *u, char *out, size_t cap);
+void text_utf8_put(TextUtf8 *u, const char *piece, size_t n);
+size_t text_utf8_end(TextUtf8 *u);   /* returns the length written */
+
 #endif

@@ -290,20 +290,9 @@ static void csv_field(FILE *f, const char *s) {
   fputc('"', f);
 }
 
-int history_write_csv(const History *h, FILE *f, const char *run, const char *settings, Err *err) {
-  char line[4096];
-  fprintf(f, "# tielab history, format 1\n");
-  clean_text(line, run, sizeof line - 1);
-  fprintf(f, "# run: %s\n", line);
-  clean_text(line, settings, sizeof line - 1);
-  fprintf(f, "# settings: %s\n", line);
-  if (h->events_dropped) fprintf(f, "# events_dropped: %ld\n", h->events_dropped);
-  for (int i = 0; i < h->n_events; i++) {
-    fprintf(f, "# event,%ld,", h->events[i].step);
-    csv_field(f, h->events[i].text);
-    fputc('\n', f);
-  }
-  fprintf(f, "series,step_first,step_last,first,last,min,mean,max,count\n");
+/* The long form: one row per bucket of every series. */
+int history_write_csv(const History *h, FILE *f, Err *err) {
+  fputs("series,step_first,step_last,first,last,min,mean,max,count\n", f);
   for (int i = 0; i < h->n_series; i++) {
     const Series *s = &h->series[i];
     for (int j = 0; j < s->n; j++) {
@@ -314,6 +303,70 @@ int history_write_csv(const History *h, FILE *f, const char *run, const char *se
       for (int k = 0; k < 5; k++) fputc(',', f), csv_number(f, v[k]);
       fprintf(f, ",%ld\n", b->count);
     }
+  }
+  return write_done(f, err);
+}
+
+static int compare_steps(const void *a, const void *b) {
+  long x = *(const long *)a, y = *(const long *)b;
+  return (x > y) - (x < y);
+}
+
+/* Every bucket's last step, sorted, each once; NULL when memory is short. */
+static long *recorded_steps(const History *h, size_t *n) {
+  size_t total = 0, k = 0;
+  for (int i = 0; i < h->n_series; i++) total += (size_t)h->series[i].n;
+  long *steps = malloc(sizeof *steps * (total ? total : 1));
+  if (!steps) return NULL;
+  for (int i = 0; i < h->n_series; i++)
+    for (int j = 0; j < h->series[i].n; j++) steps[k++] = h->series[i].b[j].step_last;
+  qsort(steps, total, sizeof *steps, compare_steps);
+  size_t u = 0;
+  for (size_t i = 0; i < total; i++)
+    if (u == 0 || steps[i] != steps[u - 1]) steps[u++] = steps[i];
+  *n = u;
+  return steps;
+}
+
+/* The wide form: a row per recorded step, a column per series holding the
+** value recorded at that step ('last' of the bucket ending there), empty
+** where the series has none. Buckets of a series end at increasing steps,
+** so one cursor per series walks them once. */
+int history_write_csv_wide(const History *h, FILE *f, Err *err) {
+  size_t n_steps = 0;
+  long *steps = recorded_steps(h, &n_steps);
+  int *cursor = calloc((size_t)h->n_series + 1, sizeof *cursor);
+  if (!steps || !cursor) {
+    free(steps);
+    free(cursor);
+    return err_set(err, "history: out of memory for the wide form");
+  }
+  fputs("step", f);
+  for (int i = 0; i < h->n_series; i++) fputc(',', f), csv_field(f, h->series[i].name);
+  fputc('\n', f);
+  for (size_t k = 0; k < n_steps; k++) {
+    fprintf(f, "%ld", steps[k]);
+    for (int i = 0; i < h->n_series; i++) {
+      const Series *s = &h->series[i];
+      int *j = &cursor[i];
+      fputc(',', f);
+      if (*j >= s->n || s->b[*j].step_last != steps[k]) continue;
+      while (*j + 1 < s->n && s->b[*j + 1].step_last == steps[k]) ++*j;   /* the latest of one step */
+      csv_number(f, s->b[(*j)++].last);
+    }
+    fputc('\n', f);
+  }
+  free(steps);
+  free(cursor);
+  return write_done(f, err);
+}
+
+int history_write_events_csv(const History *h, FILE *f, Err *err) {
+  fputs("step,text\n", f);
+  for (int i = 0; i < h->n_events; i++) {
+    fprintf(f, "%ld,", h->events[i].step);
+    csv_field(f, h->events[i].text);
+    fputc('\n', f);
   }
   return write_done(f, err);
 }

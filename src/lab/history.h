@@ -76,10 +76,16 @@ const HistBucket *history_series(const History *h, const char *series, int *n);
 const HistEvent *history_events(const History *h, int *n);
 long history_events_dropped(const History *h);
 
-/* Export: CSV (a '#' header naming 'run' and 'settings', then
-** series,step_first,step_last,first,last,min,mean,max,count), or JSONL (a
-** header object, then one object per bucket and per event). */
-int history_write_csv(const History *h, FILE *f, const char *run, const char *settings, Err *err);
+/* Export for tools, each a plain CSV with one header row: the long form
+** (series,step_first,step_last,first,last,min,mean,max,count, a row per
+** bucket), the wide form (step, then a column per series, a row per step
+** some bucket ends at, holding that bucket's last value, empty elsewhere)
+** and the events (step,text). NaN and infinities are written nan, inf and
+** -inf. JSONL holds it all in one file: a header object naming 'run' and
+** 'settings', then one object per bucket and per event. */
+int history_write_csv(const History *h, FILE *f, Err *err);
+int history_write_csv_wide(const History *h, FILE *f, Err *err);
+int history_write_events_csv(const History *h, FILE *f, Err *err);
 int history_write_jsonl(const History *h, FILE *f, const char *run, const char *settings, Err *err);
 
 /* Flatten to and from plain arrays, for checkpoints: 'history_pack' returns

@@ -3,6 +3,8 @@
 ** on given token rows, text sampled from the model, the history exported.
 */
 #include <errno.h>
+#include <limits.h>
+#include <jansson.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +13,7 @@
 #include "core/num.h"
 #include "core/replace.h"
 #include "core/rng.h"
+#include "core/text.h"
 #include "lab/run.h"
 
 int run_check_rows(const Run *r, const int32_t *rows, int b, int t, Err *err) {
@@ -96,8 +99,16 @@ int run_sample(Run *r, const char *prompt, int n, double temp, uint64_t seed, ch
     model_forward(r->model, ids + len - t, NULL, 1, t);
     ids[len++] = draw(model_logits(r->model) + (size_t)(t - 1) * c->vocab, c->vocab, temp, &rng);
   }
-  size_t need = bpe_decode(bpe, ids + start, len - start, (uint8_t *)out, cap ? cap - 1 : 0);
-  if (cap) out[need < cap ? need : cap - 1] = '\0';
+  /* Token by token, as a stream would: a token may end inside a character
+  ** that the next one completes, and the text must stay valid UTF-8. */
+  TextUtf8 u;
+  text_utf8_begin(&u, out, cap);
+  for (size_t i = start; i < len; i++) {
+    size_t bytes;
+    const uint8_t *token = bpe_token_bytes(bpe, ids[i], &bytes);
+    if (token) text_utf8_put(&u, (const char *)token, bytes);
+  }
+  text_utf8_end(&u);
   free(ids);
   return 0;
 }
@@ -145,13 +156,80 @@ static void export_settings(const Run *r, char *buf, size_t cap) {
   }
 }
 
-int run_export(Run *r, const char *path, Err *err) {
-  int csv = ends_with(path, ".csv");
-  if (!csv && !ends_with(path, ".jsonl"))
-    return err_set(err, "%s: export to a .csv or .jsonl file", path);
+/* The meta sidecar's settings: every setting by name, with its type in
+** JSON (numbers, booleans, strings); the model's shape as built. */
+static json_t *settings_json(const Run *r) {
+  json_t *o = json_object();
+  int count;
+  const Setting *all = lab_settings(&count);
+  for (int i = 0; o && i < count; i++) {
+    char text[1100];
+    if (run_options_get_text(&r->opt, all[i].name, text, sizeof text, NULL) < 0) continue;
+    json_t *v = NULL;
+    char *end;
+    if (all[i].type == SET_BOOL) v = json_boolean(strcmp(text, "true") == 0);
+    else if (all[i].type == SET_INT) v = json_integer(strtoll(text, NULL, 10));
+    else if (all[i].type == SET_NUMBER && isfinite(strtod(text, &end)) && *end == '\0') v = json_real(strtod(text, NULL));
+    else v = json_string(text);   /* seeds run to 2^64, past JSON's integers in most readers */
+    json_object_set_new(o, all[i].name, v);
+  }
+  const ModelConfig *c = model_config(r->model);
+  char tie[16];
+  const struct { const char *name; int value; } shape[] = {{"vocab", c->vocab}, {"dim", c->dim}, {"layers", c->layers},
+                                                          {"heads", c->heads}, {"ctx", c->ctx}, {"batch", c->batch}};
+  for (size_t i = 0; o && i < sizeof shape / sizeof shape[0]; i++)
+    json_object_set_new(o, shape[i].name, json_integer(shape[i].value));
+  if (o) json_object_set_new(o, "tie", json_string(config_tie_name(c->tie_k, c->dim, tie)));
+  return o;
+}
+
+static const char *base_name(const char *path) {
+  const char *slash = strrchr(path, '/');
+  return slash ? slash + 1 : path;
+}
+
+/* Everything the CSV files leave out, for NAME.meta.json. */
+static json_t *export_meta(const Run *r, const char *data, const char *events, int wide) {
   char settings[4096];
   export_settings(r, settings, sizeof settings);
-  /* Written whole and renamed over 'path', by the same rules as a checkpoint. */
+  json_t *series = json_array();
+  for (int i = 0; series && i < history_n_series(r->hist); i++)
+    json_array_append_new(series, json_string(history_series_name(r->hist, i)));
+  return json_pack("{s:s, s:i, s:s, s:s, s:{s:s, s:s}, s:o, s:I, s:s?, s:s, s:o}", "format", "tielab-history",
+                   "version", 2, "run", r->opt.name, "form", wide ? "wide" : "long", "files", "data", base_name(data),
+                   "events", base_name(events), "series", series, "events_dropped",
+                   (json_int_t)history_events_dropped(r->hist), "corpus", r->data ? r->data->ds.name : NULL,
+                   "settings_line", settings, "settings", settings_json(r));
+}
+
+typedef enum ExportPart { PART_LONG, PART_WIDE, PART_EVENTS, PART_JSONL, PART_META } ExportPart;
+
+typedef struct ExportJob {
+  Run *r;
+  ExportPart part;
+  json_t *meta;
+} ExportJob;
+
+static int write_part(const ExportJob *j, FILE *f, Err *err) {
+  char settings[4096];
+  switch (j->part) {
+    case PART_LONG: return history_write_csv(j->r->hist, f, err);
+    case PART_WIDE: return history_write_csv_wide(j->r->hist, f, err);
+    case PART_EVENTS: return history_write_events_csv(j->r->hist, f, err);
+    case PART_JSONL:
+      export_settings(j->r, settings, sizeof settings);
+      return history_write_jsonl(j->r->hist, f, j->r->opt.name, settings, err);
+    case PART_META:
+      if (!j->meta || json_dumpf(j->meta, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER) < 0 || fputc('\n', f) == EOF)
+        return err_set(err, "writing the settings: out of memory or disk");
+      return 0;
+  }
+  return err_set(err, "no such export part");
+}
+
+/* One file written whole and renamed over 'path', by the same rules as a
+** checkpoint. */
+static int write_replaced(const char *path, const ExportJob *j, Err *err) {
   Replace rep;
   if (replace_begin(&rep, path, err) < 0) return -1;
   FILE *f = fdopen(rep.fd, "w");
@@ -161,11 +239,45 @@ int run_export(Run *r, const char *path, Err *err) {
     return err_set(err, "%s: cannot write: %s", path, strerror(e));
   }
   rep.fd = -1;   /* fclose closes it */
-  int rc = csv ? history_write_csv(r->hist, f, r->opt.name, settings, err)
-               : history_write_jsonl(r->hist, f, r->opt.name, settings, err);
+  int rc = write_part(j, f, err);
   int e = rc < 0 ? EIO : fflush(f) != 0 || fsync(fileno(f)) != 0 ? errno : 0;
   if (fclose(f) != 0 && e == 0) e = errno;
   e = replace_end(&rep, e);
   if (rc == 0 && e != 0) rc = err_set(err, "%s: %s", path, strerror(e));
   return rc;
 }
+
+const char *run_export_sidecar(const char *path, const char *suffix, char *buf, size_t cap) {
+  if (!ends_with(path, ".csv")) return NULL;
+  int base = (int)(strlen(path) - strlen(".csv"));
+  int n = snprintf(buf, cap, "%.*s%s", base, path, suffix);
+  return n >= 0 && (size_t)n < cap ? buf : NULL;
+}
+
+/* NAME.csv, NAME.events.csv and NAME.meta.json, the data file first. */
+static int export_csv(Run *r, const char *path, int wide, Err *err) {
+  char events[PATH_MAX], meta[PATH_MAX];
+  if (!run_export_sidecar(path, RUN_EXPORT_EVENTS, events, sizeof events) ||
+      !run_export_sidecar(path, RUN_EXPORT_META, meta, sizeof meta))
+    return err_set(err, "%s: path too long for its sidecar files", path);
+  ExportJob job = {r, wide ? PART_WIDE : PART_LONG, NULL};
+  if (write_replaced(path, &job, err) < 0) return -1;
+  job.part = PART_EVENTS;
+  if (write_replaced(events, &job, err) < 0) return -1;
+  job.part = PART_META;
+  job.meta = export_meta(r, path, events, wide);
+  int rc = write_replaced(meta, &job, err);
+  json_decref(job.meta);
+  return rc;
+}
+
+static int export_to(Run *r, const char *path, int wide, Err *err) {
+  if (ends_with(path, ".csv")) return export_csv(r, path, wide, err);
+  if (!ends_with(path, ".jsonl")) return err_set(err, "%s: export to a .csv or .jsonl file", path);
+  if (wide) return err_set(err, "%s: the wide form is a CSV file; name it .csv", path);
+  ExportJob job = {r, PART_JSONL, NULL};
+  return write_replaced(path, &job, err);
+}
+
+int run_export(Run *r, const char *path, Err *err) { return export_to(r, path, 0, err); }
+int run_export_wide(Run *r, const char *path, Err *err) { return export_to(r, path, 1, err); }

@@ -254,7 +254,9 @@ typedef struct EvalResult {
 int run_evaluate(Run *r, const int32_t *rows, int b, int t, EvalResult *out, Err *err);
 
 /* Sample 'n' tokens of text continuing 'prompt' (may be NULL), temperature
-** 'temp', from seed 'seed'; writes at most cap-1 bytes and a NUL. */
+** 'temp', from seed 'seed'; writes at most cap-1 bytes and a NUL. The text
+** is valid UTF-8, cut between characters: a character the tokens leave
+** incomplete, and bytes that form none, are written as U+FFFD. */
 int run_sample(Run *r, const char *prompt, int n, double temp, uint64_t seed, char *out,
                size_t cap, Err *err);
 
@@ -300,6 +302,14 @@ int lab_align(Run *a, Run *b, AlignStats *out, Err *err);
 int run_row_norms(Run *r, double *norm_in, double *norm_out, double *log_freq, int cap, Err *err);
 
 /* Export the history as CSV or JSONL. */
-int run_export(Run *r, const char *path, Err *err);   /* by extension: .csv or .jsonl */
+/* By extension: .jsonl, or .csv (the long form; run_export_wide: a column
+** per series) beside NAME.events.csv and NAME.meta.json (docs/export.md). */
+int run_export(Run *r, const char *path, Err *err);
+int run_export_wide(Run *r, const char *path, Err *err);
+/* The sidecar of a .csv export with 'suffix' in 'buf' (NULL when the path
+** is no .csv or too long), so that clients can check it as they check 'path'. */
+#define RUN_EXPORT_EVENTS ".events.csv"
+#define RUN_EXPORT_META ".meta.json"
+const char *run_export_sidecar(const char *path, const char *suffix, char *buf, size_t cap);
 
 #endif

@@ -379,7 +379,31 @@ static int to_file(lua_State *L, const char *fname, RunFileFn fn) {
 }
 
 static int lrun_save(lua_State *L) { return to_file(L, "r:save", run_save); }
-static int lrun_export(lua_State *L) { return to_file(L, "r:export", run_export); }
+/* r:export(path [, {wide = true}]) */
+static int lrun_export(lua_State *L) {
+  int wide = 0;
+  if (!lua_isnoneornil(L, 3)) {
+    luaL_checktype(L, 3, LUA_TTABLE);
+    lua_pushnil(L);
+    while (lua_next(L, 3)) {
+      lua_pop(L, 1);
+      if (lua_type(L, -1) != LUA_TSTRING || strcmp(lua_tostring(L, -1), "wide") != 0)
+        return luaL_error(L, "r:export: unknown key '%s' (wide)", luaL_tolstring(L, -1, NULL));
+    }
+    lua_getfield(L, 3, "wide");
+    wide = lua_toboolean(L, -1);
+    lua_pop(L, 1);
+  }
+  lua_settop(L, 2);
+  /* The sidecars are written beside the file: the sandbox checks them too. */
+  char real[PATH_MAX], side[PATH_MAX], side_real[PATH_MAX];
+  const char *path = lapi_check_path(L, "r:export", luaL_checkstring(L, 2), 1, real);
+  static const char *const suffixes[] = {RUN_EXPORT_EVENTS, RUN_EXPORT_META};
+  for (int i = 0; i < 2; i++)
+    if (run_export_sidecar(path, suffixes[i], side, sizeof side))
+      lapi_check_path(L, "r:export", side, 1, side_real);
+  return to_file(L, "r:export", wide ? run_export_wide : run_export);
+}
 
 /* ------------------------------------------------------------ sampling */
 

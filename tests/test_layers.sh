@@ -12,6 +12,9 @@
 #   5 app      src/app/      the program's modes (cli, headless, bench, ...)
 #   6 main     src/main.c    the process edge
 # "config.h" alone is the header configure writes, below every layer.
+# A layer's inside (lab/run.h, ui/uistate.h, luaapi/linternal.h,
+# core/model_impl.h) is for that layer's own files; outside it, only tests
+# that open the layer up include it.
 # The checker runs first on small trees with a known fault, so that a
 # checker that cannot fail fails this test.
 tap_name=layers; . "${srcdir:-.}/tests/tap.sh"
@@ -21,6 +24,14 @@ rank() {
   case $1 in
     core/*) echo 0 ;; lab/*) echo 1 ;; luaapi/*) echo 2 ;; trainer/*) echo 3 ;;
     ui/*) echo 4 ;; app/*) echo 5 ;; main.c) echo 6 ;; *) echo "" ;;
+  esac
+}
+
+# The layer whose files alone may include $1, or empty: any may.
+inside_of() {
+  case $1 in
+    lab/run.h | ui/uistate.h | luaapi/linternal.h | core/model_impl.h) echo "${1%%/*}" ;;
+    *) echo "" ;;
   esac
 }
 
@@ -38,6 +49,8 @@ check_tree() {
         echo "$f: includes \"$h\" (not a header named from src/)"; faults=$((faults + 1))
       elif [ "$to" -gt "$own" ]; then
         echo "$f: includes \"$h\" (a layer above its own)"; faults=$((faults + 1))
+      elif [ -n "$(inside_of "$h")" ] && [ "$(inside_of "$h")" != "${f%%/*}" ]; then
+        echo "$f: includes \"$h\" (the inside of another layer)"; faults=$((faults + 1))
       fi
     done
   done
@@ -73,6 +86,13 @@ printf '#include "err.h"\n' >>"$tmp/src/core/err.c"
 check_tree "$tmp/src" >"$tmp/bare.out"
 [ $? -ne 0 ] && grep -q '"err.h" (not a header named from src/)' "$tmp/bare.out"
 ok $? "it fails on a header named from its own folder ($(tr '\n' ' ' <"$tmp/bare.out"))"
+
+fixture
+: >"$tmp/src/lab/run.h"
+printf '#include "lab/run.h"\n' >>"$tmp/src/ui/ui.c"
+check_tree "$tmp/src" >"$tmp/inside.out"
+[ $? -ne 0 ] && grep -q 'ui/ui.c: includes "lab/run.h" (the inside of another layer)' "$tmp/inside.out"
+ok $? "it fails when ui includes the inside of lab ($(tr '\n' ' ' <"$tmp/inside.out"))"
 
 # The tree itself.
 check_tree "${srcdir:-.}/src" >"$tmp/tree.out"

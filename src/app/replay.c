@@ -28,7 +28,7 @@
 #include "lab/steer.h"
 #include "luaapi/luaapi.h"
 #include "app/replay.h"
-#include "ui/uistate.h"
+#include "ui/ui.h"
 
 typedef struct Replay {
   JournalFile f;

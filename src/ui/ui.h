@@ -30,6 +30,17 @@ typedef struct UiOptions {
   char **argv;
 } UiOptions;
 
+/* The keys of the screen, each with the Lua call it makes (keys.c): the
+** help screen draws them, and a replay runs the recorded ones. */
+typedef struct UiKey {
+  int key;             /* a byte, or a curses KEY_* code */
+  const char *label;   /* as shown in help */
+  const char *help;
+  const char *lua;     /* the Lua call the key makes */
+  const char *hint;    /* in the hint line; NULL: only in help */
+} UiKey;
+const UiKey *ui_keys(int *n);
+
 /* Returns the exit status: 0, 1 (runtime error), 130 (ended by a signal). */
 int ui_main(const UiOptions *o);
 

@@ -136,14 +136,6 @@ void uiscript_layout(Ui *ui);               /* room for the results panel, if th
 void panel_results(Ui *ui, WINDOW *w, int h, int wd);
 
 /* keys.c */
-typedef struct UiKey {
-  int key;             /* a byte, or a curses KEY_* code */
-  const char *label;   /* as shown in help */
-  const char *help;
-  const char *lua;     /* the Lua call the key makes */
-  const char *hint;    /* in the hint line; NULL: only in help */
-} UiKey;
-const UiKey *ui_keys(int *n);
 void ui_key(Ui *ui, int key);
 
 /* loop.c */

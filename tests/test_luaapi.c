@@ -227,7 +227,7 @@ static void test_ui_hooks(LuaApi *api) {
 
 static void test_cap_and_sandbox(Host *h) {
   Err err;
-  LuaApiOptions o = {8u << 20, 1, capture, NULL, NULL, NULL};
+  LuaApiOptions o = {.heap_cap = 8u << 20, .sandbox = 1, .out = capture};
   LuaApi *api = luaapi_new(h, &o, &err);
   ok(api != NULL, "a capped, sandboxed state");
   if (!api) return;
@@ -264,7 +264,7 @@ int main(void) {
   Deferred d = {0};
   d.lab = lab_new(&err);
   Host h = {.acquire = d_acquire, .release = d_release, .submit = d_submit, .poll = d_poll, .cancel = d_cancel, .ud = &d};
-  LuaApiOptions o = {0, 0, capture, NULL, NULL, NULL};
+  LuaApiOptions o = {.out = capture};
   LuaApi *api = d.lab ? luaapi_new(&h, &o, &err) : NULL;
   ok(api != NULL, "the state is created");
   if (!api) return tap_done();

@@ -48,6 +48,8 @@ typedef struct Inline {
   double last;           /* when progress was last written */
 } Inline;
 
+static void save_interrupted(Lab *lab, const char *why);
+
 /* ------------------------------------------------------------ signals */
 
 static LuaApi *volatile signal_api;
@@ -231,7 +233,7 @@ static int run_script(const CliOptions *o) {
                .drop_job = inline_drop_job, .inline_steps = 1, .ud = &in};
   LuaApiOptions lo = {.heap_cap = (size_t)o->lua_mem_mb << 20, .sandbox = o->sandbox, .out = headless_out,
                       .log = headless_log, .ctx = &in, .defaults = &o->run,
-                      .escape_output = isatty(STDOUT_FILENO)};
+                      .escape_output = isatty(STDOUT_FILENO), .quiet_interrupt = 1};
   LuaApi *api = luaapi_new(&host, &lo, &err);
   if (!api) {
     fprintf(stderr, "tielab: %s\n", err.msg);
@@ -245,6 +247,7 @@ static int run_script(const CliOptions *o) {
   catch_signals(on_loop_signal);   /* from here on the state goes away */
   signal_api = NULL;
   progress_clear(&in);
+  if (st == LUAAPI_INTERRUPTED) save_interrupted(lab, err.msg);
   int code = exit_status(api, st);
   luaapi_free(api);
   while (in.n_jobs > 0) inline_drop_job(&host, in.jobs[0].ticket);   /* none, unless Lua lost a handle */
@@ -264,12 +267,17 @@ static void print_row(const RunMetrics *m) {
   fflush(stdout);
 }
 
-/* An interrupted run is kept: saved where 'tielab --resume' finds it. */
-static void save_interrupted(Lab *lab) {
+/* Interrupted runs are kept: saved where 'tielab --resume' finds them, and
+** said in one line with 'why'. */
+static void save_interrupted(Lab *lab, const char *why) {
+  if (lab_n_runs(lab) == 0) {
+    fprintf(stderr, "tielab: %s\n", why);
+    return;
+  }
   char dir[4096];
   Err err;
   if (autosave_dir(dir, sizeof dir, &err) < 0) {
-    fprintf(stderr, "tielab: cannot save the run: %s\n", err.msg);
+    fprintf(stderr, "tielab: %s; cannot save the runs: %s\n", why, err.msg);
     return;
   }
   int complete = autosave_begin(dir, lab, &err) == 0;   /* the manifest first: --resume knows what to expect */
@@ -280,7 +288,7 @@ static void save_interrupted(Lab *lab) {
       complete = 0;
     }
   autosave_end(dir, complete);
-  fprintf(stderr, "tielab: saved in %s (tielab --resume reopens it)\n", dir);
+  fprintf(stderr, "tielab: %s; saved in %s (tielab --resume reopens it)\n", why, dir);
 }
 
 static int builtin_loop(const CliOptions *o) {
@@ -307,9 +315,10 @@ static int builtin_loop(const CliOptions *o) {
     if (m->step % every == 0 || k == steps) print_row(m);
   }
   if (loop_stop && code == EXIT_OK) {
-    fprintf(stderr, "tielab: interrupted at step %ld\n", run_metrics(r)->step);
+    char why[64];
+    snprintf(why, sizeof why, "interrupted at step %ld", run_metrics(r)->step);
     code = EXIT_INTERRUPTED;
-    save_interrupted(lab);
+    save_interrupted(lab, why);
   }
   lab_free(lab);
   return code;

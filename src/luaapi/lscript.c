@@ -84,10 +84,18 @@ LuaApiStatus lapi_report(LuaApi *api, lua_State *L, int status) {
   snprintf(api->last_error, sizeof api->last_error, "%s", msg);
   char *nl = strchr(api->last_error, '\n');
   if (nl) *nl = '\0';
-  lapi_write(api, msg, strlen(msg), 1);
-  lapi_write(api, "\n", 1, 1);
+  int interrupted = luaapi_interrupted(api);
+  /* Where an interrupt stopped the code says nothing to the user: its
+  ** message goes without the traceback, or to the host alone. */
+  if (!interrupted) {
+    lapi_write(api, msg, strlen(msg), 1);
+    lapi_write(api, "\n", 1, 1);
+  } else if (!api->opt.quiet_interrupt) {
+    lapi_write(api, api->last_error, strlen(api->last_error), 1);
+    lapi_write(api, "\n", 1, 1);
+  }
   lua_pop(L, 1);
-  return luaapi_interrupted(api) ? LUAAPI_INTERRUPTED : LUAAPI_ERROR;
+  return interrupted ? LUAAPI_INTERRUPTED : LUAAPI_ERROR;
 }
 
 /* Run 'f(ud)' in protected mode, so that running out of memory in the

@@ -53,6 +53,10 @@ typedef struct LuaApiOptions {
   /* 'out' shows a script's output on a screen: its control characters
   ** are escaped (error reports, lab.log and captions always are) */
   int escape_output;
+  /* the host reports an interrupt itself (from the Err of the call that
+  ** ended): its message is not written to 'out' (else it is, one line,
+  ** with no traceback) */
+  int quiet_interrupt;
 } LuaApiOptions;
 
 /* Create the state: standard libraries, the "tielab" module (preloaded and

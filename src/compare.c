@@ -4,13 +4,15 @@
 ** means of the L2 gradient ratio over the first 100 steps and over the
 ** first 10% of training, then alignment of each tied matrix with the untied
 ** partner's E_in and E_out (with random baselines), per-layer tuned-lens KL
-** and validation perplexity, printed as one table.
+** and validation perplexity, printed as one table. On a terminal, stderr
+** shows a progress line while the runs train.
 */
 #include <math.h>
 #include <signal.h>
 #include <string.h>
 
 #include "compare.h"
+#include "progress.h"
 
 #define N_ARMS 3
 
@@ -122,13 +124,21 @@ int compare_paper(const CliOptions *o, FILE *out) {
   sigaction(SIGINT, &sa, NULL);
   sigaction(SIGTERM, &sa, NULL);
   sigaction(SIGHUP, &sa, NULL);
+  /* On a terminal a progress line; the step lines are there in any case. */
+  Progress *p = progress_new(stderr, 0);
+  progress_start(p, steps);
   for (long s = 1; s <= steps && !compare_stop; s++) {
-    if (lab_step(lab, &err) < 0) goto fail;
+    if (lab_step(lab, &err) < 0) {
+      progress_free(p);
+      goto fail;
+    }
     for (int k = 0; k < N_ARMS; k++) accumulate(&arms[k], s, steps);
+    progress_set(p, s, "the paper's three runs");
     if (s % o->print_every == 0 || s == steps)
-      fprintf(stderr, "step %ld/%ld  loss %.4f %.4f %.4f\n", s, steps, run_metrics(arms[0].run)->loss,
-              run_metrics(arms[1].run)->loss, run_metrics(arms[2].run)->loss);
+      progress_printf(p, stderr, "step %ld/%ld  loss %.4f %.4f %.4f\n", s, steps, run_metrics(arms[0].run)->loss,
+                      run_metrics(arms[1].run)->loss, run_metrics(arms[2].run)->loss);
   }
+  progress_free(p);
   if (compare_stop) {
     fprintf(stderr, "tielab: interrupted\n");
     lab_free(lab);

@@ -36,6 +36,9 @@ typedef enum LuaApiStatus {
   LUAAPI_RUNNING        /* started as a coroutine that is still waiting */
 } LuaApiStatus;
 
+/* What a script's lab.progress object tells the 'progress' callback. */
+typedef enum LuaApiProgress { LUAAPI_PROGRESS_START, LUAAPI_PROGRESS_STEP, LUAAPI_PROGRESS_DONE } LuaApiProgress;
+
 /* Kinds of message for the 'log' callback. */
 typedef enum LuaApiLog { LUAAPI_LOG_INFO, LUAAPI_LOG_CAPTION } LuaApiLog;
 
@@ -47,6 +50,10 @@ typedef struct LuaApiOptions {
   void (*out)(void *ctx, const char *s, size_t n, int is_err);
   /* lab.log (INFO) and lab.caption (CAPTION, msg "" clears); NULL: stderr */
   void (*log)(void *ctx, LuaApiLog kind, const char *msg);
+  /* lab.progress: a script's long work started (towards 'total' units),
+  ** reached 'done' ('label', escaped, or NULL: unchanged), or ended; NULL:
+  ** lab.progress counts and shows nothing */
+  void (*progress)(void *ctx, LuaApiProgress what, long done, long total, const char *label);
   void *ctx;
   /* lab.run{} starts from these options; NULL: run_options_default */
   const RunOptions *defaults;

@@ -36,6 +36,7 @@ static int set_version(CliOptions *o, const char *v, Err *e) { o->mode = MODE_VE
 static int set_resume(CliOptions *o, const char *v, Err *e) { o->resume = 1; return 0; }
 static int set_sandbox(CliOptions *o, const char *v, Err *e) { o->sandbox = 1; return 0; }
 static int set_trust(CliOptions *o, const char *v, Err *e) { o->trust = 1; return 0; }
+static int set_no_init(CliOptions *o, const char *v, Err *e) { o->no_init = 1; return 0; }
 static int set_ascii(CliOptions *o, const char *v, Err *e) { o->ascii = 1; return 0; }
 static int set_theme(CliOptions *o, const char *v, Err *e) {
   static const char *const themes[] = {"dark", "light", "mono"};
@@ -107,6 +108,7 @@ static const CliOption cli_options[] = {
   {"compare", "paper", set_compare, "headless: tied, untied and tied in_scale 5 side by side"},
   {"resume", NULL, set_resume, "reopen the runs autosaved when the lab last ended"},
   {"sandbox", NULL, set_sandbox, "scripts of unknown origin: no os.execute, io.popen, C modules"},
+  {"no-init", NULL, set_no_init, "do not run $XDG_CONFIG_HOME/tielab/init.lua (never run under --sandbox)"},
   {"ascii", NULL, set_ascii, "draw graphs with ASCII only"},
   {"theme", "dark|light|mono", set_theme, "colours for a dark or light background, or none (default: COLORFGBG, else dark)"},
   {"lua-mem", "MIB", set_lua_mem, "cap on the Lua heap (default 1024)"},

@@ -245,10 +245,13 @@ static int run_script(const CliOptions *o) {
   in.api = api;
   signal_api = api;
   catch_signals(on_script_signal);
-  LuaApiStatus st = luaapi_run_file(api, o->script, o->script_argc, o->script_argv, &err);
+  LuaApiStatus st = o->no_init ? LUAAPI_OK : luaapi_run_init(api, &err);
+  int init_failed = st != LUAAPI_OK && st != LUAAPI_INTERRUPTED;   /* the script does not run */
+  if (st == LUAAPI_OK) st = luaapi_run_file(api, o->script, o->script_argc, o->script_argv, &err);
   catch_signals(on_loop_signal);   /* from here on the state goes away */
   signal_api = NULL;
-  int code = exit_status(api, st);
+  int code = init_failed ? EXIT_USAGE : exit_status(api, st);
+  if (init_failed) progress_printf(in.progress, stderr, "tielab: %s\n", err.msg);
   luaapi_free(api);   /* its last finalisers may still write */
   progress_free(in.progress);
   if (st == LUAAPI_INTERRUPTED) save_interrupted(lab, err.msg);

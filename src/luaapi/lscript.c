@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "../core/clock.h"
 #include "linternal.h"
@@ -700,4 +701,31 @@ LuaApiStatus luaapi_run_file(LuaApi *api, const char *path, int argc, char **arg
 LuaApiStatus luaapi_start_script(LuaApi *api, const char *path, int argc, char **argv, Err *err) {
   FileCall fc = {path, argc, argv, 1, LUAAPI_ERROR};
   return run_file(api, &fc, err);
+}
+
+/* ------------------------------------------------------------ the init file */
+
+int luaapi_init_path(char *buf, size_t cap) {
+  const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
+  buf[0] = '\0';
+  if (xdg && xdg[0] == '/') snprintf(buf, cap, "%s/tielab/init.lua", xdg);   /* a relative one is void (XDG) */
+  else if (home && home[0]) snprintf(buf, cap, "%s/.config/tielab/init.lua", home);
+  return buf[0] && access(buf, F_OK) == 0;
+}
+
+/* The init file is the user's own code: never in a sandbox, and it leaves
+** require's folder to the script. */
+LuaApiStatus luaapi_run_init(LuaApi *api, Err *err) {
+  char path[PATH_MAX], dir[PATH_MAX];
+  if (api->opt.sandbox || !luaapi_init_path(path, sizeof path)) return LUAAPI_OK;
+  memcpy(dir, api->script_dir, sizeof dir);
+  FileCall fc = {path, 0, NULL, 0, LUAAPI_ERROR};
+  LuaApiStatus st = run_file(api, &fc, err);
+  memcpy(api->script_dir, dir, sizeof dir);
+  if (st != LUAAPI_OK) {
+    char msg[ERR_MSG_MAX];
+    memcpy(msg, err->msg, sizeof msg);
+    err_set(err, "init file %s: %s (--no-init skips it)", path, msg);
+  }
+  return st;
 }

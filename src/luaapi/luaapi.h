@@ -82,6 +82,14 @@ lua_State *luaapi_state(LuaApi *api);
 ** 'arg' holds argv (arg[0] the path), the chunk gets them as '...'. */
 LuaApiStatus luaapi_run_file(LuaApi *api, const char *path, int argc, char **argv, Err *err);
 
+/* The init file, $XDG_CONFIG_HOME/tielab/init.lua (default
+** ~/.config/tielab/init.lua), into 'buf'; 1 when it exists. */
+int luaapi_init_path(char *buf, size_t cap);
+/* Run the init file to its end, when there is one and the state is not a
+** sandbox (LUAAPI_OK when it is not run). A failure is reported through
+** 'out' as a script's is, and 'err' names the file. */
+LuaApiStatus luaapi_run_init(LuaApi *api, Err *err);
+
 /* The status given to os.exit (0 for true or none, 1 for false). */
 int luaapi_exit_code(const LuaApi *api);
 

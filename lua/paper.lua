@@ -233,6 +233,8 @@ local function record_lens(seed, si, arm, which, t)
   end
 end
 
+-- How far the whole comparison has come: every step of every run.
+local progress = lab.progress(#seeds * #arms * opt.steps)
 for si, seed in ipairs(seeds) do
   local runs, acc = {}, {}
   for i, a in ipairs(arms) do
@@ -253,7 +255,9 @@ for si, seed in ipairs(seeds) do
     recipe_line = string.format("recipe %s: lr %s, warmup %s, %s", opt.recipe == "" and "(none)" or opt.recipe,
                                 cell(tonumber(o.lr)), o.warmup or "-", decay)
   end
+  local label = string.format("seed %d (%d/%d)", seed, si, #seeds)
   local hook = lab.on_step(function(step)
+    progress:step(#runs, label)
     for i, r in ipairs(runs) do
       local m = r:metrics()
       if m.step == step then
@@ -308,6 +312,7 @@ for si, seed in ipairs(seeds) do
     for _, r in ipairs(runs) do r:remove() end
   end
 end
+progress:done()
 
 -- Per-seed quantities the findings difference.
 for _, a in ipairs(arms) do

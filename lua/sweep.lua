@@ -42,7 +42,10 @@ if out then out:write("seed,in_scale,val_ppl,ratio_10pct,linear_in,linear_out\n"
 local by_scale = {}
 for i = 1, #scales do by_scale[i] = {ppl = {}, ratio = {}, lin_in = {}, lin_out = {}} end
 
-for _, seed in ipairs(seeds) do
+-- How far the sweep has come: every step of every run (the scales and a partner a seed).
+local progress = lab.progress(#seeds * (#scales + 1) * opt.steps)
+for si, seed in ipairs(seeds) do
+  local label = string.format("seed %d (%d/%d)", seed, si, #seeds)
   local partner = lab.run(shape, {name = "untied_s" .. seed, tie = "untied", data_seed = seed, init_seed = seed + 1000})
   local runs, sums = {}, {}
   for i, k in ipairs(scales) do
@@ -50,6 +53,7 @@ for _, seed in ipairs(seeds) do
     sums[i] = 0
   end
   local hook = lab.on_step(function(step)
+    progress:step(#runs + 1, label)
     if step > tenth then return end
     for i, r in ipairs(runs) do sums[i] = sums[i] + r:metrics().grad_ratio_act end
   end)
@@ -71,6 +75,7 @@ for _, seed in ipairs(seeds) do
   end
   partner:remove()
 end
+progress:done()
 if out then out:close() end
 
 print(string.format("in_scale sweep: %d steps, seeds %s, V=%d d=%d L=%d", opt.steps, opt.seeds, opt.vocab, opt.dim,

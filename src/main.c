@@ -51,6 +51,7 @@ static int main_ui(const CliOptions *o) {
                  .script_argv = o->script_argv,
                  .resume = o->resume,
                  .sandbox = o->sandbox,
+                 .no_init = o->no_init,
                  .ascii = o->ascii,
                  .theme = o->theme,
                  .lua_mem_mb = o->lua_mem_mb,

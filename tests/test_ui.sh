@@ -127,8 +127,8 @@ type_line 'print(ui.status())'
 wait_for '^paused, 2 runs|^running, 2 runs' 50
 check $? "TERM=dumb: a line REPL with the same lab"
 key C-d
-wait_dead 100
-check $? "TERM=dumb: Ctrl-D ends it"
+wait_for 'save the runs before quitting' 50 && type_line n && wait_dead 100
+check $? "TERM=dumb: Ctrl-D asks, and 'n' ends it"
 
 EXTRA="LANG=C NO_COLOR=1"
 start "$MODEL"

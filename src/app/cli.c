@@ -79,6 +79,7 @@ static int set_version(CliOptions *o, const char *v, Err *e) { o->mode = MODE_VE
 static int set_resume(CliOptions *o, const char *v, Err *e) { o->resume = 1; return 0; }
 static int set_sandbox(CliOptions *o, const char *v, Err *e) { o->sandbox = 1; return 0; }
 static int set_trust(CliOptions *o, const char *v, Err *e) { o->trust = 1; return 0; }
+static int set_no_init(CliOptions *o, const char *v, Err *e) { o->no_init = 1; return 0; }
 static int set_ascii(CliOptions *o, const char *v, Err *e) { o->ascii = 1; return 0; }
 static int set_theme(CliOptions *o, const char *v, Err *e) {
   static const char *const themes[] = {"dark", "light", "mono"};
@@ -157,6 +158,8 @@ static const CliOption cli_options[] = {
   {"resume", 0, NULL, set_resume, USE_SCREEN, "reopen the runs autosaved when the lab last ended"},
   {"sandbox", 0, NULL, set_sandbox, USE_SCRIPTS,
    "scripts of unknown origin: no os.execute, io.popen, C modules"},
+  {"no-init", 0, NULL, set_no_init, USE_SCRIPTS,
+   "do not run $XDG_CONFIG_HOME/tielab/init.lua (never run under --sandbox)"},
   {"ascii", 0, NULL, set_ascii, USE_SCREEN, "draw graphs with ASCII only"},
   {"theme", 0, "dark|light|mono", set_theme, USE_SCREEN,
    "colours for a dark or light background, or none (default: from COLORFGBG, else dark)"},

@@ -30,6 +30,7 @@ typedef struct CliOptions {
   char **script_argv;
   int resume;              /* --resume */
   int sandbox;             /* --sandbox */
+  int no_init;             /* --no-init: the init file is not run */
   int trust;               /* --trust: --replay as recorded (its folder, its sandbox) */
   int ascii;               /* --ascii */
   const char *theme;       /* --theme: dark, light or mono; NULL: from the terminal */

@@ -4,12 +4,14 @@
 ** means of the L2 gradient ratio over the first 100 steps and over the
 ** first 10% of training, then alignment of each tied matrix with the untied
 ** partner's E_in and E_out (with random baselines), per-layer tuned-lens KL
-** and validation perplexity, printed as one table.
+** and validation perplexity, printed as one table. On a terminal, stderr
+** shows a progress line while the runs train.
 */
 #include <math.h>
 #include <string.h>
 
 #include "app/compare.h"
+#include "app/progress.h"
 #include "core/sig.h"
 
 #define N_ARMS 3
@@ -117,13 +119,21 @@ int compare_paper(const CliOptions *o, FILE *out) {
   fprintf(out, "# tied, untied, tied_in5: %ld steps", steps);
   cli_print_given(out, &o->run);
   fputc('\n', out);
+  /* On a terminal a progress line; the step lines are there in any case. */
+  Progress *p = progress_new(stderr, 0);
+  progress_start(p, steps);
   for (long s = 1; s <= steps && !sig_ended(); s++) {
-    if (lab_step(lab, &err) < 0) goto fail;
+    if (lab_step(lab, &err) < 0) {
+      progress_free(p);
+      goto fail;
+    }
     for (int k = 0; k < N_ARMS; k++) accumulate(&arms[k], s, steps);
+    progress_set(p, s, "the paper's three runs");
     if (s % o->print_every == 0 || s == steps)
-      fprintf(stderr, "step %ld/%ld  loss %.4f %.4f %.4f\n", s, steps, run_metrics(arms[0].run)->loss,
-              run_metrics(arms[1].run)->loss, run_metrics(arms[2].run)->loss);
+      progress_printf(p, stderr, "step %ld/%ld  loss %.4f %.4f %.4f\n", s, steps, run_metrics(arms[0].run)->loss,
+                      run_metrics(arms[1].run)->loss, run_metrics(arms[2].run)->loss);
   }
+  progress_free(p);
   if (sig_ended()) {
     fprintf(stderr, "tielab: interrupted\n");
     lab_free(lab);

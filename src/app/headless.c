@@ -8,9 +8,12 @@
 ** runs at once too, its reports checking the same flag. SIGINT, SIGTERM and
 ** SIGHUP only call luaapi_interrupt (never SIG_DFL: a second Ctrl-C must
 ** not kill the process mid-write); the script then ends with "interrupted"
-** and the exit status 130. While a script trains, stderr shows a live
-** progress line when it is a terminal, and a plain line every half minute
-** otherwise; stdout carries only what the script prints.
+** and the exit status 130, its runs saved in the autosave folder. While a
+** script trains, stderr shows a progress line (progress.h) when it is a
+** terminal, and a plain line every half minute otherwise: the steps so far,
+** or the script's own count once it asks for one with lab.progress; stdout
+** carries only what the script prints. The built-in loops draw the line
+** too, on a terminal only (their rows are the plain lines).
 */
 #include <math.h>
 #include <stdio.h>
@@ -25,10 +28,7 @@
 #include "app/compare.h"
 #include "app/headless.h"
 #include "luaapi/luaapi.h"
-
-#define PROGRESS_TTY_SECONDS 0.1
-#define PROGRESS_LOG_SECONDS 30.0
-#define PROGRESS_WIDTH 79
+#include "app/progress.h"
 
 /* A job that ran, kept until its submitter drops it. */
 typedef struct InlineJob {
@@ -43,10 +43,11 @@ typedef struct Inline {
   long tickets;
   InlineJob *jobs;       /* ran, not dropped yet */
   int n_jobs, cap_jobs;
-  int tty;               /* stderr is a terminal */
-  int shown;             /* a progress line is on the terminal */
-  double last;           /* when progress was last written */
+  Progress *progress;    /* on stderr */
+  int script_counts;     /* a lab.progress of the script is shown, not the steps */
 } Inline;
+
+static void save_interrupted(Lab *lab, const char *why);
 
 /* ------------------------------------------------------------ signals */
 
@@ -56,28 +57,37 @@ static void interrupt_lua(void *api) { luaapi_interrupt(api); }
 
 /* ------------------------------------------------------------ progress */
 
-static void progress_clear(Inline *in) {
-  if (!in->shown) return;
-  fputs("\r\033[K", stderr);
-  in->shown = 0;
+/* What the line says while the script has no count of its own: the
+** steps so far (its total unknown), from the first step on. */
+static void show(Inline *in, const char *label) {
+  if (in->script_counts) return;
+  if (!progress_active(in->progress)) progress_start(in->progress, 0);
+  progress_set(in->progress, 0, label);
 }
 
-static void progress(Inline *in, long step) {
-  double t = clock_seconds();
-  if (t - in->last < (in->tty ? PROGRESS_TTY_SECONDS : PROGRESS_LOG_SECONDS)) return;
-  in->last = t;
-  char line[256];
+static void show_step(Inline *in, long step) {
+  char line[512];
   int n = snprintf(line, sizeof line, "step %ld", step);
   for (int i = 0; i < lab_n_runs(in->lab) && n < (int)sizeof line; i++) {
     Run *r = lab_run(in->lab, i);
     n += snprintf(line + n, sizeof line - (size_t)n, "  %s loss %.3f", run_name(r), run_metrics(r)->loss);
   }
-  if (in->tty) {
-    line[PROGRESS_WIDTH] = '\0';
-    fprintf(stderr, "\r\033[K%s", line);
-    in->shown = 1;
-  } else {
-    fprintf(stderr, "tielab: %s\n", line);
+  show(in, line);
+}
+
+/* lab.progress: the script's count replaces the steps. */
+static void headless_progress(void *ctx, LuaApiProgress what, long done, long total, const char *label) {
+  Inline *in = ctx;
+  switch (what) {
+    case LUAAPI_PROGRESS_START:
+      in->script_counts = 1;
+      progress_start(in->progress, total);
+      break;
+    case LUAAPI_PROGRESS_STEP: progress_set(in->progress, done, label); break;
+    case LUAAPI_PROGRESS_DONE:
+      in->script_counts = 0;
+      progress_finish(in->progress);
+      break;
   }
 }
 
@@ -108,7 +118,7 @@ static long inline_submit(Host *h, int id, long n, Err *err) {
     long step = 0;
     if (luaapi_stopping(in->api)) return err_set(err, "interrupted");
     if (step_once(in, id, &step, err) < 0) return -1;
-    progress(in, step);
+    show_step(in, step);
     if (h->after_step) h->after_step(h->after_step_ctx, step);
   }
   return ++in->tickets;
@@ -121,17 +131,14 @@ typedef struct InlineReport {
   Inline *in;
 } InlineReport;
 
-/* A job's report: its progress on stderr, as steps show theirs; stop once
-** an interrupt is pending. */
+/* A job's report: its count on the progress line (after the script's own
+** count, when it has one); stop once an interrupt is pending. */
 static int inline_report(HostJobProgress *p, const char *what, long done, long total) {
   Inline *in = ((InlineReport *)p->ud)->in;
-  double t = clock_seconds();
-  if (t - in->last >= (in->tty ? PROGRESS_TTY_SECONDS : PROGRESS_LOG_SECONDS)) {
-    in->last = t;
-    if (in->tty) fprintf(stderr, "\r\033[K%.60s %ld/%ld", what, done, total);
-    else fprintf(stderr, "tielab: %s %ld/%ld\n", what, done, total);
-    in->shown = in->tty;
-  }
+  char line[160];
+  snprintf(line, sizeof line, "%.60s %ld/%ld", what, done, total);
+  if (in->script_counts) progress_note(in->progress, line);
+  else show(in, line);
   return luaapi_stopping(in->api);
 }
 
@@ -150,7 +157,7 @@ static long inline_submit_job(Host *h, HostJobFn fn, void *arg, HostJobFree free
   InlineReport rep = {{inline_report, NULL}, in};
   rep.p.ud = &rep;
   int rc = fn(in->lab, arg, &rep.p, err);
-  progress_clear(in);
+  progress_note(in->progress, NULL);
   if (rc < 0) {
     free_arg(arg);
     return -1;
@@ -173,19 +180,15 @@ static void inline_drop_job(Host *h, long ticket) {
 
 static void headless_out(void *ctx, const char *s, size_t n, int is_err) {
   Inline *in = ctx;
-  FILE *f = is_err ? stderr : stdout;
-  progress_clear(in);
-  fwrite(s, 1, n, f);
-  if (in->tty) fflush(f);
+  progress_write(in->progress, is_err ? stderr : stdout, s, n);
 }
 
 static void headless_log(void *ctx, LuaApiLog kind, const char *msg) {
   Inline *in = ctx;
-  progress_clear(in);
   if (kind == LUAAPI_LOG_CAPTION) {
-    if (*msg) printf("== %s ==\n", msg);
+    if (*msg) progress_printf(in->progress, stdout, "== %s ==\n", msg);
   } else {
-    fprintf(stderr, "%s\n", msg);
+    progress_printf(in->progress, stderr, "%s\n", msg);
   }
 }
 
@@ -208,16 +211,17 @@ static int run_script(const CliOptions *o) {
     fprintf(stderr, "tielab: %s\n", err.msg);
     return EXIT_RUNTIME;
   }
-  Inline in = {.lab = lab, .tty = isatty(STDERR_FILENO), .last = clock_seconds()};
+  Inline in = {.lab = lab, .progress = progress_new(stderr, 1)};
   Host host = {.acquire = inline_acquire, .release = inline_release, .submit = inline_submit,
                .poll = inline_poll, .cancel = inline_cancel, .submit_job = inline_submit_job,
                .drop_job = inline_drop_job, .inline_steps = 1, .ud = &in};
   LuaApiOptions lo = {.heap_cap = (size_t)o->lua_mem_mb << 20, .sandbox = o->sandbox, .out = headless_out,
-                      .log = headless_log, .ctx = &in, .defaults = &o->run,
-                      .escape_output = isatty(STDOUT_FILENO)};
+                      .log = headless_log, .progress = headless_progress, .ctx = &in, .defaults = &o->run,
+                      .escape_output = isatty(STDOUT_FILENO), .quiet_interrupt = 1};
   LuaApi *api = luaapi_new(&host, &lo, &err);
   if (!api) {
     fprintf(stderr, "tielab: %s\n", err.msg);
+    progress_free(in.progress);
     lab_free(lab);
     return EXIT_RUNTIME;
   }
@@ -225,11 +229,15 @@ static int run_script(const CliOptions *o) {
   if (sig_open(0, &err) < 0) fprintf(stderr, "tielab: %s (Ctrl-C will not stop the script cleanly)\n", err.msg);
   sig_set_interrupt(interrupt_lua, api);
   sig_arm_interrupt(1);
-  LuaApiStatus st = luaapi_run_file(api, o->script, o->script_argc, o->script_argv, &err);
+  LuaApiStatus st = o->no_init ? LUAAPI_OK : luaapi_run_init(api, &err);
+  int init_failed = st != LUAAPI_OK && st != LUAAPI_INTERRUPTED;   /* the script does not run */
+  if (st == LUAAPI_OK) st = luaapi_run_file(api, o->script, o->script_argc, o->script_argv, &err);
   sig_arm_interrupt(0);   /* from here on the state goes away */
-  progress_clear(&in);
-  int code = exit_status(api, st);
-  luaapi_free(api);
+  int code = init_failed ? EXIT_USAGE : exit_status(api, st);
+  if (init_failed) progress_printf(in.progress, stderr, "tielab: %s\n", err.msg);
+  luaapi_free(api);   /* its last finalisers may still write */
+  progress_free(in.progress);
+  if (st == LUAAPI_INTERRUPTED) save_interrupted(lab, err.msg);
   while (in.n_jobs > 0) inline_drop_job(&host, in.jobs[0].ticket);   /* none, unless Lua lost a handle */
   free(in.jobs);
   lab_free(lab);
@@ -239,20 +247,26 @@ static int run_script(const CliOptions *o) {
 
 /* ------------------------------------------------------------ the built-in loop */
 
-static void print_row(const RunMetrics *m) {
+static void print_row(Progress *p, const RunMetrics *m) {
   char val[32];
   if (isnan(m->val_loss)) snprintf(val, sizeof val, "%10s", "-");
   else snprintf(val, sizeof val, "%10.4f", m->val_loss);
-  printf("%8ld %10.4f %s %10.3f %10.0f\n", m->step, m->loss, val, m->grad_ratio, m->tokens_per_s);
+  progress_printf(p, stdout, "%8ld %10.4f %s %10.3f %10.0f\n", m->step, m->loss, val, m->grad_ratio,
+                  m->tokens_per_s);
   fflush(stdout);
 }
 
-/* An interrupted run is kept: saved where 'tielab --resume' finds it. */
-static void save_interrupted(Lab *lab) {
+/* Interrupted runs are kept: saved where 'tielab --resume' finds them, and
+** said in one line with 'why'. */
+static void save_interrupted(Lab *lab, const char *why) {
+  if (lab_n_runs(lab) == 0) {
+    fprintf(stderr, "tielab: %s\n", why);
+    return;
+  }
   char dir[4096];
   Err err;
   if (autosave_dir(dir, sizeof dir, &err) < 0) {
-    fprintf(stderr, "tielab: cannot save the run: %s\n", err.msg);
+    fprintf(stderr, "tielab: %s; cannot save the runs: %s\n", why, err.msg);
     return;
   }
   int complete = autosave_begin(dir, lab, &err) == 0;   /* the manifest first: --resume knows what to expect */
@@ -263,7 +277,7 @@ static void save_interrupted(Lab *lab) {
       complete = 0;
     }
   autosave_end(dir, complete);
-  fprintf(stderr, "tielab: saved in %s (tielab --resume reopens it)\n", dir);
+  fprintf(stderr, "tielab: %s; saved in %s (tielab --resume reopens it)\n", why, dir);
 }
 
 static int builtin_loop(const CliOptions *o) {
@@ -281,20 +295,28 @@ static int builtin_loop(const CliOptions *o) {
   cli_print_given(stdout, &o->run);
   putchar('\n');
   printf("%8s %10s %10s %10s %10s\n", "step", "loss", "val_loss", "grad_ratio", "tok/s");
+  fflush(stdout);
+  Progress *p = progress_new(stderr, 0);
+  progress_start(p, steps);
   int code = EXIT_OK;
   for (long k = 1; k <= steps && !sig_ended(); k++) {
     if (run_step(r, &err) < 0) {
-      fprintf(stderr, "tielab: %s\n", err.msg);
+      progress_printf(p, stderr, "tielab: %s\n", err.msg);
       code = EXIT_RUNTIME;
       break;
     }
     const RunMetrics *m = run_metrics(r);
-    if (m->step % every == 0 || k == steps) print_row(m);
+    char label[160];
+    snprintf(label, sizeof label, "%s loss %.3f", run_name(r), m->loss);
+    progress_set(p, k, label);
+    if (m->step % every == 0 || k == steps) print_row(p, m);
   }
+  progress_free(p);
   if (sig_ended() && code == EXIT_OK) {
-    fprintf(stderr, "tielab: interrupted at step %ld\n", run_metrics(r)->step);
+    char why[64];
+    snprintf(why, sizeof why, "interrupted at step %ld", run_metrics(r)->step);
     code = EXIT_INTERRUPTED;
-    save_interrupted(lab);
+    save_interrupted(lab, why);
   }
   lab_free(lab);
   return code;

@@ -90,6 +90,7 @@ struct LuaApi {
   int paused;             /* the script files wait (the speaker's ',') */
   int lab_held;           /* the caller holds the lab across this call (luaapi_hold_lab) */
   int phase;              /* lab.phase calls so far */
+  long progress_id;       /* lab.progress calls so far: the newest is shown */
   LapiText printed;       /* what the script files running print */
   LapiText results;       /* what the last one to end had printed */
   long results_seq;       /* grows each time a script file ends having printed */
@@ -179,6 +180,9 @@ void lrepl_print_values(LuaApi *api, lua_State *L, int first, int n);
 int luaopen_tielab(lua_State *L);
 void llab_after_step(void *ctx, long step);
 void llab_unwatch(LuaApi *api);
+
+/* lprogress.c */
+int lprogress_new(lua_State *L);
 
 /* lrun.c */
 void lrun_open(lua_State *L);

@@ -579,7 +579,8 @@ static const luaL_Reg lablib[] = {
   {"caption", llab_caption}, {"phase", llab_phase},     {"wait_key", llab_wait_key},
   {"plot", llab_plot},       {"plots", llab_plots},
   {"bind", llab_bind},       {"unbind", llab_unbind},   {"settings", llab_settings},
-  {"mem", llab_mem},         {"args", largs_args},      {NULL, NULL}};
+  {"mem", llab_mem},         {"args", largs_args},      {"progress", lprogress_new},
+  {NULL, NULL}};
 
 static int lab_newindex(lua_State *L) {
   if (lua_type(L, 2) == LUA_TSTRING) {

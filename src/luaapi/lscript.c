@@ -96,10 +96,18 @@ LuaApiStatus lapi_report(LuaApi *api, lua_State *L, int status) {
   snprintf(api->last_error, sizeof api->last_error, "%s", msg);
   char *nl = strchr(api->last_error, '\n');
   if (nl) *nl = '\0';
-  lapi_write(api, msg, strlen(msg), 1);
-  lapi_write(api, "\n", 1, 1);
+  int interrupted = luaapi_interrupted(api);
+  /* Where an interrupt stopped the code says nothing to the user: its
+  ** message goes without the traceback, or to the host alone. */
+  if (!interrupted) {
+    lapi_write(api, msg, strlen(msg), 1);
+    lapi_write(api, "\n", 1, 1);
+  } else if (!api->opt.quiet_interrupt) {
+    lapi_write(api, api->last_error, strlen(api->last_error), 1);
+    lapi_write(api, "\n", 1, 1);
+  }
   lua_pop(L, 1);
-  return luaapi_interrupted(api) ? LUAAPI_INTERRUPTED : LUAAPI_ERROR;
+  return interrupted ? LUAAPI_INTERRUPTED : LUAAPI_ERROR;
 }
 
 /* Run 'f(ud)' in protected mode, so that running out of memory in the
@@ -771,4 +779,31 @@ LuaApiStatus luaapi_run_file(LuaApi *api, const char *path, int argc, char **arg
 LuaApiStatus luaapi_start_script(LuaApi *api, const char *path, int argc, char **argv, Err *err) {
   FileCall fc = {path, argc, argv, 1, LUAAPI_ERROR};
   return run_file(api, &fc, err);
+}
+
+/* ------------------------------------------------------------ the init file */
+
+int luaapi_init_path(char *buf, size_t cap) {
+  const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
+  buf[0] = '\0';
+  if (xdg && xdg[0] == '/') snprintf(buf, cap, "%s/tielab/init.lua", xdg);   /* a relative one is void (XDG) */
+  else if (home && home[0]) snprintf(buf, cap, "%s/.config/tielab/init.lua", home);
+  return buf[0] && access(buf, F_OK) == 0;
+}
+
+/* The init file is the user's own code: never in a sandbox, and it leaves
+** require's folder to the script. */
+LuaApiStatus luaapi_run_init(LuaApi *api, Err *err) {
+  char path[PATH_MAX], dir[PATH_MAX];
+  if (api->opt.sandbox || !luaapi_init_path(path, sizeof path)) return LUAAPI_OK;
+  memcpy(dir, api->script_dir, sizeof dir);
+  FileCall fc = {path, 0, NULL, 0, LUAAPI_ERROR};
+  LuaApiStatus st = run_file(api, &fc, err);
+  memcpy(api->script_dir, dir, sizeof dir);
+  if (st != LUAAPI_OK) {
+    char msg[ERR_MSG_MAX];
+    memcpy(msg, err->msg, sizeof msg);
+    err_set(err, "init file %s: %s (--no-init skips it)", path, msg);
+  }
+  return st;
 }

@@ -37,6 +37,9 @@ typedef enum LuaApiStatus {
   LUAAPI_RUNNING        /* started as a coroutine that is still waiting */
 } LuaApiStatus;
 
+/* What a script's lab.progress object tells the 'progress' callback. */
+typedef enum LuaApiProgress { LUAAPI_PROGRESS_START, LUAAPI_PROGRESS_STEP, LUAAPI_PROGRESS_DONE } LuaApiProgress;
+
 /* Kinds of message for the 'log' callback. */
 typedef enum LuaApiLog { LUAAPI_LOG_INFO, LUAAPI_LOG_CAPTION } LuaApiLog;
 
@@ -48,12 +51,20 @@ typedef struct LuaApiOptions {
   void (*out)(void *ctx, const char *s, size_t n, int is_err);
   /* lab.log (INFO) and lab.caption (CAPTION, msg "" clears); NULL: stderr */
   void (*log)(void *ctx, LuaApiLog kind, const char *msg);
+  /* lab.progress: a script's long work started (towards 'total' units),
+  ** reached 'done' ('label', escaped, or NULL: unchanged), or ended; NULL:
+  ** lab.progress counts and shows nothing */
+  void (*progress)(void *ctx, LuaApiProgress what, long done, long total, const char *label);
   void *ctx;
   /* lab.run{} starts from these options; NULL: run_options_default */
   const RunOptions *defaults;
   /* 'out' shows a script's output on a screen: its control characters
   ** are escaped (error reports, lab.log and captions always are) */
   int escape_output;
+  /* the host reports an interrupt itself (from the Err of the call that
+  ** ended): its message is not written to 'out' (else it is, one line,
+  ** with no traceback) */
+  int quiet_interrupt;
 } LuaApiOptions;
 
 /* Create the state: standard libraries, the "tielab" module (preloaded and
@@ -77,6 +88,14 @@ int luaapi_find_script(const char *name, char found[PATH_MAX], Err *err);
 /* Run a script file to its end on this thread, as 'lua' does: the global
 ** 'arg' holds argv (arg[0] the path), the chunk gets them as '...'. */
 LuaApiStatus luaapi_run_file(LuaApi *api, const char *path, int argc, char **argv, Err *err);
+
+/* The init file, $XDG_CONFIG_HOME/tielab/init.lua (default
+** ~/.config/tielab/init.lua), into 'buf'; 1 when it exists. */
+int luaapi_init_path(char *buf, size_t cap);
+/* Run the init file to its end, when there is one and the state is not a
+** sandbox (LUAAPI_OK when it is not run). A failure is reported through
+** 'out' as a script's is, and 'err' names the file. */
+LuaApiStatus luaapi_run_init(LuaApi *api, Err *err);
 
 /* The status given to os.exit (0 for true or none, 1 for false). */
 int luaapi_exit_code(const LuaApi *api);

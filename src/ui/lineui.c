@@ -7,6 +7,10 @@
 ** terminals) through its callback interface, so the loop still polls the
 ** trainer and the signals. 'ui.status()' prints what the status line would
 ** show. Output that arrives while a line is being typed is printed above it.
+** Ctrl-D with runs that have unsaved steps asks, as the screen's 'q' does,
+** whether to save them; at the end of input that is not a terminal (and
+** at a hangup) the entries still running end first, then the runs are
+** saved.
 */
 #include <errno.h>
 #include <poll.h>
@@ -26,6 +30,7 @@
 static Ui *line_ui;
 static int in_handler;   /* Lua runs from the line handler: no line is shown */
 static char hist_path[4096];
+static int input_ended;  /* piped input ended: quit once its entries have */
 
 void ui_line_print(const char *s, size_t n, int is_err) {
   FILE *f = is_err ? stderr : stdout;
@@ -49,17 +54,51 @@ void ui_line_print(const char *s, size_t n, int is_err) {
   free(saved);
 }
 
+/* The end of input where no one is left to answer: the runs with unsaved
+** steps are kept (the lab says where as it ends). */
+static void quit_saving(Ui *ui) {
+  trainer_take(ui->trainer, &ui->snap);   /* the steps the last lines took */
+  if (ui_unsaved(ui) > 0) {
+    Err err = {{0}};
+    if (ui_save_all(ui, &err) < 0) fprintf(stderr, "tielab: autosave failed: %s\n", err.msg);
+  }
+  ui->quit = 1;
+}
+
+static void on_line(char *line);
+
+#define QUIT_PROMPT "save the runs before quitting? (y: save, n: discard, else go on) "
+
+/* The answer to QUIT_PROMPT, as the screen's 'q' takes it; a second
+** Ctrl-D saves. */
+static void on_quit_answer(char *line) {
+  Ui *ui = line_ui;
+  rl_callback_handler_remove();
+  if (!line) {
+    fputc('\n', stdout);
+    quit_saving(ui);
+  } else if (line[0] == 'y' || line[0] == 'Y') {
+    ui_request_quit(ui, 1);
+  } else if (line[0] == 'n' || line[0] == 'N') {
+    ui_request_quit(ui, 0);
+  } else {
+    ui_message(ui, ROLE_TEXT, "not quitting");
+  }
+  free(line);
+  if (!ui->quit) rl_callback_handler_install("> ", on_line);
+}
+
 static void on_line(char *line) {
   Ui *ui = line_ui;
-  if (!line) {   /* end of input */
+  if (!line) {   /* Ctrl-D, or the end of piped input */
     fputc('\n', stdout);
-    ui_request_quit(ui, -1);
-    if (ui->ask == ASK_QUIT) {   /* no one left to answer: keep the runs */
-      Err err = {{0}};
-      if (ui_save_all(ui, &err) < 0) fprintf(stderr, "tielab: autosave failed: %s\n", err.msg);
-      ui->ask = ASK_NONE;
+    trainer_take(ui->trainer, &ui->snap);
+    if (isatty(STDIN_FILENO) && ui_unsaved(ui) > 0) {
+      rl_callback_handler_remove();
+      rl_callback_handler_install(QUIT_PROMPT, on_quit_answer);
+    } else {
+      input_ended = 1;
     }
-    ui->quit = 1;
     return;
   }
   size_t old = ui->entry ? strlen(ui->entry) : 0, n = strlen(line);
@@ -133,7 +172,7 @@ int ui_line_main(Ui *ui) {
   int waiting = 0;
   double last_take = 0;
   while (!ui->quit) {
-    struct pollfd fds[3] = {{.fd = STDIN_FILENO, .events = POLLIN},
+    struct pollfd fds[3] = {{.fd = input_ended ? -1 : STDIN_FILENO, .events = POLLIN},
                             {.fd = trainer_wake_fd(ui->trainer), .events = POLLIN},
                             {.fd = sig_fd(), .events = POLLIN}};
     int busy = waiting || luaapi_scripts(ui->api) > 0;
@@ -160,7 +199,8 @@ int ui_line_main(Ui *ui) {
       sig_arm_interrupt(0);
     }
     if (fds[0].revents & POLLIN) rl_callback_read_char();
-    else if (fds[0].revents & (POLLHUP | POLLERR)) on_line(NULL);
+    else if (fds[0].revents & (POLLHUP | POLLERR)) input_ended = 1;
+    if (input_ended && !ui->quit && luaapi_scripts(ui->api) == 0) quit_saving(ui);
   }
   rl_callback_handler_remove();
   line_ui = NULL;

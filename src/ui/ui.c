@@ -405,6 +405,13 @@ int ui_main(const UiOptions *o) {
     finish(&ui);
     return EXIT_RUNTIME;
   }
+  /* The init file, before the script; not under a journal, which must
+  ** replay alone. A broken one stops the lab before it starts. */
+  if (!o->no_init && !o->journal && luaapi_run_init(ui.api, &err) != LUAAPI_OK) {
+    fprintf(stderr, "tielab: %s\n", err.msg);
+    finish(&ui);
+    return EXIT_USAGE;
+  }
   trainer_take(ui.trainer, &ui.snap);
   if (ui.snap->n_runs > 0) ui.sel_id = ui.snap->runs[0].id;
   scroll_addf(ui.scroll, SCROLL_NOTE, "tielab %s: Lua REPL (':' to type, Esc back). 'lab' is the lab, 'ui' the screen; ? lists the keys.",

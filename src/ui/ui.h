@@ -21,6 +21,7 @@ typedef struct UiOptions {
   char **script_argv;
   int resume;              /* reopen the autosaved runs */
   int sandbox;             /* Lua without files, processes or the OS */
+  int no_init;             /* --no-init: the init file is not run */
   int ascii;               /* ASCII glyphs only */
   const char *theme;       /* dark, light or mono; NULL: from the terminal */
   long lua_mem_mb;         /* cap on the Lua heap, MiB (0: none) */

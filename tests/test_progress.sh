@@ -1,0 +1,127 @@
+#!/bin/sh
+# test_progress.sh -- the progress line of long work and Ctrl-C in a
+# headless script. On a terminal (a pty from script(1), a tmux pane) the
+# line has the count and total, the percent, the elapsed time and the ETA,
+# is redrawn by its timer while a step takes long, fits the terminal's
+# width (the pane's, else $COLUMNS) and is cleared at the end; stderr to a
+# file gets plain lines instead, and the built-in loop's rows stay as
+# they were. SIGINT and SIGTERM end a training script with status 130,
+# its run saved in the autosave folder, in one line with no traceback.
+tap_name=progress; . "${srcdir:-.}/tests/tap.sh"
+export XDG_STATE_HOME="$tmp/state"
+MODEL="vocab = 256, dim = 32, layers = 2, heads = 2, ctx = 32, batch = 4, eval_every = 0, lens_every = 0"
+
+# pty COMMAND: COMMAND on a terminal of no size (so that $COLUMNS counts),
+# its output (stdout and stderr, as a terminal shows them) in $tmp/pty.
+pty() {
+  script -qefc "stty cols 0 rows 0 2>/dev/null; $1" /dev/null >"$tmp/pty" 2>&1
+}
+# The pieces the line was drawn in, one a line (CR and the erase taken out).
+drawn() { tr '\r' '\n' <"$tmp/pty" | sed 's/\x1b\[K//g' | grep -v '^$'; }
+
+# A step that takes 2.6 s: the timer must redraw the elapsed time meanwhile.
+cat >"$tmp/slow.lua" <<'LUA'
+local p = lab.progress(3)
+p:step(1, "first")
+lab.sleep(2.6)
+p:step(1, "second " .. string.rep("x", 150) .. "END")
+lab.sleep(0.3)
+p:step(1)
+p:done()
+print("finished")
+LUA
+COLUMNS=60 pty "'$tielab' --headless '$tmp/slow.lua'"
+ok $? "a script with lab.progress runs on a terminal"
+drawn | grep -Eq '^0/3 +0% +elapsed 0:00 +ETA -'
+ok $? "the line is drawn at the start: count/total, percent, elapsed, ETA"
+[ "$(drawn | grep -Ec '^1/3 +33% +elapsed 0:0[12] +ETA [0-9]+:[0-9]{2} +first')" -ge 2 ]
+ok $? "while one step takes 2.6 s the timer redraws the line (elapsed 0:01, 0:02)"
+drawn | grep -q '^2/3 .*second x' && ! drawn | grep -q 'END'
+ok $? "a long label is cut"
+[ "$(drawn | awk 'length($0) > 59' | grep -vc finished)" -eq 0 ]
+ok $? "COLUMNS=60: no drawn line is wider than 59 columns"
+[ "$(drawn | tail -n 1)" = finished ] && grep -q "$(printf '\r\033')\\[Kfinished" "$tmp/pty"
+ok $? "the line is cleared before the script's output and at the end"
+
+# Not a terminal: plain lines, one at each tenth.
+cat >"$tmp/count.lua" <<LUA
+local r = lab.run{$MODEL}
+local p = lab.progress(40)
+lab.on_step(function() p:step(1, "counting") end)
+r:step(40)
+p:done()
+LUA
+"$tielab" --headless "$tmp/count.lua" >"$tmp/out" 2>"$tmp/err"
+ok $? "the same script with stderr to a file"
+[ "$(grep -Ec '^tielab: [0-9]+/40 +[0-9]+% +elapsed [0-9:]+ +ETA [0-9:]+ +counting$' "$tmp/err")" -eq 10 ] &&
+  ! grep -q "$(printf '\r')" "$tmp/err"
+ok $? "plain lines, one at each tenth, no carriage return"
+
+# The built-in loop: a line on a terminal, its rows as before elsewhere.
+pty "'$tielab' --headless --vocab 256 --dim 32 --layers 2 --heads 2 --ctx 32 --batch 4 --steps 30 --print-every 10 2>&1"
+drawn | grep -Eq '^[0-9]+/30 +[0-9]+% +elapsed [0-9:]+ +ETA [0-9:-]+ +run1 loss' &&
+  [ "$(drawn | grep -Ec '^ +(10|20|30) +[0-9.]+ ')" -eq 3 ]
+ok $? "the built-in loop: a progress line on a terminal, and its three rows"
+"$tielab" --headless --vocab 256 --dim 32 --layers 2 --heads 2 --ctx 32 --batch 4 --steps 30 --print-every 10 \
+  >"$tmp/out" 2>"$tmp/err" &&
+  [ ! -s "$tmp/err" ] && [ "$(grep -Ec '^ +(10|20|30) +[0-9.]+ ' "$tmp/out")" -eq 3 ]
+ok $? "the built-in loop not on a terminal: its rows, nothing on stderr"
+
+# A pane 200 columns wide: the whole line shows, wider than 80.
+if command -v tmux >/dev/null 2>&1; then
+  T="tmux -L tielab-progress-$$ -f /dev/null"
+  cat >"$tmp/wide.lua" <<'LUA'
+local p = lab.progress(4)
+p:step(1, "wide " .. string.rep("y", 140) .. "END")
+lab.sleep(30)
+LUA
+  for cols in 200 60; do
+    $T new-session -d -s p -x $cols -y 8 "env -u COLUMNS XDG_STATE_HOME='$tmp/state' '$tielab' --headless '$tmp/wide.lua'"
+    i=0 line=
+    while [ $i -lt 100 ]; do
+      line=$($T capture-pane -p -t p 2>/dev/null | grep '1/4')
+      [ -n "$line" ] && break
+      sleep 0.1
+      i=$((i + 1))
+    done
+    $T kill-server 2>/dev/null
+    len=$(printf '%s' "$line" | awk '{ print length($0) }')
+    if [ $cols -eq 200 ]; then
+      printf '%s' "$line" | grep -Eq '^1/4 +25% +elapsed [0-9:]+ +ETA [0-9:]+ +wide y+END$' && [ "$len" -gt 80 ]
+      ok $? "a pane 200 wide shows the whole line ($len columns)"
+    else
+      printf '%s' "$line" | grep -q '^1/4 .*wide y' && [ "$len" -le 59 ]
+      ok $? "a pane 60 wide: the line is cut to 59 columns ($len)"
+    fi
+  done
+else
+  ok 0 "# SKIP tmux is not installed"
+  ok 0 "# SKIP tmux is not installed"
+fi
+
+# Ctrl-C (and SIGTERM) in a training script: saved, 130, one line.
+cat >"$tmp/train.lua" <<LUA
+local r = lab.run{$MODEL}
+r:step(2)
+print("ready") io.stdout:flush()
+r:step(100000000)
+LUA
+for sig in INT TERM; do
+  rm -rf "$XDG_STATE_HOME" "$tmp/out" "$tmp/err"
+  "$tielab" --headless "$tmp/train.lua" >"$tmp/out" 2>"$tmp/err" &
+  pid=$!
+  i=0
+  while [ $i -lt 200 ] && ! grep -q ready "$tmp/out" 2>/dev/null; do sleep 0.05; i=$((i + 1)); done
+  kill -$sig $pid
+  wait $pid
+  rc=$?
+  ok $((rc != 130)) "SIG$sig in a training script: status 130 (got $rc)"
+  ls "$XDG_STATE_HOME"/tielab/autosave/*/run1*.safetensors >/dev/null 2>&1 &&
+    [ -s "$(ls -d "$XDG_STATE_HOME"/tielab/autosave/* | head -n 1)/manifest" ]
+  ok $? "SIG$sig: the run is saved in the autosave folder, with its manifest"
+  [ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -q '^tielab: .*interrupted; saved in .* (tielab --resume reopens it)$' "$tmp/err" &&
+    ! grep -qi traceback "$tmp/err"
+  ok $? "SIG$sig: one line on stderr saying where, no traceback"
+done
+
+tap_done

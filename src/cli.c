@@ -339,6 +339,10 @@ static void list_choices(FILE *f, const char *const *choices) {
   if (!*sep) fputc('-', f);
 }
 
+#ifndef TIELAB_DATADIR
+#define TIELAB_DATADIR "/usr/local/share/tielab"
+#endif
+
 void cli_list_options(FILE *f) {
   static const char *const themes[] = {"dark", "light", "mono", NULL}, *const paper[] = {"paper", NULL};
   static const char *const ties[] = {"tied", "untied", NULL};
@@ -366,6 +370,7 @@ void cli_list_options(FILE *f) {
       fputc('\n', f);
     }
   }
+  fprintf(f, "@datadir %s\n", TIELAB_DATADIR);   /* where the installed scripts are */
 }
 
 /* Split '--name=value' or '--name value'; '*consumed' is 1 or 2 argv slots. */

@@ -437,13 +437,15 @@ static int setting_given(const RunOptions *o, const char *name) {
 
 /* --warmup is the learning rate's warmup; bench's untimed steps were once
 ** also --warmup, so alone with --bench it is taken for those and refused. */
-static int check_bench_warmup(const CliOptions *o, Err *err) {
+static const char *mode_name(unsigned use);
+
+static int check_bench_warmup(const CliOptions *o, unsigned mode, Err *err) {
   const RunOptions *r = &o->run;
   if (o->mode != MODE_BENCH || !setting_given(r, "warmup") || setting_given(r, "schedule") ||
       setting_given(r, "recipe"))
     return 0;
-  return err_set(err, "--bench: --warmup is the learning rate's warmup and needs --schedule or --recipe; "
-                      "the untimed steps before timing are --bench-warmup N");
+  return err_set(err, "%s: --warmup is the learning rate's warmup and needs --schedule or --recipe; "
+                      "the untimed steps before timing are --bench-warmup N", mode_name(mode));
 }
 
 static int parse_one(int argc, char **argv, int i, CliOptions *o, int *consumed, Err *err) {
@@ -588,13 +590,7 @@ int cli_parse(int argc, char **argv, CliOptions *o, Err *err) {
   unsigned mode = choose_mode(o);
   if (o->mode == MODE_BENCH && o->script)
     return err_set(err, "--bench takes no script ('%s')", o->script);
-  if (check_bench_warmup(o, err) < 0) return -1;
-  if (o->resume && o->mode != MODE_UI)
-    return err_set(err, "--resume reopens the interactive lab; with --headless use lab.load in a script");
-  if ((o->record || o->journal) && o->mode != MODE_UI)
-    return err_set(err, "--record and --journal record the interactive lab");
-  if (o->trust && o->mode != MODE_REPLAY)
-    return err_set(err, "--trust goes with --replay");
+  if (check_bench_warmup(o, mode, err) < 0) return -1;
   if (o->mode == MODE_REPLAY && o->script)
     return err_set(err, "--replay takes no script: the journal names it ('%s')", o->script);
   if (o->compare && o->script)

@@ -546,8 +546,6 @@ static int check_uses(const CliOptions *o, unsigned mode, Err *err) {
     if (!(o->run.given >> i & 1)) continue;
     dashed(s[i].name, name, sizeof name);
     if (!(setting_modes(s[i].name) & mode)) return refuse(name, mode, setting_modes(s[i].name), err);
-    if (o->resume && mode == USE_LAB)
-      return err_set(err, "--%s is not used by --resume: it reopens the saved runs as they were", name);
   }
   return 0;
 }

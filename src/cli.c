@@ -172,6 +172,9 @@ void cli_usage(FILE *f) {
   fprintf(f,
           "\nNO_COLOR turns colours off. Exit status: 0 ok, 1 runtime error, 2 usage error,\n"
           "130 interrupted. Documentation: README.md and docs/.\n");
+  fprintf(f, "\nFiles: $XDG_CONFIG_HOME/tielab/init.lua (default ~/.config/tielab/init.lua), run\n"
+             "before the script or the REPL unless --no-init or --sandbox; $XDG_STATE_HOME/tielab/\n"
+             "(default ~/.local/state/tielab/): the REPL history and autosave/, the saved runs.\n");
 }
 
 /* Split '--name=value' or '--name value'; '*consumed' is 1 or 2 argv slots. */

@@ -23,7 +23,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/clock.h"
 #include "autosave.h"
 #include "compare.h"
 #include "headless.h"

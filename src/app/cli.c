@@ -271,7 +271,7 @@ static const char *const files[][2] = {
   {"$XDG_STATE_HOME/tielab/autosave/", "the runs kept when the lab or an interrupted loop ends (--resume)"},
   {"$XDG_STATE_HOME/tielab/history", "the REPL's history"},
   {"$XDG_CACHE_HOME/tielab/bpe-*.bin", "tokenizers, by corpus and vocabulary size"},
-  {"$XDG_CONFIG_HOME/tielab/init.lua", "Lua run when the lab or a script starts"},
+  {"$XDG_CONFIG_HOME/tielab/init.lua", "Lua run when the lab or a script starts, unless --no-init or --sandbox"},
 };
 
 /* The help of run setting 's', with its default unless the help says it

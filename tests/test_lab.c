@@ -345,9 +345,15 @@ static void test_corpus_errors(const char *dir) {
   unlink(corpus);
   lab = lab_new(&err);
   Run *back = lab_load(lab, path, NULL, &err);
+  int refused = back && run_step(back, &err) < 0;
+  ok(refused && strstr(err.msg, corpus) && strstr(err.msg, "not found"),
+     "a checkpoint whose corpus is gone loads, and stepping names the corpus: %s", back ? err.msg : "not loaded");
+  LabLoadOptions lo = {.name = "elsewhere", .corpus = "/nonexistent/corpus.txt"};
+  back = lab_load_with(lab, path, &lo, &err);
   const char *second = strstr(err.msg + 1, path);
-  ok(!back && strncmp(err.msg, path, strlen(path)) == 0 && strstr(err.msg, corpus) && (!second || second == strstr(err.msg, corpus)),
-     "a missing corpus is reported with the checkpoint that names it: %s", err.msg);
+  ok(!back && strncmp(err.msg, path, strlen(path)) == 0 && strstr(err.msg, "/nonexistent/corpus.txt") &&
+         (!second || second == strstr(err.msg, "/nonexistent")),
+     "a corpus pointed to that is not there is reported with the checkpoint: %s", err.msg);
   lab_free(lab);
 }
 

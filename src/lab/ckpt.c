@@ -11,8 +11,9 @@
 ** the metadata every setting of the run as "opt.<key>" plus the counters.
 ** So a checkpoint whose corpus has moved still loads: it evaluates,
 ** samples, aligns and fits lenses, and trains again once 'lab_load_with'
-** is told where the corpus is now (checked by its hash). A run resumed from it steps on exactly as
-** one that never stopped: batches are a function of (data seed, step).
+** is told where the corpus is now (checked by its hash). A run resumed
+** from it steps on exactly as one that never stopped: batches are a
+** function of (data seed, step).
 **
 ** 'lab_load' also accepts a weights-only nanoGPT file (no "format" key):
 ** it becomes a new run with default settings around those weights.
@@ -453,6 +454,20 @@ static Model *read_model(const StFile *f, const RunOptions *o, Err *err) {
   return m;
 }
 
+/* Every held-out token one the tokenizer makes; each frequency the log of
+** a count, or NaN for none. */
+static int check_held_out(const SharedData *d, int vocab, Err *err) {
+  for (size_t i = 0; i < d->ds.n; i++)
+    if (d->ds.tokens[i] < 0 || d->ds.tokens[i] >= bpe_vocab(d->ds.bpe))
+      return err_set(err, "tensor 'data.val_tokens': token %zu is %d, outside the tokenizer's [0, %d)", i,
+                     d->ds.tokens[i], bpe_vocab(d->ds.bpe));
+  for (int i = 0; i < vocab; i++)
+    if (!isnan(d->log_freq[i]) && !(d->log_freq[i] >= 0 && isfinite(d->log_freq[i])))
+      return err_set(err, "tensor 'data.log_freq': element %d is %g, expected a log count >= 0 or NaN", i,
+                     d->log_freq[i]);
+  return 0;
+}
+
 /* The checkpoint's data tensors as a dataset of held-out tokens only. */
 static int read_held_out(const StFile *f, const RunOptions *o, SharedData *d, Err *err) {
   const StTensor *tv = st_find(f, "data.val_tokens"), *tf = st_find(f, "data.log_freq");
@@ -475,14 +490,7 @@ static int read_held_out(const StFile *f, const RunOptions *o, SharedData *d, Er
   memcpy(d->ds.tokens, tv->data, tv->nbytes);
   memcpy(d->log_freq, tf->data, sizeof *d->log_freq * (size_t)vocab);
   d->ds.n = tv->numel, d->ds.n_train = 0;
-  for (size_t i = 0; i < d->ds.n; i++)
-    if (d->ds.tokens[i] < 0 || d->ds.tokens[i] >= bpe_vocab(d->ds.bpe))
-      return err_set(err, "tensor 'data.val_tokens': token %zu is %d, outside the tokenizer's [0, %d)", i,
-                     d->ds.tokens[i], bpe_vocab(d->ds.bpe));
-  for (int i = 0; i < vocab; i++)   /* the log of a count, or NaN for none */
-    if (!isnan(d->log_freq[i]) && !(d->log_freq[i] >= 0 && isfinite(d->log_freq[i])))
-      return err_set(err, "tensor 'data.log_freq': element %d is %g, expected a log count >= 0 or NaN", i,
-                     d->log_freq[i]);
+  if (check_held_out(d, vocab, err) < 0) return -1;
   const char *hash = st_meta(f, "data.sha256");
   if (hash && (strlen(hash) != SHA256_HEX - 1 || strspn(hash, "0123456789abcdef") != SHA256_HEX - 1))
     return err_set(err, "metadata 'data.sha256' is '%.70s', expected 64 hex digits", hash);
@@ -501,7 +509,8 @@ static int corpus_gone(const char *path) {
 ** for its run: shared with a run loaded from the same corpus before. */
 static SharedData *held_out_data(Lab *lab, const StFile *f, const RunOptions *o, Err *err) {
   char key[sizeof ((SharedData *)0)->key];
-  snprintf(key, sizeof key, "held-out:%s|%d|%s", o->corpus, o->model.vocab, st_meta(f, "data.sha256") ? st_meta(f, "data.sha256") : "");
+  const char *hash = st_meta(f, "data.sha256");
+  snprintf(key, sizeof key, "held-out:%s|%d|%s", o->corpus, o->model.vocab, hash ? hash : "");
   for (SharedData *d = lab->data; d; d = d->next)
     if (strcmp(d->key, key) == 0) {
       d->refs++;

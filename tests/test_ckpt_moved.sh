@@ -87,6 +87,12 @@ ok $? "a corpus with other bytes is refused by its hash: $(grep '^wrong' wrong.o
 grep -q "^key	false.*unknown key 'corpuss' (corpus, name)" wrong.out
 ok $? "a misspelled option is an error naming it"
 
+run synthetic "local s = lab.run{name = 's', $tiny}
+assert(s:save('s.safetensors'))
+print('synthetic', lab.load('s.safetensors', {corpus = 'other.txt'}))"
+grep "^synthetic" synthetic.out | grep -q "nil.*synthetic language: it has no corpus to point to"
+ok $? "a run on the synthetic language has no corpus to point to: $(grep '^synthetic' synthetic.out | cut -c1-120)"
+
 cp other.txt data/corpus.txt
 run changed "print('changed', lab.load('m.safetensors'))"
 grep "^changed" changed.out | grep -q "nil.*not the text this run was trained on"

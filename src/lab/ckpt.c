@@ -538,7 +538,13 @@ static Run *load_checkpoint(Lab *lab, const StFile *f, const LabLoadOptions *lo,
   RunOptions o;
   Counters k;
   if (check_checkpoint(f, &o, &k, err) < 0) return NULL;
-  if (lo && lo->corpus && *lo->corpus) snprintf(o.corpus, sizeof o.corpus, "%s", lo->corpus);
+  if (lo && lo->corpus && *lo->corpus) {
+    if (!o.corpus[0]) {
+      err_set(err, "this run was trained on the built-in synthetic language: it has no corpus to point to");
+      return NULL;
+    }
+    snprintf(o.corpus, sizeof o.corpus, "%s", lo->corpus);
+  }
   if (corpus_policy(&o, lo, err) < 0) return NULL;
   if (lo && lo->name && *lo->name) snprintf(o.name, sizeof o.name, "%s", lo->name);
   if (lab_check_memory(lab, &o, lo ? lo->budget : 0, err) < 0) return NULL;

@@ -12,8 +12,8 @@
 */
 #include <string.h>
 
-#include "../core/text.h"
-#include "linternal.h"
+#include "core/text.h"
+#include "luaapi/linternal.h"
 
 #define LAPI_PROGRESS_META "tielab.progress"
 

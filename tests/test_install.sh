@@ -19,7 +19,8 @@ ok $? "the binary is installed in bin/ (${bin#"$root"})"
 prefix=${bin%/bin/tielab}
 for f in share/tielab/paper.lua share/tielab/sweep.lua share/tielab/tielab/stats.lua \
          share/tielab/tielab/script.lua share/man/man1/tielab.1 share/doc/tielab/README.md \
-         share/doc/tielab/LICENSE share/doc/tielab/docs/lua-api.md share/doc/tielab/docs/autosave.md; do
+         share/doc/tielab/LICENSE share/doc/tielab/docs/lua-api.md share/doc/tielab/docs/autosave.md \
+         share/doc/tielab/assets/lab.png; do
   test -s "$prefix/$f"
   ok $? "installed: PREFIX/$f"
 done

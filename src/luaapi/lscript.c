@@ -661,20 +661,29 @@ static int is_file(const char *path) {
   return stat(path, &st) == 0 && !S_ISDIR(st.st_mode);
 }
 
-/* A binary in a folder named bin/ with a share/tielab/ beside it was
-** installed with its data (and perhaps moved since, or installed with
-** DESTDIR): that data is its own version's, so it comes first. Anywhere
+/* PREFIX/share/tielab for a binary that is PREFIX/bin/tielab, into 'dir'
+** when that folder exists; 0 otherwise. */
+static int beside_binary(char dir[PATH_MAX]) {
+  char exe[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n <= 0) return 0;
+  exe[n] = '\0';
+  char *slash = strrchr(exe, '/');
+  if (!slash) return 0;
+  *slash = '\0';   /* PREFIX/bin */
+  size_t len = strlen(exe);
+  if (len < 4 || strcmp(exe + len - 4, "/bin") != 0) return 0;
+  exe[len - 4] = '\0';
+  int k = snprintf(dir, PATH_MAX, "%s/share/tielab", exe);
+  return k > 0 && k < PATH_MAX && is_dir(dir);
+}
+
+/* A binary installed with its data (and moved since, or installed with
+** DESTDIR) takes the data beside it: that is its own version's. Anywhere
 ** else (the build tree) the configured folder serves. */
 const char *lapi_data_dir(void) {
   static char dir[PATH_MAX];
-  if (dir[0]) return dir;
-  char exe[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  char *slash = n > 0 ? (exe[n] = '\0', strrchr(exe, '/')) : NULL;
-  if (slash) *slash = '\0';
-  const char *base = slash ? strrchr(exe, '/') : NULL;
-  int k = base && strcmp(base, "/bin") == 0 ? snprintf(dir, sizeof dir, "%.*s/share/tielab", (int)(base - exe), exe) : -1;
-  if (k <= 0 || k >= (int)sizeof dir || !is_dir(dir)) snprintf(dir, sizeof dir, "%s", TIELAB_DATADIR);
+  if (!dir[0] && !beside_binary(dir)) snprintf(dir, sizeof dir, "%s", TIELAB_DATADIR);
   return dir;
 }
 

@@ -19,7 +19,6 @@
 #include "../core/text.h"
 #include "linternal.h"
 
-
 LuaApi *lapi_get(lua_State *L) { return *(LuaApi **)lua_getextraspace(L); }
 
 /* ------------------------------------------------------------ the lab lock

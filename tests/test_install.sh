@@ -50,6 +50,20 @@ run XDG_DATA_HOME="$tmp/xdg" "$bin" --headless paper.lua >"$tmp/xdg.out" 2>&1
 grep -qx "xdg $tmp/xdg/tielab/paper.lua" "$tmp/xdg.out"
 ok $? "\$XDG_DATA_HOME/tielab replaces ~/.local/share/tielab ($(cat "$tmp/xdg.out"))"
 
+# A script found by name loads its siblings by their bare names, as it
+# requires its modules; one in the working directory still comes first.
+echo 'return "sibling " .. (... or "by dofile")' >"$tmp/xdg/tielab/helper.lua"
+echo 'print(dofile("helper.lua")) print(loadfile("helper.lua")("by loadfile"))' >"$tmp/xdg/tielab/sib.lua"
+run XDG_DATA_HOME="$tmp/xdg" "$bin" --headless sib.lua >"$tmp/sib.out" 2>&1
+run XDG_DATA_HOME="$tmp/xdg" "$bin" --headless --sandbox sib.lua >>"$tmp/sib.out" 2>&1
+[ "$(grep -cx 'sibling by dofile' "$tmp/sib.out")" -eq 2 ] && [ "$(grep -cx 'sibling by loadfile' "$tmp/sib.out")" -eq 2 ]
+ok $? "dofile and loadfile find a bare name beside the running script, sandboxed too ($(tr '\n' ' ' <"$tmp/sib.out"))"
+echo 'return "cwd"' >helper.lua
+run XDG_DATA_HOME="$tmp/xdg" "$bin" --headless sib.lua >"$tmp/sib.out" 2>&1
+grep -qx 'cwd' "$tmp/sib.out"
+ok $? "the working directory's file of that name comes first ($(tr '\n' ' ' <"$tmp/sib.out"))"
+rm helper.lua
+
 echo 'print("cwd " .. arg[0])' >paper.lua
 run XDG_DATA_HOME="$tmp/xdg" "$bin" --headless paper.lua >"$tmp/cwd.out" 2>&1
 grep -qx "cwd paper.lua" "$tmp/cwd.out"

@@ -35,7 +35,7 @@ run() { env -u XDG_DATA_HOME HOME="$home" "$@"; }
 # the file's name in the message; the next test shows which folder serves.)
 run "$bin" --headless paper.lua bogus=1 >"$tmp/paper.out" 2>&1
 st=$?
-[ "$st" -eq 1 ] && grep -q "share/tielab/paper.lua:[0-9]*: unknown argument 'bogus'" "$tmp/paper.out"
+[ "$st" -eq 2 ] && grep -q "^tielab: unknown argument 'bogus' (known: .*seeds" "$tmp/paper.out"
 ok $? "from another folder, 'paper.lua' is the installed one, and runs (status $st: $(head -c 120 "$tmp/paper.out"))"
 
 mkdir -p "$home/.local/share/tielab" "$tmp/xdg/tielab"

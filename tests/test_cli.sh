@@ -1,7 +1,9 @@
 #!/bin/sh
 # test_cli.sh -- the command line as a user meets it: exit statuses 0/1/2,
 # one clear line for each bad input, --bench's JSON line, the built-in
-# headless loop and the paper comparison, boolean settings and the recipe.
+# headless loop and the paper comparison, boolean settings and the recipe,
+# short options and dashed names, options refused by the modes that do not
+# use them, and script arguments.
 : "${top_builddir:=.}"
 tielab="$top_builddir/tielab"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/tielab-cli.XXXXXX")
@@ -148,6 +150,52 @@ check "olmo's floor is relative" 0 "lr_min=0 lr_min_ratio=0.1 warmup_start=0.1" 
 check "a decay that would rise is refused naming both keys" 2 "'lr_min' \\(0.01\\) is above 'lr' \\(0.001\\)" -- \
   "$tielab" --headless $TINY --schedule cosine --decay-steps 10 --lr-min 1e-2 "$tmp/floor.lua"
 check "--bench with the recipe" 0 '"bench_warmup":1' -- "$tielab" --bench $TINY --steps 2 --bench-warmup 1 --recipe olmo
+
+# Conventions: short options, dashed names, refusals naming option and mode.
+check "-h is --help" 0 "^usage: tielab" -- "$tielab" -h
+check "-V is --version" 0 "^tielab [0-9]" -- "$tielab" -V
+n=$((n + 1))
+if "$tielab" --help | awk 'length > 80 { bad = 1 } END { exit bad }' && ! "$tielab" --help | grep -q "(default )\|default.*(default"; then
+  echo "ok $n - --help fits 80 columns, with no empty or doubled defaults"
+else failed=$((failed + 1)); echo "not ok $n - --help too wide or a default empty or doubled"; fi
+check "--help names the environment" 0 "XDG_STATE_HOME" -- "$tielab" --help
+cat >"$tmp/merge.lua" <<'LUA'
+print("tie_merge=" .. lab.run{}:options().tie_merge)
+LUA
+check "--tie-merge is the dashed name" 0 "tie_merge=out" -- "$tielab" --headless $TINY --tie-merge out "$tmp/merge.lua"
+check "--tie_merge still works" 0 "tie_merge=mean" -- "$tielab" --headless $TINY --tie_merge mean "$tmp/merge.lua"
+check "--compare refuses --name, naming the mode" 2 "--name is not used by --compare paper" -- \
+  "$tielab" --headless --compare paper --tie untied --in_scale 3 --name zz
+check "--compare refuses --tie" 2 "--tie is not used by --compare paper" -- \
+  "$tielab" --headless --compare paper --tie untied
+check "--compare refuses --in-scale" 2 "--in-scale is not used by --compare paper" -- \
+  "$tielab" --headless --compare paper --in_scale 3
+check "the lab refuses --steps" 2 "--steps is not used by the interactive lab" -- "$tielab" --steps 5
+check "a script refuses --print-every before its name" 2 "--print-every is not used by a --headless script" -- \
+  "$tielab" --headless --print-every 3 "$tmp/opts.lua"
+check "--bench refuses --tie-merge" 2 "--tie-merge is not used by --bench" -- "$tielab" --bench --tie-merge out
+check "--bench --corpus with no such file" 1 "nothing.txt" -- "$tielab" --bench $TINY --steps 1 --corpus "$tmp/nothing.txt"
+awk 'BEGIN { for (i = 0; i < 300; i++) print "a corpus line for the bench, number " i }' >"$tmp/bench.txt"
+check "--bench --corpus trains on it" 0 "\"data\":\\{\"corpus\":\"$tmp/bench.txt\"" -- \
+  "$tielab" --bench $TINY --steps 1 --bench-warmup 0 --corpus "$tmp/bench.txt"
+check "--bench honours --in-scale" 0 '"in_scale":3' -- "$tielab" --bench $TINY --steps 1 --bench-warmup 0 --in-scale 3
+check "--bench --instruments --tie untied times an untied run" 0 '"tie":"untied"' -- \
+  "$tielab" --bench --instruments $TINY --steps 1 --bench-warmup 0 --tie untied
+
+# Script arguments: --key value, and a bad one is one line with status 2.
+cat >"$tmp/args.lua" <<'LUA'
+local a = lab.args(arg, {steps = 3, fast = false})
+print("steps=" .. a.steps .. " fast=" .. tostring(a.fast))
+LUA
+check "script arguments: --steps 7" 0 "steps=7 fast=false" -- "$tielab" --headless "$tmp/args.lua" --steps 7
+check "script arguments: --fast --steps=8" 0 "steps=8 fast=true" -- "$tielab" --headless "$tmp/args.lua" --fast --steps=8
+check "script arguments: -- ends them" 0 "steps=9 fast=false" -- "$tielab" --headless "$tmp/args.lua" steps=9 -- --junk
+check "a bad script argument: exit 2" 2 "^tielab: unknown argument 'stepz' \\(known: fast, steps\\)$" -- \
+  "$tielab" --headless "$tmp/args.lua" --stepz 3
+n=$((n + 1))
+if [ "$(wc -l <"$tmp/err")" = 1 ] && ! grep -q traceback "$tmp/err"; then echo "ok $n - and it is one line, no traceback"
+else failed=$((failed + 1)); echo "not ok $n - a bad script argument printed:"; sed 's/^/# /' "$tmp/err" | head -5; fi
+check "a script argument missing its value" 2 "argument 'steps' needs a value" -- "$tielab" --headless "$tmp/args.lua" --steps
 
 echo "1..$n"
 [ "$failed" = 0 ]

@@ -252,6 +252,35 @@ static void loads(Lab *lab, const char *what, const char *path) {
   if (r) lab_remove_run(lab, r);
 }
 
+/* A copy as a tielab from before "data." wrote it, or with the held-out
+** tokens changed: token k set to 'token', log frequency j to 'log_freq'. */
+static void copy_data(const char *src, const char *dst, int drop, size_t k, int32_t token, int j, double log_freq) {
+  StFile f;
+  Err err;
+  if (st_read(&f, src, &err) != 0) return;
+  StWriter *w = st_writer_new();
+  for (int i = 0; i < f.n; i++) {
+    const StTensor *t = &f.tensors[i];
+    if (strncmp(t->name, "data.", 5) != 0) st_writer_add(w, t->name, t->dtype, t->ndim, t->shape, t->data, &err);
+  }
+  for (int i = 0; i < f.n_meta; i++)
+    if (!drop || strncmp(f.meta_keys[i], "data.", 5) != 0) st_writer_meta(w, f.meta_keys[i], f.meta_vals[i], &err);
+  const StTensor *tv = st_find(&f, "data.val_tokens"), *tf = st_find(&f, "data.log_freq");
+  int32_t *tokens = tv ? malloc(tv->nbytes) : NULL;
+  double *freq = tf ? malloc(tf->nbytes) : NULL;
+  if (!drop && tokens && freq) {
+    memcpy(tokens, tv->data, tv->nbytes);
+    memcpy(freq, tf->data, tf->nbytes);
+    tokens[k] = token;
+    freq[j] = log_freq;
+    st_writer_add(w, "data.val_tokens", ST_I32, 1, tv->shape, tokens, &err);
+    st_writer_add(w, "data.log_freq", ST_F64, 1, tf->shape, freq, &err);
+  }
+  write_out(w, &f, dst);
+  free(tokens);
+  free(freq);
+}
+
 static void test_hostile_checkpoints(const char *dir) {
   Err err;
   char good[512], bad[512];
@@ -341,13 +370,32 @@ static void test_corpus_errors(const char *dir) {
     lab_free(lab);
     return;
   }
+  char old[512];
+  snprintf(old, sizeof old, "%s/old.safetensors", dir);
+  copy_data(path, old, 1, 0, 0, 0, 0);
+  loads(lab, "a checkpoint without the held-out data (an older tielab's) loads beside its corpus:", old);
   lab_free(lab);
   unlink(corpus);
   lab = lab_new(&err);
+  refused(lab, "without its corpus, one without the held-out data", old, "holds no held-out tokens");
+  copy_data(path, old, 0, 3, 1 << 20, 0, 0);
+  refused(lab, "a held-out token outside the tokenizer", old, "'data.val_tokens': token 3 is 1048576");
+  copy_data(path, old, 0, 0, 0, 7, -1);
+  refused(lab, "a negative log frequency", old, "'data.log_freq': element 7 is -1");
+  copy_data(path, old, 0, 0, 0, 7, INFINITY);
+  refused(lab, "an infinite log frequency", old, "'data.log_freq': element 7 is inf");
+  copy_with_meta(path, old, "data.sha256", "abc");
+  refused(lab, "a malformed corpus hash", old, "metadata 'data.sha256' is 'abc'");
   Run *back = lab_load(lab, path, NULL, &err);
+  int refused = back && run_step(back, &err) < 0;
+  ok(refused && strstr(err.msg, corpus) && strstr(err.msg, "not found"),
+     "a checkpoint whose corpus is gone loads, and stepping names the corpus: %s", back ? err.msg : "not loaded");
+  LabLoadOptions lo = {.name = "elsewhere", .corpus = "/nonexistent/corpus.txt"};
+  back = lab_load_with(lab, path, &lo, &err);
   const char *second = strstr(err.msg + 1, path);
-  ok(!back && strncmp(err.msg, path, strlen(path)) == 0 && strstr(err.msg, corpus) && (!second || second == strstr(err.msg, corpus)),
-     "a missing corpus is reported with the checkpoint that names it: %s", err.msg);
+  ok(!back && strncmp(err.msg, path, strlen(path)) == 0 && strstr(err.msg, "/nonexistent/corpus.txt") &&
+         (!second || second == strstr(err.msg, "/nonexistent")),
+     "a corpus pointed to that is not there is reported with the checkpoint: %s", err.msg);
   lab_free(lab);
 }
 

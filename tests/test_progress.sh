@@ -6,7 +6,8 @@
 # width (the pane's, else $COLUMNS) and is cleared at the end; stderr to a
 # file gets plain lines instead, and the built-in loop's rows stay as
 # they were. SIGINT and SIGTERM end a training script with status 130,
-# its run saved in the autosave folder, in one line with no traceback.
+# its run saved in the autosave folder, in one line with no traceback;
+# the paper's comparison saves its runs too.
 tap_name=progress; . "${srcdir:-.}/tests/tap.sh"
 export XDG_STATE_HOME="$tmp/state"
 MODEL="vocab = 256, dim = 32, layers = 2, heads = 2, ctx = 32, batch = 4, eval_every = 0, lens_every = 0"
@@ -123,5 +124,20 @@ for sig in INT TERM; do
     ! grep -qi traceback "$tmp/err"
   ok $? "SIG$sig: one line on stderr saying where, no traceback"
 done
+
+# The paper's comparison, interrupted, saves its three runs as well.
+rm -rf "$XDG_STATE_HOME" "$tmp/err"
+"$tielab" --headless --compare paper --vocab 256 --dim 32 --layers 2 --heads 2 --ctx 32 --batch 4 \
+  --steps 100000000 --print-every 2 >"$tmp/out" 2>"$tmp/err" &
+pid=$!
+i=0
+while [ $i -lt 400 ] && ! grep -q '^step 2/' "$tmp/err" 2>/dev/null; do sleep 0.05; i=$((i + 1)); done
+kill -INT $pid
+wait $pid
+rc=$?
+ok $((rc != 130)) "SIGINT in --compare paper: status 130 (got $rc)"
+[ "$(ls "$XDG_STATE_HOME"/tielab/autosave/*/*.safetensors 2>/dev/null | wc -l)" -eq 3 ] &&
+  grep -q '^tielab: interrupted at step [0-9]*; saved in ' "$tmp/err"
+ok $? "its three runs are saved, and it says where"
 
 tap_done

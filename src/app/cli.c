@@ -271,7 +271,7 @@ static const char *const files[][2] = {
   {"$XDG_STATE_HOME/tielab/autosave/", "the runs kept when the lab or an interrupted loop ends (--resume)"},
   {"$XDG_STATE_HOME/tielab/history", "the REPL's history"},
   {"$XDG_CACHE_HOME/tielab/bpe-*.bin", "tokenizers, by corpus and vocabulary size"},
-  {"$XDG_CONFIG_HOME/tielab/init.lua", "Lua run when the lab or a script starts"},
+  {"$XDG_CONFIG_HOME/tielab/init.lua", "Lua run when the lab or a script starts, unless --no-init or --sandbox"},
 };
 
 /* The help of run setting 's', with its default unless the help says it
@@ -342,6 +342,10 @@ static void list_choices(FILE *f, const char *const *choices) {
   if (!*sep) fputc('-', f);
 }
 
+#ifndef TIELAB_DATADIR
+#define TIELAB_DATADIR "/usr/local/share/tielab"
+#endif
+
 void cli_list_options(FILE *f) {
   static const char *const themes[] = {"dark", "light", "mono", NULL}, *const paper[] = {"paper", NULL};
   static const char *const ties[] = {"tied", "untied", NULL};
@@ -369,6 +373,7 @@ void cli_list_options(FILE *f) {
       fputc('\n', f);
     }
   }
+  fprintf(f, "@datadir %s\n", TIELAB_DATADIR);   /* where the installed scripts are */
 }
 
 /* Split '--name=value' or '--name value'; '*consumed' is 1 or 2 argv slots. */
@@ -435,13 +440,15 @@ static int setting_given(const RunOptions *o, const char *name) {
 
 /* --warmup is the learning rate's warmup; bench's untimed steps were once
 ** also --warmup, so alone with --bench it is taken for those and refused. */
-static int check_bench_warmup(const CliOptions *o, Err *err) {
+static const char *mode_name(unsigned use);
+
+static int check_bench_warmup(const CliOptions *o, unsigned mode, Err *err) {
   const RunOptions *r = &o->run;
   if (o->mode != MODE_BENCH || !setting_given(r, "warmup") || setting_given(r, "schedule") ||
       setting_given(r, "recipe"))
     return 0;
-  return err_set(err, "--bench: --warmup is the learning rate's warmup and needs --schedule or --recipe; "
-                      "the untimed steps before timing are --bench-warmup N");
+  return err_set(err, "%s: --warmup is the learning rate's warmup and needs --schedule or --recipe; "
+                      "the untimed steps before timing are --bench-warmup N", mode_name(mode));
 }
 
 static int parse_one(int argc, char **argv, int i, CliOptions *o, int *consumed, Err *err) {
@@ -542,8 +549,6 @@ static int check_uses(const CliOptions *o, unsigned mode, Err *err) {
     if (!(o->run.given >> i & 1)) continue;
     dashed(s[i].name, name, sizeof name);
     if (!(setting_modes(s[i].name) & mode)) return refuse(name, mode, setting_modes(s[i].name), err);
-    if (o->resume && mode == USE_LAB)
-      return err_set(err, "--%s is not used by --resume: it reopens the saved runs as they were", name);
   }
   return 0;
 }
@@ -586,13 +591,7 @@ int cli_parse(int argc, char **argv, CliOptions *o, Err *err) {
   unsigned mode = choose_mode(o);
   if (o->mode == MODE_BENCH && o->script)
     return err_set(err, "--bench takes no script ('%s')", o->script);
-  if (check_bench_warmup(o, err) < 0) return -1;
-  if (o->resume && o->mode != MODE_UI)
-    return err_set(err, "--resume reopens the interactive lab; with --headless use lab.load in a script");
-  if ((o->record || o->journal) && o->mode != MODE_UI)
-    return err_set(err, "--record and --journal record the interactive lab");
-  if (o->trust && o->mode != MODE_REPLAY)
-    return err_set(err, "--trust goes with --replay");
+  if (check_bench_warmup(o, mode, err) < 0) return -1;
   if (o->mode == MODE_REPLAY && o->script)
     return err_set(err, "--replay takes no script: the journal names it ('%s')", o->script);
   if (o->compare && o->script)

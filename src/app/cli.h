@@ -47,7 +47,8 @@ typedef struct CliOptions {
 int cli_parse(int argc, char **argv, CliOptions *o, Err *err);
 void cli_usage(FILE *f);
 /* Every option, one a line, for the shell's completion: the name, its
-** argument (or '-'), its choices (or '-'), and the modes that take it. */
+** argument (or '-'), its choices (or '-'), and the modes that take it;
+** then '@datadir DIR', the installed scripts' folder. */
 void cli_list_options(FILE *f);
 /* ' name=value' for each run setting given on the command line, as the
 ** built-in loops' first line shows them. */

@@ -105,7 +105,7 @@ static void print_table(FILE *out, Arm *arms, long steps) {
   print_lens(out, arms);
 }
 
-int compare_paper(const CliOptions *o, FILE *out) {
+int compare_paper(const CliOptions *o, FILE *out, CompareInterrupted on_interrupt) {
   Arm arms[N_ARMS] = {{.name = "tied", .tie = "tied", .in_scale = 1.0},
                       {.name = "untied", .tie = "untied", .in_scale = 1.0},
                       {.name = "tied_in5", .tie = "tied", .in_scale = 5.0}};
@@ -135,7 +135,10 @@ int compare_paper(const CliOptions *o, FILE *out) {
   }
   progress_free(p);
   if (sig_ended()) {
-    fprintf(stderr, "tielab: interrupted\n");
+    char why[64];
+    snprintf(why, sizeof why, "interrupted at step %ld", lab_max_step(lab));
+    if (on_interrupt) on_interrupt(lab, why);
+    else fprintf(stderr, "tielab: %s\n", why);
     lab_free(lab);
     return EXIT_INTERRUPTED;
   }

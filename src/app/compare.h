@@ -10,7 +10,13 @@
 
 #include "app/cli.h"
 
-/* Returns the exit status; the table goes to 'out', progress to stderr. */
-int compare_paper(const CliOptions *o, FILE *out);
+/* What becomes of the runs of an interrupted comparison (saved, and said
+** in one line with 'why'). */
+typedef void (*CompareInterrupted)(Lab *lab, const char *why);
+
+/* Returns the exit status; the table goes to 'out', progress to stderr.
+** Interrupted (SIGINT, SIGTERM, SIGHUP): 'on_interrupt' gets the runs
+** (NULL: they are dropped), and the status is 130. */
+int compare_paper(const CliOptions *o, FILE *out, CompareInterrupted on_interrupt);
 
 #endif

@@ -323,6 +323,6 @@ static int builtin_loop(const CliOptions *o) {
 }
 
 int headless_main(const CliOptions *o) {
-  if (o->compare) return compare_paper(o, stdout);
+  if (o->compare) return compare_paper(o, stdout, save_interrupted);
   return o->script ? run_script(o) : builtin_loop(o);
 }

@@ -57,9 +57,12 @@ void dataset_train_batch(const Dataset *ds, uint64_t data_seed, uint64_t index,
                          int b, int t, int32_t *out) {
   Rng r;
   rng_seed(&r, rng_mix(data_seed, index));
-  size_t starts = window_starts(ds->n_train, t);
+  /* Without a training split (a checkpoint's held-out tokens alone) the
+  ** windows come from what there is: a lens fit needs batches, and the lab
+  ** refuses to train a model on such a dataset. */
+  size_t n = ds->n_train ? ds->n_train : ds->n, starts = window_starts(n, t);
   for (int i = 0; i < b; i++)
-    copy_window(ds->tokens, ds->n_train, (size_t)rng_below(&r, starts), t, out + (size_t)i * ((size_t)t + 1));
+    copy_window(ds->tokens, n, (size_t)rng_below(&r, starts), t, out + (size_t)i * ((size_t)t + 1));
 }
 
 void dataset_val_batch(const Dataset *ds, int index, int n_val_batches, int b, int t, int32_t *out) {

@@ -30,7 +30,8 @@ typedef struct Dataset {
 int dataset_build(Dataset *ds, const Corpus *c, int vocab, double val_fraction, int ctx, Err *err);
 void dataset_free(Dataset *ds);
 
-/* Fill 'out' [b, t+1] with training batch 'index' of 'data_seed'. */
+/* Fill 'out' [b, t+1] with training batch 'index' of 'data_seed' (from all
+** the tokens when n_train is 0). */
 void dataset_train_batch(const Dataset *ds, uint64_t data_seed, uint64_t index,
                          int b, int t, int32_t *out);
 

@@ -6,9 +6,14 @@
 ** moments as "optim.m.<name>" and "optim.v.<name>", the online lens's
 ** translators and their momentum, the fitted lens once fitted ("lens_fit."),
 ** the tokenizer's merges, the step-0 embeddings (for drift),
-** the packed history, and in the metadata every setting of the run as
-** "opt.<key>" plus the counters. A run resumed from it steps on exactly as
-** one that never stopped: batches are a function of (data seed, step).
+** the packed history, the corpus's held-out tokens and token frequencies
+** ("data.", with the SHA-256 of the corpus bytes in the metadata), and in
+** the metadata every setting of the run as "opt.<key>" plus the counters.
+** So a checkpoint whose corpus has moved still loads: it evaluates,
+** samples, aligns and fits lenses, and trains again once 'lab_load_with'
+** is told where the corpus is now (checked by its hash). A run resumed
+** from it steps on exactly as one that never stopped: batches are a
+** function of (data seed, step).
 **
 ** 'lab_load' also accepts a weights-only nanoGPT file (no "format" key):
 ** it becomes a new run with default settings around those weights.
@@ -19,9 +24,11 @@
 ** values (finite; second moments >= 0). Messages below do not name the
 ** file: lab_load_with puts the path in front of every one, once.
 */
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "core/num.h"
 #include "core/safetensors.h"
@@ -95,6 +102,17 @@ static int add_counters(StWriter *w, Run *r, Err *err) {
   return 0;
 }
 
+/* What stands in for the corpus when it is not found: its held-out
+** tokens, the training split's token frequencies, and the corpus's hash. */
+static int add_data(StWriter *w, Run *r, Err *err) {
+  const Dataset *ds = &r->data->ds;
+  int64_t n_val = (int64_t)(ds->n - ds->n_train), vocab = model_config(r->model)->vocab;
+  if (st_writer_add(w, "data.val_tokens", ST_I32, 1, &n_val, ds->tokens + ds->n_train, err) < 0 ||
+      st_writer_add(w, "data.log_freq", ST_F64, 1, &vocab, r->data->log_freq, err) < 0)
+    return -1;
+  return r->data->sha256[0] ? st_writer_meta(w, "data.sha256", r->data->sha256, err) : 0;
+}
+
 static int add_extras(StWriter *w, Run *r, SaveBufs *b, Err *err) {
   const ModelConfig *c = model_config(r->model);
   int64_t n = (int64_t)lens_state_size(r->lens);
@@ -109,6 +127,7 @@ static int add_extras(StWriter *w, Run *r, SaveBufs *b, Err *err) {
     const int32_t *merges = bpe_merges(r->data->ds.bpe, &nm);
     int64_t shape[2] = {nm, 2};
     if (nm > 0 && st_writer_add(w, "tokenizer.merges", ST_I32, 2, shape, merges, err) < 0) return -1;
+    if (add_data(w, r, err) < 0) return -1;
   }
   if (history_pack(r->hist, &b->hist, &b->hist_n, &b->hist_names, err) < 0) return -1;
   int64_t hn = (int64_t)b->hist_n;
@@ -140,7 +159,8 @@ int run_save(Run *r, const char *path, Err *err) {
 /* The namespaces a checkpoint owns besides the model's: a tensor in one of
 ** them that this version does not expect means a file of another shape or
 ** a newer format, and is refused; names elsewhere are ignored. */
-static const char *const owned[] = {"optim.", "lens.", "lens_fit.", "drift.", "tokenizer.", "history.", "history"};
+static const char *const owned[] = {"optim.", "lens.", "lens_fit.", "drift.", "tokenizer.", "history.", "history",
+                                    "data."};
 
 /* A prefix ending in '.' owns a namespace; any other entry is one name. */
 static int in_owned(const char *name) {
@@ -171,6 +191,10 @@ static int want_of(const char *name, const ModelConfig *c, const TensorInfo *ts,
   if (!strcmp(name, "tokenizer.merges")) return 1;
   *w = (Want){ST_F64, 1, {-1, 0}};
   if (!strcmp(name, "history")) return 1;
+  *w = (Want){ST_I32, 1, {-1, 0}};
+  if (!strcmp(name, "data.val_tokens")) return 1;
+  *w = (Want){ST_F64, 1, {V, 0}};
+  if (!strcmp(name, "data.log_freq")) return 1;
   if (strncmp(name, "optim.m.", 8) && strncmp(name, "optim.v.", 8)) return 0;
   for (int i = 0; i < nt; i++)
     if (!strcmp(ts[i].name, name + 8)) {
@@ -318,9 +342,19 @@ static int check_config_keys(const StFile *f, const RunOptions *o, Err *err) {
   return 0;
 }
 
+/* The corpus read must be the bytes the run trained on (files from before
+** the hash was kept are checked by their tokenizer alone). */
+static int check_corpus_hash(const StFile *f, const Run *r, Err *err) {
+  const char *want = st_meta(f, "data.sha256");
+  if (!want || !r->data || r->data->held_out_only || !r->data->sha256[0] || !strcmp(want, r->data->sha256)) return 0;
+  return err_set(err, "the corpus '%s' is not the text this run was trained on: its SHA-256 is %.16s..., the "
+                 "checkpoint's %.16s...", r->data->ds.name, r->data->sha256, want);
+}
+
 /* The tokenizer rebuilt from the corpus must be the one the run trained with. */
 static int check_tokenizer(const StFile *f, Run *r, Err *err) {
   const StTensor *t = st_find(f, "tokenizer.merges");
+  if (check_corpus_hash(f, r, err) < 0) return -1;
   if (!r->data) return 0;
   int nm;
   const int32_t *merges = bpe_merges(r->data->ds.bpe, &nm);
@@ -420,15 +454,110 @@ static Model *read_model(const StFile *f, const RunOptions *o, Err *err) {
   return m;
 }
 
+/* Every held-out token one the tokenizer makes; each frequency the log of
+** a count, or NaN for none. */
+static int check_held_out(const SharedData *d, int vocab, Err *err) {
+  for (size_t i = 0; i < d->ds.n; i++)
+    if (d->ds.tokens[i] < 0 || d->ds.tokens[i] >= bpe_vocab(d->ds.bpe))
+      return err_set(err, "tensor 'data.val_tokens': token %zu is %d, outside the tokenizer's [0, %d)", i,
+                     d->ds.tokens[i], bpe_vocab(d->ds.bpe));
+  for (int i = 0; i < vocab; i++)
+    if (!isnan(d->log_freq[i]) && !(d->log_freq[i] >= 0 && isfinite(d->log_freq[i])))
+      return err_set(err, "tensor 'data.log_freq': element %d is %g, expected a log count >= 0 or NaN", i,
+                     d->log_freq[i]);
+  return 0;
+}
+
+/* The checkpoint's data tensors as a dataset of held-out tokens only. */
+static int read_held_out(const StFile *f, const RunOptions *o, SharedData *d, Err *err) {
+  const StTensor *tv = st_find(f, "data.val_tokens"), *tf = st_find(f, "data.log_freq");
+  const StTensor *tm = st_find(f, "tokenizer.merges");
+  int vocab = o->model.vocab;
+  if (!tv || !tf)
+    return err_set(err, "its corpus '%s' is not there, and this checkpoint, from an older tielab, holds no "
+                   "held-out tokens to stand in for it: load it with lab.load(path, {corpus = FILE})", o->corpus);
+  if (tv->numel < (size_t)o->model.ctx + 1)
+    return err_set(err, "tensor 'data.val_tokens' holds %zu tokens, fewer than ctx+1 = %d", tv->numel, o->model.ctx + 1);
+  int32_t *merges = malloc(tm ? tm->nbytes : 1);   /* copied out: the file need not be aligned */
+  if (!merges) return err_set(err, "out of memory");
+  if (tm) memcpy(merges, tm->data, tm->nbytes);
+  d->ds.bpe = bpe_from_merges(merges, tm ? (int)(tm->numel / 2) : 0, err);
+  free(merges);
+  if (!d->ds.bpe) return err_prefix(err, "tensor 'tokenizer.merges'");
+  d->ds.tokens = malloc(tv->nbytes);
+  d->log_freq = malloc(sizeof *d->log_freq * (size_t)vocab);
+  if (!d->ds.tokens || !d->log_freq) return err_set(err, "out of memory");
+  memcpy(d->ds.tokens, tv->data, tv->nbytes);
+  memcpy(d->log_freq, tf->data, sizeof *d->log_freq * (size_t)vocab);
+  d->ds.n = tv->numel, d->ds.n_train = 0;
+  if (check_held_out(d, vocab, err) < 0) return -1;
+  const char *hash = st_meta(f, "data.sha256");
+  if (hash && (strlen(hash) != SHA256_HEX - 1 || strspn(hash, "0123456789abcdef") != SHA256_HEX - 1))
+    return err_set(err, "metadata 'data.sha256' is '%.70s', expected 64 hex digits", hash);
+  snprintf(d->sha256, sizeof d->sha256, "%s", hash ? hash : "");
+  snprintf(d->ds.name, sizeof d->ds.name, "%.255s", o->corpus);
+  return 0;
+}
+
+/* A corpus that is simply not at its path any more (not one that cannot be read). */
+static int corpus_gone(const char *path) {
+  struct stat st;
+  return path[0] && stat(path, &st) < 0 && (errno == ENOENT || errno == ENOTDIR);
+}
+
+/* The held-out data of a checkpoint whose corpus is gone, as a reference
+** for its run: shared with a run loaded from the same corpus before. */
+static SharedData *held_out_data(Lab *lab, const StFile *f, const RunOptions *o, Err *err) {
+  char key[sizeof ((SharedData *)0)->key];
+  const char *hash = st_meta(f, "data.sha256");
+  snprintf(key, sizeof key, "held-out:%s|%d|%s", o->corpus, o->model.vocab, hash ? hash : "");
+  for (SharedData *d = lab->data; d; d = d->next)
+    if (strcmp(d->key, key) == 0) {
+      d->refs++;
+      return d;
+    }
+  SharedData *d = calloc(1, sizeof *d);
+  if (!d) {
+    err_set(err, "out of memory");
+    return NULL;
+  }
+  if (read_held_out(f, o, d, err) < 0) {
+    dataset_free(&d->ds);
+    free(d->log_freq);
+    free(d);
+    return NULL;
+  }
+  snprintf(d->key, sizeof d->key, "%s", key);
+  d->held_out_only = 1;
+  d->refs = 1;
+  lab_data_insert(lab, d);
+  return d;
+}
+
 static Run *load_checkpoint(Lab *lab, const StFile *f, const LabLoadOptions *lo, Err *err) {
   RunOptions o;
   Counters k;
-  if (check_checkpoint(f, &o, &k, err) < 0 || corpus_policy(&o, lo, err) < 0) return NULL;
+  if (check_checkpoint(f, &o, &k, err) < 0) return NULL;
+  if (lo && lo->corpus && *lo->corpus) {
+    if (!o.corpus[0]) {
+      err_set(err, "this run was trained on the built-in synthetic language: it has no corpus to point to");
+      return NULL;
+    }
+    snprintf(o.corpus, sizeof o.corpus, "%s", lo->corpus);
+  }
+  if (corpus_policy(&o, lo, err) < 0) return NULL;
   if (lo && lo->name && *lo->name) snprintf(o.name, sizeof o.name, "%s", lo->name);
   if (lab_check_memory(lab, &o, lo ? lo->budget : 0, err) < 0) return NULL;
+  SharedData *data = NULL;
+  if (o.model.vocab >= 256 && corpus_gone(o.corpus) && !(lo && lo->corpus && *lo->corpus) &&
+      !(data = held_out_data(lab, f, &o, err)))
+    return NULL;
   Model *m = read_model(f, &o, err);
-  if (!m) return NULL;
-  Run *r = run_create(lab, &o, m, err);
+  if (!m) {
+    if (data) lab_data_release(lab, data);
+    return NULL;
+  }
+  Run *r = run_create_on(lab, &o, m, data, err);
   if (!r) return NULL;
   if (read_extras(f, r, err) < 0 || read_fitted(f, r, k.step, err) < 0) {
     run_destroy(r);

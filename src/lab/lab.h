@@ -289,6 +289,10 @@ typedef struct LabLoadOptions {
   void *ctx;
   /* Bytes the new run may take (see lab_check_memory); 0: no budget. */
   size_t budget;
+  /* Where the checkpoint's corpus is now (NULL or "": where it was). It
+  ** must hold the same bytes (SHA-256). A corpus that is gone leaves the
+  ** run on the checkpoint's held-out tokens: it does all but train. */
+  const char *corpus;
 } LabLoadOptions;
 
 Run *lab_load_with(Lab *lab, const char *path, const LabLoadOptions *o, Err *err);

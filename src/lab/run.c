@@ -69,6 +69,7 @@ SharedData *lab_data_acquire(Lab *lab, const RunOptions *o, Err *err) {
     err_set(err, "out of memory loading the corpus");
     return NULL;
   }
+  if (o->corpus[0]) sha256_hex(c.text, c.len, d->sha256);
   rc = dataset_build(&d->ds, &c, o->model.vocab, 0.1, o->model.ctx, err);
   corpus_free(&c);
   if (rc < 0) {
@@ -86,6 +87,11 @@ SharedData *lab_data_acquire(Lab *lab, const RunOptions *o, Err *err) {
   d->next = lab->data;
   lab->data = d;
   return d;
+}
+
+void lab_data_insert(Lab *lab, SharedData *d) {
+  d->next = lab->data;
+  lab->data = d;
 }
 
 void lab_data_release(Lab *lab, SharedData *d) {
@@ -210,13 +216,19 @@ static void metrics_reset(RunMetrics *mt) {
 
 /* Takes ownership of 'model' (already initialised or loaded). */
 Run *run_create(Lab *lab, const RunOptions *o, Model *model, Err *err) {
+  return run_create_on(lab, o, model, NULL, err);
+}
+
+Run *run_create_on(Lab *lab, const RunOptions *o, Model *model, SharedData *data, Err *err) {
   Run *r = calloc(1, sizeof *r);
   if (!r) {
     model_free(model);
+    if (data) lab_data_release(lab, data);
     err_set(err, "out of memory creating run '%s'", o->name);
     return NULL;
   }
   r->lab = lab;
+  r->data = data;   /* released with the run, whatever fails below */
   r->opt = *o;
   r->model = model;
   metrics_reset(&r->metrics);
@@ -224,7 +236,7 @@ Run *run_create(Lab *lab, const RunOptions *o, Model *model, Err *err) {
   if (!(r->lens = lens_new(model_config(model), err))) goto fail;
   /* A byte-level tokenizer needs 256 ids: a smaller model (a weights file
   ** made for tests) can be evaluated on given tokens but not trained. */
-  if (model_config(model)->vocab >= 256 && !(r->data = lab_data_acquire(lab, o, err))) goto fail;
+  if (!r->data && model_config(model)->vocab >= 256 && !(r->data = lab_data_acquire(lab, o, err))) goto fail;
   if (r->data && bpe_vocab(r->data->ds.bpe) > model_config(model)->vocab) {
     err_set(err, "run '%s': the tokenizer has %d ids but the model only %d", o->name,
             bpe_vocab(r->data->ds.bpe), model_config(model)->vocab);
@@ -517,11 +529,20 @@ static int step_on_rows(Run *r, int b, int t, Err *err) {
   return 0;
 }
 
+/* Training needs the corpus itself; a checkpoint holds only its held-out part. */
+static int run_refuse_held_out_only(const Run *r, Err *err) {
+  if (!r->data || !r->data->held_out_only) return 0;
+  return err_set(err, "run '%s' cannot train: its corpus '%s' was not found when it was loaded (the checkpoint "
+                 "holds its tokenizer and held-out tokens, not its training text); load it again with "
+                 "lab.load(path, {corpus = FILE}) naming where that corpus is now", r->opt.name, r->opt.corpus);
+}
+
 int run_step_alone(Run *r, Err *err) {
   if (run_refuse_if_fitting(r, "train", err) < 0) return -1;
   if (!r->data)
     return err_set(err, "run '%s' has no training data: a vocabulary of %d is below the 256 byte ids",
                    r->opt.name, model_config(r->model)->vocab);
+  if (run_refuse_held_out_only(r, err) < 0) return -1;
   const ModelConfig *c = model_config(r->model);
   run_batch_rows(r, r->metrics.step + 1, r->rows);
   return step_on_rows(r, c->batch, c->ctx, err);
@@ -544,6 +565,7 @@ int run_train_on(Run *r, const int32_t *rows, int b, int t, Err *err) {
 
 int run_batch(Run *r, long step, int32_t *rows, Err *err) {
   if (!r->data) return err_set(err, "run '%s' has no training data to draw batches from", r->opt.name);
+  if (run_refuse_held_out_only(r, err) < 0) return -1;
   if (step < 1) return err_set(err, "step %ld: training steps count from 1", step);
   run_batch_rows(r, step, rows);
   return 0;

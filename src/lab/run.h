@@ -7,6 +7,7 @@
 
 #include "core/data.h"
 #include "core/model.h"
+#include "core/sha256.h"
 #include "lab/lab.h"
 #include "lab/lens.h"
 #include "lab/lensfit.h"
@@ -17,6 +18,11 @@ typedef struct SharedData {
   char key[1100];
   Dataset ds;
   double *log_freq;   /* [vocab] log of each token's count in the training split, NAN when 0 */
+  char sha256[SHA256_HEX];   /* of the corpus file's bytes; "" for the synthetic language */
+  /* Only what a checkpoint holds: the tokenizer, the held-out tokens (the
+  ** whole of 'ds', n_train 0) and the frequencies; its corpus was not
+  ** found, so runs on it evaluate and sample but do not train. */
+  int held_out_only;
   int refs;
   struct SharedData *next;
 } SharedData;
@@ -64,6 +70,11 @@ struct Lab {
 int run_step_alone(Run *r, Err *err);
 void run_set_init_fingerprint(Run *r);     /* from e_in0 */   /* a step without the alignment */
 Run *run_create(Lab *lab, const RunOptions *o, Model *model, Err *err);
+/* The same on 'data', a reference the run takes over (NULL: acquired as
+** run_create does). */
+Run *run_create_on(Lab *lab, const RunOptions *o, Model *model, SharedData *data, Err *err);
+/* Put 'd' (refs 0, key set) among the lab's data. */
+void lab_data_insert(Lab *lab, SharedData *d);
 void run_destroy(Run *r);
 void run_refresh_metrics(Run *r);
 SharedData *lab_data_acquire(Lab *lab, const RunOptions *o, Err *err);

@@ -133,6 +133,9 @@ int lapi_user_data_dir(char dir[PATH_MAX]);
 /* The installed scripts: BIN/../share/tielab beside a binary in a bin/
 ** folder, where that exists, else TIELAB_DATADIR. */
 const char *lapi_data_dir(void);
+/* Wrap dofile and loadfile so that a bare name not in the working
+** directory is looked for beside the running script. */
+void lapi_find_beside_script(lua_State *L);
 
 size_t lapi_run_budget(LuaApi *api);
 int lapi_own_run(LuaApi *api, int id, size_t bytes);

@@ -69,18 +69,45 @@ static int llab_run(lua_State *L) {
   return 1;
 }
 
+/* lab.load's second argument: a name, or {corpus = FILE, name = NAME}. */
+static void load_options(lua_State *L, const char **name, const char **corpus) {
+  static const char *const keys[] = {"corpus", "name"};
+  const char **out[] = {corpus, name};
+  *name = *corpus = NULL;
+  if (!lua_istable(L, 2)) {
+    *name = luaL_optstring(L, 2, NULL);
+    return;
+  }
+  lua_pushnil(L);
+  while (lua_next(L, 2)) {
+    lua_pop(L, 1);
+    int known = -1;
+    for (int i = 0; i < 2; i++)
+      if (lua_type(L, -1) == LUA_TSTRING && strcmp(lua_tostring(L, -1), keys[i]) == 0) known = i;
+    if (known < 0) luaL_error(L, "lab.load: unknown key '%s' (corpus, name)", luaL_tolstring(L, -1, NULL));
+  }
+  for (int i = 0; i < 2; i++) {
+    lua_getfield(L, 2, keys[i]);
+    if (!lua_isnil(L, -1) && lua_type(L, -1) != LUA_TSTRING)
+      luaL_error(L, "lab.load: '%s' must be a string, not %s", keys[i], luaL_typename(L, -1));
+    *out[i] = lua_tostring(L, -1);   /* the table keeps it alive */
+    lua_pop(L, 1);
+  }
+}
+
 static int llab_load(lua_State *L) {
   LuaApi *api = lapi_get(L);
   char real[PATH_MAX];
   const char *given = luaL_checkstring(L, 1);
-  const char *name = luaL_optstring(L, 2, NULL);
+  const char *name, *corpus;
+  load_options(L, &name, &corpus);
   Err err;
   const char *path = lapi_check_path(L, "lab.load", given, 0, real);
   /* The checkpoint names its corpus: the loader asks the sandbox before it
   ** touches that path at all, so a script cannot even learn it exists. */
   LapiCorpusGuard guard = {.api = api};
   LabLoadOptions lo = {.name = name, .corpus_allowed = lapi_corpus_allowed, .ctx = &guard,
-                       .budget = lapi_run_budget(api)};
+                       .budget = lapi_run_budget(api), .corpus = corpus};
   Lab *lab = lapi_lock(api);
   Run *r = lab_load_with(lab, path, &lo, &err);
   if (r && lapi_own_run(api, run_id(r), run_memory_bytes(run_options(r))) < 0) {

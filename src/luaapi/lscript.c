@@ -660,8 +660,9 @@ void luaapi_hold_lab(LuaApi *api, int on) {
 ** path, as a shell looks for a command, so that an installed tielab runs
 ** its scripts from any folder: the working directory, then the user's
 ** $XDG_DATA_HOME/tielab, then the installed data directory. A name with a
-** '/' is a path and is used as given. (The running script's own folder is
-** where require looks first: see lapi_script_searcher.) */
+** '/' is a path and is used as given. The running script's own folder is
+** where require looks first (lapi_script_searcher), and where dofile and
+** loadfile look for a bare name the working directory does not have. */
 
 int lapi_user_data_dir(char dir[PATH_MAX]) {
   const char *xdg = getenv("XDG_DATA_HOME"), *home = getenv("HOME");
@@ -683,20 +684,29 @@ static int is_file(const char *path) {
   return stat(path, &st) == 0 && !S_ISDIR(st.st_mode);
 }
 
-/* A binary in a folder named bin/ with a share/tielab/ beside it was
-** installed with its data (and perhaps moved since, or installed with
-** DESTDIR): that data is its own version's, so it comes first. Anywhere
+/* PREFIX/share/tielab for a binary that is PREFIX/bin/tielab, into 'dir'
+** when that folder exists; 0 otherwise. */
+static int beside_binary(char dir[PATH_MAX]) {
+  char exe[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n <= 0) return 0;
+  exe[n] = '\0';
+  char *slash = strrchr(exe, '/');
+  if (!slash) return 0;
+  *slash = '\0';   /* PREFIX/bin */
+  size_t len = strlen(exe);
+  if (len < 4 || strcmp(exe + len - 4, "/bin") != 0) return 0;
+  exe[len - 4] = '\0';
+  int k = snprintf(dir, PATH_MAX, "%s/share/tielab", exe);
+  return k > 0 && k < PATH_MAX && is_dir(dir);
+}
+
+/* A binary installed with its data (and moved since, or installed with
+** DESTDIR) takes the data beside it: that is its own version's. Anywhere
 ** else (the build tree) the configured folder serves. */
 const char *lapi_data_dir(void) {
   static char dir[PATH_MAX];
-  if (dir[0]) return dir;
-  char exe[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  char *slash = n > 0 ? (exe[n] = '\0', strrchr(exe, '/')) : NULL;
-  if (slash) *slash = '\0';
-  const char *base = slash ? strrchr(exe, '/') : NULL;
-  int k = base && strcmp(base, "/bin") == 0 ? snprintf(dir, sizeof dir, "%.*s/share/tielab", (int)(base - exe), exe) : -1;
-  if (k <= 0 || k >= (int)sizeof dir || !is_dir(dir)) snprintf(dir, sizeof dir, "%s", TIELAB_DATADIR);
+  if (!dir[0] && !beside_binary(dir)) snprintf(dir, sizeof dir, "%s", TIELAB_DATADIR);
   return dir;
 }
 
@@ -716,6 +726,41 @@ int luaapi_find_script(const char *name, char found[PATH_MAX], Err *err) {
     snprintf(tried + len, sizeof tried - len, ", %s", dirs[i]);
   }
   return err_set(err, "cannot find script '%s' (looked in %s)", name, tried);
+}
+
+/* dofile and loadfile (upvalue 1, the function they wrap) with a bare name
+** that is no file in the working directory take the file of that name
+** beside the running script, as require does: an installed script loads
+** its siblings from any folder. The sandbox checks the name that results. */
+static int finish_beside(lua_State *L, int status, lua_KContext ctx) {
+  (void)status;
+  return lua_gettop(L) - (int)ctx;
+}
+
+static int lapi_beside_script(lua_State *L) {
+  LuaApi *api = lapi_get(L);
+  const char *name = lua_type(L, 1) == LUA_TSTRING ? lua_tostring(L, 1) : NULL;
+  char beside[PATH_MAX];
+  if (name && !strchr(name, '/') && !is_file(name) && api->script_dir[0]) {
+    int n = snprintf(beside, sizeof beside, "%s/%s", api->script_dir, name);
+    if (n > 0 && n < (int)sizeof beside && is_file(beside)) {
+      lua_pushstring(L, beside);
+      lua_replace(L, 1);
+    }
+  }
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_callk(L, lua_gettop(L) - 1, LUA_MULTRET, 0, finish_beside);
+  return finish_beside(L, LUA_OK, 0);
+}
+
+void lapi_find_beside_script(lua_State *L) {
+  static const char *const fns[] = {"dofile", "loadfile"};
+  for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++) {
+    lua_getglobal(L, fns[i]);
+    lua_pushcclosure(L, lapi_beside_script, 1);
+    lua_setglobal(L, fns[i]);
+  }
 }
 
 /* ------------------------------------------------------------ script files */

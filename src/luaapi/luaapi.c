@@ -19,7 +19,6 @@
 #include "core/text.h"
 #include "luaapi/linternal.h"
 
-
 LuaApi *lapi_get(lua_State *L) { return *(LuaApi **)lua_getextraspace(L); }
 
 /* ------------------------------------------------------------ the lab lock
@@ -638,6 +637,7 @@ static int lapi_setup(lua_State *L) {
   lua_setglobal(L, "lab");
 
   if (api->opt.sandbox) sandbox(L);
+  lapi_find_beside_script(L);   /* after the sandbox, which checks the name found */
   lapi_install_hook(L);
   return 0;
 }

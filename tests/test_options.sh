@@ -10,7 +10,10 @@ tielab=$(cd "$top_builddir" && pwd)/tielab
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/tielab-opts.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 1
-export XDG_STATE_HOME="$tmp/state" TERM=dumb
+# an init file that says it ran, so that --no-init shows where it is used
+mkdir -p "$tmp/config/tielab"
+echo 'print("init=ran")' >"$tmp/config/tielab/init.lua"
+export XDG_STATE_HOME="$tmp/state" XDG_CONFIG_HOME="$tmp/config" TERM=dumb
 BASE="--vocab 256 --dim 16 --heads 2 --layers 1 --ctx 8 --batch 2 --threads 1"
 QUIET="--lens-every 0 --eval-every 0 --align-every 0"   # no instruments: quicker
 RUN="prlimit --as=4000000000 --"
@@ -78,7 +81,7 @@ args_of() {
     --emb-lr-scale) echo "--emb-lr-scale 2" ;;
     --emb-warmup) echo "--emb-warmup 2" ;;
     --recipe) echo "--recipe olmo" ;;
-    --headless | --bench | --instruments | --resume | --sandbox | --ascii | --trust | --help | --version | \
+    --headless | --bench | --instruments | --resume | --sandbox | --no-init | --ascii | --trust | --help | --version | \
     --decay-all) echo "$1" ;;
     *) return 1 ;;
   esac

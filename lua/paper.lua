@@ -124,7 +124,8 @@ for _, s in ipairs(passthrough) do
 end
 if opt.recipe == "olmo" then
   if shared.warmup == nil then shared.warmup = math.max(1, math.ceil(opt.steps / 10)) end
-  if shared.decay_steps == nil then shared.decay_steps = opt.steps end
+  -- the decay must end after the warmup, even for a run of a step or two
+  if shared.decay_steps == nil then shared.decay_steps = math.max(opt.steps, (tonumber(shared.warmup) or 0) + 1) end
 end
 
 -- The arms: name, tie mode, in_scale, init seed offset from the seed.

@@ -94,7 +94,10 @@ grep "^synthetic" synthetic.out | grep -q "nil.*synthetic language: it has no co
 ok $? "a run on the synthetic language has no corpus to point to: $(grep '^synthetic' synthetic.out | cut -c1-120)"
 
 cp other.txt data/corpus.txt
-run changed "print('changed', lab.load('m.safetensors'))"
-grep "^changed" changed.out | grep -q "nil.*not the text this run was trained on"
-ok $? "other bytes at the original place are refused too"
+run changed "local r = assert(lab.load('m.safetensors'))
+print('changed eval', r:metrics().val_loss > 0)
+print('changed step', pcall(r.step, r, 1))"
+grep -q "^changed eval	true" changed.out &&
+  grep "^changed step" changed.out | grep -q "false.*cannot train: its corpus '[^']*corpus.txt' holds other bytes.*SHA-256 differs"
+ok $? "other bytes at the original place: it loads on its held-out tokens, and stepping says the corpus changed: $(grep '^changed' changed.out | cut -c1-200 | tr '\n' ' ')"
 tap_done

@@ -47,5 +47,18 @@ else
   sed 's/^/# /' "$tmp/out"
   failed=1
 fi
+# A run setting given to tielab before the script replaces the script's own
+# default (paper.lua builds its model from its own table), and the script's
+# arguments still win over it.
+n=$((n + 1))
+"$tielab" --headless --vocab 256 --dim 16 --heads 2 --layers 1 --ctx 8 --batch 2 --lr 0.5 \
+  "$top_srcdir/lua/paper.lua" steps=2 seeds=1 fit= out= batch=3 >"$tmp/given" 2>&1
+if grep -q "V=256 d=16 L=1 H=2 T=8 B=3" "$tmp/given" && grep -q "lr 0.5" "$tmp/given"; then
+  echo "ok $n - paper.lua takes tielab's --vocab, --dim, ... and --lr, and its own batch=3 over --batch"
+else
+  echo "not ok $n - paper.lua takes tielab's --vocab, --dim, ... and --lr, and its own batch=3 over --batch"
+  sed 's/^/# /' "$tmp/given" | head -8
+  failed=1
+fi
 echo "1..$n"
 exit $failed

@@ -26,12 +26,14 @@
 */
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "core/num.h"
 #include "core/safetensors.h"
+#include "core/sha256.h"
 #include "core/weights.h"
 #include "lab/run.h"
 
@@ -499,15 +501,45 @@ static int read_held_out(const StFile *f, const RunOptions *o, SharedData *d, Er
   return 0;
 }
 
-/* A corpus that is simply not at its path any more (not one that cannot be read). */
-static int corpus_gone(const char *path) {
+/* Whether the file at 'path' hashes to 'want' (64 hex digits); -1 when it
+** cannot be read. Streamed, so a large corpus is not held twice. */
+static int file_has_sha256(const char *path, const char *want) {
+  FILE *fp = fopen(path, "rb");
+  if (!fp) return -1;
+  Sha256 s;
+  sha256_begin(&s);
+  unsigned char buf[1 << 16];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, fp)) > 0) sha256_add(&s, buf, n);
+  int bad = ferror(fp);
+  fclose(fp);
+  if (bad) return -1;
+  uint8_t digest[32];
+  char hex[SHA256_HEX];
+  sha256_end(&s, digest);
+  for (int i = 0; i < 32; i++) snprintf(hex + 2 * i, 3, "%02x", digest[i]);
+  return strcmp(hex, want) == 0;
+}
+
+/* Why the corpus at the checkpoint's path cannot stand for the one the run
+** trained on (NULL when it can): gone from there, or, for a checkpoint
+** that keeps the corpus' hash and its held-out tokens, not a readable
+** file or other bytes. Such a run still loads on its held-out tokens. */
+static const char *corpus_unusable(const StFile *f, const char *path) {
   struct stat st;
-  return path[0] && stat(path, &st) < 0 && (errno == ENOENT || errno == ENOTDIR);
+  if (!path[0]) return NULL;
+  if (stat(path, &st) < 0 && (errno == ENOENT || errno == ENOTDIR)) return "was not found";
+  const char *hash = st_meta(f, "data.sha256");
+  if (!hash || !st_find(f, "data.val_tokens")) return NULL;   /* an older checkpoint: the corpus decides */
+  if (!S_ISREG(st.st_mode)) return "is not a regular file";
+  int same = file_has_sha256(path, hash);
+  if (same < 0) return "could not be read";
+  return same ? NULL : "holds other bytes than the text it was trained on (its SHA-256 differs)";
 }
 
 /* The held-out data of a checkpoint whose corpus is gone, as a reference
 ** for its run: shared with a run loaded from the same corpus before. */
-static SharedData *held_out_data(Lab *lab, const StFile *f, const RunOptions *o, Err *err) {
+static SharedData *held_out_data(Lab *lab, const StFile *f, const RunOptions *o, const char *why, Err *err) {
   char key[sizeof ((SharedData *)0)->key];
   const char *hash = st_meta(f, "data.sha256");
   snprintf(key, sizeof key, "held-out:%s|%d|%s", o->corpus, o->model.vocab, hash ? hash : "");
@@ -528,6 +560,7 @@ static SharedData *held_out_data(Lab *lab, const StFile *f, const RunOptions *o,
     return NULL;
   }
   snprintf(d->key, sizeof d->key, "%s", key);
+  snprintf(d->held_out_why, sizeof d->held_out_why, "%s", why);
   d->held_out_only = 1;
   d->refs = 1;
   lab_data_insert(lab, d);
@@ -549,9 +582,8 @@ static Run *load_checkpoint(Lab *lab, const StFile *f, const LabLoadOptions *lo,
   if (lo && lo->name && *lo->name) snprintf(o.name, sizeof o.name, "%s", lo->name);
   if (lab_check_memory(lab, &o, lo ? lo->budget : 0, err) < 0) return NULL;
   SharedData *data = NULL;
-  if (o.model.vocab >= 256 && corpus_gone(o.corpus) && !(lo && lo->corpus && *lo->corpus) &&
-      !(data = held_out_data(lab, f, &o, err)))
-    return NULL;
+  const char *unusable = lo && lo->corpus && *lo->corpus ? NULL : corpus_unusable(f, o.corpus);
+  if (o.model.vocab >= 256 && unusable && !(data = held_out_data(lab, f, &o, unusable, err))) return NULL;
   Model *m = read_model(f, &o, err);
   if (!m) {
     if (data) lab_data_release(lab, data);

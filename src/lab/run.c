@@ -532,9 +532,10 @@ static int step_on_rows(Run *r, int b, int t, Err *err) {
 /* Training needs the corpus itself; a checkpoint holds only its held-out part. */
 static int run_refuse_held_out_only(const Run *r, Err *err) {
   if (!r->data || !r->data->held_out_only) return 0;
-  return err_set(err, "run '%s' cannot train: its corpus '%s' was not found when it was loaded (the checkpoint "
+  return err_set(err, "run '%s' cannot train: its corpus '%s' %s when it was loaded (the checkpoint "
                  "holds its tokenizer and held-out tokens, not its training text); load it again with "
-                 "lab.load(path, {corpus = FILE}) naming where that corpus is now", r->opt.name, r->opt.corpus);
+                 "lab.load(path, {corpus = FILE}) naming where that corpus is now", r->opt.name, r->opt.corpus,
+                 r->data->held_out_why);
 }
 
 int run_step_alone(Run *r, Err *err) {

@@ -247,6 +247,32 @@ static const char *arg_at(lua_State *L, lua_Integer i) {
 ** or "key" / "--key" alone for a boolean) arguments over a copy of
 ** 'defaults', each converted to the type of its default; "--" ends them
 ** (what follows is the script's to read from 'arg'). */
+/* A run setting given on tielab's command line (--dim 16 before the
+** script's name) replaces the script's default of the same name, so that
+** no option given to tielab is ignored by a script that sets its own
+** model; the script's own arguments still come last and win. Table 3 is
+** the result being built, table 2 the script's defaults. */
+static void defaults_from_command_line(lua_State *L) {
+  const RunOptions *given = lapi_get(L)->opt.defaults;
+  if (!given || !given->given) return;
+  int n;
+  const Setting *s = lab_settings(&n);
+  largs_push_options(L, given);
+  for (int i = 0; i < n && i < 64; i++) {
+    if (!(given->given & ((uint64_t)1 << i))) continue;
+    if (lua_getfield(L, 2, s[i].name) == LUA_TNIL) {   /* not one of the script's */
+      lua_pop(L, 1);
+      continue;
+    }
+    int type = lua_type(L, -1);
+    lua_pop(L, 1);
+    lua_getfield(L, -1, s[i].name);
+    if (lua_type(L, -1) == type) lua_setfield(L, 3, s[i].name);
+    else lua_pop(L, 1);
+  }
+  lua_pop(L, 1);
+}
+
 int largs_args(lua_State *L) {
   if (!lua_isnil(L, 1)) luaL_checktype(L, 1, LUA_TTABLE);
   luaL_checktype(L, 2, LUA_TTABLE);
@@ -258,6 +284,7 @@ int largs_args(lua_State *L) {
     lua_insert(L, -2);
     lua_rawset(L, 3);
   }
+  defaults_from_command_line(L);
   lua_Integer n = lua_isnil(L, 1) ? 0 : luaL_len(L, 1);
   for (lua_Integer i = 1; i <= n; i++) {
     lua_rawgeti(L, 1, i);

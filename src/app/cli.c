@@ -186,9 +186,10 @@ static const struct {
   {"in_scale", USE_RUNS & ~USE_COMPARE},       /* and its in_scale */
   {"tie_merge", USE_SCRIPTS},                  /* only a tie changed while a run lives merges */
   {"partner", USE_SCRIPTS},                    /* the others choose the partner themselves */
-  {"align_every", USE_SCRIPTS | USE_COMPARE | USE_BENCH_LAB},   /* the loop's single run has no partner */
-  {"lens_every", USE_RUNS & ~USE_BENCH},       /* --bench times the bare step */
-  {"eval_every", USE_RUNS & ~USE_BENCH},
+  /* the loop's single run has no partner; --compare aligns its runs once, at the end */
+  {"align_every", USE_SCRIPTS | USE_BENCH_LAB},
+  {"lens_every", USE_RUNS & ~(USE_BENCH | USE_LOOP)},      /* --bench times the bare step; the loop shows no lens */
+  {"eval_every", USE_RUNS & ~(USE_BENCH | USE_COMPARE)},   /* --compare evaluates once, at the end */
   {"corpus_seed", USE_RUNS & ~USE_BENCH},      /* --bench draws random tokens, or reads --corpus */
 };
 
@@ -553,6 +554,17 @@ static int check_uses(const CliOptions *o, unsigned mode, Err *err) {
   return 0;
 }
 
+/* --corpus-max caps the corpus read: where the runs are made from the
+** command line alone, it goes with a --corpus (a script may name one). */
+static int check_corpus_max(const CliOptions *o, unsigned mode, Err *err) {
+  const Setting *s = lab_setting_find("corpus_max");
+  int n;
+  int i = (int)(s - lab_settings(&n));
+  if (!(o->run.given >> i & 1) || o->run.corpus[0] || (mode & (USE_SCRIPTS | USE_REPLAY))) return 0;
+  return err_set(err, "--corpus-max is not used by %s without --corpus (no corpus file is read)",
+                 mode_name(mode));
+}
+
 int cli_parse(int argc, char **argv, CliOptions *o, Err *err) {
   memset(o, 0, sizeof *o);
   o->mode = MODE_UI;
@@ -597,5 +609,6 @@ int cli_parse(int argc, char **argv, CliOptions *o, Err *err) {
   if (o->compare && o->script)
     return err_set(err, "--compare paper takes no script ('%s')", o->script);
   if (check_uses(o, mode, err) < 0) return -1;
+  if (check_corpus_max(o, mode, err) < 0) return -1;
   return run_options_check(&o->run, err);
 }

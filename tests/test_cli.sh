@@ -102,7 +102,7 @@ else
 fi
 
 check "paper comparison prints its table" 0 "tied_in5" -- \
-  "$tielab" --headless --compare paper $TINY --steps 30 --print-every 10 --eval_every 10 --align_every 10
+  "$tielab" --headless --compare paper $TINY --steps 30 --print-every 10 --lens_every 10
 
 # Run settings from the command line, as a script's lab.run sees them.
 cat >"$tmp/opts.lua" <<'LUA'

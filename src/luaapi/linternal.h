@@ -72,6 +72,7 @@ struct LuaApi {
   int depth;              /* nesting of top-level calls */
   int exit_code;
   int exiting;            /* os.exit was called: the script ends, however it is wrapped */
+  int errors_to_caller;   /* an error is only returned (the init file's: its caller says it once) */
   int locks;              /* lapi_lock calls not yet matched by lapi_unlock */
   Lab *lab;               /* valid while locks > 0 */
   int warn_on, warn_cont; /* the state of Lua's warning system */

@@ -12,6 +12,7 @@
 ** The flag clears when the outermost call returns, or in luaapi_pump when
 ** no Lua code runs (it then stops the scripts that wait).
 */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -99,7 +100,9 @@ LuaApiStatus lapi_report(LuaApi *api, lua_State *L, int status) {
   int interrupted = luaapi_interrupted(api);
   /* Where an interrupt stopped the code says nothing to the user: its
   ** message goes without the traceback, or to the host alone. */
-  if (!interrupted) {
+  if (api->errors_to_caller) {
+    /* the caller reports last_error in its own words */
+  } else if (!interrupted) {
     lapi_write(api, msg, strlen(msg), 1);
     lapi_write(api, "\n", 1, 1);
   } else if (!api->opt.quiet_interrupt) {
@@ -714,7 +717,12 @@ int luaapi_find_script(const char *name, char found[PATH_MAX], Err *err) {
   if (strlen(name) >= PATH_MAX) return err_set(err, "script name too long: '%.40s...'", name);
   /* In the working directory the name stays as given: arg[0] is "paper.lua". */
   snprintf(found, PATH_MAX, "%s", name);
-  if (strchr(name, '/') || is_file(name)) return 0;
+  if (strchr(name, '/')) {   /* a path: it must be there, as the bare names are */
+    if (is_file(name)) return 0;
+    return err_set(err, "cannot open script '%s': %s", name,
+                   access(name, R_OK) < 0 ? strerror(errno) : "a folder, not a file");
+  }
+  if (is_file(name)) return 0;
   char user[PATH_MAX];
   const char *dirs[] = {lapi_user_data_dir(user) ? user : NULL, lapi_data_dir()};
   char tried[ERR_MSG_MAX - 64] = ".";
@@ -843,7 +851,9 @@ LuaApiStatus luaapi_run_init(LuaApi *api, Err *err) {
   if (api->opt.sandbox || !luaapi_init_path(path, sizeof path)) return LUAAPI_OK;
   memcpy(dir, api->script_dir, sizeof dir);
   FileCall fc = {path, 0, NULL, 0, LUAAPI_ERROR};
+  api->errors_to_caller = 1;
   LuaApiStatus st = run_file(api, &fc, err);
+  api->errors_to_caller = 0;
   memcpy(api->script_dir, dir, sizeof dir);
   if (st != LUAAPI_OK) {
     char msg[ERR_MSG_MAX];

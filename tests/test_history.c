@@ -350,6 +350,12 @@ static void test_events_csv(void) {
   char *buf = written(h, history_write_events_csv, "events CSV");
   ok(strcmp(buf, "step,text\n0,created\n7,\"in_scale=2, \"\"tied\"\"\"\n") == 0, "events as step,text, quoted as CSV");
   free(buf);
+  history_event(h, 8, "two\nlines\r");   /* an event text read back from a checkpoint may hold anything */
+  buf = written(h, history_write_events_csv, "events CSV");
+  int lines = 0;
+  for (const char *c = buf; *c; c++) lines += *c == '\n';
+  ok(lines == 4 && strstr(buf, "\n8,") != NULL, "a line break inside a text makes no new row (%d lines)", lines);
+  free(buf);
   history_free(h);
 }
 

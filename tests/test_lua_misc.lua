@@ -15,6 +15,17 @@ tap.is(a.fast, true, "a bare key sets a boolean")
 tap.is(a.seeds, "1,2", "strings are kept as given")
 tap.is(lab.args(nil, {steps = 3}).steps, 3, "no arguments: the defaults")
 tap.is(lab.args(arg, {}).steps, nil, "the script's own arg table")
+local big = lab.args({"steps=1e3", "lr=2"}, {steps = 10, lr = 1e-3})
+tap.is(math.type(big.steps), "integer", "an integral 1e3 for an integer default is the integer 1000")
+tap.is(big.steps, 1000, "and its value")
+tap.is(math.type(big.lr), "integer", "a float default leaves the number as written")
+
+-- lab.progress counts up to its total, never past it nor around
+local p = lab.progress(100)
+tap.is(p:step(40), 40, "p:step adds to the count")
+tap.is(p:step(math.maxinteger), 100, "a count past the total stays at the total")
+tap.is(p:step(math.maxinteger), 100, "and does not wrap around")
+p:done()
 
 -- custom series
 lab.plot("acc", 0.25, 1)

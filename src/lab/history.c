@@ -278,7 +278,7 @@ static void csv_number(FILE *f, double x) {
 /* A CSV field, quoted when it holds a comma, quote or space at either end. */
 static void csv_field(FILE *f, const char *s) {
   size_t n = strlen(s);
-  if (!strpbrk(s, ",\"") && n && s[0] != ' ' && s[n - 1] != ' ') {
+  if (!strpbrk(s, ",\"\r\n") && n && s[0] != ' ' && s[n - 1] != ' ') {
     fputs(s, f);
     return;
   }

@@ -222,10 +222,16 @@ static int is_truth(const char *v) {
 
 /* Convert 'value' to the type of the default on top and leave it there. */
 static void convert(lua_State *L, const char *key, const char *value) {
-  int t = lua_type(L, -1);
+  int t = lua_type(L, -1), integer = lua_isinteger(L, -1);
   lua_pop(L, 1);
   if (t == LUA_TNUMBER) {
     if (!lua_stringtonumber(L, value)) usage_error(L, "argument '%s' must be a number, got '%s'", key, value);
+    int exact;   /* steps=1e3 is the integer 1000, as its default is an integer */
+    lua_Integer k = lua_tointegerx(L, -1, &exact);
+    if (integer && exact && !lua_isinteger(L, -1)) {
+      lua_pop(L, 1);
+      lua_pushinteger(L, k);
+    }
   } else if (t == LUA_TBOOLEAN) {
     if (!is_truth(value)) usage_error(L, "argument '%s' must be true or false, got '%s'", key, value);
     lua_pushboolean(L, !strcmp(value, "true") || !strcmp(value, "1") || !strcmp(value, "yes") ||

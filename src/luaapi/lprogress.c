@@ -34,7 +34,9 @@ static int progress_step(lua_State *L) {
   const char *label = luaL_optstring(L, 3, NULL);
   luaL_argcheck(L, k >= 0, 2, "the units done cannot go back");
   if (p->ended) return luaL_error(L, "p:step: the progress has ended (p:done)");
-  p->done += k;
+  /* a count past the total stays at the total (and never wraps around) */
+  lua_Integer room = (p->total > 0 ? (lua_Integer)p->total : LUA_MAXINTEGER) - (lua_Integer)p->done;
+  p->done += k < room ? k : room;
   char text[256];
   if (label) text_escape(label, strlen(label), text, sizeof text);
   tell(lapi_get(L), LUAAPI_PROGRESS_STEP, p, label ? text : NULL);

@@ -6,10 +6,15 @@
 #   tap_done
 #
 # It sets 'tielab' (the built binary, absolute) and 'tmp' (a fresh
-# directory, removed at exit).
+# directory, removed at exit), and 'CAP', the memory cap to run it under.
 tielab="$(cd "${top_builddir:-.}" && pwd)/tielab"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/tielab-${tap_name:-test}.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
+# A cap on a test's address space, where the machine has prlimit; none
+# under AddressSanitizer, whose shadow memory alone is terabytes of it.
+CAP="prlimit --as=4000000000 --"
+command -v prlimit >/dev/null 2>&1 || CAP=
+[ -n "${ASAN_OPTIONS:-}" ] && CAP=
 n=0
 failed=0
 ok() {

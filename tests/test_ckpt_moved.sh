@@ -17,7 +17,7 @@ tiny='vocab = 300, dim = 16, layers = 1, heads = 2, ctx = 8, batch = 2'
 
 run() {   # run NAME LUA: the script's output in NAME.out
   printf '%s\n' "$2" >"$1.lua"
-  prlimit --as=4000000000 "$tielab" --headless "$1.lua" >"$1.out" 2>&1
+  $CAP "$tielab" --headless "$1.lua" >"$1.out" 2>&1
 }
 
 run save "local r = lab.run{name = 'm', corpus = 'data/corpus.txt', $tiny}

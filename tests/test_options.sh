@@ -16,8 +16,10 @@ echo 'print("init=ran")' >"$tmp/config/tielab/init.lua"
 export XDG_STATE_HOME="$tmp/state" XDG_CONFIG_HOME="$tmp/config" TERM=dumb
 BASE="--vocab 256 --dim 16 --heads 2 --layers 1 --ctx 8 --batch 2 --threads 1"
 QUIET="--lens-every 0 --eval-every 0 --align-every 0"   # no instruments: quicker
+# the address-space cap, but none under AddressSanitizer (its shadow memory)
 RUN="prlimit --as=4000000000 --"
 command -v prlimit >/dev/null 2>&1 || RUN=
+[ -n "${ASAN_OPTIONS:-}" ] && RUN=
 
 cat >probe.lua <<'LUA'
 local r = lab.runs[1] or lab.run{}

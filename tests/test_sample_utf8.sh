@@ -29,7 +29,7 @@ for seed = 1, 40 do
 end
 f:close()
 LUA
-(cd "$tmp" && prlimit --as=4000000000 "$tielab" --headless sample.lua) >"$tmp/out" 2>&1
+(cd "$tmp" && $CAP "$tielab" --headless sample.lua) >"$tmp/out" 2>&1
 ok $? "a run on the corpus samples 80 texts: $(tail -n 1 "$tmp/out")"
 
 "$py" - "$tmp/samples.txt" >"$tmp/check" <<'PY'

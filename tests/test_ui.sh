@@ -126,6 +126,14 @@ wait_for 'line mode' 300
 type_line 'print(ui.status())'
 wait_for '^paused, 2 runs|^running, 2 runs' 50
 check $? "TERM=dumb: a line REPL with the same lab"
+# steps not saved yet, whatever the lab was doing, so that quitting asks
+type_line 'ui.step(2)'
+i=0
+while [ $i -lt 30 ]; do
+  type_line 'print(ui.status())'
+  wait_for 'step [1-9]' 10 && break
+  i=$((i + 1))
+done
 key C-d
 wait_for 'save the runs before quitting' 50 && type_line n && wait_dead 100
 check $? "TERM=dumb: Ctrl-D asks, and 'n' ends it"

@@ -96,8 +96,9 @@ sed "s/.$bs//g" "$tmp/man.raw" >"$tmp/man.out"   # bold and underline by overstr
 if [ "$st" -eq 77 ]; then
   echo "ok 0 # SKIP no mandoc nor man with groff"
 else
-  [ "$st" -eq 0 ] && grep -q 'EXIT STATUS' "$tmp/man.out" && grep -q 'XDG_DATA_HOME' "$tmp/man.out"
-  ok $? "the installed man page renders ($(head -c 100 "$tmp/man.err"))"
+  [ "$st" -eq 0 ] && grep -q 'EXIT STATUS' "$tmp/man.out" && grep -q 'XDG_DATA_HOME' "$tmp/man.out" &&
+    grep -q "${prefix#"$root"}/share/tielab" "$tmp/man.out"
+  ok $? "the installed man page renders and names the folders it was installed to ($(head -c 100 "$tmp/man.err"))"
 fi
 
 cd "$tmp" || exit 1

@@ -7,9 +7,11 @@
 # and mandoc -Tlint (where installed) finds nothing to say.
 tap_name=manpage; . "${srcdir:-.}/tests/tap.sh"
 src=${top_srcdir:-.}
-page="$src/docs/tielab.1"
+page="${top_builddir:-.}/docs/tielab.1"
 test -s "$page"
 ok $? "docs/tielab.1 is there"
+! grep -q '%[A-Z]*%' "$page" && grep -q "^\.TH TIELAB 1 .*\"$("${top_builddir:-.}/tielab" -V)\"" "$page"
+ok $? "make filled in its folders and the version of the program: $(grep '^\.TH' "$page")"
 
 # The page's text with the escapes that matter here undone: \- and fonts.
 sed -e 's/\\-/-/g' -e 's/\\f[BIRP]//g' -e 's/\\(em/--/g' "$page" >"$tmp/page"

@@ -255,7 +255,7 @@ static void print_wrapped(FILE *f, const char *head, const char *text) {
 
 /* The environment and the files, as --help and tielab(1) name them. */
 static const char *const environment[][2] = {
-  {"NO_COLOR", "set (to anything): no colours"},
+  {"NO_COLOR", "set and not empty: no colours"},
   {"COLORFGBG", "the terminal's colours, for the default --theme"},
   {"TERM", "the terminal; dumb (or no terminal): the line REPL instead of the screen"},
   {"COLUMNS, LINES", "the screen's size where the terminal does not say"},

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "app/cli.h"
+#include "luaapi/luaapi.h"
 
 #define HELP_WIDTH 80
 #define HELP_INDENT 27   /* where the help text of an option starts */
@@ -374,7 +375,7 @@ void cli_list_options(FILE *f) {
       fputc('\n', f);
     }
   }
-  fprintf(f, "@datadir %s\n", TIELAB_DATADIR);   /* where the installed scripts are */
+  fprintf(f, "@datadir %s\n", luaapi_data_dir());   /* where the installed scripts are */
 }
 
 /* Split '--name=value' or '--name value'; '*consumed' is 1 or 2 argv slots. */

@@ -713,6 +713,8 @@ const char *lapi_data_dir(void) {
   return dir;
 }
 
+const char *luaapi_data_dir(void) { return lapi_data_dir(); }
+
 int luaapi_find_script(const char *name, char found[PATH_MAX], Err *err) {
   if (strlen(name) >= PATH_MAX) return err_set(err, "script name too long: '%.40s...'", name);
   /* In the working directory the name stays as given: arg[0] is "paper.lua". */

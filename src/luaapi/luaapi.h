@@ -84,6 +84,9 @@ lua_State *luaapi_state(LuaApi *api);
 ** directory, then $XDG_DATA_HOME/tielab (else ~/.local/share/tielab), then
 ** the installed data directory. Not found: -1, and 'err' lists the folders. */
 int luaapi_find_script(const char *name, char found[PATH_MAX], Err *err);
+/* The installed data directory that search ends in: PREFIX/share/tielab
+** beside the binary when there is one, else the configured one. */
+const char *luaapi_data_dir(void);
 
 /* Run a script file to its end on this thread, as 'lua' does: the global
 ** 'arg' holds argv (arg[0] the path), the chunk gets them as '...'. */

@@ -100,4 +100,10 @@ print('changed step', pcall(r.step, r, 1))"
 grep -q "^changed eval	true" changed.out &&
   grep "^changed step" changed.out | grep -q "false.*cannot train: its corpus '[^']*corpus.txt' holds other bytes.*SHA-256 differs"
 ok $? "other bytes at the original place: it loads on its held-out tokens, and stepping says the corpus changed: $(grep '^changed' changed.out | cut -c1-200 | tr '\n' ' ')"
+
+rm data/corpus.txt && mkdir data/corpus.txt
+run folder "local r = assert(lab.load('m.safetensors'))
+print('folder step', pcall(r.step, r, 1))"
+grep "^folder step" folder.out | grep -q "false.*cannot train: its corpus '[^']*corpus.txt' could not be read (.*)"
+ok $? "a folder at the corpus' place: it loads on its held-out tokens, and stepping says why: $(grep '^folder' folder.out | cut -c1-200)"
 tap_done

@@ -33,7 +33,6 @@
 
 #include "core/num.h"
 #include "core/safetensors.h"
-#include "core/sha256.h"
 #include "core/weights.h"
 #include "lab/run.h"
 
@@ -501,42 +500,6 @@ static int read_held_out(const StFile *f, const RunOptions *o, SharedData *d, Er
   return 0;
 }
 
-/* Whether the file at 'path' hashes to 'want' (64 hex digits); -1 when it
-** cannot be read. Streamed, so a large corpus is not held twice. */
-static int file_has_sha256(const char *path, const char *want) {
-  FILE *fp = fopen(path, "rb");
-  if (!fp) return -1;
-  Sha256 s;
-  sha256_begin(&s);
-  unsigned char buf[1 << 16];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, fp)) > 0) sha256_add(&s, buf, n);
-  int bad = ferror(fp);
-  fclose(fp);
-  if (bad) return -1;
-  uint8_t digest[32];
-  char hex[SHA256_HEX];
-  sha256_end(&s, digest);
-  for (int i = 0; i < 32; i++) snprintf(hex + 2 * i, 3, "%02x", digest[i]);
-  return strcmp(hex, want) == 0;
-}
-
-/* Why the corpus at the checkpoint's path cannot stand for the one the run
-** trained on (NULL when it can): gone from there, or, for a checkpoint
-** that keeps the corpus' hash and its held-out tokens, not a readable
-** file or other bytes. Such a run still loads on its held-out tokens. */
-static const char *corpus_unusable(const StFile *f, const char *path) {
-  struct stat st;
-  if (!path[0]) return NULL;
-  if (stat(path, &st) < 0 && (errno == ENOENT || errno == ENOTDIR)) return "was not found";
-  const char *hash = st_meta(f, "data.sha256");
-  if (!hash || !st_find(f, "data.val_tokens")) return NULL;   /* an older checkpoint: the corpus decides */
-  if (!S_ISREG(st.st_mode)) return "is not a regular file";
-  int same = file_has_sha256(path, hash);
-  if (same < 0) return "could not be read";
-  return same ? NULL : "holds other bytes than the text it was trained on (its SHA-256 differs)";
-}
-
 /* The held-out data of a checkpoint whose corpus is gone, as a reference
 ** for its run: shared with a run loaded from the same corpus before. */
 static SharedData *held_out_data(Lab *lab, const StFile *f, const RunOptions *o, const char *why, Err *err) {
@@ -567,6 +530,35 @@ static SharedData *held_out_data(Lab *lab, const StFile *f, const RunOptions *o,
   return d;
 }
 
+/* The data a loaded run works on, in '*data': its corpus, read (and
+** hashed) as any run's, or, when that corpus is gone from its path or is no
+** longer the text the run trained on, the held-out tokens the checkpoint
+** keeps, so that it evaluates and samples but does not train. A corpus
+** pointed to by the caller ('pointed') is taken as it is, and checked by
+** its hash once the run exists. NULL for a checkpoint from before the
+** held-out tokens were kept: the run reads its corpus itself. */
+static int checkpoint_data(Lab *lab, const StFile *f, const RunOptions *o, int pointed, SharedData **data,
+                           Err *err) {
+  struct stat st;
+  const char *want = st_meta(f, "data.sha256");
+  *data = NULL;
+  if (!o->corpus[0] || pointed) return 0;
+  if (stat(o->corpus, &st) < 0 && (errno == ENOENT || errno == ENOTDIR))
+    return (*data = held_out_data(lab, f, o, "was not found", err)) ? 0 : -1;
+  if (!want || !st_find(f, "data.val_tokens")) return 0;   /* an older checkpoint: the corpus decides */
+  Err read_err;
+  SharedData *d = lab_data_acquire(lab, o, &read_err);
+  if (d && strcmp(d->sha256, want) == 0) {
+    *data = d;
+    return 0;
+  }
+  char why[sizeof d->held_out_why];
+  if (d) snprintf(why, sizeof why, "holds other bytes than the text it was trained on (its SHA-256 differs)");
+  else snprintf(why, sizeof why, "could not be read (%.200s)", read_err.msg);
+  if (d) lab_data_release(lab, d);
+  return (*data = held_out_data(lab, f, o, why, err)) ? 0 : -1;
+}
+
 static Run *load_checkpoint(Lab *lab, const StFile *f, const LabLoadOptions *lo, Err *err) {
   RunOptions o;
   Counters k;
@@ -582,8 +574,8 @@ static Run *load_checkpoint(Lab *lab, const StFile *f, const LabLoadOptions *lo,
   if (lo && lo->name && *lo->name) snprintf(o.name, sizeof o.name, "%s", lo->name);
   if (lab_check_memory(lab, &o, lo ? lo->budget : 0, err) < 0) return NULL;
   SharedData *data = NULL;
-  const char *unusable = lo && lo->corpus && *lo->corpus ? NULL : corpus_unusable(f, o.corpus);
-  if (o.model.vocab >= 256 && unusable && !(data = held_out_data(lab, f, &o, unusable, err))) return NULL;
+  if (o.model.vocab >= 256 && checkpoint_data(lab, f, &o, lo && lo->corpus && *lo->corpus, &data, err) < 0)
+    return NULL;
   Model *m = read_model(f, &o, err);
   if (!m) {
     if (data) lab_data_release(lab, data);

@@ -23,7 +23,7 @@ typedef struct SharedData {
   ** whole of 'ds', n_train 0) and the frequencies; its corpus was not
   ** found, so runs on it evaluate and sample but do not train. */
   int held_out_only;
-  char held_out_why[96];   /* what became of the corpus: "was not found", ... */
+  char held_out_why[320];  /* what became of the corpus: "was not found", ... */
   int refs;
   struct SharedData *next;
 } SharedData;

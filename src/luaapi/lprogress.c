@@ -35,7 +35,7 @@ static int progress_step(lua_State *L) {
   luaL_argcheck(L, k >= 0, 2, "the units done cannot go back");
   if (p->ended) return luaL_error(L, "p:step: the progress has ended (p:done)");
   /* a count past the total stays at the total (and never wraps around) */
-  lua_Integer room = (p->total > 0 ? (lua_Integer)p->total : LUA_MAXINTEGER) - (lua_Integer)p->done;
+  lua_Integer room = (p->total > 0 ? p->total : LUA_MAXINTEGER) - p->done;
   p->done += k < room ? k : room;
   char text[256];
   if (label) text_escape(label, strlen(label), text, sizeof text);

@@ -2,7 +2,9 @@
 ** main.c -- choose the mode from the command line and own the exit status:
 ** the interactive lab (ui_main), a script or the built-in loop with no UI
 ** (headless_main), the throughput benchmark (bench_run), or a journal
-** played again (replay_main).
+** played again (replay_main). Under mpirun it joins the job first
+** (dist.h): the modes that train through the lab without a screen then
+** share every batch among the ranks.
 */
 #include "config.h"
 
@@ -15,6 +17,7 @@
 #include "app/cli.h"
 #include "app/headless.h"
 #include "app/replay.h"
+#include "dist/dist.h"
 #include "luaapi/luaapi.h"
 #include "ui/ui.h"
 
@@ -62,6 +65,33 @@ static int main_ui(const CliOptions *o) {
   return ui_main(&u);
 }
 
+static int run_mode(CliOptions *o) {
+  switch (o->mode) {
+    case MODE_HELP: cli_usage(stdout); return EXIT_OK;
+    case MODE_VERSION: printf("tielab %s\n", PACKAGE_VERSION); return EXIT_OK;
+    case MODE_LIST_OPTIONS: cli_list_options(stdout); return EXIT_OK;
+    case MODE_BENCH: return main_bench(o);
+    case MODE_HEADLESS: return headless_main(o);
+    case MODE_UI: return main_ui(o);
+    case MODE_REPLAY: return replay_main(o);
+  }
+  return EXIT_RUNTIME;
+}
+
+/* A job of several ranks trains through the lab, one batch shared by all:
+** the modes that draw on a terminal, replay a journal or time the bare
+** model cannot be shared. */
+static int check_shared_mode(const CliOptions *o, const Reducer *red, Err *err) {
+  if (!red) return 0;
+  const char *what = o->mode == MODE_UI ? "the interactive lab (one screen)"
+                     : o->mode == MODE_REPLAY ? "--replay"
+                     : o->mode == MODE_BENCH && !o->instruments ? "--bench without --instruments"
+                     : NULL;
+  if (!what) return 0;
+  return err_set(err, "%s does not run under mpirun (%d ranks): give --headless with a script or the built-in loop, "
+                 "or --bench --instruments", what, red->world);
+}
+
 int main(int argc, char **argv) {
   CliOptions o;
   Err err;
@@ -69,14 +99,17 @@ int main(int argc, char **argv) {
     fprintf(stderr, "tielab: %s\n", err.msg);
     return EXIT_USAGE;
   }
-  switch (o.mode) {
-    case MODE_HELP: cli_usage(stdout); return EXIT_OK;
-    case MODE_VERSION: printf("tielab %s\n", PACKAGE_VERSION); return EXIT_OK;
-    case MODE_LIST_OPTIONS: cli_list_options(stdout); return EXIT_OK;
-    case MODE_BENCH: return main_bench(&o);
-    case MODE_HEADLESS: return headless_main(&o);
-    case MODE_UI: return main_ui(&o);
-    case MODE_REPLAY: return replay_main(&o);
+  int trains = o.mode == MODE_BENCH || o.mode == MODE_HEADLESS || o.mode == MODE_UI || o.mode == MODE_REPLAY;
+  Dist *dist = NULL;
+  if (trains && dist_open(&dist, &err) < 0) {
+    fprintf(stderr, "tielab: %s\n", err.msg);
+    return EXIT_USAGE;
   }
-  return EXIT_RUNTIME;
+  o.reducer = dist_reducer(dist);
+  if (check_shared_mode(&o, o.reducer, &err) < 0) {
+    if (o.reducer->rank == 0) fprintf(stderr, "tielab: %s\n", err.msg);
+    return dist_close(dist, EXIT_USAGE);   /* every rank refuses alike */
+  }
+  dist_quiet(dist);
+  return dist_close(dist, run_mode(&o));
 }

@@ -5,16 +5,17 @@
 #
 # The order, lowest first (a file may include its own layer and those below):
 #   0 core     src/core/     tensors, model, optimizer, tokenizer, data, files
-#   1 lab      src/lab/      runs and their instruments, autosave, journal
-#   2 luaapi   src/luaapi/   the Lua binding, a client of lab.h
-#   3 trainer  src/trainer/  the training thread; it implements luaapi/host.h
-#   4 ui       src/ui/       the screen, a client of lab, luaapi and trainer
-#   5 app      src/app/      the program's modes (cli, headless, bench, ...)
-#   6 main     src/main.c    the process edge
+#   1 dist     src/dist/     the ranks of an mpirun job: core's Reducer over MPI
+#   2 lab      src/lab/      runs and their instruments, autosave, journal
+#   3 luaapi   src/luaapi/   the Lua binding, a client of lab.h
+#   4 trainer  src/trainer/  the training thread; it implements luaapi/host.h
+#   5 ui       src/ui/       the screen, a client of lab, luaapi and trainer
+#   6 app      src/app/      the program's modes (cli, headless, bench, ...)
+#   7 main     src/main.c    the process edge
 # "config.h" alone is the header configure writes, below every layer.
 # A layer's inside (lab/run.h, ui/uistate.h, luaapi/linternal.h,
-# core/model_impl.h) is for that layer's own files; outside it, only tests
-# that open the layer up include it.
+# core/model_impl.h, dist/dist_impl.h) is for that layer's own files;
+# outside it, only tests that open the layer up include it.
 # The checker runs first on small trees with a known fault, so that a
 # checker that cannot fail fails this test.
 tap_name=layers; . "${srcdir:-.}/tests/tap.sh"
@@ -22,15 +23,15 @@ tap_name=layers; . "${srcdir:-.}/tests/tap.sh"
 # Rank of a path under src/ ("lab/lab.h", "main.c"); empty: not a layer.
 rank() {
   case $1 in
-    core/*) echo 0 ;; lab/*) echo 1 ;; luaapi/*) echo 2 ;; trainer/*) echo 3 ;;
-    ui/*) echo 4 ;; app/*) echo 5 ;; main.c) echo 6 ;; *) echo "" ;;
+    core/*) echo 0 ;; dist/*) echo 1 ;; lab/*) echo 2 ;; luaapi/*) echo 3 ;; trainer/*) echo 4 ;;
+    ui/*) echo 5 ;; app/*) echo 6 ;; main.c) echo 7 ;; *) echo "" ;;
   esac
 }
 
 # The layer whose files alone may include $1, or empty: any may.
 inside_of() {
   case $1 in
-    lab/run.h | ui/uistate.h | luaapi/linternal.h | core/model_impl.h) echo "${1%%/*}" ;;
+    lab/run.h | ui/uistate.h | luaapi/linternal.h | core/model_impl.h | dist/dist_impl.h) echo "${1%%/*}" ;;
     *) echo "" ;;
   esac
 }

@@ -41,6 +41,7 @@ typedef struct CliOptions {
   const char *replay;      /* --replay: the journal to play again */
   int argc;                /* the whole command line, as the journal keeps it */
   char **argv;
+  const Reducer *reducer;   /* set by main under mpirun: the job's ranks share each batch; NULL: one process */
 } CliOptions;
 
 /* Parse argv. Returns 0, or -1 with a usage message in 'err' (exit 2). */

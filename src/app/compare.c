@@ -112,6 +112,7 @@ int compare_paper(const CliOptions *o, FILE *out, CompareInterrupted on_interrup
   long steps = o->steps > 0 ? o->steps : 1000;
   Err err;
   Lab *lab = lab_new(&err);
+  if (lab) lab_set_reducer(lab, o->reducer);
   if (!lab) goto fail;
   for (int k = 0; k < N_ARMS; k++)
     if (!(arms[k].run = add_arm(lab, o, &arms[k], &err))) goto fail;

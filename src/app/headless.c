@@ -211,6 +211,7 @@ static int run_script(const CliOptions *o) {
     fprintf(stderr, "tielab: %s\n", err.msg);
     return EXIT_RUNTIME;
   }
+  lab_set_reducer(lab, o->reducer);
   Inline in = {.lab = lab, .progress = progress_new(stderr, 1)};
   Host host = {.acquire = inline_acquire, .release = inline_release, .submit = inline_submit,
                .poll = inline_poll, .cancel = inline_cancel, .submit_job = inline_submit_job,
@@ -259,6 +260,7 @@ static void print_row(Progress *p, const RunMetrics *m) {
 /* Interrupted runs are kept: saved where 'tielab --resume' finds them, and
 ** said in one line with 'why'. */
 static void save_interrupted(Lab *lab, const char *why) {
+  if (lab_rank(lab) > 0) return;   /* rank 0 saves the job's runs, which every rank holds alike */
   if (lab_n_runs(lab) == 0) {
     fprintf(stderr, "tielab: %s\n", why);
     return;
@@ -283,6 +285,7 @@ static void save_interrupted(Lab *lab, const char *why) {
 static int builtin_loop(const CliOptions *o) {
   Err err;
   Lab *lab = lab_new(&err);
+  if (lab) lab_set_reducer(lab, o->reducer);
   Run *r = lab ? lab_add_run(lab, &o->run, &err) : NULL;
   if (!r) {
     fprintf(stderr, "tielab: %s\n", err.msg);

@@ -414,7 +414,7 @@ static void head_forward(Model *m, int r0, int r1) {
                          tensor_ptr(m, m->a.params, t_lnf_w(c) + 1), n, d);
   linalg_mm_fwd(logits, V, lnf, d, tensor_ptr(m, m->a.params, t_lm_head(c)), d, n, d, V, 0.0f);
   if (!m->has_targets) return;
-  float scale = 1.0f / (float)(m->b * m->t);
+  float scale = 1.0f / (float)(m->grad_rows * m->t);
   for (int r = r0; r < r1; r++)
     m->a.row_loss[r] = kern_softmax_xent(m->a.probs + (size_t)r * V, m->a.dlogits + (size_t)r * V,
                                          m->a.targets[r], V, scale);
@@ -448,9 +448,13 @@ static void rows_stage(void *arg, int part, int parts) {
 }
 
 float model_forward(Model *m, const int32_t *inputs, const int32_t *targets, int b, int t) {
+  return model_forward_part(m, inputs, targets, b, t, b);
+}
+
+float model_forward_part(Model *m, const int32_t *inputs, const int32_t *targets, int b, int t, int batch_rows) {
   const ModelConfig *c = &m->cfg;
   m->has_targets = 0;
-  if (b < 1 || b > c->batch || t < 1 || t > c->ctx) return NAN;
+  if (b < 1 || b > c->batch || t < 1 || t > c->ctx || batch_rows < b) return NAN;
   size_t n = (size_t)b * t;
   for (size_t i = 0; i < n; i++) {
     if (inputs[i] < 0 || inputs[i] >= c->vocab) return NAN;
@@ -460,6 +464,7 @@ float model_forward(Model *m, const int32_t *inputs, const int32_t *targets, int
   if (targets) memcpy(m->a.targets, targets, n * sizeof(int32_t));
   m->b = b;
   m->t = t;
+  m->grad_rows = batch_rows;
   m->has_targets = targets != NULL;
   Stage s = {.m = m};
   pool_run(m->pool, first_stage, &s);
@@ -634,7 +639,10 @@ static void stats_stage(void *arg, int r0, int r1, int w) {
   }
 }
 
-static void grad_stats(Model *m, GradStats *gs) {
+/* The per-row sums of G_in, dx0 and G_out into 'gs'. Under a Reducer
+** G_in and G_out are already the whole batch's; dx0 holds this rank's
+** rows only, so its two sums are summed across ranks. */
+static int grad_stats(Model *m, GradStats *gs, const Reducer *red, Err *err) {
   int V = m->cfg.vocab, n = m->b * m->t, rows = 2 * V + n;
   Stage s = {.m = m};
   pool_for(m->pool, rows, stats_stage, &s);
@@ -646,6 +654,7 @@ static void grad_stats(Model *m, GradStats *gs) {
     acc[which][1] += ab[r];
     if (r < V) touched += nz[r];
   }
+  if (red && red->sum(red->ctx, acc[1], 2, err) < 0) return -1;
   gs->in_l2 = sqrt(acc[0][0]);
   gs->in_l1 = acc[0][1];
   gs->in_act_l2 = sqrt(acc[1][0]);
@@ -653,17 +662,28 @@ static void grad_stats(Model *m, GradStats *gs) {
   gs->out_l2 = sqrt(acc[2][0]);
   gs->out_l1 = acc[2][1];
   gs->rows_touched = touched / (double)V;
+  return 0;
 }
 
-void model_backward(Model *m, GradStats *gs) {
+/* Hand the gradient of tensors [first, last) to the Reducer: the backward
+** is done with them. */
+static int reduce_tensors(Model *m, const Reducer *red, int first, int last, Err *err) {
+  if (!red) return 0;
+  size_t from = m->tensors[first].offset;
+  size_t to = last < m->n_tensors ? m->tensors[last].offset : m->n_floats;
+  return red->start(red->ctx, m->a.grads + from, to - from, err);
+}
+
+int model_backward_reduced(Model *m, GradStats *gs, const Reducer *red, Err *err) {
   const ModelConfig *c = &m->cfg;
   GradStats zero = {0};
   if (gs) *gs = zero;
-  if (!m->has_targets) return;
+  if (!m->has_targets) return 0;
   int n = m->b * m->t;
   Stage s = {.m = m};
   pool_run(m->pool, head_backward, &s);
   layernorm_reduce(m, tensor_ptr(m, m->a.grads, t_lnf_w(c)), tensor_ptr(m, m->a.grads, t_lnf_w(c) + 1), n);
+  if (reduce_tensors(m, red, t_lnf_w(c), m->n_tensors, err) < 0) return -1;
   for (int l = c->layers - 1; l >= 0; l--) {
     s.l = l;
     pool_run(m->pool, mlp_out_backward, &s);
@@ -672,10 +692,16 @@ void model_backward(Model *m, GradStats *gs) {
     pool_run(m->pool, attn_backward, &s);
     pool_run(m->pool, attn_in_backward, &s);
     layernorm_reduce(m, layer_ptr(m, m->a.grads, l, LN1_W), layer_ptr(m, m->a.grads, l, LN1_B), n);
+    int first = T_LAYER0 + l * LAYER_TENSORS;
+    if (reduce_tensors(m, red, first, first + LAYER_TENSORS, err) < 0) return -1;
   }
   encoder_backward(m);
-  if (gs) grad_stats(m, gs);
+  if (reduce_tensors(m, red, 0, T_LAYER0, err) < 0) return -1;
+  if (red && red->wait(red->ctx, err) < 0) return -1;
+  return gs ? grad_stats(m, gs, red, err) : 0;
 }
+
+void model_backward(Model *m, GradStats *gs) { model_backward_reduced(m, gs, NULL, NULL); }
 
 /* ---- reading out hidden states (the lenses) */
 

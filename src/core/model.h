@@ -45,6 +45,7 @@
 
 #include "core/config.h"
 #include "core/err.h"
+#include "core/reduce.h"
 
 typedef struct Model Model;
 
@@ -106,9 +107,22 @@ void model_mirror_shared(Model *m);
 ** Returns NAN, computing nothing, when b, t or a token id is out of range. */
 float model_forward(Model *m, const int32_t *inputs, const int32_t *targets, int b, int t);
 
+/* The same on 'b' rows that are this process's part of a batch of
+** 'batch_rows' (>= b) shared across processes: the loss returned is the
+** mean over these rows, and the gradient backward will compute is these
+** rows' share of the whole batch's mean loss, so that the shares summed
+** across processes are one process's gradient of the whole batch. */
+float model_forward_part(Model *m, const int32_t *inputs, const int32_t *targets, int b, int t, int batch_rows);
+
 /* Backward of the last forward (which had targets). Fills every gradient
 ** slot (overwriting) and the GradStats 'gs' (except total_norm). */
 void model_backward(Model *m, GradStats *gs);
+
+/* The same with each finished slice of the gradient arena handed to 'red'
+** as the backward goes down (NULL: none), waiting for its sums before the
+** GradStats are taken of the whole batch's gradient. -1 with 'err' set when
+** the Reducer fails (a rank is gone); the weights are untouched. */
+int model_backward_reduced(Model *m, GradStats *gs, const Reducer *red, Err *err);
 
 /* Apply scales and fold the shared columns (see the top of this file). */
 void model_combine(Model *m, float in_scale, float out_scale);

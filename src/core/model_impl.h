@@ -68,6 +68,7 @@ struct Model {
   Buffers a;
   long adam_t;
   int b, t;             /* shape of the last forward */
+  int grad_rows;        /* rows of the batch whose mean loss the gradient is of (>= b) */
   int has_targets;      /* the last forward computed a loss: backward may run */
 };
 

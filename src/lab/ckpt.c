@@ -137,6 +137,7 @@ static int add_extras(StWriter *w, Run *r, SaveBufs *b, Err *err) {
 }
 
 int run_save(Run *r, const char *path, Err *err) {
+  if (lab_rank(r->lab) > 0) return 0;   /* rank 0 holds the same run and writes it */
   const ModelConfig *c = model_config(r->model);
   StWriter *w = st_writer_new();
   SaveBufs b = {0};

@@ -272,6 +272,7 @@ static int export_csv(Run *r, const char *path, int wide, Err *err) {
 }
 
 static int export_to(Run *r, const char *path, int wide, Err *err) {
+  if (lab_rank(r->lab) > 0) return 0;   /* rank 0 holds the same run and writes it */
   if (ends_with(path, ".csv")) return export_csv(r, path, wide, err);
   if (!ends_with(path, ".jsonl")) return err_set(err, "%s: export to a .csv or .jsonl file", path);
   if (wide) return err_set(err, "%s: the wide form is a CSV file; name it .csv", path);

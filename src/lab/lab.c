@@ -27,6 +27,10 @@ void lab_free(Lab *lab) {
   free(lab);
 }
 
+void lab_set_reducer(Lab *lab, const Reducer *red) { lab->reducer = red && red->world > 1 ? red : NULL; }
+int lab_rank(const Lab *lab) { return lab->reducer ? lab->reducer->rank : 0; }
+int lab_world(const Lab *lab) { return lab->reducer ? lab->reducer->world : 1; }
+
 int lab_n_runs(const Lab *lab) { return lab->n_runs; }
 long lab_max_step(const Lab *lab) {
   long step = 0;

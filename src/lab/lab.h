@@ -18,6 +18,7 @@
 
 #include "core/config.h"
 #include "core/err.h"
+#include "core/reduce.h"
 #include "core/schedule.h"
 #include "lab/align.h"
 #include "lab/history.h"
@@ -169,6 +170,19 @@ typedef struct RunMetrics {
 
 Lab *lab_new(Err *err);
 void lab_free(Lab *lab);
+
+/* Data-parallel training: every run of the lab takes its share of each
+** batch (rank 'red->rank' of 'red->world', by rows) and sums the gradient
+** across the ranks through 'red' before the scales, the clip and the
+** optimizer, so that every rank holds the same weights as one process
+** stepping the whole batch would; every instrument is the whole batch's.
+** On the steps the online lens trains, every rank steps the whole batch
+** itself (the lens learns from every row's hidden states). Set before the
+** first run; 'red' outlives the lab. Only rank 0 writes files: run_save
+** and the exports do nothing on the others, which hold the same runs. */
+void lab_set_reducer(Lab *lab, const Reducer *red);
+int lab_rank(const Lab *lab);    /* 0 in a plain process */
+int lab_world(const Lab *lab);   /* 1 in a plain process */
 
 /* Would a new run of options 'o' fit? The whole lab's need (every run at
 ** its largest, the corpora they read) is compared with what this process

@@ -219,6 +219,16 @@ Run *run_create(Lab *lab, const RunOptions *o, Model *model, Err *err) {
   return run_create_on(lab, o, model, NULL, err);
 }
 
+/* Under data-parallel training each rank takes batch/world rows of every
+** batch: a batch that does not split evenly is refused before training. */
+static int run_check_split(const Run *r, Err *err) {
+  int world = lab_world(r->lab), b = model_config(r->model)->batch;
+  if (b % world == 0) return 0;
+  return err_set(err, "run '%s': batch %d does not split evenly across %d ranks (mpirun -np %d): give a batch "
+                 "that is a multiple of %d, such as %d", r->opt.name, b, world, world, world,
+                 (b / world + 1) * world);
+}
+
 Run *run_create_on(Lab *lab, const RunOptions *o, Model *model, SharedData *data, Err *err) {
   Run *r = calloc(1, sizeof *r);
   if (!r) {
@@ -242,6 +252,7 @@ Run *run_create_on(Lab *lab, const RunOptions *o, Model *model, SharedData *data
             bpe_vocab(r->data->ds.bpe), model_config(model)->vocab);
     goto fail;
   }
+  if (run_check_split(r, err) < 0) goto fail;
   run_keep_step0(r);
   r->dirty = 1;
   run_refresh_metrics(r);
@@ -345,17 +356,36 @@ static void run_batch_rows(const Run *r, long step, int32_t *rows) {
   dataset_train_batch(&r->data->ds, r->opt.data_seed, (uint64_t)(step - 1), c->batch, c->ctx, rows);
 }
 
+/* Is an instrument of period 'every' (0: never) due at 'step'? */
+static int due(long step, int every) { return every > 0 && step % every == 0; }
+
+/* The Reducer step 'step' shares its 'b' rows through, or NULL: one
+** process, rows that do not split evenly, or a step the online lens trains
+** on (it reads every row's hidden states, so every rank steps them all). */
+static const Reducer *step_reducer(const Run *r, long step, int b) {
+  const Reducer *red = r->lab->reducer;
+  if (!red || b % red->world != 0 || due(step, r->opt.lens_every)) return NULL;
+  return red;
+}
+
 /* Forward, backward, scales, clip, update on the 'b' rows of t+1 tokens in
 ** r->rows: stops before touching the weights when the loss or the gradient
-** is not finite. The rates are those the schedule gives the next step. */
+** is not finite (-1) or a rank sharing the step is gone (-2). The rates are
+** those the schedule gives the next step. */
 static int train_rows(Run *r, int b, int t, double *loss_out, GradStats *gs, Err *err) {
   long step = r->metrics.step;
   batch_split(r->rows, b, t, r->inputs, r->targets);
-  float loss = model_forward(r->model, r->inputs, r->targets, b, t);
+  const Reducer *red = step_reducer(r, step + 1, b);
+  int rows = red ? b / red->world : b;
+  size_t first = red ? (size_t)red->rank * rows * t : 0;
+  double loss = model_forward_part(r->model, r->inputs + first, r->targets + first, rows, t, b);
+  /* the mean of the ranks' means: every rank then agrees on whether it is finite */
+  if (red && red->sum(red->ctx, &loss, 1, err) < 0) return -2;
+  if (red) loss /= red->world;
   if (!isfinite(loss))
     return err_set(err, "run '%s': loss is %s at step %ld; run paused, weights kept from step %ld",
                    r->opt.name, isnan(loss) ? "NaN" : "infinite", step + 1, step);
-  model_backward(r->model, gs);
+  if (model_backward_reduced(r->model, gs, red, err) < 0) return -2;
   model_combine(r->model, (float)r->opt.in_scale, (float)r->opt.out_scale);
   OptimConfig oc = run_options_optim_at(&r->opt, step + 1);
   gs->total_norm = model_clip_scaled(r->model, oc.grad_scale, oc.clip);
@@ -485,8 +515,6 @@ int run_measure(Run *r, Err *err) {
   return 0;
 }
 
-static int due(long step, int every) { return every > 0 && step % every == 0; }
-
 /* The instruments due after a step on 'b' rows of 't' tokens. */
 static void run_instruments(Run *r, int b, int t) {
   RunMetrics *mt = &r->metrics;
@@ -507,7 +535,9 @@ static int step_on_rows(Run *r, int b, int t, Err *err) {
   double t0 = clock_seconds(), loss = 0;
   GradStats gs;
   memset(&gs, 0, sizeof gs);
-  if (train_rows(r, b, t, &loss, &gs, err) < 0) {
+  int rc = train_rows(r, b, t, &loss, &gs, err);
+  if (rc == -2) return -1;   /* the other ranks are gone: nothing to pause for */
+  if (rc < 0) {
     run_set_paused(r, 1);
     history_event(r->hist, r->metrics.step, "paused: loss not finite");
     return -1;

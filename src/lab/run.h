@@ -7,6 +7,7 @@
 
 #include "core/data.h"
 #include "core/model.h"
+#include "core/reduce.h"
 #include "core/sha256.h"
 #include "lab/lab.h"
 #include "lab/lens.h"
@@ -65,6 +66,7 @@ struct Lab {
   int next_id;
   SharedData *data;
   long steps;                    /* lab_step calls */
+  const Reducer *reducer;        /* data-parallel: the ranks sharing each batch; NULL: one process */
 };
 
 /* run.c */

@@ -612,7 +612,9 @@ static const luaL_Reg lablib[] = {
 static int lab_newindex(lua_State *L) {
   if (lua_type(L, 2) == LUA_TSTRING) {
     const char *key = lua_tostring(L, 2);
-    if (strcmp(key, "runs") == 0 || strcmp(key, "version") == 0) return luaL_error(L, "lab.%s is read-only", key);
+    static const char *const fixed[] = {"runs", "version", "rank", "world"};
+    for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++)
+      if (strcmp(key, fixed[i]) == 0) return luaL_error(L, "lab.%s is read-only", key);
   }
   lua_rawset(L, 1);
   return 0;
@@ -630,15 +632,25 @@ int luaopen_tielab(lua_State *L) {
   registry_table(L, "tielab.hooks");
   registry_table(L, "tielab.keys");
   luaL_newlib(L, lablib);
-  /* 'runs' and 'version' are read through the metatable, so that
-  ** assigning to them is an error rather than a lost view; functions stay
-  ** plain fields (a script may wrap one) and new fields may be added. */
+  /* 'runs', 'version', 'rank' and 'world' are read through the metatable,
+  ** so that assigning to them is an error rather than a lost view;
+  ** functions stay plain fields (a script may wrap one) and new fields may
+  ** be added. Under mpirun every rank runs the script: 'rank' is this
+  ** process's (0 prints and writes), 'world' how many share each batch. */
+  LuaApi *api = lapi_get(L);
+  Lab *lab = lapi_lock(api);
+  int rank = lab_rank(lab), world = lab_world(lab);
+  lapi_unlock(api);
   lua_createtable(L, 0, 2);
-  lua_createtable(L, 0, 2);
+  lua_createtable(L, 0, 4);
   push_runs_view(L);
   lua_setfield(L, -2, "runs");
   lua_pushliteral(L, PACKAGE_VERSION);
   lua_setfield(L, -2, "version");
+  lua_pushinteger(L, rank);
+  lua_setfield(L, -2, "rank");
+  lua_pushinteger(L, world);
+  lua_setfield(L, -2, "world");
   lua_setfield(L, -2, "__index");
   lua_pushcfunction(L, lab_newindex);
   lua_setfield(L, -2, "__newindex");

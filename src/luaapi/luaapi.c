@@ -17,6 +17,7 @@
 #include <lualib.h>
 
 #include "core/text.h"
+#include "lab/lab.h"
 #include "luaapi/linternal.h"
 
 LuaApi *lapi_get(lua_State *L) { return *(LuaApi **)lua_getextraspace(L); }
@@ -594,6 +595,64 @@ static void sandbox(lua_State *L) {
   lua_pop(L, 1);
 }
 
+/* ------------------------------------------------------------ other ranks */
+
+/* Under mpirun every rank runs the script and takes the same path through
+** it; rank 0 alone writes. On the others a file opened to write (io.open,
+** io.output) is /dev/null, and os.remove and os.rename succeed doing
+** nothing, so that no two ranks race on one file and none fails where rank
+** 0 did not. (The lab's own files, r:save and r:export, are rank 0's in the
+** lab itself.) */
+static int writes_to_null(lua_State *L, int mode_arg) {
+  const char *mode = luaL_optstring(L, mode_arg, "r");
+  if (lua_type(L, 1) != LUA_TSTRING || !strpbrk(mode, "wa+")) return 0;
+  lua_pushliteral(L, "/dev/null");
+  lua_replace(L, 1);
+  return 1;
+}
+
+static int lapi_call_original(lua_State *L) {
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+  return lua_gettop(L);
+}
+
+static int lapi_follower_open(lua_State *L) {
+  writes_to_null(L, 2);
+  return lapi_call_original(L);
+}
+
+static int lapi_follower_output(lua_State *L) {
+  if (lua_type(L, 1) == LUA_TSTRING) {
+    lua_settop(L, 1);
+    lua_pushliteral(L, "w");
+    writes_to_null(L, 2);
+    lua_settop(L, 1);
+  }
+  return lapi_call_original(L);
+}
+
+static int lapi_follower_nothing(lua_State *L) {
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
+static void wrap(lua_State *L, const char *lib, const char *name, lua_CFunction fn) {
+  lua_getglobal(L, lib);
+  lua_getfield(L, -1, name);
+  lua_pushcclosure(L, fn, 1);
+  lua_setfield(L, -2, name);
+  lua_pop(L, 1);
+}
+
+static void follow_rank0(lua_State *L) {
+  wrap(L, "io", "open", lapi_follower_open);
+  wrap(L, "io", "output", lapi_follower_output);
+  wrap(L, "os", "remove", lapi_follower_nothing);
+  wrap(L, "os", "rename", lapi_follower_nothing);
+}
+
 /* ------------------------------------------------------------ the state */
 
 static int lapi_setup(lua_State *L) {
@@ -636,6 +695,10 @@ static int lapi_setup(lua_State *L) {
   lua_call(L, 1, 1);
   lua_setglobal(L, "lab");
 
+  Lab *lab = lapi_lock(api);
+  int follower = lab_rank(lab) > 0;
+  lapi_unlock(api);
+  if (follower) follow_rank0(L);   /* under the sandbox's guards, which check the names given */
   if (api->opt.sandbox) sandbox(L);
   lapi_find_beside_script(L);   /* after the sandbox, which checks the name found */
   lapi_install_hook(L);

@@ -1,0 +1,41 @@
+/*
+** dist.h -- the processes of one data-parallel job: tielab started by
+** 'mpirun -np N' (or srun), each process a rank of the job.
+**
+** Every rank runs the same command line; the lab shares each batch among
+** them through the Reducer this module gives it (core/reduce.h), so that
+** every rank holds the same weights. Rank 0 alone prints and writes: the
+** others' stdout and stderr go to /dev/null once 'dist_quiet' is called.
+** Without the environment mpirun gives its processes, nothing here starts
+** MPI: a plain process is a job of one, and a build without MPI is the
+** same program.
+*/
+#ifndef TIELAB_DIST_DIST_H
+#define TIELAB_DIST_DIST_H
+
+#include "core/err.h"
+#include "core/reduce.h"
+
+typedef struct Dist Dist;
+
+/* Join the job this process was started in. *out is NULL for a plain
+** process or a job of one rank; -1 with 'err' set when the environment
+** says there are several ranks but they cannot be joined (or this build
+** has no MPI). */
+int dist_open(Dist **out, Err *err);
+
+/* The Reducer for lab_set_reducer; NULL for a NULL Dist. */
+const Reducer *dist_reducer(Dist *d);
+
+/* On rank > 0, send stdout and stderr to /dev/null: rank 0 speaks for the
+** job. What this module itself has to say (a rank gone) still reaches the
+** terminal. */
+void dist_quiet(Dist *d);
+
+/* Leave the job with this rank's exit status 'code'; returns the job's,
+** rank 0's, which every rank exits with. The ranks end together: one that
+** failed while the others wait in a sum it will never join ends the whole
+** job (MPI_Abort) after a while. A NULL Dist returns 'code'. */
+int dist_close(Dist *d, int code);
+
+#endif

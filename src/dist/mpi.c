@@ -1,0 +1,216 @@
+/*
+** mpi.c -- the transport over MPI: the Reducer's sums are nonblocking
+** MPI_Iallreduce calls on a duplicate of MPI_COMM_WORLD.
+**
+** The model hands each slice of the gradient arena over as soon as the
+** backward has finished it (the head first, the embeddings last); each
+** slice's sum starts at once, and MPI moves it while the layers below are
+** computed, whenever this rank calls into MPI: every start also tests the
+** sums in flight, which is what moves them along (Open MPI has no thread of
+** its own for that). With TIELAB_ALLREDUCE=whole the slices are gathered
+** into one MPI_Iallreduce of the whole arena at the end of the backward
+** instead: no overlap, for measuring what the overlap gains.
+**
+** Waiting polls (MPI_Testall) rather than blocking in MPI_Wait, so that
+** SIGINT, SIGTERM or SIGHUP (mpirun sends SIGTERM to every rank when one
+** dies) ends the wait with an error instead of a hang. Errors are returned
+** (MPI_ERRORS_RETURN), never fatal inside MPI.
+*/
+#include "config.h"
+
+#include <limits.h>
+#include <mpi.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/clock.h"
+#include "core/sig.h"
+#include "dist/dist.h"
+#include "dist/dist_impl.h"
+
+typedef struct Mpi {
+  MPI_Comm comm;
+  MPI_Request *req;      /* sums in flight */
+  int n_req, cap_req;
+  int whole;             /* TIELAB_ALLREDUCE=whole: one sum at the end */
+  float *lo, *hi;        /* whole: the span of the slices handed over */
+} Mpi;
+
+static int mpi_fail(Dist *d, int rc, const char *what, Err *err) {
+  char text[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  if (MPI_Error_string(rc, text, &len) != MPI_SUCCESS) snprintf(text, sizeof text, "MPI error %d", rc);
+  err_set(err, "rank %d of %d: %s failed: %s (another rank is gone?)", d->red.rank, d->red.world, what, text);
+  dist_say(d, err->msg);
+  return -1;
+}
+
+static int add_request(Dist *d, MPI_Request r, Err *err) {
+  Mpi *m = d->mpi;
+  if (m->n_req == m->cap_req) {
+    int cap = m->cap_req ? 2 * m->cap_req : 16;
+    MPI_Request *grown = realloc(m->req, (size_t)cap * sizeof *grown);
+    if (!grown) return err_set(err, "out of memory for the gradient's sums");
+    m->req = grown;
+    m->cap_req = cap;
+  }
+  m->req[m->n_req++] = r;
+  return 0;
+}
+
+/* Start summing n values at x in place, in pieces MPI's int counts hold. */
+static int start_sum(Dist *d, void *x, size_t n, MPI_Datatype type, size_t size, Err *err) {
+  Mpi *m = d->mpi;
+  while (n > 0) {
+    int count = n > INT_MAX / 2 ? INT_MAX / 2 : (int)n;
+    MPI_Request r;
+    int rc = MPI_Iallreduce(MPI_IN_PLACE, x, count, type, MPI_SUM, m->comm, &r);
+    if (rc != MPI_SUCCESS) return mpi_fail(d, rc, "MPI_Iallreduce", err);
+    if (add_request(d, r, err) < 0) return -1;
+    x = (char *)x + (size_t)count * size;
+    n -= (size_t)count;
+  }
+  return 0;
+}
+
+/* Until every sum in flight is complete; a signal ends the wait. */
+static int finish(Dist *d, Err *err) {
+  Mpi *m = d->mpi;
+  for (;;) {
+    int done = 0;
+    int rc = MPI_Testall(m->n_req, m->req, &done, MPI_STATUSES_IGNORE);
+    if (rc != MPI_SUCCESS) return mpi_fail(d, rc, "MPI_Testall", err);
+    if (done) break;
+    if (sig_ended()) {
+      err_set(err, "stopped while waiting for the other ranks' sums");
+      dist_say(d, err->msg);
+      return -1;
+    }
+    sched_yield();
+  }
+  m->n_req = 0;
+  return 0;
+}
+
+static int red_start(void *ctx, float *x, size_t n, Err *err) {
+  Dist *d = ctx;
+  Mpi *m = d->mpi;
+  if (m->whole) {
+    if (!m->lo || x < m->lo) m->lo = x;
+    if (!m->hi || x + n > m->hi) m->hi = x + n;
+    return 0;
+  }
+  if (start_sum(d, x, n, MPI_FLOAT, sizeof(float), err) < 0) return -1;
+  int done;   /* move the sums in flight along */
+  int rc = MPI_Testall(m->n_req, m->req, &done, MPI_STATUSES_IGNORE);
+  if (rc != MPI_SUCCESS) return mpi_fail(d, rc, "MPI_Testall", err);
+  if (done) m->n_req = 0;
+  return 0;
+}
+
+static int red_wait(void *ctx, Err *err) {
+  Dist *d = ctx;
+  Mpi *m = d->mpi;
+  if (m->whole && m->lo) {
+    size_t n = (size_t)(m->hi - m->lo);
+    float *lo = m->lo;
+    m->lo = m->hi = NULL;
+    if (start_sum(d, lo, n, MPI_FLOAT, sizeof(float), err) < 0) return -1;
+  }
+  return finish(d, err);
+}
+
+static int red_sum(void *ctx, double *x, int n, Err *err) {
+  Dist *d = ctx;
+  if (start_sum(d, x, (size_t)n, MPI_DOUBLE, sizeof(double), err) < 0) return -1;
+  return finish(d, err);
+}
+
+/* TIELAB_ALLREDUCE: "layers" (the default) or "whole". */
+static int read_mode(int *whole, Err *err) {
+  const char *v = getenv("TIELAB_ALLREDUCE");
+  *whole = 0;
+  if (!v || !*v || strcmp(v, "layers") == 0) return 0;
+  if (strcmp(v, "whole") == 0) return *whole = 1, 0;
+  return err_set(err, "TIELAB_ALLREDUCE='%s': give layers (each layer's gradient summed as the backward "
+                 "leaves it, the default) or whole (the whole gradient summed at the end)", v);
+}
+
+int dist_mpi_open(Dist **out, Err *err) {
+  *out = NULL;
+  int whole;
+  if (read_mode(&whole, err) < 0) return -1;
+  int provided;
+  /* Only one thread at a time calls MPI: the one that steps the runs. */
+  if (MPI_Init_thread(NULL, NULL, MPI_THREAD_SERIALIZED, &provided) != MPI_SUCCESS)
+    return err_set(err, "MPI_Init_thread failed: this process cannot join its mpirun job");
+  Dist *d = calloc(1, sizeof *d);
+  Mpi *m = calloc(1, sizeof *m);
+  if (!d || !m) {
+    free(d), free(m);
+    MPI_Finalize();
+    return err_set(err, "out of memory joining the MPI job");
+  }
+  if (provided < MPI_THREAD_SERIALIZED) {
+    free(d), free(m);
+    MPI_Finalize();
+    return err_set(err, "this MPI gives thread level %d, below MPI_THREAD_SERIALIZED", provided);
+  }
+  MPI_Comm_dup(MPI_COMM_WORLD, &m->comm);
+  MPI_Comm_set_errhandler(m->comm, MPI_ERRORS_RETURN);
+  MPI_Comm_rank(m->comm, &d->red.rank);
+  MPI_Comm_size(m->comm, &d->red.world);
+  m->whole = whole;
+  d->tty = -1;
+  d->mpi = m;
+  d->red.ctx = d;
+  d->red.start = red_start;
+  d->red.wait = red_wait;
+  d->red.sum = red_sum;
+  *out = d;
+  return 0;
+}
+
+/* How long a rank that failed waits for the others to end too before it
+** ends the job: they may be waiting for a sum it will never join. */
+#define FAILED_WAIT_S 30.0
+
+/* Every rank posts rank 0's exit status and waits for all to have: the
+** job's ranks end together, with one status. A rank that failed waits at
+** most FAILED_WAIT_S; a signal ends any wait. Returns 0, or -1 when the
+** others did not come. */
+static int agree_on_code(Dist *d, int *code) {
+  Mpi *m = d->mpi;
+  MPI_Request r;
+  if (MPI_Ibcast(code, 1, MPI_INT, 0, m->comm, &r) != MPI_SUCCESS) return -1;
+  double until = *code != EXIT_OK ? clock_seconds() + FAILED_WAIT_S : 0;
+  for (;;) {
+    int done = 0;
+    if (MPI_Test(&r, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) return -1;
+    if (done) return 0;
+    if (sig_ended() || (until > 0 && clock_seconds() > until)) return -1;
+    sched_yield();
+  }
+}
+
+int dist_close(Dist *d, int code) {
+  if (!d) return code;
+  Mpi *m = d->mpi;
+  int job = code;
+  if (agree_on_code(d, &job) < 0) {
+    char msg[128];
+    snprintf(msg, sizeof msg, "ended with status %d and the other ranks did not end with it: ending the job", code);
+    dist_say(d, msg);
+    MPI_Abort(MPI_COMM_WORLD, code ? code : EXIT_RUNTIME);
+  }
+  MPI_Comm_free(&m->comm);
+  MPI_Finalize();
+  free(m->req);
+  free(m);
+  if (d->tty >= 0) close(d->tty);
+  free(d);
+  return job;
+}

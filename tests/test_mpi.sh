@@ -1,0 +1,146 @@
+#!/bin/sh
+# test_mpi.sh -- data-parallel training under mpirun: two ranks sharing
+# every batch give the losses and gradient norms of one process stepping
+# the whole batch, to 1e-5 relative over 50 steps (a tied run with its
+# online lens and validation, and an untied run with a scaled input side);
+# both ways of summing the gradient (by layers, overlapped with the
+# backward, or whole) give the same numbers; lab.rank and lab.world say
+# where a script runs; rank 0 alone writes (a script's files, r:save); a
+# batch that does not split evenly, the interactive lab and a bad
+# TIELAB_ALLREDUCE are refused before training; and when one rank dies the
+# other stops with a message, its run saved whole. A build without MPI
+# refuses a job of several ranks instead.
+tap_name=mpi; . "${srcdir:-.}/tests/tap.sh"
+
+if ! command -v mpirun >/dev/null 2>&1; then
+  echo "1..0 # SKIP no mpirun (Debian: openmpi-bin libopenmpi-dev)"
+  exit 77
+fi
+if [ -n "${ASAN_OPTIONS:-}" ]; then
+  echo "1..0 # SKIP under the sanitizers (Open MPI's own allocations are reported as leaks)"
+  exit 77
+fi
+# Open MPI refuses root unless told; tests in containers run as root.
+OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM OMPI_MCA_rmaps_base_oversubscribe
+mpi() { timeout 300 mpirun --oversubscribe -np "$@"; }
+cd "$tmp" || exit 1
+
+if ! grep -q "^#define HAVE_MPI 1" "$(dirname "$tielab")/config.h"; then
+  printf 'lab.run{vocab = 256, dim = 16, layers = 1, heads = 2, ctx = 8, batch = 4}\n' >one.lua
+  mpi 2 "$tielab" --headless one.lua >out 2>err
+  rc=$?
+  ok $((rc == 0)) "a build without MPI refuses a job of 2 ranks (status $rc)"
+  grep -q "built without MPI" err
+  ok $? "saying the build has no MPI ($(head -c 300 err))"
+  tap_done
+fi
+
+# ------------------------------------------------ the same numbers as one process
+cat >train.lua <<'LUA'
+local function shape(name) return {name = name, vocab = 256, dim = 32, layers = 2, heads = 2, ctx = 16, batch = 8,
+                                   threads = 1, lens_every = 10, eval_every = 10, seed = 3} end
+local tied = lab.run(shape("tied"))
+local untied = lab.run(shape("untied"), {tie = "untied", init_seed = 4, in_scale = 2})
+local function row(step, r)
+  local m = r:metrics()
+  print(string.format("%d %s %.9g %.9g %.9g %.9g %.9g %.9g", step, r.name, m.loss, m.grad_norm, m.grad_in,
+                      m.grad_out, m.grad_in_act, m.val_loss))
+end
+lab.on_step(function(step) row(step, tied) row(step, untied) end)
+lab.step(50)
+local al = lab.align(tied, untied)
+print(string.format("align x %.9g %.9g", al.linear_in, al.linear_out))
+for p, kl in ipairs(tied:metrics().lens.kl) do print(string.format("lens %d %.9g", p, kl)) end
+io.stderr:write(string.format("rank %d of %d\n", lab.rank, lab.world))
+local f = assert(io.open("written-" .. lab.rank .. ".tmp", "w"))
+f:write("rank ", lab.rank, "\n")
+f:close()
+assert(os.rename("written-" .. lab.rank .. ".tmp", "written-" .. lab.rank))
+tied:save("tied.safetensors")
+LUA
+"$tielab" --headless train.lua >one.out 2>one.err
+ok $? "one process trains the two runs ($(tail -n 2 one.err))"
+rm -f written-0
+mpi 2 "$tielab" --headless train.lua >two.out 2>two.err
+ok $? "two ranks train them ($(tail -n 3 two.err))"
+
+# Every number of one process against the two ranks' (the first two fields
+# are labels). Two ranks sum each gradient in another order than one
+# process: the last bits differ, and training carries the difference on
+# (at lr 1e-3 to a few 1e-6 by step 50; at 3e-3 to 4e-5).
+compare() {
+  awk -v tol="$3" 'NR == FNR { a[FNR] = $0; n = FNR; next }
+    { split(a[FNR], x, " "); m = split($0, y, " ")
+      if (m != split(a[FNR], x, " ")) { bad = bad " line " FNR; next }
+      for (i = 3; i <= m; i++) {
+        if (x[i] == y[i]) continue
+        d = x[i] - y[i]; if (d < 0) d = -d
+        s = x[i] < 0 ? -x[i] : x[i]; if (s < 1e-30) s = 1e-30
+        if (d / s > worst) worst = d / s
+      }
+      lines++ }
+    END { if (lines != n) bad = bad " (" lines " lines of " n ")"
+          printf "%d lines, worst relative difference %.3g%s\n", lines, worst, bad
+          exit (bad != "" || worst > tol) }' "$1" "$2"
+}
+n_rows=$(grep -c ' tied ' one.out)
+ok $((n_rows != 50)) "one process printed 50 steps of the tied run ($n_rows)"
+result=$(compare one.out two.out 1e-5)
+ok $? "losses, gradient norms, validation, alignment and lens of 2 ranks agree with 1 process to 1e-5 ($result)"
+grep -q "rank 0 of 1" one.err && grep -q "rank 0 of 2" two.err
+ok $? "lab.rank and lab.world: 0 of 1 in a plain process, 0 of 2 on rank 0 under mpirun"
+[ -f written-0 ] && [ ! -e written-1 ] && [ ! -e written-1.tmp ] && [ "$(cat written-0)" = "rank 0" ]
+ok $? "only rank 0's script writes files (io.open, os.rename): $(ls written-* 2>&1 | tr '\n' ' ')"
+cat >load.lua <<'LUA'
+local r = lab.load("tied.safetensors")
+print(string.format("%d %.9g", r:metrics().step, r:metrics().loss))
+LUA
+"$tielab" --headless load.lua >load.out 2>load.err
+grep -q '^50 ' load.out
+ok $? "the checkpoint rank 0 saved loads in one process, at step 50 ($(cat load.out load.err | head -c 300))"
+
+TIELAB_ALLREDUCE=whole mpi 2 "$tielab" --headless train.lua >whole.out 2>whole.err
+cmp -s two.out whole.out
+ok $? "the gradient summed whole gives the numbers summed layer by layer, to the bit"
+
+# ------------------------------------------------ refused before training
+printf 'lab.run{vocab = 256, dim = 16, layers = 1, heads = 2, ctx = 8, batch = 5}\nprint("trained")\n' >odd.lua
+mpi 2 "$tielab" --headless odd.lua >odd.out 2>odd.err
+rc=$?
+ok $((rc == 0)) "a batch of 5 across 2 ranks is an error (status $rc)"
+grep -q "batch 5 does not split evenly across 2 ranks" odd.err && ! grep -q trained odd.out
+ok $? "naming the sizes, before training ($(grep -m1 batch odd.err))"
+mpi 2 "$tielab" >ui.out 2>ui.err </dev/null
+rc=$?
+grep -q "does not run under mpirun" ui.err
+ok $? "the interactive lab is refused under mpirun (status $rc: $(grep -m1 tielab ui.err))"
+TIELAB_ALLREDUCE=fast mpi 2 "$tielab" --headless odd.lua >bad.out 2>bad.err
+grep -q "TIELAB_ALLREDUCE='fast'" bad.err
+ok $? "a bad TIELAB_ALLREDUCE is named ($(grep -m1 TIELAB bad.err | head -c 200))"
+
+# ------------------------------------------------ one rank dies
+sed 's/lab.step(50)/print("ready") io.stdout:flush() lab.step(1000000)/' train.lua >long.lua
+state="$tmp/state"
+XDG_STATE_HOME="$state" mpi 2 "$tielab" --headless long.lua >long.out 2>long.err &
+job=$!
+i=0
+while [ $i -lt 400 ] && ! grep -q ready long.out 2>/dev/null; do sleep 0.05; i=$((i + 1)); done
+victim=
+for p in $(pgrep -f "tielab --headless long.lua"); do
+  tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx 'OMPI_COMM_WORLD_RANK=1' && victim=$p
+done
+[ -n "$victim" ] && kill -KILL "$victim"
+wait $job
+rc=$?
+ok $((rc == 0 || rc == 124)) "when rank 1 ($victim) is killed the job ends, with an error (status $rc)"
+grep -q "rank 0 of 2): stopped while waiting for the other ranks" long.err
+ok $? "rank 0 stops with a message ($(grep -m1 'rank 0 of 2' long.err))"
+saved=$(find "$state" -name '*.safetensors' | head -n 1)
+printf 'local r = lab.load(arg[1]) print(r:metrics().step > 0)\n' >check.lua
+[ -n "$saved" ] && [ -z "$(find "$state" -name '*.tmp*')" ] && "$tielab" --headless check.lua "$saved" | grep -q true
+ok $? "its runs are saved whole where --resume finds them, no partial file ($(find "$state" -type f | tr '\n' ' '))"
+pgrep -f "tielab --headless long.lua" >/dev/null
+ok $((! $?)) "no rank is left running"
+
+tap_done

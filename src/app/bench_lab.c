@@ -23,8 +23,8 @@ static Run *add(Lab *lab, const CliOptions *o, const char *name, const char *tie
   return lab_add_run(lab, &ro, err);
 }
 
-static void print_json(FILE *out, const CliOptions *o, Run *r, int ranks, double med, double best, double worst,
-                       int steps) {
+static void print_json(FILE *out, const CliOptions *o, Run *r, int ranks, double reduce_s, double med, double best,
+                       double worst, int steps) {
   const ModelConfig *c = run_config(r);
   char tie[16];
   double tokens = (double)c->batch * c->ctx, fpt = config_flops_per_token(c);
@@ -33,11 +33,11 @@ static void print_json(FILE *out, const CliOptions *o, Run *r, int ranks, double
           "\"heads\":%d,\"ctx\":%d,\"batch\":%d,\"tie\":\"%s\"},\"lens_every\":%d,\"eval_every\":%d,"
           "\"align_every\":%d,\"params\":%zu,\"threads\":%d,\"steps\":%d,\"bench_warmup\":%d,"
           "\"tokens_per_step\":%.0f,\"tokens_per_s\":%.1f,\"step_ms\":%.3f,\"step_ms_min\":%.3f,"
-          "\"step_ms_max\":%.3f,\"flops_per_token\":%.0f,\"gflops\":%.2f,\"loss_last\":%.6f,\"ranks\":%d,",
+          "\"step_ms_max\":%.3f,\"flops_per_token\":%.0f,\"gflops\":%.2f,\"loss_last\":%.6f,\"ranks\":%d,\"allreduce_ms\":%.3f,",
           c->vocab, c->dim, c->layers, c->heads, c->ctx, c->batch, config_tie_name(c->tie_k, c->dim, tie),
           o->run.lens_every, o->run.eval_every, o->run.align_every, config_param_count(c), o->run.threads, steps,
           o->bench_warmup, tokens, tokens / med, med * 1e3, best * 1e3, worst * 1e3, fpt, fpt * tokens / med / 1e9,
-          run_metrics(r)->loss, ranks);
+          run_metrics(r)->loss, ranks, reduce_s / steps * 1e3);
   bench_print_optim(out, &o->run);
   fputc(',', out);
   bench_print_data(out, &o->run, 1);
@@ -56,14 +56,17 @@ int bench_lab_run(const CliOptions *o, FILE *out, Err *err) {
   lab_set_reducer(lab, o->reducer);
   if (!(r = add(lab, o, "bench", NULL, err)) || !(partner = add(lab, o, "partner", "untied", err))) goto done;
   run_set_paused(partner, 1);
-  double total = 0;
+  double total = 0, reduce_s = 0;
+  const Reducer *red = o->reducer;
   for (int i = 0; i < o->bench_warmup + steps; i++) {
-    double t0 = clock_seconds();
+    double t0 = clock_seconds(), busy0 = red ? red->busy(red->ctx) : 0;
     if (lab_step(lab, err) < 0) goto done;
-    if (i >= o->bench_warmup) total += t[i - o->bench_warmup] = clock_seconds() - t0;
+    if (i < o->bench_warmup) continue;
+    total += t[i - o->bench_warmup] = clock_seconds() - t0;
+    if (red) reduce_s += red->busy(red->ctx) - busy0;
   }
   qsort(t, (size_t)steps, sizeof *t, cmp_double);
-  print_json(out, o, r, lab_world(lab), total / steps, t[0], t[steps - 1], steps);
+  print_json(out, o, r, lab_world(lab), reduce_s, total / steps, t[0], t[steps - 1], steps);
   rc = 0;
 done:
   free(t);

@@ -687,9 +687,12 @@ int model_backward_reduced(Model *m, GradStats *gs, const Reducer *red, Err *err
   for (int l = c->layers - 1; l >= 0; l--) {
     s.l = l;
     pool_run(m->pool, mlp_out_backward, &s);
+    if (red && red->poll(red->ctx, err) < 0) return -1;
     pool_run(m->pool, mlp_in_backward, &s);
     layernorm_reduce(m, layer_ptr(m, m->a.grads, l, LN2_W), layer_ptr(m, m->a.grads, l, LN2_B), n);
+    if (red && red->poll(red->ctx, err) < 0) return -1;
     pool_run(m->pool, attn_backward, &s);
+    if (red && red->poll(red->ctx, err) < 0) return -1;
     pool_run(m->pool, attn_in_backward, &s);
     layernorm_reduce(m, layer_ptr(m, m->a.grads, l, LN1_W), layer_ptr(m, m->a.grads, l, LN1_B), n);
     int first = T_LAYER0 + l * LAYER_TENSORS;

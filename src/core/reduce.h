@@ -23,10 +23,16 @@ typedef struct Reducer {
   /* Begin summing 'n' floats at 'x' across every rank, in place; the sum
   ** may complete later, and 'x' is not touched again until 'wait'. */
   int (*start)(void *ctx, float *x, size_t n, Err *err);
+  /* Let the sums started move on (MPI moves them only when called); the
+  ** backward calls it between its stages. */
+  int (*poll)(void *ctx, Err *err);
   /* Every sum started is complete; -1 with 'err' set when a rank is gone. */
   int (*wait)(void *ctx, Err *err);
   /* Sum 'n' doubles across every rank, in place, before returning. */
   int (*sum)(void *ctx, double *x, int n, Err *err);
+  /* Seconds spent inside the three calls above so far: the part of the
+  ** sums that did not overlap the computation (for the benchmarks). */
+  double (*busy)(void *ctx);
 } Reducer;
 
 #endif

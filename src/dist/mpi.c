@@ -37,6 +37,7 @@ typedef struct Mpi {
   int n_req, cap_req;
   int whole;             /* TIELAB_ALLREDUCE=whole: one sum at the end */
   float *lo, *hi;        /* whole: the span of the slices handed over */
+  double busy;           /* seconds inside the Reducer's calls */
 } Mpi;
 
 static int mpi_fail(Dist *d, int rc, const char *what, Err *err) {
@@ -95,8 +96,19 @@ static int finish(Dist *d, Err *err) {
   return 0;
 }
 
-static int red_start(void *ctx, float *x, size_t n, Err *err) {
-  Dist *d = ctx;
+/* Move the sums in flight along: Open MPI advances a nonblocking
+** collective only inside MPI calls. */
+static int test_all(Dist *d, Err *err) {
+  Mpi *m = d->mpi;
+  if (m->n_req == 0) return 0;
+  int done;
+  int rc = MPI_Testall(m->n_req, m->req, &done, MPI_STATUSES_IGNORE);
+  if (rc != MPI_SUCCESS) return mpi_fail(d, rc, "MPI_Testall", err);
+  if (done) m->n_req = 0;
+  return 0;
+}
+
+static int start_slice(Dist *d, float *x, size_t n, Err *err) {
   Mpi *m = d->mpi;
   if (m->whole) {
     if (!m->lo || x < m->lo) m->lo = x;
@@ -104,15 +116,10 @@ static int red_start(void *ctx, float *x, size_t n, Err *err) {
     return 0;
   }
   if (start_sum(d, x, n, MPI_FLOAT, sizeof(float), err) < 0) return -1;
-  int done;   /* move the sums in flight along */
-  int rc = MPI_Testall(m->n_req, m->req, &done, MPI_STATUSES_IGNORE);
-  if (rc != MPI_SUCCESS) return mpi_fail(d, rc, "MPI_Testall", err);
-  if (done) m->n_req = 0;
-  return 0;
+  return test_all(d, err);
 }
 
-static int red_wait(void *ctx, Err *err) {
-  Dist *d = ctx;
+static int wait_all(Dist *d, Err *err) {
   Mpi *m = d->mpi;
   if (m->whole && m->lo) {
     size_t n = (size_t)(m->hi - m->lo);
@@ -123,11 +130,45 @@ static int red_wait(void *ctx, Err *err) {
   return finish(d, err);
 }
 
-static int red_sum(void *ctx, double *x, int n, Err *err) {
-  Dist *d = ctx;
+static int sum_now(Dist *d, double *x, int n, Err *err) {
   if (start_sum(d, x, (size_t)n, MPI_DOUBLE, sizeof(double), err) < 0) return -1;
   return finish(d, err);
 }
+
+/* The Reducer's calls: the above, timed. */
+static int red_start(void *ctx, float *x, size_t n, Err *err) {
+  Dist *d = ctx;
+  double t0 = clock_seconds();
+  int rc = start_slice(d, x, n, err);
+  ((Mpi *)d->mpi)->busy += clock_seconds() - t0;
+  return rc;
+}
+
+static int red_poll(void *ctx, Err *err) {
+  Dist *d = ctx;
+  double t0 = clock_seconds();
+  int rc = test_all(d, err);
+  ((Mpi *)d->mpi)->busy += clock_seconds() - t0;
+  return rc;
+}
+
+static int red_wait(void *ctx, Err *err) {
+  Dist *d = ctx;
+  double t0 = clock_seconds();
+  int rc = wait_all(d, err);
+  ((Mpi *)d->mpi)->busy += clock_seconds() - t0;
+  return rc;
+}
+
+static int red_sum(void *ctx, double *x, int n, Err *err) {
+  Dist *d = ctx;
+  double t0 = clock_seconds();
+  int rc = sum_now(d, x, n, err);
+  ((Mpi *)d->mpi)->busy += clock_seconds() - t0;
+  return rc;
+}
+
+static double red_busy(void *ctx) { return ((Mpi *)((Dist *)ctx)->mpi)->busy; }
 
 /* TIELAB_ALLREDUCE: "layers" (the default) or "whole". */
 static int read_mode(int *whole, Err *err) {
@@ -168,8 +209,10 @@ int dist_mpi_open(Dist **out, Err *err) {
   d->mpi = m;
   d->red.ctx = d;
   d->red.start = red_start;
+  d->red.poll = red_poll;
   d->red.wait = red_wait;
   d->red.sum = red_sum;
+  d->red.busy = red_busy;
   *out = d;
   return 0;
 }

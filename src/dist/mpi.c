@@ -32,7 +32,9 @@
 #include "dist/dist_impl.h"
 
 typedef struct Mpi {
-  MPI_Comm comm;
+  MPI_Comm comm;         /* the gradient's sums */
+  MPI_Comm end;          /* the exit status, apart: 'comm' may hold sums left half done */
+  int broken;            /* a sum was given up (a signal, a rank gone): MPI must not run again */
   MPI_Request *req;      /* sums in flight */
   int n_req, cap_req;
   int whole;             /* TIELAB_ALLREDUCE=whole: one sum at the end */
@@ -46,6 +48,7 @@ static int mpi_fail(Dist *d, int rc, const char *what, Err *err) {
   if (MPI_Error_string(rc, text, &len) != MPI_SUCCESS) snprintf(text, sizeof text, "MPI error %d", rc);
   err_set(err, "rank %d of %d: %s failed: %s (another rank is gone?)", d->red.rank, d->red.world, what, text);
   dist_say(d, err->msg);
+  ((Mpi *)d->mpi)->broken = 1;
   return -1;
 }
 
@@ -88,6 +91,7 @@ static int finish(Dist *d, Err *err) {
     if (sig_ended()) {
       err_set(err, "stopped while waiting for the other ranks' sums");
       dist_say(d, err->msg);
+      m->broken = 1;
       return -1;
     }
     sched_yield();
@@ -201,7 +205,9 @@ int dist_mpi_open(Dist **out, Err *err) {
     return err_set(err, "this MPI gives thread level %d, below MPI_THREAD_SERIALIZED", provided);
   }
   MPI_Comm_dup(MPI_COMM_WORLD, &m->comm);
+  MPI_Comm_dup(MPI_COMM_WORLD, &m->end);
   MPI_Comm_set_errhandler(m->comm, MPI_ERRORS_RETURN);
+  MPI_Comm_set_errhandler(m->end, MPI_ERRORS_RETURN);
   MPI_Comm_rank(m->comm, &d->red.rank);
   MPI_Comm_size(m->comm, &d->red.world);
   m->whole = whole;
@@ -217,31 +223,45 @@ int dist_mpi_open(Dist **out, Err *err) {
   return 0;
 }
 
-/* How long a rank that failed waits for the others to end too before it
-** ends the job: they may be waiting for a sum it will never join. */
-#define FAILED_WAIT_S 30.0
+/* How long a rank that failed or was signalled waits for the others to
+** end too before it ends the job: they may be waiting for a sum it will
+** never join, or (rank 0, after SIGTERM) still be saving the runs. */
+#define FAILED_WAIT_S 60.0
 
 /* Every rank posts rank 0's exit status and waits for all to have: the
-** job's ranks end together, with one status. A rank that failed waits at
-** most FAILED_WAIT_S; a signal ends any wait. Returns 0, or -1 when the
-** others did not come. */
+** job's ranks end together, with one status. A rank that failed, or that
+** a signal reached, waits at most FAILED_WAIT_S. Returns 0, or -1 when
+** the others did not come. */
 static int agree_on_code(Dist *d, int *code) {
   Mpi *m = d->mpi;
   MPI_Request r;
-  if (MPI_Ibcast(code, 1, MPI_INT, 0, m->comm, &r) != MPI_SUCCESS) return -1;
+  if (MPI_Ibcast(code, 1, MPI_INT, 0, m->end, &r) != MPI_SUCCESS) return -1;
   double until = *code != EXIT_OK ? clock_seconds() + FAILED_WAIT_S : 0;
   for (;;) {
     int done = 0;
     if (MPI_Test(&r, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) return -1;
     if (done) return 0;
-    if (sig_ended() || (until > 0 && clock_seconds() > until)) return -1;
+    if (until == 0 && sig_ended()) until = clock_seconds() + FAILED_WAIT_S;
+    if (until > 0 && clock_seconds() > until) return -1;
     sched_yield();
   }
+}
+
+/* A sum given up is still in flight and reads buffers the lab has freed
+** by now: calling MPI at all would move it along. Rank 0 (its runs saved
+** by now) just ends, and mpirun then ends the others; the others wait,
+** not in MPI, for that to happen, so that rank 0 is not ended while it
+** saves. */
+static int end_broken(Dist *d, int code) {
+  if (d->red.rank > 0)
+    for (double until = clock_seconds() + FAILED_WAIT_S; clock_seconds() < until;) sleep(1);
+  return code;
 }
 
 int dist_close(Dist *d, int code) {
   if (!d) return code;
   Mpi *m = d->mpi;
+  if (m->broken) return end_broken(d, code);
   int job = code;
   if (agree_on_code(d, &job) < 0) {
     char msg[128];
@@ -250,6 +270,7 @@ int dist_close(Dist *d, int code) {
     MPI_Abort(MPI_COMM_WORLD, code ? code : EXIT_RUNTIME);
   }
   MPI_Comm_free(&m->comm);
+  MPI_Comm_free(&m->end);
   MPI_Finalize();
   free(m->req);
   free(m);

@@ -105,6 +105,10 @@ JobAcctGatherType=jobacct_gather/none
 AccountingStorageType=accounting_storage/none
 MpiDefault=none
 ReturnToService=2
+# sbatch --wait polls every 2 s only while that is under half of this (its
+# sleeps grow to 8 s and 32 s otherwise); ended jobs are still kept for
+# longer than a poll, so that none is purged before it is seen done.
+MinJobAge=4
 MailProg=/bin/true
 NodeName=$SLURM_NODE NodeAddr=127.0.0.1 $hw State=UNKNOWN
 PartitionName=debug Nodes=$SLURM_NODE Default=YES MaxTime=INFINITE State=UP

@@ -17,18 +17,21 @@
 # are stopped (killed if they do not end in time), and the folder and
 # tap.sh's 'tmp' are removed. It sets SLURM_DIR, SLURM_CONF, SLURM_NODE.
 #
-# By hand, from a shell in the source tree (stop with slurm_stop, or by
-# leaving the shell):
+# By hand, from the source tree: a shell that sees the cluster (SLURM_CONF
+# is exported to it); leaving it stops the cluster and removes its folder.
 #
-#   . tests/slurm.sh && slurm_start && echo "export SLURM_CONF=$SLURM_CONF"
+#   sh -c '. tests/slurm.sh; slurm_start; echo "SLURM_CONF=$SLURM_CONF"; bash -i'
 
 # The socket's path must fit in a sockaddr_un, so the folder is short.
 SLURM_DIR=$(mktemp -d "${TMPDIR:-/tmp}/slurm-${slurm_name:-test}.XXXXXX") || exit 1
 [ ${#SLURM_DIR} -gt 80 ] && { rmdir "$SLURM_DIR"; SLURM_DIR=$(mktemp -d /tmp/slurm.XXXXXX) || exit 1; }
+# Nothing from the caller's environment (a job's, on a real cluster) may
+# point Slurm's commands elsewhere or change what they print.
+for v in $(env | sed -n 's/^\(SLURM_[A-Za-z0-9_]*\|SBATCH_[A-Za-z0-9_]*\|SQUEUE_[A-Za-z0-9_]*\|SINFO_[A-Za-z0-9_]*\)=.*/\1/p'); do
+  unset "$v"
+done
 SLURM_CONF=$SLURM_DIR/slurm.conf
 export SLURM_CONF
-# Nothing from the caller's environment may point Slurm's commands elsewhere.
-unset SLURM_JOB_ID SLURM_ARRAY_JOB_ID SLURM_ARRAY_TASK_ID SQUEUE_FORMAT SINFO_FORMAT
 slurm_munged= slurm_ctld= slurm_slurmd=
 
 # slurm_skip WHY [LOG]: a skipped plan, with LOG's last lines as comments.
@@ -47,17 +50,22 @@ slurm_port() {
   done
 }
 
-# slurm_wait SECONDS COMMAND...: until COMMAND succeeds, polling.
+# slurm_wait SECONDS PID COMMAND...: until COMMAND succeeds, polling;
+# fails at the deadline, or at once when the process PID has ended.
 slurm_wait() {
-  t=$(( $1 * 10 )); shift
+  t=$(( $1 * 10 )) pid=$2; shift 2
   while [ "$t" -gt 0 ]; do
     "$@" >/dev/null 2>&1 && return 0
+    alive "$pid" || return 1
     sleep 0.1
     t=$((t - 1))
   done
   return 1
 }
 alive() { kill -0 "$1" 2>/dev/null; }
+dead() { ! alive "$1"; }
+# why PID SECONDS WHAT: how a daemon failed, for the skip message.
+why() { if alive "$1"; then echo "$3 within $2 s"; else echo "ended at start"; fi; }
 munge_up() { munge -S "$SLURM_DIR/munge.socket" -n </dev/null | unmunge -S "$SLURM_DIR/munge.socket"; }
 node_idle() { scontrol show node "$SLURM_NODE" 2>/dev/null | grep -q 'State=IDLE'; }
 
@@ -73,18 +81,21 @@ slurm_start() {
   munged -F --force --socket="$d/munge.socket" --key-file="$d/munge.key" --pid-file="$d/munged.pid" \
     --log-file="$d/munged.log" --seed-file="$d/munge.seed" >"$d/munged.out" 2>&1 &
   slurm_munged=$!
-  slurm_wait 10 munge_up || { cat "$d/munged.out" >>"$d/munged.log"; slurm_skip "munged does not start" "$d/munged.log"; }
+  slurm_wait 10 $slurm_munged munge_up || { cat "$d/munged.out" >>"$d/munged.log"; slurm_skip "munged $(why $slurm_munged 10 "does not answer")" "$d/munged.log"; }
 
   # The node as slurmd sees it, under this machine's short name, reached on
   # the loopback address, so that no name needs resolving.
   SLURM_NODE=$(hostname -s)
-  hw=$(slurmd -C 2>/dev/null | head -n 1 | sed 's/^NodeName=[^ ]* //')
+  hw=$(timeout 10 slurmd -C 2>/dev/null | head -n 1 | sed 's/^NodeName=[^ ]* //')
   case $hw in *CPUs=*RealMemory=*) ;; *) slurm_skip "slurmd -C does not describe this machine: $hw" ;; esac
+  ctld_port=$(slurm_port)
+  slurmd_port=$(slurm_port)
+  while [ "$slurmd_port" = "$ctld_port" ]; do slurmd_port=$(slurm_port); done
   cat >"$SLURM_CONF" <<EOF
 ClusterName=tielab
 SlurmctldHost=$SLURM_NODE(127.0.0.1)
-SlurmctldPort=$(slurm_port)
-SlurmdPort=$(slurm_port)
+SlurmctldPort=$ctld_port
+SlurmdPort=$slurmd_port
 SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
@@ -117,31 +128,31 @@ EOF
 
   slurmctld -D -i -f "$SLURM_CONF" >"$d/slurmctld.out" 2>&1 &
   slurm_ctld=$!
-  if ! slurm_wait 30 scontrol ping || ! alive $slurm_ctld; then
+  if ! slurm_wait 30 $slurm_ctld scontrol ping; then
     cat "$d/slurmctld.out" >>"$d/slurmctld.log"
-    slurm_skip "slurmctld does not answer" "$d/slurmctld.log"
+    slurm_skip "slurmctld $(why $slurm_ctld 30 "does not answer scontrol ping")" "$d/slurmctld.log"
   fi
   slurmd -D -f "$SLURM_CONF" -N "$SLURM_NODE" >"$d/slurmd.out" 2>&1 &
   slurm_slurmd=$!
-  if ! slurm_wait 30 node_idle || ! alive $slurm_slurmd; then
+  if ! slurm_wait 30 $slurm_slurmd node_idle; then
     cat "$d/slurmd.out" >>"$d/slurmd.log"
     scontrol show node "$SLURM_NODE" 2>&1 | grep -E 'State=|Reason=' >>"$d/slurmd.log"
-    slurm_skip "the node does not come up idle" "$d/slurmd.log"
+    slurm_skip "slurmd $(why $slurm_slurmd 30 "does not bring node $SLURM_NODE up idle")" "$d/slurmd.log"
   fi
 }
 
-# slurm_kill PID NAME: TERM, then KILL after 10 s.
+# slurm_kill PID: TERM, then KILL after 10 s.
 slurm_kill() {
   [ -n "$1" ] && alive "$1" || return 0
   kill -TERM "$1" 2>/dev/null
-  slurm_wait 10 eval '! alive '"$1" || kill -KILL "$1" 2>/dev/null
+  slurm_wait 10 $$ dead "$1" || kill -KILL "$1" 2>/dev/null
   wait "$1" 2>/dev/null
 }
 jobs_gone() { [ -z "$(squeue -h -o %i 2>/dev/null)" ]; }
 slurm_stop() {
   if [ -n "$slurm_ctld" ] && alive "$slurm_ctld"; then
     scancel --quiet --user=root >/dev/null 2>&1
-    slurm_wait 10 jobs_gone
+    slurm_wait 10 $$ jobs_gone
   fi
   slurm_kill "$slurm_slurmd"
   slurm_kill "$slurm_ctld"
@@ -149,4 +160,5 @@ slurm_stop() {
   slurm_slurmd= slurm_ctld= slurm_munged=
 }
 trap 'slurm_stop; rm -rf "$SLURM_DIR" ${tmp:+"$tmp"}' EXIT
-trap 'exit 1' INT TERM HUP
+# A signal ends the test through its exit, so the cluster never outlives it.
+trap 'exit 1' INT TERM HUP PIPE

@@ -55,12 +55,12 @@ ok $? "and prints its table and writes serial/sweep.csv: $(head -n 1 serial/swee
 
 sweep out=array slurm >slurm.out 2>slurm.err
 ok $? "the sweep writes its sbatch script ($(tail -n 2 slurm.err | tr '\n' ' '))"
-array=$(sed -n 's/^#SBATCH  *--array=\(0-[0-9][0-9]*\)$/\1/p' array/sweep.sbatch 2>/dev/null)
+array=$(sed -n 's/^#SBATCH  *--array=\(0-[0-9][0-9]*\)\(%[0-9][0-9]*\)\{0,1\} *$/\1/p' array/sweep.sbatch 2>/dev/null)
 [ -n "$array" ]
 ok $? "array/sweep.sbatch asks for an array from 0: $(grep '^#SBATCH' array/sweep.sbatch | tr '\n' ' ')"
 
 submit array/sweep.sbatch
-ok $? "sbatch --wait array/sweep.sbatch runs its $array tasks ($(cat array/*.log array/*/*.log 2>/dev/null | grep -i 'error' | head -n 2))"
+ok $? "sbatch --wait array/sweep.sbatch runs tasks $array ($(cat array/*.log array/*/*.log 2>/dev/null | grep -i 'error' | head -n 2))"
 sweep out=array merge >merge.out 2>merge.err
 ok $? "merge gathers the tasks ($(tail -n 2 merge.err | tr '\n' ' '))"
 cmp serial.out merge.out

@@ -213,8 +213,8 @@ end
 -- The folder and its sweep.json: made on first use, else the grid it
 -- records must be this one.
 function Sweep:claim()
-  local ok, err = lab.mkdir(self.dir)
-  if not ok then M.usage("%s: cannot make the folder: %s", self.name, err) end
+  local made, ok, err = pcall(lab.mkdir, self.dir)
+  if not (made and ok) then M.usage("%s: cannot make the folder %s: %s", self.name, self.dir, made and err or ok) end
   local path = self.dir .. "/sweep.json"
   local want = {script = self.name, grid = self.grid, tasks = #self.points}
   local text = read_file(path)
@@ -326,8 +326,8 @@ end
 
 function Sweep:write_sbatch(opt)
   local logs = self.dir .. "/logs"
-  local ok, err = lab.mkdir(logs)
-  if not ok then M.usage("%s: cannot make %s: %s", self.name, logs, err) end
+  local made, ok, err = pcall(lab.mkdir, logs)
+  if not (made and ok) then M.usage("%s: cannot make the folder %s: %s", self.name, logs, made and err or ok) end
   local lines = {
     "#!/bin/bash",
     "#SBATCH --job-name=" .. M.quote("tielab-" .. self.name),

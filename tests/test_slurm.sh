@@ -6,7 +6,8 @@
 # script (slurm), submitted as an array and merged (merge); both print the
 # same table and write the same sweep.csv, byte for byte. Submitted again,
 # every task finds its result and leaves it alone: no file but the Slurm
-# logs is written again. Skips where no cluster can be started here.
+# logs is written again, and each log says the task was done already.
+# Skips where no cluster can be started here.
 tap_name=slurm; . "${srcdir:-.}/tests/tap.sh"
 slurm_name=slurm; . "${srcdir:-.}/tests/slurm.sh"
 lua_dir=$(cd "${srcdir:-.}/lua" && pwd)
@@ -92,4 +93,12 @@ snapshot >after
 ok $? "no task wrote anything again ($(wc -l <before) files; changed: $(diff before after | grep '^>' | cut -c3- | cut -d' ' -f1 | tr '\n' ' '))"
 grep -q sweep.csv before
 ok $? "sweep.csv was among the files kept"
+# and each task said so in its log
+k=0 said=0
+while [ $k -le "${array#0-}" ]; do
+  # shellcheck disable=SC2086
+  cat $logs 2>/dev/null | grep -q "task $k .*done already" || said=1
+  k=$((k + 1))
+done
+ok $said "each of tasks $array found its result: $(cat $logs 2>/dev/null | grep -m 1 'done already')"
 tap_done

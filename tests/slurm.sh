@@ -83,8 +83,10 @@ slurm_start() {
   slurm_munged=$!
   slurm_wait 10 $slurm_munged munge_up || { cat "$d/munged.out" >>"$d/munged.log"; slurm_skip "munged $(why $slurm_munged 10 "does not answer")" "$d/munged.log"; }
 
-  # The node as slurmd sees it, under this machine's short name, reached on
-  # the loopback address, so that no name needs resolving.
+  # The daemons run as the caller, root or not (jobs can then run as the
+  # caller only, which is all a test submits). The node as slurmd sees it,
+  # under this machine's short name, reached on the loopback address, so
+  # that no name needs resolving.
   SLURM_NODE=$(hostname -s)
   hw=$(timeout 10 slurmd -C 2>/dev/null | head -n 1 | sed 's/^NodeName=[^ ]* //')
   case $hw in *CPUs=*RealMemory=*) ;; *) slurm_skip "slurmd -C does not describe this machine: $hw" ;; esac
@@ -96,8 +98,8 @@ ClusterName=tielab
 SlurmctldHost=$SLURM_NODE(127.0.0.1)
 SlurmctldPort=$ctld_port
 SlurmdPort=$slurmd_port
-SlurmUser=root
-SlurmdUser=root
+SlurmUser=$(id -un)
+SlurmdUser=$(id -un)
 AuthType=auth/munge
 CredType=cred/munge
 AuthInfo=socket=$d/munge.socket
@@ -151,7 +153,7 @@ slurm_kill() {
 jobs_gone() { [ -z "$(squeue -h -o %i 2>/dev/null)" ]; }
 slurm_stop() {
   if [ -n "$slurm_ctld" ] && alive "$slurm_ctld"; then
-    scancel --quiet --user=root >/dev/null 2>&1
+    scancel --quiet --user="$(id -un)" >/dev/null 2>&1
     slurm_wait 10 $$ jobs_gone
   fi
   slurm_kill "$slurm_slurmd"

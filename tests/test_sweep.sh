@@ -7,7 +7,8 @@
 # saying why; a missing and a corrupt task file are named at merge and the
 # rest merged; the command lines survive paths with spaces and quotes; the
 # slurm verb writes an array job that runs a task; the sandbox lets a
-# sweep write its folder and nothing outside.
+# sweep write its folder and nothing outside; and paper.lua, one seed a
+# task, merges to the report and CSV files its one-process run writes.
 tap_name=sweep; . "${srcdir:-.}/tests/tap.sh"
 if ! command -v parallel >/dev/null 2>&1; then
   echo "1..0 # SKIP GNU parallel is not installed (Debian package parallel)"
@@ -151,4 +152,38 @@ ok $? "under --sandbox a task writes its folder in the working directory, the sa
 (cd box && "$tielab" --headless --sandbox "$script" $G out="$tmp/outside" task=0 >/dev/null 2>../box.err)
 [ $? -ne 0 ] && grep -q 'outside the working directory' box.err && ! [ -e outside ]
 ok $? "and is refused a folder outside it: $(head -n 1 box.err)"
+# ---- paper.lua through the same module: one seed a task
+paper="$lua_dir/paper.lua"
+PA="steps=12 dim=16 vocab=256 ctx=16 batch=2 layers=1 heads=1 seeds=1,2 scales=5 lens_steps=5 lens_tokens=32 lr=0.01"
+"$tielab" --headless "$paper" $PA out=whole >whole.out 2>whole.err
+ok $? "paper.lua with no verb runs every seed here, as before (out=PREFIX files)"
+"$tielab" --headless "$paper" $PA out=pp tasks >ptasks.txt 2>/dev/null &&
+  [ "$(wc -l <ptasks.txt)" -eq 2 ] && grep -q "^$exe --headless $paper .* out=$tmp/pp task=1\$" ptasks.txt
+ok $? "paper.lua tasks: one line a seed"
+parallel -j 2 <ptasks.txt >/dev/null 2>pparallel.err &&
+  "$tielab" --headless "$paper" $PA out=pp merge >pmerge.out 2>pmerge.err
+ok $? "the seeds under parallel, then merge"
+head -n -2 whole.out | cmp - pmerge.out && cmp whole_steps.csv pp/paper_steps.csv &&
+  cmp whole_lens.csv pp/paper_lens.csv && cmp whole_summary.csv pp/paper_summary.csv
+ok $? "merge prints the report of the one-process run byte for byte, and writes the same three CSV files"
+"$tielab" --headless "$paper" $PA out=pp task=0 >/dev/null 2>pskip.err && grep -q 'task 0 (seed 1) is done already' pskip.err
+ok $? "paper.lua task=0 done already is skipped"
+"$tielab" --headless "$paper" $PA out=pp task=2 >/dev/null 2>prange.err
+[ $? -eq 2 ] && grep -q 'task=2 is out of range: this grid has 2 tasks, task=0..1' prange.err
+ok $? "paper.lua task=2 is refused naming the range"
+"$tielab" --headless "$paper" $PA warmup=3 out=pp merge >/dev/null 2>pgrid.err
+[ $? -eq 2 ] && grep -q 'warmup recorded (none), given 3' pgrid.err
+ok $? "a run setting given only now is another grid: $(cat pgrid.err)"
+"$tielab" --headless "$script" $G out=pp merge >/dev/null 2>pother.err
+[ $? -eq 2 ] && grep -q 'holds a sweep of paper.lua, not of sweep.lua' pother.err
+ok $? "sweep.lua refuses paper.lua's folder"
+rm pp/task-1.json
+"$tielab" --headless "$paper" $PA out=pp merge >pgap.out 2>pgap.err
+[ $? -eq 1 ] && grep -q "task 1 (seed 2): no $tmp/pp/task-1.json" pgap.err && grep -q "the paper's findings" pgap.out &&
+  ! grep -q '^2,' pp/paper_steps.csv && grep -q '^1,tied,' pp/paper_steps.csv
+ok $? "a missing seed at merge is named, the other reported"
+"$tielab" --headless "$paper" $PA out=pp slurm >pslurm.out 2>/dev/null && grep -qx '#SBATCH --array=0-1' pp/sweep.sbatch &&
+  SLURM_ARRAY_TASK_ID=1 bash pp/sweep.sbatch >/dev/null 2>&1 &&
+  "$tielab" --headless "$paper" $PA out=pp merge >pslurm2.out 2>/dev/null && cmp pmerge.out pslurm2.out
+ok $? "paper.lua slurm: an array of 2; its task 1 fills the gap and the report is whole again"
 tap_done

@@ -65,10 +65,18 @@
 --     lens_tokens=0 positions per lens step (0: r:fit_lens's default; the
 --                   paper's lenses take 131072)
 --     out=paper     PREFIX_steps.csv, PREFIX_lens.csv, PREFIX_summary.csv
---                   (out= writes none)
+--                   (out= writes none); with a verb, the folder DIR
+--     VERB          tasks | task=K | slurm | merge: one seed a task, run
+--                   by other processes (GNU parallel, a Slurm array; see
+--                   tielab.sweep and docs/scale.md), task K the K-th seed
+--                   of seeds= (from 0); merge prints this same report and
+--                   writes DIR/paper_steps.csv, DIR/paper_lens.csv and
+--                   DIR/paper_summary.csv. No verb: every seed here, now.
+--     partition= time= cpus=   the slurm verb's #SBATCH lines
 local lab = require "tielab"
 local script = require "tielab.script"
 local stats = require "tielab.stats"
+local sweep = require "tielab.sweep"
 
 local nan = 0 / 0
 
@@ -77,7 +85,11 @@ local nan = 0 / 0
 local script_defaults = {
   steps = 1000, seeds = "1,2,3", scales = "2,5,10", fit = "tied,untied,untied_shared", lens_steps = 0, lens_tokens = 0, out = "paper",
   vocab = 1024, dim = 128, layers = 4, heads = 4, ctx = 64, batch = 16, corpus = "", recipe = "olmo",
+  tasks = false, task = -1, slurm = false, merge = false, partition = "", time = "", cpus = "",
 }
+-- The arguments that choose what to do, not what is measured.
+local not_grid = {out = true, tasks = true, task = true, slurm = true, merge = true, partition = true, time = true,
+                  cpus = true}
 -- Settings each arm sets itself: not the user's to give.
 local per_arm = {name = true, tie = true, tie_merge = true, seed = true, init_seed = true, data_seed = true,
                  in_scale = true, partner = true}
@@ -163,40 +175,31 @@ local function cell(x)
   return tostring(x)
 end
 
-local function csv(name, header) return script.csv(opt.out, name, header) end
-
-local function row(f, ...)
-  if not f then return end
+-- One CSV line of the cells given.
+local function line_of(...)
   local t = table.pack(...)
   for i = 1, t.n do t[i] = cell(t[i]) end
-  f:write(table.concat(t, ",", 1, t.n), "\n")
+  return table.concat(t, ",", 1, t.n)
 end
 
-local steps_csv = csv("steps", "seed,arm,step,loss,lr,warmup,grad_ratio,grad_ratio_act,grad_ratio_l1,grad_ratio_act_l1")
-local lens_csv = csv("lens", "seed,arm,position,lens,kl,ce,entropy,acc")
-local summary_csv = csv("summary", "finding,measure,arm,mean,ci_low,ci_high,n,verdict")
-
--- ------------------------------------------------------------ the runs
-
--- results[arm][measure][seed index] = value (NaN: not measured), so that
--- the arms' values pair up by seed.
-local results = {}
-for _, a in ipairs(arms) do results[a.name] = {} end
-local function record(arm, key, si, v)
-  local r = results[arm]
-  if not r[key] then
-    r[key] = {}
-    for i = 1, #seeds do r[key][i] = nan end
-  end
-  if type(v) == "number" then r[key][si] = v end
+local function row(f, ...)
+  if f then f:write(line_of(...), "\n") end
 end
-local function values(arm, key)
-  local v = results[arm] and results[arm][key]
-  if v then return v end
-  local none = {}
-  for i = 1, #seeds do none[i] = nan end
-  return none
+
+local headers = {
+  steps = "seed,arm,step,loss,lr,warmup,grad_ratio,grad_ratio_act,grad_ratio_l1,grad_ratio_act_l1",
+  lens = "seed,arm,position,lens,kl,ce,entropy,acc",
+  summary = "finding,measure,arm,mean,ci_low,ci_high,n,verdict",
+}
+
+-- PREFIX_steps.csv, PREFIX_lens.csv and PREFIX_summary.csv, opened (none
+-- for the prefix "").
+local function csv_files(prefix)
+  return {steps = script.csv(prefix, "steps", headers.steps), lens = script.csv(prefix, "lens", headers.lens),
+          summary = script.csv(prefix, "summary", headers.summary)}
 end
+
+-- ------------------------------------------------------------ one seed
 
 local function finite(x) return type(x) == "number" and x == x and x ~= math.huge and x ~= -math.huge end
 
@@ -207,36 +210,43 @@ local function add(w, x)
 end
 local function window_mean(w) return w.n > 0 and w.sum / w.n or nan end
 
-local early, early_label, recipe_line, fit_notes = nil, nil, nil, {}
-local positions = opt.layers + 1
 local mid = math.max(1, opt.layers // 2)
 
 local align_keys = {"linear_in", "linear_out", "procrustes_in", "procrustes_out", "knn_in", "knn_out",
                     "cka_in", "cka_out"}
 
-local function record_alignment(arm, si, al, suffix)
-  for _, k in ipairs(align_keys) do
-    record(arm, k .. suffix, si, al[k])
-    record(arm, k .. suffix .. "_base", si, al.baseline and al.baseline[k])
+-- Every arm trained on one seed's batches and measured: the seed's record,
+-- which a task keeps in its file and the report reads. 'values[arm][key]'
+-- each measure (a number; NaN: not measured), 'steps' and 'lens' the
+-- seed's CSV lines, 'fits' each fitted lens's steps, and the early window
+-- and recipe as the table names them. The runs stay in the lab when
+-- 'keep' (its charts show them).
+local function run_seed(seed, progress, label, keep)
+  local rec = {seed = seed, values = {}, steps = {}, lens = {}, fits = {}}
+  for _, a in ipairs(arms) do rec.values[a.name] = {} end
+  local function put(arm, key, v)
+    if type(v) == "number" then rec.values[arm][key] = v end
   end
-end
+  local function put_alignment(arm, al, suffix)
+    for _, k in ipairs(align_keys) do
+      put(arm, k .. suffix, al[k])
+      put(arm, k .. suffix .. "_base", al.baseline and al.baseline[k])
+    end
+  end
+  local function put_lens(arm, which, t)
+    if not t or not t.kl then return end
+    for p = 1, #t.kl do
+      rec.lens[#rec.lens + 1] = line_of(seed, arm, p - 1, which, t.kl[p], t.ce and t.ce[p], t.entropy and t.entropy[p],
+                                        t.acc and t.acc[p])
+      if which == "fitted" then put(arm, "kl." .. (p - 1), t.kl[p]) end
+    end
+    if which == "fitted" then
+      local s = 0
+      for p = 1, mid do s = s + t.kl[p + 1] end
+      put(arm, "kl_early", s / mid)
+    end
+  end
 
-local function record_lens(seed, si, arm, which, t)
-  if not t or not t.kl then return end
-  for p = 1, #t.kl do
-    row(lens_csv, seed, arm, p - 1, which, t.kl[p], t.ce and t.ce[p], t.entropy and t.entropy[p], t.acc and t.acc[p])
-    if which == "fitted" then record(arm, "kl." .. (p - 1), si, t.kl[p]) end
-  end
-  if which == "fitted" then
-    local s = 0
-    for p = 1, mid do s = s + t.kl[p + 1] end
-    record(arm, "kl_early", si, s / mid)
-  end
-end
-
--- How far the whole comparison has come: every step of every run.
-local progress = lab.progress(#seeds * #arms * opt.steps)
-for si, seed in ipairs(seeds) do
   local runs, acc = {}, {}
   for i, a in ipairs(arms) do
     local o = {name = string.format("%s_s%d", a.name, seed), tie = a.tie, in_scale = a.in_scale,
@@ -247,16 +257,13 @@ for si, seed in ipairs(seeds) do
   end
   local o = runs[1]:options()
   local warmup = tonumber(o.warmup) or 0
-  if not early then
-    early = warmup > 0 and math.min(warmup, opt.steps) or math.max(1, math.ceil(opt.steps / 10))
-    early_label = warmup > 0 and string.format("the warmup, steps 1-%d", early)
-                  or string.format("the first 10%%, steps 1-%d", early)
-    local decay = (o.schedule or "constant") == "constant" and "constant"
-                  or string.format("%s to lr_min %s at step %s", o.schedule, o.lr_min or "-", o.decay_steps or "-")
-    recipe_line = string.format("recipe %s: lr %s, warmup %s, %s", opt.recipe == "" and "(none)" or opt.recipe,
-                                cell(tonumber(o.lr)), o.warmup or "-", decay)
-  end
-  local label = string.format("seed %d (%d/%d)", seed, si, #seeds)
+  local early = warmup > 0 and math.min(warmup, opt.steps) or math.max(1, math.ceil(opt.steps / 10))
+  rec.early_label = warmup > 0 and string.format("the warmup, steps 1-%d", early)
+                    or string.format("the first 10%%, steps 1-%d", early)
+  local decay = (o.schedule or "constant") == "constant" and "constant"
+                or string.format("%s to lr_min %s at step %s", o.schedule, o.lr_min or "-", o.decay_steps or "-")
+  rec.recipe_line = string.format("recipe %s: lr %s, warmup %s, %s", opt.recipe == "" and "(none)" or opt.recipe,
+                                  cell(tonumber(o.lr)), o.warmup or "-", decay)
   local hook = lab.on_step(function(step)
     progress:step(#runs, label)
     for i, r in ipairs(runs) do
@@ -270,8 +277,8 @@ for si, seed in ipairs(seeds) do
           add(w.act_late, m.grad_ratio_act)
           add(w.l1_late, m.grad_ratio_act_l1)
         end
-        row(steps_csv, seed, arms[i].name, m.step, m.loss, m.lr, warmup, m.grad_ratio, m.grad_ratio_act,
-            m.grad_ratio_l1, m.grad_ratio_act_l1)
+        rec.steps[#rec.steps + 1] = line_of(seed, arms[i].name, m.step, m.loss, m.lr, warmup, m.grad_ratio,
+                                            m.grad_ratio_act, m.grad_ratio_l1, m.grad_ratio_act_l1)
       end
     end
   end)
@@ -282,224 +289,307 @@ for si, seed in ipairs(seeds) do
   local untied, untied_shared = runs[arm_index.untied], runs[arm_index.untied_shared]
   for i, r in ipairs(runs) do
     local a, w, m = arms[i], acc[i], r:metrics()
-    record(a.name, "ratio_act_early", si, window_mean(w.act_early))
-    record(a.name, "ratio_early", si, window_mean(w.rows_early))
-    record(a.name, "ratio_act_late", si, window_mean(w.act_late))
-    record(a.name, "ratio_act_l1_late", si, window_mean(w.l1_late))
-    for _, k in ipairs{"val_ppl", "drift_in", "drift_out", "normfreq_in", "normfreq_out"} do
-      record(a.name, k, si, m[k])
-    end
+    put(a.name, "ratio_act_early", window_mean(w.act_early))
+    put(a.name, "ratio_early", window_mean(w.rows_early))
+    put(a.name, "ratio_act_late", window_mean(w.act_late))
+    put(a.name, "ratio_act_l1_late", window_mean(w.l1_late))
+    for _, k in ipairs{"val_ppl", "drift_in", "drift_out", "normfreq_in", "normfreq_out"} do put(a.name, k, m[k]) end
     -- Each matrix against the untied run of another init: for the tied arms
     -- the paper's comparison; for untied_shared how alike two untied runs'
     -- matrices come out, the level "aligned" is read against.
-    if a.name ~= "untied" then record_alignment(a.name, si, lab.align(r, untied), "") end
-    if a.name == "tied" then record_alignment(a.name, si, lab.align(r, untied_shared), "_shared_init") end
-    record_lens(seed, si, a.name, "online", m.lens)
+    if a.name ~= "untied" then put_alignment(a.name, lab.align(r, untied), "") end
+    if a.name == "tied" then put_alignment(a.name, lab.align(r, untied_shared), "_shared_init") end
+    put_lens(a.name, "online", m.lens)
     if fitted[a.name] then
       if not r.fit_lens then error("this tielab has no r:fit_lens (the post-hoc tuned lens)", 0) end
       lab.log("seed %d: fitting the tuned lens of %s", seed, a.name)
       local f = r:fit_lens{steps = opt.lens_steps > 0 and opt.lens_steps or nil,
                            tokens_per_step = opt.lens_tokens > 0 and opt.lens_tokens or nil}
-      record_lens(seed, si, a.name, "fitted", f)
-      local note = fit_notes[a.name] or {steps = {}, converged = 0, tokens = f.tokens_per_step}
-      note.steps[#note.steps + 1] = f.steps
-      note.converged = note.converged + (f.converged and 1 or 0)
-      fit_notes[a.name] = note
+      put_lens(a.name, "fitted", f)
+      rec.fits[a.name] = {steps = f.steps, converged = f.converged and true or false, tokens = f.tokens_per_step}
     end
   end
-  -- The last seed's runs stay in the lab (its charts show them); the
-  -- others make room for the seeds that follow.
-  if si < #seeds then
+  if not keep then
     for _, r in ipairs(runs) do r:remove() end
   end
+  return rec
 end
-progress:done()
 
--- Per-seed quantities the findings difference.
-for _, a in ipairs(arms) do
-  for _, k in ipairs{"ratio_act_early", "ratio_act_late", "ratio_act_l1_late"} do
-    for si, v in ipairs(values(a.name, k)) do record(a.name, "log_" .. k, si, v > 0 and math.log(v) or nan) end
+-- ------------------------------------------------------------ the report
+
+-- The report of the seeds done: 'done' lists {si, rec} (si the seed's
+-- place in seeds=), in that order; the CSV lines go to 'files'.
+local function report(done, files)
+  -- results[arm][measure][seed index] = value (NaN: not measured), so
+  -- that the arms' values pair up by seed.
+  local results = {}
+  for _, a in ipairs(arms) do results[a.name] = {} end
+  local function record(arm, key, si, v)
+    local r = results[arm]
+    if not r[key] then
+      r[key] = {}
+      for i = 1, #seeds do r[key][i] = nan end
+    end
+    if type(v) == "number" then r[key][si] = v end
   end
+  local function values(arm, key)
+    local v = results[arm] and results[arm][key]
+    if v then return v end
+    local none = {}
+    for i = 1, #seeds do none[i] = nan end
+    return none
+  end
+  local steps_csv, lens_csv, summary_csv = files.steps, files.lens, files.summary
+  local early_label, recipe_line, fit_notes = nil, nil, {}
+  for _, d in ipairs(done) do
+    local rec = d.rec
+    early_label, recipe_line = early_label or rec.early_label, recipe_line or rec.recipe_line
+    for _, a in ipairs(arms) do
+      for k, v in pairs(rec.values[a.name] or {}) do record(a.name, k, d.si, v) end
+      local f = rec.fits[a.name]
+      if f then
+        local note = fit_notes[a.name] or {steps = {}, converged = 0, tokens = f.tokens}
+        note.steps[#note.steps + 1] = f.steps
+        note.converged = note.converged + (f.converged and 1 or 0)
+        fit_notes[a.name] = note
+      end
+    end
+    if steps_csv then for _, l in ipairs(rec.steps) do steps_csv:write(l, "\n") end end
+    if lens_csv then for _, l in ipairs(rec.lens) do lens_csv:write(l, "\n") end end
+  end
+
+  -- Per-seed quantities the findings difference.
+  for _, a in ipairs(arms) do
+    for _, k in ipairs{"ratio_act_early", "ratio_act_late", "ratio_act_l1_late"} do
+      for si, v in ipairs(values(a.name, k)) do record(a.name, "log_" .. k, si, v > 0 and math.log(v) or nan) end
+    end
+  end
+
+  -- ------------------------------------------------------------ the statistics
+
+  local zero = {}
+  for i = 1, #seeds do zero[i] = 0 end
+
+  -- The findings: what is differenced (a - b per seed) and the direction the
+  -- paper claims. 'label' says it in the table.
+  local findings = {
+    {id = "align_toward_output", arm = "tied", measure = "linear_out-linear_in", dir = "+",
+     a = values("tied", "linear_out"), b = values("tied", "linear_in"),
+     label = "tied: linear map to E_out - to E_in"},
+    {id = "early_l2_dominance", arm = "tied", measure = "log(ratio_act_early)", dir = "+",
+     a = values("tied", "log_ratio_act_early"), b = zero,
+     label = "tied: log L2 ratio out/in, early window"},
+    {id = "l1_crossover", arm = "tied", measure = "log(ratio_act_l1_late)", dir = "-",
+     a = values("tied", "log_ratio_act_l1_late"), b = zero,
+     label = "tied: log L1 ratio out/in, after it"},
+    {id = "untied_ratio_spikes", arm = "untied", measure = "log(ratio_act_early)-log(ratio_act_late)", dir = "+",
+     a = values("untied", "log_ratio_act_early"), b = values("untied", "log_ratio_act_late"),
+     label = "untied: log L2 ratio, early - late"},
+    {id = "lens_kl_early", arm = "tied-untied", measure = string.format("kl.1-%d", mid), dir = "+",
+     a = values("tied", "kl_early"), b = values("untied", "kl_early"),
+     label = string.format("fitted KL bits, positions 1-%d, tied - untied", mid)},
+  }
+  if scaled then
+    findings[#findings + 1] = {id = "scaling_moves_toward_in", arm = scaled .. "-tied", measure = "procrustes_in", dir = "+",
+      a = values(scaled, "procrustes_in"), b = values("tied", "procrustes_in"),
+      label = scaled .. " - tied: procrustes to E_in"}
+    findings[#findings + 1] = {id = "scaling_moves_toward_in_linear", arm = scaled .. "-tied", measure = "linear_in", dir = "+",
+      a = values(scaled, "linear_in"), b = values("tied", "linear_in"),
+      label = scaled .. " - tied: linear map to E_in"}
+    findings[#findings + 1] = {id = "scaling_costs_ppl", arm = scaled .. "-tied", measure = "val_ppl", dir = "+",
+      a = values(scaled, "val_ppl"), b = values("tied", "val_ppl"),
+      label = scaled .. " - tied: validation perplexity"}
+  end
+  findings[#findings + 1] = {id = "align_above_baseline", arm = "tied", measure = "linear_out-linear_out_base", dir = "+",
+    a = values("tied", "linear_out"), b = values("tied", "linear_out_base"),
+    label = "tied: linear to E_out - random baseline"}
+  findings[#findings + 1] = {id = "shared_init_biases_in", arm = "tied", measure = "linear_in_shared_init-linear_in", dir = "+",
+    a = values("tied", "linear_in_shared_init"), b = values("tied", "linear_in"),
+    label = "tied: linear to E_in, shared init - own"}
+
+  for _, f in ipairs(findings) do
+    f.d = stats.paired(f.a, f.b)
+    f.verdict = stats.verdict(f.d.lo, f.d.hi, f.dir)
+    row(summary_csv, f.id, f.measure, f.arm, f.d.mean, f.d.lo, f.d.hi, f.d.n, f.verdict)
+  end
+
+  -- Descriptive rows: each measure of each arm, mean over seeds and its 95%
+  -- t interval.
+  local function finite_values(xs)
+    local t = {}
+    for _, x in ipairs(xs) do if finite(x) then t[#t + 1] = x end end
+    return t
+  end
+  local function describe(arm, key)
+    local xs = finite_values(values(arm, key))
+    local m, lo, hi = stats.t_interval(xs)
+    return {mean = m, lo = lo, hi = hi, n = #xs}
+  end
+
+  local measures = {"val_ppl", "ratio_act_early", "ratio_early", "ratio_act_late", "ratio_act_l1_late"}
+  for _, suffix in ipairs{"", "_shared_init"} do
+    for _, k in ipairs(align_keys) do
+      measures[#measures + 1] = k .. suffix
+      measures[#measures + 1] = k .. suffix .. "_base"
+    end
+  end
+  for _, k in ipairs{"drift_in", "drift_out", "normfreq_in", "normfreq_out"} do measures[#measures + 1] = k end
+  for p = 0, opt.layers do measures[#measures + 1] = "kl." .. p end
+  for _, k in ipairs(measures) do
+    for _, a in ipairs(arms) do
+      local d = describe(a.name, k)
+      if d.n > 0 then row(summary_csv, "", k, a.name, d.mean, d.lo, d.hi, d.n, "") end
+    end
+  end
+  for _, f in ipairs{steps_csv, lens_csv, summary_csv} do f:close() end
+
+  -- ------------------------------------------------------------ the table
+
+  -- "mean+-h": the mean over seeds and the half width of its 95% t
+  -- interval; the mean alone with one seed, "-" when not measured.
+  local function show(arm, key, fmt)
+    local d = describe(arm, key)
+    fmt = fmt or "%.3f"
+    if d.n == 0 then return "-" end
+    if d.lo ~= d.lo then return string.format(fmt, d.mean) end
+    return string.format(fmt .. "+-" .. fmt, d.mean, (d.hi - d.lo) / 2)
+  end
+
+  local function signed(x) return x ~= x and "-" or string.format("%+.3f", x) end
+
+  -- A table of arms (rows) by measures (columns), as narrow as 80 columns
+  -- allow.
+  local function table_of(title, columns, rows_of)
+    local width = math.max(8, math.min(14, (80 - 15) // #columns - 1))
+    local cellfmt = " %" .. width .. "s"
+    print()
+    print(title)
+    local head = string.format("  %-13s", "arm")
+    for _, c in ipairs(columns) do head = head .. string.format(cellfmt, c.title) end
+    print(head)
+    for _, r in ipairs(rows_of) do
+      local line = string.format("  %-13s", r.label)
+      for _, c in ipairs(columns) do line = line .. string.format(cellfmt, show(r.arm, c.key .. (r.suffix or ""), c.fmt)) end
+      print(line)
+    end
+  end
+
+  local function arm_rows(filter, baseline)
+    local t = {}
+    for _, a in ipairs(arms) do
+      if not filter or filter(a) then
+        t[#t + 1] = {arm = a.name, label = a.name}
+        if baseline then t[#t + 1] = {arm = a.name, label = "  random", suffix = "_base"} end
+      end
+    end
+    return t
+  end
+
+  print(string.format("tielab paper comparison: %d steps, seeds %s, V=%d d=%d L=%d H=%d T=%d B=%d",
+                      opt.steps, table.concat(seeds, ","), opt.vocab, opt.dim, opt.layers, opt.heads, opt.ctx, opt.batch))
+  print(recipe_line or "recipe -")
+  print(string.format("early window: %s (the paper's first 10%%)", early_label or "-"))
+  print()
+  print("the paper's findings: paired difference across seeds (same batches),")
+  print("mean and 95% t interval; verdict on the direction the paper claims")
+  print(string.format("  %-31s %7s %19s %2s  %s", "finding", "mean", "95% interval", "n", "verdict"))
+  for _, f in ipairs(findings) do
+    local ci = f.d.lo == f.d.lo and string.format("[%s, %s]", signed(f.d.lo), signed(f.d.hi)) or "-"
+    print(string.format("  %-31s %7s %19s %2d  %s", f.id, signed(f.d.mean), ci, f.d.n, f.verdict))
+    print(string.format("    %s, claim %s 0", f.label, f.dir == "+" and ">" or "<"))
+  end
+  print()
+  print("below: mean over seeds +- half width of its 95% t interval")
+
+  local function gradient_columns()
+    return {{title = "L2 early", key = "ratio_act_early", fmt = "%.2f"}, {title = "L2 rows early", key = "ratio_early", fmt = "%.2f"},
+            {title = "L2 late", key = "ratio_act_late", fmt = "%.2f"}, {title = "L1 late", key = "ratio_act_l1_late", fmt = "%.2f"}}
+  end
+  table_of("gradient ratio |G_out|/|G_in|: G_in at the lookup's output (rows: V x d)",
+           gradient_columns(), arm_rows())
+  table_of("alignment with the untied run of another init, after a map (mean row cosine)",
+           {{title = "linear E_in", key = "linear_in"}, {title = "linear E_out", key = "linear_out"},
+            {title = "procr. E_in", key = "procrustes_in"}, {title = "procr. E_out", key = "procrustes_out"}},
+           arm_rows(function(a) return a.name ~= "untied" end, true))
+  table_of("neighbours and CKA against the same untied run",
+           {{title = "KNN@10 E_in", key = "knn_in"}, {title = "KNN@10 E_out", key = "knn_out"},
+            {title = "CKA E_in", key = "cka_in"}, {title = "CKA E_out", key = "cka_out"}},
+           arm_rows(function(a) return a.name ~= "untied" end, true))
+  table_of("control: tied against untied_shared, whose E_in starts equal to it",
+           {{title = "linear E_in", key = "linear_in_shared_init"}, {title = "linear E_out", key = "linear_out_shared_init"},
+            {title = "procr. E_in", key = "procrustes_in_shared_init"},
+            {title = "procr. E_out", key = "procrustes_out_shared_init"}},
+           {{arm = "tied", label = "tied"}, {arm = "tied", label = "  random", suffix = "_base"}})
+  table_of("drift (row cosine to step 0) and row norm vs log frequency (correlation)",
+           {{title = "drift E_in", key = "drift_in"}, {title = "drift E_out", key = "drift_out"},
+            {title = "normfreq E_in", key = "normfreq_in"}, {title = "normfreq E_out", key = "normfreq_out"}},
+           arm_rows())
+
+  local lens_columns = {}
+  for p = 0, opt.layers do lens_columns[#lens_columns + 1] = {title = string.format("pos %d", p), key = "kl." .. p, fmt = "%.2f"} end
+  local lens_rows = arm_rows(function(a) return fitted[a.name] end)
+  if #lens_rows > 0 then
+    table_of("fitted tuned lens KL(final || lens), bits/token, by position (0: embeddings)",
+             lens_columns, lens_rows)
+    print("  fits (lens steps per seed, how many converged, positions a lens step):")
+    for _, a in ipairs(arms) do
+      local n = fit_notes[a.name]
+      if n then
+        print(string.format("    %-13s %s, %d/%d converged, %d a step", a.name, table.concat(n.steps, "/"), n.converged,
+                            #n.steps, n.tokens))
+      end
+    end
+  end
+  table_of("validation perplexity", {{title = "val ppl", key = "val_ppl", fmt = "%.2f"}}, arm_rows())
+
 end
 
--- ------------------------------------------------------------ the statistics
+-- ------------------------------------------------------------ what to do
 
-local zero = {}
-for i = 1, #seeds do zero[i] = 0 end
+local verb = opt.tasks or opt.slurm or opt.merge or opt.task ~= -1
+if not verb then
+  -- Every seed here, one after another, as one comparison.
+  local files = csv_files(opt.out)
+  local progress = lab.progress(#seeds * #arms * opt.steps)
+  local done = {}
+  for si, seed in ipairs(seeds) do
+    -- The last seed's runs stay in the lab (its charts show them); the
+    -- others make room for the seeds that follow.
+    done[si] = {si = si, rec = run_seed(seed, progress, string.format("seed %d (%d/%d)", seed, si, #seeds),
+                                        si == #seeds)}
+  end
+  progress:done()
+  report(done, files)
+  if opt.out ~= "" then
+    print()
+    print(string.format("wrote %s_steps.csv, %s_summary.csv, %s_lens.csv", opt.out, opt.out, opt.out))
+  end
+  return
+end
 
--- The findings: what is differenced (a - b per seed) and the direction the
--- paper claims. 'label' says it in the table.
-local findings = {
-  {id = "align_toward_output", arm = "tied", measure = "linear_out-linear_in", dir = "+",
-   a = values("tied", "linear_out"), b = values("tied", "linear_in"),
-   label = "tied: linear map to E_out - to E_in"},
-  {id = "early_l2_dominance", arm = "tied", measure = "log(ratio_act_early)", dir = "+",
-   a = values("tied", "log_ratio_act_early"), b = zero,
-   label = "tied: log L2 ratio out/in, early window"},
-  {id = "l1_crossover", arm = "tied", measure = "log(ratio_act_l1_late)", dir = "-",
-   a = values("tied", "log_ratio_act_l1_late"), b = zero,
-   label = "tied: log L1 ratio out/in, after it"},
-  {id = "untied_ratio_spikes", arm = "untied", measure = "log(ratio_act_early)-log(ratio_act_late)", dir = "+",
-   a = values("untied", "log_ratio_act_early"), b = values("untied", "log_ratio_act_late"),
-   label = "untied: log L2 ratio, early - late"},
-  {id = "lens_kl_early", arm = "tied-untied", measure = string.format("kl.1-%d", mid), dir = "+",
-   a = values("tied", "kl_early"), b = values("untied", "kl_early"),
-   label = string.format("fitted KL bits, positions 1-%d, tied - untied", mid)},
+-- One seed a task. The grid: every argument but those that say what to
+-- do, lists written canonically, the corpus absolute, run settings not
+-- given left out.
+local grid = {}
+for k, v in pairs(opt) do
+  if not not_grid[k] and not (defaults[k] == "" and v == "" and script_defaults[k] == nil) then grid[k] = v end
+end
+grid.seeds = select(2, sweep.list("seeds", opt.seeds))
+local scale_words = {}
+for _, k in ipairs(scales) do scale_words[#scale_words + 1] = sweep.num(k) end
+grid.scales = table.concat(scale_words, ",")
+grid.corpus = sweep.absolute(opt.corpus)
+shared.corpus = grid.corpus ~= "" and grid.corpus or nil
+
+local sw = sweep.new{
+  name = "paper", script = arg[0], out = opt.out, grid = grid,
+  points = sweep.product{{"seed", seeds}}, units = #arms * opt.steps,
+  describe = function(p) return "seed " .. sweep.num(p.seed) end,
+  run = function(p, task) return run_seed(p.seed, task.progress, task.label, false) end,
 }
-if scaled then
-  findings[#findings + 1] = {id = "scaling_moves_toward_in", arm = scaled .. "-tied", measure = "procrustes_in", dir = "+",
-    a = values(scaled, "procrustes_in"), b = values("tied", "procrustes_in"),
-    label = scaled .. " - tied: procrustes to E_in"}
-  findings[#findings + 1] = {id = "scaling_moves_toward_in_linear", arm = scaled .. "-tied", measure = "linear_in", dir = "+",
-    a = values(scaled, "linear_in"), b = values("tied", "linear_in"),
-    label = scaled .. " - tied: linear map to E_in"}
-  findings[#findings + 1] = {id = "scaling_costs_ppl", arm = scaled .. "-tied", measure = "val_ppl", dir = "+",
-    a = values(scaled, "val_ppl"), b = values("tied", "val_ppl"),
-    label = scaled .. " - tied: validation perplexity"}
-end
-findings[#findings + 1] = {id = "align_above_baseline", arm = "tied", measure = "linear_out-linear_out_base", dir = "+",
-  a = values("tied", "linear_out"), b = values("tied", "linear_out_base"),
-  label = "tied: linear to E_out - random baseline"}
-findings[#findings + 1] = {id = "shared_init_biases_in", arm = "tied", measure = "linear_in_shared_init-linear_in", dir = "+",
-  a = values("tied", "linear_in_shared_init"), b = values("tied", "linear_in"),
-  label = "tied: linear to E_in, shared init - own"}
-
-for _, f in ipairs(findings) do
-  f.d = stats.paired(f.a, f.b)
-  f.verdict = stats.verdict(f.d.lo, f.d.hi, f.dir)
-  row(summary_csv, f.id, f.measure, f.arm, f.d.mean, f.d.lo, f.d.hi, f.d.n, f.verdict)
-end
-
--- Descriptive rows: each measure of each arm, mean over seeds and its 95%
--- t interval.
-local function finite_values(xs)
-  local t = {}
-  for _, x in ipairs(xs) do if finite(x) then t[#t + 1] = x end end
-  return t
-end
-local function describe(arm, key)
-  local xs = finite_values(values(arm, key))
-  local m, lo, hi = stats.t_interval(xs)
-  return {mean = m, lo = lo, hi = hi, n = #xs}
-end
-
-local measures = {"val_ppl", "ratio_act_early", "ratio_early", "ratio_act_late", "ratio_act_l1_late"}
-for _, suffix in ipairs{"", "_shared_init"} do
-  for _, k in ipairs(align_keys) do
-    measures[#measures + 1] = k .. suffix
-    measures[#measures + 1] = k .. suffix .. "_base"
-  end
-end
-for _, k in ipairs{"drift_in", "drift_out", "normfreq_in", "normfreq_out"} do measures[#measures + 1] = k end
-for p = 0, opt.layers do measures[#measures + 1] = "kl." .. p end
-for _, k in ipairs(measures) do
-  for _, a in ipairs(arms) do
-    local d = describe(a.name, k)
-    if d.n > 0 then row(summary_csv, "", k, a.name, d.mean, d.lo, d.hi, d.n, "") end
-  end
-end
-for _, f in ipairs{steps_csv, lens_csv, summary_csv} do f:close() end
-
--- ------------------------------------------------------------ the table
-
--- "mean+-h": the mean over seeds and the half width of its 95% t
--- interval; the mean alone with one seed, "-" when not measured.
-local function show(arm, key, fmt)
-  local d = describe(arm, key)
-  fmt = fmt or "%.3f"
-  if d.n == 0 then return "-" end
-  if d.lo ~= d.lo then return string.format(fmt, d.mean) end
-  return string.format(fmt .. "+-" .. fmt, d.mean, (d.hi - d.lo) / 2)
-end
-
-local function signed(x) return x ~= x and "-" or string.format("%+.3f", x) end
-
--- A table of arms (rows) by measures (columns), as narrow as 80 columns
--- allow.
-local function table_of(title, columns, rows_of)
-  local width = math.max(8, math.min(14, (80 - 15) // #columns - 1))
-  local cellfmt = " %" .. width .. "s"
-  print()
-  print(title)
-  local head = string.format("  %-13s", "arm")
-  for _, c in ipairs(columns) do head = head .. string.format(cellfmt, c.title) end
-  print(head)
-  for _, r in ipairs(rows_of) do
-    local line = string.format("  %-13s", r.label)
-    for _, c in ipairs(columns) do line = line .. string.format(cellfmt, show(r.arm, c.key .. (r.suffix or ""), c.fmt)) end
-    print(line)
-  end
-end
-
-local function arm_rows(filter, baseline)
-  local t = {}
-  for _, a in ipairs(arms) do
-    if not filter or filter(a) then
-      t[#t + 1] = {arm = a.name, label = a.name}
-      if baseline then t[#t + 1] = {arm = a.name, label = "  random", suffix = "_base"} end
-    end
-  end
-  return t
-end
-
-print(string.format("tielab paper comparison: %d steps, seeds %s, V=%d d=%d L=%d H=%d T=%d B=%d",
-                    opt.steps, table.concat(seeds, ","), opt.vocab, opt.dim, opt.layers, opt.heads, opt.ctx, opt.batch))
-print(recipe_line)
-print(string.format("early window: %s (the paper's first 10%%)", early_label))
-print()
-print("the paper's findings: paired difference across seeds (same batches),")
-print("mean and 95% t interval; verdict on the direction the paper claims")
-print(string.format("  %-31s %7s %19s %2s  %s", "finding", "mean", "95% interval", "n", "verdict"))
-for _, f in ipairs(findings) do
-  local ci = f.d.lo == f.d.lo and string.format("[%s, %s]", signed(f.d.lo), signed(f.d.hi)) or "-"
-  print(string.format("  %-31s %7s %19s %2d  %s", f.id, signed(f.d.mean), ci, f.d.n, f.verdict))
-  print(string.format("    %s, claim %s 0", f.label, f.dir == "+" and ">" or "<"))
-end
-print()
-print("below: mean over seeds +- half width of its 95% t interval")
-
-local function gradient_columns()
-  return {{title = "L2 early", key = "ratio_act_early", fmt = "%.2f"}, {title = "L2 rows early", key = "ratio_early", fmt = "%.2f"},
-          {title = "L2 late", key = "ratio_act_late", fmt = "%.2f"}, {title = "L1 late", key = "ratio_act_l1_late", fmt = "%.2f"}}
-end
-table_of("gradient ratio |G_out|/|G_in|: G_in at the lookup's output (rows: V x d)",
-         gradient_columns(), arm_rows())
-table_of("alignment with the untied run of another init, after a map (mean row cosine)",
-         {{title = "linear E_in", key = "linear_in"}, {title = "linear E_out", key = "linear_out"},
-          {title = "procr. E_in", key = "procrustes_in"}, {title = "procr. E_out", key = "procrustes_out"}},
-         arm_rows(function(a) return a.name ~= "untied" end, true))
-table_of("neighbours and CKA against the same untied run",
-         {{title = "KNN@10 E_in", key = "knn_in"}, {title = "KNN@10 E_out", key = "knn_out"},
-          {title = "CKA E_in", key = "cka_in"}, {title = "CKA E_out", key = "cka_out"}},
-         arm_rows(function(a) return a.name ~= "untied" end, true))
-table_of("control: tied against untied_shared, whose E_in starts equal to it",
-         {{title = "linear E_in", key = "linear_in_shared_init"}, {title = "linear E_out", key = "linear_out_shared_init"},
-          {title = "procr. E_in", key = "procrustes_in_shared_init"},
-          {title = "procr. E_out", key = "procrustes_out_shared_init"}},
-         {{arm = "tied", label = "tied"}, {arm = "tied", label = "  random", suffix = "_base"}})
-table_of("drift (row cosine to step 0) and row norm vs log frequency (correlation)",
-         {{title = "drift E_in", key = "drift_in"}, {title = "drift E_out", key = "drift_out"},
-          {title = "normfreq E_in", key = "normfreq_in"}, {title = "normfreq E_out", key = "normfreq_out"}},
-         arm_rows())
-
-local lens_columns = {}
-for p = 0, opt.layers do lens_columns[#lens_columns + 1] = {title = string.format("pos %d", p), key = "kl." .. p, fmt = "%.2f"} end
-local lens_rows = arm_rows(function(a) return fitted[a.name] end)
-if #lens_rows > 0 then
-  table_of("fitted tuned lens KL(final || lens), bits/token, by position (0: embeddings)",
-           lens_columns, lens_rows)
-  print("  fits (lens steps per seed, how many converged, positions a lens step):")
-  for _, a in ipairs(arms) do
-    local n = fit_notes[a.name]
-    if n then
-      print(string.format("    %-13s %s, %d/%d converged, %d a step", a.name, table.concat(n.steps, "/"), n.converged,
-                          #n.steps, n.tokens))
-    end
-  end
-end
-table_of("validation perplexity", {{title = "val ppl", key = "val_ppl", fmt = "%.2f"}}, arm_rows())
-
-if opt.out ~= "" then
-  print()
-  print(string.format("wrote %s_steps.csv, %s_summary.csv, %s_lens.csv", opt.out, opt.out, opt.out))
-end
+os.exit(sw:main(opt, function(done)
+  local list = {}
+  for _, d in ipairs(done) do list[#list + 1] = {si = d.index + 1, rec = d.result} end
+  report(list, csv_files(sw.dir .. "/paper"))
+  io.stderr:write(string.format("paper: wrote %s/paper_steps.csv, paper_summary.csv, paper_lens.csv\n", sw.dir))
+end))

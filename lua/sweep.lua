@@ -1,90 +1,208 @@
 -- sweep.lua -- the paper's intervention as a sweep: tied runs with the
--- input-side gradient scaled by each factor in 'scales', over several seeds,
--- each seed's runs on identical batches beside one untied partner (with its
--- own init). For each scale: mean and spread (sample standard deviation,
--- after '+-') over seeds of the validation perplexity, the L2 gradient ratio
--- over the first 10% of training (paper's input side), and the linear-map
--- cosine of the tied matrix to the partner's E_in and E_out.
+-- input-side gradient scaled by each factor in 'scales', over seeds and
+-- model sizes, each beside an untied partner (its own init, init_seed =
+-- seed + 1000) trained on the same batches (data_seed = seed). Each grid
+-- point is one task: a seed, a scale and a model size. A task records the
+-- validation perplexity, the mean L2 gradient ratio over the first 10% of
+-- training (the paper's input side) and the linear-map cosine of the tied
+-- matrix to the partner's E_in and E_out. The report gives, per model size
+-- and scale, the mean and sample standard deviation (after '+-') over
+-- seeds, and each scale's paired difference from the first scale (the same
+-- seed's tasks) with its 95% t interval.
 --
---   tielab --headless sweep.lua [key=value ...]
---     scales=1,2,5,10 seeds=1,2,3 steps=500
---     vocab=1024 dim=128 layers=4 heads=4 ctx=64 batch=16 lr=0.001 corpus=
---     out=sweep.csv   one line per seed and scale (out= writes none)
+--   tielab --headless sweep.lua [key=value ...] [VERB]
+--     scales=1,2,5,10 seeds=1,2,3 steps=500 lr=0.001 corpus= threads=1
+--     vocab=1024 dim=128 layers=4 heads=4 ctx=64 batch=16
+--                   each of the six sizes may be a list too (dim=64,128)
+--     out=sweep     the folder of the tasks' results (out= keeps none)
+--     VERB          tasks | task=K | slurm | merge (see tielab.sweep, and
+--                   docs/scale.md); none: every unfinished task here, then
+--                   the report
+--     partition= time= cpus=   the slurm verb's #SBATCH lines
+--
+-- The tasks go in this order (task=0 first): model size slowest (vocab,
+-- then dim, layers, heads, ctx, batch), then seed, then scale fastest;
+-- seeds=1,2 scales=1,5 is task 0 seed 1 x1, 1 seed 1 x5, 2 seed 2 x1,
+-- 3 seed 2 x5. DIR/sweep.csv has one row per task in that order.
+--
+-- threads is part of the grid: the gradient norms and the alignment sum in
+-- another order with another count of threads, which moves their last
+-- digits, so a folder's tasks all use one count.
 local lab = require "tielab"
-local script = require "tielab.script"
+local stats = require "tielab.stats"
+local sweep = require "tielab.sweep"
 
 local opt = lab.args(arg, {
-  scales = "1,2,5,10", seeds = "1,2,3", steps = 500,
-  vocab = 1024, dim = 128, layers = 4, heads = 4, ctx = 64, batch = 16, lr = 1e-3, corpus = "",
-  out = "sweep.csv",
+  scales = "1,2,5,10", seeds = "1,2,3", steps = 500, lr = 1e-3, corpus = "", threads = 1,
+  vocab = "1024", dim = "128", layers = "4", heads = "4", ctx = "64", batch = "16",
+  out = "sweep", tasks = false, task = -1, slurm = false, merge = false, partition = "", time = "", cpus = "",
 })
 
-local numbers = script.numbers
+local sizes = {"vocab", "dim", "layers", "heads", "ctx", "batch"}
+local size_label = {vocab = "V", dim = "d", layers = "L", heads = "H", ctx = "T", batch = "B"}
 
-local function mean_sd(xs)
-  local n, s = #xs, 0
-  for _, x in ipairs(xs) do s = s + x end
-  local m = s / n
-  local v = 0
-  for _, x in ipairs(xs) do v = v + (x - m) ^ 2 end
-  return m, n > 1 and math.sqrt(v / (n - 1)) or 0
+-- The grid: every argument that changes results, written canonically.
+local grid = {steps = opt.steps, lr = opt.lr, threads = opt.threads, corpus = sweep.absolute(opt.corpus)}
+local lists = {}
+for _, k in ipairs{"seeds", "scales", table.unpack(sizes)} do lists[k], grid[k] = sweep.list(k, opt[k]) end
+if opt.steps < 1 then sweep.usage("sweep.lua: steps= must be at least 1") end
+if opt.threads < 1 then sweep.usage("sweep.lua: threads= must be at least 1") end
+
+local axes = {}
+for _, k in ipairs(sizes) do axes[#axes + 1] = {k, lists[k]} end
+axes[#axes + 1] = {"seed", lists.seeds}
+axes[#axes + 1] = {"in_scale", lists.scales}
+local points = sweep.product(axes)
+for _, p in ipairs(points) do
+  for _, k in ipairs(sizes) do
+    if math.type(p[k]) ~= "integer" or p[k] < 1 then sweep.usage("sweep.lua: %s=%s is not a whole number >= 1", k, sweep.num(p[k])) end
+  end
+  if p.dim % p.heads ~= 0 then sweep.usage("sweep.lua: heads=%d does not divide dim=%d", p.heads, p.dim) end
 end
 
-local scales, seeds = numbers(opt.scales), numbers(opt.seeds)
+local function size_of(p)
+  local t = {}
+  for _, k in ipairs(sizes) do t[#t + 1] = size_label[k] .. "=" .. p[k] end
+  return table.concat(t, " ")
+end
+
+local function describe(p)
+  return string.format("seed %s, in_scale %s, %s", sweep.num(p.seed), sweep.num(p.in_scale), size_of(p))
+end
+
 local tenth = math.max(1, math.ceil(opt.steps / 10))
-local shape = {vocab = opt.vocab, dim = opt.dim, layers = opt.layers, heads = opt.heads, ctx = opt.ctx,
-               batch = opt.batch, lr = opt.lr, corpus = opt.corpus, align_every = 0,
-               eval_every = math.max(1, math.min(50, opt.steps))}
 
-local out = opt.out ~= "" and assert(io.open(opt.out, "w")) or nil
-if out then out:write("seed,in_scale,val_ppl,ratio_10pct,linear_in,linear_out\n") end
-
-local by_scale = {}
-for i = 1, #scales do by_scale[i] = {ppl = {}, ratio = {}, lin_in = {}, lin_out = {}} end
-
--- How far the sweep has come: every step of every run (the scales and a partner a seed).
-local progress = lab.progress(#seeds * (#scales + 1) * opt.steps)
-for si, seed in ipairs(seeds) do
-  local label = string.format("seed %d (%d/%d)", seed, si, #seeds)
-  local partner = lab.run(shape, {name = "untied_s" .. seed, tie = "untied", data_seed = seed, init_seed = seed + 1000})
-  local runs, sums = {}, {}
-  for i, k in ipairs(scales) do
-    runs[i] = lab.run(shape, {name = string.format("x%g_s%d", k, seed), in_scale = k, seed = seed})
-    sums[i] = 0
-  end
+-- One task: the tied run at this scale and its untied partner, side by side.
+local function run(p, task)
+  local shape = {vocab = p.vocab, dim = p.dim, layers = p.layers, heads = p.heads, ctx = p.ctx, batch = p.batch,
+                 lr = opt.lr, threads = opt.threads, align_every = 0, eval_every = math.max(1, math.min(50, opt.steps))}
+  if grid.corpus ~= "" then shape.corpus = grid.corpus end
+  local partner = lab.run(shape, {name = string.format("untied_s%s", sweep.num(p.seed)), tie = "untied",
+                                  data_seed = p.seed, init_seed = p.seed + 1000})
+  local r = lab.run(shape, {name = string.format("x%s_s%s", sweep.num(p.in_scale), sweep.num(p.seed)),
+                            in_scale = p.in_scale, seed = p.seed})
+  local sum = 0
   local hook = lab.on_step(function(step)
-    progress:step(#runs + 1, label)
-    if step > tenth then return end
-    for i, r in ipairs(runs) do sums[i] = sums[i] + r:metrics().grad_ratio_act end
+    task.progress:step(2, task.label)
+    if step <= tenth then sum = sum + r:metrics().grad_ratio_act end
   end)
-  lab.log("seed %d: %d scales for %d steps", seed, #scales, opt.steps)
   lab.step(opt.steps)
   lab.off(hook)
-  for i, r in ipairs(runs) do
-    local m, al = r:metrics(), lab.align(r, partner)
-    local b = by_scale[i]
-    b.ppl[#b.ppl + 1] = m.val_ppl
-    b.ratio[#b.ratio + 1] = sums[i] / math.min(tenth, opt.steps)
-    b.lin_in[#b.lin_in + 1] = al.linear_in
-    b.lin_out[#b.lin_out + 1] = al.linear_out
-    if out then
-      out:write(string.format("%d,%g,%.6g,%.6g,%.6g,%.6g\n", seed, scales[i], m.val_ppl, b.ratio[#b.ratio],
-                              al.linear_in, al.linear_out))
-    end
-    r:remove()
-  end
+  local m, al = r:metrics(), lab.align(r, partner)
+  r:remove()
   partner:remove()
+  return {val_ppl = m.val_ppl, ratio_10pct = sum / math.min(tenth, opt.steps), linear_in = al.linear_in,
+          linear_out = al.linear_out}
 end
-progress:done()
-if out then out:close() end
 
-print(string.format("in_scale sweep: %d steps, seeds %s, V=%d d=%d L=%d", opt.steps, opt.seeds, opt.vocab, opt.dim,
-                    opt.layers))
-print(string.format("%9s %18s %18s %18s %18s", "in_scale", "val perplexity", "ratio, first 10%", "linear vs E_in",
-                    "linear vs E_out"))
-for i, k in ipairs(scales) do
-  local b = by_scale[i]
-  local function cell(xs, fmt) return string.format(fmt .. "+-" .. fmt, mean_sd(xs)) end
-  print(string.format("%9g %18s %18s %18s %18s", k, cell(b.ppl, "%.2f"), cell(b.ratio, "%.2f"),
-                      cell(b.lin_in, "%.3f"), cell(b.lin_out, "%.3f")))
+-- ------------------------------------------------------------ the report
+
+local measures = {{key = "val_ppl", title = "val perplexity", fmt = "%.2f"},
+                  {key = "ratio_10pct", title = "ratio, first 10%", fmt = "%.2f"},
+                  {key = "linear_in", title = "linear vs E_in", fmt = "%.3f"},
+                  {key = "linear_out", title = "linear vs E_out", fmt = "%.3f"}}
+
+local nan = 0 / 0
+
+local function finite(x) return type(x) == "number" and x == x and x ~= math.huge and x ~= -math.huge end
+
+local function spread(xs, fmt)
+  local v = {}
+  for _, x in ipairs(xs) do if finite(x) then v[#v + 1] = x end end
+  if #v == 0 then return "-" end
+  if #v == 1 then return string.format(fmt, v[1]) end
+  return string.format(fmt .. "+-" .. fmt, stats.mean(v), stats.sd(v))
 end
+
+local function signed(x, fmt) return x ~= x and "-" or string.format("%+" .. fmt:sub(2), x) end
+
+local function difference(d, fmt)
+  if d.n == 0 then return "-" end
+  if d.lo ~= d.lo then return signed(d.mean, fmt) end
+  return string.format("%s [%s, %s]", signed(d.mean, fmt), signed(d.lo, fmt), signed(d.hi, fmt))
+end
+
+local function report(done)
+  -- results[size][scale index][seed index] = result (nil: missing)
+  local size_index, size_list, results = {}, {}, {}
+  for _, p in ipairs(points) do
+    local s = size_of(p)
+    if not size_index[s] then
+      size_list[#size_list + 1] = s
+      size_index[s] = #size_list
+      results[s] = {}
+      for i = 1, #lists.scales do results[s][i] = {} end
+    end
+  end
+  local scale_index, seed_index = {}, {}
+  for i, k in ipairs(lists.scales) do scale_index[k] = i end
+  for i, k in ipairs(lists.seeds) do seed_index[k] = i end
+  for _, d in ipairs(done) do
+    results[size_of(d.point)][scale_index[d.point.in_scale]][seed_index[d.point.seed]] = d.result
+  end
+  local function column(s, i, key)
+    local xs = {}
+    for j = 1, #lists.seeds do
+      local r = results[s][i][j]
+      xs[j] = r and r[key] or nan
+    end
+    return xs
+  end
+
+  print(string.format("in_scale sweep: %d steps, lr %s, seeds %s, scales %s, threads %d, corpus %s", opt.steps,
+                      sweep.num(opt.lr), grid.seeds, grid.scales, opt.threads,
+                      grid.corpus == "" and "(synthetic)" or grid.corpus))
+  print(string.format("%d of %d tasks", #done, #points))
+  for _, s in ipairs(size_list) do
+    print()
+    print(s .. ": mean+-sd over seeds")
+    local head = string.format("%9s %2s", "in_scale", "n")
+    for _, m in ipairs(measures) do head = head .. string.format(" %18s", m.title) end
+    print(head)
+    for i, k in ipairs(lists.scales) do
+      local n = 0
+      for j = 1, #lists.seeds do if results[s][i][j] then n = n + 1 end end
+      local line = string.format("%9s %2d", sweep.num(k), n)
+      for _, m in ipairs(measures) do line = line .. string.format(" %18s", spread(column(s, i, m.key), m.fmt)) end
+      print(line)
+    end
+    if #lists.scales > 1 then
+      print(string.format("  minus in_scale %s, same seed: mean [95%% t interval]", sweep.num(lists.scales[1])))
+      head = string.format("%9s %2s", "in_scale", "n")
+      for _, m in ipairs(measures) do head = head .. string.format(" %24s", m.title) end
+      print(head)
+      for i = 2, #lists.scales do
+        local line, n = string.format("%9s", sweep.num(lists.scales[i])), 0
+        local cells = {}
+        for _, m in ipairs(measures) do
+          local d = stats.paired(column(s, i, m.key), column(s, 1, m.key))
+          n = math.max(n, d.n)
+          cells[#cells + 1] = string.format(" %24s", difference(d, m.fmt))
+        end
+        print(line .. string.format(" %2d", n) .. table.concat(cells))
+      end
+    end
+  end
+end
+
+local sw = sweep.new{name = "sweep", script = arg[0], out = opt.out, grid = grid, points = points,
+                     units = 2 * opt.steps, describe = describe, run = run}
+
+-- DIR/sweep.csv: one row per task done, in grid order, every number exact.
+local function report_and_csv(done)
+  report(done)
+  if not sw.dir then return end
+  local rows = {"seed,in_scale,vocab,dim,layers,heads,ctx,batch,val_ppl,ratio_10pct,linear_in,linear_out"}
+  for _, d in ipairs(done) do
+    local p, r, t = d.point, d.result, {}
+    for _, k in ipairs{"seed", "in_scale", "vocab", "dim", "layers", "heads", "ctx", "batch"} do t[#t + 1] = sweep.num(p[k]) end
+    for _, m in ipairs(measures) do t[#t + 1] = sweep.num(r[m.key]) end
+    rows[#rows + 1] = table.concat(t, ",")
+  end
+  local path = sw.dir .. "/sweep.csv"
+  local ok, err = sweep.write(path, table.concat(rows, "\n") .. "\n")
+  if not ok then error("sweep.lua: cannot write " .. path .. ": " .. tostring(err), 0) end
+  io.stderr:write("sweep: wrote " .. path .. "\n")
+end
+
+os.exit(sw:main(opt, report_and_csv))

@@ -18,8 +18,9 @@ bin=$(find "$root" -path '*/bin/tielab' -type f | head -n 1)
 ok $? "the binary is installed in bin/ (${bin#"$root"})"
 prefix=${bin%/bin/tielab}
 for f in share/tielab/paper.lua share/tielab/sweep.lua share/tielab/tielab/stats.lua \
-         share/tielab/tielab/script.lua share/man/man1/tielab.1 share/doc/tielab/README.md \
-         share/doc/tielab/LICENSE share/doc/tielab/docs/lua-api.md share/doc/tielab/docs/autosave.md \
+         share/tielab/tielab/script.lua share/tielab/tielab/sweep.lua share/man/man1/tielab.1 \
+         share/doc/tielab/README.md share/doc/tielab/LICENSE share/doc/tielab/docs/lua-api.md \
+         share/doc/tielab/docs/autosave.md share/doc/tielab/docs/scale.md \
          share/doc/tielab/assets/lab.png; do
   test -s "$prefix/$f"
   ok $? "installed: PREFIX/$f"
@@ -74,6 +75,15 @@ st=$?
 [ "$st" -eq 2 ] &&
   grep -qF "cannot find script 'nosuch.lua' (looked in ., $tmp/xdg/tielab, $prefix/share/tielab)" "$tmp/none.out"
 ok $? "a name found nowhere: exit 2 and the folders searched (status $st: $(cat "$tmp/none.out"))"
+
+# The installed sweep.lua's task lines name the installed binary and script,
+# absolute, from any folder.
+run "$bin" --headless sweep.lua seeds=1 scales=1,2 out=sw tasks >"$tmp/tasks.out" 2>&1
+st=$?
+[ "$st" -eq 0 ] && [ "$(wc -l <"$tmp/tasks.out")" -eq 2 ] &&
+  [ "$(grep -c "^$(readlink -f "$bin") --headless $prefix/share/tielab/sweep.lua .* out=$(pwd -P)/sw task=[01]\$" "$tmp/tasks.out")" -eq 2 ]
+ok $? "the installed sweep.lua prints its tasks with the installed binary and script (status $st: $(head -c 160 "$tmp/tasks.out"))"
+rm -r sw
 
 rm paper.lua
 run "$bin" --headless ./paper.lua >"$tmp/path.out" 2>&1

@@ -16,9 +16,9 @@ MPLCONFIGDIR="$tmp/mpl"   # matplotlib's font cache, kept out of $HOME
 export MPLCONFIGDIR
 
 # Real CSV files from the scripts.
-(cd "$tmp" && "$tielab" --headless "$top/lua/sweep.lua" steps=10 seeds=1,2 scales=1,5 out=sweep.csv $tiny) \
+(cd "$tmp" && "$tielab" --headless "$top/lua/sweep.lua" steps=10 seeds=1,2 scales=1,5 out=sw $tiny dim=16,32) \
   >"$tmp/log" 2>&1
-ok $? "sweep.lua writes sweep.csv"
+ok $? "sweep.lua writes sw/sweep.csv (two model sizes)"
 (cd "$tmp" && "$tielab" --headless "$top/lua/balance.lua" steps=12 seeds=1,2 out=balance $tiny) >>"$tmp/log" 2>&1
 ok $? "balance.lua writes balance_steps.csv and balance_summary.csv"
 (cd "$tmp" && "$tielab" --headless "$top/lua/paper.lua" steps=20 seeds=1,2 scales=5 out=paper $tiny) \
@@ -69,7 +69,7 @@ else
 fi
 
 # shellcheck disable=SC2086
-"$plot" $paper "$tmp/sweep.csv" "$tmp/balance_steps.csv" "$tmp/balance_summary.csv" --out "$tmp/figs" \
+"$plot" $paper "$tmp/sw/sweep.csv" "$tmp/balance_steps.csv" "$tmp/balance_summary.csv" --out "$tmp/figs" \
   >"$tmp/plot.out" 2>"$tmp/plot.err"
 ok $? "scripts/plot reads every kind of CSV and ends with status 0"
 sed 's/^/# /' "$tmp/plot.err"
@@ -101,6 +101,11 @@ for fig in ratio alignment lens scaling balance balance_summary; do
   ok $? "figure $fig: a PDF"
 done
 
+# The sweep's CSV as sweep.lua wrote it before it had sizes: still read.
+cut -d, -f1,2,9-12 "$tmp/sw/sweep.csv" >"$tmp/old_sweep.csv"
+"$plot" "$tmp/old_sweep.csv" --out "$tmp/oldfigs" >"$tmp/old.out" 2>"$tmp/old.err" && png_check "$tmp/oldfigs/scaling.png"
+ok $? "a sweep CSV without the size columns is read too ($(head -n 1 "$tmp/old.err"))"
+
 # Bad input: one clear line on stderr and status 1.
 bad() {   # bad DESCRIPTION PATTERN FILE...
   desc=$1 pattern=$2
@@ -115,15 +120,15 @@ bad "an unknown header is named" "unknown CSV header 'a,b,c'" "$tmp/unknown.csv"
 bad "a missing file is named" "nothing.csv: no such file" "$tmp/nothing.csv"
 : >"$tmp/empty.csv"
 bad "an empty file is named" "empty.csv: empty file" "$tmp/empty.csv"
-head -n 1 "$tmp/sweep.csv" >"$tmp/header_only.csv"
+head -n 1 "$tmp/sw/sweep.csv" >"$tmp/header_only.csv"
 bad "a header with no rows" "header_only.csv: header only" "$tmp/header_only.csv"
-{ head -n 1 "$tmp/sweep.csv"; echo "1,5,abc,2,0.3,0.5"; } >"$tmp/word.csv"
+{ head -n 1 "$tmp/sw/sweep.csv"; echo "1,5,256,32,2,2,32,4,abc,2,0.3,0.5"; } >"$tmp/word.csv"
 bad "a word where a number belongs names file, line and column" "word.csv:2: column 'val_ppl'" "$tmp/word.csv"
-{ head -n 1 "$tmp/sweep.csv"; echo "1,5,40"; } >"$tmp/short.csv"
+{ head -n 1 "$tmp/sw/sweep.csv"; echo "1,5,40"; } >"$tmp/short.csv"
 bad "a short row" "short.csv:2: 3 cells" "$tmp/short.csv"
 mkdir -p "$tmp/nompl/matplotlib"
 echo 'raise ImportError("not installed")' >"$tmp/nompl/matplotlib/__init__.py"
-PYTHONPATH="$tmp/nompl" "$plot" "$tmp/sweep.csv" --out "$tmp/badfigs" >"$tmp/out" 2>"$tmp/err"
+PYTHONPATH="$tmp/nompl" "$plot" "$tmp/sw/sweep.csv" --out "$tmp/badfigs" >"$tmp/out" 2>"$tmp/err"
 [ $? -eq 1 ] && grep -q "Debian package python3-matplotlib" "$tmp/err"
 ok $? "no matplotlib: says which Debian package ($(head -n 1 "$tmp/err"))"
 

@@ -72,6 +72,18 @@ sandboxed 'print(io.open("no-such-file"))'
 grep -q "^nil	no-such-file: No such file or directory" out
 ok $? "a missing file is named as the script named it: $(cat out)"
 
+# lab.mkdir makes folders inside only, each checked before it is made.
+mkdir "$tmp/outside/dir"
+ln -s "$tmp/outside/dir" to-dir
+for path in "$tmp/outside/made" to-dir/made dangling/made "../outside/made"; do
+  sandboxed "print(lab.mkdir('$path'))"
+  rc=$?
+  ok $([ "$rc" -ne 0 ] && [ ! -e "$tmp/outside/made" ] && [ ! -e "$tmp/outside/dir/made" ] &&
+       grep -q "lab.mkdir: .*(sandbox)" err; echo $?) "lab.mkdir('$path') is refused, nothing made outside"
+done
+sandboxed 'print(lab.mkdir("new/deeper/still"), lab.mkdir("new/deeper"))'
+ok $([ $? -eq 0 ] && [ -d new/deeper/still ] && grep -qx "true	true" out; echo $?) "lab.mkdir makes folders inside, parents too"
+
 # The runs a sandboxed script makes count against --lua-mem with its heap.
 printf '%s\n' 'local r = {} for i = 1, 50 do local ok, e = pcall(lab.run, {vocab = 1024, dim = 128, layers = 2, heads = 4, ctx = 64, batch = 16})' \
   'if not ok then print(i, e) break end r[i] = e end' 'local used, cap, runs = lab.mem() print("runs", runs, cap)' >case.lua

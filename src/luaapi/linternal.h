@@ -12,6 +12,8 @@
 **   lrun.c     the run handle 'tielab.run' and its methods
 **   lmetrics.c metrics, alignment and history as Lua tables
 **   largs.c    table arguments read against the settings table
+**   ljson.c    lab.json: JSON text to and from Lua values
+**   lsys.c     lab.executable, lab.cwd, lab.mkdir
 */
 #ifndef TIELAB_LINTERNAL_H
 #define TIELAB_LINTERNAL_H
@@ -184,6 +186,12 @@ void lrepl_print_values(LuaApi *api, lua_State *L, int first, int n);
 int luaopen_tielab(lua_State *L);
 void llab_after_step(void *ctx, long step);
 void llab_unwatch(LuaApi *api);
+
+/* ljson.c: pushes the table lab.json */
+void ljson_open(lua_State *L);
+
+/* lsys.c: sets lab.executable, lab.cwd and lab.mkdir in the table on top */
+void lsys_open(lua_State *L);
 
 /* lprogress.c */
 int lprogress_new(lua_State *L);

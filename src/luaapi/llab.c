@@ -632,6 +632,9 @@ int luaopen_tielab(lua_State *L) {
   registry_table(L, "tielab.hooks");
   registry_table(L, "tielab.keys");
   luaL_newlib(L, lablib);
+  ljson_open(L);
+  lua_setfield(L, -2, "json");
+  lsys_open(L);
   /* 'runs', 'version', 'rank' and 'world' are read through the metatable,
   ** so that assigning to them is an error rather than a lost view;
   ** functions stay plain fields (a script may wrap one) and new fields may

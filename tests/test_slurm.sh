@@ -1,0 +1,104 @@
+#!/bin/sh
+# test_slurm.sh -- a sweep's job array on a real (one-node, private) Slurm
+# cluster. First the cluster itself: an array whose tasks write files, and
+# a task that fails making sbatch --wait fail. Then lua/sweep.lua: a tiny
+# grid run serially in one folder, and in another written out as an sbatch
+# script (slurm), submitted as an array and merged (merge); both print the
+# same table and write the same sweep.csv, byte for byte. Submitted again,
+# every task finds its result and leaves it alone: no file but the Slurm
+# logs is written again, and each log says the task was done already.
+# Skips where no cluster can be started here.
+tap_name=slurm; . "${srcdir:-.}/tests/tap.sh"
+slurm_name=slurm; . "${srcdir:-.}/tests/slurm.sh"
+lua_dir=$(cd "${srcdir:-.}/lua" && pwd)
+slurm_start
+cd "$tmp" || exit 1
+
+# submit ARGS...: sbatch --wait, bounded: a job that never starts (a node
+# gone down) fails the test instead of hanging it; the cleanup cancels it.
+submit() { timeout 120 sbatch --wait --quiet "$@"; }
+
+cat >plain.sh <<'EOF'
+#!/bin/sh
+echo "task $SLURM_ARRAY_TASK_ID of $SLURM_ARRAY_TASK_COUNT in $SLURM_ARRAY_JOB_ID on $SLURMD_NODENAME" \
+  >"plain/out.$SLURM_ARRAY_TASK_ID"
+EOF
+mkdir plain
+submit --array=0-2 --output=plain/%A_%a.log plain.sh
+ok $? "sbatch --wait --array=0-2 runs the array to its end"
+good=0
+for k in 0 1 2; do
+  grep -q "^task $k of 3 in [0-9][0-9]* on $SLURM_NODE\$" "plain/out.$k" || good=1
+done
+ok $good "each task wrote its file, knowing its index, the array's size and the node: $(cat plain/out.* | tr '\n' ';')"
+[ "$(ls plain | wc -l)" -eq 6 ]
+ok $? "and its log: $(ls plain | tr '\n' ' ')"
+
+printf '#!/bin/sh\n[ "$SLURM_ARRAY_TASK_ID" = 1 ] && exit 3\nexit 0\n' >fails.sh
+submit --array=0-1 --output=/dev/null fails.sh
+st=$?
+[ "$st" -ne 0 ] && [ "$st" -ne 124 ]
+ok $? "sbatch --wait fails when one task fails (status $st)"
+
+# ---- the sweep, serially and as an array
+i=0
+while [ $i -lt 300 ]; do
+  echo "line $i: the quick brown fox jumps over the lazy dog, then $((i * 7 % 13)) more."
+  i=$((i + 1))
+done >corpus.txt
+GRID="vocab=256 dim=16 layers=1 heads=2 ctx=16 batch=4 steps=20 seeds=1,2 scales=1,3 corpus=corpus.txt"
+sweep() { $CAP "$tielab" --headless "$lua_dir/sweep.lua" $GRID "$@"; }
+
+sweep out=serial >serial.out 2>serial.err
+ok $? "the sweep runs serially ($(tail -n 2 serial.err | tr '\n' ' '))"
+[ -s serial.out ] && [ -s serial/sweep.csv ]
+ok $? "and prints its table and writes serial/sweep.csv: $(head -n 1 serial/sweep.csv)"
+
+sweep out=array slurm >slurm.out 2>slurm.err
+ok $? "the sweep writes its sbatch script ($(tail -n 2 slurm.err | tr '\n' ' '))"
+array=$(sed -n 's/^#SBATCH  *--array=\(0-[0-9][0-9]*\)\(%[0-9][0-9]*\)\{0,1\} *$/\1/p' array/sweep.sbatch 2>/dev/null)
+[ -n "$array" ]
+ok $? "array/sweep.sbatch asks for an array from 0: $(grep '^#SBATCH' array/sweep.sbatch | tr '\n' ' ')"
+
+submit array/sweep.sbatch
+ok $? "sbatch --wait array/sweep.sbatch runs tasks $array ($(cat array/*.log array/*/*.log 2>/dev/null | grep -i 'error' | head -n 2))"
+sweep out=array merge >merge.out 2>merge.err
+ok $? "merge gathers the tasks ($(tail -n 2 merge.err | tr '\n' ' '))"
+cmp serial.out merge.out
+ok $? "the merged table is the serial one: $(tail -n 1 merge.out)"
+cmp serial/sweep.csv array/sweep.csv
+ok $? "array/sweep.csv is serial/sweep.csv: $(wc -l <array/sweep.csv) lines"
+
+# Submitted again, the array's tasks rerun nothing: every file but the
+# Slurm logs (named by the script's --output and --error, relative to
+# where sbatch runs) keeps its size, modification time and inode.
+logs=$(sed -n 's/^#SBATCH  *\(--output=\|--error=\|-o  *\|-e  *\)\([^ ]*\).*/\2/p' array/sweep.sbatch |
+  sed 's/%[a-zA-Z]/*/g')
+snapshot() (
+  set -f
+  find "$PWD/array" -type f | LC_ALL=C sort | while IFS= read -r f; do
+    for pat in $logs; do
+      case $pat in /*) ;; *) pat=$PWD/$pat ;; esac
+      # shellcheck disable=SC2254
+      case $f in $pat) continue 2 ;; esac
+    done
+    stat -c '%n %s %i %y' "$f"
+  done
+)
+snapshot >before
+submit array/sweep.sbatch
+ok $? "the array submitted again runs to its end"
+snapshot >after
+[ -s before ] && cmp before after >/dev/null
+ok $? "no task wrote anything again ($(wc -l <before) files; changed: $(diff before after | grep '^>' | cut -c3- | cut -d' ' -f1 | tr '\n' ' '))"
+grep -q sweep.csv before
+ok $? "sweep.csv was among the files kept"
+# and each task said so in its log
+k=0 said=0
+while [ $k -le "${array#0-}" ]; do
+  # shellcheck disable=SC2086
+  cat $logs 2>/dev/null | grep -q "task $k .*done already" || said=1
+  k=$((k + 1))
+done
+ok $said "each of tasks $array found its result: $(cat $logs 2>/dev/null | grep -m 1 'done already')"
+tap_done

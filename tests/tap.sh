@@ -21,6 +21,14 @@ ok() {
   n=$((n + 1))
   if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=1; fi
 }
+# A small English-like corpus of $2 lines in the file $1.
+tap_corpus() {
+  i=0
+  while [ $i -lt "$2" ]; do
+    echo "line $i: the quick brown fox jumps over the lazy dog, then $((i * 7 % 13)) more."
+    i=$((i + 1))
+  done >"$1"
+}
 tap_done() {
   echo "1..$n"
   exit $failed

@@ -71,11 +71,12 @@ ok $? "two ranks train them ($(tail -n 3 two.err))"
 # process: the last bits differ, and training carries the difference on
 # (at lr 1e-3 to a few 1e-6 by step 50; at 3e-3 to 4e-5).
 compare() {
-  awk -v tol="$3" 'NR == FNR { a[FNR] = $0; n = FNR; next }
+  awk -v tol="$3" -v num='^-?[0-9.]+(e[-+]?[0-9]+)?$' 'NR == FNR { a[FNR] = $0; n = FNR; next }
     { split(a[FNR], x, " "); m = split($0, y, " ")
       if (m != split(a[FNR], x, " ")) { bad = bad " line " FNR; next }
       for (i = 3; i <= m; i++) {
         if (x[i] == y[i]) continue
+        if (x[i] !~ num || y[i] !~ num) { bad = bad " line " FNR " (" x[i] " vs " y[i] ")"; continue }
         d = x[i] - y[i]; if (d < 0) d = -d
         s = x[i] < 0 ? -x[i] : x[i]; if (s < 1e-30) s = 1e-30
         if (d / s > worst) worst = d / s
@@ -123,12 +124,12 @@ ok $? "a bad TIELAB_ALLREDUCE is named ($(grep -m1 TIELAB bad.err | head -c 200)
 # ------------------------------------------------ one rank dies
 sed 's/lab.step(50)/print("ready") io.stdout:flush() lab.step(1000000)/' train.lua >long.lua
 state="$tmp/state"
-XDG_STATE_HOME="$state" mpi 2 "$tielab" --headless long.lua >long.out 2>long.err &
+XDG_STATE_HOME="$state" mpi 2 "$tielab" --headless "$tmp/long.lua" >long.out 2>long.err &
 job=$!
 i=0
 while [ $i -lt 400 ] && ! grep -q ready long.out 2>/dev/null; do sleep 0.05; i=$((i + 1)); done
 victim=
-for p in $(pgrep -f "tielab --headless long.lua"); do
+for p in $(pgrep -f "tielab --headless $tmp/long.lua"); do
   tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx 'OMPI_COMM_WORLD_RANK=1' && victim=$p
 done
 [ -n "$victim" ] && kill -KILL "$victim"
@@ -141,7 +142,7 @@ saved=$(find "$state" -name '*.safetensors' | head -n 1)
 printf 'local r = lab.load(arg[1]) print(r:metrics().step > 0)\n' >check.lua
 [ -n "$saved" ] && [ -z "$(find "$state" -name '*.tmp*')" ] && "$tielab" --headless check.lua "$saved" | grep -q true
 ok $? "its runs are saved whole where --resume finds them, no partial file ($(find "$state" -type f | tr '\n' ' '))"
-pgrep -f "tielab --headless long.lua" >/dev/null
+pgrep -f "tielab --headless $tmp/long.lua" >/dev/null
 ok $((! $?)) "no rank is left running"
 
 # ------------------------------------------------ the job is stopped (Ctrl-C, a dropped SSH link)
@@ -151,19 +152,19 @@ ok $((! $?)) "no rank is left running"
 printf 'lab.run{vocab = 256, dim = 32, layers = 2, heads = 2, ctx = 16, batch = 8, threads = 1}\nprint("ready") io.stdout:flush()\nlab.step(1000000)\n' >quiet.lua
 for sig in TERM HUP; do
   state="$tmp/state-$sig"
-  XDG_STATE_HOME="$state" mpi 2 "$tielab" --headless quiet.lua >quiet.out 2>quiet.err &
+  XDG_STATE_HOME="$state" mpi 2 "$tielab" --headless "$tmp/quiet.lua" >quiet.out 2>quiet.err &
   job=$!
   i=0
   while [ $i -lt 400 ] && ! grep -q ready quiet.out 2>/dev/null; do sleep 0.05; i=$((i + 1)); done
   sleep 0.5
-  pkill -"$sig" -x mpirun
+  pkill -"$sig" -f "^mpirun .*--headless $tmp/quiet.lua"   # this job's mpirun only
   wait $job
   rc=$?
   saved=$(find "$state" -name '*.safetensors' | head -n 1)
   [ -n "$saved" ] && grep -q "interrupted; saved in" quiet.err && "$tielab" --headless check.lua "$saved" | grep -q true
   ok $? "SIG$sig to mpirun: rank 0 saves the run whole (status $rc; $(grep -m1 saved quiet.err))"
 done
-pgrep -f "tielab --headless quiet.lua" >/dev/null
+pgrep -f "tielab --headless $tmp/quiet.lua" >/dev/null
 ok $((! $?)) "no rank is left running"
 
 tap_done

@@ -41,11 +41,7 @@ st=$?
 ok $? "sbatch --wait fails when one task fails (status $st)"
 
 # ---- the sweep, serially and as an array
-i=0
-while [ $i -lt 300 ]; do
-  echo "line $i: the quick brown fox jumps over the lazy dog, then $((i * 7 % 13)) more."
-  i=$((i + 1))
-done >corpus.txt
+tap_corpus corpus.txt 300
 GRID="vocab=256 dim=16 layers=1 heads=2 ctx=16 batch=4 steps=20 seeds=1,2 scales=1,3 corpus=corpus.txt"
 sweep() { $CAP "$tielab" --headless "$lua_dir/sweep.lua" $GRID "$@"; }
 

@@ -18,11 +18,7 @@ lua_dir=$(cd "${srcdir:-.}/lua" && pwd)
 script="$lua_dir/sweep.lua"
 exe=$(readlink -f "$tielab")
 cd "$tmp" || exit 1
-i=0
-while [ $i -lt 200 ]; do
-  echo "line $i: the quick brown fox jumps over the lazy dog, then $((i * 7 % 13)) more."
-  i=$((i + 1))
-done >corpus.txt
+tap_corpus corpus.txt 200
 G="vocab=264 dim=16 layers=1 heads=2 ctx=16 batch=4 steps=20 seeds=1,2 scales=1,3 corpus=corpus.txt"
 sweep() { "$tielab" --headless "$script" "$@"; }
 

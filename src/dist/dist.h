@@ -33,7 +33,7 @@ const Reducer *dist_reducer(Dist *d);
 void dist_quiet(Dist *d);
 
 /* Leave the job with this rank's exit status 'code'; returns the job's,
-** rank 0's, which every rank exits with. The ranks end together: one that
+** the highest of the ranks', which every rank exits with. The ranks end together: one that
 ** failed while the others wait in a sum it will never join ends the whole
 ** job (MPI_Abort) after a while. A NULL Dist returns 'code'. */
 int dist_close(Dist *d, int code);

@@ -52,12 +52,23 @@ static int mpi_fail(Dist *d, int rc, const char *what, Err *err) {
   return -1;
 }
 
+/* Once a sum was given up, its buffers are the lab's again: no MPI call
+** may move it along, so every later one is refused without calling MPI. */
+static int refuse_if_broken(Dist *d, Err *err) {
+  if (!((Mpi *)d->mpi)->broken) return 0;
+  return err_set(err, "rank %d of %d: an earlier sum was given up; this job cannot train on", d->red.rank,
+                 d->red.world);
+}
+
 static int add_request(Dist *d, MPI_Request r, Err *err) {
   Mpi *m = d->mpi;
   if (m->n_req == m->cap_req) {
     int cap = m->cap_req ? 2 * m->cap_req : 16;
     MPI_Request *grown = realloc(m->req, (size_t)cap * sizeof *grown);
-    if (!grown) return err_set(err, "out of memory for the gradient's sums");
+    if (!grown) {
+      m->broken = 1;   /* 'r' is in flight and lost */
+      return err_set(err, "out of memory for the gradient's sums");
+    }
     m->req = grown;
     m->cap_req = cap;
   }
@@ -68,6 +79,7 @@ static int add_request(Dist *d, MPI_Request r, Err *err) {
 /* Start summing n values at x in place, in pieces MPI's int counts hold. */
 static int start_sum(Dist *d, void *x, size_t n, MPI_Datatype type, size_t size, Err *err) {
   Mpi *m = d->mpi;
+  if (refuse_if_broken(d, err) < 0) return -1;
   while (n > 0) {
     int count = n > INT_MAX / 2 ? INT_MAX / 2 : (int)n;
     MPI_Request r;
@@ -83,6 +95,7 @@ static int start_sum(Dist *d, void *x, size_t n, MPI_Datatype type, size_t size,
 /* Until every sum in flight is complete; a signal ends the wait. */
 static int finish(Dist *d, Err *err) {
   Mpi *m = d->mpi;
+  if (refuse_if_broken(d, err) < 0) return -1;
   for (;;) {
     int done = 0;
     int rc = MPI_Testall(m->n_req, m->req, &done, MPI_STATUSES_IGNORE);
@@ -104,6 +117,7 @@ static int finish(Dist *d, Err *err) {
 ** collective only inside MPI calls. */
 static int test_all(Dist *d, Err *err) {
   Mpi *m = d->mpi;
+  if (refuse_if_broken(d, err) < 0) return -1;
   if (m->n_req == 0) return 0;
   int done;
   int rc = MPI_Testall(m->n_req, m->req, &done, MPI_STATUSES_IGNORE);
@@ -139,37 +153,30 @@ static int sum_now(Dist *d, double *x, int n, Err *err) {
   return finish(d, err);
 }
 
-/* The Reducer's calls: the above, timed. */
-static int red_start(void *ctx, float *x, size_t n, Err *err) {
-  Dist *d = ctx;
-  double t0 = clock_seconds();
-  int rc = start_slice(d, x, n, err);
-  ((Mpi *)d->mpi)->busy += clock_seconds() - t0;
+/* The Reducer's calls: the above, each charged to 'busy' from 't0'. */
+static int charged(void *ctx, double t0, int rc) {
+  ((Mpi *)((Dist *)ctx)->mpi)->busy += clock_seconds() - t0;
   return rc;
+}
+
+static int red_start(void *ctx, float *x, size_t n, Err *err) {
+  double t0 = clock_seconds();
+  return charged(ctx, t0, start_slice(ctx, x, n, err));
 }
 
 static int red_poll(void *ctx, Err *err) {
-  Dist *d = ctx;
   double t0 = clock_seconds();
-  int rc = test_all(d, err);
-  ((Mpi *)d->mpi)->busy += clock_seconds() - t0;
-  return rc;
+  return charged(ctx, t0, test_all(ctx, err));
 }
 
 static int red_wait(void *ctx, Err *err) {
-  Dist *d = ctx;
   double t0 = clock_seconds();
-  int rc = wait_all(d, err);
-  ((Mpi *)d->mpi)->busy += clock_seconds() - t0;
-  return rc;
+  return charged(ctx, t0, wait_all(ctx, err));
 }
 
 static int red_sum(void *ctx, double *x, int n, Err *err) {
-  Dist *d = ctx;
   double t0 = clock_seconds();
-  int rc = sum_now(d, x, n, err);
-  ((Mpi *)d->mpi)->busy += clock_seconds() - t0;
-  return rc;
+  return charged(ctx, t0, sum_now(ctx, x, n, err));
 }
 
 static double red_busy(void *ctx) { return ((Mpi *)((Dist *)ctx)->mpi)->busy; }
@@ -179,7 +186,8 @@ static int read_mode(int *whole, Err *err) {
   const char *v = getenv("TIELAB_ALLREDUCE");
   *whole = 0;
   if (!v || !*v || strcmp(v, "layers") == 0) return 0;
-  if (strcmp(v, "whole") == 0) return *whole = 1, 0;
+  *whole = strcmp(v, "whole") == 0;
+  if (*whole) return 0;
   return err_set(err, "TIELAB_ALLREDUCE='%s': give layers (each layer's gradient summed as the backward "
                  "leaves it, the default) or whole (the whole gradient summed at the end)", v);
 }
@@ -228,15 +236,16 @@ int dist_mpi_open(Dist **out, Err *err) {
 ** never join, or (rank 0, after SIGTERM) still be saving the runs. */
 #define FAILED_WAIT_S 60.0
 
-/* Every rank posts rank 0's exit status and waits for all to have: the
-** job's ranks end together, with one status. A rank that failed, or that
-** a signal reached, waits at most FAILED_WAIT_S. Returns 0, or -1 when
-** the others did not come. */
+/* Every rank posts its exit status and waits for all the others' (the
+** highest of them is the job's): the job's ranks end together, with one
+** status, and a failure on any rank is the job's. A rank that failed, or
+** that a signal reached, waits at most FAILED_WAIT_S. Returns 0, or -1
+** when the others did not come. */
 static int agree_on_code(Dist *d, int *code) {
   Mpi *m = d->mpi;
   MPI_Request r;
-  if (MPI_Ibcast(code, 1, MPI_INT, 0, m->end, &r) != MPI_SUCCESS) return -1;
-  double until = *code != EXIT_OK ? clock_seconds() + FAILED_WAIT_S : 0;
+  double until = *code != EXIT_OK ? clock_seconds() + FAILED_WAIT_S : 0;   /* *code is MPI's until done */
+  if (MPI_Iallreduce(MPI_IN_PLACE, code, 1, MPI_INT, MPI_MAX, m->end, &r) != MPI_SUCCESS) return -1;
   for (;;) {
     int done = 0;
     if (MPI_Test(&r, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) return -1;

@@ -152,9 +152,10 @@ type_line "for i = 3, 5 do lab.run{name = 'in' .. i .. '_s1', tie = 'tied', in_s
 wait_for 'in5_s1' 100
 leave_repl
 # plot_marks: the run marks in the loss chart's plot (left half, right of
-# the y axis, below the legend's two rows), one per line, each once.
+# the y axis, below the legend's two rows, above the step axis, whose
+# labels such as 80 would read as the mark 8), one per line, each once.
 plot_marks() {
-  screen | sed -n '4,10p' | cut -c8-40 | grep -o '[*o+x@%&=XOHWVZ8$]' | sort -u
+  screen | sed -n '4,10p' | grep -v ' step +' | cut -c8-40 | grep -o '[*o+x@%&=XOHWVZ8$]' | sort -u
 }
 count_marks() { plot_marks | wc -l; }
 wait_at_least count_marks 4 300

@@ -70,16 +70,18 @@ ok $? "the built-in loop not on a terminal: its rows, nothing on stderr"
 
 # A pane 200 columns wide: the whole line shows, wider than 80.
 if command -v tmux >/dev/null 2>&1; then
-  T="tmux -L tielab-progress-$$ -f /dev/null"
   cat >"$tmp/wide.lua" <<'LUA'
 local p = lab.progress(4)
 p:step(1, "wide " .. string.rep("y", 140) .. "END")
 lab.sleep(30)
 LUA
   for cols in 200 60; do
+    # A server of its own for each width: a new session on a server still
+    # shutting down could fail and leave nothing to capture.
+    T="tmux -L tielab-progress-$$-$cols -f /dev/null"
     $T new-session -d -s p -x $cols -y 8 "env -u COLUMNS XDG_STATE_HOME='$tmp/state' '$tielab' --headless '$tmp/wide.lua'"
     i=0 line=
-    while [ $i -lt 100 ]; do
+    while [ $i -lt 300 ]; do
       line=$($T capture-pane -p -t p 2>/dev/null | grep '1/4')
       [ -n "$line" ] && break
       sleep 0.1

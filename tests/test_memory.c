@@ -4,7 +4,8 @@
 ** their lenses fitted, is
 ** not more than the estimate with the fitted lenses added, nor far less), and a run that would not fit
 ** in what the process can still get is refused before anything is
-** allocated, with the estimate and the memory left in GiB.
+** allocated, with the estimate and the memory left in GiB; ranks of one
+** job on one machine each check against their share of its memory.
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -107,6 +108,47 @@ static void test_refused_before_allocating(void) {
   lab_free(lab);
 }
 
+/* Two ranks on one machine share its memory: each checks a run against
+** its half of MemAvailable (or the cgroup's limit), but not of a limit of
+** its own (RLIMIT_AS). The check allocates nothing: a run of about three
+** quarters of what a process may get is sized, and only checked. */
+static void test_shared_by_ranks(void) {
+  Err err = {""};
+  Lab *lab = lab_new(&err);
+  Reducer two = {.rank = 0, .world = 2, .node_ranks = 2};
+  SysMem plain, shared;
+  sysmem_read(&plain);
+  int halved = strcmp(plain.limit, "MemAvailable") == 0 || strcmp(plain.limit, "cgroup memory limit") == 0;
+  lab_set_reducer(lab, &two);
+  lab_headroom(lab, &shared);
+  double ratio = (double)shared.headroom / (double)plain.headroom;
+  if (halved)
+    ok(ratio > 0.45 && ratio < 0.55 && strstr(shared.limit, "shared by the 2 ranks on this machine"),
+       "2 ranks on this machine: each may have half the %s (%.3f of it: %s)", plain.limit, ratio, shared.limit);
+  else
+    ok(ratio > 0.9 && ratio < 1.1 && !strstr(shared.limit, "shared"),
+       "2 ranks under %s, a limit of each process's own: all of it each (%.3f)", plain.limit, ratio);
+  RunOptions o = opts("wide", "tied", "4096", "64");
+  for (int dim = 64; dim <= 8192 && (double)run_memory_bytes(&o) < 0.75 * (double)plain.headroom; dim += 64) {
+    char text[16];
+    snprintf(text, sizeof text, "%d", dim);
+    run_options_set_text(&o, "dim", text, &err);
+  }
+  double est = (double)run_memory_bytes(&o);
+  if (est < 0.6 * (double)plain.headroom || est > 0.9 * (double)plain.headroom || !halved) {
+    skip("no run of 0.6-0.9 of the %.1f GiB the process may get (%.1f GiB), or the limit is its own",
+         plain.headroom / 1073741824.0, est / 1073741824.0);
+    skip("(the same)");
+  } else {
+    ok(lab_check_memory(lab, &o, 0, &err) < 0 && strstr(err.msg, "shared by the 2 ranks"),
+       "a run of %.1f GiB is refused to each of 2 ranks: %s", est / 1073741824.0, err.msg);
+    lab_set_reducer(lab, NULL);
+    ok(lab_check_memory(lab, &o, 0, &err) == 0, "and fits one process (%.1f GiB of %.1f)", est / 1073741824.0,
+       plain.headroom / 1073741824.0);
+  }
+  lab_free(lab);
+}
+
 int main(void) {
   if (TAP_UNDER_ASAN) {
     skip("resident memory and RLIMIT_AS mean nothing under AddressSanitizer");
@@ -114,5 +156,6 @@ int main(void) {
   }
   test_estimate_covers_the_run();
   test_refused_before_allocating();
+  test_shared_by_ranks();
   return tap_done();
 }

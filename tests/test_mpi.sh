@@ -106,6 +106,14 @@ TIELAB_ALLREDUCE=whole mpi 2 "$tielab" --headless train.lua >whole.out 2>whole.e
 cmp -s two.out whole.out
 ok $? "the gradient summed whole gives the numbers summed layer by layer, to the bit"
 
+# Each rank with two threads of its own (the pool splits the rows again).
+sed 's/threads = 1/threads = 2/' train.lua >threads.lua
+"$tielab" --headless threads.lua >one2.out 2>one2.err &&
+  mpi 2 "$tielab" --headless threads.lua >two2.out 2>two2.err
+ok $? "with threads = 2 one process and two ranks train ($(tail -n 2 two2.err))"
+result=$(compare one2.out two2.out 1e-5)
+ok $? "and agree to 1e-5 ($result)"
+
 # ------------------------------------------------ refused before training
 printf 'lab.run{vocab = 256, dim = 16, layers = 1, heads = 2, ctx = 8, batch = 5}\nprint("trained")\n' >odd.lua
 mpi 2 "$tielab" --headless odd.lua >odd.out 2>odd.err
@@ -115,11 +123,69 @@ grep -q "batch 5 does not split evenly across 2 ranks" odd.err && ! grep -q trai
 ok $? "naming the sizes, before training ($(grep -m1 batch odd.err))"
 mpi 2 "$tielab" >ui.out 2>ui.err </dev/null
 rc=$?
-grep -q "does not run under mpirun" ui.err
-ok $? "the interactive lab is refused under mpirun (status $rc: $(grep -m1 tielab ui.err))"
+[ $rc -eq 2 ] && [ "$(grep -c "does not run under mpirun" ui.err)" -eq 1 ]
+ok $? "the interactive lab is refused under mpirun, once, with status 2 (status $rc: $(grep -m1 tielab ui.err))"
 TIELAB_ALLREDUCE=fast mpi 2 "$tielab" --headless odd.lua >bad.out 2>bad.err
-grep -q "TIELAB_ALLREDUCE='fast'" bad.err
-ok $? "a bad TIELAB_ALLREDUCE is named ($(grep -m1 TIELAB bad.err | head -c 200))"
+rc=$?
+[ $rc -eq 2 ] && [ "$(grep -c "TIELAB_ALLREDUCE='fast'" bad.err)" -eq 1 ]
+ok $? "a bad TIELAB_ALLREDUCE is named, once, with status 2 (status $rc: $(grep -m1 TIELAB bad.err | head -c 200))"
+
+# ------------------------------------------------ scripts that part ways
+# Every rank runs the same script; one that takes another path on one rank
+# must end the job with a message, never hang it or mix the ranks' sums.
+# (timeout 120: a hang shows as status 124.)
+part() {   # part NAME LINE: LINE runs on rank 1 alone after step 5
+  cat >"$1.lua" <<LUA
+local r = lab.run{name = "p", vocab = 256, dim = 32, layers = 2, heads = 2, ctx = 16, batch = 8, threads = 1}
+r:step(5)
+if lab.rank == 1 then $2 end
+r:step(40)
+print("finished")
+LUA
+  timeout 120 mpirun --oversubscribe -np 2 "$tielab" --headless "$1.lua" >"$1.out" 2>"$1.err"
+}
+part extra 'r:step(1)'
+rc=$?
+[ $rc -ne 0 ] && [ $rc -ne 124 ] &&
+  grep -q "rank 0 ended (status 0) while this rank waits for the loss of run 'p' at step 46" extra.err
+ok $? "rank 1 steps once more: it says rank 0 has ended while it waits, and the job fails (status $rc; $(grep -m1 'rank 0 ended' extra.err))"
+part early 'return'
+rc=$?
+[ $rc -ne 0 ] && [ $rc -ne 124 ] && ! grep -q finished early.out &&
+  grep -q "early.lua:4: rank 1 ended (status 0) while this rank waits for the loss of run 'p' at step 6" early.err
+ok $? "rank 1's script ends early: rank 0 stops, naming rank 1 and its step (status $rc; $(grep -m1 'rank 1 ended' early.err))"
+part fails 'error("a file only rank 1 lacks")'
+rc=$?
+[ $rc -ne 0 ] && [ $rc -ne 124 ] && grep -q "^tielab (rank 1 of 2): fails.lua:3: a file only rank 1 lacks" fails.err &&
+  grep -q "rank 1 ended (status 1)" fails.err
+ok $? "an error on rank 1 alone reaches the terminal from rank 1, and rank 0 stops (status $rc; $(grep -m1 'rank 1 of 2' fails.err))"
+part order 'r:set{in_scale = 3}'
+rc=$?
+[ $rc -ne 0 ] && [ $rc -ne 124 ] && ! grep -q finished order.out &&
+  grep -q "the ranks' weights differ at the loss of run 'p' at step 32" order.err
+ok $? "a setting changed on rank 1 alone: the weights are compared, and part at step 32 (status $rc; $(grep -m1 differ order.err))"
+part twin 'lab.run{name = "q", vocab = 256, dim = 32, layers = 2, heads = 2, ctx = 16, batch = 8, threads = 1}:step(1)'
+rc=$?
+[ $rc -ne 0 ] && [ $rc -ne 124 ] && grep -q "the ranks disagree at the loss of run" twin.err
+ok $? "rank 1 steps a run of its own: the ranks disagree on the run, and say so (status $rc; $(grep -m1 disagree twin.err))"
+
+# r:save and r:export are the job's: rank 0 writes, every rank gets its
+# answer (here a folder stands where the file would go, on rank 0's side).
+mkdir -p taken.safetensors
+cat >save.lua <<'LUA'
+local r = lab.run{vocab = 256, dim = 32, layers = 2, heads = 2, ctx = 16, batch = 8, threads = 1}
+r:step(2)
+local ok, why = r:save("taken.safetensors")
+if ok then error("rank " .. lab.rank .. ": r:save said it saved") end
+print("refused: " .. why)
+r:step(2)
+assert(r:save("saved.safetensors"))
+print("saved")
+LUA
+mpi 2 "$tielab" --headless save.lua >save.out 2>save.err
+rc=$?
+[ $rc -eq 0 ] && grep -q "^refused: " save.out && grep -q "^saved" save.out && [ -f saved.safetensors ]
+ok $? "a save rank 0 cannot make fails on every rank alike, and the job goes on (status $rc; $(head -c 200 save.out) $(head -c 300 save.err))"
 
 # ------------------------------------------------ one rank dies
 sed 's/lab.step(50)/print("ready") io.stdout:flush() lab.step(1000000)/' train.lua >long.lua

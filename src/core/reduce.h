@@ -9,16 +9,32 @@
 ** layers can travel while the lower ones are still being computed, then
 ** 'wait' once before anything reads the gradient. With no Reducer (a plain
 ** process) none of this runs.
+**
+** Every rank runs the same script, so every rank makes the same sums in the
+** same order. A script that takes another path on one rank (it steps one
+** run more, or ends early) would pair sums that do not belong together: so
+** each small sum carries a SumKey that says what it is, which every rank
+** must give alike, and a rank that ends says so to the others. Either way
+** the sum fails with a message instead of hanging or mixing numbers.
 */
 #ifndef TIELAB_CORE_REDUCE_H
 #define TIELAB_CORE_REDUCE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "core/err.h"
 
+/* What a small sum is, for checking that every rank makes the same one. */
+typedef struct SumKey {
+  uint32_t where;     /* a hash of what is summed and where: the run, its step, its size */
+  uint32_t state;     /* a hash of the weights, or 0: every rank's must be the same */
+  const char *what;   /* for the error: "the loss of run 'tied' at step 51" */
+} SumKey;
+
 typedef struct Reducer {
   int rank, world;   /* this process and how many share each batch */
+  int node_ranks;    /* how many of them share this machine's memory */
   void *ctx;
   /* Begin summing 'n' floats at 'x' across every rank, in place; the sum
   ** may complete later, and 'x' is not touched again until 'wait'. */
@@ -28,11 +44,18 @@ typedef struct Reducer {
   int (*poll)(void *ctx, Err *err);
   /* Every sum started is complete; -1 with 'err' set when a rank is gone. */
   int (*wait)(void *ctx, Err *err);
-  /* Sum 'n' doubles across every rank, in place, before returning. */
-  int (*sum)(void *ctx, double *x, int n, Err *err);
+  /* Sum 'n' (at most REDUCE_SUM_MAX) doubles across every rank, in place,
+  ** before returning; -1 with 'err' set when the ranks' keys differ. */
+  int (*sum)(void *ctx, const SumKey *key, double *x, int n, Err *err);
   /* Seconds spent inside the three calls above so far: the part of the
   ** sums that did not overlap the computation (for the benchmarks). */
   double (*busy)(void *ctx);
 } Reducer;
+
+#define REDUCE_SUM_MAX 8
+
+/* A 32-bit hash of 'n' bytes, continuing from 'h' (start with 0): for the
+** keys. */
+uint32_t reduce_hash(uint32_t h, const void *bytes, size_t n);
 
 #endif

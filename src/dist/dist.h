@@ -24,6 +24,11 @@ typedef struct Dist Dist;
 ** has no MPI). */
 int dist_open(Dist **out, Err *err);
 
+/* This process's rank as its launcher says it, before or without
+** dist_open (0 in a plain process): so that only rank 0 reports an error
+** every rank meets alike, such as dist_open's. */
+int dist_env_rank(void);
+
 /* The Reducer for lab_set_reducer; NULL for a NULL Dist. */
 const Reducer *dist_reducer(Dist *d);
 

@@ -10,6 +10,7 @@
 struct Dist {
   Reducer red;   /* red.ctx is this Dist */
   int tty;       /* rank > 0 after dist_quiet: where its own messages go; else -1 */
+  int log;       /* rank > 0 after dist_quiet: the file its stderr goes to; else -1 */
   void *mpi;     /* the transport's state */
 };
 
@@ -17,10 +18,18 @@ struct Dist {
 ** ('*var' NULL), -1 when its variable ('*var') is not a number. */
 int dist_env_world(const char **var);
 
-/* Start the transport for a job of several ranks. */
-int dist_mpi_open(Dist **out, Err *err);
+/* Start the transport for a job of 'world' ranks, as the launcher said. */
+int dist_mpi_open(Dist **out, int world, Err *err);
 
 /* One line on this rank's terminal, even after dist_quiet. */
 void dist_say(Dist *d, const char *msg);
+
+/* A rank > 0 that ends with a failure ('code' not 0) that rank 0 does not
+** share says the last lines it wrote to stderr: why it failed, which rank
+** 0 cannot know. */
+void dist_tell_failure(Dist *d, int code);
+
+/* Close what dist_quiet opened and free 'd'. */
+void dist_free(Dist *d);
 
 #endif

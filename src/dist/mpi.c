@@ -34,22 +34,34 @@
 typedef struct Mpi {
   MPI_Comm comm;         /* the gradient's sums */
   MPI_Comm end;          /* the exit status, apart: 'comm' may hold sums left half done */
+  MPI_Comm bye;          /* "this rank has ended": [rank, status] from a rank in dist_close */
+  MPI_Request bye_req;   /* the receive of the first such message, posted at the start */
+  int bye_in[2];
+  int left;              /* that message came: bye_in says who, and no sum can complete */
   int broken;            /* a sum was given up (a signal, a rank gone): MPI must not run again */
   MPI_Request *req;      /* sums in flight */
   int n_req, cap_req;
   int whole;             /* TIELAB_ALLREDUCE=whole: one sum at the end */
   float *lo, *hi;        /* whole: the span of the slices handed over */
+  size_t handed;         /* whole: how many floats they hold (the span must be no more) */
   double busy;           /* seconds inside the Reducer's calls */
 } Mpi;
+
+/* Give up the sums in flight, with the reason in 'err': rank 0 reports it
+** as any error; the others say it on their terminal, for rank 0 may be the
+** one gone. */
+static int give_up(Dist *d, Err *err) {
+  if (d->red.rank > 0) dist_say(d, err->msg);
+  ((Mpi *)d->mpi)->broken = 1;
+  return -1;
+}
 
 static int mpi_fail(Dist *d, int rc, const char *what, Err *err) {
   char text[MPI_MAX_ERROR_STRING];
   int len = 0;
   if (MPI_Error_string(rc, text, &len) != MPI_SUCCESS) snprintf(text, sizeof text, "MPI error %d", rc);
   err_set(err, "rank %d of %d: %s failed: %s (another rank is gone?)", d->red.rank, d->red.world, what, text);
-  dist_say(d, err->msg);
-  ((Mpi *)d->mpi)->broken = 1;
-  return -1;
+  return give_up(d, err);
 }
 
 /* Once a sum was given up, its buffers are the lab's again: no MPI call
@@ -76,7 +88,9 @@ static int add_request(Dist *d, MPI_Request r, Err *err) {
   return 0;
 }
 
-/* Start summing n values at x in place, in pieces MPI's int counts hold. */
+/* Start summing n values at x in place, in pieces MPI's int counts hold:
+** half of INT_MAX, so that no piece's size in bytes overflows an int in an
+** MPI that computes it so. */
 static int start_sum(Dist *d, void *x, size_t n, MPI_Datatype type, size_t size, Err *err) {
   Mpi *m = d->mpi;
   if (refuse_if_broken(d, err) < 0) return -1;
@@ -92,20 +106,40 @@ static int start_sum(Dist *d, void *x, size_t n, MPI_Datatype type, size_t size,
   return 0;
 }
 
-/* Until every sum in flight is complete; a signal ends the wait. */
-static int finish(Dist *d, Err *err) {
+/* Has a rank ended (it is in dist_close) while this one still sums? */
+static int rank_left(Dist *d) {
+  Mpi *m = d->mpi;
+  if (!m->left && MPI_Test(&m->bye_req, &m->left, MPI_STATUS_IGNORE) != MPI_SUCCESS) return 0;
+  return m->left;
+}
+
+/* How long a sum may still take to complete after a rank said it ended:
+** the rank may have finished its part of the last sum before it left, and
+** what it sent can still be on its way (the messages of two
+** communicators keep no order between them). */
+#define BYE_GRACE_S 5.0
+
+/* Until every sum in flight ('what') is complete. A signal ends the wait,
+** and so does a rank that has ended: it will never join the sum. */
+static int finish(Dist *d, const char *what, Err *err) {
   Mpi *m = d->mpi;
   if (refuse_if_broken(d, err) < 0) return -1;
-  for (;;) {
+  for (double grace_until = 0;;) {
     int done = 0;
     int rc = MPI_Testall(m->n_req, m->req, &done, MPI_STATUSES_IGNORE);
     if (rc != MPI_SUCCESS) return mpi_fail(d, rc, "MPI_Testall", err);
     if (done) break;
     if (sig_ended()) {
+      /* said on every rank: what rank 0 reports is that it was interrupted */
       err_set(err, "stopped while waiting for the other ranks' sums");
-      dist_say(d, err->msg);
-      m->broken = 1;
-      return -1;
+      if (d->red.rank == 0) dist_say(d, err->msg);
+      return give_up(d, err);
+    }
+    if (rank_left(d) && grace_until == 0) grace_until = clock_seconds() + BYE_GRACE_S;
+    if (grace_until > 0 && clock_seconds() > grace_until) {
+      err_set(err, "rank %d ended (status %d) while this rank waits for %s: the ranks' scripts took "
+              "different paths", m->bye_in[0], m->bye_in[1], what);
+      return give_up(d, err);
     }
     sched_yield();
   }
@@ -131,6 +165,7 @@ static int start_slice(Dist *d, float *x, size_t n, Err *err) {
   if (m->whole) {
     if (!m->lo || x < m->lo) m->lo = x;
     if (!m->hi || x + n > m->hi) m->hi = x + n;
+    m->handed += n;
     return 0;
   }
   if (start_sum(d, x, n, MPI_FLOAT, sizeof(float), err) < 0) return -1;
@@ -140,17 +175,65 @@ static int start_slice(Dist *d, float *x, size_t n, Err *err) {
 static int wait_all(Dist *d, Err *err) {
   Mpi *m = d->mpi;
   if (m->whole && m->lo) {
-    size_t n = (size_t)(m->hi - m->lo);
+    size_t n = (size_t)(m->hi - m->lo), handed = m->handed;
     float *lo = m->lo;
     m->lo = m->hi = NULL;
+    m->handed = 0;
+    /* one sum over the span is the slices' sums only when they tile it */
+    if (n != handed)
+      return err_set(err, "TIELAB_ALLREDUCE=whole: the gradient's slices are not one span (%zu floats "
+                     "in a span of %zu)", handed, n);
     if (start_sum(d, lo, n, MPI_FLOAT, sizeof(float), err) < 0) return -1;
   }
-  return finish(d, err);
+  return finish(d, "the gradient's sums", err);
 }
 
-static int sum_now(Dist *d, double *x, int n, Err *err) {
-  if (start_sum(d, x, (size_t)n, MPI_DOUBLE, sizeof(double), err) < 0) return -1;
-  return finish(d, err);
+/* A small sum travels in an envelope of ENVELOPE doubles, the same size for
+** every sum, so that two ranks at different sums still make one well-formed
+** MPI call. Its head holds the key's two hashes, each as two 16-bit halves
+** p and their squares p*p: the sum of p over the ranks is world*p and that
+** of p*p is world*p*p only when every rank's p is this rank's (exactly, in
+** doubles, for up to 2^20 ranks). The payload follows. */
+enum { KEY_PARTS = 8, ENVELOPE = KEY_PARTS + REDUCE_SUM_MAX };
+
+static void put_hash(double *e, uint32_t h) {
+  double lo = (double)(h & 0xffff), hi = (double)(h >> 16);
+  e[0] = lo, e[1] = hi, e[2] = lo * lo, e[3] = hi * hi;
+}
+
+static int same_hash(const double *sum, uint32_t h, int world) {
+  double e[4];
+  put_hash(e, h);
+  for (int i = 0; i < 4; i++)
+    if (sum[i] != world * e[i]) return 0;
+  return 1;
+}
+
+static int check_key(Dist *d, const SumKey *key, const double *e, Err *err) {
+  int world = d->red.world;
+  if (!same_hash(e, key->where, world))
+    err_set(err, "the ranks disagree at %s: another rank is at another run, step or size (the ranks' "
+            "scripts took different paths)", key->what);
+  else if (!same_hash(e + 4, key->state, world))
+    err_set(err, "the ranks' weights differ at %s: they have drifted apart (a setting changed on one "
+            "rank alone?)", key->what);
+  else
+    return 0;
+  ((Mpi *)d->mpi)->broken = 1;   /* every rank finds the same: rank 0 reports it */
+  return -1;
+}
+
+static int sum_now(Dist *d, const SumKey *key, double *x, int n, Err *err) {
+  if (n < 0 || n > REDUCE_SUM_MAX) return err_set(err, "a sum of %d values (at most %d)", n, REDUCE_SUM_MAX);
+  double e[ENVELOPE] = {0};
+  put_hash(e, key->where);
+  put_hash(e + 4, key->state);
+  memcpy(e + KEY_PARTS, x, (size_t)n * sizeof *x);
+  if (start_sum(d, e, ENVELOPE, MPI_DOUBLE, sizeof(double), err) < 0) return -1;
+  if (finish(d, key->what, err) < 0) return -1;
+  if (check_key(d, key, e, err) < 0) return -1;
+  memcpy(x, e + KEY_PARTS, (size_t)n * sizeof *x);
+  return 0;
 }
 
 /* The Reducer's calls: the above, each charged to 'busy' from 't0'. */
@@ -174,9 +257,9 @@ static int red_wait(void *ctx, Err *err) {
   return charged(ctx, t0, wait_all(ctx, err));
 }
 
-static int red_sum(void *ctx, double *x, int n, Err *err) {
+static int red_sum(void *ctx, const SumKey *key, double *x, int n, Err *err) {
   double t0 = clock_seconds();
-  return charged(ctx, t0, sum_now(ctx, x, n, err));
+  return charged(ctx, t0, sum_now(ctx, key, x, n, err));
 }
 
 static double red_busy(void *ctx) { return ((Mpi *)((Dist *)ctx)->mpi)->busy; }
@@ -192,34 +275,63 @@ static int read_mode(int *whole, Err *err) {
                  "leaves it, the default) or whole (the whole gradient summed at the end)", v);
 }
 
-int dist_mpi_open(Dist **out, Err *err) {
-  *out = NULL;
-  int whole;
-  if (read_mode(&whole, err) < 0) return -1;
+/* The communicators of dist_mpi_open, each a duplicate of the world's
+** whose errors are returned; -1 when MPI could not make one. */
+static int make_comm(MPI_Comm *c) {
+  if (MPI_Comm_dup(MPI_COMM_WORLD, c) != MPI_SUCCESS) return -1;
+  return MPI_Comm_set_errhandler(*c, MPI_ERRORS_RETURN) == MPI_SUCCESS ? 0 : -1;
+}
+
+/* How many ranks share this rank's machine (its memory). */
+static int ranks_on_node(void) {
+  MPI_Comm node;
+  int n = 1;
+  if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) != MPI_SUCCESS) return 1;
+  MPI_Comm_size(node, &n);
+  MPI_Comm_free(&node);
+  return n;
+}
+
+static int join(Dist *d, Mpi *m, int env_world, Err *err) {
   int provided;
   /* Only one thread at a time calls MPI: the one that steps the runs. */
   if (MPI_Init_thread(NULL, NULL, MPI_THREAD_SERIALIZED, &provided) != MPI_SUCCESS)
     return err_set(err, "MPI_Init_thread failed: this process cannot join its mpirun job");
+  if (provided < MPI_THREAD_SERIALIZED)
+    return err_set(err, "this MPI gives thread level %d, below MPI_THREAD_SERIALIZED", provided);
+  if (make_comm(&m->comm) < 0 || make_comm(&m->end) < 0 || make_comm(&m->bye) < 0)
+    return err_set(err, "MPI could not make the job's communicators");
+  MPI_Comm_rank(m->comm, &d->red.rank);
+  MPI_Comm_size(m->comm, &d->red.world);
+  if (d->red.world != env_world)
+    return err_set(err, "the launcher started %d processes, but MPI joined %d of them: start tielab with "
+                   "mpirun, or srun with an MPI plugin (srun --mpi=pmix)", env_world, d->red.world);
+  d->red.node_ranks = ranks_on_node();
+  if (MPI_Irecv(m->bye_in, 2, MPI_INT, MPI_ANY_SOURCE, 0, m->bye, &m->bye_req) != MPI_SUCCESS)
+    return err_set(err, "MPI_Irecv failed at the start of the job");
+  return 0;
+}
+
+int dist_mpi_open(Dist **out, int env_world, Err *err) {
+  *out = NULL;
+  int whole;
+  if (read_mode(&whole, err) < 0) return -1;
   Dist *d = calloc(1, sizeof *d);
   Mpi *m = calloc(1, sizeof *m);
   if (!d || !m) {
     free(d), free(m);
-    MPI_Finalize();
     return err_set(err, "out of memory joining the MPI job");
   }
-  if (provided < MPI_THREAD_SERIALIZED) {
+  if (join(d, m, env_world, err) < 0) {
+    int up = 0;
+    MPI_Initialized(&up);
+    if (up) MPI_Finalize();   /* every rank refuses alike */
     free(d), free(m);
-    MPI_Finalize();
-    return err_set(err, "this MPI gives thread level %d, below MPI_THREAD_SERIALIZED", provided);
+    return -1;
   }
-  MPI_Comm_dup(MPI_COMM_WORLD, &m->comm);
-  MPI_Comm_dup(MPI_COMM_WORLD, &m->end);
-  MPI_Comm_set_errhandler(m->comm, MPI_ERRORS_RETURN);
-  MPI_Comm_set_errhandler(m->end, MPI_ERRORS_RETURN);
-  MPI_Comm_rank(m->comm, &d->red.rank);
-  MPI_Comm_size(m->comm, &d->red.world);
   m->whole = whole;
   d->tty = -1;
+  d->log = -1;
   d->mpi = m;
   d->red.ctx = d;
   d->red.start = red_start;
@@ -236,15 +348,22 @@ int dist_mpi_open(Dist **out, Err *err) {
 ** never join, or (rank 0, after SIGTERM) still be saving the runs. */
 #define FAILED_WAIT_S 60.0
 
+/* How long a rank that failed waits for the others to end too before it
+** says why it failed: when they end within it, with rank 0 failing alike,
+** rank 0 has said it for the job. */
+#define TELL_AFTER_S 2.0
+
 /* Every rank posts its exit status and waits for all the others' (the
 ** highest of them is the job's): the job's ranks end together, with one
 ** status, and a failure on any rank is the job's. A rank that failed, or
-** that a signal reached, waits at most FAILED_WAIT_S. Returns 0, or -1
-** when the others did not come. */
-static int agree_on_code(Dist *d, int *code) {
+** that a signal reached, waits at most FAILED_WAIT_S; one that failed and
+** still waits after TELL_AFTER_S says why ('*told'). Returns 0, or -1 when
+** the others did not come. */
+static int agree_on_code(Dist *d, int *code, int *told) {
   Mpi *m = d->mpi;
   MPI_Request r;
-  double until = *code != EXIT_OK ? clock_seconds() + FAILED_WAIT_S : 0;   /* *code is MPI's until done */
+  int own = *code;   /* *code is MPI's until done */
+  double t0 = clock_seconds(), until = own != EXIT_OK ? t0 + FAILED_WAIT_S : 0;
   if (MPI_Iallreduce(MPI_IN_PLACE, code, 1, MPI_INT, MPI_MAX, m->end, &r) != MPI_SUCCESS) return -1;
   for (;;) {
     int done = 0;
@@ -252,6 +371,10 @@ static int agree_on_code(Dist *d, int *code) {
     if (done) return 0;
     if (until == 0 && sig_ended()) until = clock_seconds() + FAILED_WAIT_S;
     if (until > 0 && clock_seconds() > until) return -1;
+    if (!*told && own != EXIT_OK && clock_seconds() > t0 + TELL_AFTER_S) {
+      dist_tell_failure(d, own);
+      *told = 1;
+    }
     sched_yield();
   }
 }
@@ -260,30 +383,63 @@ static int agree_on_code(Dist *d, int *code) {
 ** by now: calling MPI at all would move it along. Rank 0 (its runs saved
 ** by now) just ends, and mpirun then ends the others; the others wait,
 ** not in MPI, for that to happen, so that rank 0 is not ended while it
-** saves. */
+** saves, unless rank 0 has said it ended. */
 static int end_broken(Dist *d, int code) {
-  if (d->red.rank > 0)
+  Mpi *m = d->mpi;
+  if (d->red.rank > 0 && !(m->left && m->bye_in[0] == 0))
     for (double until = clock_seconds() + FAILED_WAIT_S; clock_seconds() < until;) sleep(1);
   return code;
+}
+
+/* Tell every other rank that this one has ended, with its status: one
+** still waiting in a sum then stops instead of waiting for ever. */
+static int say_bye(Dist *d, int code, MPI_Request *sent) {
+  Mpi *m = d->mpi;
+  static int msg[2];
+  msg[0] = d->red.rank, msg[1] = code;
+  for (int r = 0, k = 0; r < d->red.world; r++)
+    if (r != d->red.rank && MPI_Isend(msg, 2, MPI_INT, r, 0, m->bye, &sent[k++]) != MPI_SUCCESS) return -1;
+  return 0;
+}
+
+/* Every rank has said bye by now (all have agreed on the status): take
+** the messages, so that none is left in flight at MPI_Finalize. Returns
+** rank 0's status. */
+static int take_byes(Dist *d, MPI_Request *sent, int own) {
+  Mpi *m = d->mpi;
+  int world = d->red.world, in[2], code0 = own;
+  MPI_Wait(&m->bye_req, MPI_STATUS_IGNORE);
+  if (m->bye_in[0] == 0) code0 = m->bye_in[1];
+  for (int k = 0; k < world - 2; k++) {
+    MPI_Recv(in, 2, MPI_INT, MPI_ANY_SOURCE, 0, m->bye, MPI_STATUS_IGNORE);
+    if (in[0] == 0) code0 = in[1];
+  }
+  MPI_Waitall(world - 1, sent, MPI_STATUSES_IGNORE);
+  return code0;
 }
 
 int dist_close(Dist *d, int code) {
   if (!d) return code;
   Mpi *m = d->mpi;
-  if (m->broken) return end_broken(d, code);
-  int job = code;
-  if (agree_on_code(d, &job) < 0) {
+  if (m->broken) return end_broken(d, code);   /* it has said why */
+  int job = code, told = 0;
+  MPI_Request *sent = calloc((size_t)d->red.world, sizeof *sent);
+  if (!sent || say_bye(d, code, sent) < 0 || agree_on_code(d, &job, &told) < 0) {
     char msg[128];
+    if (!told) dist_tell_failure(d, code);
     snprintf(msg, sizeof msg, "ended with status %d and the other ranks did not end with it: ending the job", code);
     dist_say(d, msg);
     MPI_Abort(MPI_COMM_WORLD, code ? code : EXIT_RUNTIME);
   }
+  /* a failure rank 0 shares, rank 0 has reported */
+  if (take_byes(d, sent, code) != code && !told) dist_tell_failure(d, code);
+  free(sent);
   MPI_Comm_free(&m->comm);
   MPI_Comm_free(&m->end);
+  MPI_Comm_free(&m->bye);
   MPI_Finalize();
   free(m->req);
   free(m);
-  if (d->tty >= 0) close(d->tty);
-  free(d);
+  dist_free(d);
   return job;
 }

@@ -27,8 +27,34 @@ void lab_free(Lab *lab) {
   free(lab);
 }
 
+void lab_headroom(Lab *lab, SysMem *m) {
+  sysmem_read(m);
+  int share = lab->reducer ? lab->reducer->node_ranks : 1;
+  /* the machine's memory and its cgroup's are every rank's; RLIMIT_* are each process's own */
+  int shared = strcmp(m->limit, "MemAvailable") == 0 || strcmp(m->limit, "cgroup memory limit") == 0;
+  if (share <= 1 || !shared || m->headroom == UINT64_MAX) return;
+  m->headroom /= (uint64_t)share;
+  snprintf(lab->memory_note, sizeof lab->memory_note, "%s, shared by the %d ranks on this machine", m->limit, share);
+  m->limit = lab->memory_note;
+}
+
 void lab_set_reducer(Lab *lab, const Reducer *red) { lab->reducer = red && red->world > 1 ? red : NULL; }
 int lab_rank(const Lab *lab) { return lab->reducer ? lab->reducer->rank : 0; }
+
+int lab_agree(Lab *lab, const char *what, int rc, Err *err) {
+  const Reducer *red = lab->reducer;
+  if (!red) return rc;
+  double failed = red->rank == 0 && rc < 0;
+  SumKey key = {reduce_hash(0, what, strlen(what)), 0, what};
+  Err sum_err;
+  if (red->sum(red->ctx, &key, &failed, 1, &sum_err) < 0) {
+    *err = sum_err;
+    return -1;
+  }
+  if (failed == 0) return 0;
+  if (red->rank > 0) err_set(err, "%s failed on rank 0, which writes for the job (its message is on its stderr)", what);
+  return -1;
+}
 int lab_world(const Lab *lab) { return lab->reducer ? lab->reducer->world : 1; }
 
 int lab_n_runs(const Lab *lab) { return lab->n_runs; }
@@ -133,7 +159,7 @@ int lab_check_memory(Lab *lab, const RunOptions *o, size_t budget, Err *err) {
     held += run_memory_bytes(&lab->runs[i]->opt) - p;
   }
   SysMem m;
-  sysmem_read(&m);
+  lab_headroom(lab, &m);
   if (need + pending <= m.headroom) return 0;
   return err_set(err,
                  "%s needs about %.2f GiB (the lab %.2f GiB in all), but this process can get only "
@@ -201,7 +227,7 @@ static int align_fits(Run *a, Err *err) {
   if (align_work_bytes(a->align_work) > 0) return 0;
   size_t need = align_memory_bytes(c->vocab, c->dim, ao.knn_k < c->vocab - 1 ? ao.knn_k : c->vocab - 1);
   SysMem m;
-  sysmem_read(&m);
+  lab_headroom(a->lab, &m);
   if (need <= m.headroom) return 0;
   return err_set(err, "align: the workspace for [%d,%d] needs about %.2f GiB, but this process can get only %.2f GiB "
                  "more (%s)", c->vocab, c->dim, need / GIB, m.headroom / GIB, m.limit);

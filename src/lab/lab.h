@@ -184,6 +184,13 @@ void lab_set_reducer(Lab *lab, const Reducer *red);
 int lab_rank(const Lab *lab);    /* 0 in a plain process */
 int lab_world(const Lab *lab);   /* 1 in a plain process */
 
+/* A write 'what' ("r:save of run 'tied'") that every rank's script makes
+** and rank 0 alone carries out, with result 'rc' there: every rank returns
+** rank 0's result (-1, and on rank > 0 an error naming 'what', when it
+** failed), so that the ranks' scripts go on alike. Every rank must call it
+** at the same point; -1 with 'err' set when they do not. One process: rc. */
+int lab_agree(Lab *lab, const char *what, int rc, Err *err);
+
 /* Would a new run of options 'o' fit? The whole lab's need (every run at
 ** its largest, the corpora they read) is compared with what this process
 ** can still get (the smallest of MemAvailable, the cgroup's memory.max and

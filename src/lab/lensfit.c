@@ -124,7 +124,7 @@ static int ensure_fitted_lens(Run *r, Err *err) {
   const ModelConfig *c = model_config(r->model);
   size_t need = lensfit_memory_bytes(c);
   SysMem m;
-  sysmem_read(&m);
+  lab_headroom(r->lab, &m);
   if (need > m.headroom)
     return err_set(err, "the fitted lens of run '%s' needs about %.1f MiB, but this process can get only "
                    "%.1f MiB more (%s)", r->opt.name, need / 1048576.0, m.headroom / 1048576.0, m.limit);

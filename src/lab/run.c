@@ -368,6 +368,23 @@ static const Reducer *step_reducer(const Run *r, long step, int b) {
   return red;
 }
 
+/* Every STATE_CHECK_EVERY steps (and at the first) the ranks compare
+** their weights: they must stay the same, and a script that changes one
+** rank's settings alone would part them silently. */
+#define STATE_CHECK_EVERY 32
+
+/* The key of step 'step''s loss sum: the run, the step, the model's size
+** and the batch must be every rank's; at a check, so must the weights. */
+static SumKey step_key(Run *r, long step, int b, int t, char *what, size_t cap) {
+  const ModelConfig *c = model_config(r->model);
+  long where[] = {r->id, step, (long)model_n_floats(r->model), b, t, c->tie_k};
+  SumKey key = {reduce_hash(0, where, sizeof where), 0, what};
+  if (step == 1 || step % STATE_CHECK_EVERY == 0)
+    key.state = reduce_hash(0, model_params(r->model), model_n_floats(r->model) * sizeof(float));
+  snprintf(what, cap, "the loss of run '%s' at step %ld", r->opt.name, step);
+  return key;
+}
+
 /* Forward, backward, scales, clip, update on the 'b' rows of t+1 tokens in
 ** r->rows: stops before touching the weights when the loss or the gradient
 ** is not finite (-1) or a rank sharing the step is gone (-2). The rates are
@@ -380,8 +397,12 @@ static int train_rows(Run *r, int b, int t, double *loss_out, GradStats *gs, Err
   size_t first = red ? (size_t)red->rank * rows * t : 0;
   double loss = model_forward_part(r->model, r->inputs + first, r->targets + first, rows, t, b);
   /* the mean of the ranks' means: every rank then agrees on whether it is finite */
-  if (red && red->sum(red->ctx, &loss, 1, err) < 0) return -2;
-  if (red) loss /= red->world;
+  if (red) {
+    char what[128];
+    SumKey key = step_key(r, step + 1, b, t, what, sizeof what);
+    if (red->sum(red->ctx, &key, &loss, 1, err) < 0) return -2;
+    loss /= red->world;
+  }
   if (!isfinite(loss))
     return err_set(err, "run '%s': loss is %s at step %ld; run paused, weights kept from step %ld",
                    r->opt.name, isnan(loss) ? "NaN" : "infinite", step + 1, step);

@@ -9,6 +9,7 @@
 #include "core/model.h"
 #include "core/reduce.h"
 #include "core/sha256.h"
+#include "core/sysmem.h"
 #include "lab/lab.h"
 #include "lab/lens.h"
 #include "lab/lensfit.h"
@@ -67,7 +68,12 @@ struct Lab {
   SharedData *data;
   long steps;                    /* lab_step calls */
   const Reducer *reducer;        /* data-parallel: the ranks sharing each batch; NULL: one process */
+  char memory_note[128];         /* lab_headroom's name of the limit it shares */
 };
+
+/* How much more memory this process can get (sysmem_read): under a
+** Reducer, the ranks on this machine share it, each its part. */
+void lab_headroom(Lab *lab, SysMem *m);
 
 /* run.c */
 int run_step_alone(Run *r, Err *err);

@@ -7,6 +7,8 @@
 # same table and write the same sweep.csv, byte for byte. Submitted again,
 # every task finds its result and leaves it alone: no file but the Slurm
 # logs is written again, and each log says the task was done already.
+# Last, a data-parallel job: srun --mpi=pmix starts two ranks of one run,
+# whose numbers are one process's.
 # Skips where no cluster can be started here.
 tap_name=slurm; . "${srcdir:-.}/tests/tap.sh"
 slurm_name=slurm; . "${srcdir:-.}/tests/slurm.sh"
@@ -97,4 +99,29 @@ while [ $k -le "${array#0-}" ]; do
   k=$((k + 1))
 done
 ok $said "each of tasks $array found its result: $(cat $logs 2>/dev/null | grep -m 1 'done already')"
+
+# ---- data-parallel training as a job: srun starts the ranks (PMIx)
+if grep -q "^#define HAVE_MPI 1" "$(dirname "$tielab")/config.h" && srun --mpi=list 2>&1 | grep -q pmix; then
+  OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM
+  cat >dp.lua <<'LUA'
+local r = lab.run{vocab = 256, dim = 32, layers = 2, heads = 2, ctx = 16, batch = 8, threads = 1, seed = 3}
+lab.on_step(function(step) print(string.format("%d %.9g %.9g", step, r:metrics().loss, r:metrics().grad_norm)) end)
+r:step(20)
+io.stderr:write(string.format("rank %d of %d\n", lab.rank, lab.world))
+LUA
+  "$tielab" --headless dp.lua >dp1.out 2>dp1.err
+  printf '#!/bin/sh\nexec srun --mpi=pmix "%s" --headless dp.lua >dp2.out 2>dp2.err\n' "$tielab" >dp.sh
+  submit --ntasks=2 --output=dp.log dp.sh
+  ok $? "sbatch --ntasks=2 with srun --mpi=pmix trains one run on 2 ranks ($(cat dp.log dp2.err 2>/dev/null | head -c 300))"
+  worst=$(awk 'NR == FNR { a[$1] = $2 " " $3; next }
+    { split(a[$1], x, " "); for (i = 1; i <= 2; i++) { d = (x[i] - $(i + 1)) / x[i]; d = d < 0 ? -d : d; if (d > w) w = d }
+      n++ }
+    END { printf "%d %.3g", n, w }' dp1.out dp2.out)
+  grep -q "rank 0 of 2" dp2.err && [ "${worst% *}" -eq 20 ] && awk -v w="${worst#* }" 'BEGIN { exit !(w <= 1e-5) }'
+  ok $? "rank 0 of 2 under srun, and 20 steps of losses and gradient norms as one process's to 1e-5 (steps, worst: $worst)"
+else
+  ok 0 "# SKIP a build without MPI, or a Slurm without its PMIx plugin"
+  ok 0 "# SKIP (the same)"
+fi
 tap_done

@@ -373,12 +373,14 @@ static const Reducer *step_reducer(const Run *r, long step, int b) {
 ** rank's settings alone would part them silently. */
 #define STATE_CHECK_EVERY 32
 
-/* The key of step 'step''s loss sum: the run, the step, the model's size
-** and the batch must be every rank's; at a check, so must the weights. */
+/* The key of step 'step''s loss sum: the run (by name: a run only one
+** rank made, and never steps, changes no other's), the step, the model's
+** size and the batch must be every rank's; at a check, so must the
+** weights. */
 static SumKey step_key(Run *r, long step, int b, int t, char *what, size_t cap) {
   const ModelConfig *c = model_config(r->model);
-  long where[] = {r->id, step, (long)model_n_floats(r->model), b, t, c->tie_k};
-  SumKey key = {reduce_hash(0, where, sizeof where), 0, what};
+  long where[] = {step, (long)model_n_floats(r->model), b, t, c->tie_k};
+  SumKey key = {reduce_hash(reduce_hash(0, r->opt.name, strlen(r->opt.name)), where, sizeof where), 0, what};
   if (step == 1 || step % STATE_CHECK_EVERY == 0)
     key.state = reduce_hash(0, model_params(r->model), model_n_floats(r->model) * sizeof(float));
   snprintf(what, cap, "the loss of run '%s' at step %ld", r->opt.name, step);

@@ -654,9 +654,11 @@ static int grad_stats(Model *m, GradStats *gs, const Reducer *red, Err *err) {
     acc[which][1] += ab[r];
     if (r < V) touched += nz[r];
   }
-  static const char what[] = "the gradient statistics";
-  SumKey key = {reduce_hash(0, what, sizeof what), 0, what};
-  if (red && red->sum(red->ctx, &key, acc[1], 2, err) < 0) return -1;
+  if (red) {
+    static const char what[] = "the gradient statistics";
+    SumKey key = {reduce_hash(0, what, sizeof what), 0, what};
+    if (red->sum(red->ctx, &key, acc[1], 2, err) < 0) return -1;
+  }
   gs->in_l2 = sqrt(acc[0][0]);
   gs->in_l1 = acc[0][1];
   gs->in_act_l2 = sqrt(acc[1][0]);

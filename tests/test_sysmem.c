@@ -69,6 +69,21 @@ int main(void) {
   ok(m.headroom == GIB / 2 && strcmp(m.limit, "RLIMIT_DATA") == 0, "RLIMIT_DATA less VmData (%.2f GiB, %s)",
      m.headroom / (double)GIB, m.limit);
 
+  /* Ranks of one job on this machine share MemAvailable and the cgroup's
+  ** limit, each its part, but have a limit of their own whole: the shared
+  ** ones are divided before the smallest is taken. */
+  sysmem_read_shared_at(&m, root, UINT64_MAX, UINT64_MAX, 2);
+  ok(m.headroom == 3 * GIB / 2 && strcmp(m.limit, "cgroup memory limit") == 0 && m.shared_by == 2,
+     "2 processes: half the cgroup's 3 GiB each (%.2f GiB, %s)", m.headroom / (double)GIB, m.limit);
+  sysmem_read_shared_at(&m, root, 3 * GIB, UINT64_MAX, 4);
+  ok(m.headroom == 3 * GIB / 4 && strcmp(m.limit, "cgroup memory limit") == 0,
+     "4 processes with 2 GiB of RLIMIT_AS each left: a quarter of the cgroup's 3 GiB is tighter (%.2f GiB, %s)",
+     m.headroom / (double)GIB, m.limit);
+  sysmem_read_shared_at(&m, root, 2 * GIB, UINT64_MAX, 2);
+  ok(m.headroom == GIB && strcmp(m.limit, "RLIMIT_AS") == 0,
+     "2 processes with 1 GiB of RLIMIT_AS left: their own limit, whole, is tighter (%.2f GiB, %s)",
+     m.headroom / (double)GIB, m.limit);
+
   put("/proc/self/cgroup", "12:memory:/old\n");
   sysmem_read_at(&m, root, UINT64_MAX, UINT64_MAX);
   ok(m.headroom == 8 * GIB, "a cgroup v1 group without its files: only MemAvailable counts");

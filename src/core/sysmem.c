@@ -41,6 +41,11 @@ static void tighter(SysMem *m, uint64_t headroom, const char *limit) {
   }
 }
 
+/* A limit the machine's processes share: each of m->shared_by gets its part. */
+static void tighter_shared(SysMem *m, uint64_t headroom, const char *limit) {
+  tighter(m, headroom / (uint64_t)m->shared_by, limit);
+}
+
 /* A number in a cgroup file; "max" (no limit) gives UINT64_MAX. */
 static int cgroup_value(const char *root, const char *dir, const char *file, uint64_t *out) {
   char path[4096], buf[64];
@@ -76,7 +81,7 @@ static void group_left(SysMem *m, const char *root, const char *dir, const char 
     return;
   uint64_t cache = reclaimable(root, dir, stat, key);
   cur = cur > cache ? cur - cache : 0;
-  tighter(m, max > cur ? max - cur : 0, "cgroup memory limit");
+  tighter_shared(m, max > cur ? max - cur : 0, "cgroup memory limit");
 }
 
 /* The process's memory group (cgroup v2 "0::/path", or v1's "N:memory:/path")
@@ -110,13 +115,14 @@ static void rlimit_left(SysMem *m, const char *root, uint64_t limit, const char 
   tighter(m, limit > used ? limit - used : 0, name);
 }
 
-int sysmem_read_at(SysMem *m, const char *root, uint64_t as_limit, uint64_t data_limit) {
+int sysmem_read_shared_at(SysMem *m, const char *root, uint64_t as_limit, uint64_t data_limit, int shared_by) {
   m->headroom = UINT64_MAX;
   m->limit = "unknown";
   m->total = 0;
+  m->shared_by = shared_by > 1 ? shared_by : 1;
   int rc = proc_field(root, "/proc/meminfo", "MemTotal", &m->total);
   uint64_t avail;
-  if (proc_field(root, "/proc/meminfo", "MemAvailable", &avail) == 0) tighter(m, avail, "MemAvailable");
+  if (proc_field(root, "/proc/meminfo", "MemAvailable", &avail) == 0) tighter_shared(m, avail, "MemAvailable");
   cgroup_limits(m, root);
   rlimit_left(m, root, as_limit, "VmSize", "RLIMIT_AS");
   rlimit_left(m, root, data_limit, "VmData", "RLIMIT_DATA");
@@ -129,4 +135,12 @@ static uint64_t soft_limit(int resource) {
   return (uint64_t)rl.rlim_cur;
 }
 
-int sysmem_read(SysMem *m) { return sysmem_read_at(m, "", soft_limit(RLIMIT_AS), soft_limit(RLIMIT_DATA)); }
+int sysmem_read_at(SysMem *m, const char *root, uint64_t as_limit, uint64_t data_limit) {
+  return sysmem_read_shared_at(m, root, as_limit, data_limit, 1);
+}
+
+int sysmem_read_shared(SysMem *m, int processes) {
+  return sysmem_read_shared_at(m, "", soft_limit(RLIMIT_AS), soft_limit(RLIMIT_DATA), processes);
+}
+
+int sysmem_read(SysMem *m) { return sysmem_read_shared(m, 1); }

@@ -16,16 +16,24 @@ typedef struct SysMem {
   uint64_t headroom;     /* bytes the process can still allocate, by the tightest limit */
   const char *limit;     /* which limit that is: "MemAvailable", "cgroup memory limit", ... */
   uint64_t total;        /* the machine's memory */
+  int shared_by;         /* the processes MemAvailable and the cgroup's limit were divided among */
 } SysMem;
 
 /* Fill 'm'; a limit that cannot be read is left out. Returns 0, or -1 when
 ** not even the machine's memory is known (m->headroom is then UINT64_MAX). */
 int sysmem_read(SysMem *m);
 
+/* The same for one of 'processes' processes that share this machine alike
+** (the ranks of one job on it): each may have its part of MemAvailable and
+** of the cgroup's limit; a limit of its own (RLIMIT_AS, RLIMIT_DATA) it
+** has whole. */
+int sysmem_read_shared(SysMem *m, int processes);
+
 /* The same from files under 'root' instead of "/" ("/proc/meminfo",
 ** "/proc/self/cgroup", "/sys/fs/cgroup/..."), for tests; the resource
 ** limits are then taken from 'as_limit' and 'data_limit' (UINT64_MAX: none)
 ** against the process's own sizes in 'root'/proc/self/status. */
 int sysmem_read_at(SysMem *m, const char *root, uint64_t as_limit, uint64_t data_limit);
+int sysmem_read_shared_at(SysMem *m, const char *root, uint64_t as_limit, uint64_t data_limit, int processes);
 
 #endif

@@ -28,13 +28,11 @@ void lab_free(Lab *lab) {
 }
 
 void lab_headroom(Lab *lab, SysMem *m) {
-  sysmem_read(m);
-  int share = lab->reducer ? lab->reducer->node_ranks : 1;
-  /* the machine's memory and its cgroup's are every rank's; RLIMIT_* are each process's own */
-  int shared = strcmp(m->limit, "MemAvailable") == 0 || strcmp(m->limit, "cgroup memory limit") == 0;
-  if (share <= 1 || !shared || m->headroom == UINT64_MAX) return;
-  m->headroom /= (uint64_t)share;
-  snprintf(lab->memory_note, sizeof lab->memory_note, "%s, shared by the %d ranks on this machine", m->limit, share);
+  sysmem_read_shared(m, lab->reducer ? lab->reducer->node_ranks : 1);
+  if (m->shared_by <= 1 || (strcmp(m->limit, "MemAvailable") != 0 && strcmp(m->limit, "cgroup memory limit") != 0))
+    return;
+  snprintf(lab->memory_note, sizeof lab->memory_note, "%s, shared by the %d ranks on this machine", m->limit,
+           m->shared_by);
   m->limit = lab->memory_note;
 }
 

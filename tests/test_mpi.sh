@@ -6,11 +6,15 @@
 # both ways of summing the gradient (by layers, overlapped with the
 # backward, or whole) give the same numbers; lab.rank and lab.world say
 # where a script runs; rank 0 alone writes (a script's files, r:save); a
-# batch that does not split evenly, the interactive lab and a bad
-# TIELAB_ALLREDUCE are refused before training; when one rank dies the
+# batch that does not split evenly, the interactive lab and a bad or
+# mixed TIELAB_ALLREDUCE are refused before training; scripts that part
+# ways on one rank (a step more, an early end, an error, a setting, a run
+# of its own, r:save on rank 0 alone) end the job with a message, never a
+# hang; r:save answers alike on every rank; a rank's stderr stays small;
+# the launchers' variables are read in their order; when one rank dies the
 # other stops with a message, its run saved whole, and so it is when
-# mpirun is sent SIGTERM or SIGHUP. A build without MPI
-# refuses a job of several ranks instead.
+# mpirun is sent SIGTERM or SIGHUP. A build without MPI refuses a job of
+# several ranks instead.
 tap_name=mpi; . "${srcdir:-.}/tests/tap.sh"
 
 if ! command -v mpirun >/dev/null 2>&1; then
@@ -134,9 +138,9 @@ ok $? "a bad TIELAB_ALLREDUCE is named, once, with status 2 (status $rc: $(grep 
 # Every rank runs the same script; one that takes another path on one rank
 # must end the job with a message, never hang it or mix the ranks' sums.
 # (timeout 120: a hang shows as status 124.)
-part() {   # part NAME LINE: LINE runs on rank 1 alone after step 5
+part() {   # part NAME LINE [OPTIONS]: LINE runs on rank 1 alone after step 5
   cat >"$1.lua" <<LUA
-local r = lab.run{name = "p", vocab = 256, dim = 32, layers = 2, heads = 2, ctx = 16, batch = 8, threads = 1}
+local r = lab.run{name = "p", vocab = 256, dim = 32, layers = 2, heads = 2, ctx = 16, batch = 8, threads = 1${3:-}}
 r:step(5)
 if lab.rank == 1 then $2 end
 r:step(40)
@@ -156,18 +160,84 @@ rc=$?
 ok $? "rank 1's script ends early: rank 0 stops, naming rank 1 and its step (status $rc; $(grep -m1 'rank 1 ended' early.err))"
 part fails 'error("a file only rank 1 lacks")'
 rc=$?
-[ $rc -ne 0 ] && [ $rc -ne 124 ] && grep -q "^tielab (rank 1 of 2): fails.lua:3: a file only rank 1 lacks" fails.err &&
-  grep -q "rank 1 ended (status 1)" fails.err
-ok $? "an error on rank 1 alone reaches the terminal from rank 1, and rank 0 stops (status $rc; $(grep -m1 'rank 1 of 2' fails.err))"
+[ $rc -ne 0 ] && [ $rc -ne 124 ] &&
+  grep -q "rank 1 ended (status 1: fails.lua:3: a file only rank 1 lacks) while this rank waits" fails.err &&
+  [ "$(grep -c "a file only rank 1 lacks" fails.err)" -eq 1 ]
+ok $? "an error on rank 1 alone: rank 0 stops and says it, once, with rank 1's reason (status $rc; $(grep -m1 'rank 1 ended' fails.err))"
 part order 'r:set{in_scale = 3}'
 rc=$?
 [ $rc -ne 0 ] && [ $rc -ne 124 ] && ! grep -q finished order.out &&
-  grep -q "the ranks' weights differ at the loss of run 'p' at step 32" order.err
-ok $? "a setting changed on rank 1 alone: the weights are compared, and part at step 32 (status $rc; $(grep -m1 differ order.err))"
+  grep -q "the ranks' weights differ at the loss of run 'p' at step 33" order.err
+ok $? "a setting changed on rank 1 alone: the weights, compared at step 1 and 33, part (status $rc; $(grep -m1 differ order.err))"
+part lens16 'r:set{in_scale = 3}' ', lens_every = 16'
+rc=$?
+[ $rc -ne 0 ] && [ $rc -ne 124 ] && grep -q "the ranks' weights differ at the loss of run 'p' at step 33" lens16.err
+ok $? "and so with lens_every = 16, whose steps 16 and 32 the ranks step alone (status $rc; $(grep -m1 differ lens16.err))"
 part twin 'lab.run{name = "q", vocab = 256, dim = 32, layers = 2, heads = 2, ctx = 16, batch = 8, threads = 1}:step(1)'
 rc=$?
 [ $rc -ne 0 ] && [ $rc -ne 124 ] && grep -q "the ranks disagree at the loss of run" twin.err
 ok $? "rank 1 steps a run of its own: the ranks disagree on the run, and say so (status $rc; $(grep -m1 disagree twin.err))"
+cat >aside.lua <<'LUA'
+if lab.rank == 0 then lab.run{vocab = 256, dim = 16, layers = 1, heads = 2, ctx = 8, batch = 4} end
+local r = lab.run{vocab = 256, dim = 32, layers = 2, heads = 2, ctx = 16, batch = 8, threads = 1}
+r:step(40)
+print("finished " .. r.name)
+LUA
+mpi 2 "$tielab" --headless aside.lua >aside.out 2>aside.err
+rc=$?
+[ $rc -eq 0 ] && grep -q "finished run2" aside.out
+ok $? "a run only rank 0 makes, and never steps, leaves the others' alone, named by the lab or not (status $rc; $(cat aside.out) $(head -c 300 aside.err))"
+cat >saved0.lua <<'LUA'
+local r = lab.run{name = "s", vocab = 256, dim = 32, layers = 2, heads = 2, ctx = 16, batch = 8, threads = 1}
+r:step(2)
+if lab.rank == 0 then assert(r:save("zero.safetensors")) end
+r:step(2)
+LUA
+mpi 2 "$tielab" --headless saved0.lua >saved0.out 2>saved0.err
+rc=$?
+[ $rc -ne 0 ] && [ $rc -ne 124 ] && grep -q "r:save of run 's' is the job's: call it on every rank, not on rank 0 alone; rank 0 wrote the file" saved0.err
+ok $? "r:save under 'if lab.rank == 0' says it is the job's, to be called on every rank (status $rc; $(grep -m1 "job's" saved0.err | head -c 400))"
+
+# Every rank must sum the gradient alike.
+timeout 120 mpirun --oversubscribe -np 1 -x TIELAB_ALLREDUCE=whole "$tielab" --headless odd.lua : \
+  -np 1 -x TIELAB_ALLREDUCE=layers "$tielab" --headless odd.lua >mixed.out 2>mixed.err
+rc=$?
+[ $rc -eq 2 ] && [ "$(grep -c "TIELAB_ALLREDUCE is not the same on every rank" mixed.err)" -eq 1 ]
+ok $? "TIELAB_ALLREDUCE whole on one rank and layers on the other is refused, once (status $rc; $(grep -m1 TIELAB mixed.err))"
+
+# A rank above 0 keeps only the last of its stderr, however much it writes.
+cat >chatty.lua <<'LUA'
+local r = lab.run{vocab = 256, dim = 16, layers = 1, heads = 2, ctx = 8, batch = 4, threads = 1}
+local line = string.rep("x", 2047) .. "\n"
+lab.on_step(function() io.stderr:write(line) end)
+r:step(300)
+print("ready") io.stdout:flush()
+lab.sleep(60)
+LUA
+timeout 120 mpirun --oversubscribe -np 2 "$tielab" --headless "$tmp/chatty.lua" >chatty.out 2>/dev/null &
+job=$!
+i=0
+while [ $i -lt 600 ] && ! grep -q ready chatty.out 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
+size=
+for p in $(pgrep -f "tielab --headless $tmp/chatty.lua"); do
+  tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx 'OMPI_COMM_WORLD_RANK=1' && size=$(stat -L -c %s "/proc/$p/fd/2")
+done
+pkill -f "^mpirun .*--headless $tmp/chatty.lua"
+wait $job
+[ -n "$size" ] && [ "$size" -le 270000 ]
+ok $? "after 600 KB written to stderr, rank 1 keeps ${size:-?} bytes of it (at most 256 KiB and a step's)"
+
+# The launchers' variables: PMI's size is believed before srun's count of
+# a step (MPICH's proxies under Slurm carry both), and one MPI cannot
+# join is refused, naming both sizes.
+printf 'print("world " .. lab.world)\n' >world.lua
+SLURM_STEP_NUM_TASKS=1 PMI_RANK=0 PMI_SIZE=4 "$tielab" --headless world.lua >pmi.out 2>pmi.err
+rc=$?
+[ $rc -eq 2 ] && grep -q "the launcher started 4 processes, but MPI joined 1 of them" pmi.err
+ok $? "PMI_SIZE=4 beside SLURM_STEP_NUM_TASKS=1, in a process MPI joins alone: refused (status $rc; $(head -c 200 pmi.err))"
+SLURM_STEP_NUM_TASKS=2 "$tielab" --headless world.lua >plainsrun.out 2>&1
+[ "$(cat plainsrun.out)" = "world 1" ]
+ok $? "srun's count alone, without an MPI plugin's rank, is a plain process ($(head -c 200 plainsrun.out))"
 
 # r:save and r:export are the job's: rank 0 writes, every rank gets its
 # answer (here a folder stands where the file would go, on rank 0's side).

@@ -9,23 +9,26 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "dist/dist.h"
 #include "dist/dist_impl.h"
 
-/* The job size each launcher puts into its processes' environment: Open
-** MPI's mpirun; srun with an MPI plugin, which says the size of its step
-** and, with the plugin, a PMIx or PMI rank (srun without one starts
-** unrelated copies: a plain process each); PMI (MPICH's hydra). */
+/* The job size each launcher puts into its processes' environment, in
+** the order they are believed: Open MPI's mpirun; PMI (MPICH's hydra,
+** which starts its proxies with srun under Slurm, so that they carry the
+** size of that step, of nodes, too); srun with an MPI plugin, which says
+** the size of its step and, with the plugin, a PMIx or PMI rank (srun
+** without one starts unrelated copies: a plain process each). */
 static const struct {
   const char *size;   /* the job's size */
   const char *with;   /* only with this one set too, or NULL */
   const char *with2;
 } launchers[] = {
     {"OMPI_COMM_WORLD_SIZE", NULL, NULL},
-    {"SLURM_STEP_NUM_TASKS", "PMIX_RANK", "PMI_RANK"},
     {"PMI_SIZE", NULL, NULL},
+    {"SLURM_STEP_NUM_TASKS", "PMIX_RANK", "PMI_RANK"},
 };
 
 static int set(const char *name) { return name && getenv(name) && *getenv(name); }
@@ -59,45 +62,64 @@ int dist_open(Dist **out, Err *err) {
   if (world == 1) return 0;
   if (dist_mpi_open(out, world, err) < 0) return -1;
   /* This process has joined: a tielab it starts is a process of its own. */
-  unsetenv(var);
+  for (size_t i = 0; i < sizeof launchers / sizeof *launchers; i++) unsetenv(launchers[i].size);
   return 0;
 }
 
 const Reducer *dist_reducer(Dist *d) { return d ? &d->red : NULL; }
 
-/* The last bytes of stderr a rank keeps to tell why it failed. */
-#define FAILURE_TAIL 1536
+/* A rank's stderr file keeps at least its last LOG_KEEP bytes, and is cut
+** back to them when it grows past LOG_MAX. */
+#define LOG_KEEP 4096
+#define LOG_MAX (256 * 1024)
 
+/* On rank > 0: stdout to /dev/null; stderr to a file in memory (memfd),
+** which says why the rank failed when it does; this module's own lines
+** to the terminal. */
 void dist_quiet(Dist *d) {
   if (!d || d->red.rank == 0) return;
   fflush(stdout);
   fflush(stderr);
-  d->tty = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);   /* this module's own messages */
+  d->tty = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
   int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
-  FILE *log = tmpfile();
+  d->log = memfd_create("tielab-rank-stderr", MFD_CLOEXEC);
+  if (d->log >= 0) fcntl(d->log, F_SETFL, O_APPEND);   /* stderr writes at the end, after a trim too */
   if (null >= 0) dup2(null, STDOUT_FILENO);
-  if (log) d->log = fcntl(fileno(log), F_DUPFD_CLOEXEC, 3);
   if (d->log >= 0 || null >= 0) dup2(d->log >= 0 ? d->log : null, STDERR_FILENO);
-  if (log) fclose(log);   /* the file lives on in d->log and stderr */
   if (null >= 0) close(null);
 }
 
-void dist_tell_failure(Dist *d, int code) {
-  if (d->red.rank == 0 || code == 0 || d->log < 0) return;
-  fflush(stderr);
-  char tail[FAILURE_TAIL + 1];
+/* The last up to 'cap' - 1 bytes of the stderr file into 'buf'. */
+static size_t log_tail(Dist *d, char *buf, size_t cap) {
   off_t end = lseek(d->log, 0, SEEK_END);
-  off_t from = end > FAILURE_TAIL ? end - FAILURE_TAIL : 0;
-  ssize_t n = end > 0 ? pread(d->log, tail, (size_t)(end - from), from) : 0;
-  if (n <= 0) return;
-  tail[n] = 0;
-  char *line = tail;
-  if (from > 0 && strchr(line, '\n')) line = strchr(line, '\n') + 1;   /* a whole first line */
-  for (char *next; *line; line = next) {
-    next = line + strcspn(line, "\n");
-    if (*next) *next++ = 0;
-    if (*line) dist_say(d, line);
-  }
+  if (end <= 0) return 0;
+  off_t from = end > (off_t)(cap - 1) ? end - (off_t)(cap - 1) : 0;
+  ssize_t n = pread(d->log, buf, (size_t)(end - from), from);
+  if (n <= 0) return 0;
+  buf[n] = 0;
+  return (size_t)n;
+}
+
+void dist_trim_log(Dist *d) {
+  if (d->log < 0 || lseek(d->log, 0, SEEK_END) <= LOG_MAX) return;
+  static char tail[LOG_KEEP + 1];
+  size_t n = log_tail(d, tail, sizeof tail);
+  if (ftruncate(d->log, 0) == 0 && n > 0 && write(d->log, tail, n) < 0) return;
+}
+
+void dist_why(Dist *d, char *why, size_t cap) {
+  why[0] = 0;
+  if (d->red.rank == 0 || d->log < 0) return;
+  fflush(stderr);
+  char tail[LOG_KEEP + 1];
+  if (log_tail(d, tail, sizeof tail) == 0) return;
+  char *trace = strstr(tail, "stack traceback:");   /* Lua's: the error is the line above */
+  for (char *t = trace; t; t = strstr(t + 1, "stack traceback:")) trace = t;
+  if (trace) *trace = 0;
+  size_t n = strlen(tail);
+  while (n > 0 && (tail[n - 1] == '\n' || tail[n - 1] == ' ' || tail[n - 1] == '\t')) tail[--n] = 0;
+  char *line = strrchr(tail, '\n');
+  snprintf(why, cap, "%s", line ? line + 1 : tail);
 }
 
 void dist_free(Dist *d) {

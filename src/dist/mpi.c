@@ -31,13 +31,21 @@
 #include "dist/dist.h"
 #include "dist/dist_impl.h"
 
+/* What a rank in dist_close tells each other rank: its status and, when
+** it failed, why (its last line on stderr): rank 0 says it for the job. */
+typedef struct Bye {
+  int rank, code;
+  char why[DIST_WHY_MAX];
+} Bye;
+
 typedef struct Mpi {
   MPI_Comm comm;         /* the gradient's sums */
   MPI_Comm end;          /* the exit status, apart: 'comm' may hold sums left half done */
-  MPI_Comm bye;          /* "this rank has ended": [rank, status] from a rank in dist_close */
+  MPI_Comm bye;          /* "this rank has ended": a Bye from a rank in dist_close */
   MPI_Request bye_req;   /* the receive of the first such message, posted at the start */
-  int bye_in[2];
+  Bye bye_in;
   int left;              /* that message came: bye_in says who, and no sum can complete */
+  int quiet;             /* another rank reports why the sums were given up */
   int broken;            /* a sum was given up (a signal, a rank gone): MPI must not run again */
   MPI_Request *req;      /* sums in flight */
   int n_req, cap_req;
@@ -51,8 +59,9 @@ typedef struct Mpi {
 ** as any error; the others say it on their terminal, for rank 0 may be the
 ** one gone. */
 static int give_up(Dist *d, Err *err) {
-  if (d->red.rank > 0) dist_say(d, err->msg);
-  ((Mpi *)d->mpi)->broken = 1;
+  Mpi *m = d->mpi;
+  if (d->red.rank > 0 && !m->quiet) dist_say(d, err->msg);
+  m->broken = 1;
   return -1;
 }
 
@@ -137,8 +146,11 @@ static int finish(Dist *d, const char *what, Err *err) {
     }
     if (rank_left(d) && grace_until == 0) grace_until = clock_seconds() + BYE_GRACE_S;
     if (grace_until > 0 && clock_seconds() > grace_until) {
-      err_set(err, "rank %d ended (status %d) while this rank waits for %s: the ranks' scripts took "
-              "different paths", m->bye_in[0], m->bye_in[1], what);
+      const Bye *b = &m->bye_in;
+      err_set(err, "rank %d ended (status %d%s%s) while this rank waits for %s: the ranks' scripts took "
+              "different paths", b->rank, b->code, b->why[0] ? ": " : "", b->why, what);
+      /* rank 0 reports it, unless it is the one that ended: then rank 1 */
+      if (d->red.rank != (b->rank == 0 ? 1 : 0)) m->quiet = 1;
       return give_up(d, err);
     }
     sched_yield();
@@ -254,6 +266,7 @@ static int red_poll(void *ctx, Err *err) {
 
 static int red_wait(void *ctx, Err *err) {
   double t0 = clock_seconds();
+  dist_trim_log(ctx);   /* once a step */
   return charged(ctx, t0, wait_all(ctx, err));
 }
 
@@ -292,7 +305,20 @@ static int ranks_on_node(void) {
   return n;
 }
 
-static int join(Dist *d, Mpi *m, int env_world, Err *err) {
+/* Every rank must sum the gradient the same way (TIELAB_ALLREDUCE): the
+** slices of one would meet the whole of another. 'mode' is 0 (layers), 1
+** (whole) or 2 (not understood: 'err' says how, on this rank). */
+static int same_mode(Mpi *m, int mode, Err *err) {
+  int range[2] = {mode, -mode};
+  if (MPI_Allreduce(MPI_IN_PLACE, range, 2, MPI_INT, MPI_MAX, m->comm) != MPI_SUCCESS)
+    return err_set(err, "MPI_Allreduce failed at the start of the job");
+  if (mode == 2) return -1;
+  if (range[0] != -range[1])
+    return err_set(err, "TIELAB_ALLREDUCE is not the same on every rank: give every rank layers, or every rank whole");
+  return 0;
+}
+
+static int join(Dist *d, Mpi *m, int env_world, int mode, Err *err) {
   int provided;
   /* Only one thread at a time calls MPI: the one that steps the runs. */
   if (MPI_Init_thread(NULL, NULL, MPI_THREAD_SERIALIZED, &provided) != MPI_SUCCESS)
@@ -307,7 +333,8 @@ static int join(Dist *d, Mpi *m, int env_world, Err *err) {
     return err_set(err, "the launcher started %d processes, but MPI joined %d of them: start tielab with "
                    "mpirun, or srun with an MPI plugin (srun --mpi=pmix)", env_world, d->red.world);
   d->red.node_ranks = ranks_on_node();
-  if (MPI_Irecv(m->bye_in, 2, MPI_INT, MPI_ANY_SOURCE, 0, m->bye, &m->bye_req) != MPI_SUCCESS)
+  if (same_mode(m, mode, err) < 0) return -1;
+  if (MPI_Irecv(&m->bye_in, sizeof m->bye_in, MPI_BYTE, MPI_ANY_SOURCE, 0, m->bye, &m->bye_req) != MPI_SUCCESS)
     return err_set(err, "MPI_Irecv failed at the start of the job");
   return 0;
 }
@@ -315,14 +342,14 @@ static int join(Dist *d, Mpi *m, int env_world, Err *err) {
 int dist_mpi_open(Dist **out, int env_world, Err *err) {
   *out = NULL;
   int whole;
-  if (read_mode(&whole, err) < 0) return -1;
+  int mode = read_mode(&whole, err) < 0 ? 2 : whole;   /* refused with the others, in join */
   Dist *d = calloc(1, sizeof *d);
   Mpi *m = calloc(1, sizeof *m);
   if (!d || !m) {
     free(d), free(m);
     return err_set(err, "out of memory joining the MPI job");
   }
-  if (join(d, m, env_world, err) < 0) {
+  if (join(d, m, env_world, mode, err) < 0) {
     int up = 0;
     MPI_Initialized(&up);
     if (up) MPI_Finalize();   /* every rank refuses alike */
@@ -348,22 +375,15 @@ int dist_mpi_open(Dist **out, int env_world, Err *err) {
 ** never join, or (rank 0, after SIGTERM) still be saving the runs. */
 #define FAILED_WAIT_S 60.0
 
-/* How long a rank that failed waits for the others to end too before it
-** says why it failed: when they end within it, with rank 0 failing alike,
-** rank 0 has said it for the job. */
-#define TELL_AFTER_S 2.0
-
 /* Every rank posts its exit status and waits for all the others' (the
 ** highest of them is the job's): the job's ranks end together, with one
 ** status, and a failure on any rank is the job's. A rank that failed, or
-** that a signal reached, waits at most FAILED_WAIT_S; one that failed and
-** still waits after TELL_AFTER_S says why ('*told'). Returns 0, or -1 when
-** the others did not come. */
-static int agree_on_code(Dist *d, int *code, int *told) {
+** that a signal reached, waits at most FAILED_WAIT_S. Returns 0, or -1
+** when the others did not come. */
+static int agree_on_code(Dist *d, int *code) {
   Mpi *m = d->mpi;
   MPI_Request r;
-  int own = *code;   /* *code is MPI's until done */
-  double t0 = clock_seconds(), until = own != EXIT_OK ? t0 + FAILED_WAIT_S : 0;
+  double until = *code != EXIT_OK ? clock_seconds() + FAILED_WAIT_S : 0;   /* *code is MPI's until done */
   if (MPI_Iallreduce(MPI_IN_PLACE, code, 1, MPI_INT, MPI_MAX, m->end, &r) != MPI_SUCCESS) return -1;
   for (;;) {
     int done = 0;
@@ -371,10 +391,6 @@ static int agree_on_code(Dist *d, int *code, int *told) {
     if (done) return 0;
     if (until == 0 && sig_ended()) until = clock_seconds() + FAILED_WAIT_S;
     if (until > 0 && clock_seconds() > until) return -1;
-    if (!*told && own != EXIT_OK && clock_seconds() > t0 + TELL_AFTER_S) {
-      dist_tell_failure(d, own);
-      *told = 1;
-    }
     sched_yield();
   }
 }
@@ -386,53 +402,64 @@ static int agree_on_code(Dist *d, int *code, int *told) {
 ** saves, unless rank 0 has said it ended. */
 static int end_broken(Dist *d, int code) {
   Mpi *m = d->mpi;
-  if (d->red.rank > 0 && !(m->left && m->bye_in[0] == 0))
+  if (d->red.rank > 0 && !(m->left && m->bye_in.rank == 0))
     for (double until = clock_seconds() + FAILED_WAIT_S; clock_seconds() < until;) sleep(1);
   return code;
 }
 
-/* Tell every other rank that this one has ended, with its status: one
-** still waiting in a sum then stops instead of waiting for ever. */
-static int say_bye(Dist *d, int code, MPI_Request *sent) {
+/* Tell every other rank that this one has ended, with its status and why
+** it failed: one still waiting in a sum then stops instead of waiting for
+** ever, and rank 0 can say why. 'msg' stays untouched until the sends
+** complete (take_byes). */
+static int say_bye(Dist *d, int code, Bye *msg, MPI_Request *sent) {
   Mpi *m = d->mpi;
-  static int msg[2];
-  msg[0] = d->red.rank, msg[1] = code;
+  memset(msg, 0, sizeof *msg);
+  msg->rank = d->red.rank, msg->code = code;
+  if (code != EXIT_OK) dist_why(d, msg->why, sizeof msg->why);
   for (int r = 0, k = 0; r < d->red.world; r++)
-    if (r != d->red.rank && MPI_Isend(msg, 2, MPI_INT, r, 0, m->bye, &sent[k++]) != MPI_SUCCESS) return -1;
+    if (r != d->red.rank && MPI_Isend(msg, sizeof *msg, MPI_BYTE, r, 0, m->bye, &sent[k++]) != MPI_SUCCESS)
+      return -1;
   return 0;
 }
 
+/* A rank that failed where rank 0 did not fail alike: rank 0 says why. */
+static void report_bye(Dist *d, const Bye *b, int own) {
+  if (d->red.rank != 0 || b->code == own || b->code == EXIT_OK) return;
+  char msg[DIST_WHY_MAX + 64];
+  snprintf(msg, sizeof msg, "rank %d ended with status %d%s%s", b->rank, b->code, b->why[0] ? ": " : "", b->why);
+  dist_say(d, msg);
+}
+
 /* Every rank has said bye by now (all have agreed on the status): take
-** the messages, so that none is left in flight at MPI_Finalize. Returns
-** rank 0's status. */
-static int take_byes(Dist *d, MPI_Request *sent, int own) {
+** the messages, so that none is left in flight at MPI_Finalize, and on
+** rank 0 report the failures it did not share. */
+static void take_byes(Dist *d, MPI_Request *sent, int own) {
   Mpi *m = d->mpi;
-  int world = d->red.world, in[2], code0 = own;
+  Bye in;
   MPI_Wait(&m->bye_req, MPI_STATUS_IGNORE);
-  if (m->bye_in[0] == 0) code0 = m->bye_in[1];
-  for (int k = 0; k < world - 2; k++) {
-    MPI_Recv(in, 2, MPI_INT, MPI_ANY_SOURCE, 0, m->bye, MPI_STATUS_IGNORE);
-    if (in[0] == 0) code0 = in[1];
+  report_bye(d, &m->bye_in, own);
+  for (int k = 0; k < d->red.world - 2; k++) {
+    MPI_Recv(&in, sizeof in, MPI_BYTE, MPI_ANY_SOURCE, 0, m->bye, MPI_STATUS_IGNORE);
+    report_bye(d, &in, own);
   }
-  MPI_Waitall(world - 1, sent, MPI_STATUSES_IGNORE);
-  return code0;
+  MPI_Waitall(d->red.world - 1, sent, MPI_STATUSES_IGNORE);
 }
 
 int dist_close(Dist *d, int code) {
   if (!d) return code;
   Mpi *m = d->mpi;
   if (m->broken) return end_broken(d, code);   /* it has said why */
-  int job = code, told = 0;
+  int job = code;
+  static Bye msg;
   MPI_Request *sent = calloc((size_t)d->red.world, sizeof *sent);
-  if (!sent || say_bye(d, code, sent) < 0 || agree_on_code(d, &job, &told) < 0) {
-    char msg[128];
-    if (!told) dist_tell_failure(d, code);
-    snprintf(msg, sizeof msg, "ended with status %d and the other ranks did not end with it: ending the job", code);
-    dist_say(d, msg);
+  if (!sent || say_bye(d, code, &msg, sent) < 0 || agree_on_code(d, &job) < 0) {
+    char line[DIST_WHY_MAX + 128];
+    snprintf(line, sizeof line, "ended with status %d%s%s and the other ranks did not end with it: ending the job",
+             code, msg.why[0] ? ": " : "", msg.why);
+    dist_say(d, line);
     MPI_Abort(MPI_COMM_WORLD, code ? code : EXIT_RUNTIME);
   }
-  /* a failure rank 0 shares, rank 0 has reported */
-  if (take_byes(d, sent, code) != code && !told) dist_tell_failure(d, code);
+  take_byes(d, sent, code);
   free(sent);
   MPI_Comm_free(&m->comm);
   MPI_Comm_free(&m->end);

@@ -46,7 +46,8 @@ int lab_agree(Lab *lab, const char *what, int rc, Err *err) {
   SumKey key = {reduce_hash(0, what, strlen(what)), 0, what};
   Err sum_err;
   if (red->sum(red->ctx, &key, &failed, 1, &sum_err) < 0) {
-    *err = sum_err;
+    err_set(err, "%s (%s is the job's: call it on every rank, not on rank 0 alone%s)", sum_err.msg, what,
+            red->rank == 0 && rc == 0 ? "; rank 0 wrote the file" : "");
     return -1;
   }
   if (failed == 0) return 0;
@@ -180,7 +181,9 @@ Run *lab_add_run_within(Lab *lab, const RunOptions *o, size_t budget, Err *err) 
   Model *m = model_create(&opt.model, opt.threads, err);
   if (!m) return NULL;
   model_init(m, opt.init_seed);
-  return lab_adopt(lab, run_create(lab, &opt, m, err), err);
+  Run *r = lab_adopt(lab, run_create(lab, &opt, m, err), err);
+  if (r) r->name_given = o->name[0] != '\0';
+  return r;
 }
 
 int lab_remove_run(Lab *lab, Run *r) {

@@ -238,6 +238,7 @@ Run *run_create_on(Lab *lab, const RunOptions *o, Model *model, SharedData *data
     return NULL;
   }
   r->lab = lab;
+  r->name_given = 1;   /* lab_add_run says when it picked the name */
   r->data = data;   /* released with the run, whatever fails below */
   r->opt = *o;
   r->model = model;
@@ -368,21 +369,26 @@ static const Reducer *step_reducer(const Run *r, long step, int b) {
   return red;
 }
 
-/* Every STATE_CHECK_EVERY steps (and at the first) the ranks compare
-** their weights: they must stay the same, and a script that changes one
-** rank's settings alone would part them silently. */
+/* At the first step the ranks share, and then after every
+** STATE_CHECK_EVERY more, the ranks compare their weights: they must stay
+** the same, and a script that changes one rank's settings alone would
+** part them silently. */
 #define STATE_CHECK_EVERY 32
 
-/* The key of step 'step''s loss sum: the run (by name: a run only one
-** rank made, and never steps, changes no other's), the step, the model's
-** size and the batch must be every rank's; at a check, so must the
-** weights. */
+/* The key of step 'step''s loss sum: the run, the step, the model's size
+** and the batch must be every rank's; at a check, so must the weights.
+** The run goes by the name its script gave it (a run only one rank made
+** changes no other's); one named "runN" by the lab, which counts the runs
+** of this rank, goes by its weights at the checks. */
 static SumKey step_key(Run *r, long step, int b, int t, char *what, size_t cap) {
   const ModelConfig *c = model_config(r->model);
   long where[] = {step, (long)model_n_floats(r->model), b, t, c->tie_k};
-  SumKey key = {reduce_hash(reduce_hash(0, r->opt.name, strlen(r->opt.name)), where, sizeof where), 0, what};
-  if (step == 1 || step % STATE_CHECK_EVERY == 0)
+  uint32_t name = r->name_given ? reduce_hash(0, r->opt.name, strlen(r->opt.name)) : 0;
+  SumKey key = {reduce_hash(name, where, sizeof where), 0, what};
+  if (step >= r->next_state_check) {   /* not 'step % 32': those may be lens steps, which share nothing */
     key.state = reduce_hash(0, model_params(r->model), model_n_floats(r->model) * sizeof(float));
+    r->next_state_check = step + STATE_CHECK_EVERY;
+  }
   snprintf(what, cap, "the loss of run '%s' at step %ld", r->opt.name, step);
   return key;
 }

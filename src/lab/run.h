@@ -59,6 +59,9 @@ struct Run {
 
   AlignWork *align_work;         /* buffers kept between alignments */
   double step_seconds_ema;       /* smoothed wall time of the training step */
+
+  int name_given;                /* its name came from its script (or file), not from the lab */
+  long next_state_check;         /* data-parallel: the step whose key holds the weights (run.c) */
 };
 
 struct Lab {

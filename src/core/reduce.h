@@ -45,7 +45,8 @@ typedef struct Reducer {
   /* Every sum started is complete; -1 with 'err' set when a rank is gone. */
   int (*wait)(void *ctx, Err *err);
   /* Sum 'n' (at most REDUCE_SUM_MAX) doubles across every rank, in place,
-  ** before returning; -1 with 'err' set when the ranks' keys differ. */
+  ** before returning; REDUCE_KEYS_DIFFER with 'err' set when the ranks'
+  ** keys differ, -1 when the sum failed otherwise (a rank gone, a signal). */
   int (*sum)(void *ctx, const SumKey *key, double *x, int n, Err *err);
   /* Seconds spent inside the three calls above so far: the part of the
   ** sums that did not overlap the computation (for the benchmarks). */
@@ -53,6 +54,7 @@ typedef struct Reducer {
 } Reducer;
 
 #define REDUCE_SUM_MAX 8
+#define REDUCE_KEYS_DIFFER (-2)
 
 /* A 32-bit hash of 'n' bytes, continuing from 'h' (start with 0): for the
 ** keys. */

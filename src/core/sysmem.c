@@ -38,12 +38,16 @@ static void tighter(SysMem *m, uint64_t headroom, const char *limit) {
   if (headroom < m->headroom) {
     m->headroom = headroom;
     m->limit = limit;
+    m->limit_shared = 0;
   }
 }
 
 /* A limit the machine's processes share: each of m->shared_by gets its part. */
 static void tighter_shared(SysMem *m, uint64_t headroom, const char *limit) {
-  tighter(m, headroom / (uint64_t)m->shared_by, limit);
+  uint64_t part = headroom / (uint64_t)m->shared_by;
+  if (part >= m->headroom) return;
+  tighter(m, part, limit);
+  m->limit_shared = 1;
 }
 
 /* A number in a cgroup file; "max" (no limit) gives UINT64_MAX. */
@@ -115,11 +119,12 @@ static void rlimit_left(SysMem *m, const char *root, uint64_t limit, const char 
   tighter(m, limit > used ? limit - used : 0, name);
 }
 
-int sysmem_read_shared_at(SysMem *m, const char *root, uint64_t as_limit, uint64_t data_limit, int shared_by) {
+int sysmem_read_shared_at(SysMem *m, const char *root, uint64_t as_limit, uint64_t data_limit, int processes) {
   m->headroom = UINT64_MAX;
   m->limit = "unknown";
+  m->limit_shared = 0;
   m->total = 0;
-  m->shared_by = shared_by > 1 ? shared_by : 1;
+  m->shared_by = processes > 1 ? processes : 1;
   int rc = proc_field(root, "/proc/meminfo", "MemTotal", &m->total);
   uint64_t avail;
   if (proc_field(root, "/proc/meminfo", "MemAvailable", &avail) == 0) tighter_shared(m, avail, "MemAvailable");

@@ -17,6 +17,7 @@ typedef struct SysMem {
   const char *limit;     /* which limit that is: "MemAvailable", "cgroup memory limit", ... */
   uint64_t total;        /* the machine's memory */
   int shared_by;         /* the processes MemAvailable and the cgroup's limit were divided among */
+  int limit_shared;      /* 'limit' is one of those, divided */
 } SysMem;
 
 /* Fill 'm'; a limit that cannot be read is left out. Returns 0, or -1 when

@@ -61,7 +61,8 @@ int dist_open(Dist **out, Err *err) {
   if (world < 0) return err_set(err, "%s='%s' is not a number of processes", var, getenv(var));
   if (world == 1) return 0;
   if (dist_mpi_open(out, world, err) < 0) return -1;
-  /* This process has joined: a tielab it starts is a process of its own. */
+  /* This process has joined: a tielab it starts is a process of its own
+  ** (and so is an mpirun or srun it starts: they see no job around them). */
   for (size_t i = 0; i < sizeof launchers / sizeof *launchers; i++) unsetenv(launchers[i].size);
   return 0;
 }
@@ -73,6 +74,24 @@ const Reducer *dist_reducer(Dist *d) { return d ? &d->red : NULL; }
 #define LOG_KEEP 4096
 #define LOG_MAX (256 * 1024)
 
+/* The file a rank's stderr goes to: in memory, or where tmpfile() puts it
+** when memfd_create is refused. Every write lands at its end (O_APPEND),
+** after a trim too; -1 when there is none. */
+static int open_log(void) {
+  int fd = memfd_create("tielab-rank-stderr", MFD_CLOEXEC);
+  if (fd < 0) {
+    FILE *f = tmpfile();
+    fd = f ? fcntl(fileno(f), F_DUPFD_CLOEXEC, 3) : -1;
+    if (f) fclose(f);
+  }
+  int flags = fd >= 0 ? fcntl(fd, F_GETFL) : -1;
+  if (flags < 0 || fcntl(fd, F_SETFL, flags | O_APPEND) < 0) {
+    if (fd >= 0) close(fd);
+    return -1;
+  }
+  return fd;
+}
+
 /* On rank > 0: stdout to /dev/null; stderr to a file in memory (memfd),
 ** which says why the rank failed when it does; this module's own lines
 ** to the terminal. */
@@ -82,8 +101,7 @@ void dist_quiet(Dist *d) {
   fflush(stderr);
   d->tty = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
   int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
-  d->log = memfd_create("tielab-rank-stderr", MFD_CLOEXEC);
-  if (d->log >= 0) fcntl(d->log, F_SETFL, O_APPEND);   /* stderr writes at the end, after a trim too */
+  d->log = open_log();
   if (null >= 0) dup2(null, STDOUT_FILENO);
   if (d->log >= 0 || null >= 0) dup2(d->log >= 0 ? d->log : null, STDERR_FILENO);
   if (null >= 0) close(null);
@@ -102,9 +120,12 @@ static size_t log_tail(Dist *d, char *buf, size_t cap) {
 
 void dist_trim_log(Dist *d) {
   if (d->log < 0 || lseek(d->log, 0, SEEK_END) <= LOG_MAX) return;
-  static char tail[LOG_KEEP + 1];
+  char tail[LOG_KEEP + 1];
   size_t n = log_tail(d, tail, sizeof tail);
-  if (ftruncate(d->log, 0) == 0 && n > 0 && write(d->log, tail, n) < 0) return;
+  if (ftruncate(d->log, 0) < 0) return;
+  /* a short write loses part of a log that only says why the rank failed */
+  ssize_t written = write(d->log, tail, n);
+  (void)written;
 }
 
 void dist_why(Dist *d, char *why, size_t cap) {
@@ -119,7 +140,9 @@ void dist_why(Dist *d, char *why, size_t cap) {
   size_t n = strlen(tail);
   while (n > 0 && (tail[n - 1] == '\n' || tail[n - 1] == ' ' || tail[n - 1] == '\t')) tail[--n] = 0;
   char *line = strrchr(tail, '\n');
-  snprintf(why, cap, "%s", line ? line + 1 : tail);
+  Err shown;   /* err_set keeps what the terminal can show */
+  err_set(&shown, "%s", line ? line + 1 : tail);
+  snprintf(why, cap, "%s", shown.msg);
 }
 
 void dist_free(Dist *d) {

@@ -4,8 +4,9 @@
 **
 ** Every rank runs the same command line; the lab shares each batch among
 ** them through the Reducer this module gives it (core/reduce.h), so that
-** every rank holds the same weights. Rank 0 alone prints and writes: the
-** others' stdout and stderr go to /dev/null once 'dist_quiet' is called.
+** every rank holds the same weights. Rank 0 alone prints and writes: once
+** 'dist_quiet' is called the others' stdout goes to /dev/null and their
+** stderr to a file of theirs, whose last line rank 0 says when one fails.
 ** Without the environment mpirun gives its processes, nothing here starts
 ** MPI: a plain process is a job of one, and a build without MPI is the
 ** same program.
@@ -32,9 +33,9 @@ int dist_env_rank(void);
 /* The Reducer for lab_set_reducer; NULL for a NULL Dist. */
 const Reducer *dist_reducer(Dist *d);
 
-/* On rank > 0, send stdout and stderr to /dev/null: rank 0 speaks for the
-** job. What this module itself has to say (a rank gone) still reaches the
-** terminal. */
+/* On rank > 0, send stdout to /dev/null and stderr to a file of this
+** rank's (its last 256 KiB at most): rank 0 speaks for the job. What this
+** module itself has to say (a rank gone) still reaches the terminal. */
 void dist_quiet(Dist *d);
 
 /* Leave the job with this rank's exit status 'code'; returns the job's,

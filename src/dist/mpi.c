@@ -45,7 +45,6 @@ typedef struct Mpi {
   MPI_Request bye_req;   /* the receive of the first such message, posted at the start */
   Bye bye_in;
   int left;              /* that message came: bye_in says who, and no sum can complete */
-  int quiet;             /* another rank reports why the sums were given up */
   int broken;            /* a sum was given up (a signal, a rank gone): MPI must not run again */
   MPI_Request *req;      /* sums in flight */
   int n_req, cap_req;
@@ -60,7 +59,7 @@ typedef struct Mpi {
 ** one gone. */
 static int give_up(Dist *d, Err *err) {
   Mpi *m = d->mpi;
-  if (d->red.rank > 0 && !m->quiet) dist_say(d, err->msg);
+  if (d->red.rank > 0) dist_say(d, err->msg);
   m->broken = 1;
   return -1;
 }
@@ -147,10 +146,9 @@ static int finish(Dist *d, const char *what, Err *err) {
     if (rank_left(d) && grace_until == 0) grace_until = clock_seconds() + BYE_GRACE_S;
     if (grace_until > 0 && clock_seconds() > grace_until) {
       const Bye *b = &m->bye_in;
-      err_set(err, "rank %d ended (status %d%s%s) while this rank waits for %s: the ranks' scripts took "
-              "different paths", b->rank, b->code, b->why[0] ? ": " : "", b->why, what);
-      /* rank 0 reports it, unless it is the one that ended: then rank 1 */
-      if (d->red.rank != (b->rank == 0 ? 1 : 0)) m->quiet = 1;
+      err_set(err, "rank %d ended (status %d) while this rank waits for %s: the ranks' scripts took "
+              "different paths%s%.200s", b->rank, b->code, what, b->why[0] ? "; its last line on stderr: " : "",
+              b->why);
       return give_up(d, err);
     }
     sched_yield();
@@ -232,7 +230,7 @@ static int check_key(Dist *d, const SumKey *key, const double *e, Err *err) {
   else
     return 0;
   ((Mpi *)d->mpi)->broken = 1;   /* every rank finds the same: rank 0 reports it */
-  return -1;
+  return REDUCE_KEYS_DIFFER;
 }
 
 static int sum_now(Dist *d, const SumKey *key, double *x, int n, Err *err) {
@@ -243,7 +241,7 @@ static int sum_now(Dist *d, const SumKey *key, double *x, int n, Err *err) {
   memcpy(e + KEY_PARTS, x, (size_t)n * sizeof *x);
   if (start_sum(d, e, ENVELOPE, MPI_DOUBLE, sizeof(double), err) < 0) return -1;
   if (finish(d, key->what, err) < 0) return -1;
-  if (check_key(d, key, e, err) < 0) return -1;
+  if (check_key(d, key, e, err) < 0) return REDUCE_KEYS_DIFFER;
   memcpy(x, e + KEY_PARTS, (size_t)n * sizeof *x);
   return 0;
 }
@@ -266,12 +264,13 @@ static int red_poll(void *ctx, Err *err) {
 
 static int red_wait(void *ctx, Err *err) {
   double t0 = clock_seconds();
-  dist_trim_log(ctx);   /* once a step */
+  dist_trim_log(ctx);
   return charged(ctx, t0, wait_all(ctx, err));
 }
 
 static int red_sum(void *ctx, const SumKey *key, double *x, int n, Err *err) {
   double t0 = clock_seconds();
+  dist_trim_log(ctx);
   return charged(ctx, t0, sum_now(ctx, key, x, n, err));
 }
 
@@ -305,14 +304,20 @@ static int ranks_on_node(void) {
   return n;
 }
 
-/* Every rank must sum the gradient the same way (TIELAB_ALLREDUCE): the
-** slices of one would meet the whole of another. 'mode' is 0 (layers), 1
-** (whole) or 2 (not understood: 'err' says how, on this rank). */
+/* How a rank sums the gradient: TIELAB_ALLREDUCE as read_mode found it. */
+enum { MODE_LAYERS, MODE_WHOLE, MODE_NOT_UNDERSTOOD };
+
+/* Every rank must sum the gradient the same way: the slices of one would
+** meet the whole of another. One MAX over {mode, -mode} gives the highest
+** mode and, negated, the lowest; they are equal when every rank's is the
+** same. A rank whose own value was not understood has 'err' set already. */
 static int same_mode(Mpi *m, int mode, Err *err) {
   int range[2] = {mode, -mode};
   if (MPI_Allreduce(MPI_IN_PLACE, range, 2, MPI_INT, MPI_MAX, m->comm) != MPI_SUCCESS)
     return err_set(err, "MPI_Allreduce failed at the start of the job");
-  if (mode == 2) return -1;
+  if (mode == MODE_NOT_UNDERSTOOD) return -1;
+  if (range[0] == MODE_NOT_UNDERSTOOD)
+    return err_set(err, "TIELAB_ALLREDUCE on another rank is neither layers nor whole: give every rank the same");
   if (range[0] != -range[1])
     return err_set(err, "TIELAB_ALLREDUCE is not the same on every rank: give every rank layers, or every rank whole");
   return 0;
@@ -342,7 +347,7 @@ static int join(Dist *d, Mpi *m, int env_world, int mode, Err *err) {
 int dist_mpi_open(Dist **out, int env_world, Err *err) {
   *out = NULL;
   int whole;
-  int mode = read_mode(&whole, err) < 0 ? 2 : whole;   /* refused with the others, in join */
+  int mode = read_mode(&whole, err) < 0 ? MODE_NOT_UNDERSTOOD : whole ? MODE_WHOLE : MODE_LAYERS;   /* refused in join */
   Dist *d = calloc(1, sizeof *d);
   Mpi *m = calloc(1, sizeof *m);
   if (!d || !m) {
@@ -425,9 +430,10 @@ static int say_bye(Dist *d, int code, Bye *msg, MPI_Request *sent) {
 /* A rank that failed where rank 0 did not fail alike: rank 0 says why. */
 static void report_bye(Dist *d, const Bye *b, int own) {
   if (d->red.rank != 0 || b->code == own || b->code == EXIT_OK) return;
-  char msg[DIST_WHY_MAX + 64];
-  snprintf(msg, sizeof msg, "rank %d ended with status %d%s%s", b->rank, b->code, b->why[0] ? ": " : "", b->why);
-  dist_say(d, msg);
+  Err msg;   /* err_set makes another process's bytes safe for the terminal */
+  err_set(&msg, "rank %d ended with status %d%s%.300s", b->rank, b->code, b->why[0] ? "; its last line on stderr: " : "",
+          b->why);
+  dist_say(d, msg.msg);
 }
 
 /* Every rank has said bye by now (all have agreed on the status): take
@@ -450,13 +456,13 @@ int dist_close(Dist *d, int code) {
   Mpi *m = d->mpi;
   if (m->broken) return end_broken(d, code);   /* it has said why */
   int job = code;
-  static Bye msg;
+  Bye msg;   /* read by the sends until take_byes has completed them */
   MPI_Request *sent = calloc((size_t)d->red.world, sizeof *sent);
   if (!sent || say_bye(d, code, &msg, sent) < 0 || agree_on_code(d, &job) < 0) {
-    char line[DIST_WHY_MAX + 128];
-    snprintf(line, sizeof line, "ended with status %d%s%s and the other ranks did not end with it: ending the job",
-             code, msg.why[0] ? ": " : "", msg.why);
-    dist_say(d, line);
+    Err line;
+    err_set(&line, "ended with status %d and the other ranks did not end with it: ending the job%s%.300s", code,
+            msg.why[0] ? "; its last line on stderr: " : "", msg.why);
+    dist_say(d, line.msg);
     MPI_Abort(MPI_COMM_WORLD, code ? code : EXIT_RUNTIME);
   }
   take_byes(d, sent, code);

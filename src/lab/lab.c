@@ -29,8 +29,7 @@ void lab_free(Lab *lab) {
 
 void lab_headroom(Lab *lab, SysMem *m) {
   sysmem_read_shared(m, lab->reducer ? lab->reducer->node_ranks : 1);
-  if (m->shared_by <= 1 || (strcmp(m->limit, "MemAvailable") != 0 && strcmp(m->limit, "cgroup memory limit") != 0))
-    return;
+  if (m->shared_by <= 1 || !m->limit_shared) return;
   snprintf(lab->memory_note, sizeof lab->memory_note, "%s, shared by the %d ranks on this machine", m->limit,
            m->shared_by);
   m->limit = lab->memory_note;
@@ -39,15 +38,23 @@ void lab_headroom(Lab *lab, SysMem *m) {
 void lab_set_reducer(Lab *lab, const Reducer *red) { lab->reducer = red && red->world > 1 ? red : NULL; }
 int lab_rank(const Lab *lab) { return lab->reducer ? lab->reducer->rank : 0; }
 
-int lab_agree(Lab *lab, const char *what, int rc, Err *err) {
-  const Reducer *red = lab->reducer;
+int run_agree(Run *r, const char *verb, int rc, Err *err) {
+  const Reducer *red = r->lab->reducer;
   if (!red) return rc;
+  char what[160];
+  snprintf(what, sizeof what, "%s of run '%s'", verb, r->opt.name);
+  /* the run by the name its script gave it: one the lab named may be another's "runN" */
+  uint32_t where = reduce_hash(0, verb, strlen(verb));
+  if (r->name_given) where = reduce_hash(where, r->opt.name, strlen(r->opt.name));
+  SumKey key = {where, 0, what};
   double failed = red->rank == 0 && rc < 0;
-  SumKey key = {reduce_hash(0, what, strlen(what)), 0, what};
   Err sum_err;
-  if (red->sum(red->ctx, &key, &failed, 1, &sum_err) < 0) {
-    err_set(err, "%s (%s is the job's: call it on every rank, not on rank 0 alone%s)", sum_err.msg, what,
-            red->rank == 0 && rc == 0 ? "; rank 0 wrote the file" : "");
+  int sum = red->sum(red->ctx, &key, &failed, 1, &sum_err);
+  if (sum == REDUCE_KEYS_DIFFER)
+    return err_set(err, "%s (%s is the job's: call it on every rank, not on rank 0 alone%s)", sum_err.msg, verb,
+                   red->rank == 0 && rc == 0 ? "; rank 0 wrote the file" : "");
+  if (sum < 0) {
+    *err = sum_err;
     return -1;
   }
   if (failed == 0) return 0;

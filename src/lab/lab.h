@@ -184,12 +184,13 @@ void lab_set_reducer(Lab *lab, const Reducer *red);
 int lab_rank(const Lab *lab);    /* 0 in a plain process */
 int lab_world(const Lab *lab);   /* 1 in a plain process */
 
-/* A write 'what' ("r:save of run 'tied'") that every rank's script makes
-** and rank 0 alone carries out, with result 'rc' there: every rank returns
-** rank 0's result (-1, and on rank > 0 an error naming 'what', when it
+/* A write 'verb' ("r:save") of run 'r' that every rank's script makes and
+** rank 0 alone carries out, with result 'rc' there: every rank returns
+** rank 0's result (-1, and on rank > 0 an error naming it, when it
 ** failed), so that the ranks' scripts go on alike. Every rank must call it
-** at the same point; -1 with 'err' set when they do not. One process: rc. */
-int lab_agree(Lab *lab, const char *what, int rc, Err *err);
+** at the same point; -1 with 'err' saying so when they do not. One
+** process: rc. */
+int run_agree(Run *r, const char *verb, int rc, Err *err);
 
 /* Would a new run of options 'o' fit? The whole lab's need (every run at
 ** its largest, the corpora they read) is compared with what this process

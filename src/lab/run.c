@@ -385,7 +385,9 @@ static SumKey step_key(Run *r, long step, int b, int t, char *what, size_t cap) 
   long where[] = {step, (long)model_n_floats(r->model), b, t, c->tie_k};
   uint32_t name = r->name_given ? reduce_hash(0, r->opt.name, strlen(r->opt.name)) : 0;
   SumKey key = {reduce_hash(name, where, sizeof where), 0, what};
-  if (step >= r->next_state_check) {   /* not 'step % 32': those may be lens steps, which share nothing */
+  /* due from a step on, not at multiples of 32: a check due on a lens
+  ** step, which shares nothing, waits for the next step that does */
+  if (step >= r->next_state_check) {
     key.state = reduce_hash(0, model_params(r->model), model_n_floats(r->model) * sizeof(float));
     r->next_state_check = step + STATE_CHECK_EVERY;
   }

@@ -369,9 +369,7 @@ static int to_file(lua_State *L, const char *fname, RunFileFn fn) {
   Err err;
   Run *r = lrun_lock(L, 1, api);
   int rc = fn(r, path, &err);
-  char what[160];
-  snprintf(what, sizeof what, "%s of run '%s'", fname, run_name(r));
-  rc = lab_agree(api->lab, what, rc, &err);   /* rank 0 wrote: every rank returns its result */
+  rc = run_agree(r, fname, rc, &err);   /* rank 0 wrote: every rank returns its result */
   lapi_unlock(api);
   if (rc < 0) {
     luaL_pushfail(L);

@@ -16,9 +16,11 @@ lua_dir=$(cd "${srcdir:-.}/lua" && pwd)
 slurm_start
 cd "$tmp" || exit 1
 
-# submit ARGS...: sbatch --wait, bounded: a job that never starts (a node
-# gone down) fails the test instead of hanging it; the cleanup cancels it.
-submit() { timeout 120 sbatch --wait --quiet "$@"; }
+# submit ARGS...: sbatch --wait, bounded (generously: a loaded machine's
+# slurmctld is slow to start a job and to see it end): a job that never
+# starts (a node gone down) fails the test instead of hanging it; the
+# cleanup cancels it.
+submit() { timeout 300 sbatch --wait --quiet "$@"; }
 
 cat >plain.sh <<'EOF'
 #!/bin/sh
@@ -113,7 +115,8 @@ LUA
   "$tielab" --headless dp.lua >dp1.out 2>dp1.err
   printf '#!/bin/sh\nexec srun --mpi=pmix "%s" --headless dp.lua >dp2.out 2>dp2.err\n' "$tielab" >dp.sh
   submit --ntasks=2 --output=dp.log dp.sh
-  ok $? "sbatch --ntasks=2 with srun --mpi=pmix trains one run on 2 ranks ($(cat dp.log dp2.err 2>/dev/null | head -c 300))"
+  st=$?
+  ok $st "sbatch --ntasks=2 with srun --mpi=pmix trains one run on 2 ranks (status $st: $(cat dp.log dp2.err 2>/dev/null | tr '\n' ' ' | head -c 600))"
   worst=$(awk 'NR == FNR { a[$1] = $2 " " $3; next }
     { split(a[$1], x, " "); for (i = 1; i <= 2; i++) { d = (x[i] - $(i + 1)) / x[i]; d = d < 0 ? -d : d; if (d > w) w = d }
       n++ }

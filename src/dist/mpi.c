@@ -64,6 +64,11 @@ static int give_up(Dist *d, Err *err) {
   return -1;
 }
 
+/* A process joins MPI once: this is its state. It is never freed, for a
+** job that gave up a sum ends with MPI still holding the addresses of its
+** requests and of the bye's receive. */
+static Mpi the_job;
+
 static int mpi_fail(Dist *d, int rc, const char *what, Err *err) {
   char text[MPI_MAX_ERROR_STRING];
   int len = 0;
@@ -349,16 +354,13 @@ int dist_mpi_open(Dist **out, int env_world, Err *err) {
   int whole;
   int mode = read_mode(&whole, err) < 0 ? MODE_NOT_UNDERSTOOD : whole ? MODE_WHOLE : MODE_LAYERS;   /* refused in join */
   Dist *d = calloc(1, sizeof *d);
-  Mpi *m = calloc(1, sizeof *m);
-  if (!d || !m) {
-    free(d), free(m);
-    return err_set(err, "out of memory joining the MPI job");
-  }
+  Mpi *m = &the_job;
+  if (!d) return err_set(err, "out of memory joining the MPI job");
   if (join(d, m, env_world, mode, err) < 0) {
     int up = 0;
     MPI_Initialized(&up);
     if (up) MPI_Finalize();   /* every rank refuses alike */
-    free(d), free(m);
+    free(d);
     return -1;
   }
   m->whole = whole;
@@ -409,6 +411,7 @@ static int end_broken(Dist *d, int code) {
   Mpi *m = d->mpi;
   if (d->red.rank > 0 && !(m->left && m->bye_in.rank == 0))
     for (double until = clock_seconds() + FAILED_WAIT_S; clock_seconds() < until;) sleep(1);
+  dist_free(d);
   return code;
 }
 
@@ -472,7 +475,6 @@ int dist_close(Dist *d, int code) {
   MPI_Comm_free(&m->bye);
   MPI_Finalize();
   free(m->req);
-  free(m);
   dist_free(d);
   return job;
 }

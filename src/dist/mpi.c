@@ -15,6 +15,13 @@
 ** SIGINT, SIGTERM or SIGHUP (mpirun sends SIGTERM to every rank when one
 ** dies) ends the wait with an error instead of a hang. Errors are returned
 ** (MPI_ERRORS_RETURN), never fatal inside MPI.
+**
+** The ranks' scripts may part ways; three things keep that from hanging
+** the job or mixing its sums. Each small sum travels in an envelope of
+** one size whose head says what it is (sum_now), so ranks at different
+** sums find out. A rank that ends tells every other (say_bye), so one
+** waiting for a sum that can no longer complete stops. And the ranks
+** agree on their exit status before they leave (agree_on_code).
 */
 #include "config.h"
 
@@ -54,6 +61,11 @@ typedef struct Mpi {
   double busy;           /* seconds inside the Reducer's calls */
 } Mpi;
 
+/* A process joins MPI once: this is its state. It is never freed, for a
+** job that gave up a sum ends with MPI still holding the addresses of its
+** requests and of the bye's receive. */
+static Mpi the_job;
+
 /* Give up the sums in flight, with the reason in 'err': rank 0 reports it
 ** as any error; the others say it on their terminal, for rank 0 may be the
 ** one gone. */
@@ -63,11 +75,6 @@ static int give_up(Dist *d, Err *err) {
   m->broken = 1;
   return -1;
 }
-
-/* A process joins MPI once: this is its state. It is never freed, for a
-** job that gave up a sum ends with MPI still holding the addresses of its
-** requests and of the bye's receive. */
-static Mpi the_job;
 
 static int mpi_fail(Dist *d, int rc, const char *what, Err *err) {
   char text[MPI_MAX_ERROR_STRING];

@@ -9,6 +9,7 @@
 #include "config.h"
 
 #include <limits.h>
+#include <locale.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -95,6 +96,10 @@ static int check_shared_mode(const CliOptions *o, const Reducer *red, Err *err) 
 int main(int argc, char **argv) {
   CliOptions o;
   Err err;
+  /* How many columns a character takes (the screen, the progress line) is
+  ** the user's locale's; numbers are read and written in the C locale
+  ** always (LC_NUMERIC is left alone). */
+  setlocale(LC_CTYPE, "");
   if (cli_parse(argc, argv, &o, &err) < 0 || find_script(&o, &err) < 0) {
     fprintf(stderr, "tielab: %s\n", err.msg);
     return EXIT_USAGE;

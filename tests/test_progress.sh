@@ -97,7 +97,30 @@ LUA
       ok $? "a pane 60 wide: the line is cut to 59 columns ($len)"
     fi
   done
+  # Wide characters take two columns each: a label of them is cut to the
+  # pane's width in columns, never in the middle of a character.
+  cat >"$tmp/cjk.lua" <<'LUA'
+local p = lab.progress(4)
+p:step(1, "wide " .. string.rep("\u{8868}", 60) .. "END")
+lab.sleep(30)
+LUA
+  T="tmux -L tielab-progress-$$-cjk -f /dev/null"
+  $T new-session -d -s p -x 60 -y 8 "env -u COLUMNS LC_ALL=C.UTF-8 XDG_STATE_HOME='$tmp/state' '$tielab' --headless '$tmp/cjk.lua'"
+  i=0 line=
+  while [ $i -lt 300 ]; do
+    line=$($T capture-pane -p -t p 2>/dev/null | grep '1/4')
+    [ -n "$line" ] && break
+    sleep 0.1
+    i=$((i + 1))
+  done
+  $T kill-server 2>/dev/null
+  cols=$(printf '%s' "$line" | python3 -c 'import sys, unicodedata
+t = sys.stdin.buffer.read().decode("utf-8")
+print(sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in t.rstrip()))' 2>/dev/null)
+  printf '%s' "$line" | grep -q '^1/4 .*wide' && [ -n "$cols" ] && [ "$cols" -le 59 ] && [ "$cols" -ge 57 ]
+  ok $? "a pane 60 wide: a label of wide characters is cut to 59 columns or just under (${cols:-?} columns)"
 else
+  ok 0 "# SKIP tmux is not installed"
   ok 0 "# SKIP tmux is not installed"
   ok 0 "# SKIP tmux is not installed"
 fi

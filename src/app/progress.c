@@ -18,6 +18,7 @@
 
 #include "core/clock.h"
 #include "app/progress.h"
+#include "ui/width.h"
 
 #define PROGRESS_REDRAW_SECONDS 0.1   /* the fastest the line changes as work advances */
 #define PROGRESS_TIMER_SECONDS 1.0    /* the slowest: the timer's redraw */
@@ -73,17 +74,9 @@ static void format_line(const Progress *p, char *buf, size_t cap) {
            (int)(100.0 * (double)done / (double)p->total), elapsed, eta, p->label, sep, p->note);
 }
 
-/* Cut 's' to 'cols' characters of UTF-8 (a character is never split). */
-static void fit(char *s, int cols) {
-  int n = 0;
-  for (char *c = s; *c; c++) {
-    if (((unsigned char)*c & 0xC0) == 0x80) continue;   /* a continuation byte */
-    if (n++ == cols) {
-      *c = '\0';
-      return;
-    }
-  }
-}
+/* Cut 's' to 'cols' columns of the terminal: a wide character (CJK, most
+** emoji) takes two, and none is split. */
+static void fit(char *s, int cols) { s[width_prefix(s, strlen(s), cols)] = '\0'; }
 
 /* With the lock held. The last column stays free: a terminal that wraps
 ** there would push the line down at every redraw. */

@@ -75,11 +75,13 @@ local p = lab.progress(4)
 p:step(1, "wide " .. string.rep("y", 140) .. "END")
 lab.sleep(30)
 LUA
-  for cols in 200 60; do
-    # A server of its own for each width: a new session on a server still
-    # shutting down could fail and leave nothing to capture.
-    T="tmux -L tielab-progress-$$-$cols -f /dev/null"
-    $T new-session -d -s p -x $cols -y 8 "env -u COLUMNS XDG_STATE_HOME='$tmp/state' '$tielab' --headless '$tmp/wide.lua'"
+  # pane_line NAME COLS SCRIPT [ENV]: the progress line SCRIPT draws in a
+  # pane COLS wide ('line'). A tmux server of its own for each: a new
+  # session on a server still shutting down could fail and leave nothing
+  # to capture.
+  pane_line() {
+    T="tmux -L tielab-progress-$$-$1 -f /dev/null"
+    $T new-session -d -s p -x "$2" -y 8 "env -u COLUMNS ${4:-} XDG_STATE_HOME='$tmp/state' '$tielab' --headless '$3'"
     i=0 line=
     while [ $i -lt 300 ]; do
       line=$($T capture-pane -p -t p 2>/dev/null | grep '1/4')
@@ -88,6 +90,9 @@ LUA
       i=$((i + 1))
     done
     $T kill-server 2>/dev/null
+  }
+  for cols in 200 60; do
+    pane_line "$cols" "$cols" "$tmp/wide.lua"
     len=$(printf '%s' "$line" | awk '{ print length($0) }')
     if [ $cols -eq 200 ]; then
       printf '%s' "$line" | grep -Eq '^1/4 +25% +elapsed [0-9:]+ +ETA [0-9:]+ +wide y+END$' && [ "$len" -gt 80 ]
@@ -104,16 +109,7 @@ local p = lab.progress(4)
 p:step(1, "wide " .. string.rep("\u{8868}", 60) .. "END")
 lab.sleep(30)
 LUA
-  T="tmux -L tielab-progress-$$-cjk -f /dev/null"
-  $T new-session -d -s p -x 60 -y 8 "env -u COLUMNS LC_ALL=C.UTF-8 XDG_STATE_HOME='$tmp/state' '$tielab' --headless '$tmp/cjk.lua'"
-  i=0 line=
-  while [ $i -lt 300 ]; do
-    line=$($T capture-pane -p -t p 2>/dev/null | grep '1/4')
-    [ -n "$line" ] && break
-    sleep 0.1
-    i=$((i + 1))
-  done
-  $T kill-server 2>/dev/null
+  pane_line cjk 60 "$tmp/cjk.lua" LC_ALL=C.UTF-8
   cols=$(printf '%s' "$line" | python3 -c 'import sys, unicodedata
 t = sys.stdin.buffer.read().decode("utf-8")
 print(sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in t.rstrip()))' 2>/dev/null)

@@ -40,7 +40,7 @@ int main(void) {
   put("/proc/self/cgroup", "0::/user.slice/session-1\n");
 
   SysMem m;
-  ok(sysmem_read_at(&m, root, UINT64_MAX, UINT64_MAX) == 0 && m.headroom == 8 * GIB &&
+  ok(sysmem_read_at(&m, root, UINT64_MAX, UINT64_MAX, 1) == 0 && m.headroom == 8 * GIB &&
          strcmp(m.limit, "MemAvailable") == 0 && m.total == 24000000ULL * 1024,
      "no limits: MemAvailable (%.2f GiB, %s)", m.headroom / (double)GIB, m.limit);
 
@@ -48,56 +48,56 @@ int main(void) {
   put("/sys/fs/cgroup/user.slice/session-1/memory.current", "1000\n");
   put("/sys/fs/cgroup/user.slice/memory.max", "4294967296\n");
   put("/sys/fs/cgroup/user.slice/memory.current", "1073741824\n");
-  sysmem_read_at(&m, root, UINT64_MAX, UINT64_MAX);
+  sysmem_read_at(&m, root, UINT64_MAX, UINT64_MAX, 1);
   ok(m.headroom == 3 * GIB && strcmp(m.limit, "cgroup memory limit") == 0,
      "a memory.max above the process's own group: limit less current (%.2f GiB, %s)", m.headroom / (double)GIB,
      m.limit);
   put("/sys/fs/cgroup/user.slice/memory.stat", "anon 100\ninactive_file 1073741824\nactive_file 5\n");
-  sysmem_read_at(&m, root, UINT64_MAX, UINT64_MAX);
+  sysmem_read_at(&m, root, UINT64_MAX, UINT64_MAX, 1);
   ok(m.headroom == 4 * GIB, "page cache the group could give back is not in the way (%.2f GiB)",
      m.headroom / (double)GIB);
   put("/sys/fs/cgroup/user.slice/memory.stat", "anon 100\n");
   put("/sys/fs/cgroup/user.slice/memory.current", "5368709120\n");
-  sysmem_read_at(&m, root, UINT64_MAX, UINT64_MAX);
+  sysmem_read_at(&m, root, UINT64_MAX, UINT64_MAX, 1);
   ok(m.headroom == 0, "a group already over its limit leaves nothing");
   put("/sys/fs/cgroup/user.slice/memory.current", "1073741824\n");
 
-  sysmem_read_at(&m, root, 2 * GIB, UINT64_MAX);
+  sysmem_read_at(&m, root, 2 * GIB, UINT64_MAX, 1);
   ok(m.headroom == GIB && strcmp(m.limit, "RLIMIT_AS") == 0, "RLIMIT_AS less VmSize (%.2f GiB, %s)",
      m.headroom / (double)GIB, m.limit);
-  sysmem_read_at(&m, root, UINT64_MAX, GIB);
+  sysmem_read_at(&m, root, UINT64_MAX, GIB, 1);
   ok(m.headroom == GIB / 2 && strcmp(m.limit, "RLIMIT_DATA") == 0, "RLIMIT_DATA less VmData (%.2f GiB, %s)",
      m.headroom / (double)GIB, m.limit);
 
   /* Ranks of one job on this machine share MemAvailable and the cgroup's
   ** limit, each its part, but have a limit of their own whole: the shared
   ** ones are divided before the smallest is taken. */
-  sysmem_read_shared_at(&m, root, UINT64_MAX, UINT64_MAX, 2);
+  sysmem_read_at(&m, root, UINT64_MAX, UINT64_MAX, 2);
   ok(m.headroom == 3 * GIB / 2 && strcmp(m.limit, "cgroup memory limit") == 0 && m.shared_by == 2,
      "2 processes: half the cgroup's 3 GiB each (%.2f GiB, %s)", m.headroom / (double)GIB, m.limit);
-  sysmem_read_shared_at(&m, root, 3 * GIB, UINT64_MAX, 4);
+  sysmem_read_at(&m, root, 3 * GIB, UINT64_MAX, 4);
   ok(m.headroom == 3 * GIB / 4 && strcmp(m.limit, "cgroup memory limit") == 0,
      "4 processes with 2 GiB of RLIMIT_AS each left: a quarter of the cgroup's 3 GiB is tighter (%.2f GiB, %s)",
      m.headroom / (double)GIB, m.limit);
-  sysmem_read_shared_at(&m, root, 2 * GIB, UINT64_MAX, 2);
+  sysmem_read_at(&m, root, 2 * GIB, UINT64_MAX, 2);
   ok(m.headroom == GIB && strcmp(m.limit, "RLIMIT_AS") == 0,
      "2 processes with 1 GiB of RLIMIT_AS left: their own limit, whole, is tighter (%.2f GiB, %s)",
      m.headroom / (double)GIB, m.limit);
 
   put("/proc/self/cgroup", "12:memory:/old\n");
-  sysmem_read_at(&m, root, UINT64_MAX, UINT64_MAX);
+  sysmem_read_at(&m, root, UINT64_MAX, UINT64_MAX, 1);
   ok(m.headroom == 8 * GIB, "a cgroup v1 group without its files: only MemAvailable counts");
   put("/sys/fs/cgroup/memory/old/memory.limit_in_bytes", "2147483648\n");
   put("/sys/fs/cgroup/memory/old/memory.usage_in_bytes", "1610612736\n");
   put("/sys/fs/cgroup/memory/old/memory.stat", "cache 9\ntotal_inactive_file 536870912\n");
-  sysmem_read_at(&m, root, UINT64_MAX, UINT64_MAX);
+  sysmem_read_at(&m, root, UINT64_MAX, UINT64_MAX, 1);
   ok(m.headroom == GIB && strcmp(m.limit, "cgroup memory limit") == 0,
      "cgroup v1: limit_in_bytes less usage, page cache aside (%.2f GiB)", m.headroom / (double)GIB);
   put("/sys/fs/cgroup/memory/old/memory.limit_in_bytes", "9223372036854771712\n");
-  sysmem_read_at(&m, root, UINT64_MAX, UINT64_MAX);
+  sysmem_read_at(&m, root, UINT64_MAX, UINT64_MAX, 1);
   ok(m.headroom == 8 * GIB, "cgroup v1's 'no limit' (a huge number) is no limit");
 
-  ok(sysmem_read_at(&m, "/nonexistent-root", UINT64_MAX, UINT64_MAX) < 0 && m.headroom == UINT64_MAX,
+  ok(sysmem_read_at(&m, "/nonexistent-root", UINT64_MAX, UINT64_MAX, 1) < 0 && m.headroom == UINT64_MAX,
      "nothing readable: unknown, no limit invented");
 
   ok(sysmem_read(&m) == 0 && m.headroom > 0 && m.headroom <= m.total, "this machine: %.2f GiB more (%s) of %.2f",

@@ -47,7 +47,7 @@ static void tighter_shared(SysMem *m, uint64_t headroom, const char *limit) {
   uint64_t part = headroom / (uint64_t)m->shared_by;
   if (part >= m->headroom) return;
   tighter(m, part, limit);
-  m->limit_shared = 1;
+  m->limit_shared = m->shared_by > 1;
 }
 
 /* A number in a cgroup file; "max" (no limit) gives UINT64_MAX. */
@@ -119,7 +119,7 @@ static void rlimit_left(SysMem *m, const char *root, uint64_t limit, const char 
   tighter(m, limit > used ? limit - used : 0, name);
 }
 
-int sysmem_read_shared_at(SysMem *m, const char *root, uint64_t as_limit, uint64_t data_limit, int processes) {
+int sysmem_read_at(SysMem *m, const char *root, uint64_t as_limit, uint64_t data_limit, int processes) {
   m->headroom = UINT64_MAX;
   m->limit = "unknown";
   m->limit_shared = 0;
@@ -140,12 +140,8 @@ static uint64_t soft_limit(int resource) {
   return (uint64_t)rl.rlim_cur;
 }
 
-int sysmem_read_at(SysMem *m, const char *root, uint64_t as_limit, uint64_t data_limit) {
-  return sysmem_read_shared_at(m, root, as_limit, data_limit, 1);
-}
-
 int sysmem_read_shared(SysMem *m, int processes) {
-  return sysmem_read_shared_at(m, "", soft_limit(RLIMIT_AS), soft_limit(RLIMIT_DATA), processes);
+  return sysmem_read_at(m, "", soft_limit(RLIMIT_AS), soft_limit(RLIMIT_DATA), processes);
 }
 
 int sysmem_read(SysMem *m) { return sysmem_read_shared(m, 1); }

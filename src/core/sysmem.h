@@ -17,7 +17,7 @@ typedef struct SysMem {
   const char *limit;     /* which limit that is: "MemAvailable", "cgroup memory limit", ... */
   uint64_t total;        /* the machine's memory */
   int shared_by;         /* the processes MemAvailable and the cgroup's limit were divided among */
-  int limit_shared;      /* 'limit' is one of those, divided */
+  int limit_shared;      /* 'limit' is one of those, divided among more than one */
 } SysMem;
 
 /* Fill 'm'; a limit that cannot be read is left out. Returns 0, or -1 when
@@ -33,8 +33,8 @@ int sysmem_read_shared(SysMem *m, int processes);
 /* The same from files under 'root' instead of "/" ("/proc/meminfo",
 ** "/proc/self/cgroup", "/sys/fs/cgroup/..."), for tests; the resource
 ** limits are then taken from 'as_limit' and 'data_limit' (UINT64_MAX: none)
-** against the process's own sizes in 'root'/proc/self/status. */
-int sysmem_read_at(SysMem *m, const char *root, uint64_t as_limit, uint64_t data_limit);
-int sysmem_read_shared_at(SysMem *m, const char *root, uint64_t as_limit, uint64_t data_limit, int processes);
+** against the process's own sizes in 'root'/proc/self/status, for one of
+** 'processes' (sysmem_read_shared). */
+int sysmem_read_at(SysMem *m, const char *root, uint64_t as_limit, uint64_t data_limit, int processes);
 
 #endif

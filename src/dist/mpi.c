@@ -288,15 +288,19 @@ static int red_sum(void *ctx, const SumKey *key, double *x, int n, Err *err) {
 
 static double red_busy(void *ctx) { return ((Mpi *)((Dist *)ctx)->mpi)->busy; }
 
-/* TIELAB_ALLREDUCE: "layers" (the default) or "whole". */
-static int read_mode(int *whole, Err *err) {
+/* How a rank sums the gradient: TIELAB_ALLREDUCE. */
+enum { MODE_LAYERS, MODE_WHOLE, MODE_NOT_UNDERSTOOD };
+
+/* TIELAB_ALLREDUCE: "layers" (the default) or "whole"; anything else is
+** MODE_NOT_UNDERSTOOD, with 'err' saying so (refused with the others, in
+** join). */
+static int read_mode(Err *err) {
   const char *v = getenv("TIELAB_ALLREDUCE");
-  *whole = 0;
-  if (!v || !*v || strcmp(v, "layers") == 0) return 0;
-  *whole = strcmp(v, "whole") == 0;
-  if (*whole) return 0;
-  return err_set(err, "TIELAB_ALLREDUCE='%s': give layers (each layer's gradient summed as the backward "
-                 "leaves it, the default) or whole (the whole gradient summed at the end)", v);
+  if (!v || !*v || strcmp(v, "layers") == 0) return MODE_LAYERS;
+  if (strcmp(v, "whole") == 0) return MODE_WHOLE;
+  err_set(err, "TIELAB_ALLREDUCE='%s': give layers (each layer's gradient summed as the backward "
+          "leaves it, the default) or whole (the whole gradient summed at the end)", v);
+  return MODE_NOT_UNDERSTOOD;
 }
 
 /* The communicators of dist_mpi_open, each a duplicate of the world's
@@ -315,9 +319,6 @@ static int ranks_on_node(void) {
   MPI_Comm_free(&node);
   return n;
 }
-
-/* How a rank sums the gradient: TIELAB_ALLREDUCE as read_mode found it. */
-enum { MODE_LAYERS, MODE_WHOLE, MODE_NOT_UNDERSTOOD };
 
 /* Every rank must sum the gradient the same way: the slices of one would
 ** meet the whole of another. One MAX over {mode, -mode} gives the highest
@@ -358,8 +359,7 @@ static int join(Dist *d, Mpi *m, int env_world, int mode, Err *err) {
 
 int dist_mpi_open(Dist **out, int env_world, Err *err) {
   *out = NULL;
-  int whole;
-  int mode = read_mode(&whole, err) < 0 ? MODE_NOT_UNDERSTOOD : whole ? MODE_WHOLE : MODE_LAYERS;   /* refused in join */
+  int mode = read_mode(err);
   Dist *d = calloc(1, sizeof *d);
   Mpi *m = &the_job;
   if (!d) return err_set(err, "out of memory joining the MPI job");
@@ -370,7 +370,7 @@ int dist_mpi_open(Dist **out, int env_world, Err *err) {
     free(d);
     return -1;
   }
-  m->whole = whole;
+  m->whole = mode == MODE_WHOLE;
   d->tty = -1;
   d->log = -1;
   d->mpi = m;
@@ -422,15 +422,11 @@ static int end_broken(Dist *d, int code) {
   return code;
 }
 
-/* Tell every other rank that this one has ended, with its status and why
-** it failed: one still waiting in a sum then stops instead of waiting for
-** ever, and rank 0 can say why. 'msg' stays untouched until the sends
-** complete (take_byes). */
-static int say_bye(Dist *d, int code, Bye *msg, MPI_Request *sent) {
+/* Tell every other rank that this one has ended ('msg'): one still
+** waiting in a sum then stops instead of waiting for ever, and rank 0 can
+** say why. 'msg' stays untouched until the sends complete (take_byes). */
+static int say_bye(Dist *d, const Bye *msg, MPI_Request *sent) {
   Mpi *m = d->mpi;
-  memset(msg, 0, sizeof *msg);
-  msg->rank = d->red.rank, msg->code = code;
-  if (code != EXIT_OK) dist_why(d, msg->why, sizeof msg->why);
   for (int r = 0, k = 0; r < d->red.world; r++)
     if (r != d->red.rank && MPI_Isend(msg, sizeof *msg, MPI_BYTE, r, 0, m->bye, &sent[k++]) != MPI_SUCCESS)
       return -1;
@@ -466,9 +462,10 @@ int dist_close(Dist *d, int code) {
   Mpi *m = d->mpi;
   if (m->broken) return end_broken(d, code);   /* it has said why */
   int job = code;
-  Bye msg;   /* read by the sends until take_byes has completed them */
+  Bye msg = {.rank = d->red.rank, .code = code};   /* read by the sends until take_byes completes them */
+  if (code != EXIT_OK) dist_why(d, msg.why, sizeof msg.why);
   MPI_Request *sent = calloc((size_t)d->red.world, sizeof *sent);
-  if (!sent || say_bye(d, code, &msg, sent) < 0 || agree_on_code(d, &job) < 0) {
+  if (!sent || say_bye(d, &msg, sent) < 0 || agree_on_code(d, &job) < 0) {
     Err line;
     err_set(&line, "ended with status %d and the other ranks did not end with it: ending the job%s%.300s", code,
             msg.why[0] ? "; its last line on stderr: " : "", msg.why);

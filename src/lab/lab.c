@@ -29,7 +29,7 @@ void lab_free(Lab *lab) {
 
 void lab_headroom(Lab *lab, SysMem *m) {
   sysmem_read_shared(m, lab->reducer ? lab->reducer->node_ranks : 1);
-  if (m->shared_by <= 1 || !m->limit_shared) return;
+  if (!m->limit_shared) return;
   snprintf(lab->memory_note, sizeof lab->memory_note, "%s, shared by the %d ranks on this machine", m->limit,
            m->shared_by);
   m->limit = lab->memory_note;
@@ -37,6 +37,8 @@ void lab_headroom(Lab *lab, SysMem *m) {
 
 void lab_set_reducer(Lab *lab, const Reducer *red) { lab->reducer = red && red->world > 1 ? red : NULL; }
 int lab_rank(const Lab *lab) { return lab->reducer ? lab->reducer->rank : 0; }
+
+int lab_world(const Lab *lab) { return lab->reducer ? lab->reducer->world : 1; }
 
 int run_agree(Run *r, const char *verb, int rc, Err *err) {
   const Reducer *red = r->lab->reducer;
@@ -61,7 +63,6 @@ int run_agree(Run *r, const char *verb, int rc, Err *err) {
   if (red->rank > 0) err_set(err, "%s failed on rank 0, which writes for the job (its message is on its stderr)", what);
   return -1;
 }
-int lab_world(const Lab *lab) { return lab->reducer ? lab->reducer->world : 1; }
 
 int lab_n_runs(const Lab *lab) { return lab->n_runs; }
 long lab_max_step(const Lab *lab) {

@@ -34,11 +34,10 @@ SLURM_CONF=$SLURM_DIR/slurm.conf
 export SLURM_CONF
 slurm_munged= slurm_ctld= slurm_slurmd=
 
-# slurm_skip WHY [LOG]: a skipped plan, with LOG's last lines as comments.
+# slurm_skip WHY [LOG]: the test skipped, LOG's last lines as comments.
 slurm_skip() {
-  echo "1..0 # SKIP no Slurm cluster: $1"
   [ -n "${2:-}" ] && [ -f "$2" ] && tail -n 8 "$2" | sed 's/^/# /'
-  exit 0
+  skip_all "no Slurm cluster: $1"
 }
 
 # slurm_port: a TCP port nothing listens on, nor connects from.
@@ -71,7 +70,7 @@ node_idle() { scontrol show node "$SLURM_NODE" 2>/dev/null | grep -q 'State=IDLE
 
 slurm_start() {
   for b in munged munge unmunge slurmctld slurmd sbatch squeue scontrol scancel; do
-    command -v $b >/dev/null 2>&1 || slurm_skip "$b is not installed (Debian packages slurm-wlm and munge)"
+    have $b || slurm_skip "$b is not installed (Debian packages slurm-wlm and munge)"
   done
   d=$SLURM_DIR
   mkdir -p "$d/state" "$d/spool" || exit 1

@@ -58,9 +58,31 @@ function tap.raises(pattern, what, fn, ...)
   return good, err
 end
 
-function tap.skip(what)
-  n = n + 1
-  print("ok " .. n .. " - # SKIP " .. line(what))
+-- `count` checks (1 unless said) skipped, saying why: a tool they need is
+-- missing. Never a "# SKIP" line of a test's own, so the plan counts it.
+function tap.skip(why, count)
+  for _ = 1, count or 1 do
+    n = n + 1
+    print("ok " .. n .. " # SKIP " .. line(why))
+  end
+end
+
+-- The whole test skipped, before its first check: the plan of none, and
+-- the end. After a check the plan could no longer say so: a failure.
+function tap.skip_all(why)
+  if n > 0 then
+    check(false, "skip_all after " .. n .. " checks: " .. why)
+    tap.done()
+  end
+  print("1..0 # SKIP " .. line(why))
+  os.exit(true)
+end
+
+-- The test cannot go on (what every later check needs failed): an error,
+-- never a skip.
+function tap.bail_out(why)
+  print("Bail out! " .. line(why))
+  os.exit(false)
 end
 
 -- Print the plan and end the script with the right status.

@@ -2,8 +2,16 @@
 # after setting 'tap_name':
 #
 #   tap_name=stop; . "${srcdir:-.}/tests/tap.sh"
+#   have mandoc || skip_all "mandoc is not installed"   # before any check
 #   ok $? "what was checked"      # 0 passes, anything else fails
+#   have asciinema && ... || skip "asciinema is not installed"
 #   tap_done
+#
+# A test whose tool is missing skips through skip or skip_all, never by
+# printing a "# SKIP" line of its own: the plan then counts every line,
+# and .ci/run proves each such path by running the suite with the
+# optional tools hidden (tests/without.sh). What the build itself makes
+# and ships is never optional: its absence is a failure (bail_out).
 #
 # It sets 'tielab' (the built binary, absolute) and 'tmp' (a fresh
 # directory, removed at exit), and 'CAP', the memory cap to run it under.
@@ -19,7 +27,37 @@ n=0
 failed=0
 ok() {
   n=$((n + 1))
-  if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=1; fi
+  if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=$((failed + 1)); fi
+}
+# have COMMAND...: whether every COMMAND is on the PATH.
+have() {
+  for tap_c in "$@"; do command -v "$tap_c" >/dev/null 2>&1 || return 1; done
+}
+# skip WHY [COUNT]: COUNT checks (1 unless said) skipped, saying why.
+skip() {
+  tap_i=0
+  while [ $tap_i -lt "${2:-1}" ]; do
+    n=$((n + 1))
+    echo "ok $n # SKIP $1"
+    tap_i=$((tap_i + 1))
+  done
+}
+# skip_all WHY: the whole test skipped: the plan of none, and the end.
+# Only before the first check: after one, the plan could no longer say
+# how many there were, so it fails instead of lying.
+skip_all() {
+  if [ "$n" -gt 0 ]; then
+    ok 1 "skip_all after $n checks: $1"
+    tap_done
+  fi
+  echo "1..0 # SKIP $1"
+  exit 0
+}
+# bail_out WHY: the test cannot go on (what the build makes is missing, a
+# step every later check needs failed): an error, never a skip.
+bail_out() {
+  echo "Bail out! $1"
+  exit 1
 }
 # A small English-like corpus of $2 lines in the file $1.
 tap_corpus() {
@@ -31,5 +69,6 @@ tap_corpus() {
 }
 tap_done() {
   echo "1..$n"
-  exit $failed
+  [ "$failed" -eq 0 ]
+  exit $?
 }

@@ -5,10 +5,7 @@
 # sidecar by Python's json; the values against the run's own history.
 tap_name=export; . "${srcdir:-.}/tests/tap.sh"
 py=/usr/bin/python3
-if ! [ -x "$py" ]; then
-  echo "1..0 # SKIP no $py to read the files with"
-  exit 0
-fi
+[ -x "$py" ] || skip_all "no $py to read the files with"
 
 # A run with series recorded at different steps (lens_every) and a setting
 # changed on the way (an event), then every form written. Awkward names,
@@ -105,7 +102,7 @@ check("meta of the wide form says so", json.load(open("wide.meta.json")).get("fo
 try:
     import pandas
 except ImportError:
-    print("skip pandas is not installed")
+    print("skip 3 pandas is not installed (Debian package python3-pandas)")
     sys.exit(0)
 d = pandas.read_csv("long.csv")
 check("pandas: the long form as is", list(d.columns)[:3] == ["series", "step_first", "step_last"] and
@@ -122,7 +119,7 @@ while IFS= read -r line; do
   case $line in
     "ok "*) ok 0 "${line#ok }" ;;
     "not ok "*) ok 1 "${line#not ok }" ;;
-    "skip "*) echo "# ${line#skip }: its checks skipped" ;;
+    "skip "*) rest=${line#skip }; skip "pandas.read_csv: ${rest#* }" "${rest%% *}" ;;
   esac
 done <"$tmp/py.out"
 tap_done

@@ -5,15 +5,11 @@
 # tensor's gradient norm, tied and untied, and with in_scale 3. Skipped when
 # the reference or a python3 with torch is missing (TIELAB_PEER may point at
 # torch_gpt.py).
+tap_name=luapeer; . "${srcdir:-.}/tests/tap.sh"
 peer=${TIELAB_PEER:-"${top_srcdir:-.}/../shared/peer/torch_gpt.py"}
 py=/usr/bin/python3
-tielab="${top_builddir:-.}/tielab"
-if [ ! -f "$peer" ]; then echo "1..0 # SKIP no PyTorch reference at $peer"; exit 0; fi
-if [ ! -x "$py" ] || ! "$py" -c "import torch" >/dev/null 2>&1; then
-  echo "1..0 # SKIP $py cannot import torch"; exit 0
-fi
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/tielab-luapeer.XXXXXX") || exit 1
-trap 'rm -rf "$tmp"' EXIT INT TERM
+[ -f "$peer" ] || skip_all "no PyTorch reference at $peer (TIELAB_PEER names it)"
+{ [ -x "$py" ] && "$py" -c "import torch" >/dev/null 2>&1; } || skip_all "$py cannot import torch"
 
 # The reference's JSON becomes a Lua table the script compares with.
 to_lua='import json,sys
@@ -58,19 +54,22 @@ end
 check(worst < 1e-4, string.format("every tensor's gradient norm (%d) within 1e-4, worst %.2e (%s)", count, worst, worst_name))
 LUA
 
-n=1
 for spec in "tied 1" "untied 1" "tied 3"; do
   set -- $spec
   tie=$1 s=$2
   m=$tmp/$tie.safetensors t=$tmp/$tie.bin
   if [ ! -f "$m" ]; then
     "$py" "$peer" save --vocab 64 --d 32 --layers 2 --heads 4 --ctx 16 --batch 3 --seed 5 --tie "$tie" \
-      --model "$m" --tokens "$t" >/dev/null 2>"$tmp/err" || { echo "not ok $n - reference save failed"; cat "$tmp/err"; exit 1; }
+      --model "$m" --tokens "$t" >/dev/null 2>"$tmp/err" || { sed 's/^/# /' "$tmp/err"; bail_out "the reference cannot save a $tie model"; }
   fi
   "$py" "$peer" grad --model "$m" --tokens "$t" --dtype float64 --s-in "$s" > "$tmp/want.json" 2>"$tmp/err" &&
     "$py" -c "$to_lua" "$tmp/want.json" > "$tmp/want.lua" ||
-    { echo "not ok $n - reference grad failed"; cat "$tmp/err"; exit 1; }
-  "$tielab" --headless "$tmp/check.lua" "$m" "$t" "$tmp/want.lua" "$s" "$tie-s$s" "$n" || exit 1
-  n=$((n + 4))
+    { sed 's/^/# /' "$tmp/err"; bail_out "the reference cannot take the gradient of the $tie model"; }
+  "$tielab" --headless "$tmp/check.lua" "$m" "$t" "$tmp/want.lua" "$s" "$tie-s$s" "$((n + 1))" >"$tmp/out" 2>&1
+  st=$?
+  cat "$tmp/out"
+  n=$((n + $(grep -c -E '^(not )?ok ' "$tmp/out")))
+  failed=$((failed + $(grep -c -E '^not ok ' "$tmp/out")))
+  [ $st -eq 0 ] || ok 1 "$tie, s_in $s: the check script ended with status $st"
 done
-echo "1..$((n - 1))"
+tap_done

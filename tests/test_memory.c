@@ -150,10 +150,7 @@ static void test_shared_by_ranks(void) {
 }
 
 int main(void) {
-  if (TAP_UNDER_ASAN) {
-    skip("resident memory and RLIMIT_AS mean nothing under AddressSanitizer");
-    return tap_done();
-  }
+  if (TAP_UNDER_ASAN) return skip_all("resident memory and RLIMIT_AS mean nothing under AddressSanitizer");
   test_estimate_covers_the_run();
   test_refused_before_allocating();
   test_shared_by_ranks();

@@ -17,16 +17,10 @@
 # several ranks instead.
 tap_name=mpi; . "${srcdir:-.}/tests/tap.sh"
 
-if ! command -v mpirun >/dev/null 2>&1; then
-  echo "1..0 # SKIP no mpirun (Debian: openmpi-bin libopenmpi-dev)"
-  exit 0
-fi
-if [ -n "${ASAN_OPTIONS:-}" ]; then
-  # What Open MPI, PMIx, libevent and the plugins they unload keep to the
-  # end is reported as leaks, often with no module left to name them by.
-  echo "1..0 # SKIP under the sanitizers (Open MPI's own allocations are reported as leaks)"
-  exit 0
-fi
+have mpirun || skip_all "no mpirun (Debian: openmpi-bin libopenmpi-dev)"
+# What Open MPI, PMIx, libevent and the plugins they unload keep to the
+# end is reported as leaks, often with no module left to name them by.
+[ -z "${ASAN_OPTIONS:-}" ] || skip_all "under the sanitizers (Open MPI's own allocations are reported as leaks)"
 # Open MPI refuses root unless told; tests in containers run as root.
 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM OMPI_MCA_rmaps_base_oversubscribe

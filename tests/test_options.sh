@@ -6,9 +6,7 @@
 # screen-only options (--ascii, --theme, --record) run the screen under
 # script(1) and are judged by the cast it records.
 : "${top_builddir:=.}" "${top_srcdir:=.}"
-tielab=$(cd "$top_builddir" && pwd)/tielab
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/tielab-opts.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
+tap_name=opts; . "${srcdir:-.}/tests/tap.sh"
 cd "$tmp" || exit 1
 # an init file that says it ran, so that --no-init shows where it is used
 mkdir -p "$tmp/config/tielab"
@@ -16,10 +14,7 @@ echo 'print("init=ran")' >"$tmp/config/tielab/init.lua"
 export XDG_STATE_HOME="$tmp/state" XDG_CONFIG_HOME="$tmp/config" TERM=dumb
 BASE="--vocab 256 --dim 16 --heads 2 --layers 1 --ctx 8 --batch 2 --threads 1"
 QUIET="--lens-every 0 --eval-every 0 --align-every 0"   # no instruments: quicker
-# the address-space cap, but none under AddressSanitizer (its shadow memory)
-RUN="prlimit --as=4000000000 --"
-command -v prlimit >/dev/null 2>&1 || RUN=
-[ -n "${ASAN_OPTIONS:-}" ] && RUN=
+RUN=$CAP   # the address-space cap, but none under AddressSanitizer
 
 cat >probe.lua <<'LUA'
 local r = lab.runs[1] or lab.run{}
@@ -163,22 +158,25 @@ screen_used() {   # screen_used OPTION SCRIPT MODE: whether the option shows in 
   esac
 }
 
-judge() {   # judge MODE OPTION
+# judge MODE OPTION: one line 'pass WHAT', 'fail WHAT' or 'skip WHY' (and
+# '#' lines of detail), for the lanes' outputs to be counted in order.
+judge() {
   m=$1 opt=$2
-  words=$(args_of "$opt" "$m") || { echo "not ok - $opt has no test value"; return; }
+  words=$(args_of "$opt" "$m") || { echo "fail $opt has no test value"; return; }
   key=$(echo "${opt#--}" | tr - _)
   value=$(echo "$words" | awk '{ print (NF > 1 && $(NF - 1) == "'"$opt"'") ? $NF : "true" }')
-  if command -v script >/dev/null 2>&1 && { [ "$m" = lab ] || [ "$m" = lab-script ]; } &&
+  if { [ "$m" = lab ] || [ "$m" = lab-script ]; } &&
      { [ "$opt" = --ascii ] || [ "$opt" = --theme ] || [ "$opt" = --record ]; }; then
+    if ! have script; then echo "skip $m: $opt: no script(1) to give the screen a terminal"; return; fi
     script=; [ "$m" = lab-script ] && script=probe.lua
-    if screen_used "$opt" "$script" "$m"; then echo "ok - $m: $opt is used (the screen shows it)"
-    else echo "not ok - $m: $opt does not change the screen"; fi
+    if screen_used "$opt" "$script" "$m"; then echo "pass $m: $opt is used (the screen shows it)"
+    else echo "fail $m: $opt does not change the screen"; fi
     return
   fi
   case $m:$opt in   # the option that chooses the mode is in the mode's own words
     script:--headless | loop:--headless | compare:--headless | compare:--compare | bench*:--bench | \
     bench-instruments:--instruments | replay:--replay)
-      echo "ok - $m: $opt chooses the mode"
+      echo "pass $m: $opt chooses the mode"
       return ;;
   esac
   with=$(companion_of "$opt")
@@ -197,26 +195,36 @@ judge() {   # judge MODE OPTION
   named=0
   for w in $words; do case $w in --*) grep -qF -- "$w" "$out" && named=1 ;; esac; done
   if [ "$st" = 2 ] && [ "$named" = 1 ] && grep -qF -- "$phrase" "$out"; then
-    echo "ok - $m: $opt is refused"
+    echo "pass $m: $opt is refused"
   elif [ "$st" = 0 ] && { grep -Eq -- "$key[\"=: ]{1,3}$value" "$norm" || ! cmp -s "$norm" "$baseline"; }; then
-    echo "ok - $m: $opt is used"
+    echo "pass $m: $opt is used"
   elif [ "$opt" = --threads ] && [ "$st" = 0 ] && grep -Eq -- "threads[\"=: ]{1,3}3" "$out"; then
-    echo "ok - $m: $opt is used (threads change the speed, not the numbers: the run's settings show it)"
+    echo "pass $m: $opt is used (threads change the speed, not the numbers: the run's settings show it)"
   elif [ "$opt" = --journal ] && [ "$st" = 0 ] && [ -s "$tmp/x.journal.$m" ]; then
-    echo "ok - $m: $opt is used (the journal is written)"
+    echo "pass $m: $opt is used (the journal is written)"
   else
-    echo "not ok - $m: $opt neither used nor refused (status $st)"
+    echo "fail $m: $opt neither used nor refused (status $st)"
     sed 's/^/# /' "$out" | head -4
   fi
 }
 
-if command -v script >/dev/null 2>&1; then screen_cast "$tmp/base.cast" ""; fi
+if have script; then screen_cast "$tmp/base.cast" ""; fi
 options=$("$tielab" --help | sed -nE 's/^  (-[a-zA-Z], )?(--(\[no-\])?[a-z][a-z0-9-]*).*/\2/p' | sed 's/\[no-\]//')
-[ "$(echo "$options" | wc -l)" -gt 50 ] || { echo "1..1"; echo "not ok 1 - --help lists the options"; exit 1; }
+[ "$(echo "$options" | wc -l)" -gt 50 ] || bail_out "--help lists fewer than 50 options"
 # Two lanes of modes side by side; the lines are numbered at the end.
 lane() { for m in "$@"; do for opt in $options; do judge "$m" "$opt"; done; done; }
 lane lab script compare bench >lane1 &
 lane lab-script loop bench-instruments replay >lane2
 wait
-cat lane1 lane2 | awk '/^(not )?ok - / { n++; sub(/ok - /, "ok " n " - ") } { print } END { print "1.." n }'
-! grep -q "^not ok" lane1 lane2
+# The lanes' lines in order, each result through tap.sh.
+while IFS= read -r line; do
+  case $line in
+    "pass "*) ok 0 "${line#pass }" ;;
+    "fail "*) ok 1 "${line#fail }" ;;
+    "skip "*) skip "${line#skip }" ;;
+    *) echo "$line" ;;
+  esac
+done <<LANES
+$(cat lane1 lane2)
+LANES
+tap_done

@@ -6,30 +6,16 @@
 # re-saved, tielab on the reference's own file. Skipped when the reference or
 # a python3 with torch is missing (set TIELAB_PEER to point at torch_gpt.py).
 
+tap_name=peer; . "${srcdir:-.}/tests/tap.sh"
 peer=${TIELAB_PEER:-"${top_srcdir:-.}/../shared/peer/torch_gpt.py"}
 py=/usr/bin/python3
 check="${top_builddir:-.}/tests/peer_grad"
+[ -f "$peer" ] || skip_all "no PyTorch reference at $peer (TIELAB_PEER names it)"
+{ [ -x "$py" ] && "$py" -c "import torch" >/dev/null 2>&1; } || skip_all "$py cannot import torch"
+[ -x "$check" ] || bail_out "$check was not built"
 
-if [ ! -f "$peer" ]; then
-  echo "1..0 # SKIP no PyTorch reference at $peer"
-  exit 0
-fi
-if [ ! -x "$py" ] || ! "$py" -c "import torch" >/dev/null 2>&1; then
-  echo "1..0 # SKIP $py cannot import torch"
-  exit 0
-fi
-
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/tielab-peer.XXXXXX") || exit 1
-trap 'rm -rf "$tmp"' EXIT INT TERM
-
-n=0
 result() {   # result STATUS TEXT: one TAP line; a failure quotes the last line of $tmp/err
-  n=$((n + 1))
-  if [ "$1" -eq 0 ]; then
-    echo "ok $n - $2"
-  else
-    echo "not ok $n - $2: $(tail -n 1 "$tmp/err" 2>/dev/null)"
-  fi
+  if [ "$1" -eq 0 ]; then ok 0 "$2"; else ok 1 "$2: $(tail -n 1 "$tmp/err" 2>/dev/null)"; fi
 }
 
 shape="--vocab 64 --d 32 --layers 2 --heads 4 --ctx 16 --batch 3 --seed 11"
@@ -58,6 +44,7 @@ peer_case() {
   rc=$?
   cat "$tmp/out"
   n=$((n + $(grep -c -E '^(not )?ok ' "$tmp/out")))
+  failed=$((failed + $(grep -c -E '^not ok ' "$tmp/out")))
   [ $rc -le 1 ] || result $rc "$label: peer_grad stopped with status $rc"
   rm -f "$tmp/g.safetensors" "$tmp/w1.safetensors" "$tmp/resaved.safetensors"
 }
@@ -65,4 +52,4 @@ peer_case() {
 peer_case tied tied 1
 peer_case untied untied 1
 peer_case "tied, s_in 3" tied 3
-echo "1..$n"
+tap_done

@@ -7,10 +7,8 @@ tap_name=plot; . "${srcdir:-.}/tests/tap.sh"
 top="$(cd "${srcdir:-.}" && pwd)"
 plot="$top/scripts/plot"
 py=/usr/bin/python3
-if ! [ -x "$py" ] || ! "$py" -c 'import matplotlib' 2>/dev/null; then
-  echo "1..0 # SKIP $py has no matplotlib (Debian package python3-matplotlib)"
-  exit 0
-fi
+{ [ -x "$py" ] && "$py" -c 'import matplotlib' 2>/dev/null; } ||
+  skip_all "$py has no matplotlib (Debian package python3-matplotlib)"
 tiny="vocab=256 dim=32 layers=2 heads=2 ctx=32 batch=4"
 MPLCONFIGDIR="$tmp/mpl"   # matplotlib's font cache, kept out of $HOME
 export MPLCONFIGDIR

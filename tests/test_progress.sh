@@ -31,18 +31,22 @@ p:step(1)
 p:done()
 print("finished")
 LUA
-COLUMNS=60 pty "'$tielab' --headless '$tmp/slow.lua'"
-ok $? "a script with lab.progress runs on a terminal"
-drawn | grep -Eq '^0/3 +0% +elapsed 0:00 +ETA -'
-ok $? "the line is drawn at the start: count/total, percent, elapsed, ETA"
-[ "$(drawn | grep -Ec '^1/3 +33% +elapsed 0:0[12] +ETA [0-9]+:[0-9]{2} +first')" -ge 2 ]
-ok $? "while one step takes 2.6 s the timer redraws the line (elapsed 0:01, 0:02)"
-drawn | grep -q '^2/3 .*second x' && ! drawn | grep -q 'END'
-ok $? "a long label is cut"
-[ "$(drawn | awk 'length($0) > 59' | grep -vc finished)" -eq 0 ]
-ok $? "COLUMNS=60: no drawn line is wider than 59 columns"
-[ "$(drawn | tail -n 1)" = finished ] && grep -q "$(printf '\r\033')\\[Kfinished" "$tmp/pty"
-ok $? "the line is cleared before the script's output and at the end"
+if have script; then
+  COLUMNS=60 pty "'$tielab' --headless '$tmp/slow.lua'"
+  ok $? "a script with lab.progress runs on a terminal"
+  drawn | grep -Eq '^0/3 +0% +elapsed 0:00 +ETA -'
+  ok $? "the line is drawn at the start: count/total, percent, elapsed, ETA"
+  [ "$(drawn | grep -Ec '^1/3 +33% +elapsed 0:0[12] +ETA [0-9]+:[0-9]{2} +first')" -ge 2 ]
+  ok $? "while one step takes 2.6 s the timer redraws the line (elapsed 0:01, 0:02)"
+  drawn | grep -q '^2/3 .*second x' && ! drawn | grep -q 'END'
+  ok $? "a long label is cut"
+  [ "$(drawn | awk 'length($0) > 59' | grep -vc finished)" -eq 0 ]
+  ok $? "COLUMNS=60: no drawn line is wider than 59 columns"
+  [ "$(drawn | tail -n 1)" = finished ] && grep -q "$(printf '\r\033')\\[Kfinished" "$tmp/pty"
+  ok $? "the line is cleared before the script's output and at the end"
+else
+  skip "the progress line on a terminal: no script(1) to give it one" 6
+fi
 
 # Not a terminal: plain lines, one at each tenth.
 cat >"$tmp/count.lua" <<LUA
@@ -59,17 +63,21 @@ ok $? "the same script with stderr to a file"
 ok $? "plain lines, one at each tenth, no carriage return"
 
 # The built-in loop: a line on a terminal, its rows as before elsewhere.
-pty "'$tielab' --headless --vocab 256 --dim 32 --layers 2 --heads 2 --ctx 32 --batch 4 --steps 30 --print-every 10 2>&1"
-drawn | grep -Eq '^[0-9]+/30 +[0-9]+% +elapsed [0-9:]+ +ETA [0-9:-]+ +run1 loss' &&
-  [ "$(drawn | grep -Ec '^ +(10|20|30) +[0-9.]+ ')" -eq 3 ]
-ok $? "the built-in loop: a progress line on a terminal, and its three rows"
+if have script; then
+  pty "'$tielab' --headless --vocab 256 --dim 32 --layers 2 --heads 2 --ctx 32 --batch 4 --steps 30 --print-every 10 2>&1"
+  drawn | grep -Eq '^[0-9]+/30 +[0-9]+% +elapsed [0-9:]+ +ETA [0-9:-]+ +run1 loss' &&
+    [ "$(drawn | grep -Ec '^ +(10|20|30) +[0-9.]+ ')" -eq 3 ]
+  ok $? "the built-in loop: a progress line on a terminal, and its three rows"
+else
+  skip "the built-in loop on a terminal: no script(1) to give it one"
+fi
 "$tielab" --headless --vocab 256 --dim 32 --layers 2 --heads 2 --ctx 32 --batch 4 --steps 30 --print-every 10 \
   >"$tmp/out" 2>"$tmp/err" &&
   [ ! -s "$tmp/err" ] && [ "$(grep -Ec '^ +(10|20|30) +[0-9.]+ ' "$tmp/out")" -eq 3 ]
 ok $? "the built-in loop not on a terminal: its rows, nothing on stderr"
 
 # A pane 200 columns wide: the whole line shows, wider than 80.
-if command -v tmux >/dev/null 2>&1; then
+if have tmux; then
   cat >"$tmp/wide.lua" <<'LUA'
 local p = lab.progress(4)
 p:step(1, "wide " .. string.rep("y", 140) .. "END")
@@ -116,9 +124,7 @@ print(sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in t.rstrip(
   printf '%s' "$line" | grep -q '^1/4 .*wide' && [ -n "$cols" ] && [ "$cols" -le 59 ] && [ "$cols" -ge 57 ]
   ok $? "a pane 60 wide: a label of wide characters is cut to 59 columns or just under (${cols:-?} columns)"
 else
-  ok 0 "# SKIP tmux is not installed"
-  ok 0 "# SKIP tmux is not installed"
-  ok 0 "# SKIP tmux is not installed"
+  skip "the progress line in a pane: tmux is not installed" 3
 fi
 
 # Ctrl-C (and SIGTERM) in a training script: saved, 130, one line.

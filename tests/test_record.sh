@@ -12,7 +12,7 @@
 tmux_name=record; . "$top_srcdir/tests/tmux.sh"
 CHECK=$top_builddir/tests/cast_check
 case $CHECK in /*) ;; *) CHECK=$PWD/$CHECK ;; esac
-if [ ! -x "$CHECK" ]; then echo "1..0 # SKIP $CHECK was not built"; exit 0; fi
+[ -x "$CHECK" ] || bail_out "$CHECK was not built"
 
 # The screen's glyphs with their SGR sequences, blanks and line ends left
 # out: the text comparison checks where everything is, and the colour of
@@ -99,7 +99,7 @@ $T kill-session -t play
 
 # asciinema itself, when installed, reads the cast and plays the same bytes
 # (its 'cat' wants a terminal: it runs in a pane).
-if command -v asciinema >/dev/null 2>&1; then
+if have asciinema; then
   $T new-session -d -s asc -x 100 -y 30 "asciinema cat '$WORK/a.cast' >'$WORK/asc.raw' 2>'$WORK/asc.err'; echo \$? >'$WORK/asc.status'; exec sleep 600"
   i=0
   while [ $i -lt 100 ] && [ ! -s "$WORK/asc.status" ]; do sleep 0.1; i=$((i + 1)); done
@@ -107,7 +107,7 @@ if command -v asciinema >/dev/null 2>&1; then
   check $? "asciinema cat reads the cast and writes exactly its output events"
   $T kill-session -t asc
 else
-  skip "asciinema is not installed"
+  skip "asciinema cat: asciinema is not installed (Debian package asciinema)"
 fi
 
 # ---------------------------------------------------------------- bytes per second while training

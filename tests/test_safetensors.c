@@ -584,10 +584,7 @@ static void remove_tree(const char *d) {
 int main(void) {
   const char *tmp = getenv("TMPDIR");
   snprintf(dir, sizeof dir, "%s/tielab-st-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-  if (!mkdtemp(dir)) {
-    printf("1..0 # SKIP cannot create a temporary folder\n");
-    return 0;
-  }
+  if (!mkdtemp(dir)) return bail_out("cannot create a temporary folder in %s", dir);
   Rng r;
   rng_seed(&r, 20240611);
   test_round_trip(&r);

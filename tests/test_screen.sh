@@ -19,7 +19,7 @@
 : "${top_builddir:=.}" "${top_srcdir:=.}"
 tmux_name=screen; . "$top_srcdir/tests/tmux.sh"
 LAYOUT=${LAYOUT:-$top_builddir/tests/test_layout}
-if [ ! -x "$LAYOUT" ]; then echo "1..0 # SKIP $LAYOUT was not built"; exit 0; fi
+[ -x "$LAYOUT" ] || bail_out "$LAYOUT was not built"
 
 # This script's own text tools count characters, not bytes.
 LC_ALL=C.UTF-8

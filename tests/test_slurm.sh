@@ -127,7 +127,6 @@ LUA
   grep -q "rank 0 of 2" dp2.err && [ "${worst% *}" -eq 20 ] && awk -v w="${worst#* }" 'BEGIN { exit !(w <= 1e-5) }'
   ok $? "rank 0 of 2 under srun, and 20 steps of losses and gradient norms as one process's to 1e-5 (steps, worst: $worst)"
 else
-  ok 0 "# SKIP a build without MPI, a Slurm without its PMIx plugin, or the sanitizers"
-  ok 0 "# SKIP (the same)"
+  skip "the data-parallel job: a build without MPI, a Slurm without its PMIx plugin, or the sanitizers" 2
 fi
 tap_done

@@ -10,10 +10,7 @@
 # sweep write its folder and nothing outside; and paper.lua, one seed a
 # task, merges to the report and CSV files its one-process run writes.
 tap_name=sweep; . "${srcdir:-.}/tests/tap.sh"
-if ! command -v parallel >/dev/null 2>&1; then
-  echo "1..0 # SKIP GNU parallel is not installed (Debian package parallel)"
-  exit 0
-fi
+have parallel || skip_all "GNU parallel is not installed (Debian package parallel)"
 lua_dir=$(cd "${srcdir:-.}/lua" && pwd)
 script="$lua_dir/sweep.lua"
 exe=$(readlink -f "$tielab")

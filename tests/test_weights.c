@@ -387,10 +387,7 @@ static void remove_dir(void) {
 int main(void) {
   const char *tmp = getenv("TMPDIR");
   snprintf(dir, sizeof dir, "%s/tielab-weights-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-  if (!mkdtemp(dir)) {
-    printf("1..0 # SKIP cannot create a temporary folder\n");
-    return 0;
-  }
+  if (!mkdtemp(dir)) return bail_out("cannot create a temporary folder in %s", dir);
   test_round_trip("tied", D);
   test_round_trip("untied", 0);
   test_round_trip("partial", 5);

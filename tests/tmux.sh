@@ -12,19 +12,21 @@
 #   check $? "training starts"
 #   finish
 #
-# It exits with a skipped plan where tmux or tielab is missing. It sets
-# TIELAB (absolute), T (the tmux command), WORK (a fresh folder, removed at
-# exit), MODEL (a tiny model's options), BASE and ENV (the environment
-# tielab runs in); the pane is 't'. Prints TAP.
+# It skips the whole test where tmux is missing, and bails out where
+# tielab was not built. The TAP helpers are tests/tap.sh's (skip, have,
+# bail_out); it sets TIELAB (absolute), T (the tmux command), WORK (a
+# fresh folder, removed at exit), MODEL (a tiny model's options), BASE and
+# ENV (the environment tielab runs in); the pane is 't'. Prints TAP.
 
+tap_name=${tmux_name:-test}; . "${top_srcdir:-.}/tests/tap.sh"
 TIELAB=${TIELAB:-${top_builddir:-.}/tielab}
 case $TIELAB in /*) ;; *) TIELAB=$PWD/$TIELAB ;; esac
 
-if ! command -v tmux >/dev/null 2>&1; then echo "1..0 # SKIP tmux is not installed"; exit 0; fi
-if [ ! -x "$TIELAB" ]; then echo "1..0 # SKIP $TIELAB was not built"; exit 0; fi
+have tmux || skip_all "tmux is not installed"
+[ -x "$TIELAB" ] || bail_out "$TIELAB was not built"
 
 SOCK=tielab-${tmux_name:-test}-$$
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/tielab-${tmux_name:-test}.XXXXXX") || exit 1
+WORK=$tmp
 T="tmux -L $SOCK -f /dev/null"
 # At the end a tielab still running is killed outright: a hangup from
 # kill-server would make it save into the folder being removed.
@@ -44,26 +46,21 @@ ENV="env -u LC_ALL -u LC_CTYPE LANG=C.UTF-8 NO_COLOR= $BASE"
 # that none leaks in from the caller's.
 EXTRA=
 
-n=0 failed=0
 # screen [PANE]: the pane's text ('t' unless named).
 screen() { $T capture-pane -p -t "${1:-t}" 2>/dev/null; }
 show() { screen | sed 's/^/#   |/'; }
 pass() { n=$((n + 1)); echo "ok $n - $1"; }
 # A failure shows the screen it saw, which says more than the message.
 fail() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; show; }
-skip() { n=$((n + 1)); echo "ok $n # SKIP $1"; }
 check() { if [ "$1" -eq 0 ]; then pass "$2"; else fail "$2"; fi; }
 # finish: the plan, and the exit status that says whether all passed.
-finish() {
-  echo "1..$n"
-  exit $((failed > 0))
-}
+finish() { tap_done; }
 
 # session COLS ROWS: the server and its pane 't', which waits for a start;
 # a pane whose program ended stays, so its last screen can be read; escape
 # sequences are not waited for, so that Escape reaches tielab at once.
 session() {
-  $T new-session -d -s t -x "$1" -y "$2" "sleep 600" || { echo "1..0 # SKIP cannot start tmux"; exit 0; }
+  $T new-session -d -s t -x "$1" -y "$2" "sleep 600" || bail_out "tmux cannot start a server"
   $T set -g remain-on-exit on
   $T set -sg escape-time 0
 }

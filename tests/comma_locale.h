@@ -2,11 +2,12 @@
 ** comma_locale.h -- switch LC_NUMERIC to a locale whose decimal point is a
 ** comma, as a Lua script's os.setlocale("de_DE.UTF-8") does.
 **
-** Tries the usual names first. When none is installed and 'localedef' is
-** (Debian's 'locales' package), compiles de_DE.UTF-8 once into
-** $XDG_CACHE_HOME/tielab-locales and points LOCPATH there, so no system
-** file changes. Returns 1 when the comma locale is in force, else 0: the
-** caller skips its checks, it does not fail.
+** Tries the usual names first. When none is installed and 'localedef' and
+** the locale's sources are (Debian's 'locales' package), compiles
+** de_DE.UTF-8 once into $XDG_CACHE_HOME/tielab-locales and points LOCPATH
+** there, so no system file changes. Returns 1 when the comma locale is in
+** force; 0 when the machine has no way to it (the caller skips its
+** checks); -1 when it has one and it failed (the caller fails).
 */
 #ifndef TIELAB_COMMA_LOCALE_H
 #define TIELAB_COMMA_LOCALE_H
@@ -36,18 +37,20 @@ static int comma_locale_on(void) {
   char made[700];
   snprintf(made, sizeof made, "%s/de_DE.UTF-8/LC_NUMERIC", dir);
   if (stat(made, &sb) != 0) {
+    if (system("command -v localedef >/dev/null 2>&1") != 0 || stat("/usr/share/i18n/locales/de_DE", &sb) != 0)
+      return 0;
     /* Built aside and renamed into place: tests running at once never see
     ** a half-written locale. */
     snprintf(cmd, sizeof cmd,
-             "command -v localedef >/dev/null 2>&1 && mkdir -p '%s' && t='%s/build.%ld' && "
+             "mkdir -p '%s' && t='%s/build.%ld' && "
              "{ localedef -i de_DE -f UTF-8 \"$t\" >/dev/null 2>&1; "
              "mv -T \"$t\" '%s/de_DE.UTF-8' 2>/dev/null; rm -rf \"$t\"; }",
              dir, dir, (long)getpid(), dir);
-    if (system(cmd) != 0 && stat(made, &sb) != 0) return 0;
-    if (stat(made, &sb) != 0) return 0;
+    if (system(cmd) != 0 && stat(made, &sb) != 0) return -1;
+    if (stat(made, &sb) != 0) return -1;
   }
   setenv("LOCPATH", dir, 1);
-  return comma_locale_try();
+  return comma_locale_try() ? 1 : -1;
 }
 
 static void comma_locale_off(void) { setlocale(LC_NUMERIC, "C"); }

@@ -22,6 +22,8 @@
 #
 #   sh -c '. tests/slurm.sh; slurm_start; echo "SLURM_CONF=$SLURM_CONF"; bash -i'
 
+# The daemons live in sbin, off a user's PATH.
+PATH=$PATH:/usr/sbin:/sbin
 # The socket's path must fit in a sockaddr_un, so the folder is short.
 SLURM_DIR=$(mktemp -d "${TMPDIR:-/tmp}/slurm-${slurm_name:-test}.XXXXXX") || exit 1
 [ ${#SLURM_DIR} -gt 80 ] && { rmdir "$SLURM_DIR"; SLURM_DIR=$(mktemp -d /tmp/slurm.XXXXXX) || exit 1; }

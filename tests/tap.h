@@ -11,6 +11,21 @@
 
 static int tap_n, tap_failed;
 
+/* What a check says, and the line's end. A '#' is escaped, so that no text
+** a check quotes reads as a directive such as "# TODO". */
+__attribute__((format(printf, 1, 2))) static inline void tap_what(const char *fmt, ...) {
+  char what[4096];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(what, sizeof what, fmt, ap);
+  va_end(ap);
+  for (const char *c = what; *c; c++) {
+    if (*c == '#') putchar('\\');
+    putchar(*c);
+  }
+  putchar('\n');
+}
+
 /* AddressSanitizer reserves terabytes of shadow address space and keeps
 ** freed memory in quarantine: RLIMIT_AS and resident sizes say nothing
 ** about the program there, so tests that use them do without. */
@@ -29,8 +44,7 @@ static int tap_n, tap_failed;
   do {                                                             \
     int ok_c_ = (cond) ? 1 : 0;                                    \
     printf("%sok %d - ", ok_c_ ? "" : "not ", ++tap_n);            \
-    printf(__VA_ARGS__);                                           \
-    printf("\n");                                                  \
+    tap_what(__VA_ARGS__);                                         \
     if (!ok_c_) {                                                  \
       tap_failed++;                                                \
       printf("#   failed at %s:%d\n", __FILE__, __LINE__);         \

@@ -9,8 +9,14 @@
 local tap = {}
 local n, failed = 0, 0
 
+-- One line of text for the log; in a check's description a '#' is
+-- escaped too, so that no text it quotes reads as a directive ("# TODO").
 local function line(s)
   return (tostring(s):gsub("\n", " | "))
+end
+
+local function what_of(s)
+  return (line(s):gsub("#", "\\#"))
 end
 
 function tap.diag(msg)
@@ -20,7 +26,7 @@ end
 -- The caller to blame is two levels above 'check' (tap.ok, tap.is, ... call it).
 local function check(cond, what)
   n = n + 1
-  print((cond and "ok " or "not ok ") .. n .. " - " .. line(what))
+  print((cond and "ok " or "not ok ") .. n .. " - " .. what_of(what))
   if not cond then
     failed = failed + 1
     local info = debug.getinfo(3, "Sl")

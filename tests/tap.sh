@@ -4,7 +4,7 @@
 #   tap_name=stop; . "${srcdir:-.}/tests/tap.sh"
 #   have mandoc || skip_all "mandoc is not installed"   # before any check
 #   ok $? "what was checked"      # 0 passes, anything else fails
-#   have asciinema && ... || skip "asciinema is not installed"
+#   if have asciinema; then ...; ok $? "..."; else skip "asciinema is not installed"; fi
 #   tap_done
 #
 # A test whose tool is missing skips through skip or skip_all, never by
@@ -14,8 +14,11 @@
 # and ships is never optional: its absence is a failure (bail_out).
 #
 # It sets 'tielab' (the built binary, absolute) and 'tmp' (a fresh
-# directory, removed at exit), and 'CAP', the memory cap to run it under.
+# directory, removed at exit), 'CAP', the memory cap to run it under, and
+# 'py', the Python tests read files with: Debian's (its packages, such as
+# matplotlib and pandas, are what bootstrap installs), or $TIELAB_PYTHON.
 tielab="$(cd "${top_builddir:-.}" && pwd)/tielab"
+py=${TIELAB_PYTHON:-/usr/bin/python3}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/tielab-${tap_name:-test}.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 # A cap on a test's address space, where the machine has prlimit; none
@@ -25,9 +28,12 @@ command -v prlimit >/dev/null 2>&1 || CAP=
 [ -n "${ASAN_OPTIONS:-}" ] && CAP=
 n=0
 failed=0
+# ok STATUS WHAT: a '#' in WHAT is escaped, so that no text a check quotes
+# (a command's output) reads as a directive such as "# TODO".
 ok() {
   n=$((n + 1))
-  if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=$((failed + 1)); fi
+  case $2 in *'#'*) tap_what=$(printf '%s' "$2" | sed 's/#/\\#/g') ;; *) tap_what=$2 ;; esac
+  if [ "$1" -eq 0 ]; then echo "ok $n - $tap_what"; else echo "not ok $n - $tap_what"; failed=$((failed + 1)); fi
 }
 # have COMMAND...: whether every COMMAND is on the PATH.
 have() {
@@ -61,10 +67,10 @@ bail_out() {
 }
 # A small English-like corpus of $2 lines in the file $1.
 tap_corpus() {
-  i=0
-  while [ $i -lt "$2" ]; do
-    echo "line $i: the quick brown fox jumps over the lazy dog, then $((i * 7 % 13)) more."
-    i=$((i + 1))
+  tap_i=0
+  while [ $tap_i -lt "$2" ]; do
+    echo "line $tap_i: the quick brown fox jumps over the lazy dog, then $((tap_i * 7 % 13)) more."
+    tap_i=$((tap_i + 1))
   done >"$1"
 }
 tap_done() {

@@ -49,9 +49,9 @@ check "a directory as corpus" 1 "$tmp" -- "$tielab" --headless $TINY --steps 1 -
 
 check "--bench prints one JSON line" 0 '"tokens_per_s": ?[0-9]' -- \
   "$tielab" --bench $TINY --steps 3 --bench-warmup 1
-if have python3; then
+if [ -x "$py" ]; then
   n=$((n + 1))
-  if python3 -c 'import json,sys; d=json.loads(open(sys.argv[1]).read().strip().splitlines()[-1]);
+  if "$py" -c 'import json,sys; d=json.loads(open(sys.argv[1]).read().strip().splitlines()[-1]);
 assert d["tokens_per_s"] > 0 and d["step_ms"] > 0 and d["params"] > 0 and d["gflops"] > 0
 assert d["config"]["dim"] == 32 and d["bench_warmup"] == 1' "$tmp/out" 2>"$tmp/err"; then
     echo "ok $n - the bench JSON has config, params, tokens_per_s, step_ms, gflops"
@@ -59,7 +59,7 @@ assert d["config"]["dim"] == 32 and d["bench_warmup"] == 1' "$tmp/out" 2>"$tmp/e
     failed=$((failed + 1)); echo "not ok $n - bench JSON fields"; sed 's/^/# /' "$tmp/err" | head -5
   fi
 else
-  skip "the bench JSON's fields: no python3 to read them with"
+  skip "the bench JSON's fields: no $py to read them with"
 fi
 
 check "built-in headless loop prints a line per N steps" 0 "^ +20 +[0-9.]+ " -- \

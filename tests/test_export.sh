@@ -4,7 +4,6 @@
 # pandas.read_csv with no arguments, where pandas is installed), the meta
 # sidecar by Python's json; the values against the run's own history.
 tap_name=export; . "${srcdir:-.}/tests/tap.sh"
-py=/usr/bin/python3
 [ -x "$py" ] || skip_all "no $py to read the files with"
 
 # A run with series recorded at different steps (lens_every) and a setting

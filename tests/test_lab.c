@@ -402,8 +402,10 @@ static void test_corpus_errors(const char *dir) {
 /* Under a decimal-comma LC_NUMERIC (a script's os.setlocale) checkpoints
 ** still hold "0.003", and load. */
 static void test_comma_locale(const char *dir) {
-  if (!comma_locale_on()) {
-    skip("no decimal-comma locale on this machine (install 'locales' for localedef)");
+  int comma = comma_locale_on();
+  if (comma <= 0) {
+    if (comma == 0) skip("no decimal-comma locale on this machine (install 'locales' for localedef)");
+    else ok(0, "localedef could not make a decimal-comma locale (de_DE.UTF-8) here");
     return;
   }
   Err err;

@@ -463,7 +463,7 @@ static void test_midway(Lab *lab, Run *r, const char *dir) {
 int main(void) {
   Err err;
   char dir[] = "/tmp/tielab-lensfit.XXXXXX";
-  if (!mkdtemp(dir)) return 1;
+  if (!mkdtemp(dir)) return bail_out("cannot create a temporary folder in %s", dir);
   Lab *lab = lab_new(&err);
   RunOptions o = tiny("fit");
   Run *r = lab ? lab_add_run(lab, &o, &err) : NULL;

@@ -7,7 +7,6 @@
 # torch_gpt.py).
 tap_name=luapeer; . "${srcdir:-.}/tests/tap.sh"
 peer=${TIELAB_PEER:-"${top_srcdir:-.}/../shared/peer/torch_gpt.py"}
-py=/usr/bin/python3
 [ -f "$peer" ] || skip_all "no PyTorch reference at $peer (TIELAB_PEER names it)"
 { [ -x "$py" ] && "$py" -c "import torch" >/dev/null 2>&1; } || skip_all "$py cannot import torch"
 

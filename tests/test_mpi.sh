@@ -18,6 +18,7 @@
 tap_name=mpi; . "${srcdir:-.}/tests/tap.sh"
 
 have mpirun || skip_all "no mpirun (Debian: openmpi-bin libopenmpi-dev)"
+have pgrep pkill || skip_all "no pgrep and pkill to find the ranks (Debian package procps)"
 # What Open MPI, PMIx, libevent and the plugins they unload keep to the
 # end is reported as leaks, often with no module left to name them by.
 [ -z "${ASAN_OPTIONS:-}" ] || skip_all "under the sanitizers (Open MPI's own allocations are reported as leaks)"
@@ -270,7 +271,8 @@ printf 'local r = lab.load(arg[1]) print(r:metrics().step > 0)\n' >check.lua
 [ -n "$saved" ] && [ -z "$(find "$state" -name '*.tmp*')" ] && "$tielab" --headless check.lua "$saved" | grep -q true
 ok $? "its runs are saved whole where --resume finds them, no partial file ($(find "$state" -type f | tr '\n' ' '))"
 pgrep -f "tielab --headless $tmp/long.lua" >/dev/null
-ok $((! $?)) "no rank is left running"
+[ $? -eq 1 ]
+ok $? "no rank is left running"
 
 # ------------------------------------------------ the job is stopped (Ctrl-C, a dropped SSH link)
 # mpirun passes SIGTERM to every rank and kills them a second later: rank
@@ -292,6 +294,7 @@ for sig in TERM HUP; do
   ok $? "SIG$sig to mpirun: rank 0 saves the run whole (status $rc; $(grep -m1 saved quiet.err))"
 done
 pgrep -f "tielab --headless $tmp/quiet.lua" >/dev/null
-ok $((! $?)) "no rank is left running"
+[ $? -eq 1 ]
+ok $? "no rank is left running"
 
 tap_done

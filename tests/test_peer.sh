@@ -8,7 +8,6 @@
 
 tap_name=peer; . "${srcdir:-.}/tests/tap.sh"
 peer=${TIELAB_PEER:-"${top_srcdir:-.}/../shared/peer/torch_gpt.py"}
-py=/usr/bin/python3
 check="${top_builddir:-.}/tests/peer_grad"
 [ -f "$peer" ] || skip_all "no PyTorch reference at $peer (TIELAB_PEER names it)"
 { [ -x "$py" ] && "$py" -c "import torch" >/dev/null 2>&1; } || skip_all "$py cannot import torch"

@@ -6,7 +6,6 @@
 tap_name=plot; . "${srcdir:-.}/tests/tap.sh"
 top="$(cd "${srcdir:-.}" && pwd)"
 plot="$top/scripts/plot"
-py=/usr/bin/python3
 { [ -x "$py" ] && "$py" -c 'import matplotlib' 2>/dev/null; } ||
   skip_all "$py has no matplotlib (Debian package python3-matplotlib)"
 tiny="vocab=256 dim=32 layers=2 heads=2 ctx=32 batch=4"

@@ -3,7 +3,6 @@
 # multibyte characters: a byte-level BPE's tokens end inside characters and
 # an untrained model strings them anyhow, yet every sample is valid UTF-8.
 tap_name=sample_utf8; . "${srcdir:-.}/tests/tap.sh"
-py=/usr/bin/python3
 [ -x "$py" ] || skip_all "no $py to check UTF-8 with"
 
 # Two- to four-byte characters, mixed with ASCII, in a varied order.

@@ -23,6 +23,7 @@ TIELAB=${TIELAB:-${top_builddir:-.}/tielab}
 case $TIELAB in /*) ;; *) TIELAB=$PWD/$TIELAB ;; esac
 
 have tmux || skip_all "tmux is not installed"
+have pgrep || skip_all "no pgrep to find the lab in its pane (Debian package procps)"
 [ -x "$TIELAB" ] || bail_out "$TIELAB was not built"
 
 SOCK=tielab-${tmux_name:-test}-$$

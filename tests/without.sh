@@ -1,20 +1,34 @@
 #!/bin/sh
-# without.sh -- run a command with the test suite's optional tools hidden,
-# so that every test which uses one shows it skips validly without it
-# (make check-skips runs the whole suite this way):
+# without.sh -- run a command with some of the test suite's tools hidden,
+# so that every test which uses one shows it skips validly without it.
+# make check-skips runs the whole suite once for each set:
 #
-#   tests/without.sh make check
+#   tests/without.sh tools make check     mandoc, asciinema, parallel, Open MPI,
+#                                         Slurm, clang, ...; torch, matplotlib,
+#                                         pandas, numpy
+#   tests/without.sh harness make check   tmux, script, pgrep, pkill, python3:
+#                                         what drives the lab in a terminal and
+#                                         reads its files
 #
-# A command is hidden by leaving it off a PATH made of links to every
-# other command on the PATH; a Python module, by a package of its name
-# first on PYTHONPATH whose import fails as a missing module's does.
-# WITHOUT_COMMANDS and WITHOUT_PYTHON replace the lists below.
-hidden_commands=${WITHOUT_COMMANDS-"mandoc man groff nroff asciinema parallel
-  mpirun mpiexec mpicc orterun sbatch srun salloc scontrol slurmctld slurmd munged munge
-  clang script tmux localedef iconv"}
-hidden_python=${WITHOUT_PYTHON-"torch matplotlib pandas numpy"}
-
-[ $# -gt 0 ] || { echo "usage: tests/without.sh COMMAND [ARG...]" >&2; exit 2; }
+# Two sets, since a test skipped whole for want of tmux never reaches the
+# check that wants asciinema. A command is hidden by leaving it off a PATH
+# made of links to every other command on the PATH; python3 also by
+# pointing TIELAB_PYTHON (the tests' Python, tests/tap.sh) at nothing; a
+# Python module by a package of its name first on PYTHONPATH whose import
+# fails as a missing module's does.
+case ${1:-} in
+  tools)
+    hidden_commands="mandoc man groff nroff asciinema parallel mpirun mpiexec mpicc orterun
+      sbatch srun salloc scontrol slurmctld slurmd munged munge clang localedef iconv"
+    hidden_python="torch matplotlib pandas numpy" ;;
+  harness)
+    hidden_commands="tmux script pgrep pkill python3"
+    hidden_python= ;;
+  *) echo "usage: tests/without.sh tools|harness COMMAND [ARG...]" >&2; exit 2 ;;
+esac
+set_name=$1
+shift
+[ $# -gt 0 ] || { echo "usage: tests/without.sh tools|harness COMMAND [ARG...]" >&2; exit 2; }
 dir=$(mktemp -d "${TMPDIR:-/tmp}/tielab-without.XXXXXX") || exit 1
 trap 'rm -rf "$dir"' EXIT INT TERM HUP
 mkdir "$dir/bin" "$dir/python" || exit 1
@@ -24,12 +38,17 @@ is_hidden() {
   return 1
 }
 
-# The first of each name on the PATH wins, as it would have.
+# The first of each name on the PATH wins, as it would have. Folders are
+# made absolute (a link to a relative name would point nowhere), and the
+# PATH is split without globbing.
+set -f
 old_ifs=$IFS
 IFS=:
-for d in $PATH; do
+dirs=$PATH
+for d in $dirs; do
   IFS=$old_ifs
-  [ -d "$d" ] || continue
+  set +f
+  d=$(cd "${d:-.}" 2>/dev/null && pwd) || continue
   for f in "$d"/*; do
     name=${f##*/}
     [ -x "$f" ] && [ ! -d "$f" ] || continue
@@ -38,14 +57,19 @@ for d in $PATH; do
   done
 done
 IFS=$old_ifs
+set +f
 
 for m in $hidden_python; do
   mkdir "$dir/python/$m" &&
     printf 'raise ModuleNotFoundError("No module named %s (hidden by tests/without.sh)", name=%s)\n' \
       "'$m'" "'$m'" >"$dir/python/$m/__init__.py" || exit 1
 done
+if is_hidden python3; then
+  TIELAB_PYTHON=$dir/hidden/python3
+  export TIELAB_PYTHON
+fi
 
-echo "without.sh: hidden: $(echo $hidden_commands) (commands); $(echo $hidden_python) (Python modules)"
+echo "without.sh: $set_name hidden: $(echo $hidden_commands)${hidden_python:+ (commands); $(echo $hidden_python) (Python modules)}"
 PATH=$dir/bin
 PYTHONPATH=$dir/python${PYTHONPATH:+:$PYTHONPATH}
 export PATH PYTHONPATH

@@ -48,3 +48,4 @@ for prog in "$@"; do
     grep -E 'ERROR|SUMMARY|Test unit written|^ *#[0-9]+ ' "$log" | head -n 30 | sed 's/^/# /'
   fi
 done
+[ "$failed" -eq 0 ]

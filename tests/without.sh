@@ -11,11 +11,28 @@
 #                                         reads its files
 #
 # Two sets, since a test skipped whole for want of tmux never reaches the
-# check that wants asciinema. A command is hidden by leaving it off a PATH
+# check that wants asciinema. And which tests have a skip path at all:
+#
+#   tests/without.sh --skippers TEST...   those of TEST... whose source (a
+#                                         C test's .c) skips through a harness
+#                                         or sources one that can skip A command is hidden by leaving it off a PATH
 # made of links to every other command on the PATH; python3 also by
 # pointing TIELAB_PYTHON (the tests' Python, tests/tap.sh) at nothing; a
 # Python module by a package of its name first on PYTHONPATH whose import
 # fails as a missing module's does.
+# --skippers: a skip helper of tests/tap.*, or tmux.sh, slurm.sh or
+# comma_locale.h, which skip for their own tools.
+if [ "${1:-}" = --skippers ]; then
+  shift
+  srcdir=${srcdir:-.}
+  for t in "$@"; do
+    case $t in *.sh | *.lua) src=$srcdir/$t ;; *) src=$srcdir/$t.c ;; esac
+    grep -Eq '(^|[^[:alnum:]_.])(skip|skip_all|tap\.skip|tap\.skip_all)[ (]|tmux\.sh|slurm\.sh|comma_locale\.h' \
+      "$src" 2>/dev/null && echo "$t"
+  done
+  exit 0
+fi
+
 case ${1:-} in
   tools)
     hidden_commands="mandoc man groff nroff asciinema parallel mpirun mpiexec mpicc orterun

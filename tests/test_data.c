@@ -58,7 +58,7 @@ static void test_read(const Corpus *syn) {
   refused(fixture("noise.bin", buf, sizeof buf), "looks binary", "random bytes without a NUL");
   snprintf(path, sizeof path, "%s/adir", tmp);
   mkdir(path, 0755);
-  refused(path, "is a directory", "a directory");
+  refused(path, "is a folder, not a regular file", "a directory");
   refused("/dev/zero", "not a regular file", "an endless device");
   /* procfs files say they have 0 bytes and read on: a size that cannot be
   ** known, so the read stops at once rather than growing a buffer. */

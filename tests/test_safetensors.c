@@ -343,7 +343,7 @@ static void test_truncated(Rng *r) {
   ok(st_read(&f, path, &err) == 0 && f.n == 4, "the uncut file reads (%s)", err.msg);
   if (f.buf) st_free(&f);
   ok(st_read(&f, path_in(cut, sizeof cut, "absent.safetensors"), &err) != 0 &&
-         starts_with(err.msg, cut) && strstr(err.msg, "No such file"),
+         starts_with(err.msg, cut) && strstr(err.msg, "no such file"),
      "missing file: %s", err.msg);
   ok(st_read(&f, dir, &err) != 0 && strstr(err.msg, "not a regular file"), "a folder: %s",
      err.msg);

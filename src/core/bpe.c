@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "core/bpe.h"
+#include "core/safeopen.h"
 
 /* Longest chunk; merges never build a token longer than this. */
 #define CHUNK_MAX 256
@@ -771,7 +772,7 @@ int bpe_cache_path(const uint8_t *text, size_t n, int vocab, char *path, size_t 
 
 /* The tokenizer in 'path' if it is whole and made for this corpus, else NULL. */
 static Bpe *cache_load(const char *path, uint64_t hash, size_t n, int vocab) {
-  FILE *f = fopen(path, "rb");
+  FILE *f = safeopen_fread(path, SAFEOPEN_NOFOLLOW, NULL, NULL);   /* a FIFO there is no cache */
   if (!f) return NULL;
   uint8_t head[CACHE_HEAD], sum[8];
   Bpe *b = NULL;

@@ -9,7 +9,6 @@
 ** one of a few noun topics. A model can learn the lexicon, the agreement
 ** and the selection, so its loss falls well below the unigram entropy.
 */
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +17,7 @@
 
 #include "core/corpus.h"
 #include "core/rng.h"
+#include "core/safeopen.h"
 
 void corpus_free(Corpus *c) {
   free(c->text);
@@ -101,19 +101,15 @@ static int corpus_check(const Corpus *c, const char *path, Err *err) {
 int corpus_read_max(Corpus *c, const char *path, uint64_t max_bytes, Err *err) {
   struct stat st;
   memset(c, 0, sizeof *c);
-  if (stat(path, &st) < 0)
-    return errno == ENOENT ? err_set(err, "%s: no such file", path)
-                           : err_set(err, "%s: %s", path, strerror(errno));
-  if (S_ISDIR(st.st_mode)) return err_set(err, "%s: is a directory", path);
   /* A device or a pipe could be endless (/dev/zero) or block forever. */
-  if (!S_ISREG(st.st_mode)) return err_set(err, "%s: not a regular file", path);
+  FILE *f = safeopen_fread(path, 0, &st, err);
+  if (!f) return -1;
   if ((uint64_t)st.st_size > max_bytes) {
     char size[32], cap[32];
+    fclose(f);
     return err_set(err, "%s: %s is more than the %s a corpus may have (raise 'corpus_max', in MiB)", path,
                    human_bytes((uint64_t)st.st_size, size), human_bytes(max_bytes, cap));
   }
-  FILE *f = fopen(path, "rb");
-  if (!f) return err_set(err, "%s: %s", path, strerror(errno));
   int r = read_sized(f, (size_t)st.st_size, c, path, err);
   fclose(f);
   if (r < 0) return -1;

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "core/replace.h"
+#include "core/safeopen.h"
 #include "core/safetensors.h"
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -125,13 +126,9 @@ static int shape_size(StDtype dtype, int ndim, const int64_t *shape, size_t *num
 
 /* Read all of 'path' into a malloc'd buffer. */
 static int read_file(const char *path, uint8_t **buf, size_t *len, Err *err) {
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return err_set(err, "%s: %s", path, strerror(errno));
   struct stat sb;
-  if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-    close(fd);
-    return err_set(err, "%s: not a regular file", path);
-  }
+  int fd = safeopen_read(path, 0, &sb, err);
+  if (fd < 0) return -1;
   size_t n = (size_t)sb.st_size, got = 0;
   uint8_t *b = malloc(n ? n : 1);
   if (!b) {

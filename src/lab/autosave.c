@@ -11,6 +11,7 @@
 #include "lab/autosave.h"
 #include "core/clock.h"
 #include "core/replace.h"
+#include "core/safeopen.h"
 
 #define AUTOSAVE_MAX_FILES 256
 
@@ -227,7 +228,8 @@ void autosave_release(void) {
 /* The pid in <dir>/.writer, or 0 when there is none (or it is no pid). */
 static long writer_pid(const char *dir) {
   char path[4400];
-  FILE *f = join(path, sizeof path, dir, AUTOSAVE_WRITER) == 0 ? fopen(path, "r") : NULL;
+  FILE *f = join(path, sizeof path, dir, AUTOSAVE_WRITER) == 0 ? safeopen_fread(path, SAFEOPEN_NOFOLLOW, NULL, NULL)
+                                                               : NULL;
   long pid = 0;
   if (f && fscanf(f, "%ld", &pid) != 1) pid = 0;
   if (f) fclose(f);
@@ -249,8 +251,10 @@ static int read_manifest(AutosaveFolder *f, Err *err) {
   char path[4400];
   f->n_want = -1;
   if (join(path, sizeof path, f->dir, AUTOSAVE_MANIFEST) < 0) return err_set(err, "autosave path too long");
-  FILE *in = fopen(path, "r");
-  if (!in) return errno == ENOENT ? 0 : err_set(err, "%s: %s", path, strerror(errno));
+  struct stat sb;
+  if (lstat(path, &sb) != 0 && errno == ENOENT) return 0;
+  FILE *in = safeopen_fread(path, SAFEOPEN_NOFOLLOW, NULL, err);
+  if (!in) return -1;
   char *line = NULL;
   size_t line_cap = 0;
   int cap = 0, rc = 0;

@@ -14,6 +14,7 @@
 
 #include "config.h"
 #include "core/model.h"
+#include "core/safeopen.h"
 #include "lab/journal.h"
 #include "lab/run.h"
 
@@ -294,8 +295,8 @@ int journal_close(Journal *j, Lab *lab, Err *err) {
 }
 
 int journal_file_hash(const char *path, uint64_t *hash, long *size, Err *err) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return err_set(err, "%s: %s", path, strerror(errno));
+  FILE *f = safeopen_fread(path, 0, NULL, err);
+  if (!f) return -1;
   uint64_t h = 14695981039346656037u;
   long n = 0;
   int c;
@@ -472,8 +473,8 @@ static int read_line(json_t *o, int lineno, JournalFile *f, Err *err) {
 
 int journal_read(const char *path, JournalFile *f, Err *err) {
   memset(f, 0, sizeof *f);
-  FILE *in = fopen(path, "re");
-  if (!in) return err_set(err, "%s: %s", path, strerror(errno));
+  FILE *in = safeopen_fread(path, 0, NULL, err);
+  if (!in) return -1;
   char *line = NULL;
   size_t cap = 0;
   int lineno = 0, rc = 0;

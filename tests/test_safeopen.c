@@ -2,9 +2,12 @@
 ** test_safeopen.c -- a file a user names is opened for reading only when
 ** it is a regular file: a FIFO (with no writer), a device, a folder or,
 ** when asked, a symbolic link is refused at once with a message that says
-** what it is; a regular file comes back blocking and close-on-exec. An
-** alarm ends the test if an open ever blocks.
+** what it is; a regular file comes back blocking and close-on-exec. Opened
+** to write, a FIFO with no reader and a device are refused the same way,
+** and a regular file is truncated only when asked. An alarm ends the test
+** if an open ever blocks.
 */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,6 +79,33 @@ int main(void) {
     skip("symbolic links are not allowed here");
     skip("symbolic links are not allowed here");
   }
+
+  /* Writing: created, truncated only when asked, never a FIFO or a device. */
+  fd = safeopen_open(file, O_WRONLY | O_APPEND, 0, NULL, &err);
+  ok(fd >= 0 && write(fd, "more\n", 5) == 5, "a regular file opens to append");
+  if (fd >= 0) close(fd);
+  ok(stat(file, &st) == 0 && st.st_size == 11, "and keeps what it held (%lld bytes)", (long long)st.st_size);
+  fd = safeopen_open(file, O_WRONLY | O_TRUNC, 0, NULL, &err);
+  ok(fd >= 0 && stat(file, &st) == 0 && st.st_size == 0, "O_TRUNC empties a regular file");
+  if (fd >= 0) close(fd);
+  char made[PATH_LEN];
+  fd = safeopen_open(in_dir(made, "made.txt"), O_WRONLY | O_CREAT, 0, NULL, &err);
+  ok(fd >= 0 && stat(made, &st) == 0 && S_ISREG(st.st_mode), "O_CREAT makes a missing file");
+  if (fd >= 0) close(fd);
+  unlink(made);
+  errno = 0;
+  fd = safeopen_open(fifo, O_WRONLY | O_TRUNC, 0, NULL, &err);
+  if (access(fifo, F_OK) == 0)
+    ok(fd < 0 && strstr(err.msg, "is a FIFO, not a regular file") && errno == 0,
+       "a FIFO with no reader is refused to write, not waited for: %s", err.msg);
+  else
+    skip("mkfifo is not allowed here");
+  if (fd >= 0) close(fd);
+  fd = safeopen_open("/dev/null", O_WRONLY, 0, NULL, &err);
+  ok(fd < 0 && strstr(err.msg, "is a character device"), "a device is refused to write: %s", err.msg);
+  if (fd >= 0) close(fd);
+  fd = safeopen_open(missing, O_RDONLY, 0, NULL, &err);
+  ok(fd < 0 && errno == ENOENT, "a missing file leaves errno ENOENT for the caller's message");
 
   unlink(to_fifo);
   unlink(link);

@@ -1,5 +1,6 @@
 /*
-** safeopen.c -- open non-blocking, look at what was opened, then read.
+** safeopen.c -- open non-blocking, look at what was opened, then read or
+** write.
 */
 #include "core/safeopen.h"
 
@@ -18,33 +19,65 @@ static const char *kind_of(mode_t mode) {
   return "a file of an unknown kind";
 }
 
-static int opening_failed(const char *path, int flags, Err *err) {
-  int e = errno;
-  if (e == ENOENT) return err_set(err, "%s: no such file", path);
-  if (e == ELOOP && (flags & SAFEOPEN_NOFOLLOW)) return err_set(err, "%s: is a symbolic link, refused here", path);
-  return err_set(err, "%s: %s", path, strerror(e));
+/* Refuse a file that is no regular one; errno 0 says it was its kind. */
+static int wrong_kind(const char *path, mode_t mode, Err *err) {
+  err_set(err, "%s: is %s, not a regular file", path, kind_of(mode));
+  errno = 0;
+  return -1;
 }
 
-int safeopen_read(const char *path, int flags, struct stat *st, Err *err) {
-  if (!path || !*path) return err_set(err, "no file named (an empty name)");
-  int oflags = O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY;
+/* open(2) failed with errno: say why, errno kept. A FIFO with no reader
+** (opened to write) and a socket fail with ENXIO: they are named for what
+** they are. */
+static int opening_failed(const char *path, int flags, Err *err) {
+  int e = errno;
+  struct stat st;
+  if (e == ENXIO && stat(path, &st) == 0 && !S_ISREG(st.st_mode)) return wrong_kind(path, st.st_mode, err);
+  if (e == ENOENT) err_set(err, "%s: no such file", path);
+  else if (e == ELOOP && (flags & SAFEOPEN_NOFOLLOW)) err_set(err, "%s: is a symbolic link, refused here", path);
+  else err_set(err, "%s: %s", path, strerror(e));
+  errno = e;
+  return -1;
+}
+
+int safeopen_open(const char *path, int oflags, int flags, struct stat *st, Err *err) {
+  if (!path || !*path) {
+    errno = ENOENT;
+    return err_set(err, "no file named (an empty name)");
+  }
+  /* O_TRUNC waits for the file's kind to be known: truncating is writing. */
+  int truncate = (oflags & O_TRUNC) != 0;
+  oflags = (oflags & ~O_TRUNC) | O_NONBLOCK | O_CLOEXEC | O_NOCTTY;
   if (flags & SAFEOPEN_NOFOLLOW) oflags |= O_NOFOLLOW;
-  int fd = open(path, oflags);
+  int fd = open(path, oflags, 0666);
   if (fd < 0) return opening_failed(path, flags, err);
   struct stat sb;
   if (fstat(fd, &sb) != 0) {
     int e = errno;
     close(fd);
-    return err_set(err, "%s: %s", path, strerror(e));
+    err_set(err, "%s: %s", path, strerror(e));
+    errno = e;
+    return -1;
   }
   if (!S_ISREG(sb.st_mode)) {
     close(fd);
-    return err_set(err, "%s: is %s, not a regular file", path, kind_of(sb.st_mode));
+    return wrong_kind(path, sb.st_mode, err);
   }
-  /* A regular file never blocks; reads go on as usual. */
+  /* A regular file never blocks; reads and writes go on as usual. */
   fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  if (truncate && ftruncate(fd, 0) != 0) {
+    int e = errno;
+    close(fd);
+    err_set(err, "%s: %s", path, strerror(e));
+    errno = e;
+    return -1;
+  }
   if (st) *st = sb;
   return fd;
+}
+
+int safeopen_read(const char *path, int flags, struct stat *st, Err *err) {
+  return safeopen_open(path, O_RDONLY, flags, st, err);
 }
 
 FILE *safeopen_fread(const char *path, int flags, struct stat *st, Err *err) {

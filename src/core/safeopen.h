@@ -8,7 +8,10 @@
 ** the check must be made on what was opened, not on the name beforehand
 ** (the name could change in between). So the file is opened non-blocking,
 ** looked at with fstat, refused with a message that says what it is when
-** it is not a regular file, and only then read as usual.
+** it is not a regular file, and only then read as usual. Files opened to
+** write (a sandboxed script's io.open) go the same way: a FIFO with no
+** reader is refused instead of waited for, and nothing is truncated before
+** the file is known to be a regular one.
 */
 #ifndef TIELAB_CORE_SAFEOPEN_H
 #define TIELAB_CORE_SAFEOPEN_H
@@ -21,6 +24,14 @@
 enum {
   SAFEOPEN_NOFOLLOW = 1,   /* a symbolic link is refused too, not followed */
 };
+
+/* A descriptor (close-on-exec, blocking again) for the regular file 'path'
+** opened with the open(2) flags 'oflags' (O_RDONLY, O_WRONLY or O_RDWR, and
+** O_CREAT, O_APPEND, O_TRUNC; a file created gets mode 0666 less the umask),
+** or -1 with 'err' saying why. errno is then that of the call that failed,
+** or 0 when the file was refused for what it is. 'st' (may be NULL) gets
+** the file's status. */
+int safeopen_open(const char *path, int oflags, int flags, struct stat *st, Err *err);
 
 /* A descriptor (close-on-exec, blocking again) for reading the regular file
 ** 'path', or -1 with 'err' saying why ("PATH: is a FIFO, not a regular

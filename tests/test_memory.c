@@ -102,8 +102,11 @@ static void test_refused_before_allocating(void) {
   ok(lab_n_runs(lab) == 0, "and the lab is as it was");
   RunOptions small = opts("small", "tied", "512", "64");
   ok(lab_add_run(lab, &small, &err) != NULL, "a small run still fits");
-  ok(lab_check_memory(lab, &small, 1000, &err) < 0 && strstr(err.msg, "more than the 0.00 GiB it may have"),
-     "a budget below the estimate refuses: %s", err.msg);
+  ok(lab_check_memory(lab, &small, 1000, &err) < 0 && strstr(err.msg, "more than the 1000 bytes it may have") &&
+         strstr(err.msg, "needs about ") && strstr(err.msg, " MiB,"),
+     "a budget below the estimate refuses, in units that show both numbers: %s", err.msg);
+  ok(lab_check_memory(lab, &small, 3 << 19, &err) < 0 && strstr(err.msg, "more than the 1.5 MiB it may have"),
+     "a budget of megabytes is said in MiB: %s", err.msg);
   setrlimit(RLIMIT_AS, &old);
   lab_free(lab);
 }

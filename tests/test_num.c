@@ -48,7 +48,24 @@ static void test_parse(const char *when) {
      "%s: strict whole numbers, in range, one way to write each", when);
 }
 
+/* Byte counts for messages, each in the unit that shows it. */
+static void test_bytes(const char *where) {
+  static const struct { unsigned long long n; const char *want; } cases[] = {
+    {0, "0 bytes"}, {1, "1 byte"}, {1000, "1000 bytes"}, {1536, "1.5 KiB"},
+    {3 << 19, "1.5 MiB"}, {1ull << 31, "2.0 GiB"}, {5ull << 40, "5.0 TiB"}, {3ull << 50, "3072.0 TiB"},
+  };
+  int all = 1;
+  char buf[NUM_TEXT_MAX], seen[256] = "";
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    num_bytes(buf, sizeof buf, cases[i].n);
+    if (strcmp(buf, cases[i].want) != 0) all = 0;
+    snprintf(seen + strlen(seen), sizeof seen - strlen(seen), "%s%s", i ? ", " : "", buf);
+  }
+  ok(all, "%s: byte counts in their unit: %s", where, seen);
+}
+
 int main(void) {
+  test_bytes("C locale");
   test_format("C locale");
   test_parse("C locale");
   int comma = comma_locale_on();
@@ -56,6 +73,7 @@ int main(void) {
     char b[32];
     snprintf(b, sizeof b, "%g", 0.5);
     ok(strcmp(b, "0,5") == 0, "the comma locale is in force (printf writes %s)", b);
+    test_bytes("comma locale");
     test_format("comma locale");
     test_parse("comma locale");
     comma_locale_off();

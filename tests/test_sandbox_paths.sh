@@ -88,7 +88,7 @@ ok $([ $? -eq 0 ] && [ -d new/deeper/still ] && grep -qx "true	true" out; echo $
 printf '%s\n' 'local r = {} for i = 1, 50 do local ok, e = pcall(lab.run, {vocab = 1024, dim = 128, layers = 2, heads = 4, ctx = 64, batch = 16})' \
   'if not ok then print(i, e) break end r[i] = e end' 'local used, cap, runs = lab.mem() print("runs", runs, cap)' >case.lua
 "$tielab" --headless --sandbox --lua-mem 200 case.lua >out 2>err
-grep -q "more than the .* GiB it may have (a sandboxed script's runs count against --lua-mem)" out
+grep -q "more than the [0-9.]* [KMG]iB it may have (a sandboxed script's runs count against --lua-mem)" out
 ok $? "runs beyond --lua-mem are refused: $(head -1 out)"
 awk '$1 == "runs" { exit !($2 > 0 && $2 <= $3) }' out
 ok $? "and lab.mem() counts them under the cap: $(grep '^runs' out)"

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 
 #include "core/corpus.h"
+#include "core/num.h"
 #include "core/rng.h"
 #include "core/safeopen.h"
 
@@ -54,13 +55,6 @@ static size_t nontext_bytes(const uint8_t *s, size_t n) {
     }
   }
   return bad;
-}
-
-static const char *human_bytes(uint64_t n, char buf[32]) {
-  if (n >= (1ULL << 30)) snprintf(buf, 32, "%.1f GiB", (double)n / (1 << 30));
-  else if (n >= (1ULL << 20)) snprintf(buf, 32, "%.1f MiB", (double)n / (1 << 20));
-  else snprintf(buf, 32, "%llu bytes", (unsigned long long)n);
-  return buf;
 }
 
 /* Exactly 'size' bytes of 'f', as its size said: one byte more means the
@@ -105,10 +99,10 @@ int corpus_read_max(Corpus *c, const char *path, uint64_t max_bytes, Err *err) {
   FILE *f = safeopen_fread(path, 0, &st, err);
   if (!f) return -1;
   if ((uint64_t)st.st_size > max_bytes) {
-    char size[32], cap[32];
+    char size[NUM_TEXT_MAX], cap[NUM_TEXT_MAX];
     fclose(f);
     return err_set(err, "%s: %s is more than the %s a corpus may have (raise 'corpus_max', in MiB)", path,
-                   human_bytes((uint64_t)st.st_size, size), human_bytes(max_bytes, cap));
+                   num_bytes(size, sizeof size, (unsigned long long)st.st_size), num_bytes(cap, sizeof cap, max_bytes));
   }
   int r = read_sized(f, (size_t)st.st_size, c, path, err);
   fclose(f);

@@ -80,3 +80,18 @@ int num_parse_long(const char *s, long lo, long hi, long *out) {
   *out = v;
   return 0;
 }
+
+char *num_bytes(char *buf, size_t cap, unsigned long long n) {
+  static const char *const units[] = {"KiB", "MiB", "GiB", "TiB"};
+  if (n < 1024) {
+    snprintf(buf, cap, "%llu byte%s", n, n == 1 ? "" : "s");
+    return buf;
+  }
+  double v = (double)n / 1024;
+  size_t u = 0;
+  while (v >= 1024 && u + 1 < sizeof units / sizeof units[0]) v /= 1024, u++;
+  locale_t was = enter_c();
+  snprintf(buf, cap, "%.1f %s", v, units[u]);
+  leave_c(was);
+  return buf;
+}

@@ -23,6 +23,11 @@ char *num_format(char *buf, size_t cap, double v);
 ** leaving '*out' alone. */
 int num_parse(const char *s, double *out);
 
+/* A byte count for a message, in the unit that shows it best: "1 byte",
+** "812 bytes", "3.4 KiB", "1.5 MiB", "2.0 GiB". Returns 'buf'; 'cap' of
+** NUM_TEXT_MAX always suffices. */
+char *num_bytes(char *buf, size_t cap, unsigned long long n);
+
 /* A whole decimal number in [lo, hi]: an optional '-', then digits only. */
 int num_parse_long(const char *s, long lo, long hi, long *out);
 

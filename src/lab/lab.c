@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/num.h"
 #include "core/sysmem.h"
 #include "lab/run.h"
 
@@ -133,8 +134,6 @@ static void absolute_corpus(RunOptions *o) {
 
 /* ------------------------------------------------------------ memory */
 
-#define GIB 1073741824.0
-
 /* What the lab's corpora take. */
 static size_t data_held(const Lab *lab) {
   size_t n = 0;
@@ -156,9 +155,10 @@ int lab_check_memory(Lab *lab, const RunOptions *o, size_t budget, Err *err) {
     snprintf(name, sizeof name, "a run of vocab %d, dim %d, layers %d, ctx %d, batch %d", o->model.vocab,
              o->model.dim, o->model.layers, o->model.ctx, o->model.batch);
   size_t need = lab_memory_need(lab, o);
+  char a[NUM_TEXT_MAX], b[NUM_TEXT_MAX], c[NUM_TEXT_MAX];
   if (budget && need > budget)
-    return err_set(err, "%s needs about %.2f GiB, more than the %.2f GiB it may have", name, need / GIB,
-                   budget / GIB);
+    return err_set(err, "%s needs about %s, more than the %s it may have", name, num_bytes(a, sizeof a, need),
+                   num_bytes(b, sizeof b, budget));
   size_t pending = 0, held = data_held(lab);
   for (int i = 0; i < lab->n_runs; i++) {
     size_t p = run_memory_pending(lab->runs[i]);
@@ -169,9 +169,10 @@ int lab_check_memory(Lab *lab, const RunOptions *o, size_t budget, Err *err) {
   lab_headroom(lab, &m);
   if (need + pending <= m.headroom) return 0;
   return err_set(err,
-                 "%s needs about %.2f GiB (the lab %.2f GiB in all), but this process can get only "
-                 "%.2f GiB more (%s); lower 'vocab', 'dim', 'layers', 'ctx' or 'batch'",
-                 name, need / GIB, (need + pending + held) / GIB, m.headroom / GIB, m.limit);
+                 "%s needs about %s (the lab %s in all), but this process can get only "
+                 "%s more (%s); lower 'vocab', 'dim', 'layers', 'ctx' or 'batch'",
+                 name, num_bytes(a, sizeof a, need), num_bytes(b, sizeof b, need + pending + held),
+                 num_bytes(c, sizeof c, m.headroom), m.limit);
 }
 
 Run *lab_add_run(Lab *lab, const RunOptions *o, Err *err) { return lab_add_run_within(lab, o, 0, err); }
@@ -238,8 +239,10 @@ static int align_fits(Run *a, Err *err) {
   SysMem m;
   lab_headroom(a->lab, &m);
   if (need <= m.headroom) return 0;
-  return err_set(err, "align: the workspace for [%d,%d] needs about %.2f GiB, but this process can get only %.2f GiB "
-                 "more (%s)", c->vocab, c->dim, need / GIB, m.headroom / GIB, m.limit);
+  char want[NUM_TEXT_MAX], room[NUM_TEXT_MAX];
+  return err_set(err, "align: the workspace for [%d,%d] needs about %s, but this process can get only %s more (%s)",
+                 c->vocab, c->dim, num_bytes(want, sizeof want, need), num_bytes(room, sizeof room, m.headroom),
+                 m.limit);
 }
 
 int lab_align(Run *a, Run *b, AlignStats *out, Err *err) {

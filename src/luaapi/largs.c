@@ -73,7 +73,9 @@ static int value_of(lua_State *L, int v, const char *fname, const Setting *s, co
     return 0;
   }
   if (t == LUA_TSTRING && (s->type == SET_STRING || s->type == SET_SEED || s->type == SET_TIE)) {
-    *text = lua_tostring(L, v);
+    size_t n;
+    *text = lua_tolstring(L, v, &n);
+    if (strlen(*text) != n) return luaL_error(L, "%s: '%s' holds a NUL byte", fname, s->name);
     return 1;
   }
   if (t == LUA_TBOOLEAN && s->type == SET_TIE) {
@@ -176,6 +178,7 @@ static int usage_error(lua_State *L, const char *fmt, ...) {
   if (luaL_newmetatable(L, USAGE_META)) {
     lua_pushcfunction(L, usage_tostring);
     lua_setfield(L, -2, "__tostring");
+    lapi_seal_metatable(L, -1);
   }
   lua_setmetatable(L, -2);
   return lua_error(L);

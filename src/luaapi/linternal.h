@@ -3,8 +3,13 @@
 ** structure, script coroutines, the lock on the lab, protected calls and
 ** the entry points of each file. Outsiders include luaapi.h only.
 **
-**   luaapi.c   the state: allocator, output routing, os.exit, sandbox,
-**              the lock on the lab and the read-only view of it
+**   luaapi.c   the state: allocator, output routing, os.exit, the lock
+**              on the lab and the read-only view of it
+**   lsandbox.c the sandbox: the file, load and debug functions a
+**              sandboxed script gets, and sealed metatables
+**   lpath.c    the sandbox's rule for the files a script names
+**   lfile.c    chunks and file handles opened without blocking
+**   lrequire.c require's searchers and package.searchpath
 **   lscript.c  protected calls, the interrupt hook, running files, script
 **              coroutines, waiting for steps, and the pump
 **   lrepl.c    REPL entries, the pretty-printer, tab completion
@@ -92,6 +97,7 @@ struct LuaApi {
   int watching;           /* the host hands every step over to the callbacks */
   int paused;             /* the script files wait (the speaker's ',') */
   int lab_held;           /* the caller holds the lab across this call (luaapi_hold_lab) */
+  int follower;           /* a rank other than 0 of an mpirun job: its writes go nowhere */
   int phase;              /* lab.phase calls so far */
   long progress_id;       /* lab.progress calls so far: the newest is shown */
   LapiText printed;       /* what the script files running print */
@@ -113,14 +119,20 @@ void lapi_write(LuaApi *api, const char *s, size_t n, int is_err);
 ** or NULL for any other value. */
 const char *largs_usage_message(lua_State *L, int idx);
 void lapi_text_free(LapiText *t);
-/* The sandbox's verdict on a path a script names; 'real' gets the name to
-** open (the resolved one under the sandbox, else the name as given). */
+/* lpath.c: the sandbox's verdict on a path a script names; 'real' gets
+** the name to open (the resolved one under the sandbox, else the name as
+** given). */
 typedef enum PathVerdict { PATH_OK, PATH_OUTSIDE, PATH_LINK, PATH_BAD } PathVerdict;
 PathVerdict lapi_path_resolve(LuaApi *api, const char *path, int write, char real[PATH_MAX]);
 const char *lapi_path_refusal(PathVerdict v);
 int lapi_path_ok(LuaApi *api, const char *path, int write);
 /* Raise the sandbox's refusal, or return the name to open ('real'). */
 const char *lapi_check_path(lua_State *L, const char *fname, const char *path, int write, char real[PATH_MAX]);
+/* The string (or number) at 'idx' as a name: one with a NUL byte raises,
+** for C would cut it short there. */
+const char *lapi_name_arg(lua_State *L, int idx, const char *fname);
+/* lapi_name_arg, then lapi_check_path. */
+const char *lapi_path_arg(lua_State *L, int idx, const char *fname, int write, char real[PATH_MAX]);
 /* A corpus policy for lab_load_with on the sandbox's rule (lapi_path_ok,
 ** reading); 'ctx' is a LapiCorpusGuard, which keeps the corpus it refused. */
 typedef struct LapiCorpusGuard {
@@ -130,6 +142,41 @@ typedef struct LapiCorpusGuard {
 } LapiCorpusGuard;
 int lapi_corpus_allowed(void *ctx, const char *corpus);
 void lapi_set_script_dir(LuaApi *api, const char *script);
+
+/* lfile.c: load the chunk of file 'path' (named 'name' in its chunk name
+** and messages) in 'mode' ("t", or NULL for text or binary), as
+** luaL_loadfilex does, never waiting on a FIFO or a device: the status,
+** and the chunk or the message on the stack. */
+int lapi_load_file(lua_State *L, const char *path, const char *name, const char *mode);
+/* The index of io.open's 'mode' ("r", "w+", "ab", ...), or -1 when it is
+** none; whether that mode writes. */
+int lapi_file_mode(const char *mode);
+int lapi_mode_writes(int mode);
+/* Push a Lua file handle for the regular file 'path' opened in 'mode' and
+** return 1; or return 0 with errno set (0: refused for what it is, a FIFO
+** or a device) and 'why' saying it, without the name. */
+int lapi_open_handle(lua_State *L, const char *path, int mode, char *why, size_t cap);
+/* Push a handle that writes to /dev/null (a follower rank's); 0 when it
+** cannot be opened. */
+int lapi_open_null(lua_State *L);
+/* Close the handle at 'idx' if lapi_open_handle made it and it is open. */
+void lapi_close_handle(lua_State *L, int idx);
+
+/* lrequire.c: package.searchpath on the sandbox's rule: the file's name
+** pushed (1), or nil and what was tried (0). */
+int lapi_searchpath(lua_State *L, const char *name, const char *path, const char *sep, const char *rep);
+/* require's searcher for Lua files on package.path. */
+int lapi_path_searcher(lua_State *L);
+/* Put the searcher of the running script's folder after preload. */
+void lapi_add_script_searcher(lua_State *L);
+
+/* lsandbox.c: make the state a sandbox (luaapi_new, with 'sandbox'). */
+void lapi_sandbox(lua_State *L);
+/* Give the metatable at 'idx' a __metatable field: getmetatable then
+** returns a copy of its public fields (__name, __methods, __fields), never
+** the table itself, so that no finaliser can be swapped into it. */
+void lapi_seal_metatable(lua_State *L, int idx);
+
 /* $XDG_DATA_HOME/tielab (else ~/.local/share/tielab) into 'dir'; 0 when
 ** neither variable gives an absolute folder. */
 int lapi_user_data_dir(char dir[PATH_MAX]);
@@ -184,6 +231,11 @@ void lrepl_print_values(LuaApi *api, lua_State *L, int first, int n);
 
 /* llab.c */
 int luaopen_tielab(lua_State *L);
+/* Add a run of options 'o' as lab.run does: under the sandbox its memory
+** counts against the heap cap, and with 'check_corpus' (a corpus named by
+** a script or a journal, not by the user's command line) its corpus must
+** pass the sandbox's rule. The run's id, or -1 with 'err' said. */
+int lapi_add_run(LuaApi *api, RunOptions *o, int check_corpus, Err *err);
 void llab_after_step(void *ctx, long step);
 void llab_unwatch(LuaApi *api);
 

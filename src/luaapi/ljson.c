@@ -53,6 +53,7 @@ static JsonBox *push_box(lua_State *L) {
   if (luaL_newmetatable(L, LJSON_BOX_META)) {
     lua_pushcfunction(L, box_gc);
     lua_setfield(L, -2, "__gc");
+    lapi_seal_metatable(L, -1);
   }
   lua_setmetatable(L, -2);
   return b;

@@ -36,35 +36,53 @@ static void merge_options(lua_State *L) {
   lua_settop(L, 1);
 }
 
+/* The runs a sandboxed script makes count against its heap cap. */
+#define BUDGET_NOTE "a sandboxed script's runs count against --lua-mem"
+
+int lapi_add_run(LuaApi *api, RunOptions *o, int check_corpus, Err *err) {
+  if (run_options_check(o, err) < 0) return -1;
+  if (check_corpus && o->corpus[0]) {
+    char real[PATH_MAX];
+    PathVerdict v = lapi_path_resolve(api, o->corpus, 0, real);
+    if (v != PATH_OK) return err_set(err, "'%.900s' %s", o->corpus, lapi_path_refusal(v));
+    if (strlen(real) >= sizeof o->corpus) return err_set(err, "the corpus path is too long");
+    strcpy(o->corpus, real);
+  }
+  Lab *lab = lapi_lock(api);
+  size_t budget = lapi_run_budget(api);
+  size_t need = lab_memory_need(lab, o);
+  Run *r = lab_add_run_within(lab, o, budget, err);
+  if (r && lapi_own_run(api, run_id(r), need) < 0) {
+    lab_remove_run(lab, r);
+    r = NULL;
+    err_set(err, "out of memory");
+  }
+  int id = r ? run_id(r) : -1;
+  lapi_unlock(api);
+  if (!r && budget) {
+    char msg[ERR_MSG_MAX];
+    snprintf(msg, sizeof msg, "%s", err->msg);
+    err_set(err, "%.400s (" BUDGET_NOTE ")", msg);
+  }
+  return id;
+}
+
+int luaapi_add_run(LuaApi *api, const RunOptions *o, Err *err) {
+  RunOptions opt = *o;
+  return lapi_add_run(api, &opt, 1, err) < 0 ? -1 : 0;
+}
+
 static int llab_run(lua_State *L) {
-  LuaApi *api = lapi_get(L);
   RunOptions o;
   Err err;
   if (!lua_isnoneornil(L, 2)) merge_options(L);
   if (!lua_isnoneornil(L, 1)) luaL_checktype(L, 1, LUA_TTABLE);
   largs_run_options(L, 1, "lab.run", &o);
-  if (run_options_check(&o, &err) < 0) return luaL_error(L, "lab.run: %s", err.msg);
   /* A corpus the script names is a file it reads (one from the command
   ** line was chosen by the user). */
-  if (lua_istable(L, 1) && lua_getfield(L, 1, "corpus") != LUA_TNIL && o.corpus[0]) {
-    char real[PATH_MAX];
-    const char *checked = lapi_check_path(L, "lab.run", o.corpus, 0, real);
-    if (strlen(checked) >= sizeof o.corpus) return luaL_error(L, "lab.run: the corpus path is too long");
-    strcpy(o.corpus, checked);
-  }
-  Lab *lab = lapi_lock(api);
-  size_t budget = lapi_run_budget(api);
-  Run *r = NULL;
-  size_t need = lab_memory_need(lab, &o);
-  if ((r = lab_add_run_within(lab, &o, budget, &err)) && lapi_own_run(api, run_id(r), need) < 0) {
-    lab_remove_run(lab, r);
-    r = NULL;
-    err_set(&err, "out of memory");
-  }
-  int id = r ? run_id(r) : -1;
-  lapi_unlock(api);
-  if (!r && budget) return luaL_error(L, "lab.run: %s (a sandboxed script's runs count against --lua-mem)", err.msg);
-  if (!r) return luaL_error(L, "lab.run: %s", err.msg);
+  int named = lua_istable(L, 1) && lua_getfield(L, 1, "corpus") != LUA_TNIL;
+  int id = lapi_add_run(lapi_get(L), &o, named, &err);
+  if (id < 0) return luaL_error(L, "lab.run: %s", err.msg);
   lrun_push(L, id);
   return 1;
 }
@@ -75,7 +93,7 @@ static void load_options(lua_State *L, const char **name, const char **corpus) {
   const char **out[] = {corpus, name};
   *name = *corpus = NULL;
   if (!lua_istable(L, 2)) {
-    *name = luaL_optstring(L, 2, NULL);
+    *name = lua_isnoneornil(L, 2) ? NULL : lapi_name_arg(L, 2, "lab.load");
     return;
   }
   lua_pushnil(L);
@@ -90,7 +108,7 @@ static void load_options(lua_State *L, const char **name, const char **corpus) {
     lua_getfield(L, 2, keys[i]);
     if (!lua_isnil(L, -1) && lua_type(L, -1) != LUA_TSTRING)
       luaL_error(L, "lab.load: '%s' must be a string, not %s", keys[i], luaL_typename(L, -1));
-    *out[i] = lua_tostring(L, -1);   /* the table keeps it alive */
+    *out[i] = lua_isnil(L, -1) ? NULL : lapi_name_arg(L, -1, "lab.load");   /* the table keeps it alive */
     lua_pop(L, 1);
   }
 }
@@ -98,7 +116,7 @@ static void load_options(lua_State *L, const char **name, const char **corpus) {
 static int llab_load(lua_State *L) {
   LuaApi *api = lapi_get(L);
   char real[PATH_MAX];
-  const char *given = luaL_checkstring(L, 1);
+  const char *given = lapi_name_arg(L, 1, "lab.load");
   const char *name, *corpus;
   load_options(L, &name, &corpus);
   Err err;

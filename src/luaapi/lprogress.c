@@ -82,6 +82,7 @@ int lprogress_new(lua_State *L) {
                                     {"__close", progress_done},  {"__gc", progress_done},
                                     {"__tostring", progress_tostring}, {NULL, NULL}};
     luaL_setfuncs(L, meta, 0);
+    lapi_seal_metatable(L, -1);
   }
   lua_setmetatable(L, -2);
   tell(api, LUAAPI_PROGRESS_START, p, NULL);

@@ -365,7 +365,7 @@ typedef int (*RunFileFn)(Run *r, const char *path, Err *err);
 static int to_file(lua_State *L, const char *fname, RunFileFn fn) {
   LuaApi *api = lapi_get(L);
   char real[PATH_MAX];
-  const char *path = lapi_check_path(L, fname, luaL_checkstring(L, 2), 1, real);
+  const char *path = lapi_path_arg(L, 2, fname, 1, real);
   Err err;
   Run *r = lrun_lock(L, 1, api);
   int rc = fn(r, path, &err);
@@ -399,7 +399,7 @@ static int lrun_export(lua_State *L) {
   lua_settop(L, 2);
   /* The sidecars are written beside the file: the sandbox checks them too. */
   char real[PATH_MAX], side[PATH_MAX], side_real[PATH_MAX];
-  const char *path = lapi_check_path(L, "r:export", luaL_checkstring(L, 2), 1, real);
+  const char *path = lapi_path_arg(L, 2, "r:export", 1, real);
   static const char *const suffixes[] = {RUN_EXPORT_EVENTS, RUN_EXPORT_META};
   for (int i = 0; i < 2; i++)
     if (run_export_sidecar(path, suffixes[i], side, sizeof side))
@@ -707,5 +707,6 @@ void lrun_open(lua_State *L) {
   lua_pushliteral(L, "id");
   lua_rawseti(L, -2, 2);
   lua_setfield(L, -2, "__fields");
+  lapi_seal_metatable(L, -1);
   lua_pop(L, 1);
 }

@@ -537,6 +537,7 @@ LapiJob *lapi_push_job(lua_State *L, void *arg, HostJobFree free_arg) {
     lua_setfield(L, -2, "__close");
     lua_pushcfunction(L, job_close);
     lua_setfield(L, -2, "__gc");
+    lapi_seal_metatable(L, -1);
   }
   lua_setmetatable(L, -2);
   lua_toclose(L, -1);
@@ -749,8 +750,10 @@ static int finish_beside(lua_State *L, int status, lua_KContext ctx) {
 
 static int lapi_beside_script(lua_State *L) {
   LuaApi *api = lapi_get(L);
-  const char *name = lua_type(L, 1) == LUA_TSTRING ? lua_tostring(L, 1) : NULL;
+  size_t len = 0;
+  const char *name = lua_type(L, 1) == LUA_TSTRING ? lua_tolstring(L, 1, &len) : NULL;
   char beside[PATH_MAX];
+  if (name && strlen(name) != len) name = NULL;   /* a NUL byte: the function refuses the name */
   if (name && !strchr(name, '/') && !is_file(name) && api->script_dir[0]) {
     int n = snprintf(beside, sizeof beside, "%s/%s", api->script_dir, name);
     if (n > 0 && n < (int)sizeof beside && is_file(beside)) {
@@ -797,7 +800,7 @@ static int file_body(lua_State *L) {
     lua_rawseti(L, -2, i + 1);
   }
   lua_setglobal(L, "arg");
-  int status = luaL_loadfilex(L, fc->path, api->opt.sandbox ? "t" : NULL);
+  int status = lapi_load_file(L, fc->path, fc->path, api->opt.sandbox ? "t" : NULL);
   if (status != LUA_OK) {
     fc->status = lapi_report(api, L, status);
     return 0;

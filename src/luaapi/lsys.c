@@ -45,7 +45,7 @@ static int make_one(const char *dir, int *why) {
 /* lab.mkdir(path): each missing folder on the way, as mkdir -p does; one
 ** that is there already is no error, a file in its place is. */
 static int lsys_mkdir(lua_State *L) {
-  const char *path = luaL_checkstring(L, 1);
+  const char *path = lapi_name_arg(L, 1, "lab.mkdir");
   LuaApi *api = lapi_get(L);
   size_t n = strlen(path);
   if (n == 0 || n >= PATH_MAX) return luaL_error(L, "lab.mkdir: the path must be 1 to %d bytes", PATH_MAX - 1);

@@ -2,17 +2,15 @@
 ** luaapi.c -- the Lua state of the lab: a counting allocator with a cap,
 ** the standard libraries with their output routed to the host, os.exit
 ** turned into an error, the "tielab" module preloaded and set as the global
-** 'lab', and the sandbox for scripts of unknown origin.
+** 'lab', and, for scripts of unknown origin, the sandbox (lsandbox.c).
 **
 ** The LuaApi lives in the state's extra space ('lua_getextraspace'), which
 ** Lua copies into every new thread, so C functions and the hook reach it
 ** from any coroutine without a global variable.
 */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include <lualib.h>
 
@@ -297,304 +295,6 @@ static int lapi_os_exit(lua_State *L) {
   return lapi_raise_stop(L);
 }
 
-/* ------------------------------------------------------------ sandbox */
-
-static int under(const char *path, const char *root) {
-  size_t n = strlen(root);
-  if (n == 0 || strncmp(path, root, n) != 0) return 0;
-  return path[n] == '/' || path[n] == '\0' || strcmp(root, "/") == 0;
-}
-
-/* Resolve 'path' (which may not exist yet) to a real absolute name: every
-** symbolic link in it followed, so that what is checked is what is opened.
-** A name that does not exist is its real directory plus the name, but only
-** if nothing is there at all: a dangling link would be followed by a later
-** open for writing and create its target anywhere. */
-static PathVerdict resolve(const LuaApi *api, const char *path, char real[PATH_MAX]) {
-  char full[PATH_MAX];
-  int n = path[0] == '/' ? snprintf(full, sizeof full, "%s", path)
-                         : snprintf(full, sizeof full, "%s/%s", api->cwd, path);
-  if (n < 0 || n >= PATH_MAX) return PATH_BAD;
-  if (realpath(full, real)) return PATH_OK;
-  if (errno != ENOENT) return PATH_BAD;
-  struct stat st;
-  if (lstat(full, &st) == 0) return PATH_LINK;
-  char *slash = strrchr(full, '/');
-  const char *base = slash + 1;
-  if (!*base || strcmp(base, ".") == 0 || strcmp(base, "..") == 0) return PATH_BAD;
-  *slash = '\0';
-  char dir[PATH_MAX];
-  if (!realpath(full[0] ? full : "/", dir)) return PATH_BAD;
-  n = snprintf(real, PATH_MAX, "%s/%s", strcmp(dir, "/") == 0 ? "" : dir, base);
-  return n < 0 || n >= PATH_MAX ? PATH_BAD : PATH_OK;
-}
-
-PathVerdict lapi_path_resolve(LuaApi *api, const char *path, int write, char real[PATH_MAX]) {
-  if (!path || !*path) return PATH_BAD;
-  if (!api->opt.sandbox) {
-    snprintf(real, PATH_MAX, "%s", path);
-    return strlen(path) < PATH_MAX ? PATH_OK : PATH_BAD;
-  }
-  PathVerdict v = resolve(api, path, real);
-  if (v != PATH_OK) return v;
-  if (under(real, api->cwd)) return PATH_OK;
-  return !write && (under(real, api->script_dir) || under(real, api->data_dir)) ? PATH_OK : PATH_OUTSIDE;
-}
-
-int lapi_path_ok(LuaApi *api, const char *path, int write) {
-  char real[PATH_MAX];
-  return lapi_path_resolve(api, path, write, real) == PATH_OK;
-}
-
-static const char *const path_refusals[] = {
-  [PATH_OUTSIDE] = "is outside the working directory (sandbox)",
-  [PATH_LINK] = "is a symbolic link to nothing (sandbox)",
-  [PATH_BAD] = "cannot be resolved (sandbox)",
-};
-
-const char *lapi_path_refusal(PathVerdict v) { return v == PATH_OK ? "" : path_refusals[v]; }
-
-int lapi_corpus_allowed(void *ctx, const char *corpus) {
-  LapiCorpusGuard *g = ctx;
-  if (lapi_path_ok(g->api, corpus, 0)) return 1;
-  g->refused = 1;
-  snprintf(g->corpus, sizeof g->corpus, "%s", corpus);
-  return 0;
-}
-
-const char *lapi_check_path(lua_State *L, const char *fname, const char *path, int write, char real[PATH_MAX]) {
-  PathVerdict v = lapi_path_resolve(lapi_get(L), path, write, real);
-  if (v != PATH_OK) luaL_error(L, "%s: '%s' %s", fname, path ? path : "", lapi_path_refusal(v));
-  return real;
-}
-
-void lapi_set_script_dir(LuaApi *api, const char *script) {
-  char buf[PATH_MAX];
-  snprintf(buf, sizeof buf, "%s", script);
-  char *slash = strrchr(buf, '/');
-  if (slash) *slash = '\0';
-  else snprintf(buf, sizeof buf, ".");
-  if (!realpath(buf[0] ? buf : "/", api->script_dir)) api->script_dir[0] = '\0';
-}
-
-enum { GUARD_READ, GUARD_WRITE, GUARD_OPEN, GUARD_BOTH };
-
-/* "REAL: No such file" back to "NAME: No such file" at 'idx'. */
-static void given_name_in_message(lua_State *L, int idx, const char *given, const char *real) {
-  const char *msg = lua_tostring(L, idx);
-  size_t n = strlen(real);
-  if (strncmp(msg, real, n) != 0) return;
-  lua_pushfstring(L, "%s%s", given, msg + n);
-  lua_replace(L, idx);
-}
-
-/* A file function behind a path check: upvalue 1 the original, upvalue 2
-** how its arguments are checked, upvalue 3 its name. Handles and nil pass
-** through; a number is a name too (io.open(1) opens "1"). Functions that
-** open a file get the resolved real name, so no link is followed after the
-** check; os.remove and os.rename act on a link itself and keep the name. */
-static int lapi_guarded(lua_State *L) {
-  LuaApi *api = lapi_get(L);
-  int how = (int)lua_tointeger(L, lua_upvalueindex(2));
-  const char *fname = lua_tostring(L, lua_upvalueindex(3));
-  int opens = how == GUARD_OPEN || how == GUARD_READ || how == GUARD_WRITE;
-  char given[PATH_MAX] = "", real[PATH_MAX] = "";
-  for (int i = 1; i <= (how == GUARD_BOTH ? 2 : 1); i++) {
-    if (!lua_isstring(L, i)) continue;
-    int write = how == GUARD_WRITE || how == GUARD_BOTH ||
-                (how == GUARD_OPEN && strpbrk(luaL_optstring(L, 2, "r"), "wa+"));
-    const char *path = lua_tostring(L, i);   /* a number becomes its name, in place */
-    PathVerdict v = lapi_path_resolve(api, path, write, real);
-    if (v != PATH_OK) return luaL_error(L, "%s: '%s' %s", fname, path, lapi_path_refusal(v));
-    if (opens) {
-      snprintf(given, sizeof given, "%s", path);
-      lua_pushstring(L, real);
-      lua_replace(L, i);
-    }
-  }
-  lua_pushvalue(L, lua_upvalueindex(1));
-  lua_insert(L, 1);
-  lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
-  if (given[0] && lua_gettop(L) >= 2 && lua_isnil(L, 1) && lua_type(L, 2) == LUA_TSTRING)
-    given_name_in_message(L, 2, given, real);
-  return lua_gettop(L);
-}
-
-static void guard(lua_State *L, const char *lib, const char *name, int how) {
-  lua_getglobal(L, lib);
-  lua_getfield(L, -1, name);
-  lua_pushinteger(L, how);
-  lua_pushfstring(L, "%s.%s", lib, name);
-  lua_pushcclosure(L, lapi_guarded, 3);
-  lua_setfield(L, -2, name);
-  lua_pop(L, 1);
-}
-
-static void drop(lua_State *L, const char *lib, const char *name) {
-  lua_getglobal(L, lib);
-  lua_pushnil(L);
-  lua_setfield(L, -2, name);
-  lua_pop(L, 1);
-}
-
-/* load, loadfile and dofile in text mode only: bytecode can crash the VM. */
-static int lapi_load_text(lua_State *L) {
-  int n = lua_gettop(L);
-  lua_settop(L, n < 4 ? 3 : 4);    /* keep an explicit env, even nil */
-  lua_pushliteral(L, "t");
-  lua_replace(L, 3);
-  lua_pushvalue(L, lua_upvalueindex(1));
-  lua_insert(L, 1);
-  lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
-  return lua_gettop(L);
-}
-
-static int lapi_loadfile_text(lua_State *L) {
-  int n = lua_gettop(L);
-  char real[PATH_MAX];
-  if (lua_isstring(L, 1)) {
-    lua_pushstring(L, lapi_check_path(L, "loadfile", lua_tostring(L, 1), 0, real));
-    lua_replace(L, 1);
-  }
-  lua_settop(L, n < 3 ? 2 : 3);
-  lua_pushliteral(L, "t");
-  lua_replace(L, 2);
-  lua_pushvalue(L, lua_upvalueindex(1));
-  lua_insert(L, 1);
-  lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
-  return lua_gettop(L);
-}
-
-static int dofile_k(lua_State *L, int status, lua_KContext ctx) { return lua_gettop(L) - 1; }
-
-static int lapi_dofile_text(lua_State *L) {
-  const char *fname = luaL_optstring(L, 1, NULL);
-  char real[PATH_MAX];
-  lua_settop(L, 1);
-  if (fname) fname = lapi_check_path(L, "dofile", fname, 0, real);
-  if (luaL_loadfilex(L, fname, "t") != LUA_OK) return lua_error(L);
-  lua_callk(L, 0, LUA_MULTRET, 0, dofile_k);
-  return dofile_k(L, LUA_OK, 0);
-}
-
-/* Find module 'name' on the template list 'path' and load it, the file's
-** name checked against the sandbox first; text only under the sandbox, as
-** the script itself is loaded. Returns as a searcher does: the loader and
-** the file's name, or the message of what was tried. */
-static int search_and_load(lua_State *L, const char *name, const char *path) {
-  LuaApi *api = lapi_get(L);
-  lua_getglobal(L, "package");
-  lua_getfield(L, -1, "searchpath");
-  lua_pushstring(L, name);
-  lua_pushstring(L, path);
-  lua_call(L, 2, 2);
-  if (lua_isnil(L, -2)) return 1;   /* the message of searchpath */
-  char real[PATH_MAX];
-  const char *file = lua_tostring(L, -2);
-  if (luaL_loadfilex(L, lapi_check_path(L, "require", file, 0, real), api->opt.sandbox ? "t" : NULL) != LUA_OK)
-    return luaL_error(L, "error loading module '%s' from file '%s':\n\t%s", name, file, lua_tostring(L, -1));
-  lua_pushstring(L, file);
-  return 2;
-}
-
-/* require's searcher for Lua files on package.path, used by the sandbox. */
-static int lapi_searcher(lua_State *L) {
-  const char *name = luaL_checkstring(L, 1);
-  lua_getglobal(L, "package");
-  lua_getfield(L, -1, "path");
-  const char *path = lua_tostring(L, -1);
-  return search_and_load(L, name, path ? path : "");
-}
-
-/* require's searcher for the running script's own folder ('script_dir'),
-** tried before package.path: a script gets the modules shipped beside it
-** (lua/tielab/stats.lua beside lua/paper.lua, in the sources and
-** installed alike), never an installed copy of another version. Under the
-** sandbox that folder may be read, as the script itself was. */
-static int lapi_script_searcher(lua_State *L) {
-  LuaApi *api = lapi_get(L);
-  const char *name = luaL_checkstring(L, 1);
-  if (!api->script_dir[0]) {
-    lua_pushliteral(L, "no script folder (no script is running)");
-    return 1;
-  }
-  char path[PATH_MAX + 8];
-  snprintf(path, sizeof path, "%s/?.lua", api->script_dir);
-  return search_and_load(L, name, path);
-}
-
-/* Put 'fn' into package.searchers at 'pos', moving the others up. */
-static void insert_searcher(lua_State *L, lua_CFunction fn, lua_Integer pos) {
-  lua_getglobal(L, "package");
-  lua_getfield(L, -1, "searchers");
-  for (lua_Integer i = (lua_Integer)luaL_len(L, -1); i >= pos; i--) {
-    lua_rawgeti(L, -1, i);
-    lua_rawseti(L, -2, i + 1);
-  }
-  lua_pushcfunction(L, fn);
-  lua_rawseti(L, -2, pos);
-  lua_pop(L, 2);
-}
-
-/* setmetatable without finalisers: Lua runs a __gc with its hooks off, so
-** a loop in one could be stopped by no interrupt. (A __gc added to the
-** metatable later is never called: Lua marks an object for finalising
-** only when it gets a metatable that has one.) */
-static int lapi_setmetatable_nogc(lua_State *L) {
-  if (lua_type(L, 2) == LUA_TTABLE && lua_getfield(L, 2, "__gc") != LUA_TNIL)
-    return luaL_error(L, "setmetatable: no __gc in the sandbox (a finaliser cannot be interrupted)");
-  lua_settop(L, 2);
-  lua_pushvalue(L, lua_upvalueindex(1));
-  lua_insert(L, 1);
-  lua_call(L, 2, 1);
-  return 1;
-}
-
-static void sandbox(lua_State *L) {
-  /* setlocale is process-wide: it would change how the lab writes numbers. */
-  static const char *const os_gone[] = {"execute", "tmpname", "setlocale"};
-  static const char *const debug_gone[] = {"sethook", "setlocal", "setupvalue", "upvaluejoin",
-                                           "setuservalue", "setmetatable", "setcstacklimit",
-                                           "getregistry", "getupvalue"};
-  for (size_t i = 0; i < sizeof os_gone / sizeof *os_gone; i++) drop(L, "os", os_gone[i]);
-  for (size_t i = 0; i < sizeof debug_gone / sizeof *debug_gone; i++) drop(L, "debug", debug_gone[i]);
-  drop(L, "io", "popen");
-  drop(L, "package", "loadlib");
-  guard(L, "io", "open", GUARD_OPEN);
-  guard(L, "io", "lines", GUARD_READ);
-  guard(L, "io", "input", GUARD_READ);
-  guard(L, "io", "output", GUARD_WRITE);
-  guard(L, "os", "remove", GUARD_WRITE);
-  guard(L, "os", "rename", GUARD_BOTH);
-
-  lua_getglobal(L, "setmetatable");
-  lua_pushcclosure(L, lapi_setmetatable_nogc, 1);
-  lua_setglobal(L, "setmetatable");
-  lua_getglobal(L, "load");
-  lua_pushcclosure(L, lapi_load_text, 1);
-  lua_setglobal(L, "load");
-  lua_getglobal(L, "loadfile");
-  lua_pushcclosure(L, lapi_loadfile_text, 1);
-  lua_setglobal(L, "loadfile");
-  lua_pushcfunction(L, lapi_dofile_text);
-  lua_setglobal(L, "dofile");
-
-  lua_getglobal(L, "package");
-  lua_pushliteral(L, "");
-  lua_setfield(L, -2, "cpath");
-  lua_createtable(L, 3, 0);                /* searchers: preload, the script's folder, Lua files */
-  lua_getfield(L, -2, "searchers");
-  for (int i = 1; i <= 2; i++) {
-    lua_rawgeti(L, -1, i);
-    lua_rawseti(L, -3, i);
-  }
-  lua_pop(L, 1);
-  lua_pushcfunction(L, lapi_searcher);
-  lua_rawseti(L, -2, 3);
-  lua_setfield(L, -2, "searchers");
-  lua_pop(L, 1);
-}
-
 /* ------------------------------------------------------------ other ranks */
 
 /* Under mpirun every rank runs the script and takes the same path through
@@ -687,7 +387,7 @@ static int lapi_setup(lua_State *L) {
   lua_pushcfunction(L, luaopen_tielab);
   lua_setfield(L, -2, "tielab");
   lua_pop(L, 2);
-  insert_searcher(L, lapi_script_searcher, 2);   /* after preload */
+  lapi_add_script_searcher(L);
 
   lrun_open(L);
   lua_getglobal(L, "require");
@@ -696,10 +396,10 @@ static int lapi_setup(lua_State *L) {
   lua_setglobal(L, "lab");
 
   Lab *lab = lapi_lock(api);
-  int follower = lab_rank(lab) > 0;
+  api->follower = lab_rank(lab) > 0;
   lapi_unlock(api);
-  if (follower) follow_rank0(L);   /* under the sandbox's guards, which check the names given */
-  if (api->opt.sandbox) sandbox(L);
+  if (api->opt.sandbox) lapi_sandbox(L);   /* its file functions write as a follower does themselves */
+  else if (api->follower) follow_rank0(L);
   lapi_find_beside_script(L);   /* after the sandbox, which checks the name found */
   lapi_install_hook(L);
   return 0;

@@ -72,12 +72,26 @@ typedef struct LuaApiOptions {
 ** an error that ends the script (headless mode turns it into the exit
 ** status), math.random seeded with 0 so scripts are reproducible, and a
 ** permanent count hook for interrupts. Sets host->after_step. With
-** 'sandbox': no os.execute, io.popen, package.loadlib, C modules,
-** debug.sethook or binary chunks, and files only under the working
-** directory (reading also the script's directory and tielab's lua/). */
+** 'sandbox': no os.execute, io.popen, io.tmpfile, package.loadlib, C
+** modules, binary chunks or finalisers, of the debug library only
+** traceback and getinfo (no function handed out), and files only under
+** the working directory (reading also the script's directory and tielab's
+** lua/), never a FIFO or a device; see lsandbox.c. */
 LuaApi *luaapi_new(Host *host, const LuaApiOptions *opt, Err *err);
 void luaapi_free(LuaApi *api);
 lua_State *luaapi_state(LuaApi *api);
+
+/* Add a run to the lab as a script's lab.run{...} does, its options from
+** an untrusted source (a journal's header): under the sandbox its corpus
+** must be a file the sandbox lets a script read, and its memory counts
+** against the heap cap. 0, or -1 with 'err' saying why. */
+int luaapi_add_run(LuaApi *api, const RunOptions *o, Err *err);
+
+/* 0 when the sandbox lets a script read ('write': write) the file 'path',
+** from the working directory and with no script folder (a journal's
+** files); else -1, and 'err' says why in the sandbox's words. Nothing
+** outside the working directory and tielab's data folder is looked at. */
+int luaapi_sandbox_check(const char *path, int write, Err *err);
 
 /* The file of the script named 'name' on the command line: a name with a
 ** '/' is a path, used as given; a bare name is looked for in the working

@@ -129,6 +129,7 @@ static int set_journal(CliOptions *o, const char *v, Err *e) {
 }
 
 static int set_replay(CliOptions *o, const char *v, Err *e) {
+  if (!*v) return err_set(e, "--replay takes a journal's file name, got an empty one");
   o->replay = v;
   return 0;
 }

@@ -6,6 +6,7 @@
 ** journal of everything up to then (only the final record is missing).
 */
 #include <errno.h>
+#include <limits.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -312,7 +313,10 @@ int journal_file_hash(const char *path, uint64_t *hash, long *size, Err *err) {
   return 0;
 }
 
-/* ------------------------------------------------------------ reading */
+/* ------------------------------------------------------------ reading
+** A journal may come from anyone: every field is checked for its type and
+** range, and a value that does not fit is refused, never cut short or read
+** as 0 (a NUL byte, a run list that is an object, a step that is text). */
 
 enum { JOURNAL_LINE_MAX = 16 << 20 };   /* no entry of the lab is near it: a longer line is no journal */
 
@@ -321,8 +325,10 @@ static void free_strings(int argc, char **argv) {
   free(argv);
 }
 
+/* A list of texts (text_json's forms); -1 when 'a' is no such list. */
 static int read_strings(json_t *a, int *argc, char ***argv) {
-  size_t n = json_is_array(a) ? json_array_size(a) : 0;
+  if (!json_is_array(a)) return -1;
+  size_t n = json_array_size(a);
   *argv = calloc(n + 1, sizeof **argv);
   if (!*argv) return -1;
   for (size_t i = 0; i < n; i++) {
@@ -336,33 +342,54 @@ static int read_strings(json_t *a, int *argc, char ***argv) {
   return 0;
 }
 
+/* The whole number of at least 0 at 'key' of 'o' into '*out'. */
+static int read_count(json_t *o, const char *key, long *out, Err *err) {
+  json_t *v = json_object_get(o, key);
+  if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) > LONG_MAX)
+    return err_set(err, "'%s' is not a whole number of at least 0", key);
+  *out = (long)json_integer_value(v);
+  return 0;
+}
+
+/* Text of 'v' (text_json's forms) that fits in 'cap' bytes, into 'out'. */
+static int read_text_in(json_t *v, char *out, size_t cap, const char *what, Err *err) {
+  char *s = text_value(v);
+  if (!s) return err_set(err, "%s is not text", what);
+  size_t n = strlen(s);
+  if (n < cap) memcpy(out, s, n + 1);
+  free(s);
+  return n < cap ? 0 : err_set(err, "%s is longer than %zu bytes", what, cap - 1);
+}
+
 static int read_start_run(json_t *o, JournalRun *r, Err *err) {
-  const char *name = json_string_value(json_object_get(o, "name"));
+  if (!json_is_object(o)) return err_set(err, "a run that is not an object");
+  if (read_text_in(json_object_get(o, "name"), r->name, sizeof r->name, "a run's name", err) < 0) return -1;
+  if (read_count(o, "step", &r->step, err) < 0) return err_prefix(err, "run '%s'", r->name);
   json_t *opts = json_object_get(o, "options");
-  if (!name || !json_is_object(opts)) return err_set(err, "a run without a name or options");
-  snprintf(r->name, sizeof r->name, "%s", name);
-  r->step = (long)json_integer_value(json_object_get(o, "step"));
+  if (!json_is_object(opts)) return err_set(err, "run '%s' has no options", r->name);
   run_options_default(&r->opt);
   const char *key;
   json_t *v;
   json_object_foreach(opts, key, v) {
     const char *text = json_string_value(v);
-    if (!text) return err_set(err, "run '%s': option '%s' is not text", name, key);
-    if (run_options_set_text(&r->opt, key, text, err) < 0) return err_prefix(err, "run '%s'", name);
+    if (!text) return err_set(err, "run '%s': option '%s' is not text", r->name, key);
+    if (run_options_set_text(&r->opt, key, text, err) < 0) return err_prefix(err, "run '%s'", r->name);
   }
   return 0;
 }
 
 static int read_header(json_t *h, JournalFile *f, Err *err) {
-  if (json_integer_value(json_object_get(h, "journal")) != JOURNAL_VERSION)
+  json_t *version = json_object_get(h, "journal");
+  if (!json_is_integer(version) || json_integer_value(version) != JOURNAL_VERSION)
     return err_set(err, "not a tielab journal of version %d", JOURNAL_VERSION);
-  const char *version = json_string_value(json_object_get(h, "tielab"));
-  snprintf(f->version, sizeof f->version, "%s", version ? version : "");
-  if (read_strings(json_object_get(h, "argv"), &f->argc, &f->argv) < 0) return err_set(err, "bad argv");
-  char *cwd = text_value(json_object_get(h, "cwd"));
-  snprintf(f->cwd, sizeof f->cwd, "%s", cwd ? cwd : "");
-  free(cwd);
+  const char *tielab = json_string_value(json_object_get(h, "tielab"));
+  snprintf(f->version, sizeof f->version, "%.63s", tielab ? tielab : "");
+  if (read_strings(json_object_get(h, "argv"), &f->argc, &f->argv) < 0)
+    return err_set(err, "the header's argv is not a list of texts");
+  json_t *cwd = json_object_get(h, "cwd");
+  if (cwd && read_text_in(cwd, f->cwd, sizeof f->cwd, "the header's cwd", err) < 0) return -1;
   json_t *runs = json_object_get(h, "runs");
+  if (!json_is_array(runs)) return err_set(err, "the header's runs are not a list");
   size_t n = json_array_size(runs);
   f->start = calloc(n ? n : 1, sizeof *f->start);
   if (!f->start) return err_set(err, "out of memory");
@@ -386,72 +413,89 @@ static int read_kind(const char *s, JournalKind *k) {
 }
 
 static int read_steps(json_t *runs, JournalEntry *e, Err *err) {
+  if (!json_is_array(runs)) return err_set(err, "the runs' steps are not a list");
   size_t n = json_array_size(runs);
   e->runs = calloc(n ? n : 1, sizeof *e->runs);
   if (!e->runs) return err_set(err, "out of memory");
   for (size_t i = 0; i < n; i++) {
-    json_t *p = json_array_get(runs, i);
-    const char *name = json_string_value(json_array_get(p, 0));
-    json_t *step = json_array_get(p, 1);
-    if (!name || !json_is_integer(step)) return err_set(err, "a run's step is not [name, step]");
-    snprintf(e->runs[i].name, sizeof e->runs[i].name, "%s", name);
+    json_t *p = json_array_get(runs, i), *step = json_array_get(p, 1);
+    if (!json_is_array(p) || json_array_size(p) != 2 || !json_is_integer(step) || json_integer_value(step) < 0)
+      return err_set(err, "a run's step is not [name, step] with a step of at least 0");
+    if (read_text_in(json_array_get(p, 0), e->runs[i].name, sizeof e->runs[i].name, "a run's name", err) < 0)
+      return -1;
     e->runs[i].step = (long)json_integer_value(step);
     e->n_runs++;
   }
   return 0;
 }
 
+/* "fnv1a64": the script's hash as 16 hex digits. */
+static int read_hash(json_t *v, uint64_t *hash, Err *err) {
+  const char *hex = json_string_value(v);
+  if (!hex || strlen(hex) != 16 || strspn(hex, "0123456789abcdefABCDEF") != 16)
+    return err_set(err, "a script entry whose fnv1a64 is not 16 hex digits");
+  *hash = strtoull(hex, NULL, 16);
+  return 0;
+}
+
+static int read_script(json_t *o, JournalEntry *e, Err *err) {
+  if (!(e->path = text_value(json_object_get(o, "path"))) || !e->path[0])
+    return err_set(err, "a script entry without its file");
+  if (read_strings(json_object_get(o, "args"), &e->argc, &e->argv) < 0)
+    return err_set(err, "a script entry whose args are not a list of texts");
+  if (read_count(o, "size", &e->size, err) < 0) return -1;
+  return read_hash(json_object_get(o, "fnv1a64"), &e->hash, err);
+}
+
 static int read_entry(json_t *o, JournalEntry *e, Err *err) {
   if (read_kind(json_string_value(json_object_get(o, "kind")), &e->kind) < 0) return err_set(err, "unknown kind of entry");
-  json_t *step = json_object_get(o, "step");
-  if (!json_is_integer(step)) return err_set(err, "an entry without a step");
-  e->step = (long)json_integer_value(step);
+  if (read_count(o, "step", &e->step, err) < 0) return -1;
   if (read_steps(json_object_get(o, "runs"), e, err) < 0) return -1;
-  char *sel = text_value(json_object_get(o, "sel"));
-  snprintf(e->sel, sizeof e->sel, "%s", sel ? sel : "");
-  free(sel);
+  json_t *sel = json_object_get(o, "sel");
+  if (sel && read_text_in(sel, e->sel, sizeof e->sel, "the selected run", err) < 0) return -1;
+  json_t *v;
   switch (e->kind) {
     case JOURNAL_KEY:
     case JOURNAL_LINE:
       if (!(e->lua = text_value(json_object_get(o, "lua")))) return err_set(err, "an entry without its Lua");
       return 0;
-    case JOURNAL_BINDING: e->code = (int)json_integer_value(json_object_get(o, "code")); return 0;
-    case JOURNAL_SCRIPT: {
-      const char *hex = json_string_value(json_object_get(o, "fnv1a64"));
-      if (!hex || !(e->path = text_value(json_object_get(o, "path")))) return err_set(err, "a script entry without its file");
-      if (read_strings(json_object_get(o, "args"), &e->argc, &e->argv) < 0) return err_set(err, "bad script args");
-      e->size = (long)json_integer_value(json_object_get(o, "size"));
-      e->hash = strtoull(hex, NULL, 16);
+    case JOURNAL_BINDING:
+      v = json_object_get(o, "code");
+      if (!json_is_integer(v) || json_integer_value(v) < INT_MIN || json_integer_value(v) > INT_MAX)
+        return err_set(err, "a binding entry without its key code");
+      e->code = (int)json_integer_value(v);
       return 0;
-    }
-    case JOURNAL_WAIT: {
-      json_t *answer = json_object_get(o, "answer");
-      if (!json_is_boolean(answer)) return err_set(err, "a wait entry without its answer (true or false)");
-      e->answer = json_is_true(answer);
+    case JOURNAL_SCRIPT: return read_script(o, e, err);
+    case JOURNAL_WAIT:
+      v = json_object_get(o, "answer");
+      if (!json_is_boolean(v)) return err_set(err, "a wait entry without its answer (true or false)");
+      e->answer = json_is_true(v);
       return 0;
-    }
+  }
+  return 0;
+}
+
+static int read_end_run(json_t *r, JournalRun *jr, Err *err) {
+  if (read_text_in(json_object_get(r, "name"), jr->name, sizeof jr->name, "a final run's name", err) < 0) return -1;
+  if (read_count(r, "step", &jr->step, err) < 0) return err_prefix(err, "final run '%s'", jr->name);
+  for (int k = 0; k < JOURNAL_N_METRICS; k++) {
+    const char *v = json_string_value(json_object_get(r, metrics[k].name));
+    if (!v || strlen(v) >= JOURNAL_METRIC_CHARS)
+      return err_set(err, "run '%s' has no final '%s' (a hex float)", jr->name, metrics[k].name);
+    snprintf(jr->metric[k], JOURNAL_METRIC_CHARS, "%s", v);
   }
   return 0;
 }
 
 static int read_end(json_t *o, JournalFile *f, Err *err) {
   json_t *runs = json_object_get(o, "runs");
+  if (!json_is_array(runs)) return err_set(err, "the final record's runs are not a list");
+  if (read_count(o, "step", &f->end_step, err) < 0) return err_prefix(err, "the final record");
   size_t n = json_array_size(runs);
   f->end = calloc(n ? n : 1, sizeof *f->end);
   if (!f->end) return err_set(err, "out of memory");
-  f->end_step = (long)json_integer_value(json_object_get(o, "step"));
   for (size_t i = 0; i < n; i++) {
-    json_t *r = json_array_get(runs, i);
-    JournalRun *jr = &f->end[i];
-    const char *name = json_string_value(json_object_get(r, "name"));
-    if (!name) return err_set(err, "a final run without a name");
-    snprintf(jr->name, sizeof jr->name, "%s", name);
-    jr->step = (long)json_integer_value(json_object_get(r, "step"));
-    for (int k = 0; k < JOURNAL_N_METRICS; k++) {
-      const char *v = json_string_value(json_object_get(r, metrics[k].name));
-      if (!v) return err_set(err, "run '%s' has no final '%s'", name, metrics[k].name);
-      snprintf(jr->metric[k], JOURNAL_METRIC_CHARS, "%s", v);
-    }
+    if (read_end_run(json_array_get(runs, i), &f->end[i], err) < 0) return -1;
     f->n_end++;
   }
   f->has_end = 1;
@@ -471,6 +515,18 @@ static int read_line(json_t *o, int lineno, JournalFile *f, Err *err) {
   return read_entry(o, &e[f->n - 1], err);
 }
 
+/* One line of 'len' bytes, the line number 'lineno'. */
+static int read_text_line(const char *line, size_t len, int lineno, JournalFile *f, Err *err) {
+  if (len > JOURNAL_LINE_MAX) return err_set(err, "a line longer than %d MiB", JOURNAL_LINE_MAX >> 20);
+  if (memchr(line, '\0', len)) return err_set(err, "a NUL byte (a journal is text)");
+  json_error_t je;
+  json_t *o = json_loadb(line, len, 0, &je);
+  if (!o) return err_set(err, "%s", je.text);
+  int rc = read_line(o, lineno, f, err);
+  json_decref(o);
+  return rc;
+}
+
 int journal_read(const char *path, JournalFile *f, Err *err) {
   memset(f, 0, sizeof *f);
   FILE *in = safeopen_fread(path, 0, NULL, err);
@@ -481,16 +537,9 @@ int journal_read(const char *path, JournalFile *f, Err *err) {
   ssize_t len;
   while (rc == 0 && (len = getline(&line, &cap, in)) > 0) {
     lineno++;
-    if (len > JOURNAL_LINE_MAX) {
-      rc = err_set(err, "%s:%d: a line longer than %d MiB", path, lineno, JOURNAL_LINE_MAX >> 20);
-      break;
-    }
-    json_error_t je;
-    json_t *o = json_loads(line, 0, &je);
-    if (!o) rc = err_set(err, "%s:%d: %s", path, lineno, je.text);
-    else if (read_line(o, lineno, f, err) < 0) rc = err_prefix(err, "%s:%d", path, lineno);
-    json_decref(o);
+    if (read_text_line(line, (size_t)len, lineno, f, err) < 0) rc = err_prefix(err, "%s:%d", path, lineno);
   }
+  if (rc == 0 && ferror(in)) rc = err_set(err, "%s: read error", path);
   free(line);
   fclose(in);
   if (rc == 0 && lineno == 0) rc = err_set(err, "%s: empty journal", path);

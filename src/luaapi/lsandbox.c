@@ -13,6 +13,8 @@
 ** wrapper that called the original would leave it on the call stack while
 ** it ran, where an error handler's debug.getinfo(level, "f") or
 ** debug.getlocal on the C frame could pick it up and call it unchecked.
+** (require alone is wrapped, to refuse a name with a NUL byte: it touches
+** no file itself, the searchers of lrequire.c do.)
 ** For the same reason the debug library is cut down in place (so that
 ** package.loaded.debug and require "debug" give the same cut table), and
 ** the metatables of Lua's file handles and of tielab's own objects are
@@ -257,6 +259,17 @@ static int sbx_dofile(lua_State *L) {
 
 /* package.searchpath(name, path [, sep [, rep]]) under the rule: names
 ** outside are listed as not looked at, whether they exist or not. */
+/* require (upvalue 1, Lua's) with a name that holds a NUL byte refused:
+** Lua would go on with the name cut at the NUL. */
+static int sbx_require(lua_State *L) {
+  lapi_name_arg(L, 1, "require");
+  lua_settop(L, 1);
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, 1, 2);
+  return 2;
+}
+
 static int sbx_searchpath(lua_State *L) {
   const char *name = lapi_name_arg(L, 1, "package.searchpath");
   const char *path = lapi_name_arg(L, 2, "package.searchpath");
@@ -402,6 +415,9 @@ void lapi_sandbox(lua_State *L) {
     put(L, checked_fns[i].lib, checked_fns[i].name, checked_fns[i].fn);
   cut_debug(L);
   replace_searchers(L);
+  lua_getglobal(L, "require");
+  lua_pushcclosure(L, sbx_require, 1);
+  lua_setglobal(L, "require");
   luaL_getmetatable(L, LUA_FILEHANDLE);
   lapi_seal_metatable(L, -1);
   lua_pop(L, 1);

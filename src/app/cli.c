@@ -165,7 +165,8 @@ static const CliOption cli_options[] = {
   {"ascii", 0, NULL, set_ascii, USE_SCREEN, "draw graphs with ASCII only"},
   {"theme", 0, "dark|light|mono", set_theme, USE_SCREEN,
    "colours for a dark or light background, or none (default: from COLORFGBG, else dark)"},
-  {"lua-mem", 0, "MIB", set_lua_mem, USE_SCRIPTS, "cap on the Lua heap (default 1024)"},
+  {"lua-mem", 0, "MIB", set_lua_mem, USE_SCRIPTS | USE_REPLAY,
+   "cap on the Lua heap (default 1024; a replay takes the lower of this and the journal's)"},
   {"record", 0, "FILE.cast", set_record, USE_SCREEN,
    "write the screen to an asciicast v2 file (asciinema plays it)"},
   {"journal", 0, "FILE", set_journal, USE_SCREEN, "write every action that changes the lab, for --replay"},
@@ -476,6 +477,11 @@ static int parse_one(int argc, char **argv, int i, CliOptions *o, int *consumed,
     return c->set(o, value, err);
   }
   return parse_setting(argc, argv, i, name, eq, o, consumed, err);
+}
+
+int cli_given(const CliOptions *o, const char *option) {
+  const CliOption *c = find_option(option);
+  return c && (o->options_given >> (c - cli_options) & 1);
 }
 
 void cli_print_given(FILE *f, const RunOptions *o) {

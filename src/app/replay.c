@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "app/cli.h"
+#include "app/replay_check.h"
 #include "config.h"
 #include "lab/journal.h"
 #include "lab/steer.h"
@@ -43,7 +44,7 @@ typedef struct Replay {
   char why[ERR_MSG_MAX + 128];
   long tickets;
   int ended;               /* a script was stopped at the final record */
-  int sandbox;             /* the journal's Lua runs sandboxed */
+  ReplayPlan plan;         /* sandboxed or not, the heap cap, the recorded command line */
   JournalStep *end_steps;  /* the final record's steps */
 } Replay;
 
@@ -471,29 +472,29 @@ static void replay_log(void *ctx, LuaApiLog kind, const char *msg) {
   }
 }
 
-static int build_lab(Replay *rp, const CliOptions *o, Err *err) {
-  if (o->resume) return err_set(err, "%s: the recorded lab reopened autosaved runs (--resume); it cannot be replayed", rp->path);
+/* The lab, and the Lua state that replays into it. */
+static int start_lua(Replay *rp, Err *err) {
+  const CliOptions *o = &rp->plan.rec;
   if (!(rp->lab = lab_new(err))) return -1;
-  for (int i = 0; i < rp->f.n_start; i++) {
-    const JournalRun *jr = &rp->f.start[i];
-    if (jr->step != 0)
-      return err_set(err, "%s: run %s started at step %ld (a checkpoint): it cannot be replayed", rp->path, jr->name,
-                     jr->step);
-    if (!lab_add_run(rp->lab, &jr->opt, err)) return err_prefix(err, "%s: run %s", rp->path, jr->name);
-  }
-  if (lab_n_runs(rp->lab) > 0) snprintf(rp->sel, sizeof rp->sel, "%s", run_name(lab_run(rp->lab, 0)));
-  return 0;
-}
-
-static int start_lua(Replay *rp, const CliOptions *o, Err *err) {
   rp->running = !o->script;   /* the lab trains from the start unless a script leads */
   rp->host = (Host){.acquire = host_acquire, .release = host_release, .submit = host_submit, .poll = host_poll,
                     .cancel = host_cancel, .inline_steps = 1, .ud = rp,
                     .wait_answer = replay_wait_answer, .wait_answer_ctx = rp};
-  LuaApiOptions lo = {.heap_cap = (size_t)o->lua_mem_mb << 20, .sandbox = rp->sandbox, .out = replay_out,
+  LuaApiOptions lo = {.heap_cap = rp->plan.heap_cap, .sandbox = rp->plan.sandbox, .out = replay_out,
                       .log = replay_log, .ctx = rp, .defaults = &o->run};
   if (!(rp->api = luaapi_new(&rp->host, &lo, err))) return -1;
   open_ui(rp);
+  return 0;
+}
+
+/* The header's runs, made as a script's lab.run makes them: sandboxed,
+** their corpora obey the sandbox and their memory counts against the cap. */
+static int build_lab(Replay *rp, Err *err) {
+  for (int i = 0; i < rp->f.n_start; i++) {
+    const JournalRun *jr = &rp->f.start[i];
+    if (luaapi_add_run(rp->api, &jr->opt, err) < 0) return err_prefix(err, "%s: run %s", rp->path, jr->name);
+  }
+  if (lab_n_runs(rp->lab) > 0) snprintf(rp->sel, sizeof rp->sel, "%s", run_name(lab_run(rp->lab, 0)));
   return 0;
 }
 
@@ -567,18 +568,20 @@ static void warn_version(const Replay *rp) {
 /* A journal is code: its entries are Lua, and its header names a folder.
 ** Trusted (--trust), it replays as recorded: in the recorded folder,
 ** sandboxed only if the lab was. Otherwise its Lua runs under the sandbox,
-** here. The user's own --sandbox always holds. Says which, on one line. */
-static int choose_trust(Replay *rp, const CliOptions *user, const CliOptions *rec, Err *err) {
+** here. The user's own --sandbox always holds. Says which on one line, and
+** on a second what its Lua (and, sandboxed, its runs) may take. */
+static int choose_trust(Replay *rp, const CliOptions *user, Err *err) {
   char here[4096];
   if (user->trust && rp->f.cwd[0] && chdir(rp->f.cwd) != 0)
     return err_set(err, "%s: cannot enter the recorded lab's folder %s: %s", rp->path, rp->f.cwd, strerror(errno));
-  rp->sandbox = user->sandbox || !user->trust || rec->sandbox;
   if (!getcwd(here, sizeof here)) snprintf(here, sizeof here, ".");
   if (user->trust)
-    printf("replay: trusted, in the recorded folder %s%s\n", here, rp->sandbox ? ", sandboxed" : "");
+    printf("replay: trusted, in the recorded folder %s%s\n", here, rp->plan.sandbox ? ", sandboxed" : "");
   else
     printf("replay: sandboxed in %s (not the recorded folder %s): --trust replays as recorded\n", here,
            rp->f.cwd[0] ? rp->f.cwd : "(none)");
+  printf("replay: the Lua heap%s may take %zu MiB (%s)\n", rp->plan.sandbox ? " and the runs" : "",
+         rp->plan.heap_cap >> 20, rp->plan.heap_from);
   return 0;
 }
 
@@ -588,14 +591,14 @@ int replay_main(const CliOptions *user) {
   const char *path = user->replay;
   rp.path = path;
   Err err = {{0}};
-  CliOptions o;
   int rc = journal_read(path, &rp.f, &err);
   if (rc == 0) warn_version(&rp);
   if (rc == 0) rc = read_end_steps(&rp, &err);
-  if (rc == 0 && cli_parse(rp.f.argc, rp.f.argv, &o, &err) < 0) rc = err_prefix(&err, "%s: its command line", path);
-  if (rc == 0) rc = choose_trust(&rp, user, &o, &err);
-  if (rc == 0) rc = build_lab(&rp, &o, &err);
-  if (rc == 0) rc = start_lua(&rp, &o, &err);
+  if (rc == 0) rc = replay_plan(&rp.f, path, user, &rp.plan, &err);
+  if (rc == 0) rc = choose_trust(&rp, user, &err);
+  if (rc == 0) rc = replay_check(&rp.f, path, &rp.plan, &err);
+  if (rc == 0) rc = start_lua(&rp, &err);
+  if (rc == 0) rc = build_lab(&rp, &err);
   if (rc == 0) rc = replay_run(&rp, &err);
   int status = EXIT_RUNTIME;
   if (rc < 0) {

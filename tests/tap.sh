@@ -65,6 +65,20 @@ bail_out() {
   echo "Bail out! $1"
   exit 1
 }
+# tap_relay FILE: the checks of another TAP stream (a Lua test's output)
+# as checks of this test, renumbered into its plan; its skips stay skips,
+# its comments pass, its plan goes.
+tap_relay() {
+  while IFS= read -r tap_line; do
+    tap_what=$(printf '%s\n' "$tap_line" | sed -E 's/^(not )?ok( [0-9]+)?( - )?//')
+    case $tap_line in
+      "ok "*"# SKIP"*) skip "${tap_line#*# SKIP }" ;;
+      "ok "*) ok 0 "$tap_what" ;;
+      "not ok "*) ok 1 "$tap_what" ;;
+      "#"*) echo "$tap_line" ;;
+    esac
+  done <"$1"
+}
 # A small English-like corpus of $2 lines in the file $1.
 tap_corpus() {
   tap_i=0

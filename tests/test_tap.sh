@@ -58,6 +58,9 @@ sh_case sh_late 'ok 0 "a check that holds"; skip_all "too late"'
 expect_failure sh_late "tap.sh: skip_all after a check fails, never skips"
 sh_case sh_bail 'ok 0 "a check that holds"; bail_out "what the build makes is missing"'
 expect_failure sh_bail "tap.sh: bail_out is an error"
+printf 'ok 1 - one\nok 2 # SKIP no tool\n# a comment\nnot ok 3 - two\n1..3\n' >relayed.tap
+sh_case sh_relay 'ok 0 "before"; tap_relay relayed.tap; tap_done'
+expect sh_relay "ERROR:1 FAIL:1 PASS:2 SKIP:1" "tap.sh: tap_relay takes another stream's passes, skips and failures into the plan (a failure fails the test)"
 
 # ---- tap.lua, run as the Lua tests are
 lua_case lua_skip 'tap.ok(true, "a check that holds"); tap.skip("a tool is missing", 2); tap.done()'

@@ -1,0 +1,110 @@
+#!/bin/sh
+# test_sandbox_escape.sh -- no way around the sandbox, for a script run
+# with --sandbox or a journal replayed without --trust. A hostile script
+# (tests/sandbox_escape.lua) tries every route to a function the sandbox
+# did not check: debug.getinfo from an error handler or a load reader
+# while a checked call runs, the debug library's other functions, other
+# coroutines' stacks, package.loaded, require "debug", bytecode through
+# string.dump, a __gc swapped into the metatable of a lab.progress, a run
+# or a file handle, package.searchpath as an oracle, FIFOs and /dev/zero,
+# and names with a NUL byte; its target, the user's init.lua, must never
+# appear. Then hostile journals: a header run or the recorded --corpus
+# naming a file outside, script entries naming /dev/zero, a FIFO or a file
+# outside (no size told), the recorded --lua-mem against the user's, a
+# header run too big for the cap, and a line entry trying the getinfo
+# route. Each must fail, promptly; every wait has a generous deadline.
+tap_name=escape; . "${srcdir:-.}/tests/tap.sh"
+mkdir -p "$tmp/work" "$tmp/outside" "$tmp/config/tielab" "$tmp/cache" "$tmp/replay-cache"
+export XDG_CONFIG_HOME="$tmp/config" XDG_CACHE_HOME="$tmp/cache"
+TARGET=$XDG_CONFIG_HOME/tielab/init.lua
+tap_corpus "$tmp/outside/secret.txt" 300
+cp "${srcdir:-.}/tests/tap.lua" "${srcdir:-.}/tests/sandbox_escape.lua" "$tmp/work/" || bail_out "cannot copy the Lua test"
+cd "$tmp/work" || exit 1
+mkfifo fifo || bail_out "cannot make a FIFO"
+T="timeout 120"   # nothing here takes long: a case that hangs fails instead
+
+# ---------------------------------------------------------------- a hostile script
+$T "$tielab" --headless --sandbox sandbox_escape.lua "$tmp/outside/secret.txt" "$TARGET" >lua.out 2>lua.err
+rc=$?
+tap_relay lua.out
+ok "$rc" "the hostile script ran to its end under --sandbox (status $rc$(head -c 300 lua.err | tr '\n' ' '))"
+ok $([ ! -e "$TARGET" ]; echo $?) "it wrote nothing to the user's init.lua"
+
+# ---------------------------------------------------------------- hostile journals
+V=$("$tielab" --version | awk '{ print $2 }')
+RUN='"vocab":"256","dim":"16","layers":"1","heads":"2","ctx":"8","batch":"2"'
+# journal FILE ARGV RUNS ENTRY...: a journal without a final record.
+journal() {
+  f=$1 argv=$2 runs=$3
+  shift 3
+  {
+    echo "{\"journal\":1,\"tielab\":\"$V\",\"argv\":[\"tielab\"$argv],\"cwd\":\"/nowhere\",\"runs\":[$runs]}"
+    for e in "$@"; do echo "$e"; done
+  } >"$f"
+}
+line_entry() { echo "{\"kind\":\"line\",\"step\":0,\"runs\":$1,\"sel\":\"\",\"lua\":\"$2\"}"; }
+script_entry() { echo "{\"kind\":\"script\",\"step\":0,\"runs\":[],\"sel\":\"\",\"path\":\"$1\",\"args\":[],\"size\":7,\"fnv1a64\":\"0123456789abcdef\"}"; }
+# (with a cache of their own: what a replay tokenizes shows there)
+replay() { XDG_CACHE_HOME="$tmp/replay-cache" $T "$tielab" --replay "$@" >rp.out 2>&1; }
+
+journal corpus.jsonl "" "{\"name\":\"r\",\"step\":0,\"options\":{\"name\":\"r\",$RUN,\"corpus\":\"$tmp/outside/secret.txt\"}}" \
+  "$(line_entry '[["r",0]]' "lab.runs.r:save('stolen.safetensors') print('ENTRY RAN')")"
+replay corpus.jsonl
+rc=$?
+[ "$rc" -eq 1 ] && grep -q "corpus.jsonl:1: run r's corpus: '$tmp/outside/secret.txt' is outside the working directory (sandbox)" rp.out
+ok $? "a header run whose corpus is outside is refused (status $rc: $(grep tielab: rp.out))"
+[ ! -e stolen.safetensors ] && ! grep -q "ENTRY RAN" rp.out && [ -z "$(find "$tmp/replay-cache" -type f)" ]
+ok $? "before anything runs: no entry ran, nothing was saved, the outside text was never tokenized"
+
+journal default.jsonl ",\"--corpus\",\"$tmp/outside/secret.txt\"" "" \
+  "$(line_entry '[]' "lab.run{vocab = 256, dim = 16, layers = 1, heads = 2, ctx = 8, batch = 2}:save('stolen.safetensors')")"
+replay default.jsonl
+rc=$?
+[ "$rc" -eq 1 ] && grep -q "the recorded --corpus: '$tmp/outside/secret.txt' is outside the working directory" rp.out &&
+  [ ! -e stolen.safetensors ]
+ok $? "a recorded --corpus outside, which lab.run{} would start from, is refused (status $rc)"
+
+for p in /dev/zero fifo "$tmp/outside/secret.txt" "$tmp/outside/missing.txt"; do
+  journal script.jsonl "" "" "$(script_entry "$p")"
+  replay script.jsonl
+  rc=$?
+  case $p in
+    fifo) want="is a FIFO, not a regular file" ;;
+    *) want="the script: '$p' is outside the working directory (sandbox)" ;;
+  esac
+  [ "$rc" -eq 1 ] && grep -qF "$want" rp.out && ! grep -q "bytes" rp.out
+  ok $? "a script entry naming $p is refused at once, telling no size (status $rc: $(grep -v '^replay: \(sandboxed\|the Lua\)' rp.out | head -n 1))"
+  cp rp.out "script-$(basename "$p").out"
+done
+sed "s|secret.txt|X|" script-secret.txt.out >a.out
+sed "s|missing.txt|X|" script-missing.txt.out >b.out
+cmp -s a.out b.out
+ok $? "an outside file that exists and one that does not are refused alike (no oracle)"
+
+cap_entry=$(line_entry '[]' "print('cap', select(2, lab.mem()) >> 20)")
+journal mem.jsonl ',"--lua-mem","1048576"' "" "$cap_entry"
+replay mem.jsonl
+grep -qx "cap	1024" rp.out
+ok $? "a journal's --lua-mem 1048576 does not lift the cap: the default 1024 MiB holds ($(grep '^cap' rp.out))"
+replay mem.jsonl --lua-mem 64
+rc=$?
+grep -qx "cap	64" rp.out && grep -q "may take 64 MiB" rp.out
+ok $? "--lua-mem is taken with --replay, and the lower cap wins (status $rc: $(grep '^cap' rp.out))"
+journal low.jsonl ',"--lua-mem","32"' "" "$cap_entry"
+replay low.jsonl --lua-mem 512
+grep -qx "cap	32" rp.out
+ok $? "a journal's own lower cap still holds ($(grep '^cap' rp.out))"
+journal big.jsonl "" '{"name":"big","step":0,"options":{"name":"big","vocab":"4096","dim":"256","layers":"4","heads":"4","ctx":"64","batch":"16"}}'
+replay big.jsonl --lua-mem 16
+rc=$?
+[ "$rc" -eq 1 ] && grep -q "run big: run 'big' needs about .* MiB, more than the .* MiB it may have (a sandboxed script's runs count against --lua-mem)" rp.out
+ok $? "a header run counts against the cap as a sandboxed script's runs do (status $rc: $(grep tielab: rp.out))"
+
+# The reported escape, as a journal's line entry: the unchecked io.open
+# taken from the stack by an error handler, then init.lua written.
+grab="local f; xpcall(io.open, function() for l = 1, 9 do local ok, i = pcall(debug.getinfo, l, 'f') if ok and i and i.func then f = f or i.func end end end, '/etc/passwd') local w = f and f('$TARGET', 'w') if w then w:write('os.execute(1)') w:close() end print('GOT', f)"
+journal grab.jsonl "" "" "$(line_entry '[]' "$grab")"
+replay grab.jsonl
+grep -qx "GOT	nil" rp.out && [ ! -e "$TARGET" ]
+ok $? "a line entry's error handler gets no unchecked io.open, and init.lua stays unwritten ($(grep '^GOT' rp.out))"
+tap_done

@@ -92,6 +92,13 @@ grep -q "more than the [0-9.]* [KMG]iB it may have (a sandboxed script's runs co
 ok $? "runs beyond --lua-mem are refused: $(head -1 out)"
 awk '$1 == "runs" { exit !($2 > 0 && $2 <= $3) }' out
 ok $? "and lab.mem() counts them under the cap: $(grep '^runs' out)"
+printf '%s\n' 'local r = lab.run{vocab = 256, dim = 16, layers = 1, heads = 2, ctx = 8, batch = 2}' \
+  'assert(r:save("small.safetensors"))' >case.lua
+"$tielab" --headless case.lua || bail_out "cannot save a small run"
+printf '%s\n' 'print(lab.load("small.safetensors"))' >case.lua
+"$tielab" --headless --sandbox --lua-mem 1 case.lua >out 2>err
+grep -q "^nil	.*needs about [1-9][0-9.]* MiB, more than the [1-9][0-9.]* KiB it may have$" out
+ok $? "lab.load past --lua-mem gives both numbers in units that show them: $(cat out)"
 
 sandboxed 'setmetatable({}, {__gc = function() while true do end end}) collectgarbage()'
 rc=$?

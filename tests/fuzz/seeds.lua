@@ -6,6 +6,8 @@
 --   safetensors/  that weights-only file, and small files with every dtype
 --   bpe_cache/    tokenizer cache files for fuzz_bpe_cache.c's corpus
 --   corpus/       text files just over the smallest corpus size
+--   journal/      journals as the lab writes them: every kind of entry, text
+--                 in both of its forms, a final record; and a short one
 -- Run: tielab --headless tests/fuzz/seeds.lua tests/fuzz
 local dir = arg[1] or "tests/fuzz"
 
@@ -125,3 +127,31 @@ while n < 4200 do
 end
 write("corpus/words.txt", table.concat(lines, "\n") .. "\n")
 write("corpus/utf8.txt", string.rep("Größe, café, naïve; 日本語のテキスト。\tΩ≈ç√∫ — «citation»\r\n", 55))
+
+-- ---- journals (journal.h's format): a header with two runs, every kind of
+-- entry, text as a string and as {"hex": ...}, and the final record
+local function run_json(name, tie)
+  return string.format('{"name":"%s","step":0,"options":{"name":"%s","vocab":"256","dim":"16","layers":"1",' ..
+                       '"heads":"2","ctx":"8","batch":"2","tie":"%s","init_seed":"1","data_seed":"1"}}', name, name, tie)
+end
+local function figures(name, step)
+  local f = {}
+  for _, k in ipairs{"loss", "val_loss", "grad_ratio", "grad_in", "grad_out", "weights"} do
+    f[#f + 1] = string.format('"%s":"%a"', k, 1.5 + step / 8)
+  end
+  return string.format('{"name":"%s","step":%d,%s}', name, step, table.concat(f, ","))
+end
+local steps = '"runs":[["tied",%d],["untied",%d]]'
+write("journal/full.jsonl", table.concat({
+  '{"journal":1,"tielab":"0.1.0","argv":["tielab","--journal","j.jsonl","--vocab","256","--lua-mem","512"],' ..
+    '"cwd":{"hex":"2f746d702f6c6162"},"runs":[' .. run_json("tied", "tied") .. "," .. run_json("untied", "untied") .. "]}",
+  '{"kind":"key","step":3,' .. steps:format(3, 3) .. ',"sel":"tied","lua":"ui.in_scale(\'up\')"}',
+  '{"kind":"line","step":5,' .. steps:format(5, 5) .. ',"sel":"tied","lua":"lab.runs[2]:set{lr=2e-3}"}',
+  '{"kind":"binding","step":6,' .. steps:format(6, 6) .. ',"sel":"untied","code":120}',
+  '{"kind":"script","step":7,' .. steps:format(7, 7) .. ',"sel":"","path":"demo.lua","args":["a=1"],' ..
+    '"size":42,"fnv1a64":"cbf29ce484222325"}',
+  '{"kind":"wait","step":9,' .. steps:format(9, 9) .. ',"sel":"tied","answer":true}',
+  '{"end":true,"step":12,"runs":[' .. figures("tied", 12) .. "," .. figures("untied", 12) .. "]}",
+}, "\n") .. "\n")
+write("journal/short.jsonl", '{"journal":1,"tielab":"0.1.0","argv":["tielab"],"cwd":"/tmp","runs":[]}\n' ..
+                             '{"end":true,"step":0,"runs":[]}\n')

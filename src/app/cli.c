@@ -479,11 +479,6 @@ static int parse_one(int argc, char **argv, int i, CliOptions *o, int *consumed,
   return parse_setting(argc, argv, i, name, eq, o, consumed, err);
 }
 
-int cli_given(const CliOptions *o, const char *option) {
-  const CliOption *c = find_option(option);
-  return c && (o->options_given >> (c - cli_options) & 1);
-}
-
 void cli_print_given(FILE *f, const RunOptions *o) {
   int n;
   const Setting *s = lab_settings(&n);

@@ -51,8 +51,6 @@ void cli_usage(FILE *f);
 ** argument (or '-'), its choices (or '-'), and the modes that take it;
 ** then '@datadir DIR', the installed scripts' folder. */
 void cli_list_options(FILE *f);
-/* Whether program option 'option' ("lua-mem") was on the command line. */
-int cli_given(const CliOptions *o, const char *option);
 /* ' name=value' for each run setting given on the command line, as the
 ** built-in loops' first line shows them. */
 void cli_print_given(FILE *f, const RunOptions *o);

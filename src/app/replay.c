@@ -580,8 +580,8 @@ static int choose_trust(Replay *rp, const CliOptions *user, Err *err) {
   else
     printf("replay: sandboxed in %s (not the recorded folder %s): --trust replays as recorded\n", here,
            rp->f.cwd[0] ? rp->f.cwd : "(none)");
-  printf("replay: the Lua heap%s may take %zu MiB (%s)\n", rp->plan.sandbox ? " and the runs" : "",
-         rp->plan.heap_cap >> 20, rp->plan.heap_from);
+  printf("replay: the Lua heap%s may take %zu MiB (the lower of --lua-mem and the journal's)\n",
+         rp->plan.sandbox ? " and the runs" : "", rp->plan.heap_cap >> 20);
   return 0;
 }
 

@@ -7,17 +7,6 @@
 
 enum { MIB = 1 << 20 };
 
-/* The user's --lua-mem bounds a journal's when the journal is not
-** trusted (its default too), or when it was given. */
-static void heap_cap(ReplayPlan *p, const CliOptions *user) {
-  long mb = p->rec.lua_mem_mb;
-  p->heap_from = "the journal's --lua-mem";
-  if (p->sandbox || cli_given(user, "lua-mem")) {
-    if (user->lua_mem_mb < mb) mb = user->lua_mem_mb;
-    p->heap_from = "--lua-mem, or the journal's when lower";
-  }
-  p->heap_cap = (size_t)mb * MIB;
-}
 
 int replay_plan(const JournalFile *f, const char *path, const CliOptions *user, ReplayPlan *p, Err *err) {
   if (cli_parse(f->argc, f->argv, &p->rec, err) < 0) return err_prefix(err, "%s: its command line", path);
@@ -28,7 +17,9 @@ int replay_plan(const JournalFile *f, const char *path, const CliOptions *user, 
       return err_set(err, "%s: run %s started at step %ld (a checkpoint): it cannot be replayed", path,
                      f->start[i].name, f->start[i].step);
   p->sandbox = user->sandbox || !user->trust || p->rec.sandbox;
-  heap_cap(p, user);
+  /* the user's --lua-mem (its default too) is the ceiling: a journal only lowers it */
+  long mb = p->rec.lua_mem_mb < user->lua_mem_mb ? p->rec.lua_mem_mb : user->lua_mem_mb;
+  p->heap_cap = (size_t)mb * MIB;
   return 0;
 }
 

@@ -7,8 +7,8 @@
 **
 ** replay_plan reads the recorded command line and settles how the replay
 ** runs: sandboxed or not, and its Lua heap cap, the lower of the journal's
-** --lua-mem and the user's (the user's default, 1024 MiB, counts when the
-** journal is not trusted). replay_check then holds every file the journal
+** --lua-mem and the user's (1024 MiB when not given): a journal can lower
+** the user's cap, never lift it. replay_check then holds every file the journal
 ** names to the sandbox's rule (luaapi_sandbox_check), before anything is
 ** opened: each header run's corpus, the recorded --corpus that lab.run{}
 ** starts from, and each script entry's file. Nothing here runs Lua or
@@ -26,7 +26,6 @@ typedef struct ReplayPlan {
   CliOptions rec;     /* the recorded command line (its strings are the journal's) */
   int sandbox;        /* the journal's Lua runs sandboxed */
   size_t heap_cap;    /* bytes the Lua heap (and, sandboxed, the runs) may take */
-  const char *heap_from;   /* where that cap came from, for the replay to say */
 } ReplayPlan;
 
 /* The plan for journal 'f' ('path' names it in messages) under the user's

@@ -11,8 +11,8 @@
 # appear. Then hostile journals: a header run or the recorded --corpus
 # naming a file outside, script entries naming /dev/zero, a FIFO or a file
 # outside (no size told), the recorded --lua-mem against the user's, a
-# header run too big for the cap, and a line entry trying the getinfo
-# route. Each must fail, promptly; every wait has a generous deadline.
+# header run too big for the cap, a line entry of bytecode and one trying
+# the getinfo route. Each must fail, promptly; every wait has a generous deadline.
 tap_name=escape; . "${srcdir:-.}/tests/tap.sh"
 mkdir -p "$tmp/work" "$tmp/outside" "$tmp/config/tielab" "$tmp/cache" "$tmp/replay-cache"
 export XDG_CONFIG_HOME="$tmp/config" XDG_CACHE_HOME="$tmp/cache"
@@ -99,6 +99,12 @@ replay big.jsonl --lua-mem 16
 rc=$?
 [ "$rc" -eq 1 ] && grep -q "run big: run 'big' needs about .* MiB, more than the .* MiB it may have (a sandboxed script's runs count against --lua-mem)" rp.out
 ok $? "a header run counts against the cap as a sandboxed script's runs do (status $rc: $(grep tielab: rp.out))"
+
+# A line entry of bytecode (its text in hex): a REPL entry is text only.
+journal binary.jsonl "" "" '{"kind":"line","step":0,"runs":[],"sel":"","lua":{"hex":"1b4c756154"}}'
+replay binary.jsonl
+grep -q "attempt to load a binary chunk (mode is 't')" rp.out
+ok $? "a line entry that is a binary chunk is refused as one ($(grep binary rp.out | head -n 1))"
 
 # The reported escape, as a journal's line entry: the unchecked io.open
 # taken from the stack by an error handler, then init.lua written.

@@ -236,18 +236,21 @@ static int incomplete(lua_State *L) {
   return msg && len >= 5 && strcmp(msg + len - 5, "<eof>") == 0;
 }
 
+/* An entry is text: under the sandbox (a journal's line entry) never a
+** binary chunk, which Lua does not check. */
 static int load_entry(lua_State *L, const char *text, int *is_incomplete) {
+  const char *mode = lapi_get(L)->opt.sandbox ? "t" : NULL;
   *is_incomplete = 0;
   const char *code = text[0] == '=' ? text + 1 : text;
   const char *ret = lua_pushfstring(L, "return %s;", code);
-  int status = luaL_loadbuffer(L, ret, strlen(ret), "=repl");
+  int status = luaL_loadbufferx(L, ret, strlen(ret), "=repl", mode);
   lua_remove(L, -2);
   if (status == LUA_OK || text[0] == '=') {
     *is_incomplete = status == LUA_ERRSYNTAX && incomplete(L);
     return status;
   }
   lua_pop(L, 1);
-  status = luaL_loadbuffer(L, text, strlen(text), "=repl");
+  status = luaL_loadbufferx(L, text, strlen(text), "=repl", mode);
   *is_incomplete = status == LUA_ERRSYNTAX && incomplete(L);
   return status;
 }

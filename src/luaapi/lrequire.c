@@ -10,6 +10,7 @@
 ** files exist outside the working directory.
 */
 #include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 

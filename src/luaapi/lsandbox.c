@@ -23,9 +23,8 @@
 ** no interrupt could stop a loop).
 */
 #include <errno.h>
-#include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "luaapi/linternal.h"
 
@@ -71,8 +70,10 @@ static int open_checked(lua_State *L, int idx, const char *fname, int mode, char
   char real[PATH_MAX];
   int writes = lapi_mode_writes(mode);
   const char *path = lapi_path_arg(L, idx, fname, writes, real);
-  if (writes && lapi_get(L)->follower) return lapi_open_null(L);
-  return lapi_open_handle(L, path, mode, why, cap);
+  if (!writes || !lapi_get(L)->follower) return lapi_open_handle(L, path, mode, why, cap);
+  if (lapi_open_null(L)) return 1;
+  snprintf(why, cap, "/dev/null: %s", strerror(errno));
+  return 0;
 }
 
 /* io.open's mode argument at 'idx'. */

@@ -5,7 +5,8 @@
 # online lens and validation, and an untied run with a scaled input side);
 # both ways of summing the gradient (by layers, overlapped with the
 # backward, or whole) give the same numbers; lab.rank and lab.world say
-# where a script runs; rank 0 alone writes (a script's files, r:save); a
+# where a script runs; rank 0 alone writes (a script's files, under
+# --sandbox too, r:save); a
 # batch that does not split evenly, the interactive lab and a bad or
 # mixed TIELAB_ALLREDUCE are refused before training; scripts that part
 # ways on one rank (a step more, an early end, an error, a setting, a run
@@ -95,6 +96,20 @@ grep -q "rank 0 of 1" one.err && grep -q "rank 0 of 2" two.err
 ok $? "lab.rank and lab.world: 0 of 1 in a plain process, 0 of 2 on rank 0 under mpirun"
 [ -f written-0 ] && [ ! -e written-1 ] && [ ! -e written-1.tmp ] && [ "$(cat written-0)" = "rank 0" ]
 ok $? "only rank 0's script writes files (io.open, os.rename): $(ls written-* 2>&1 | tr '\n' ' ')"
+cat >sbx.lua <<'LUA'
+local f = assert(io.open("sbx-" .. lab.rank .. ".tmp", "w"))
+f:write("rank ", lab.rank, "\n")
+f:close()
+assert(os.rename("sbx-" .. lab.rank .. ".tmp", "sbx-" .. lab.rank))
+io.output("out-" .. lab.rank)
+io.write("rank ", lab.rank, "\n")
+io.close()
+LUA
+mpi 2 "$tielab" --headless --sandbox sbx.lua >sbx.out 2>sbx.err
+rc=$?
+[ "$rc" -eq 0 ] && [ "$(cat sbx-0 out-0)" = "rank 0
+rank 0" ] && [ ! -e sbx-1 ] && [ ! -e sbx-1.tmp ] && [ ! -e out-1 ]
+ok $? "and so under --sandbox, whose io.open, io.output and os.rename are its own (status $rc: $(ls sbx-* out-* 2>&1 | tr '\n' ' '))"
 cat >load.lua <<'LUA'
 local r = lab.load("tied.safetensors")
 print(string.format("%d %.9g", r:metrics().step, r:metrics().loss))

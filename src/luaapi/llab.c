@@ -36,9 +36,6 @@ static void merge_options(lua_State *L) {
   lua_settop(L, 1);
 }
 
-/* The runs a sandboxed script makes count against its heap cap. */
-#define BUDGET_NOTE "a sandboxed script's runs count against --lua-mem"
-
 int lapi_add_run(LuaApi *api, RunOptions *o, int check_corpus, Err *err) {
   if (run_options_check(o, err) < 0) return -1;
   if (check_corpus && o->corpus[0]) {
@@ -59,10 +56,10 @@ int lapi_add_run(LuaApi *api, RunOptions *o, int check_corpus, Err *err) {
   }
   int id = r ? run_id(r) : -1;
   lapi_unlock(api);
-  if (!r && budget) {
+  if (!r && budget) {   /* say why a run that would fit the machine is refused */
     char msg[ERR_MSG_MAX];
     snprintf(msg, sizeof msg, "%s", err->msg);
-    err_set(err, "%.400s (" BUDGET_NOTE ")", msg);
+    err_set(err, "%.400s (a sandboxed script's runs count against --lua-mem)", msg);
   }
   return id;
 }

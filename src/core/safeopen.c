@@ -18,11 +18,14 @@ static const char *kind_of(mode_t mode) {
   return "a file of an unknown kind";
 }
 
+/* The message for an open(2) that failed; errno is left as it said. */
 static int opening_failed(const char *path, int flags, Err *err) {
   int e = errno;
-  if (e == ENOENT) return err_set(err, "%s: no such file", path);
-  if (e == ELOOP && (flags & SAFEOPEN_NOFOLLOW)) return err_set(err, "%s: is a symbolic link, refused here", path);
-  return err_set(err, "%s: %s", path, strerror(e));
+  if (e == ENOENT) err_set(err, "%s: no such file", path);
+  else if (e == ELOOP && (flags & SAFEOPEN_NOFOLLOW)) err_set(err, "%s: is a symbolic link, refused here", path);
+  else err_set(err, "%s: %s", path, strerror(e));
+  errno = e;
+  return -1;
 }
 
 int safeopen_read(const char *path, int flags, struct stat *st, Err *err) {

@@ -221,7 +221,8 @@ static int start_lua(Ui *ui, Err *err) {
                       .log = lua_log,
                       .ctx = ui,
                       .defaults = &ui->opt->run,
-                      .escape_output = 1};
+                      .escape_output = 1,
+                      .task_options = ui->opt->task_options};
   ui->api = luaapi_new(&ui->host, &lo, err);
   if (!ui->api) return -1;
   sig_set_interrupt(interrupt_lua, ui);

@@ -32,7 +32,7 @@ wait_grep() {
 # save into a folder of its own as it quits: that folder is removed, so the
 # next --resume finds the test's folder again.
 resume() {
-  XDG_STATE_HOME="$1" TERM=dumb timeout 60 "$tielab" --resume $TINY </dev/null >out 2>err
+  XDG_STATE_HOME="$1" TERM=dumb timeout -k 10 60 "$tielab" --resume $TINY </dev/null >out 2>err
   status=$?
   find "$1/tielab/autosave" -mindepth 1 -maxdepth 1 ! -name 20200101-000000-1 -exec rm -rf {} +
   return $status
@@ -194,6 +194,16 @@ printf '%s\n' "1 alpha.safetensors alpha" "2 beta.safetensors beta" "3 ../../../
 resume "$state"
 grep -q "manifest:3: '../../../x.safetensors' is not a checkpoint's file name" err
 check $? "a manifest line naming a file outside the folder: the line is named, with why"
+
+# The REPL's history beside the autosave folder, a FIFO: readline would
+# wait on it forever; it is passed over, said, and the lab goes on.
+folder history
+mkfifo "$state/tielab/history"
+resume "$state"
+rc=$?
+[ $rc = 0 ] && grep -q "^resumed alpha (step 1), beta (step 2) from $dir$" out &&
+  grep -q "^tielab: $state/tielab/history: is a FIFO, not a regular file (the REPL's history is neither read nor kept)$" err
+check $? "a FIFO as the REPL's history is passed over, said, and every run comes back (status $rc)"
 
 # A session folder that is a symbolic link (to a folder of checkpoints,
 # the newest by its name) is passed over for the real one.

@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/safeopen.h"
 #include "core/sig.h"
 #include "ui/repl.h"
 #include "ui/uistate.h"
@@ -55,9 +56,18 @@ const TrainerRun *ui_selected(const Ui *ui) {
   return r ? r : ui->snap->n_runs > 0 ? &ui->snap->runs[0] : NULL;
 }
 
-/* The state folder belongs to autosave.c; the UI keeps its name for it. */
+/* The state folder belongs to autosave.c; the UI keeps its name for it.
+** readline opens the file there (the REPL's history) as it is, and would
+** wait forever on a FIFO: anything but a regular file (or none yet) is
+** refused, and said on stderr. */
 int ui_state_path(char *buf, size_t cap, const char *leaf, Err *err) {
-  return autosave_state_path(buf, cap, leaf, err);
+  if (autosave_state_path(buf, cap, leaf, err) < 0) return -1;
+  errno = 0;
+  int fd = safeopen_read(buf, 0, NULL, err);
+  if (fd >= 0) close(fd);
+  if (fd >= 0 || errno == ENOENT) return 0;
+  fprintf(stderr, "tielab: %s (the REPL's history is neither read nor kept)\n", err->msg);
+  return -1;
 }
 
 /* ------------------------------------------------------------ saving */

@@ -13,6 +13,7 @@ typedef struct {
   size_t n, cap;
 } Note;
 
+/* 'fmt' at the end of 't', after 'sep' when 't' holds something already. */
 static void note_vadd(Note *t, const char *sep, const char *fmt, va_list ap) {
   va_list again;
   va_copy(again, ap);

@@ -221,6 +221,14 @@ local align_keys = {"linear_in", "linear_out", "procrustes_in", "procrustes_out"
 -- seed's CSV lines, 'fits' each fitted lens's steps, and the early window
 -- and recipe as the table names them. The runs stay in the lab when
 -- 'keep' (its charts show them).
+-- The options of arm 'a''s run for 'seed'.
+local function arm_options(a, seed)
+  local o = {name = string.format("%s_s%s", a.name, sweep.num(seed)), tie = a.tie, in_scale = a.in_scale,
+             init_seed = seed + a.init, data_seed = seed}
+  for k, v in pairs(shared) do o[k] = v end
+  return o
+end
+
 local function run_seed(seed, progress, label, keep)
   local rec = {seed = seed, values = {}, steps = {}, lens = {}, fits = {}}
   for _, a in ipairs(arms) do rec.values[a.name] = {} end
@@ -249,10 +257,7 @@ local function run_seed(seed, progress, label, keep)
 
   local runs, acc = {}, {}
   for i, a in ipairs(arms) do
-    local o = {name = string.format("%s_s%d", a.name, seed), tie = a.tie, in_scale = a.in_scale,
-               init_seed = seed + a.init, data_seed = seed}
-    for k, v in pairs(shared) do o[k] = v end
-    runs[i] = lab.run(o)
+    runs[i] = lab.run(arm_options(a, seed))
     acc[i] = {act_early = window(), rows_early = window(), act_late = window(), l1_late = window()}
   end
   local o = runs[1]:options()
@@ -585,7 +590,20 @@ local sw = sweep.new{
   name = "paper", script = arg[0], out = opt.out, grid = grid,
   points = sweep.product{{"seed", seeds}}, units = #arms * opt.steps,
   describe = function(p) return "seed " .. sweep.num(p.seed) end,
+  check = function(p)
+    for _, a in ipairs(arms) do
+      local ok, why = lab.check_run(arm_options(a, p.seed))
+      if not ok then return nil, a.name .. " arm: " .. why:gsub("^lab%.run: ", "") end
+    end
+    return true
+  end,
   run = function(p, task) return run_seed(p.seed, task.progress, task.label, false) end,
+  -- a seed's record: per arm its measures, the CSV lines of its steps and
+  -- lenses, and how each post-hoc lens fit went
+  result = {seed = "number", early_label = "line", recipe_line = "line",
+            values = sweep.map_of(sweep.map_of("number")), steps = sweep.array_of("line"),
+            lens = sweep.array_of("line"),
+            fits = sweep.map_of({steps = "number", converged = "boolean", tokens = sweep.optional("number")})},
 }
 os.exit(sw:main(opt, function(done)
   local list = {}

@@ -72,15 +72,31 @@ end
 
 local tenth = math.max(1, math.ceil(opt.steps / 10))
 
--- One task: the tied run at this scale and its untied partner, side by side.
-local function run(p, task)
+-- A task's two runs: the options they share, the untied partner's own and
+-- the tied run's at this scale.
+local function options(p)
   local shape = {vocab = p.vocab, dim = p.dim, layers = p.layers, heads = p.heads, ctx = p.ctx, batch = p.batch,
                  lr = opt.lr, threads = opt.threads, align_every = 0, eval_every = math.max(1, math.min(50, opt.steps))}
   if grid.corpus ~= "" then shape.corpus = grid.corpus end
-  local partner = lab.run(shape, {name = string.format("untied_s%s", sweep.num(p.seed)), tie = "untied",
-                                  data_seed = p.seed, init_seed = p.seed + 1000})
-  local r = lab.run(shape, {name = string.format("x%s_s%s", sweep.num(p.in_scale), sweep.num(p.seed)),
-                            in_scale = p.in_scale, seed = p.seed})
+  return shape, {name = string.format("untied_s%s", sweep.num(p.seed)), tie = "untied", data_seed = p.seed,
+                 init_seed = p.seed + 1000},
+         {name = string.format("x%s_s%s", sweep.num(p.in_scale), sweep.num(p.seed)), in_scale = p.in_scale, seed = p.seed}
+end
+
+-- Whether lab.run takes both runs of a task (a seed of -1, a scale out of
+-- range are refused before any task is handed out).
+local function check(p)
+  local shape, untied, tied = options(p)
+  local ok, why = lab.check_run(shape, tied)
+  if ok then ok, why = lab.check_run(shape, untied) end
+  return ok, why
+end
+
+-- One task: the tied run at this scale and its untied partner, side by side.
+local function run(p, task)
+  local shape, untied, tied = options(p)
+  local partner = lab.run(shape, untied)
+  local r = lab.run(shape, tied)
   local sum = 0
   local hook = lab.on_step(function(step)
     task.progress:step(2, task.label)
@@ -186,7 +202,8 @@ local function report(done)
 end
 
 local sw = sweep.new{name = "sweep", script = arg[0], out = opt.out, grid = grid, points = points,
-                     units = 2 * opt.steps, describe = describe, run = run}
+                     units = 2 * opt.steps, describe = describe, check = check, run = run,
+                     result = {val_ppl = "number", ratio_10pct = "number", linear_in = "number", linear_out = "number"}}
 
 -- DIR/sweep.csv: one row per task done, in grid order, every number exact.
 local function report_and_csv(done)

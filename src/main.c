@@ -62,7 +62,8 @@ static int main_ui(const CliOptions *o) {
                  .record = o->record,
                  .journal = o->journal,
                  .argc = o->argc,
-                 .argv = o->argv};
+                 .argv = o->argv,
+                 .task_options = (const char *const *)o->task_options};
   return ui_main(&u);
 }
 
@@ -116,5 +117,8 @@ int main(int argc, char **argv) {
     return dist_close(dist, EXIT_USAGE);   /* every rank refuses alike */
   }
   dist_quiet(dist);
-  return dist_close(dist, run_mode(&o));
+  o.task_options = cli_task_options(&o);
+  int status = run_mode(&o);
+  cli_words_free(o.task_options);
+  return dist_close(dist, status);
 }

@@ -92,7 +92,7 @@ for sig in INT TERM; do
   wait $pid
   rc=$?
   t1=$(ms)
-  ok $((rc != 130 || t1 - t0 > 1000)) "SIG$sig stops an on_step callback that never returns, status 130 (got $rc, $((t1 - t0)) ms)"
+  ok $((rc != 130 || t1 - t0 > 5000)) "SIG$sig stops an on_step callback that never returns, status 130 (got $rc, $((t1 - t0)) ms; the bound is 5 s, against a hang on a loaded machine)"
   grep -q "callback removed: interrupted" "$tmp/err"
   ok $? "and says it removed the callback"
 done

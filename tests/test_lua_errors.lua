@@ -59,6 +59,15 @@ tap.raises("training cannot be stepped from an on_step callback", "no stepping i
   lab.off(id)
   error(err)
 end)
+tap.raises("r:train_on: training cannot be stepped from an on_step callback", "nor with r:train_on", function()
+  local err, batch = nil, r:batch()
+  local before = r:metrics().step
+  local id = lab.on_step(function() local ok, e = pcall(r.train_on, r, batch); err = e end)
+  r:step(1)
+  lab.off(id)
+  if r:metrics().step ~= before + 1 then error("the callback stepped the run: step " .. r:metrics().step) end
+  error(err)
+end)
 
 -- files: expected failures return nil, message
 local okay, msg = r:save("/nonexistent-dir/sub/x.safetensors")

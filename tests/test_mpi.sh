@@ -146,6 +146,22 @@ rc=$?
 [ $rc -eq 2 ] && [ "$(grep -c "TIELAB_ALLREDUCE='fast'" bad.err)" -eq 1 ]
 ok $? "a bad TIELAB_ALLREDUCE is named, once, with status 2 (status $rc: $(grep -m1 TIELAB bad.err | head -c 200))"
 
+# Ranks started with other settings for one run (mpirun's ':' gives each
+# its own command line) stop at its first step, before any weight moves,
+# naming every setting that differs and each rank's value.
+T="$tielab --headless --vocab 256 --dim 32 --layers 2 --heads 2 --ctx 16 --batch 8 --threads 1 --steps 20 --print-every 10"
+# shellcheck disable=SC2086
+timeout 300 mpirun --oversubscribe -np 1 $T --lr 0.001 --in-scale 3 : -np 1 $T --lr 0.002 --optimizer sgd \
+  --in-scale 3 >apart.out 2>apart.err
+rc=$?
+grep -q "run 'run1' is not the same on every rank at step 1: lr is 0.001 on rank 0, 0.002 on rank 1; optimizer is adamw on rank 0, sgd on rank 1" apart.err &&
+  ! grep -Eq '^ +10 ' apart.out && ! grep -q 'in_scale is' apart.err
+ok $((rc == 0)) "ranks given another lr and optimizer stop at step 1, naming both and each rank's value, in_scale alike not named (status $rc: $(grep -m1 'not the same' apart.err))"
+# shellcheck disable=SC2086
+timeout 300 mpirun --oversubscribe -np 1 $T --data-seed 4 : -np 1 $T --data-seed 5 >seed.out 2>seed.err
+grep -q "data_seed is 4 on rank 0, 5 on rank 1" seed.err
+ok $? "another data seed is named too ($(grep -m1 'not the same' seed.err | head -c 300))"
+
 # ------------------------------------------------ scripts that part ways
 # Every rank runs the same script; one that takes another path on one rank
 # must end the job with a message, never hang it or mix the ranks' sums.
@@ -175,11 +191,11 @@ part fails 'error("a file only rank 1 lacks")' &&
   [ "$(grep -c "a file only rank 1 lacks" fails.err)" -eq 1 ]
 ok $? "an error on rank 1 alone: rank 0 stops and says it, once, with rank 1's reason (status $rc; $(grep -m1 'rank 1 ended' fails.err))"
 part order 'r:set{in_scale = 3}' && ! grep -q finished order.out &&
-  grep -q "the ranks' weights differ at the loss of run 'p' at step 33" order.err
-ok $? "a setting changed on rank 1 alone: the weights, compared at step 1 and 33, part (status $rc; $(grep -m1 differ order.err))"
-part lens16 'r:set{in_scale = 3}' ', lens_every = 16' &&
-  grep -q "the ranks' weights differ at the loss of run 'p' at step 33" lens16.err
-ok $? "and so with lens_every = 16, whose steps 16 and 32 the ranks step alone (status $rc; $(grep -m1 differ lens16.err))"
+  grep -q "order.lua:4: run 'p' is not the same on every rank at step 6: in_scale is 1 on rank 0, 3 on rank 1" order.err
+ok $? "a setting changed on rank 1 alone stops the next step, naming it and each rank's value (status $rc; $(grep -m1 'not the same' order.err))"
+part lens6 'r:set{in_scale = 3}' ', lens_every = 6' &&
+  grep -q "run 'p' is not the same on every rank at step 7: in_scale is 1 on rank 0, 3 on rank 1" lens6.err
+ok $? "and at the step after when the next is one the ranks step alone, the lens's (status $rc; $(grep -m1 'not the same' lens6.err))"
 part twin 'lab.run{name = "q", vocab = 256, dim = 32, layers = 2, heads = 2, ctx = 16, batch = 8, threads = 1}:step(1)' &&
   grep -q "the ranks disagree at the loss of run" twin.err
 ok $? "rank 1 steps a run of its own: the ranks disagree on the run, and say so (status $rc; $(grep -m1 disagree twin.err))"
@@ -265,16 +281,22 @@ rc=$?
 ok $? "a save rank 0 cannot make fails on every rank alike, and the job goes on (status $rc; $(head -c 200 save.out) $(head -c 300 save.err))"
 
 # ------------------------------------------------ one rank dies
+# start_job SCRIPT OUT STATE: SCRIPT's job of 2 ranks in the background
+# ('job' its pid), stdout to OUT.out and stderr to OUT.err, saving into
+# STATE, once it has printed "ready"; 'victim' then is rank 1's pid.
+start_job() {
+  XDG_STATE_HOME="$3" mpi 2 "$tielab" --headless "$tmp/$1" >"$2.out" 2>"$2.err" &
+  job=$!
+  i=0
+  while [ $i -lt 400 ] && ! grep -q ready "$2.out" 2>/dev/null; do sleep 0.05; i=$((i + 1)); done
+  victim=
+  for p in $(pgrep -f "tielab --headless $tmp/$1"); do
+    tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx 'OMPI_COMM_WORLD_RANK=1' && victim=$p
+  done
+}
 sed 's/lab.step(50)/lab.step(3) print("ready") io.stdout:flush() lab.step(1000000)/' train.lua >long.lua
 state="$tmp/state"
-XDG_STATE_HOME="$state" mpi 2 "$tielab" --headless "$tmp/long.lua" >long.out 2>long.err &
-job=$!
-i=0
-while [ $i -lt 400 ] && ! grep -q ready long.out 2>/dev/null; do sleep 0.05; i=$((i + 1)); done
-victim=
-for p in $(pgrep -f "tielab --headless $tmp/long.lua"); do
-  tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx 'OMPI_COMM_WORLD_RANK=1' && victim=$p
-done
+start_job long.lua long "$state"
 [ -n "$victim" ] && kill -KILL "$victim"
 wait $job
 rc=$?
@@ -288,6 +310,32 @@ ok $? "its runs are saved whole where --resume finds them, no partial file ($(fi
 pgrep -f "tielab --headless $tmp/long.lua" >/dev/null
 [ $? -eq 1 ]
 ok $? "no rank is left running"
+
+# A signal to one rank alone (a node's own shutdown, a kill by hand) stops
+# the job within seconds, as a signal to mpirun does: the rank tells the
+# others it was stopped, and rank 0 saves the runs; so too while every
+# rank sleeps in its script, summing nothing (a thread of each watches).
+cat >sleepy.lua <<'LUA'
+local r = lab.run{name = "z", vocab = 256, dim = 32, layers = 2, heads = 2, ctx = 16, batch = 8, threads = 1}
+r:step(3) print("ready") io.stdout:flush() lab.sleep(120) r:step(1)
+LUA
+# stop_one SCRIPT SIG WHILE: SIG to rank 1 of SCRIPT's job once it is ready.
+stop_one() {
+  state="$tmp/state-one-$1-$2"
+  start_job "$1" one "$state"
+  [ -n "$victim" ] && kill -"$2" "$victim"
+  i=0   # tenths of a second until no rank runs
+  while [ $i -lt 300 ] && pgrep -f "tielab --headless $tmp/$1" >/dev/null; do sleep 0.1; i=$((i + 1)); done
+  wait $job
+  rc=$?
+  saved=$(find "$state" -name '*.safetensors' | head -n 1)
+  [ -n "$victim" ] && [ $i -lt 150 ] && [ -n "$saved" ] && grep -q "interrupted; saved in" one.err &&
+    "$tielab" --headless check.lua "$saved" | grep -q true
+  ok $? "SIG$2 to rank 1 alone $3 ends the job within 15 s ($((i / 10)).$((i % 10)) s), rank 0 saving the runs (status $rc; $(grep -m1 saved one.err))"
+}
+stop_one long.lua TERM "while the ranks sum"
+stop_one long.lua HUP "while the ranks sum"
+stop_one sleepy.lua TERM "while every rank sleeps in its script"
 
 # ------------------------------------------------ the job is stopped (Ctrl-C, a dropped SSH link)
 # mpirun passes SIGTERM to every rank and kills them a second later: rank

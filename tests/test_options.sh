@@ -212,9 +212,17 @@ if have script; then screen_cast "$tmp/base.cast" ""; fi
 options=$("$tielab" --help | sed -nE 's/^  (-[a-zA-Z], )?(--(\[no-\])?[a-z][a-z0-9-]*).*/\2/p' | sed 's/\[no-\]//')
 [ "$(echo "$options" | wc -l)" -gt 50 ] || bail_out "--help lists fewer than 50 options"
 # Two lanes of modes side by side; the lines are numbered at the end.
-lane() { for m in "$@"; do for opt in $options; do judge "$m" "$opt"; done; done; }
-lane lab script compare bench >lane1 &
-lane lab-script loop bench-instruments replay >lane2
+# Each lane saves and resumes in a state folder of its own, a copy of the
+# one the modes' first runs saved into: the other lane's saves and
+# resumes, at times that depend on the machine's load, never meet its own.
+lane() {
+  XDG_STATE_HOME=$tmp/state-$1
+  cp -r "$tmp/state" "$XDG_STATE_HOME"
+  shift
+  for m in "$@"; do for opt in $options; do judge "$m" "$opt"; done; done
+}
+lane 1 lab script compare bench >lane1 &
+lane 2 lab-script loop bench-instruments replay >lane2
 wait
 # The lanes' lines in order, each result through tap.sh.
 while IFS= read -r line; do

@@ -2,8 +2,12 @@
 # test_resume.sh -- 'tielab --resume' and a folder still being written: a
 # live writer is waited for and then every run comes back; a writer that
 # died mid-save gives what is complete and names what is missing or older;
-# a lab with several runs ended by SIGHUP and a --resume started at once
-# gets every run back. The lab runs in its line mode (TERM=dumb), which
+# one bad file never costs the rest: a checkpoint cut short, a FIFO, a
+# symbolic link or a folder in its place, a FIFO manifest or .writer, a
+# .writer of no process id and a manifest of noise each leave every intact
+# run reopened and the bad one named with why, at once; 300 runs all come
+# back; a lab with several runs ended by SIGHUP and a --resume started at
+# once gets every run back. The lab runs in its line mode (TERM=dumb), which
 # reads the same folder and saves the same way as the screen; each wait
 # polls up to a deadline.
 tap_name=resume; . "${srcdir:-.}/tests/tap.sh"
@@ -28,7 +32,7 @@ wait_grep() {
 # save into a folder of its own as it quits: that folder is removed, so the
 # next --resume finds the test's folder again.
 resume() {
-  XDG_STATE_HOME="$1" TERM=dumb timeout 60 "$tielab" --resume $TINY </dev/null >out 2>err
+  XDG_STATE_HOME="$1" TERM=dumb timeout -k 10 60 "$tielab" --resume $TINY </dev/null >out 2>err
   status=$?
   find "$1/tielab/autosave" -mindepth 1 -maxdepth 1 ! -name 20200101-000000-1 -exec rm -rf {} +
   return $status
@@ -113,6 +117,130 @@ resume "$tmp/dead"
 rc=$?
 [ $rc = 1 ] && grep -q "^tielab: nothing to resume in $dir: not found: alpha (step 1), beta (step 2), gamma (step 3) (process $gone ended" err
 check $? "a save that wrote no checkpoint: an error naming every run it meant to write (status $rc)"
+
+# ---------------------------------------------------------------- one bad file never costs the rest
+# Each case is a folder of its own, of a writer that is gone; --resume must
+# end (timeout's deadline is only for a hang), reopen every intact run and
+# name each one it cannot reopen, with why.
+# folder NAME: a fresh state folder $tmp/NAME with the session folder $dir
+# holding alpha and beta and their manifest, written by a process now gone.
+folder() {
+  state=$tmp/$1
+  dir=$state/tielab/autosave/20200101-000000-1
+  mkdir -p "$dir"
+  printf '%s\n' "1 alpha.safetensors alpha" "2 beta.safetensors beta" >"$dir/manifest"
+  put alpha "$dir" && put beta "$dir"
+  echo "$gone" >"$dir/.writer"
+}
+
+folder truncated
+head -c 1000 beta.safetensors >"$dir/beta.safetensors"
+resume "$state"
+rc=$?
+why="cannot reopen beta.safetensors (beta, step 2): header length [0-9]* is past the end of the file (1000 bytes)"
+[ $rc = 1 ] && grep -q "^$why; resumed alpha (step 1) from $dir$" out && grep -q "^tielab: $why; resumed alpha" err
+check $? "two runs, one checkpoint cut short: the other comes back, the cut one is named with why (status $rc)"
+
+rm "$dir/manifest"
+resume "$state"
+rc=$?
+[ $rc = 1 ] && grep -q "^cannot reopen beta.safetensors: header length .*; resumed alpha (step 1) from $dir$" out
+check $? "the same without a manifest (status $rc)"
+
+folder fifo
+rm "$dir/beta.safetensors" && mkfifo "$dir/beta.safetensors"
+resume "$state"
+rc=$?
+[ $rc = 1 ] && grep -q "cannot reopen beta.safetensors (beta, step 2): is a FIFO, not a regular file; resumed alpha" out
+check $? "a FIFO in place of a checkpoint is refused at once, the rest reopened (status $rc)"
+
+folder link
+ln -sf "$tmp/beta.safetensors" "$dir/beta.safetensors"
+mkdir "$dir/gamma.safetensors"
+echo "3 gamma.safetensors gamma" >>"$dir/manifest"
+resume "$state"
+rc=$?
+grep -q "cannot reopen beta.safetensors (beta, step 2): is a symbolic link, refused here" out &&
+  grep -q "cannot reopen gamma.safetensors (gamma, step 3): is a folder, not a regular file" out &&
+  grep -q "resumed alpha (step 1) from $dir$" out
+check $? "a symbolic link (to a good checkpoint) and a folder in place of checkpoints are refused (status $rc)"
+
+folder marks
+rm "$dir/manifest" "$dir/.writer" && mkfifo "$dir/manifest" "$dir/.writer"
+resume "$state"
+rc=$?
+grep -q "manifest not read, every checkpoint reopened: $dir/manifest: is a FIFO, not a regular file" out &&
+  grep -q "resumed alpha (step 1), beta (step 2) from $dir$" out
+check $? "a FIFO as the manifest and as .writer blocks nothing: every checkpoint comes back (status $rc)"
+
+folder absurd
+echo 99999999999999999999 >"$dir/.writer"
+resume "$state"
+rc=$?
+[ $rc = 0 ] && ! grep -q "waiting for it\|still writing" err && grep -q "^resumed alpha (step 1), beta (step 2) from $dir$" out
+check $? "a .writer of 99999999999999999999 is no process to wait for (status $rc)"
+printf '%s\n' "1 alpha.safetensors alpha" "2 beta.safetensors beta" "3 gamma.safetensors gamma" >"$dir/manifest"
+resume "$state"
+grep -q "^not found: gamma (step 3) (its writer's mark, .writer, holds no process id); resumed alpha" out
+check $? "and what the save lacks is said with why"
+
+folder garbage
+head -c 100000 /dev/urandom | tr '\n' x >"$dir/manifest"
+resume "$state"
+[ "$(wc -c <err)" -lt 400 ] && grep -q "^tielab: manifest not read, every checkpoint reopened: $dir/manifest:1: " err &&
+  grep -q "resumed alpha (step 1), beta (step 2) from $dir$" out
+check $? "a manifest of 100 KB of noise: one short line naming the file and line, every checkpoint reopened"
+printf '%s\n' "1 alpha.safetensors alpha" "2 beta.safetensors beta" "3 ../../../x.safetensors x" >"$dir/manifest"
+resume "$state"
+grep -q "manifest:3: '../../../x.safetensors' is not a checkpoint's file name" err
+check $? "a manifest line naming a file outside the folder: the line is named, with why"
+
+# The REPL's history beside the autosave folder, a FIFO: readline would
+# wait on it forever; it is passed over, said, and the lab goes on.
+folder history
+mkfifo "$state/tielab/history"
+resume "$state"
+rc=$?
+[ $rc = 0 ] && grep -q "^resumed alpha (step 1), beta (step 2) from $dir$" out &&
+  grep -q "^tielab: $state/tielab/history: is a FIFO, not a regular file (the REPL's history is neither read nor kept)$" err
+check $? "a FIFO as the REPL's history is passed over, said, and every run comes back (status $rc)"
+
+# A session folder that is a symbolic link (to a folder of checkpoints,
+# the newest by its name) is passed over for the real one.
+folder linked
+mkdir "$tmp/elsewhere" && put alpha "$tmp/elsewhere"
+ln -s "$tmp/elsewhere" "$state/tielab/autosave/20990101-000000-1"
+resume "$state"
+grep -q "^resumed alpha (step 1), beta (step 2) from $dir$" out
+check $? "a session folder that is a symbolic link is passed over"
+
+# Three hundred runs (tiny ones, on a small corpus): every one comes back.
+state=$tmp/many
+dir=$state/tielab/autosave/20200101-000000-1
+mkdir -p "$dir"
+tap_corpus small.txt 64
+cat >many.lua <<EOF
+local shape = {vocab = 256, dim = 8, layers = 1, heads = 1, ctx = 4, batch = 1, threads = 1, lens_every = 0,
+               eval_every = 0, align_every = 0, corpus = "small.txt"}
+local lines = {}
+for i = 1, 300 do
+  local r = lab.run(shape, {name = string.format("r%03d", i)})
+  assert(r:save(string.format("$dir/r%03d-%d.safetensors", i, i)))
+  lines[i] = string.format("0 r%03d-%d.safetensors r%03d", i, i, i)
+  r:remove()
+end
+local f = assert(io.open("$dir/manifest", "w"))
+f:write(table.concat(lines, "\n"), "\n")
+f:close()
+EOF
+"$tielab" --headless many.lua >/dev/null 2>many.err
+ok $? "three hundred checkpoints to save $(head -n 1 many.err)"
+resume "$state"
+rc=$?
+got=$(sed -n 's/^resumed \(.*\) from .*/\1/p' out | tr ',' '\n' | grep -c ' (step 0)')
+[ $rc = 0 ] && [ "$got" = 300 ] && grep -q "^resumed r001 (step 0), .*, r300 (step 0) from $dir$" out &&
+  ! grep -q "not found" out err
+check $? "a folder of 300 runs: all 300 come back, none called not found ($got; status $rc)"
 
 # ---------------------------------------------------------------- the race
 # A lab of seven runs, ended by SIGHUP with a --resume started at once:

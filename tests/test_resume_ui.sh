@@ -2,8 +2,9 @@
 # test_resume_ui.sh -- the lab's screen and a folder still being written: a
 # lab of five runs in a tmux pane, ended by SIGHUP (as 'tmux kill-session'
 # ends it) with a --resume started at once, gives every run back, round
-# after round; a save cut short is named on the message line and on
-# stderr. Each wait polls up to a deadline. Prints TAP.
+# after round; a save cut short, and a checkpoint cut short, are named on
+# the message line and on stderr, and the lab then ends with status 1.
+# Each wait polls up to a deadline. Prints TAP.
 
 : "${top_builddir:=.}" "${top_srcdir:=.}"
 tmux_name=resume_ui; . "$top_srcdir/tests/tmux.sh"
@@ -60,5 +61,25 @@ wait_for 'Save [0-9]+ run' 30 && key n
 wait_dead 100
 grep -q "^tielab: not found: untied (step $lost) (process $gone ended before its save was complete); resumed tied" "$WORK/err"
 check $? "stderr says it too"
+[ "$(status)" = 1 ]
+check $? "and the lab, opened with part of its save, ends with status 1 ($(status))"
+
+# ---------------------------------------------------------------- a damaged checkpoint
+# The same two runs, the untied one's checkpoint cut short: the tied one
+# comes back, the untied one is named with why.
+dir=$WORK/damaged/tielab/autosave/20200101-000000-1
+mkdir -p "$dir"
+cp "$WORK/cut/tielab/autosave/20200101-000000-1/manifest" "$from"/tied-*.safetensors "$dir/"
+cut=$(cd "$from" && ls untied-*.safetensors)
+head -c 1000 "$from/$cut" >"$dir/$cut"
+EXTRA="XDG_STATE_HOME=$WORK/damaged"
+start --resume "$MODEL" "2>'$WORK/err'"
+wait_for "^cannot reopen $cut \(untied, step $lost\): header length" 300
+check $? "the message line names the damaged checkpoint, its run and why"
+key q
+wait_for 'Save [0-9]+ run' 30 && key n
+wait_dead 100
+grep -q "^tielab: cannot reopen $cut (untied, step $lost): header length [0-9]* is past the end of the file (1000 bytes); resumed tied" "$WORK/err"
+check $? "stderr says it too, with the run that came back"
 
 finish

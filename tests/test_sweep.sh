@@ -9,6 +9,11 @@
 # slurm verb writes an array job that runs a task; the sandbox lets a
 # sweep write its folder and nothing outside; and paper.lua, one seed a
 # task, merges to the report and CSV files its one-process run writes.
+# Hostile input: a task file of the wrong types, /dev/zero or a FIFO is
+# named at merge with why, at once, and the gap ends the report; a grid
+# one of whose tasks could not run (seeds=-1) is refused before any task
+# is handed out; task lines carry --sandbox and the options the sweep
+# runs under; no value can put a line of its own into the job script.
 tap_name=sweep; . "${srcdir:-.}/tests/tap.sh"
 have parallel || skip_all "GNU parallel is not installed (Debian package parallel)"
 lua_dir=$(cd "${srcdir:-.}/lua" && pwd)
@@ -106,6 +111,71 @@ ok $? "gap/sweep.csv holds the two tasks there, as they were"
 sweep $G out=gap >gapfill.out 2>gapfill.err && grep -q 'task-2.json cannot be read.*runs again' gapfill.err &&
   cmp serial.out gapfill.out && cmp serial/sweep.csv gap/sweep.csv
 ok $? "no verb fills the gap (the corrupt task runs again) and the report is whole again"
+
+# ---- bad task files at merge: each named with why, never waited on, the rest merged
+cp -r par bad
+sed 's/"val_ppl":[^,}]*/"val_ppl":"high"/' par/task-0.json >bad/task-0.json
+rm bad/task-1.json && ln -s /dev/zero bad/task-1.json
+rm bad/task-2.json && mkfifo bad/task-2.json
+timeout 60 "$tielab" --headless "$script" $G out=bad merge >bad.out 2>bad.err
+rc=$?
+[ $rc -eq 1 ] && grep -q "task 0 (seed 1, in_scale 1, .*): $tmp/bad/task-0.json cannot be read: result.val_ppl is a string, not a number" bad.err &&
+  grep -q "task 1 (seed 1, in_scale 3, .*): $tmp/bad/task-1.json cannot be read: is a character device, not a regular file" bad.err &&
+  grep -q "task 2 (seed 2, in_scale 1, .*): $tmp/bad/task-2.json cannot be read: is a FIFO, not a regular file" bad.err &&
+  ! grep -q "traceback\|not enough memory" bad.err
+ok $? "merge names a wrong-typed record, /dev/zero and a FIFO as task files, each with why, at once (status $rc)"
+grep -q '^1 of 4 tasks$' bad.out && grep -q '^not merged: 3 of 4 tasks, missing or unreadable$' bad.out &&
+  grep -q '^  task 2 (seed 2, in_scale 1, .*): .*is a FIFO' bad.out && sed -n '1p;5p' par/sweep.csv | cmp - bad/sweep.csv
+ok $? "the report merges task 3 and ends with the gap, task by task; sweep.csv holds task 3"
+rm bad/task-1.json bad/task-2.json
+printf '{"task": 1, "point": ' >bad/task-1.json
+printf '{"task": 2, "point": {"seed": 2}, "result": {}}\n' >bad/task-2.json
+sweep $G out=bad merge >/dev/null 2>bad.err
+grep -q "task-1.json cannot be read: not JSON: " bad.err && grep -q "task-2.json cannot be read: a record of another point" bad.err
+ok $? "a record cut short is not JSON, one of another point is named so: $(grep 'task 1 ' bad.err | cut -c1-200)"
+
+# ---- a grid whose tasks could not run is refused before any is handed out
+sweep $G seeds=-1 out=neg tasks >neg.out 2>neg.err
+rc=$?
+[ $rc -eq 2 ] && ! [ -s neg.out ] && ! [ -e neg ] &&
+  grep -q "task 0 (seed -1, in_scale 1, .*) could not run: 'seed' must be a whole number in \[0," neg.err
+ok $? "seeds=-1: tasks refuses the grid, naming the task and why, and prints no task (status $rc): $(cat neg.err)"
+sweep $G scales=1,-3 out=neg task=0 >/dev/null 2>neg.err
+rc=$?
+[ $rc -eq 2 ] && grep -q "task 1 (seed 1, in_scale -3, .*) could not run: 'in_scale' must be a number in \[0, " neg.err && ! [ -e neg ]
+ok $? "scales=1,-3: even task=0 is refused before it runs (status $rc)"
+"$tielab" --headless "$lua_dir/paper.lua" seeds=1,-2 steps=2 out=neg tasks >/dev/null 2>neg.err
+[ $? -eq 2 ] && grep -q "task 1 (seed -2) could not run: " neg.err
+ok $? "so does paper.lua: $(cat neg.err)"
+
+# ---- the task lines hold what the sweep runs under
+mkdir sbox && cp corpus.txt sbox/
+(cd sbox && "$tielab" --headless --sandbox --no-init --lens-every 0 "$script" $G out=sandboxed tasks >../sandbox.txt 2>/dev/null)
+[ "$(wc -l <sandbox.txt)" -eq 4 ] &&
+  awk -v exe="$exe" 'index($0, exe " --headless --sandbox --no-init --lens-every=0 ") != 1 { bad = 1 } END { exit bad }' sandbox.txt
+ok $? "under --sandbox each task line runs its task under --sandbox too, with the options given: $(head -c 120 sandbox.txt)..."
+(cd sbox && sh -c "$(sed -n 1p ../sandbox.txt)" >/dev/null 2>../sandboxed.err) && [ -s sbox/sandboxed/task-0.json ]
+ok $? "and such a line runs its task"
+
+# ---- no #SBATCH line can be injected
+sweep $G out=inject slurm "partition=debug
+#SBATCH --wrap=evil" >/dev/null 2>inject.err
+rc=$?
+[ $rc -eq 2 ] && ! [ -e inject/sweep.sbatch ] && grep -q 'partition= holds a control character (debug\\010#SBATCH --wrap=evil)' inject.err
+ok $? "a partition= with a newline is refused, no job script written (status $rc)"
+sweep $G out=inject slurm 'time=1:00;rm -rf x' >/dev/null 2>inject.err
+rc=$?
+sweep $G out=inject slurm cpus=two >/dev/null 2>>inject.err
+rc2=$?
+[ $rc -eq 2 ] && [ $rc2 -eq 2 ] && grep -q 'time=1:00;rm -rf x is not a time limit' inject.err &&
+  grep -q 'cpus=two is not a whole number >= 1' inject.err && ! [ -e inject/sweep.sbatch ]
+ok $? "so are a time= and a cpus= that are not Slurm's: $(tr '\n' ' ' <inject.err)"
+mkdir "new
+line"
+sweep $G "out=new
+line/x" tasks >/dev/null 2>inject.err
+[ $? -eq 2 ] && grep -q 'out= holds a control character' inject.err
+ok $? "a folder with a newline in its name makes no task line"
 
 # ---- paths with a space and a quote
 mkdir "my data"

@@ -12,10 +12,19 @@
 --   slurm     writes DIR/sweep.sbatch, an array job of every task, logs
 --             in DIR/logs/ (partition=, time=, cpus= for its #SBATCH lines)
 --   merge     reads every task's file in grid order and reports them;
---             files missing or unreadable are named on stderr, the rest
---             reported, and the exit status is 1
+--             a file missing or bad (not a regular file, not JSON, not
+--             the record of its task, a field of the wrong type) is
+--             named on stderr and after the report, the rest reported,
+--             and the exit status is 1
 --   (none)    runs every unfinished task here, then merges; with out=
 --             (no folder) nothing is written and the report is the same
+--
+-- Before any verb but merge every point is checked ('check', below): a
+-- grid one of whose tasks could not run is refused whole, saying which and
+-- why. A command line (tasks, slurm) carries what lab.command() gives (the
+-- sandbox, the options of tielab's own command line) and is one line:
+-- a value with a control character in it is refused, as is an #SBATCH
+-- value that is not one (partition=, time=, cpus=).
 --
 -- DIR/sweep.json records the grid the first time the folder is used; a
 -- later call with another grid is refused, naming each key that differs.
@@ -30,7 +39,9 @@
 --     points = sweep.product{{"seed", {1, 2}}, {"in_scale", {1, 5}}},
 --     units = 2 * opt.steps,                        -- progress units a task
 --     describe = function(p) return "seed " .. p.seed end,
+--     check = function(p) return lab.check_run{...} end,   -- true, or nil and why
 --     run = function(p, task) ... return {val_ppl = ...} end,
+--     result = {val_ppl = "number"},                -- a record's shape (sweep.shape)
 --   }
 --   os.exit(sw:main(opt, function(done) ... end))   -- done: {point, result}
 local lab = require "tielab"
@@ -127,12 +138,26 @@ local function from_json(v)
   return v
 end
 
-local function read_file(path)
-  local f = io.open(path, "rb")
-  if not f then return nil end
-  local text = f:read("a")
-  f:close()
-  return text
+-- The largest task record read back (a paper.lua task holds every step's
+-- CSV line): a larger file is no record of a task.
+M.RECORD_MAX = 256 << 20
+
+-- 'text' safe to show on one line: control characters as '?', at most 200
+-- bytes, cut before a character left incomplete.
+function M.clean(text)
+  text = tostring(text):gsub("[%c\127]", "?")
+  if #text <= 200 then return text end
+  return (text:sub(1, 200):gsub("[\192-\255][\128-\191]*$", "")) .. "..."
+end
+
+-- The whole of the regular file 'path', or nil and why (nil alone: there is
+-- none). A FIFO, a device or a folder is refused at once, never waited on.
+local function read_file(path, max)
+  local text, err, kind = lab.read(path, max)
+  if text then return text end
+  if kind == "missing" then return nil end
+  local at = err:find(path, 1, true) == 1 and #path + 3 or 1   -- "<path>: why"
+  return nil, M.clean(err:sub(at))
 end
 
 -- Write 'text' to 'path' whole or not at all: a temporary file in the same
@@ -171,15 +196,93 @@ local function sorted_keys(t)
   return keys
 end
 
+-- ------------------------------------------------------------ a record's shape
+-- What a task's record must hold, so that a report never meets a field of
+-- the wrong type: "number" (NaN and the infinities too), "integer",
+-- "string", "line" (a string of one line, no control character),
+-- "boolean"; M.array_of(shape), M.map_of(shape) (string keys); a table
+-- {key = shape} (every key there, others allowed); M.optional(shape) as a
+-- key's shape when it may be missing.
+
+local ARRAY, MAP, OPTIONAL = {}, {}, {}
+function M.array_of(shape) return {[ARRAY] = shape} end
+function M.map_of(shape) return {[MAP] = shape} end
+function M.optional(shape) return {[OPTIONAL] = shape} end
+
+local function what(v)
+  if v == json.null then return "null" end
+  local t = math.type(v) or type(v)   -- "integer", "float", "string", ...
+  return (t:find("^[aeiou]") and "an " or "a ") .. t
+end
+
+local leaf_ok = {
+  number = function(v) return type(v) == "number" end,
+  integer = function(v) return math.type(v) == "integer" end,
+  string = function(v) return type(v) == "string" end,
+  line = function(v) return type(v) == "string" and not v:find("[%c\127]") end,
+  boolean = function(v) return type(v) == "boolean" end,
+}
+local leaf_name = {number = "a number", integer = "an integer", string = "a string", line = "a string",
+                   boolean = "a boolean"}
+
+local check_shape
+
+local function check_array(v, shape, where)
+  local n = #v
+  for k in pairs(v) do
+    if math.type(k) ~= "integer" or k < 1 or k > n then return where .. " is not an array" end
+  end
+  for i = 1, n do
+    local bad = check_shape(v[i], shape, string.format("%s[%d]", where, i))
+    if bad then return bad end
+  end
+end
+
+local function check_map(v, shape, where)
+  for k in pairs(v) do if type(k) ~= "string" then return where .. " has a key that is not a string" end end
+  for _, k in ipairs(sorted_keys(v)) do
+    local bad = check_shape(v[k], shape, where .. "." .. k)
+    if bad then return bad end
+  end
+end
+
+local function check_fields(v, shape, where)
+  for _, k in ipairs(sorted_keys(shape)) do
+    local s, x = shape[k], v[k]
+    local optional = type(s) == "table" and s[OPTIONAL]
+    if x == nil and not optional then return where .. "." .. k .. " is missing" end
+    local bad = x ~= nil and check_shape(x, optional or s, where .. "." .. k)
+    if bad then return bad end
+  end
+end
+
+-- nil when 'v' has 'shape', else what is wrong, naming where
+-- ("result.val_ppl is a string, not a number").
+function check_shape(v, shape, where)
+  if type(shape) == "string" then
+    if not leaf_ok[shape] then error("sweep: no shape '" .. shape .. "' (number, integer, string, line, boolean)", 0) end
+    if leaf_ok[shape](v) then return nil end
+    if shape == "line" and type(v) == "string" then return where .. " holds a control character, not one line" end
+    return string.format("%s is %s, not %s", where, what(v), leaf_name[shape])
+  end
+  if type(v) ~= "table" then return string.format("%s is %s, not a table", where, what(v)) end
+  if shape[ARRAY] then return check_array(v, shape[ARRAY], where) end
+  if shape[MAP] then return check_map(v, shape[MAP], where) end
+  return check_fields(v, shape, where)
+end
+M.check_shape = check_shape
+
 -- ------------------------------------------------------------ the sweep
 
--- spec: name, script, out, grid, points, units, describe, run (see above).
+-- spec: name, script, out, grid, points, units, describe, check, run,
+-- result (see above).
 function M.new(spec)
   local sw = setmetatable({}, Sweep)
   for _, k in ipairs{"name", "script", "grid", "points", "run"} do
     if spec[k] == nil then error("sweep.new: '" .. k .. "' is missing", 2) end
   end
   sw.name, sw.grid, sw.points, sw.run_point = spec.name, spec.grid, spec.points, spec.run
+  sw.check_point, sw.shape = spec.check, spec.result
   sw.units = spec.units or 1
   sw.describe = spec.describe or function(p)
     local t = {}
@@ -197,15 +300,33 @@ function Sweep:count() return #self.points end
 
 function Sweep:task_file(k) return string.format("%s/task-%d.json", self.dir, k) end
 
+-- 'text' with its control characters written as \ddd, to show it.
+local function shown(text) return (tostring(text):gsub("[%c\127]", function(c) return string.format("\\%03d", c:byte()) end)) end
+
+-- A word of a command line or a job script must be one line: one with a
+-- control character in it ('what' says whose) is refused.
+function Sweep:one_line(word, what)
+  if tostring(word):find("[%c\127]") then
+    M.usage("%s: %s holds a control character (%s): a command line or a job script could not keep it on one line",
+            self.name, what, shown(word))
+  end
+  return word
+end
+
 -- The command line of task 'k' (or, 'k' a string, with that word as the
--- task: "$SLURM_ARRAY_TASK_ID"), every grid key given, sorted.
+-- task: "$SLURM_ARRAY_TASK_ID"): lab.command() (the binary, --headless and
+-- the options this process runs under, --sandbox among them), the script,
+-- every grid key given, sorted.
 function Sweep:command(k)
-  local words = {M.quote(lab.executable), "--headless", M.quote(self.script)}
+  local words = {}
+  for _, w in ipairs(lab.command()) do words[#words + 1] = M.quote(self:one_line(w, "tielab's command line")) end
+  words[#words + 1] = M.quote(self:one_line(self.script, "the script's path"))
   for _, key in ipairs(sorted_keys(self.grid)) do
     local v = self.grid[key]
-    words[#words + 1] = M.quote(key .. "=" .. (type(v) == "number" and M.num(v) or tostring(v)))
+    v = type(v) == "number" and M.num(v) or tostring(v)
+    words[#words + 1] = M.quote(self:one_line(key .. "=" .. v, key .. "="))
   end
-  words[#words + 1] = M.quote("out=" .. self.dir)
+  words[#words + 1] = M.quote(self:one_line("out=" .. self.dir, "out="))
   words[#words + 1] = "task=" .. k
   return table.concat(words, " ")
 end
@@ -217,7 +338,8 @@ function Sweep:claim()
   if not (made and ok) then M.usage("%s: cannot make the folder %s: %s", self.name, self.dir, made and err or ok) end
   local path = self.dir .. "/sweep.json"
   local want = {script = self.name, grid = self.grid, tasks = #self.points}
-  local text = read_file(path)
+  local text, rerr = read_file(path, 1 << 20)
+  if rerr then M.usage("%s: %s cannot be read (%s): use another out=", self.name, path, rerr) end
   if not text then
     local written, werr = M.write(path, json.encode(want, {indent = 2}) .. "\n")
     if not written then M.usage("%s: cannot write %s: %s", self.name, path, werr) end
@@ -226,7 +348,7 @@ function Sweep:claim()
   local okj, have = pcall(json.decode, text)
   if not okj or type(have) ~= "table" or type(have.grid) ~= "table" then
     M.usage("%s: %s is not a sweep's record (%s): use another out=", self.name, path,
-            okj and "no grid in it" or tostring(have))
+            okj and "no grid in it" or M.clean(have))
   end
   if have.script ~= self.name then
     M.usage("%s: %s holds a sweep of %s.lua, not of %s.lua: use another out=", self.name, self.dir,
@@ -253,16 +375,20 @@ function Sweep:claim()
 end
 
 -- The result of task 'k' read back, or nil and why (nil alone: no file).
+-- What merge and a rerun read: whatever the file holds, this returns a
+-- result of the sweep's shape or says, on one line, why not.
 function Sweep:load(k)
   if not self.dir then return self.results[k] end
-  local path = self:task_file(k)
-  local text = read_file(path)
-  if not text then return nil end
+  local text, why = read_file(self:task_file(k), M.RECORD_MAX)
+  if not text then return nil, why end
   local ok, t = pcall(json.decode, text)
-  if not ok then return nil, tostring(t):gsub("^lab%.json%.decode: ", "") end
+  if not ok then return nil, "not JSON: " .. M.clean(tostring(t):gsub("^lab%.json%.decode: ", "")) end
   if type(t) ~= "table" or t.task ~= k or type(t.result) ~= "table" then return nil, "not task " .. k .. "'s record" end
   if not same(from_json(t.point), self.points[k + 1]) then return nil, "a record of another point" end
-  return from_json(t.result)
+  local result = from_json(t.result)
+  local bad = self.shape and check_shape(result, self.shape, "result")
+  if bad then return nil, M.clean(bad) end
+  return result
 end
 
 function Sweep:save(k, result)
@@ -305,23 +431,58 @@ function Sweep:run_tasks(list)
   progress:done()
 end
 
--- Every task's result in grid order, as {point, result, index}; the
--- missing and unreadable ones named on stderr. Returns the list and how
--- many were left out.
+-- Every task's result in grid order, as {point, result, index}, and the
+-- gap: each task missing or unreadable, as "task K (point): why", also
+-- said on stderr.
 function Sweep:collect()
-  local done, gap = {}, 0
+  local done, gap = {}, {}
   for k = 0, #self.points - 1 do
     local result, why = self:load(k)
     if result then
       done[#done + 1] = {point = self.points[k + 1], result = result, index = k}
     else
-      gap = gap + 1
-      io.stderr:write(string.format("%s: task %d (%s): %s\n", self.name, k, self.describe(self.points[k + 1]),
+      gap[#gap + 1] = string.format("task %d (%s): %s", k, self.describe(self.points[k + 1]),
                                     why and self:task_file(k) .. " cannot be read: " .. why
-                                        or "no " .. (self.dir and self:task_file(k) or "result")))
+                                        or "no " .. (self.dir and self:task_file(k) or "result"))
+      io.stderr:write(self.name, ": ", gap[#gap], "\n")
     end
   end
   return done, gap
+end
+
+-- Every point checked as its task would begin: the first that could not
+-- run refuses the whole grid (status 2), so no task fails half-way.
+function Sweep:check_all()
+  if not self.check_point then return end
+  for k, p in ipairs(self.points) do
+    local ok, why = self.check_point(p)
+    if not ok then
+      M.usage("%s: task %d (%s) could not run: %s", self.name, k - 1, self.describe(p),
+              M.clean(tostring(why):gsub("^lab%.run: ", "")))
+    end
+  end
+end
+
+-- The #SBATCH values: one line each, of the forms Slurm reads.
+local function any_of(v, patterns)
+  for _, p in ipairs(patterns) do if v:find(p) then return true end end
+  return false
+end
+local sbatch_forms = {
+  partition = {function(v) return v:find("^[%w._,-]+$") end,
+               "partition names (letters, digits, '.', '_', '-', commas between)"},
+  time = {function(v)
+            return v == "UNLIMITED" or v == "INFINITE" or any_of(v, {"^%d+$", "^%d+:%d+$", "^%d+:%d+:%d+$", "^%d+%-%d+$",
+                                                                    "^%d+%-%d+:%d+$", "^%d+%-%d+:%d+:%d+$"})
+          end, "a time limit as Slurm writes one (M, M:S, H:M:S, D-H, D-H:M, D-H:M:S, UNLIMITED)"},
+  cpus = {function(v) return v:find("^[1-9]%d*$") end, "a whole number >= 1"},
+}
+
+function Sweep:sbatch_value(key, v)
+  v = self:one_line(tostring(v), key .. "=")
+  local form = sbatch_forms[key]
+  if not form[1](v) then M.usage("%s: %s=%s is not %s", self.name, key, v, form[2]) end
+  return v
 end
 
 function Sweep:write_sbatch(opt)
@@ -337,7 +498,7 @@ function Sweep:write_sbatch(opt)
   }
   for _, o in ipairs{{"partition", "partition"}, {"time", "time"}, {"cpus", "cpus-per-task"}} do
     local v = opt[o[1]]
-    if v ~= nil and v ~= "" then lines[#lines + 1] = "#SBATCH --" .. o[2] .. "=" .. M.quote(tostring(v)) end
+    if v ~= nil and v ~= "" then lines[#lines + 1] = "#SBATCH --" .. o[2] .. "=" .. M.quote(self:sbatch_value(o[1], v)) end
   end
   lines[#lines + 1] = string.format("# %d tasks of %s.lua; written by tielab %s", #self.points, self.name, lab.version)
   lines[#lines + 1] = 'if [ -z "${SLURM_ARRAY_TASK_ID:-}" ]; then'
@@ -370,10 +531,12 @@ function Sweep:main(opt, report)
       M.usage("%s: task=%s is out of range: this grid has %d task%s, task=0..%d", self.name, tostring(opt.task), n,
               n == 1 and "" or "s", n - 1)
     end
+    self:check_all()
     self:claim()
     self:run_tasks{k}
     return 0
   end
+  if verb ~= "merge" then self:check_all() end
   if self.dir then self:claim() end
   if verb == "tasks" then
     for k = 0, n - 1 do print(self:command(k)) end
@@ -391,12 +554,14 @@ function Sweep:main(opt, report)
   end
   local done, gap = self:collect()
   report(done)
-  if gap > 0 then
-    io.stderr:write(string.format("%s: merged %d of %d tasks; %d missing or unreadable (named above)\n", self.name,
-                                  #done, n, gap))
-    return 1
-  end
-  return 0
+  if #gap == 0 then return 0 end
+  -- The gap ends the report too, so that a report saved alone says what it lacks.
+  print()
+  print(string.format("not merged: %d of %d tasks, missing or unreadable", #gap, n))
+  for _, line in ipairs(gap) do print("  " .. line) end
+  io.stderr:write(string.format("%s: merged %d of %d tasks; %d missing or unreadable (named above)\n", self.name,
+                                #done, n, #gap))
+  return 1
 end
 
 return M

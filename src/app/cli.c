@@ -12,6 +12,7 @@
 */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "app/cli.h"
 #include "luaapi/luaapi.h"
@@ -487,6 +488,51 @@ void cli_print_given(FILE *f, const RunOptions *o) {
     if ((o->given >> i & 1) && run_options_get_text(o, s[i].name, value, sizeof value, NULL) == 0)
       fprintf(f, " %s=%s", s[i].name, value);
   }
+}
+
+/* "--NAME=VALUE" in a new string, or NULL. */
+static char *option_word(const char *name, const char *value) {
+  size_t n = strlen(name) + strlen(value) + 4;
+  char *w = malloc(n);
+  if (w) snprintf(w, n, "--%s=%s", name, value);
+  return w;
+}
+
+/* A run setting's value as a task must be given it: a corpus named
+** relative to this process's folder, made absolute (a task may run from
+** any folder). */
+static void carried_value(const char *name, const char *value, char *out, size_t cap) {
+  char cwd[4096];
+  if (strcmp(name, "corpus") != 0 || !value[0] || value[0] == '/' || !getcwd(cwd, sizeof cwd))
+    snprintf(out, cap, "%s", value);
+  else
+    snprintf(out, cap, "%s/%s", cwd, value);
+}
+
+char **cli_task_options(const CliOptions *o) {
+  int n;
+  const Setting *s = lab_settings(&n);
+  char **words = calloc((size_t)n + 3, sizeof *words), value[1100], word[4096 + sizeof value];
+  int k = 0, ok = words != NULL;
+  if (ok && o->no_init) ok = (words[k++] = strdup("--no-init")) != NULL;
+  if (ok && (o->options_given >> (find_option("lua-mem") - cli_options) & 1)) {
+    snprintf(value, sizeof value, "%ld", o->lua_mem_mb);
+    ok = (words[k++] = option_word("lua-mem", value)) != NULL;
+  }
+  for (int i = 0; i < n && ok; i++) {
+    char name[48];
+    if (!(o->run.given >> i & 1) || run_options_get_text(&o->run, s[i].name, value, sizeof value, NULL) < 0) continue;
+    carried_value(s[i].name, value, word, sizeof word);
+    dashed(s[i].name, name, sizeof name);
+    ok = (words[k++] = option_word(name, word)) != NULL;
+  }
+  if (!ok) cli_words_free(words);
+  return ok ? words : NULL;
+}
+
+void cli_words_free(char **words) {
+  for (int i = 0; words && words[i]; i++) free(words[i]);
+  free(words);
 }
 
 /* '-h' or '-V': the one-letter names of a few flags. */

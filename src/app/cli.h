@@ -42,6 +42,7 @@ typedef struct CliOptions {
   int argc;                /* the whole command line, as the journal keeps it */
   char **argv;
   const Reducer *reducer;   /* set by main under mpirun: the job's ranks share each batch; NULL: one process */
+  char **task_options;     /* set by main: cli_task_options, for a script's tasks (lab.command) */
 } CliOptions;
 
 /* Parse argv. Returns 0, or -1 with a usage message in 'err' (exit 2). */
@@ -54,5 +55,13 @@ void cli_list_options(FILE *f);
 /* ' name=value' for each run setting given on the command line, as the
 ** built-in loops' first line shows them. */
 void cli_print_given(FILE *f, const RunOptions *o);
+/* The options a headless tielab running one of a script's tasks must be
+** given too, so that the task runs as this process would run it:
+** --no-init, --lua-mem and every run setting given (a corpus made
+** absolute), one word each ("--in-scale=5"); NULL-terminated, malloc'd
+** (cli_words_free), or NULL when memory runs out. --sandbox is the Lua
+** layer's own to add (luaapi.h's task_options). */
+char **cli_task_options(const CliOptions *o);
+void cli_words_free(char **words);
 
 #endif

@@ -218,7 +218,8 @@ static int run_script(const CliOptions *o) {
                .drop_job = inline_drop_job, .inline_steps = 1, .ud = &in};
   LuaApiOptions lo = {.heap_cap = (size_t)o->lua_mem_mb << 20, .sandbox = o->sandbox, .out = headless_out,
                       .log = headless_log, .progress = headless_progress, .ctx = &in, .defaults = &o->run,
-                      .escape_output = isatty(STDOUT_FILENO), .quiet_interrupt = 1};
+                      .escape_output = isatty(STDOUT_FILENO), .quiet_interrupt = 1,
+                      .task_options = (const char *const *)o->task_options};
   LuaApi *api = luaapi_new(&host, &lo, &err);
   if (!api) {
     fprintf(stderr, "tielab: %s\n", err.msg);

@@ -656,7 +656,7 @@ static int grad_stats(Model *m, GradStats *gs, const Reducer *red, Err *err) {
   }
   if (red) {
     static const char what[] = "the gradient statistics";
-    SumKey key = {reduce_hash(0, what, sizeof what), 0, what};
+    SumKey key = {reduce_hash(0, what, sizeof what), 0, what, 0};
     if (red->sum(red->ctx, &key, acc[1], 2, err) < 0) return -1;
   }
   gs->in_l2 = sqrt(acc[0][0]);

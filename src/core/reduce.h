@@ -15,7 +15,11 @@
 ** run more, or ends early) would pair sums that do not belong together: so
 ** each small sum carries a SumKey that says what it is, which every rank
 ** must give alike, and a rank that ends says so to the others. Either way
-** the sum fails with a message instead of hanging or mixing numbers.
+** the sum fails with a message instead of hanging or mixing numbers. A
+** run's settings are in its steps' keys too: ranks that would train one
+** run two ways (another learning rate on one rank) stop at its first
+** step, and 'gather' then lets each rank see the others' settings to say
+** which differ.
 */
 #ifndef TIELAB_CORE_REDUCE_H
 #define TIELAB_CORE_REDUCE_H
@@ -30,6 +34,7 @@ typedef struct SumKey {
   uint32_t where;     /* a hash of what is summed and where: the run, its step, its size */
   uint32_t state;     /* a hash of the weights, or 0: every rank's must be the same */
   const char *what;   /* for the error: "the loss of run 'tied' at step 51" */
+  uint32_t settings;  /* a hash of the run's settings, or 0: every rank's must be the same */
 } SumKey;
 
 typedef struct Reducer {
@@ -46,8 +51,14 @@ typedef struct Reducer {
   int (*wait)(void *ctx, Err *err);
   /* Sum 'n' (at most REDUCE_SUM_MAX) doubles across every rank, in place,
   ** before returning; REDUCE_KEYS_DIFFER with 'err' set when the ranks'
-  ** keys differ, -1 when the sum failed otherwise (a rank gone, a signal). */
+  ** keys differ (the job cannot go on), REDUCE_SETTINGS_DIFFER when only
+  ** their settings do (every rank is at the same sum: 'gather' may follow),
+  ** -1 when the sum failed otherwise (a rank gone, a signal). */
   int (*sum)(void *ctx, const SumKey *key, double *x, int n, Err *err);
+  /* Every rank's 'n' bytes at 'mine', in the ranks' order, into 'all'
+  ** (world * n bytes), then the job stops training: only after a sum
+  ** gave REDUCE_SETTINGS_DIFFER, where every rank calls it alike. */
+  int (*gather)(void *ctx, const void *mine, size_t n, void *all, Err *err);
   /* Seconds spent inside the three calls above so far: the part of the
   ** sums that did not overlap the computation (for the benchmarks). */
   double (*busy)(void *ctx);
@@ -55,6 +66,7 @@ typedef struct Reducer {
 
 #define REDUCE_SUM_MAX 8
 #define REDUCE_KEYS_DIFFER (-2)
+#define REDUCE_SETTINGS_DIFFER (-3)
 
 /* A 32-bit hash of 'n' bytes, continuing from 'h' (start with 0): for the
 ** keys. */

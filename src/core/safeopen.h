@@ -35,7 +35,8 @@ int safeopen_open(const char *path, int oflags, int flags, struct stat *st, Err 
 
 /* A descriptor (close-on-exec, blocking again) for reading the regular file
 ** 'path', or -1 with 'err' saying why ("PATH: is a FIFO, not a regular
-** file"). 'st' (may be NULL) gets the file's status. */
+** file"). 'st' (may be NULL) gets the file's status. When the open itself
+** failed, errno is what open(2) said (ENOENT: there is no such file). */
 int safeopen_read(const char *path, int flags, struct stat *st, Err *err);
 
 /* The same as a stdio stream, opened "rb". */

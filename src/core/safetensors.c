@@ -124,10 +124,11 @@ static int shape_size(StDtype dtype, int ndim, const int64_t *shape, size_t *num
 
 /* ---------------------------------------------------------------- reader */
 
-/* Read all of 'path' into a malloc'd buffer. */
-static int read_file(const char *path, uint8_t **buf, size_t *len, Err *err) {
+/* Read all of 'path' (opened with safeopen.h's 'flags') into a malloc'd
+** buffer. */
+static int read_file(const char *path, int flags, uint8_t **buf, size_t *len, Err *err) {
   struct stat sb;
-  int fd = safeopen_read(path, 0, &sb, err);
+  int fd = safeopen_read(path, flags, &sb, err);
   if (fd < 0) return -1;
   size_t n = (size_t)sb.st_size, got = 0;
   uint8_t *b = malloc(n ? n : 1);
@@ -308,13 +309,15 @@ int st_parse(StFile *f, uint8_t *buf, size_t len, const char *name, Err *err) {
   return 0;
 }
 
-int st_read(StFile *f, const char *path, Err *err) {
+int st_read_flags(StFile *f, const char *path, int flags, Err *err) {
   uint8_t *buf = NULL;
   size_t len = 0;
   memset(f, 0, sizeof *f);
-  if (read_file(path, &buf, &len, err) != 0) return -1;
+  if (read_file(path, flags, &buf, &len, err) != 0) return -1;
   return st_parse(f, buf, len, path, err);
 }
+
+int st_read(StFile *f, const char *path, Err *err) { return st_read_flags(f, path, 0, err); }
 
 void st_free(StFile *f) {
   for (int i = 0; i < f->n; i++) free(f->tensors[i].name);

@@ -44,6 +44,9 @@ typedef struct StFile {
 } StFile;
 
 int st_read(StFile *f, const char *path, Err *err);
+/* The same, the file opened with safeopen.h's 'flags' (SAFEOPEN_NOFOLLOW:
+** a symbolic link is refused, not followed). */
+int st_read_flags(StFile *f, const char *path, int flags, Err *err);
 /* The same checks on a file already in memory: 'f' takes 'buf' (from
 ** malloc) whatever the outcome; 'name' names it in messages. */
 int st_parse(StFile *f, uint8_t *buf, size_t len, const char *name, Err *err);

@@ -18,6 +18,7 @@ static void (*interrupt_fn)(void *);
 static void *interrupt_ctx;
 
 static atomic_int first_end;   /* the first ending signal not taken yet */
+static atomic_uint n_ending;   /* ending signals since the start */
 static int n_handled, pipe_ignored;
 
 /* The ending signals first: n_handled counts how many a caller asked for. */
@@ -28,7 +29,10 @@ static void on_signal(int s) {
   int saved = errno;
   atomic_fetch_or(&pending, SIG_BIT(s));
   int none = 0;
-  if (s != SIGWINCH) atomic_compare_exchange_strong(&first_end, &none, s);
+  if (s != SIGWINCH) {
+    atomic_compare_exchange_strong(&first_end, &none, s);
+    atomic_fetch_add(&n_ending, 1u);
+  }
   /* Lua code running on the loop's thread keeps it from reading the
   ** pipe: stop it, so that the loop gets to this signal. */
   if (s != SIGWINCH && armed && interrupt_fn) interrupt_fn(interrupt_ctx);
@@ -77,6 +81,10 @@ unsigned sig_take(void) {
 }
 
 int sig_ended(void) { return atomic_load(&first_end); }
+
+unsigned sig_count(void) { return atomic_load(&n_ending); }
+
+void sig_post(int s) { on_signal(s); }
 
 void sig_set_interrupt(void (*fn)(void *ctx), void *ctx) {
   interrupt_fn = fn;

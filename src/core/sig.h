@@ -40,6 +40,13 @@ unsigned sig_take(void);
 /* The first of SIGINT, SIGTERM or SIGHUP received and not taken yet, or 0. */
 int sig_ended(void);
 
+/* How many of SIGINT, SIGTERM and SIGHUP have come since the start. */
+unsigned sig_count(void);
+
+/* Act as if signal 's' had come: another process of the job was stopped
+** by one, so this one stops as well (and saves what it would). */
+void sig_post(int s);
+
 /* While armed, SIGINT, SIGTERM and SIGHUP also call 'fn(ctx)' from the
 ** handler. Arm it around every call into Lua. */
 void sig_set_interrupt(void (*fn)(void *ctx), void *ctx);

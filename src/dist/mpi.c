@@ -19,18 +19,25 @@
 ** The ranks' scripts may part ways; three things keep that from hanging
 ** the job or mixing its sums. Each small sum travels in an envelope of
 ** one size whose head says what it is (sum_now), so ranks at different
-** sums find out. A rank that ends tells every other (say_bye), so one
-** waiting for a sum that can no longer complete stops. And the ranks
-** agree on their exit status before they leave (agree_on_code).
+** sums find out. A rank that ends, or gives up a sum, tells every other
+** (say_bye, bye_now), so one waiting for a sum that can no longer complete
+** stops; a rank that a signal stopped stops the others as if they had it
+** too, so rank 0 saves the runs, even while they compute on their own (a
+** thread watches for that: watch). And the ranks agree on their exit
+** status before they leave (agree_on_code).
 */
 #include "config.h"
 
 #include <limits.h>
 #include <mpi.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/clock.h"
@@ -46,13 +53,19 @@ typedef struct Bye {
 } Bye;
 
 typedef struct Mpi {
-  MPI_Comm comm;         /* the gradient's sums */
+  MPI_Comm comm;         /* the gradient's sums, and gathers */
   MPI_Comm end;          /* the exit status, apart: 'comm' may hold sums left half done */
   MPI_Comm bye;          /* "this rank has ended": a Bye from a rank in dist_close */
   MPI_Request bye_req;   /* the receive of the first such message, posted at the start */
   Bye bye_in;
   int left;              /* that message came: bye_in says who, and no sum can complete */
   int broken;            /* a sum was given up (a signal, a rank gone): MPI must not run again */
+  Bye bye_out;           /* what this rank said as it left (bye_now, say_bye): read by the sends */
+  unsigned signals_then; /* sig_count() when this rank gave up */
+  pthread_mutex_t lock;  /* held around every MPI call after the start: one thread at a time */
+  pthread_t watcher;     /* the thread of 'watch' */
+  int watching;          /* it runs */
+  atomic_int watch_stop; /* it is to end */
   MPI_Request *req;      /* sums in flight */
   int n_req, cap_req;
   int whole;             /* TIELAB_ALLREDUCE=whole: one sum at the end */
@@ -66,15 +79,36 @@ typedef struct Mpi {
 ** requests and of the bye's receive. */
 static Mpi the_job;
 
-/* Give up the sums in flight, with the reason in 'err': rank 0 reports it
-** as any error; the others say it on their terminal, for rank 0 may be the
-** one gone. */
-static int give_up(Dist *d, Err *err) {
+/* Tell every other rank at once that this one gives up ('code', 'why'):
+** one may be waiting in a sum this rank will never join again, and after
+** giving up this rank makes no more MPI calls (its sums' buffers go with
+** the lab). Here they are still the lab's, so this last call is safe;
+** the message lives on in the_job for the sends, which are let go. */
+static void bye_now(Dist *d, int code, const char *why) {
+  Mpi *m = d->mpi;
+  m->bye_out.rank = d->red.rank;
+  m->bye_out.code = code;
+  snprintf(m->bye_out.why, sizeof m->bye_out.why, "%.*s", (int)sizeof m->bye_out.why - 1, why);
+  for (int r = 0; r < d->red.world; r++) {
+    MPI_Request sent;
+    if (r != d->red.rank && MPI_Isend(&m->bye_out, sizeof m->bye_out, MPI_BYTE, r, 0, m->bye, &sent) == MPI_SUCCESS)
+      MPI_Request_free(&sent);
+  }
+}
+
+/* Give up the sums in flight, with the reason in 'err' ('code': the exit
+** status it means): rank 0 reports it as any error; the others say it on
+** their terminal, for rank 0 may be the one gone. */
+static int give_up_as(Dist *d, int code, Err *err) {
   Mpi *m = d->mpi;
   if (d->red.rank > 0) dist_say(d, err->msg);
+  bye_now(d, code, err->msg);
   m->broken = 1;
+  m->signals_then = sig_count();
   return -1;
 }
+
+static int give_up(Dist *d, Err *err) { return give_up_as(d, EXIT_RUNTIME, err); }
 
 static int mpi_fail(Dist *d, int rc, const char *what, Err *err) {
   char text[MPI_MAX_ERROR_STRING];
@@ -153,7 +187,13 @@ static int finish(Dist *d, const char *what, Err *err) {
       /* said on every rank: what rank 0 reports is that it was interrupted */
       err_set(err, "stopped while waiting for the other ranks' sums");
       if (d->red.rank == 0) dist_say(d, err->msg);
-      return give_up(d, err);
+      return give_up_as(d, EXIT_INTERRUPTED, err);
+    }
+    if (rank_left(d) && m->bye_in.code == EXIT_INTERRUPTED) {
+      /* A signal stopped that rank: the job was stopped, here too, so
+      ** that rank 0 saves its runs as a signal of its own would. */
+      sig_post(SIGTERM);
+      continue;
     }
     if (rank_left(d) && grace_until == 0) grace_until = clock_seconds() + BYE_GRACE_S;
     if (grace_until > 0 && clock_seconds() > grace_until) {
@@ -212,11 +252,11 @@ static int wait_all(Dist *d, Err *err) {
 
 /* A small sum travels in an envelope of ENVELOPE doubles, the same size for
 ** every sum, so that two ranks at different sums still make one well-formed
-** MPI call. Its head holds the key's two hashes, each as two 16-bit halves
-** p and their squares p*p: the sum of p over the ranks is world*p and that
-** of p*p is world*p*p only when every rank's p is this rank's (exactly, in
-** doubles, for up to 2^20 ranks). The payload follows. */
-enum { KEY_PARTS = 8, ENVELOPE = KEY_PARTS + REDUCE_SUM_MAX };
+** MPI call. Its head holds the key's three hashes, each as two 16-bit
+** halves p and their squares p*p: the sum of p over the ranks is world*p
+** and that of p*p is world*p*p only when every rank's p is this rank's
+** (exactly, in doubles, for up to 2^20 ranks). The payload follows. */
+enum { KEY_PARTS = 12, ENVELOPE = KEY_PARTS + REDUCE_SUM_MAX };
 
 static void put_hash(double *e, uint32_t h) {
   double lo = (double)(h & 0xffff), hi = (double)(h >> 16);
@@ -236,6 +276,8 @@ static int check_key(Dist *d, const SumKey *key, const double *e, Err *err) {
   if (!same_hash(e, key->where, world))
     err_set(err, "the ranks disagree at %s: another rank is at another run, step or size (the ranks' "
             "scripts took different paths)", key->what);
+  else if (!same_hash(e + 8, key->settings, world))
+    return err_set(err, "the ranks' settings differ at %s", key->what), REDUCE_SETTINGS_DIFFER;
   else if (!same_hash(e + 4, key->state, world))
     err_set(err, "the ranks' weights differ at %s: they have drifted apart (a setting changed on one "
             "rank alone?)", key->what);
@@ -250,40 +292,107 @@ static int sum_now(Dist *d, const SumKey *key, double *x, int n, Err *err) {
   double e[ENVELOPE] = {0};
   put_hash(e, key->where);
   put_hash(e + 4, key->state);
+  put_hash(e + 8, key->settings);
   memcpy(e + KEY_PARTS, x, (size_t)n * sizeof *x);
   if (start_sum(d, e, ENVELOPE, MPI_DOUBLE, sizeof(double), err) < 0) return -1;
   if (finish(d, key->what, err) < 0) return -1;
-  if (check_key(d, key, e, err) < 0) return REDUCE_KEYS_DIFFER;
+  int differ = check_key(d, key, e, err);
+  if (differ < 0) return differ == REDUCE_SETTINGS_DIFFER ? differ : REDUCE_KEYS_DIFFER;
   memcpy(x, e + KEY_PARTS, (size_t)n * sizeof *x);
   return 0;
 }
 
-/* The Reducer's calls: the above, each charged to 'busy' from 't0'. */
+/* Every rank's bytes, after a sum whose settings differed (every rank is
+** at that sum): the job then cannot train on, so it is marked broken
+** with no sum in flight, and ends as a failed one does. */
+static int gather_now(Dist *d, const void *mine, size_t n, void *all, Err *err) {
+  Mpi *m = d->mpi;
+  if (refuse_if_broken(d, err) < 0) return -1;
+  if (n > INT_MAX) return err_set(err, "a gather of %zu bytes (at most %d)", n, INT_MAX);
+  MPI_Request r;
+  int rc = MPI_Iallgather(mine, (int)n, MPI_BYTE, all, (int)n, MPI_BYTE, m->comm, &r);
+  if (rc != MPI_SUCCESS) return mpi_fail(d, rc, "MPI_Iallgather", err);
+  if (add_request(d, r, err) < 0 || finish(d, "the ranks' settings", err) < 0) return -1;
+  m->broken = 1;
+  return 0;
+}
+
+/* The Reducer's calls: the above, under the lock (the watch may be
+** looking), each charged to 'busy' from 'entered'. */
+static double entered(void *ctx) {
+  pthread_mutex_lock(&((Mpi *)((Dist *)ctx)->mpi)->lock);
+  return clock_seconds();
+}
+
 static int charged(void *ctx, double t0, int rc) {
-  ((Mpi *)((Dist *)ctx)->mpi)->busy += clock_seconds() - t0;
+  Mpi *m = ((Dist *)ctx)->mpi;
+  m->busy += clock_seconds() - t0;
+  pthread_mutex_unlock(&m->lock);
   return rc;
 }
 
 static int red_start(void *ctx, float *x, size_t n, Err *err) {
-  double t0 = clock_seconds();
+  double t0 = entered(ctx);
   return charged(ctx, t0, start_slice(ctx, x, n, err));
 }
 
 static int red_poll(void *ctx, Err *err) {
-  double t0 = clock_seconds();
+  double t0 = entered(ctx);
   return charged(ctx, t0, test_all(ctx, err));
 }
 
 static int red_wait(void *ctx, Err *err) {
-  double t0 = clock_seconds();
   dist_trim_log(ctx);
+  double t0 = entered(ctx);
   return charged(ctx, t0, wait_all(ctx, err));
 }
 
 static int red_sum(void *ctx, const SumKey *key, double *x, int n, Err *err) {
-  double t0 = clock_seconds();
   dist_trim_log(ctx);
+  double t0 = entered(ctx);
   return charged(ctx, t0, sum_now(ctx, key, x, n, err));
+}
+
+static int red_gather(void *ctx, const void *mine, size_t n, void *all, Err *err) {
+  double t0 = entered(ctx);
+  return charged(ctx, t0, gather_now(ctx, mine, n, all, err));
+}
+
+/* The job's watch: while this rank computes on its own (a lens fit, a
+** script's sleep), a rank that a signal stopped would wait for it in
+** vain; so every tenth of a second, when no MPI call is under way here,
+** it looks for that rank's bye, and stops this rank as the signal would
+** have. It never waits for the lock, and leaves MPI alone once a sum was
+** given up (its buffers may be gone). */
+static void *watch(void *arg) {
+  Dist *d = arg;
+  Mpi *m = d->mpi;
+  struct timespec tenth = {0, 100000000};
+  while (!atomic_load(&m->watch_stop)) {
+    nanosleep(&tenth, NULL);
+    if (pthread_mutex_trylock(&m->lock) != 0) continue;
+    int stopped = !m->broken && rank_left(d) && m->bye_in.code == EXIT_INTERRUPTED;
+    pthread_mutex_unlock(&m->lock);
+    if (stopped) {
+      sig_post(SIGTERM);
+      break;
+    }
+  }
+  return NULL;
+}
+
+static void watch_start(Dist *d) {
+  Mpi *m = d->mpi;
+  pthread_mutex_init(&m->lock, NULL);
+  atomic_store(&m->watch_stop, 0);
+  m->watching = pthread_create(&m->watcher, NULL, watch, d) == 0;
+}
+
+static void watch_end(Mpi *m) {
+  if (!m->watching) return;
+  atomic_store(&m->watch_stop, 1);
+  pthread_join(m->watcher, NULL);
+  m->watching = 0;
 }
 
 static double red_busy(void *ctx) { return ((Mpi *)((Dist *)ctx)->mpi)->busy; }
@@ -379,7 +488,9 @@ int dist_mpi_open(Dist **out, int env_world, Err *err) {
   d->red.poll = red_poll;
   d->red.wait = red_wait;
   d->red.sum = red_sum;
+  d->red.gather = red_gather;
   d->red.busy = red_busy;
+  watch_start(d);
   *out = d;
   return 0;
 }
@@ -392,18 +503,24 @@ int dist_mpi_open(Dist **out, int env_world, Err *err) {
 /* Every rank posts its exit status and waits for all the others' (the
 ** highest of them is the job's): the job's ranks end together, with one
 ** status, and a failure on any rank is the job's. A rank that failed, or
-** that a signal reached, waits at most FAILED_WAIT_S. Returns 0, or -1
-** when the others did not come. */
+** that a signal reached, waits at most FAILED_WAIT_S. Returns 0; -1 when
+** the others did not come; ENDED_AROUND when a signal came while this
+** rank, failed or stopped, waited: mpirun's, as it ends the job now that
+** another rank has ended (rank 0, its runs saved), or the user's. */
+enum { ENDED_AROUND = -2 };
+
 static int agree_on_code(Dist *d, int *code) {
   Mpi *m = d->mpi;
   MPI_Request r;
   double until = *code != EXIT_OK ? clock_seconds() + FAILED_WAIT_S : 0;   /* *code is MPI's until done */
+  unsigned signals = sig_count();
   if (MPI_Iallreduce(MPI_IN_PLACE, code, 1, MPI_INT, MPI_MAX, m->end, &r) != MPI_SUCCESS) return -1;
   for (;;) {
     int done = 0;
     if (MPI_Test(&r, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) return -1;
     if (done) return 0;
-    if (until == 0 && sig_ended()) until = clock_seconds() + FAILED_WAIT_S;
+    if (until > 0 && sig_count() != signals) return ENDED_AROUND;
+    if (until == 0 && sig_ended()) until = clock_seconds() + FAILED_WAIT_S, signals = sig_count();
     if (until > 0 && clock_seconds() > until) return -1;
     sched_yield();
   }
@@ -413,11 +530,14 @@ static int agree_on_code(Dist *d, int *code) {
 ** by now: calling MPI at all would move it along. Rank 0 (its runs saved
 ** by now) just ends, and mpirun then ends the others; the others wait,
 ** not in MPI, for that to happen, so that rank 0 is not ended while it
-** saves, unless rank 0 has said it ended. */
+** saves, unless rank 0 has said it ended. A signal that comes while they
+** wait ends the wait: mpirun's, once rank 0 has ended, or the user's. */
 static int end_broken(Dist *d, int code) {
   Mpi *m = d->mpi;
+  struct timespec tenth = {0, 100000000};
   if (d->red.rank > 0 && !(m->left && m->bye_in.rank == 0))
-    for (double until = clock_seconds() + FAILED_WAIT_S; clock_seconds() < until;) sleep(1);
+    for (double until = clock_seconds() + FAILED_WAIT_S; clock_seconds() < until && sig_count() == m->signals_then;)
+      nanosleep(&tenth, NULL);
   dist_free(d);
   return code;
 }
@@ -460,15 +580,23 @@ static void take_byes(Dist *d, MPI_Request *sent, int own) {
 int dist_close(Dist *d, int code) {
   if (!d) return code;
   Mpi *m = d->mpi;
+  watch_end(m);   /* from here this thread alone calls MPI */
   if (m->broken) return end_broken(d, code);   /* it has said why */
   int job = code;
-  Bye msg = {.rank = d->red.rank, .code = code};   /* read by the sends until take_byes completes them */
-  if (code != EXIT_OK) dist_why(d, msg.why, sizeof msg.why);
+  Bye *msg = &m->bye_out;   /* the job's, not this call's: read by the sends until they complete */
+  *msg = (Bye){.rank = d->red.rank, .code = code};
+  if (code != EXIT_OK) dist_why(d, msg->why, sizeof msg->why);
   MPI_Request *sent = calloc((size_t)d->red.world, sizeof *sent);
-  if (!sent || say_bye(d, &msg, sent) < 0 || agree_on_code(d, &job) < 0) {
+  int agreed = sent && say_bye(d, msg, sent) == 0 ? agree_on_code(d, &job) : -1;
+  if (agreed == ENDED_AROUND) {   /* MPI is being ended around this rank: leave it be */
+    free(sent);
+    dist_free(d);
+    return code;
+  }
+  if (agreed < 0) {
     Err line;
     err_set(&line, "ended with status %d and the other ranks did not end with it: ending the job%s%.300s", code,
-            msg.why[0] ? "; its last line on stderr: " : "", msg.why);
+            msg->why[0] ? "; its last line on stderr: " : "", msg->why);
     dist_say(d, line.msg);
     MPI_Abort(MPI_COMM_WORLD, code ? code : EXIT_RUNTIME);
   }

@@ -1,6 +1,9 @@
 /* autosave.c -- see autosave.h. */
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,8 +15,7 @@
 #include "core/clock.h"
 #include "core/replace.h"
 #include "core/safeopen.h"
-
-#define AUTOSAVE_MAX_FILES 256
+#include "core/text.h"
 
 static int mkdirs(char *path, Err *err) {
   for (char *p = path + 1; *p; p++) {
@@ -119,17 +121,40 @@ static int has_checkpoint(const char *dir) {
   return found;
 }
 
+/* 'name' appended to the malloc'd list 'names' of 'n' (room for '*cap'):
+** 0, or -1 when memory runs out. */
+static int push_name(char ***names, int *n, int *cap, const char *name) {
+  if (*n == *cap) {
+    int grown = *cap ? 2 * *cap : 16;
+    char **p = realloc(*names, sizeof *p * (size_t)grown);
+    if (!p) return -1;
+    *names = p;
+    *cap = grown;
+  }
+  if (!((*names)[*n] = strdup(name))) return -1;
+  (*n)++;
+  return 0;
+}
+
+static void free_names(char **names, int n) {
+  for (int i = 0; i < n; i++) free(names[i]);
+  free(names);
+}
+
 int autosave_list(const char *dir, char ***names, Err *err) {
   DIR *d = opendir(dir);
   if (!d) return err_set(err, "nothing to resume: %s: %s", dir, strerror(errno));
-  char **list = calloc(AUTOSAVE_MAX_FILES, sizeof *list);
-  int n = 0;
+  char **list = NULL;
+  int n = 0, cap = 0, rc = 0;
   struct dirent *e;
-  while (list && (e = readdir(d)) && n < AUTOSAVE_MAX_FILES)
-    if (e->d_name[0] != '.' && has_ext(e->d_name, AUTOSAVE_EXT) && (list[n] = strdup(e->d_name))) n++;
+  while (rc == 0 && (e = readdir(d)))
+    if (e->d_name[0] != '.' && has_ext(e->d_name, AUTOSAVE_EXT)) rc = push_name(&list, &n, &cap, e->d_name);
   closedir(d);
-  if (!list) return err_set(err, "out of memory listing %s", dir);
-  qsort(list, (size_t)n, sizeof *list, by_name);
+  if (rc < 0) {
+    free_names(list, n);
+    return err_set(err, "out of memory listing %s", dir);
+  }
+  if (n > 0) qsort(list, (size_t)n, sizeof *list, by_name);
   *names = list;
   return n;
 }
@@ -225,88 +250,156 @@ void autosave_release(void) {
 
 /* ------------------------------------------------------------ reading */
 
-/* The pid in <dir>/.writer, or 0 when there is none (or it is no pid). */
+/* The pid in <dir>/.writer: 0 when there is no mark, -1 when the mark
+** holds no pid (digits, at most a newline after them, of a pid_t above 0:
+** a wider number would wrap into kill(2)'s "every process" or "the group"). */
 static long writer_pid(const char *dir) {
-  char path[4400];
-  FILE *f = join(path, sizeof path, dir, AUTOSAVE_WRITER) == 0 ? safeopen_fread(path, SAFEOPEN_NOFOLLOW, NULL, NULL)
-                                                               : NULL;
-  long pid = 0;
-  if (f && fscanf(f, "%ld", &pid) != 1) pid = 0;
+  char path[4400], text[32];
+  if (join(path, sizeof path, dir, AUTOSAVE_WRITER) < 0) return 0;
+  struct stat sb;
+  if (lstat(path, &sb) != 0 && errno == ENOENT) return 0;
+  FILE *f = safeopen_fread(path, SAFEOPEN_NOFOLLOW, NULL, NULL);
+  size_t n = f ? fread(text, 1, sizeof text - 1, f) : 0;
   if (f) fclose(f);
-  return pid > 0 ? pid : 0;
+  text[n] = '\0';
+  if (n > 0 && text[n - 1] == '\n') text[--n] = '\0';
+  long pid = 0;
+  for (size_t i = 0; i < n && pid >= 0; i++)
+    pid = text[i] >= '0' && text[i] <= '9' && pid <= (INT_MAX - 9) / 10 ? pid * 10 + (text[i] - '0') : -1;
+  return n > 0 && pid > 0 ? pid : -1;
 }
 
-/* A process we may not signal (EPERM) exists all the same. */
-static int pid_alive(long pid) { return kill((pid_t)pid, 0) == 0 || errno == EPERM; }
+/* A process we may not signal (EPERM) exists all the same; this process
+** is not another one's save. */
+static int pid_alive(long pid) {
+  return pid > 0 && pid != (long)getpid() && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
+}
 
-/* <dir>/<leaf> is there and not empty (a manifest of no run saves nothing). */
+/* <dir>/<leaf> is a regular file and not empty (a manifest of no run saves
+** nothing). */
 static int has_content(const char *dir, const char *leaf) {
   char path[4400];
   struct stat sb;
-  return join(path, sizeof path, dir, leaf) == 0 && stat(path, &sb) == 0 && sb.st_size > 0;
+  return join(path, sizeof path, dir, leaf) == 0 && lstat(path, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size > 0;
 }
 
-/* The manifest's lines into 'f' (n_want -1 when there is no manifest). */
+/* A checkpoint's file name as file_name() makes it: letters, digits, '-',
+** '_' and '.', not starting with '.', ending in AUTOSAVE_EXT. */
+static int is_file_name(const char *s, size_t n) {
+  if (n == 0 || n >= sizeof ((AutosaveEntry *)0)->file || s[0] == '.') return 0;
+  for (size_t i = 0; i < n; i++)
+    if (!isalnum((unsigned char)s[i]) && !strchr("-_.", s[i])) return 0;
+  size_t e = strlen(AUTOSAVE_EXT);
+  return n > e && memcmp(s + n - e, AUTOSAVE_EXT, e) == 0;
+}
+
+/* 'n' bytes of a run's name into 'out' as they may be shown: control
+** characters as '?', cut between characters. */
+static void copy_name(char *out, size_t cap, const char *s, size_t n) {
+  size_t i = 0;
+  for (; i < n && i + 1 < cap; i++) out[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
+  if (i < n)
+    while (i > 0 && ((unsigned char)out[i] & 0xc0) == 0x80) i--;   /* at a continuation byte: back to its lead */
+  out[i] = '\0';
+}
+
+/* One line of the manifest, "<step> <file> <name>" (its newline cut off),
+** into 'e'; -1 with 'why' when it is not one. */
+static int manifest_entry(const char *line, size_t n, AutosaveEntry *e, char *why, size_t cap) {
+  size_t i = 0;
+  long step = 0;
+  if (memchr(line, '\0', n)) return snprintf(why, cap, "holds a NUL byte"), -1;
+  if (n > AUTOSAVE_MANIFEST_LINE) return snprintf(why, cap, "longer than %d bytes", AUTOSAVE_MANIFEST_LINE), -1;
+  for (; i < n && isdigit((unsigned char)line[i]) && step <= (LONG_MAX - 9) / 10; i++) step = step * 10 + (line[i] - '0');
+  if (i == 0 || i >= n || line[i] != ' ')
+    return snprintf(why, cap, "does not start with a step (a whole number) and a space"), -1;
+  const char *file = line + i + 1, *end = memchr(file, ' ', n - i - 1);
+  size_t len = end ? (size_t)(end - file) : n - i - 1;
+  if (!is_file_name(file, len)) {
+    char shown[64];
+    text_escape(file, len < 40 ? len : 40, shown, sizeof shown);
+    return snprintf(why, cap, "'%s%s' is not a checkpoint's file name", shown, len > 40 ? "..." : ""), -1;
+  }
+  if (!end) return snprintf(why, cap, "ends at the file name, with no space and run name after it"), -1;
+  e->step = step;
+  memcpy(e->file, file, len);
+  e->file[len] = '\0';
+  copy_name(e->name, sizeof e->name, end + 1, n - (size_t)(end + 1 - line));
+  return 0;
+}
+
+/* 'e' at the end of the manifest's list in 'f'; -1 when memory runs out. */
+static int want_more(AutosaveFolder *f, const AutosaveEntry *e, int *cap) {
+  if (f->n_want == *cap) {
+    int grown = *cap ? 2 * *cap : 8;
+    AutosaveEntry *p = realloc(f->want, sizeof *p * (size_t)grown);
+    if (!p) return -1;
+    f->want = p;
+    *cap = grown;
+  }
+  f->want[f->n_want++] = *e;
+  return 0;
+}
+
+/* The manifest's lines into 'f' (n_want -1 when there is no manifest); -1
+** with 'err' ("<path>:<line>: why") when it cannot be read or a line is not
+** one the writer writes. */
 static int read_manifest(AutosaveFolder *f, Err *err) {
   char path[4400];
   f->n_want = -1;
   if (join(path, sizeof path, f->dir, AUTOSAVE_MANIFEST) < 0) return err_set(err, "autosave path too long");
   struct stat sb;
   if (lstat(path, &sb) != 0 && errno == ENOENT) return 0;
-  FILE *in = safeopen_fread(path, SAFEOPEN_NOFOLLOW, NULL, err);
+  FILE *in = safeopen_fread(path, SAFEOPEN_NOFOLLOW, &sb, err);
   if (!in) return -1;
-  char *line = NULL;
+  if (sb.st_size > AUTOSAVE_MANIFEST_MAX) {
+    fclose(in);
+    return err_set(err, "%s: %lld bytes, more than a manifest holds", path, (long long)sb.st_size);
+  }
+  char *line = NULL, why[160];
   size_t line_cap = 0;
+  ssize_t len;
   int cap = 0, rc = 0;
   f->n_want = 0;
-  while (rc == 0 && getline(&line, &line_cap, in) > 0) {
+  for (int no = 1; rc == 0 && (len = getline(&line, &line_cap, in)) > 0; no++) {
     AutosaveEntry e;
     memset(&e, 0, sizeof e);
-    int name_at = 0;
-    line[strcspn(line, "\n")] = '\0';
-    if (sscanf(line, "%ld %159s %n", &e.step, e.file, &name_at) < 2 || name_at == 0) continue;
-    snprintf(e.name, sizeof e.name, "%s", line + name_at);
-    if (f->n_want == cap) {
-      AutosaveEntry *p = realloc(f->want, sizeof *p * (size_t)(cap = cap ? 2 * cap : 8));
-      if (!p) rc = err_set(err, "out of memory reading %s", path);
-      else f->want = p;
-    }
-    if (rc == 0) f->want[f->n_want++] = e;
+    if (line[len - 1] == '\n') len--;
+    if (manifest_entry(line, (size_t)len, &e, why, sizeof why) < 0) rc = err_set(err, "%s:%d: %s", path, no, why);
+    else if (want_more(f, &e, &cap) < 0) rc = err_set(err, "out of memory reading %s", path);
   }
   free(line);
   fclose(in);
+  if (rc < 0) {
+    free(f->want);
+    f->want = NULL;
+    f->n_want = -1;
+  }
   return rc;
 }
 
 static int newest_first(const void *a, const void *b) { return -by_name(a, b); }
 
 /* The session folders in 'root' other than this session's, newest first
-** (malloc'd, as autosave_list's). Returns the count, or -1 with 'err'. */
+** (malloc'd, as autosave_list's): folders only, a symbolic link or any
+** other kind of file in their place is passed over. Returns the count, or
+** -1 with 'err'. */
 static int session_folders(const char *root, char ***names, Err *err) {
   DIR *d = opendir(root);
   if (!d) return err_set(err, "nothing to resume: %s: %s", root, strerror(errno));
   char **list = NULL;
   int n = 0, cap = 0, rc = 0;
   struct dirent *e;
+  struct stat sb;
   while (rc == 0 && (e = readdir(d))) {
     if (e->d_name[0] == '.' || strcmp(e->d_name, session_name()) == 0) continue;
-    if (n == cap) {
-      char **p = realloc(list, sizeof *p * (size_t)(cap = cap ? 2 * cap : 16));
-      if (!p) break;
-      list = p;
-    }
-    if (!(list[n] = strdup(e->d_name))) break;
-    n++;
+    if (fstatat(dirfd(d), e->d_name, &sb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(sb.st_mode))
+      rc = push_name(&list, &n, &cap, e->d_name);
   }
   closedir(d);
   if (n > 0) qsort(list, (size_t)n, sizeof *list, newest_first);
   *names = list;
   return n;
-}
-
-static void free_names(char **names, int n) {
-  for (int i = 0; i < n; i++) free(names[i]);
-  free(names);
 }
 
 /* What --resume waits for: since when, and the owner (and whether it was
@@ -378,7 +471,9 @@ int autosave_latest(AutosaveFolder *f, FILE *say, Err *err) {
   if (f->writer_alive && say)
     fprintf(say, "tielab: process %ld is still writing %s after %.0f s: reopening what is complete\n", f->writer,
             f->dir, clock_seconds() - wt.since);
-  return read_manifest(f, err);
+  Err bad = {{0}};
+  if (read_manifest(f, &bad) < 0) snprintf(f->manifest_error, sizeof f->manifest_error, "%s", bad.msg);
+  return 0;
 }
 
 void autosave_folder_free(AutosaveFolder *f) {

@@ -36,6 +36,10 @@
 ** begun a save (another lab, running on, or one just told to end). */
 #define AUTOSAVE_WAIT_SAVING 60.0
 #define AUTOSAVE_WAIT_RUNNING 10.0
+/* A manifest line is at most 512 bytes as written; a longer line, or a
+** manifest of more bytes than this, is none tielab wrote. */
+#define AUTOSAVE_MANIFEST_LINE 1024
+#define AUTOSAVE_MANIFEST_MAX (64L << 20)
 
 /* $XDG_STATE_HOME/tielab/<leaf> in 'buf'; the tielab folder is created. */
 int autosave_state_path(char *buf, size_t cap, const char *leaf, Err *err);
@@ -67,8 +71,8 @@ int autosave_run(const char *dir, Run *r, Err *err);
 ** longer in 'lab', so that --resume brings back exactly this lab. */
 void autosave_prune(Lab *lab, const char *dir);
 
-/* Checkpoint file names in 'dir', sorted, at most 'cap' (malloc'd; free
-** each and the array). Returns the count, or -1 with 'err'. */
+/* Checkpoint file names in 'dir', sorted, every one (malloc'd; free each
+** and the array). Returns the count, or -1 with 'err'. */
 int autosave_list(const char *dir, char ***names, Err *err);
 
 /* ------------------------------------------------------------ reading */
@@ -84,8 +88,9 @@ typedef struct {
 typedef struct {
   char dir[4096];
   AutosaveEntry *want;   /* the manifest's runs (malloc'd), or NULL: none */
-  int n_want;            /* -1: no manifest (a folder of an older tielab) */
-  long writer;           /* pid of a save that never finished, or 0 */
+  int n_want;            /* -1: no manifest (a folder of an older tielab, or one unreadable) */
+  char manifest_error[ERR_MSG_MAX];   /* why the manifest there could not be read ("<path>:<line>: ..."), or "" */
+  long writer;           /* pid of a save that never finished, 0, or -1: its mark holds no pid */
   int writer_alive;      /* that writer still runs (the wait ran out) */
 } AutosaveFolder;
 
@@ -93,7 +98,10 @@ typedef struct {
 ** into 'f' (free with autosave_folder_free). A folder whose owner is still
 ** alive is waited for (AUTOSAVE_WAIT_*), saying so on 'say'; once the wait
 ** has run out, a live owner's folder with nothing saved is passed over
-** (said too). -1 with 'err' when there is none. */
+** (said too). A '.writer' that holds no pid has no owner to wait for. A
+** manifest that cannot be read (not a regular file, a line the writer
+** never writes) leaves the folder without one and says why in
+** 'manifest_error'. -1 with 'err' when there is no folder. */
 int autosave_latest(AutosaveFolder *f, FILE *say, Err *err);
 void autosave_folder_free(AutosaveFolder *f);
 

@@ -32,6 +32,7 @@
 #include <sys/stat.h>
 
 #include "core/num.h"
+#include "core/safeopen.h"
 #include "core/safetensors.h"
 #include "core/weights.h"
 #include "lab/run.h"
@@ -629,7 +630,8 @@ static Run *load_weights_only(Lab *lab, const StFile *f, const char *path, const
 
 Run *lab_load_with(Lab *lab, const char *path, const LabLoadOptions *lo, Err *err) {
   StFile f;
-  if (st_read(&f, path, err) < 0) return NULL;   /* its messages name the file */
+  int flags = lo && lo->nofollow ? SAFEOPEN_NOFOLLOW : 0;
+  if (st_read_flags(&f, path, flags, err) < 0) return NULL;   /* its messages name the file */
   const char *format = st_meta(&f, "format");
   Run *r = format && strcmp(format, CKPT_FORMAT) == 0 ? load_checkpoint(lab, &f, lo, err)
                                                       : load_weights_only(lab, &f, path, lo, err);

@@ -49,7 +49,7 @@ int run_agree(Run *r, const char *verb, int rc, Err *err) {
   /* the run by the name its script gave it: one the lab named may be another's "runN" */
   uint32_t where = reduce_hash(0, verb, strlen(verb));
   if (r->name_given) where = reduce_hash(where, r->opt.name, strlen(r->opt.name));
-  SumKey key = {where, 0, what};
+  SumKey key = {where, 0, what, 0};
   double failed = red->rank == 0 && rc < 0;
   Err sum_err;
   int sum = red->sum(red->ctx, &key, &failed, 1, &sum_err);

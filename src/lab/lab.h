@@ -315,6 +315,9 @@ typedef struct LabLoadOptions {
   ** must hold the same bytes (SHA-256). A corpus that is gone leaves the
   ** run on the checkpoint's held-out tokens: it does all but train. */
   const char *corpus;
+  /* A symbolic link in place of the file is refused, not followed (the
+  ** autosave folder, which holds only what tielab wrote there). */
+  int nofollow;
 } LabLoadOptions;
 
 Run *lab_load_with(Lab *lab, const char *path, const LabLoadOptions *o, Err *err);

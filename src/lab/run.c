@@ -375,16 +375,45 @@ static const Reducer *step_reducer(const Run *r, long step, int b) {
 ** part them silently. */
 #define STATE_CHECK_EVERY 32
 
+/* The settings every rank must train a run with, as "key=value" lines
+** into 'buf': all but 'threads' (which changes how fast, not what) and
+** 'name' (in the key's 'where' when a script gave it), and the corpus by
+** its bytes' hash: ranks on machines that hold another file under one
+** name would train on other text. Returns the text's length. */
+static size_t shared_settings(const Run *r, char *buf, size_t cap) {
+  int n;
+  const Setting *s = lab_settings(&n);
+  size_t len = 0;
+  buf[0] = '\0';
+  for (int i = 0; i < n && len < cap; i++) {
+    char value[1100];
+    if (strcmp(s[i].name, "threads") == 0 || strcmp(s[i].name, "name") == 0) continue;
+    if (run_options_get_text(&r->opt, s[i].name, value, sizeof value, NULL) < 0) continue;
+    len += (size_t)snprintf(buf + len, cap - len, "%s=%s\n", s[i].name, value);
+  }
+  if (len < cap && r->data && r->data->sha256[0])
+    len += (size_t)snprintf(buf + len, cap - len, "corpus bytes=sha256 %.16s...\n", r->data->sha256);
+  return len < cap ? len : cap - 1;
+}
+
+enum { SETTINGS_TEXT_MAX = 4096 };
+
+static uint32_t settings_hash(const Run *r) {
+  char text[SETTINGS_TEXT_MAX];
+  return reduce_hash(0, text, shared_settings(r, text, sizeof text));
+}
+
 /* The key of step 'step''s loss sum: the run, the step, the model's size
-** and the batch must be every rank's; at a check, so must the weights.
-** The run goes by the name its script gave it (a run only one rank made
-** changes no other's); one named "runN" by the lab, which counts the runs
-** of this rank, goes by its weights at the checks. */
+** and the batch must be every rank's, and so must the run's settings; at
+** a check, so must the weights. The run goes by the name its script gave
+** it (a run only one rank made changes no other's); one named "runN" by
+** the lab, which counts the runs of this rank, goes by its weights at the
+** checks. */
 static SumKey step_key(Run *r, long step, int b, int t, char *what, size_t cap) {
   const ModelConfig *c = model_config(r->model);
   long where[] = {step, (long)model_n_floats(r->model), b, t, c->tie_k};
   uint32_t name = r->name_given ? reduce_hash(0, r->opt.name, strlen(r->opt.name)) : 0;
-  SumKey key = {reduce_hash(name, where, sizeof where), 0, what};
+  SumKey key = {reduce_hash(name, where, sizeof where), 0, what, settings_hash(r)};
   /* due from a step on, not at multiples of 32: a check due on a lens
   ** step, which shares nothing, waits for the next step that does */
   if (step >= r->next_state_check) {
@@ -393,6 +422,64 @@ static SumKey step_key(Run *r, long step, int b, int t, char *what, size_t cap) 
   }
   snprintf(what, cap, "the loss of run '%s' at step %ld", r->opt.name, step);
   return key;
+}
+
+/* The value of the setting named by the first 'key_len' bytes of 'key' in
+** 'text' ("key=value" lines), its length in *value_len; NULL when absent. */
+static const char *setting_line(const char *text, const char *key, size_t key_len, size_t *value_len) {
+  for (const char *p = text; *p;) {
+    const char *end = strchr(p, '\n');
+    size_t n = end ? (size_t)(end - p) : strlen(p);
+    if (n > key_len && strncmp(p, key, key_len) == 0 && p[key_len] == '=') {
+      *value_len = n - key_len - 1;
+      return p + key_len + 1;
+    }
+    p += n + (end != NULL);
+  }
+  return NULL;
+}
+
+/* Ranks whose settings of run 'r' differ (a sum said so: every rank is
+** here): each sees every rank's, and the error names each setting that
+** differs with every rank's value, before the run trains a step. */
+static int settings_differ(Run *r, const Reducer *red, long step, Err *err) {
+  int world = red->world;
+  char mine[SETTINGS_TEXT_MAX];
+  memset(mine, 0, sizeof mine);
+  shared_settings(r, mine, sizeof mine);
+  char *all = calloc((size_t)world, SETTINGS_TEXT_MAX);
+  if (!all) return err_set(err, "run '%s': the ranks' settings differ at step %ld", r->opt.name, step);
+  if (red->gather(red->ctx, mine, SETTINGS_TEXT_MAX, all, err) < 0) {
+    free(all);
+    return -1;
+  }
+  char said[ERR_MSG_MAX];
+  int len = snprintf(said, sizeof said, "run '%s' is not the same on every rank at step %ld:", r->opt.name, step);
+  int named = 0;
+  for (const char *p = mine; *p && len < (int)sizeof said;) {   /* each of this rank's lines */
+    const char *eq = strchr(p, '='), *end = strchr(p, '\n');
+    if (!eq || !end) break;
+    size_t key_len = (size_t)(eq - p), n;
+    const char *v0 = setting_line(all, p, key_len, &n);
+    int same = v0 != NULL;
+    for (int k = 1; k < world && same; k++) {
+      size_t nk;
+      const char *v = setting_line(all + (size_t)k * SETTINGS_TEXT_MAX, p, key_len, &nk);
+      same = v && n == nk && memcmp(v0, v, n) == 0;
+    }
+    if (!same) {
+      len += snprintf(said + len, sizeof said - (size_t)len, "%s %.*s is", named++ ? ";" : "", (int)key_len, p);
+      for (int k = 0; k < world && len < (int)sizeof said; k++) {
+        const char *v = setting_line(all + (size_t)k * SETTINGS_TEXT_MAX, p, key_len, &n);
+        len += snprintf(said + len, sizeof said - (size_t)len, "%s %.*s on rank %d", k ? "," : "",
+                        v ? (int)(n > 40 ? 40 : n) : 6, v ? v : "(none)", k);
+      }
+    }
+    p = end + 1;
+  }
+  free(all);
+  if (!named) snprintf(said + len, sizeof said - (size_t)len, " its settings differ");
+  return err_set(err, "%s (start every rank with the same command line and script)", said);
 }
 
 /* Forward, backward, scales, clip, update on the 'b' rows of t+1 tokens in
@@ -410,7 +497,9 @@ static int train_rows(Run *r, int b, int t, double *loss_out, GradStats *gs, Err
   if (red) {
     char what[128];
     SumKey key = step_key(r, step + 1, b, t, what, sizeof what);
-    if (red->sum(red->ctx, &key, &loss, 1, err) < 0) return -2;
+    int rc = red->sum(red->ctx, &key, &loss, 1, err);
+    if (rc == REDUCE_SETTINGS_DIFFER) settings_differ(r, red, step + 1, err);
+    if (rc < 0) return -2;
     loss /= red->world;
   }
   if (!isfinite(loss))

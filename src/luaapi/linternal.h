@@ -18,7 +18,7 @@
 **   lmetrics.c metrics, alignment and history as Lua tables
 **   largs.c    table arguments read against the settings table
 **   ljson.c    lab.json: JSON text to and from Lua values
-**   lsys.c     lab.executable, lab.cwd, lab.mkdir
+**   lsys.c     lab.executable, lab.cwd, lab.mkdir, lab.command, lab.read
 */
 #ifndef TIELAB_LINTERNAL_H
 #define TIELAB_LINTERNAL_H

@@ -69,12 +69,42 @@ int luaapi_add_run(LuaApi *api, const RunOptions *o, Err *err) {
   return lapi_add_run(api, &opt, 1, err) < 0 ? -1 : 0;
 }
 
-static int llab_run(lua_State *L) {
-  RunOptions o;
+/* lab.run's arguments (base, extra) as run options, checked: raises as
+** lab.run does. */
+static void run_options_arg(lua_State *L, RunOptions *o) {
   Err err;
   if (!lua_isnoneornil(L, 2)) merge_options(L);
   if (!lua_isnoneornil(L, 1)) luaL_checktype(L, 1, LUA_TTABLE);
-  largs_run_options(L, 1, "lab.run", &o);
+  largs_run_options(L, 1, "lab.run", o);
+  if (run_options_check(o, &err) < 0) luaL_error(L, "lab.run: %s", err.msg);
+}
+
+static int check_options(lua_State *L) {
+  RunOptions o;
+  run_options_arg(L, &o);
+  return 0;
+}
+
+/* lab.check_run([base [, extra]]): what lab.run would say of these
+** options, without making a run (nor reading its corpus): true, or nil and
+** the message lab.run would raise. A sweep checks its grid with it before
+** it hands out a single task. */
+static int llab_check_run(lua_State *L) {
+  lua_pushcfunction(L, check_options);
+  lua_insert(L, 1);
+  if (lua_pcall(L, lua_gettop(L) - 1, 0, 0) == LUA_OK) {
+    lua_pushboolean(L, 1);
+    return 1;
+  }
+  lua_pushnil(L);
+  lua_insert(L, -2);
+  return 2;
+}
+
+static int llab_run(lua_State *L) {
+  RunOptions o;
+  Err err;
+  run_options_arg(L, &o);
   /* A corpus the script names is a file it reads (one from the command
   ** line was chosen by the user). */
   int named = lua_istable(L, 1) && lua_getfield(L, 1, "corpus") != LUA_TNIL;
@@ -615,7 +645,7 @@ static int llab_mem(lua_State *L) {
 }
 
 static const luaL_Reg lablib[] = {
-  {"run", llab_run},         {"load", llab_load},       {"align", llab_align},
+  {"run", llab_run},         {"check_run", llab_check_run}, {"load", llab_load}, {"align", llab_align},
   {"remove", llab_remove},   {"step", llab_step},       {"on_step", llab_on_step},
   {"off", llab_off},         {"sleep", llab_sleep},     {"clock", llab_clock},     {"log", llab_log},
   {"caption", llab_caption}, {"phase", llab_phase},     {"wait_key", llab_wait_key},

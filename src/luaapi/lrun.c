@@ -485,6 +485,8 @@ static int lrun_row_norms(lua_State *L) {
 static int lrun_train_on(lua_State *L) {
   LuaApi *api = lapi_get(L);
   int id = lrun_check(L, 1);
+  /* a step inside a step's callbacks: the others would see it half done */
+  if (api->in_callback) return luaL_error(L, "r:train_on: training cannot be stepped from an on_step callback");
   ModelConfig c = run_shape(L, api, 1);
   int b, t;
   int32_t *rows = read_batch(L, 2, &c, "r:train_on", &b, &t);

@@ -8,9 +8,17 @@
 **   lab.cwd          the working directory, absolute, links resolved
 **   lab.mkdir(path)  make a folder and its missing parents: true, or nil
 **                    and a message
+**   lab.command()    the words that start a headless tielab running a
+**                    script as this one runs (--sandbox and the options
+**                    the host hands over): a task's command line
+**   lab.read(path [, max])  the whole of a regular file, refused at once
+**                    (never waited on) when it is a FIFO, a device or a
+**                    folder, or larger than 'max': text, or nil, a
+**                    message and why ("missing", "refused" or "failed")
 **
 ** Under the sandbox lab.mkdir makes folders only under the working
-** directory, each one checked before it is made.
+** directory, each one checked before it is made, and lab.read reads only
+** where io.open may.
 */
 #include <errno.h>
 #include <limits.h>
@@ -19,7 +27,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/safeopen.h"
 #include "luaapi/linternal.h"
+
+#define LSYS_READ_MAX ((lua_Integer)64 << 20)   /* lab.read's default 'max', bytes */
 
 /* The running binary's path, or "" where /proc/self/exe cannot be read. */
 static void push_executable(lua_State *L) {
@@ -78,13 +89,101 @@ static int lsys_mkdir(lua_State *L) {
   return 1;
 }
 
-/* Set lab.executable, lab.cwd and lab.mkdir in the table on top. */
+/* lab.command(): {executable, "--headless", ["--sandbox",] options...}. A
+** task started with these words runs its script as this process does: a
+** sandboxed sweep never hands out a task line without the sandbox. */
+static int lsys_command(lua_State *L) {
+  LuaApi *api = lapi_get(L);
+  lua_newtable(L);
+  push_executable(L);
+  lua_rawseti(L, -2, 1);
+  lua_pushliteral(L, "--headless");
+  lua_rawseti(L, -2, 2);
+  lua_Integer n = 2;
+  if (api->opt.sandbox) {
+    lua_pushliteral(L, "--sandbox");
+    lua_rawseti(L, -2, ++n);
+  }
+  for (const char *const *w = api->opt.task_options; w && *w; w++) {
+    lua_pushstring(L, *w);
+    lua_rawseti(L, -2, ++n);
+  }
+  return 1;
+}
+
+/* nil, "<path>: <why>" (safeopen's message names the file it opened, which
+** under the sandbox is the resolved name: the script's own name is shown),
+** and the kind of failure. */
+static int read_failed(lua_State *L, const char *path, const char *opened, const char *msg, const char *kind) {
+  size_t n = strlen(opened);
+  if (strncmp(msg, opened, n) == 0 && strncmp(msg + n, ": ", 2) == 0) msg += n + 2;
+  lua_pushnil(L);
+  lua_pushfstring(L, "%s: %s", path, msg);
+  lua_pushstring(L, kind);
+  return 3;
+}
+
+/* A userdata of argument 1 bytes: made in a protected call, so that the
+** descriptor lab.read holds is closed before a memory error goes on. */
+static int new_buffer(lua_State *L) {
+  lua_newuserdatauv(L, (size_t)lua_tointeger(L, 1), 0);
+  return 1;
+}
+
+/* Up to 'cap' bytes of 'fd' into 'buf': how many, or -1 with errno. */
+static ssize_t read_all(int fd, char *buf, size_t cap) {
+  size_t got = 0;
+  while (got < cap) {
+    ssize_t k = read(fd, buf + got, cap - got);
+    if (k < 0 && errno == EINTR) continue;
+    if (k < 0) return -1;
+    if (k == 0) break;
+    got += (size_t)k;
+  }
+  return (ssize_t)got;
+}
+
+/* lab.read(path [, max]): the whole file, at most 'max' bytes. */
+static int lsys_read(lua_State *L) {
+  const char *path = luaL_checkstring(L, 1);
+  lua_Integer max = luaL_optinteger(L, 2, LSYS_READ_MAX);
+  luaL_argcheck(L, max >= 0, 2, "the most bytes to read must be >= 0");
+  char real[PATH_MAX], msg[ERR_MSG_MAX];
+  const char *name = lapi_check_path(L, "lab.read", path, 0, real);   /* the sandbox raises */
+  Err err = {{0}};
+  struct stat st;
+  errno = 0;
+  int fd = safeopen_read(name, 0, &st, &err);
+  if (fd < 0) return read_failed(L, path, name, err.msg, errno == ENOENT ? "missing" : "refused");
+  if (st.st_size > max) {
+    close(fd);
+    snprintf(msg, sizeof msg, "%lld bytes, more than the %lld read here", (long long)st.st_size, (long long)max);
+    return read_failed(L, path, name, msg, "refused");
+  }
+  size_t size = (size_t)st.st_size;
+  lua_pushcfunction(L, new_buffer);
+  lua_pushinteger(L, (lua_Integer)size + 1);   /* a byte more: a file that grew shows */
+  if (lua_pcall(L, 1, 1, 0) != LUA_OK) {
+    close(fd);
+    return lua_error(L);
+  }
+  ssize_t got = read_all(fd, lua_touserdata(L, -1), size + 1);
+  int e = errno;
+  close(fd);
+  if (got < 0) return read_failed(L, path, name, strerror(e), "failed");
+  if ((size_t)got > size) return read_failed(L, path, name, "grew while it was read", "refused");
+  lua_pushlstring(L, lua_touserdata(L, -1), (size_t)got);
+  return 1;
+}
+
+/* Set lab.executable, lab.cwd, lab.mkdir, lab.command and lab.read in the
+** table on top. */
 void lsys_open(lua_State *L) {
+  static const luaL_Reg fns[] = {{"mkdir", lsys_mkdir}, {"command", lsys_command}, {"read", lsys_read}, {NULL, NULL}};
   LuaApi *api = lapi_get(L);
   push_executable(L);
   lua_setfield(L, -2, "executable");
   lua_pushstring(L, api->cwd);
   lua_setfield(L, -2, "cwd");
-  lua_pushcfunction(L, lsys_mkdir);
-  lua_setfield(L, -2, "mkdir");
+  luaL_setfuncs(L, fns, 0);
 }

@@ -65,6 +65,12 @@ typedef struct LuaApiOptions {
   ** ended): its message is not written to 'out' (else it is, one line,
   ** with no traceback) */
   int quiet_interrupt;
+  /* The options (one word each, NULL-terminated; NULL: none) a headless
+  ** tielab must be given to run one of this script's tasks as this
+  ** process runs the script: lab.command() puts them after --headless,
+  ** with --sandbox before them when this state is a sandbox. The array
+  ** must outlive the state. */
+  const char *const *task_options;
 } LuaApiOptions;
 
 /* Create the state: standard libraries, the "tielab" module (preloaded and

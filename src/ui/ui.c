@@ -5,14 +5,14 @@
 **
 ** Runs are saved to $XDG_STATE_HOME/tielab/autosave/<name>.safetensors
 ** when the user agrees on quitting and always on SIGTERM or SIGHUP; 'tielab
-** --resume' waits for a lab still saving there, then loads every checkpoint
-** its manifest lists and says which it lists that are missing or older.
+** --resume' reopens them (lab/reopen.h) and shows what did not come back.
 */
 #include "config.h"
 
 #include "core/clock.h"
 
 #include "lab/autosave.h"
+#include "lab/reopen.h"
 #include "ui/ui.h"
 
 #include <dirent.h>
@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/safeopen.h"
 #include "core/sig.h"
 #include "ui/repl.h"
 #include "ui/uistate.h"
@@ -55,9 +56,18 @@ const TrainerRun *ui_selected(const Ui *ui) {
   return r ? r : ui->snap->n_runs > 0 ? &ui->snap->runs[0] : NULL;
 }
 
-/* The state folder belongs to autosave.c; the UI keeps its name for it. */
+/* The state folder belongs to autosave.c; the UI keeps its name for it.
+** readline opens the file there (the REPL's history) as it is, and would
+** wait forever on a FIFO: anything but a regular file (or none yet) is
+** refused, and said on stderr. */
 int ui_state_path(char *buf, size_t cap, const char *leaf, Err *err) {
-  return autosave_state_path(buf, cap, leaf, err);
+  if (autosave_state_path(buf, cap, leaf, err) < 0) return -1;
+  errno = 0;
+  int fd = safeopen_read(buf, 0, NULL, err);
+  if (fd >= 0) close(fd);
+  if (fd >= 0 || errno == ENOENT) return 0;
+  fprintf(stderr, "tielab: %s (the REPL's history is neither read nor kept)\n", err->msg);
+  return -1;
 }
 
 /* ------------------------------------------------------------ saving */
@@ -199,93 +209,17 @@ static int add_runs(Ui *ui, Err *err) {
   return 0;
 }
 
-/* What --resume found short of the save's manifest: the runs it expected
-** and did not find, those whose checkpoint is of an earlier step, and
-** checkpoints of runs the save no longer held. */
-typedef struct {
-  char missing[2048], stale[2048], extra[1024];
-} Shortfall;
-
-static void note_more(char *buf, size_t cap, const char *fmt, const char *name, long a, long b) {
-  size_t n = strlen(buf);
-  if (n + 1 >= cap) return;
-  if (n) n += (size_t)snprintf(buf + n, cap - n, ", ");
-  if (n < cap) snprintf(buf + n, cap - n, fmt, name, a, b);
-}
-
-/* Load one checkpoint 'file' of 'f' into the lab; a run the manifest does
-** not list is left out, one of another step than listed is noted. */
-static int resume_one(Ui *ui, const AutosaveFolder *f, const char *file, char *runs, size_t cap, Shortfall *sf,
-                      Err *err) {
-  const AutosaveEntry *want = autosave_wanted(f, file);
-  if (f->n_want >= 0 && !want) {
-    note_more(sf->extra, sizeof sf->extra, "%s", file, 0, 0);
-    return 0;
+/* The runs of the newest autosave folder into the lab, each marked saved
+** at its step; 'r' says which came back and what fell short (stderr says
+** that too). */
+static int resume(Ui *ui, Reopened *r, Err *err) {
+  if (reopen_latest(ui->lab, stderr, r, err) < 0) return -1;
+  for (int i = 0; i < lab_n_runs(ui->lab); i++) {
+    Run *run = lab_run(ui->lab, i);
+    SavedStep *s = saved_for(ui, run_id(run));
+    if (s) s->step = run_metrics(run)->step;
   }
-  char path[4400];
-  snprintf(path, sizeof path, "%s/%s", f->dir, file);
-  Run *r = lab_load(ui->lab, path, NULL, err);   /* its errors name 'path' */
-  if (!r) return -1;
-  SavedStep *s = saved_for(ui, run_id(r));
-  if (s) s->step = run_metrics(r)->step;
-  note_run(runs, cap, run_name(r), run_metrics(r)->step);
-  if (want && want->step != run_metrics(r)->step)
-    note_more(sf->stale, sizeof sf->stale, "%s (step %ld, not %ld)", run_name(r), run_metrics(r)->step, want->step);
   return 0;
-}
-
-/* Why the folder falls short, after the list of what it lacks. */
-static void why_short(const AutosaveFolder *f, char *buf, size_t cap) {
-  if (f->writer_alive) snprintf(buf, cap, "process %ld is still writing it", f->writer);
-  else if (f->writer) snprintf(buf, cap, "process %ld ended before its save was complete", f->writer);
-  else snprintf(buf, cap, "the folder no longer holds what its save wrote");
-}
-
-/* What the folder lacks, "not found: b (step 5) (why)" in 'note', or "";
-** returns whether it falls short. */
-static int shortfall_note(const AutosaveFolder *f, const Shortfall *sf, char *note, size_t cap) {
-  const char *parts[][2] = {{"not found: ", sf->missing}, {"older than saved: ", sf->stale},
-                            {"left out, not in the lab saved: ", sf->extra}};
-  size_t n = 0;
-  note[0] = '\0';
-  for (size_t i = 0; i < sizeof parts / sizeof parts[0] && n < cap; i++)
-    if (parts[i][1][0]) n += (size_t)snprintf(note + n, cap - n, "%s%s%s", n ? "; " : "", parts[i][0], parts[i][1]);
-  if (n == 0 || n >= cap) return n > 0;
-  char why[128];
-  why_short(f, why, sizeof why);
-  snprintf(note + n, cap - n, " (%s)", why);
-  return 1;
-}
-
-/* Every checkpoint of the newest autosave folder, in name order, once its
-** writer is done; 'note' says which runs came back at which step, from
-** where, and which the save held that did not come back (then 'short_' is
-** set and stderr says so too). */
-static int resume(Ui *ui, char *note, size_t note_cap, int *short_, Err *err) {
-  AutosaveFolder f;
-  char **names = NULL;
-  if (autosave_latest(&f, stderr, err) < 0) return -1;
-  int n = autosave_list(f.dir, &names, err), rc = n < 0 ? -1 : 0;
-  char runs[2048] = "";
-  Shortfall sf = {"", "", ""};
-  for (int i = 0; i < n && rc == 0; i++) rc = resume_one(ui, &f, names[i], runs, sizeof runs, &sf, err);
-  for (int i = 0; i < f.n_want && rc == 0; i++) {
-    int found = 0;
-    for (int k = 0; k < n && !found; k++) found = strcmp(f.want[i].file, names[k]) == 0;
-    if (!found) note_more(sf.missing, sizeof sf.missing, "%s (step %ld)", f.want[i].name, f.want[i].step, 0);
-  }
-  for (int i = 0; i < n; i++) free(names[i]);
-  free(names);
-  if (rc == 0) {
-    /* What falls short comes first, where a one-line message shows it. */
-    *short_ = shortfall_note(&f, &sf, note, note_cap);
-    size_t len = strlen(note);
-    if (!runs[0]) rc = err_set(err, "nothing to resume in %s%s%s", f.dir, len ? ": " : "", note);
-    else snprintf(note + len, note_cap - len, "%sresumed %s from %s", len ? "; " : "", runs, f.dir);
-    if (rc == 0 && *short_) fprintf(stderr, "tielab: %s\n", note);
-  }
-  autosave_folder_free(&f);
-  return rc;
 }
 
 /* ------------------------------------------------------------ start and end */
@@ -297,7 +231,8 @@ static int start_lua(Ui *ui, Err *err) {
                       .log = lua_log,
                       .ctx = ui,
                       .defaults = &ui->opt->run,
-                      .escape_output = 1};
+                      .escape_output = 1,
+                      .task_options = ui->opt->task_options};
   ui->api = luaapi_new(&ui->host, &lo, err);
   if (!ui->api) return -1;
   sig_set_interrupt(interrupt_lua, ui);
@@ -382,10 +317,9 @@ int ui_main(const UiOptions *o) {
 
   ui.lab = lab_new(&err);
   /* A script builds its own runs; otherwise the pair (or the autosaved lab). */
-  char resumed[4096 + 2048 * 3 + 256] = "";
-  int resumed_short = 0;
-  int ok = ui.lab && (o->resume ? resume(&ui, resumed, sizeof resumed, &resumed_short, &err)
-                                : o->script ? 0 : add_runs(&ui, &err)) == 0;
+  Reopened reopened = {0};
+  int ok = ui.lab && (o->resume ? resume(&ui, &reopened, &err) : o->script ? 0 : add_runs(&ui, &err)) == 0;
+  const char *resumed = reopened.note ? reopened.note : "";
   /* From here on this lab will save into its own folder when it ends: a
   ** --resume started meanwhile waits for it. */
   if (ok && autosave_claim(&err) < 0) fprintf(stderr, "tielab: %s (--resume will not wait for this lab)\n", err.msg);
@@ -402,6 +336,7 @@ int ui_main(const UiOptions *o) {
   ok = ok && ui_record_open(&ui, &err) == 0;
   if (!ok) {
     fprintf(stderr, "tielab: %s\n", err.msg);
+    reopen_free(&reopened);
     finish(&ui);
     return EXIT_RUNTIME;
   }
@@ -409,6 +344,7 @@ int ui_main(const UiOptions *o) {
   ** replay alone. A broken one stops the lab before it starts. */
   if (!o->no_init && !o->journal && luaapi_run_init(ui.api, &err) != LUAAPI_OK) {
     fprintf(stderr, "tielab: %s\n", err.msg);
+    reopen_free(&reopened);
     finish(&ui);
     return EXIT_USAGE;
   }
@@ -418,14 +354,17 @@ int ui_main(const UiOptions *o) {
               PACKAGE_VERSION);
 
   if (resumed[0]) scroll_addf(ui.scroll, SCROLL_NOTE, "%s", resumed);
-  if (run_screen(&ui, resumed, resumed_short ? ROLE_WARN : ROLE_OK) < 0) {
+  if (run_screen(&ui, resumed, reopened.short_ ? ROLE_WARN : ROLE_OK) < 0) {
     if (resumed[0]) printf("%s\n", resumed);
     if (ui_record_lines(&ui) < 0) ui.status = EXIT_RUNTIME;
     else ui_line_main(&ui);
   }
   /* The screen is gone: say what the last save kept, and where. */
   if (ui.saved_note && !ui.gone) printf("%s\n", ui.saved_note);
-  int status = ui.status;
+  /* A lab that opened with part of its save ends as a runtime error would,
+  ** so that what drives it (a script feeding the line mode) sees the loss. */
+  int status = ui.status == EXIT_OK && reopened.short_ ? EXIT_RUNTIME : ui.status;
+  reopen_free(&reopened);
   finish(&ui);
   return status;
 }

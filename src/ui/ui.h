@@ -29,6 +29,7 @@ typedef struct UiOptions {
   const char *journal;     /* the lab's actions, for a replay, or NULL */
   int argc;                /* the whole command line, as the journal keeps it */
   char **argv;
+  const char *const *task_options;   /* what a script's tasks must be given too (luaapi.h) */
 } UiOptions;
 
 /* The keys of the screen, each with the Lua call it makes (keys.c): the

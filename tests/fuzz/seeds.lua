@@ -6,6 +6,8 @@
 --   safetensors/  that weights-only file, and small files with every dtype
 --   bpe_cache/    tokenizer cache files for fuzz_bpe_cache.c's corpus
 --   corpus/       text files just over the smallest corpus size
+--   sweep_task/   task records of fuzz_sweep_task.c's sweep of one task:
+--                 a good one, one of NaN and infinities, one of wrong types
 --   journal/      journals as the lab writes them: every kind of entry, text
 --                 in both of its forms, a final record; and a short one
 -- Run: tielab --headless tests/fuzz/seeds.lua tests/fuzz
@@ -127,6 +129,15 @@ while n < 4200 do
 end
 write("corpus/words.txt", table.concat(lines, "\n") .. "\n")
 write("corpus/utf8.txt", string.rep("Größe, café, naïve; 日本語のテキスト。\tΩ≈ç√∫ — «citation»\r\n", 55))
+
+-- ---- task records of the sweep fuzz_sweep_task.c merges (seeds=1 scales=1,
+-- a tiny model), as tielab.sweep writes them
+local point = {batch = 2, ctx = 8, dim = 8, heads = 2, in_scale = 1, layers = 1, seed = 1, vocab = 256}
+local function record(result) return lab.json.encode({task = 0, point = point, result = result}) .. "\n" end
+write("sweep_task/good.json", record{val_ppl = 251.73005676269531, ratio_10pct = 1.6080368036219816,
+                                     linear_in = 0.24835633273639834, linear_out = 0.26163812099776129})
+write("sweep_task/nonfinite.json", record{val_ppl = "inf", ratio_10pct = "nan", linear_in = "-inf", linear_out = 0})
+write("sweep_task/wrong.json", record{val_ppl = "high", ratio_10pct = {1}, linear_in = true, linear_out = lab.json.null})
 
 -- ---- journals (journal.h's format): a header with two runs, every kind of
 -- entry, text as a string and as {"hex": ...}, and the final record

@@ -184,6 +184,7 @@ local function refuses_nul(what, fn, ...)
   tap.raises("NUL byte", what .. " refuses a name with a NUL byte", fn, ...)
 end
 refuses_nul("lab.mkdir", lab.mkdir, nul)
+refuses_nul("lab.read", lab.read, nul)
 refuses_nul("io.open", io.open, nul, "w")
 refuses_nul("io.lines", io.lines, nul)
 refuses_nul("io.output", io.output, nul)

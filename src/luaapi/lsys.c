@@ -145,7 +145,7 @@ static ssize_t read_all(int fd, char *buf, size_t cap) {
 
 /* lab.read(path [, max]): the whole file, at most 'max' bytes. */
 static int lsys_read(lua_State *L) {
-  const char *path = luaL_checkstring(L, 1);
+  const char *path = lapi_name_arg(L, 1, "lab.read");
   lua_Integer max = luaL_optinteger(L, 2, LSYS_READ_MAX);
   luaL_argcheck(L, max >= 0, 2, "the most bytes to read must be >= 0");
   char real[PATH_MAX], msg[ERR_MSG_MAX];

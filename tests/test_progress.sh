@@ -4,10 +4,10 @@
 # line has the count and total, the percent, the elapsed time and the ETA,
 # is redrawn by its timer while a step takes long, fits the terminal's
 # width (the pane's, else $COLUMNS) and is cleared at the end; stderr to a
-# file gets plain lines instead, and the built-in loop's rows stay as
-# they were. SIGINT and SIGTERM end a training script with status 130,
-# its run saved in the autosave folder, in one line with no traceback;
-# the paper's comparison saves its runs too.
+# file gets plain lines instead (a total as large as 2^62 too), and the
+# built-in loop's rows stay as they were. SIGINT and SIGTERM end a
+# training script with status 130, its run saved in the autosave folder,
+# in one line with no traceback; the paper's comparison saves its runs too.
 tap_name=progress; . "${srcdir:-.}/tests/tap.sh"
 export XDG_STATE_HOME="$tmp/state"
 MODEL="vocab = 256, dim = 32, layers = 2, heads = 2, ctx = 32, batch = 4, eval_every = 0, lens_every = 0"
@@ -61,6 +61,20 @@ ok $? "the same script with stderr to a file"
 [ "$(grep -Ec '^tielab: [0-9]+/40 +[0-9]+% +elapsed [0-9:]+ +ETA [0-9:]+ +counting$' "$tmp/err")" -eq 10 ] &&
   ! grep -q "$(printf '\r')" "$tmp/err"
 ok $? "plain lines, one at each tenth, no carriage return"
+
+# A count near the largest integer: each tenth is computed without
+# overflowing (ten times 2^62 is no long integer; UBSan says so too).
+cat >"$tmp/huge.lua" <<'LUA'
+local p = lab.progress(2^62)
+p:step(2^61, "half")
+p:step(2^61, "all")
+p:done()
+LUA
+"$tielab" --headless "$tmp/huge.lua" >"$tmp/out" 2>"$tmp/err"
+ok $? "lab.progress(2^62) runs to its end"
+grep -q '^tielab: 2305843009213693952/4611686018427387904  *50% .* half$' "$tmp/err" &&
+  grep -q '^tielab: 4611686018427387904/4611686018427387904  *100% .* all$' "$tmp/err"
+ok $? "its plain lines say 50% at 2^61 and 100% at 2^62"
 
 # The built-in loop: a line on a terminal, its rows as before elsewhere.
 if have script; then

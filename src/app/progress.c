@@ -195,7 +195,10 @@ void progress_set(Progress *p, long done, const char *label) {
   if (p->tty) {
     if (now - p->last_draw >= PROGRESS_REDRAW_SECONDS) draw(p);
   } else if (p->plain && p->total > 0) {
-    int parts = (int)(PROGRESS_PLAIN_PARTS * (done < p->total ? done : p->total) / p->total);
+    /* In double: a script's count may be as large as 2^62, and ten times
+    ** that is no long (exact below 2^49, where a tenth must not come early). */
+    double shown = (double)PROGRESS_PLAIN_PARTS * (double)(done < p->total ? done : p->total);
+    int parts = (int)(shown / (double)p->total);
     if (parts > p->parts_shown) {
       p->parts_shown = parts;
       plain_line(p);

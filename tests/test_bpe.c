@@ -1,7 +1,8 @@
 /*
 ** test_bpe.c -- the byte-level BPE tokenizer: training is deterministic and
 ** reaches the vocabulary, any bytes survive encode and decode, bad merge
-** lists are refused, and the cache file is used, checked and repaired.
+** lists are refused, the cache file is used, checked and repaired, and a
+** caller's Cancel stops training and encoding early.
 */
 #define _XOPEN_SOURCE 700
 #include <ftw.h>
@@ -24,7 +25,7 @@ static int remove_entry(const char *path, const struct stat *st, int flag, struc
 static int round_trips(const Bpe *b, const uint8_t *s, size_t n) {
   int32_t *ids;
   size_t n_ids;
-  if (bpe_encode(b, s, n, &ids, &n_ids, NULL) < 0) return 0;
+  if (bpe_encode(b, s, n, &ids, &n_ids, NULL, NULL) < 0) return 0;
   uint8_t *back = malloc(n + 1);
   size_t need = bpe_decode(b, ids, n_ids, back, n);
   int same = need == n && memcmp(back, s, n) == 0;
@@ -64,7 +65,7 @@ static void spit(const char *path, const uint8_t *p, size_t n) {
 
 static void test_training(const Corpus *c) {
   Err err;
-  Bpe *a = bpe_train(c->text, c->len, 1024, &err), *b = bpe_train(c->text, c->len, 1024, &err);
+  Bpe *a = bpe_train(c->text, c->len, 1024, NULL, &err), *b = bpe_train(c->text, c->len, 1024, NULL, &err);
   ok(a && b, "trains on %zu bytes", c->len);
   if (!a || !b) return;
   ok(bpe_vocab(a) == 1024, "reaches the vocabulary (%d)", bpe_vocab(a));
@@ -81,14 +82,14 @@ static void test_training(const Corpus *c) {
 
   int32_t *ids;
   size_t n_ids;
-  ok(bpe_encode(a, c->text, c->len, &ids, &n_ids, &err) == 0, "encodes the corpus");
+  ok(bpe_encode(a, c->text, c->len, &ids, &n_ids, NULL, &err) == 0, "encodes the corpus");
   ok(n_ids < c->len / 2, "text compresses: %zu bytes -> %zu tokens", c->len, n_ids);
   ok(round_trips(a, c->text, c->len), "decode(encode(text)) == text");
   uint8_t *text = malloc(c->len);
   size_t need = bpe_decode(a, ids, n_ids, text, c->len);
   int32_t *again;
   size_t n_again;
-  bpe_encode(a, text, need, &again, &n_again, &err);
+  bpe_encode(a, text, need, &again, &n_again, NULL, &err);
   ok(n_again == n_ids && memcmp(again, ids, sizeof *ids * n_ids) == 0, "encode(decode(ids)) == ids");
   ok(bpe_decode(a, ids, n_ids, text, 10) == c->len, "decode reports the bytes needed past its capacity");
   free(again);
@@ -128,8 +129,8 @@ static void test_any_bytes(const Corpus *c) {
     }
   }
   Err err;
-  Bpe *text_bpe = bpe_train(c->text, c->len, 600, &err);
-  Bpe *byte_bpe = bpe_train(s, k, 600, &err);
+  Bpe *text_bpe = bpe_train(c->text, c->len, 600, NULL, &err);
+  Bpe *byte_bpe = bpe_train(s, k, 600, NULL, &err);
   ok(text_bpe && round_trips(text_bpe, s, k), "random bytes survive a text-trained tokenizer");
   ok(byte_bpe && round_trips(byte_bpe, s, k), "random bytes survive a tokenizer trained on them");
   ok(byte_bpe && round_trips(byte_bpe, c->text, c->len), "text survives a byte-trained tokenizer");
@@ -137,7 +138,7 @@ static void test_any_bytes(const Corpus *c) {
   ok(text_bpe && round_trips(text_bpe, zeros, sizeof zeros), "a run of NULs survives");
   int32_t *ids = NULL;
   size_t n_ids = 99;
-  ok(text_bpe && bpe_encode(text_bpe, s, 0, &ids, &n_ids, &err) == 0 && n_ids == 0, "no bytes, no ids");
+  ok(text_bpe && bpe_encode(text_bpe, s, 0, &ids, &n_ids, NULL, &err) == 0 && n_ids == 0, "no bytes, no ids");
   free(ids);
   bpe_free(text_bpe);
   bpe_free(byte_bpe);
@@ -148,15 +149,15 @@ static void test_limits(void) {
   Err err;
   uint8_t s[4096];
   for (size_t i = 0; i < sizeof s; i++) s[i] = "ab"[i % 2];
-  Bpe *b = bpe_train(s, sizeof s, 1000, &err);
+  Bpe *b = bpe_train(s, sizeof s, 1000, NULL, &err);
   ok(b && bpe_vocab(b) < 1000, "stops when no pair occurs twice (vocab %d)", b ? bpe_vocab(b) : 0);
   ok(b && round_trips(b, s, sizeof s), "and still round trips");
   bpe_free(b);
-  b = bpe_train(s, 0, 512, &err);
+  b = bpe_train(s, 0, 512, NULL, &err);
   ok(b && bpe_vocab(b) == 256, "an empty text gives the bytes alone");
   bpe_free(b);
   err.msg[0] = 0;
-  ok(!bpe_train(s, sizeof s, 100, &err) && strstr(err.msg, "100"), "vocabulary below 256 refused: %s", err.msg);
+  ok(!bpe_train(s, sizeof s, 100, NULL, &err) && strstr(err.msg, "100"), "vocabulary below 256 refused: %s", err.msg);
 }
 
 static void test_bad_merges(void) {
@@ -222,20 +223,20 @@ static void test_cache(const Corpus *c, const char *tmp) {
   setenv("XDG_CACHE_HOME", dir, 1);
   ok(bpe_cache_path(c->text, n, 700, path, sizeof path) == 0 && strncmp(path, dir, strlen(dir)) == 0,
      "cache file under $XDG_CACHE_HOME: %s", path);
-  Bpe *fresh = bpe_train(c->text, n, 700, &err);
-  Bpe *first = bpe_train_cached(c->text, n, 700, &err);
+  Bpe *fresh = bpe_train(c->text, n, 700, NULL, &err);
+  Bpe *first = bpe_train_cached(c->text, n, 700, NULL, &err);
   ok(first && same_merges(first, fresh), "the first cached call trains");
   struct stat st1, st2;
   ok(stat(path, &st1) == 0 && st1.st_size > 0, "and writes the cache file (%zu bytes)", file_size(path));
   size_t good_n;
   uint8_t *good = slurp(path, &good_n);
 
-  Bpe *second = bpe_train_cached(c->text, n, 700, &err);
+  Bpe *second = bpe_train_cached(c->text, n, 700, NULL, &err);
   ok(second && same_merges(second, fresh), "the second call gives the same merges");
   ok(stat(path, &st2) == 0 && st1.st_ino == st2.st_ino, "without rewriting the file");
 
   cache_keep(path, 10);
-  Bpe *partial = bpe_train_cached(c->text, n, 700, &err);
+  Bpe *partial = bpe_train_cached(c->text, n, 700, NULL, &err);
   ok(partial && bpe_vocab(partial) == 266, "a valid cache file is what gets loaded (vocab %d)",
      partial ? bpe_vocab(partial) : 0);
 
@@ -249,7 +250,7 @@ static void test_cache(const Corpus *c, const char *tmp) {
     memcpy(bad, good, good_n);
     if (damage[i].at) bad[damage[i].at] ^= 0x5a;
     spit(path, bad, damage[i].at ? good_n : good_n / 2);
-    Bpe *b = bpe_train_cached(c->text, n, 700, &err);
+    Bpe *b = bpe_train_cached(c->text, n, 700, NULL, &err);
     size_t now_n;
     uint8_t *now = slurp(path, &now_n);
     ok(b && same_merges(b, fresh), "a damaged cache file (%s) is ignored", damage[i].what);
@@ -259,21 +260,21 @@ static void test_cache(const Corpus *c, const char *tmp) {
     free(bad);
   }
 
-  Bpe *other = bpe_train_cached(c->text, n, 600, &err);
+  Bpe *other = bpe_train_cached(c->text, n, 600, NULL, &err);
   ok(other && bpe_vocab(other) == 600, "another vocabulary is another cache file");
   bpe_free(other);
 
   snprintf(file, sizeof file, "%s/plain", tmp);
   spit(file, (const uint8_t *)"x", 1);
   setenv("XDG_CACHE_HOME", file, 1);   /* a file where the directory should be */
-  Bpe *nodir = bpe_train_cached(c->text, n, 700, &err);
+  Bpe *nodir = bpe_train_cached(c->text, n, 700, NULL, &err);
   ok(nodir && same_merges(nodir, fresh), "a cache directory that cannot be made is no error");
   bpe_free(nodir);
 
   unsetenv("XDG_CACHE_HOME");
   snprintf(dir, sizeof dir, "%s/home", tmp);
   setenv("HOME", dir, 1);
-  Bpe *home = bpe_train_cached(c->text, n, 700, &err);
+  Bpe *home = bpe_train_cached(c->text, n, 700, NULL, &err);
   ok(bpe_cache_path(c->text, n, 700, path, sizeof path) == 0 && strstr(path, "/home/.cache/tielab/") &&
          file_size(path) == good_n && home && same_merges(home, fresh),
      "without $XDG_CACHE_HOME the cache is under $HOME/.cache/tielab");
@@ -284,6 +285,40 @@ static void test_cache(const Corpus *c, const char *tmp) {
   bpe_free(first);
   bpe_free(second);
   bpe_free(partial);
+}
+
+/* A Cancel that says stop at its 'at'-th question (1 the first). */
+typedef struct Asker {
+  int asked, at;
+} Asker;
+
+static int ask(void *ctx) {
+  Asker *a = ctx;
+  return ++a->asked >= a->at;
+}
+
+static void test_cancel(const Corpus *c) {
+  Err err;
+  Asker never = {0, 1 << 30}, first = {0, 1}, later = {0, 40};
+  Cancel no = {ask, &never}, at_once = {ask, &first}, soon = {ask, &later};
+  Bpe *plain = bpe_train(c->text, c->len, 1024, NULL, &err), *asked = bpe_train(c->text, c->len, 1024, &no, &err);
+  ok(plain && asked && same_merges(plain, asked) && never.asked > 0,
+     "a Cancel that never says stop is asked (%d times) and changes nothing", never.asked);
+  ok(!bpe_train(c->text, c->len, 1024, &at_once, &err) && strstr(err.msg, "interrupted while counting") && first.asked == 1,
+     "one that says stop at once: training ends while counting words: %s", err.msg);
+  int merge = -1;
+  Bpe *cut = bpe_train(c->text, c->len, 1024, &soon, &err);
+  const char *at = strstr(err.msg, "at merge");
+  ok(!cut && at && sscanf(at, "at merge %d of 768", &merge) == 1 && merge > 0 && merge < 40,
+     "one that says stop later: training ends between merges: %s", err.msg);
+  int32_t *ids = (int32_t *)&merge;   /* must come back NULL */
+  size_t n_ids = 1;
+  first.asked = 0;
+  ok(bpe_encode(plain, c->text, c->len, &ids, &n_ids, &at_once, &err) < 0 && !ids && n_ids == 0 &&
+         strstr(err.msg, "interrupted while encoding"),
+     "encoding stops too, with nothing returned: %s", err.msg);
+  bpe_free(plain);
+  bpe_free(asked);
 }
 
 int main(void) {
@@ -300,6 +335,7 @@ int main(void) {
   test_limits();
   test_bad_merges();
   test_cache(&c, tmp);
+  test_cancel(&c);
   corpus_free(&c);
   nftw(tmp, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
   return tap_done();

@@ -258,7 +258,7 @@ static void test_learnable(const Dataset *ds, const Corpus *c) {
   size_t len, n;
   uint8_t *salad = word_salad(c, &len);
   int32_t *tok;
-  bpe_encode(ds->bpe, salad, len, &tok, &n, NULL);
+  bpe_encode(ds->bpe, salad, len, &tok, &n, NULL, NULL);
   ngram_bits(tok, n - n / 10, n, V, &s_uni, &s_big, NULL);
   diag("the same words shuffled: unigram %.2f bits, bigram %.2f bits", s_uni, s_big);
   ok(uni - big > s_uni - s_big + 0.5, "word order carries over half a bit per token (%.2f vs %.2f)",
@@ -275,7 +275,7 @@ static void test_dataset(void) {
   snprintf(cache, sizeof cache, "%s/cache", tmp);
   setenv("XDG_CACHE_HOME", cache, 1);
   corpus_synthetic(&c, 3, 300000, &err);
-  ok(dataset_build(&ds, &c, 512, 0.1, 64, &err) == 0, "builds a dataset from %s", c.name);
+  ok(dataset_build(&ds, &c, 512, 0.1, 64, NULL, &err) == 0, "builds a dataset from %s", c.name);
   size_t n_val = ds.n - ds.n_train;
   ok(ds.bpe && bpe_vocab(ds.bpe) == 512 && strcmp(ds.name, c.name) == 0, "with its tokenizer and name");
   ok(n_val > 0 && fabs((double)n_val / (double)ds.n - 0.1) < 0.001, "holds out 10%% (%zu of %zu tokens)",
@@ -284,12 +284,12 @@ static void test_dataset(void) {
   test_learnable(&ds, &c);
   dataset_free(&ds);
 
-  ok(dataset_build(&ds, &c, 512, 0.1, 100000, &err) < 0 && strstr(err.msg, "too short") &&
+  ok(dataset_build(&ds, &c, 512, 0.1, 100000, NULL, &err) < 0 && strstr(err.msg, "too short") &&
          strstr(err.msg, c.name),
      "a corpus too short for the context is refused: %s", err.msg);
-  ok(dataset_build(&ds, &c, 512, 0.0, 64, &err) < 0, "no validation split is refused: %s", err.msg);
-  ok(dataset_build(&ds, &c, 512, 0.1, 0, &err) < 0, "a context of 0 is refused: %s", err.msg);
-  ok(dataset_build(&ds, &c, 10, 0.1, 64, &err) < 0 && strstr(err.msg, c.name),
+  ok(dataset_build(&ds, &c, 512, 0.0, 64, NULL, &err) < 0, "no validation split is refused: %s", err.msg);
+  ok(dataset_build(&ds, &c, 512, 0.1, 0, NULL, &err) < 0, "a context of 0 is refused: %s", err.msg);
+  ok(dataset_build(&ds, &c, 10, 0.1, 64, NULL, &err) < 0 && strstr(err.msg, c.name),
      "a bad vocabulary is refused: %s", err.msg);
   corpus_free(&c);
 }

@@ -229,6 +229,7 @@ static int run_script(const CliOptions *o) {
   }
   in.api = api;
   if (sig_open(0, &err) < 0) fprintf(stderr, "tielab: %s (Ctrl-C will not stop the script cleanly)\n", err.msg);
+  lab_set_cancel(lab, sig_cancel());   /* a corpus being tokenized for lab.run stops too */
   sig_set_interrupt(interrupt_lua, api);
   sig_arm_interrupt(1);
   LuaApiStatus st = o->no_init ? LUAAPI_OK : luaapi_run_init(api, &err);

@@ -361,14 +361,19 @@ static int idvec_reserve(IdVec *v, size_t more) {
   return 0;
 }
 
-int bpe_encode(const Bpe *b, const uint8_t *text, size_t n, int32_t **out, size_t *n_out, Err *err) {
+int bpe_encode(const Bpe *b, const uint8_t *text, size_t n, int32_t **out, size_t *n_out, const Cancel *cancel,
+               Err *err) {
   IdVec res = {0}, cache = {0};   /* 'cache' holds each distinct chunk's ids once */
   ChunkMap seen;
   int32_t buf[CHUNK_MAX];
   *out = NULL;
   *n_out = 0;
   if (chunkmap_init(&seen, 1024) < 0 || idvec_reserve(&res, n / 3 + 16) < 0) goto nomem;
-  for (size_t i = 0; i < n;) {
+  for (size_t i = 0, asked = 0; i < n;) {
+    if (i - asked >= CANCEL_EVERY && (asked = i, cancel_asked(cancel))) {
+      err_set(err, "tokenizer: interrupted while encoding the text (%zu of %zu bytes)", i, n);
+      goto stop;
+    }
     size_t end = chunk_end(text, n, i);
     ChunkEntry *e = chunkmap_get(&seen, text + i, (uint32_t)(end - i));
     if (!e) goto nomem;
@@ -391,10 +396,12 @@ int bpe_encode(const Bpe *b, const uint8_t *text, size_t n, int32_t **out, size_
   *n_out = res.n;
   return 0;
 nomem:
+  err_set(err, "tokenizer: out of memory encoding %zu bytes", n);
+stop:
   free(seen.e);
   free(cache.v);
   free(res.v);
-  return err_set(err, "tokenizer: out of memory encoding %zu bytes", n);
+  return -1;
 }
 
 /* ---- training ------------------------------------------------------------ */
@@ -436,7 +443,15 @@ typedef struct MergeLearner {
   int32_t *touched;
   int n_touched, cap_touched;
   int merge_no;
+  const Cancel *cancel;   /* asked as the words are counted and between merges */
+  int cancelled;          /* it said stop: a failure is that, not want of memory */
 } MergeLearner;
+
+/* Whether to stop now; remembered, so that the caller says why it failed. */
+static int learner_cancelled(MergeLearner *t) {
+  if (!t->cancelled) t->cancelled = cancel_asked(t->cancel);
+  return t->cancelled;
+}
 
 static void learner_free(MergeLearner *t) {
   free(t->sym);
@@ -581,7 +596,8 @@ static int32_t best_pair(MergeLearner *t) {
 static int learner_words(MergeLearner *t, const uint8_t *text, size_t n) {
   ChunkMap m;
   if (chunkmap_init(&m, 4096) < 0) return -1;
-  for (size_t i = 0; i < n;) {
+  for (size_t i = 0, asked = 0; i < n;) {
+    if (i - asked >= CANCEL_EVERY && (asked = i, learner_cancelled(t))) goto fail;
     size_t end = chunk_end(text, n, i);
     ChunkEntry *e = chunkmap_get(&m, text + i, (uint32_t)(end - i));
     if (!e) goto fail;
@@ -618,6 +634,7 @@ fail:
 static int learner_init(MergeLearner *t, const uint8_t *text, size_t n) {
   if (learner_words(t, text, n) < 0 || pairmap_grow(t) < 0) return -1;
   for (int w = 0; w < t->n_words; w++) {
+    if (w % CANCEL_EVERY == CANCEL_EVERY - 1 && learner_cancelled(t)) return -1;
     const int32_t *s = t->sym + t->w_off[w];
     for (int i = 0; i + 1 < t->w_len[w]; i++)
       if (pair_add(t, s[i], s[i + 1], t->w_count[w], w) < 0) return -1;
@@ -674,31 +691,40 @@ static int learner_merge(MergeLearner *t, int32_t pair) {
   return 0;
 }
 
-Bpe *bpe_train(const uint8_t *text, size_t n, int vocab, Err *err) {
+/* Training failed: for want of memory, or because it was told to stop. */
+static Bpe *train_failed(const MergeLearner *t, size_t n, int vocab, Err *err) {
+  if (!t->cancelled) err_set(err, "tokenizer: out of memory training on %zu bytes", n);
+  else if (t->merge_no == 0 && !t->heap_n) err_set(err, "tokenizer: interrupted while counting the text's words");
+  else err_set(err, "tokenizer: interrupted while training, at merge %d of %d", t->merge_no, vocab - 256);
+  return NULL;
+}
+
+Bpe *bpe_train(const uint8_t *text, size_t n, int vocab, const Cancel *cancel, Err *err) {
   if (vocab < 256 || vocab > BPE_VOCAB_MAX) {
     err_set(err, "tokenizer: vocabulary size %d, expected 256 to %d", vocab, BPE_VOCAB_MAX);
     return NULL;
   }
-  MergeLearner t = {0};
+  MergeLearner t = {.cancel = cancel};
   int32_t *merges = malloc(sizeof *merges * (2 * (size_t)(vocab - 256) + 1));
   Bpe *b = NULL;
-  if (!merges || learner_init(&t, text, n) < 0) goto nomem;
+  if (!merges || learner_init(&t, text, n) < 0) goto fail;
   while (256 + t.merge_no < vocab) {
+    if (learner_cancelled(&t)) goto fail;
     int32_t p = best_pair(&t);
     if (p < 0) break;
     merges[2 * t.merge_no] = t.pairs[p].left;
     merges[2 * t.merge_no + 1] = t.pairs[p].right;
-    if (learner_merge(&t, p) < 0) goto nomem;
+    if (learner_merge(&t, p) < 0) goto fail;
     t.merge_no++;
   }
   b = bpe_from_merges(merges, t.merge_no, err);
   free(merges);
   learner_free(&t);
   return b;
-nomem:
+fail:
   free(merges);
+  train_failed(&t, n, vocab, err);
   learner_free(&t);
-  err_set(err, "tokenizer: out of memory training on %zu bytes", n);
   return NULL;
 }
 
@@ -825,7 +851,7 @@ static void cache_store(const char *path, const Bpe *b, uint64_t hash, size_t n,
   free(buf);
 }
 
-Bpe *bpe_train_cached(const uint8_t *text, size_t n, int vocab, Err *err) {
+Bpe *bpe_train_cached(const uint8_t *text, size_t n, int vocab, const Cancel *cancel, Err *err) {
   char path[PATH_CAP], dir[PATH_CAP];
   int have_path = bpe_cache_path(text, n, vocab, path, sizeof path) == 0;
   uint64_t hash = corpus_hash(text, n);
@@ -833,7 +859,7 @@ Bpe *bpe_train_cached(const uint8_t *text, size_t n, int vocab, Err *err) {
     Bpe *b = cache_load(path, hash, n, vocab);
     if (b) return b;
   }
-  Bpe *b = bpe_train(text, n, vocab, err);
+  Bpe *b = bpe_train(text, n, vocab, cancel, err);
   /* The cache only saves time: a directory that cannot be made is no error. */
   if (b && have_path && cache_dir(dir, sizeof dir) == 0 && mkdir_p(dir) == 0)
     cache_store(path, b, hash, n, vocab);

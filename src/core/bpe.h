@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/cancel.h"
 #include "core/err.h"
 
 typedef struct Bpe Bpe;
@@ -22,8 +23,10 @@ typedef struct Bpe Bpe;
 #define BPE_VOCAB_MAX (1 << 20)
 
 /* Train on 'text' until the vocabulary has 'vocab' ids (>= 256), or until no
-** pair occurs twice (then bpe_vocab() < vocab). */
-Bpe *bpe_train(const uint8_t *text, size_t n, int vocab, Err *err);
+** pair occurs twice (then bpe_vocab() < vocab). 'cancel' (may be NULL) is
+** asked as training goes: when it says stop, NULL with 'err' saying how far
+** training had come. */
+Bpe *bpe_train(const uint8_t *text, size_t n, int vocab, const Cancel *cancel, Err *err);
 
 /* Build from a merge list: 'merges' holds 2*n_merges ids. Checked: every
 ** merge refers only to earlier ids, none repeats, and no token is longer
@@ -34,8 +37,10 @@ void bpe_free(Bpe *b);
 int bpe_vocab(const Bpe *b);                 /* 256 + number of merges */
 const int32_t *bpe_merges(const Bpe *b, int *n_merges);
 
-/* Encode 'n' bytes; '*out' is malloc'd with '*n_out' ids. */
-int bpe_encode(const Bpe *b, const uint8_t *text, size_t n, int32_t **out, size_t *n_out, Err *err);
+/* Encode 'n' bytes; '*out' is malloc'd with '*n_out' ids. 'cancel' (may be
+** NULL) stops a long text's encoding as it does training. */
+int bpe_encode(const Bpe *b, const uint8_t *text, size_t n, int32_t **out, size_t *n_out, const Cancel *cancel,
+               Err *err);
 
 /* Bytes of token 'id' (NULL when out of range); '*len' set. */
 const uint8_t *bpe_token_bytes(const Bpe *b, int32_t id, size_t *len);
@@ -46,7 +51,7 @@ size_t bpe_decode(const Bpe *b, const int32_t *ids, size_t n, uint8_t *out, size
 /* Train, or load from the cache: $XDG_CACHE_HOME/tielab (or ~/.cache/tielab),
 ** keyed by a hash of the corpus bytes and the vocabulary size. A damaged
 ** cache file is ignored and rewritten. */
-Bpe *bpe_train_cached(const uint8_t *text, size_t n, int vocab, Err *err);
+Bpe *bpe_train_cached(const uint8_t *text, size_t n, int vocab, const Cancel *cancel, Err *err);
 
 /* The cache file bpe_train_cached uses for this corpus and vocabulary, into
 ** 'path' of capacity 'cap'; -1 when there is no cache directory to use. */

@@ -6,14 +6,15 @@
 #include "core/data.h"
 #include "core/rng.h"
 
-int dataset_build(Dataset *ds, const Corpus *c, int vocab, double val_fraction, int ctx, Err *err) {
+int dataset_build(Dataset *ds, const Corpus *c, int vocab, double val_fraction, int ctx, const Cancel *cancel,
+                  Err *err) {
   memset(ds, 0, sizeof *ds);
   if (ctx < 1) return err_set(err, "dataset: context length %d, expected at least 1", ctx);
   if (!(val_fraction > 0 && val_fraction < 1))
     return err_set(err, "dataset: validation fraction %g, expected between 0 and 1", val_fraction);
-  ds->bpe = bpe_train_cached(c->text, c->len, vocab, err);
+  ds->bpe = bpe_train_cached(c->text, c->len, vocab, cancel, err);
   if (!ds->bpe) return err_prefix(err, "%s", c->name);
-  if (bpe_encode(ds->bpe, c->text, c->len, &ds->tokens, &ds->n, err) < 0) {
+  if (bpe_encode(ds->bpe, c->text, c->len, &ds->tokens, &ds->n, cancel, err) < 0) {
     dataset_free(ds);
     return err_prefix(err, "%s", c->name);
   }

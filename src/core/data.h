@@ -26,8 +26,10 @@ typedef struct Dataset {
 
 /* Tokenize 'c' with a tokenizer trained (or cached) to 'vocab'; hold out the
 ** last 'val_fraction' (e.g. 0.1) for validation. Refuses a corpus too short
-** for one training and one validation window of 'ctx'+1 tokens. */
-int dataset_build(Dataset *ds, const Corpus *c, int vocab, double val_fraction, int ctx, Err *err);
+** for one training and one validation window of 'ctx'+1 tokens. 'cancel'
+** (may be NULL) stops training and encoding a large corpus early. */
+int dataset_build(Dataset *ds, const Corpus *c, int vocab, double val_fraction, int ctx, const Cancel *cancel,
+                  Err *err);
 void dataset_free(Dataset *ds);
 
 /* Fill 'out' [b, t+1] with training batch 'index' of 'data_seed' (from all

@@ -86,6 +86,13 @@ unsigned sig_count(void) { return atomic_load(&n_ending); }
 
 void sig_post(int s) { on_signal(s); }
 
+static int ended(void *ctx) { return sig_ended() != 0; }
+
+const Cancel *sig_cancel(void) {
+  static const Cancel c = {ended, NULL};
+  return &c;
+}
+
 void sig_set_interrupt(void (*fn)(void *ctx), void *ctx) {
   interrupt_fn = fn;
   interrupt_ctx = ctx;

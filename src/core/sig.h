@@ -17,6 +17,7 @@
 #ifndef TIELAB_CORE_SIG_H
 #define TIELAB_CORE_SIG_H
 
+#include "core/cancel.h"
 #include "core/err.h"
 
 #define SIG_BIT(s) (1u << (s))
@@ -46,6 +47,10 @@ unsigned sig_count(void);
 /* Act as if signal 's' had come: another process of the job was stopped
 ** by one, so this one stops as well (and saves what it would). */
 void sig_post(int s);
+
+/* A Cancel (core/cancel.h) that asks to stop once sig_ended() says a
+** signal came: for long work on the thread that would take it. */
+const Cancel *sig_cancel(void);
 
 /* While armed, SIGINT, SIGTERM and SIGHUP also call 'fn(ctx)' from the
 ** handler. Arm it around every call into Lua. */

@@ -84,7 +84,7 @@ int run_sample(Run *r, const char *prompt, int n, double temp, uint64_t seed, ch
   int32_t *ids = NULL;
   size_t len = 0;
   const char *p = prompt && *prompt ? prompt : "\n";
-  if (bpe_encode(bpe, (const uint8_t *)p, strlen(p), &ids, &len, err) < 0) return -1;
+  if (bpe_encode(bpe, (const uint8_t *)p, strlen(p), &ids, &len, NULL, err) < 0) return -1;
   int32_t *all = realloc(ids, sizeof *all * (len + (size_t)n + 1));
   if (!all) {
     free(ids);

@@ -37,6 +37,7 @@ void lab_headroom(Lab *lab, SysMem *m) {
 }
 
 void lab_set_reducer(Lab *lab, const Reducer *red) { lab->reducer = red && red->world > 1 ? red : NULL; }
+void lab_set_cancel(Lab *lab, const Cancel *c) { lab->cancel = c ? *c : (Cancel){NULL, NULL}; }
 int lab_rank(const Lab *lab) { return lab->reducer ? lab->reducer->rank : 0; }
 
 int lab_world(const Lab *lab) { return lab->reducer ? lab->reducer->world : 1; }

@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "core/cancel.h"
 #include "core/config.h"
 #include "core/err.h"
 #include "core/reduce.h"
@@ -182,6 +183,12 @@ void lab_free(Lab *lab);
 ** and the exports do nothing on the others, which hold the same runs. */
 void lab_set_reducer(Lab *lab, const Reducer *red);
 int lab_rank(const Lab *lab);    /* 0 in a plain process */
+
+/* Reading a new run's corpus (training its tokenizer, encoding it) is the
+** one piece of long work outside a step: it stops early, the run refused
+** with an error that says so, once 'c' asks (an interrupt, which the lab's
+** owner knows of and the lab does not). 'c' is copied; NULL: never. */
+void lab_set_cancel(Lab *lab, const Cancel *c);
 int lab_world(const Lab *lab);   /* 1 in a plain process */
 
 /* A write 'verb' ("r:save") of run 'r' that every rank's script makes and

@@ -70,7 +70,7 @@ SharedData *lab_data_acquire(Lab *lab, const RunOptions *o, Err *err) {
     return NULL;
   }
   if (o->corpus[0]) sha256_hex(c.text, c.len, d->sha256);
-  rc = dataset_build(&d->ds, &c, o->model.vocab, 0.1, o->model.ctx, err);
+  rc = dataset_build(&d->ds, &c, o->model.vocab, 0.1, o->model.ctx, &lab->cancel, err);
   corpus_free(&c);
   if (rc < 0) {
     free(d);

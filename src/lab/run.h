@@ -72,6 +72,7 @@ struct Lab {
   long steps;                    /* lab_step calls */
   const Reducer *reducer;        /* data-parallel: the ranks sharing each batch; NULL: one process */
   char memory_note[128];         /* lab_headroom's name of the limit it shares */
+  Cancel cancel;                 /* asked while a corpus is tokenized (lab_set_cancel) */
 };
 
 /* How much more memory this process can get (sysmem_read): under a

@@ -324,6 +324,7 @@ int ui_main(const UiOptions *o) {
   ** --resume started meanwhile waits for it. */
   if (ok && autosave_claim(&err) < 0) fprintf(stderr, "tielab: %s (--resume will not wait for this lab)\n", err.msg);
   ok = ok && sig_open(SIG_WITH_WINCH | SIG_IGNORE_PIPE, &err) == 0;
+  if (ok) lab_set_cancel(ui.lab, sig_cancel());   /* Ctrl-C stops a lab.run tokenizing a corpus */
   ok = ok && (ui.trainer = trainer_new(ui.lab, &err)) != NULL;
   if (ok) {
     trainer_host(ui.trainer, &ui.host);

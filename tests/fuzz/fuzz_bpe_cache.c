@@ -48,7 +48,7 @@ static void roundtrip(const Bpe *b, const uint8_t *x, size_t n) {
   int32_t *ids = NULL;
   size_t n_ids = 0;
   Err err;
-  if (bpe_encode(b, x, n, &ids, &n_ids, &err) < 0) return;
+  if (bpe_encode(b, x, n, &ids, &n_ids, NULL, &err) < 0) return;
   uint8_t *back = malloc(n + 1);
   if (!back) abort();
   for (size_t i = 0; i < n_ids; i++)
@@ -87,7 +87,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   free(file);
 
   Err err;
-  Bpe *b = bpe_train_cached(text, n, vocab, &err);
+  Bpe *b = bpe_train_cached(text, n, vocab, NULL, &err);
   if (!b) {
     fprintf(stderr, "fuzz_bpe_cache: no tokenizer: %s\n", err.msg);
     abort();

@@ -19,6 +19,8 @@
 **   largs.c    table arguments read against the settings table
 **   ljson.c    lab.json: JSON text to and from Lua values
 **   lsys.c     lab.executable, lab.cwd, lab.mkdir, lab.command, lab.read
+**   lrunaway.c string.rep and table.move that an interrupt stops
+**   lpattern.c the pattern functions (string.find, ...) that one stops
 */
 #ifndef TIELAB_LINTERNAL_H
 #define TIELAB_LINTERNAL_H
@@ -244,6 +246,11 @@ void ljson_open(lua_State *L);
 
 /* lsys.c: sets lab.executable, lab.cwd and lab.mkdir in the table on top */
 void lsys_open(lua_State *L);
+
+/* lrunaway.c: string.rep, table.move and (lpattern_open) string.find,
+** match, gmatch and gsub replaced by ones that stop on an interrupt */
+void lrunaway_open(lua_State *L);
+void lpattern_open(lua_State *L);
 
 /* lprogress.c */
 int lprogress_new(lua_State *L);

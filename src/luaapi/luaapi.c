@@ -358,6 +358,7 @@ static void follow_rank0(lua_State *L) {
 static int lapi_setup(lua_State *L) {
   LuaApi *api = lapi_get(L);
   luaL_openlibs(L);
+  lrunaway_open(L);   /* before any copy of the library is taken */
   lua_setwarnf(L, lapi_warnf, api);
   route_output(L);
 

@@ -1,0 +1,111 @@
+/*
+** lrunaway.c -- the standard library calls a runaway script could stay in
+** for good, replaced by ones an interrupt stops: string.rep and table.move
+** here, the pattern functions in lpattern.c.
+**
+** Lua's hooks fire only between instructions of Lua functions, never
+** inside a C function, so Ctrl-C cannot stop string.rep("", 2^50) (a loop
+** of 2^50 empty copies: the memory cap sees nothing) or table.move over
+** 2^40 slots of an empty table. These do what Lua 5.4's do, with the same
+** errors, and ask every RUNAWAY_EVERY units of work (bytes copied, slots
+** moved) whether the script is to stop, raising the stop (an interrupt,
+** an os.exit) as the hook would.
+*/
+#include <limits.h>
+#include <string.h>
+
+#include "luaapi/linternal.h"
+
+#define RUNAWAY_EVERY (1u << 20)   /* bytes between two questions; a slot counts 256 */
+
+/* Stop here if the script is to: called after each piece of work. */
+static void maybe_stop(lua_State *L, LuaApi *api, size_t *work, size_t units) {
+  *work += units;
+  if (*work < RUNAWAY_EVERY) return;
+  *work = 0;
+  if (lapi_stop_pending(api)) lapi_raise_stop(L);
+}
+
+/* string.rep(s, n [, sep]): the result is at most INT_MAX bytes, as Lua's. */
+static int lrunaway_rep(lua_State *L) {
+  size_t l, lsep, work = 0;
+  const char *s = luaL_checklstring(L, 1, &l);
+  lua_Integer n = luaL_checkinteger(L, 2);
+  const char *sep = luaL_optlstring(L, 3, "", &lsep);
+  if (n <= 0 || l + lsep == 0) {   /* nothing, however often */
+    lua_pushliteral(L, "");
+    return 1;
+  }
+  if (l + lsep < l || l + lsep > (size_t)INT_MAX / (size_t)n) return luaL_error(L, "resulting string too large");
+  size_t total = (size_t)n * l + (size_t)(n - 1) * lsep;
+  luaL_Buffer b;
+  char *p = luaL_buffinitsize(L, &b, total);
+  LuaApi *api = lapi_get(L);
+  for (lua_Integer i = 0; i < n; i++) {
+    if (i > 0 && lsep > 0) {
+      memcpy(p, sep, lsep);
+      p += lsep;
+    }
+    memcpy(p, s, l);
+    p += l;
+    maybe_stop(L, api, &work, l + lsep);
+  }
+  luaL_pushresultsize(&b, total);
+  return 1;
+}
+
+/* Whether the metatable on top of the stack has the field 'name'. */
+static int has_meta(lua_State *L, const char *name) {
+  lua_pushstring(L, name);
+  int has = lua_rawget(L, -2) != LUA_TNIL;
+  lua_pop(L, 1);
+  return has;
+}
+
+/* Argument 'arg' is a table, or behaves like one for reading ('write' 0:
+** __index) or writing (1: __newindex). */
+static void check_table(lua_State *L, int arg, int write) {
+  if (lua_type(L, arg) == LUA_TTABLE) return;
+  int like = lua_getmetatable(L, arg) && has_meta(L, write ? "__newindex" : "__index");
+  if (like) {
+    lua_pop(L, 1);
+    return;
+  }
+  luaL_checktype(L, arg, LUA_TTABLE);   /* the usual error */
+}
+
+/* table.move(a1, f, e, t [, a2]): a1[f..e] into a2[t..], a2 (a1 when not
+** given) returned; back to front when the two ranges overlap upwards. */
+static int lrunaway_move(lua_State *L) {
+  lua_Integer f = luaL_checkinteger(L, 2), e = luaL_checkinteger(L, 3), t = luaL_checkinteger(L, 4);
+  int tt = !lua_isnoneornil(L, 5) ? 5 : 1;
+  check_table(L, 1, 0);
+  check_table(L, tt, 1);
+  if (e >= f) {
+    luaL_argcheck(L, f > 0 || e < LUA_MAXINTEGER + f, 3, "too many elements to move");
+    lua_Integer n = e - f + 1;
+    luaL_argcheck(L, t <= LUA_MAXINTEGER - n + 1, 4, "destination wrap around");
+    int back = t > f && t <= e && (tt == 1 || lua_compare(L, 1, tt, LUA_OPEQ));
+    LuaApi *api = lapi_get(L);
+    size_t work = 0;
+    for (lua_Integer k = 0; k < n; k++) {
+      lua_Integer i = back ? n - 1 - k : k;
+      lua_geti(L, 1, f + i);
+      lua_seti(L, tt, t + i);
+      maybe_stop(L, api, &work, 256);
+    }
+  }
+  lua_pushvalue(L, tt);
+  return 1;
+}
+
+void lrunaway_open(lua_State *L) {
+  lua_getglobal(L, "string");
+  lua_pushcfunction(L, lrunaway_rep);
+  lua_setfield(L, -2, "rep");
+  lua_getglobal(L, "table");
+  lua_pushcfunction(L, lrunaway_move);
+  lua_setfield(L, -2, "move");
+  lua_pop(L, 2);
+  lpattern_open(L);
+}

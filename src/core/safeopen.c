@@ -6,8 +6,11 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <string.h>
 #include <unistd.h>
+
+#define WRITER_POLL_MS 100   /* between two questions while a FIFO has no writer yet */
 
 /* What a file that is not a regular one is, for the message. */
 static const char *kind_of(mode_t mode) {
@@ -80,14 +83,59 @@ int safeopen_read(const char *path, int flags, struct stat *st, Err *err) {
   return safeopen_open(path, O_RDONLY, flags, st, err);
 }
 
-FILE *safeopen_fread(const char *path, int flags, struct stat *st, Err *err) {
-  int fd = safeopen_read(path, flags, st, err);
+/* Reads (and writes) on 'fd' block again, as usual. */
+static int blocking(int fd) {
+  fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  return fd;
+}
+
+static FILE *stream(int fd, const char *path, const char *mode, Err *err) {
   if (fd < 0) return NULL;
-  FILE *f = fdopen(fd, "rb");
+  FILE *f = fdopen(fd, mode);
   if (!f) {
     int e = errno;
     close(fd);
     err_set(err, "%s: %s", path, strerror(e));
   }
   return f;
+}
+
+FILE *safeopen_fread(const char *path, int flags, struct stat *st, Err *err) {
+  return stream(safeopen_read(path, flags, st, err), path, "rb", err);
+}
+
+/* Until the FIFO 'fd' has something to read, or its writer came and went;
+** -1 when 'cancel' said stop first. */
+static int wait_for_writer(int fd, const Cancel *cancel) {
+  struct pollfd p = {.fd = fd, .events = POLLIN};
+  for (;;) {
+    if (cancel_asked(cancel)) return -1;
+    int n = poll(&p, 1, WRITER_POLL_MS);
+    if (n > 0 || (n < 0 && errno != EINTR)) return 0;   /* a poll that fails leaves it to the read */
+  }
+}
+
+FILE *safeopen_fstream(const char *path, const Cancel *cancel, Err *err) {
+  if (!path || !*path) return err_set(err, "no file named (an empty name)"), NULL;
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) return opening_failed(path, 0, err), NULL;
+  struct stat sb;
+  const char *refused = fstat(fd, &sb) != 0 ? strerror(errno)
+                        : S_ISDIR(sb.st_mode) ? "is a folder, not a file"
+                        : S_ISFIFO(sb.st_mode) && wait_for_writer(fd, cancel) < 0 ? "interrupted while waiting for a writer"
+                                                                                   : NULL;
+  if (refused) {
+    err_set(err, "%s: %s", path, refused);
+    close(fd);
+    return NULL;
+  }
+  return stream(blocking(fd), path, "rb", err);
+}
+
+FILE *safeopen_fwrite(const char *path, Err *err) {
+  if (!path || !*path) return err_set(err, "no file named (an empty name)"), NULL;
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NONBLOCK | O_CLOEXEC | O_NOCTTY, 0666);
+  if (fd < 0 && errno == ENXIO) return err_set(err, "%s: a FIFO with no reader", path), NULL;
+  if (fd < 0) return opening_failed(path, 0, err), NULL;
+  return stream(blocking(fd), path, "w", err);
 }

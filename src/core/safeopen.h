@@ -1,6 +1,5 @@
 /*
-** safeopen.h -- opening a file a user named, for reading, without ever
-** blocking on it.
+** safeopen.h -- opening a file a user named without ever blocking on it.
 **
 ** open(2) of a FIFO waits for a writer, and reading a device such as
 ** /dev/zero never ends: a corpus, a checkpoint, a journal or a manifest
@@ -11,7 +10,10 @@
 ** it is not a regular file, and only then read as usual. Files opened to
 ** write (a sandboxed script's io.open) go the same way: a FIFO with no
 ** reader is refused instead of waited for, and nothing is truncated before
-** the file is known to be a regular one.
+** the file is known to be a regular one. A script may come through a pipe
+** (tielab --headless <(...)): that one is waited for, a caller's Cancel
+** asked meanwhile. An output named by a user (a recording, a journal) is
+** created non-blocking too: a FIFO nobody reads is refused.
 */
 #ifndef TIELAB_CORE_SAFEOPEN_H
 #define TIELAB_CORE_SAFEOPEN_H
@@ -19,6 +21,7 @@
 #include <stdio.h>
 #include <sys/stat.h>
 
+#include "core/cancel.h"
 #include "core/err.h"
 
 enum {
@@ -41,5 +44,16 @@ int safeopen_read(const char *path, int flags, struct stat *st, Err *err);
 
 /* The same as a stdio stream, opened "rb". */
 FILE *safeopen_fread(const char *path, int flags, struct stat *st, Err *err);
+
+/* A stream for reading 'path', which may be anything but a folder: a FIFO
+** or a pipe is waited for until a writer has written or gone, 'cancel'
+** (may be NULL) asked every tenth of a second; NULL with 'err' when it
+** said stop ("PATH: interrupted while waiting for a writer"). */
+FILE *safeopen_fstream(const char *path, const Cancel *cancel, Err *err);
+
+/* A stream for writing 'path', created or emptied ("w", close-on-exec): a
+** FIFO with no reader is refused ("PATH: a FIFO with no reader") rather
+** than waited for. */
+FILE *safeopen_fwrite(const char *path, Err *err);
 
 #endif

@@ -152,10 +152,9 @@ Journal *journal_open(const char *path, int argc, char **argv, Lab *lab, Err *er
   if (!j) return err_set(err, "out of memory"), NULL;
   snprintf(j->path, sizeof j->path, "%s", path);
   j->waits = json_array();
-  j->f = j->waits ? fopen(path, "we") : NULL;
+  j->f = j->waits ? safeopen_fwrite(path, err) : NULL;   /* never waits for a FIFO's reader */
   if (!j->f) {
-    if (j->waits) err_set(err, "%s: %s", path, strerror(errno));
-    else err_set(err, "out of memory");
+    if (!j->waits) err_set(err, "out of memory");
     json_decref(j->waits);
     free(j);
     return NULL;

@@ -1,6 +1,8 @@
 /*
 ** lfile.c -- files opened for Lua without ever blocking: a chunk loaded
-** from a file (a script, loadfile, dofile, require) and a Lua file handle
+** from a file (loadfile, dofile, require), a script named on the command
+** line (which may be a pipe: waited for while Ctrl-C is listened to) and a
+** Lua file handle
 ** (the sandbox's io.open). Both go through core/safeopen, so a FIFO or a
 ** device a script names is refused at once instead of hanging the lab or
 ** feeding it an endless file.
@@ -62,15 +64,9 @@ static int skip_start(FILE *f, int *c) {
   return 1;
 }
 
-int lapi_load_file(lua_State *L, const char *path, const char *name, const char *mode) {
-  Err err;
-  LoadF lf = {0, NULL, {0}};
-  char why[256];
-  if (!(lf.f = safeopen_fread(path, 0, NULL, &err))) {
-    why_not(&err, path, errno, why, sizeof why);
-    lua_pushfstring(L, "cannot open %s: %s", name, why);
-    return LUA_ERRFILE;
-  }
+/* Load the chunk of the open stream 'f' (closed here), named 'name'. */
+static int load_stream(lua_State *L, FILE *f, const char *name, const char *mode) {
+  LoadF lf = {0, f, {0}};
   int c;
   /* a skipped line stays a line, so that line numbers hold; a binary chunk has none */
   if (skip_start(lf.f, &c) && c != LUA_SIGNATURE[0]) lf.buf[lf.n++] = '\n';
@@ -86,6 +82,31 @@ int lapi_load_file(lua_State *L, const char *path, const char *name, const char 
     return LUA_ERRFILE;
   }
   return status;
+}
+
+int lapi_load_file(lua_State *L, const char *path, const char *name, const char *mode) {
+  Err err;
+  char why[256];
+  FILE *f = safeopen_fread(path, 0, NULL, &err);
+  if (!f) {
+    why_not(&err, path, errno, why, sizeof why);
+    lua_pushfstring(L, "cannot open %s: %s", name, why);
+    return LUA_ERRFILE;
+  }
+  return load_stream(L, f, name, mode);
+}
+
+static int stop_asked(void *api) { return lapi_stop_pending(api); }
+
+int lapi_load_script(lua_State *L, const char *path, const char *mode) {
+  Cancel stop = {stop_asked, lapi_get(L)};
+  Err err;
+  FILE *f = safeopen_fstream(path, &stop, &err);
+  if (!f) {
+    lua_pushfstring(L, "cannot open %s", err.msg);
+    return LUA_ERRFILE;
+  }
+  return load_stream(L, f, path, mode);
 }
 
 /* ------------------------------------------------------------ file handles */

@@ -150,6 +150,10 @@ void lapi_set_script_dir(LuaApi *api, const char *script);
 ** luaL_loadfilex does, never waiting on a FIFO or a device: the status,
 ** and the chunk or the message on the stack. */
 int lapi_load_file(lua_State *L, const char *path, const char *name, const char *mode);
+/* The same for a script or an init file the user named: it may be a FIFO
+** or a pipe (tielab --headless <(...)), waited for until a writer wrote
+** while a stop (Ctrl-C) is listened to. */
+int lapi_load_script(lua_State *L, const char *path, const char *mode);
 /* The index of io.open's 'mode' ("r", "w+", "ab", ...), or -1 when it is
 ** none; whether that mode writes. */
 int lapi_file_mode(const char *mode);

@@ -800,7 +800,7 @@ static int file_body(lua_State *L) {
     lua_rawseti(L, -2, i + 1);
   }
   lua_setglobal(L, "arg");
-  int status = lapi_load_file(L, fc->path, fc->path, api->opt.sandbox ? "t" : NULL);
+  int status = lapi_load_script(L, fc->path, api->opt.sandbox ? "t" : NULL);
   if (status != LUA_OK) {
     fc->status = lapi_report(api, L, status);
     return 0;

@@ -19,6 +19,7 @@
 #include <wchar.h>
 
 #include "core/clock.h"
+#include "core/safeopen.h"
 #include "lab/journal.h"
 #include "ui/record.h"
 #include "ui/uistate.h"
@@ -315,9 +316,8 @@ Recorder *record_open(const char *path, Err *err) {
   if (!rec) return err_set(err, "out of memory"), NULL;
   snprintf(rec->path, sizeof rec->path, "%s", path);
   rec->cursor = -1;
-  rec->f = fopen(path, "we");
+  rec->f = safeopen_fwrite(path, err);   /* a FIFO nobody reads is refused, not waited for */
   if (!rec->f) {
-    err_set(err, "%s: %s", path, strerror(errno));
     free(rec);
     return NULL;
   }

@@ -8,14 +8,19 @@
 ** runs at once too, its reports checking the same flag. SIGINT, SIGTERM and
 ** SIGHUP only call luaapi_interrupt (never SIG_DFL: a second Ctrl-C must
 ** not kill the process mid-write); the script then ends with "interrupted"
-** and the exit status 130, its runs saved in the autosave folder. While a
-** script trains, stderr shows a progress line (progress.h) when it is a
+** and the exit status 130, its runs saved in the autosave folder. Where
+** the script, or its end, does not stop (a finaliser, a C call no check
+** reaches), the watchdog (trainer/watchdog.h) saves the runs and ends the
+** process 3 s after the signal, 1 s after a second one; it takes the lab
+** through the gate this thread holds while it steps or lends the lab to
+** Lua. While a script trains, stderr shows a progress line (progress.h) when it is a
 ** terminal, and a plain line every half minute otherwise: the steps so far,
 ** or the script's own count once it asks for one with lab.progress; stdout
 ** carries only what the script prints. The built-in loops draw the line
 ** too, on a terminal only (their rows are the plain lines).
 */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,11 +29,11 @@
 
 #include "core/clock.h"
 #include "core/sig.h"
-#include "lab/autosave.h"
 #include "app/compare.h"
 #include "app/headless.h"
 #include "luaapi/luaapi.h"
 #include "app/progress.h"
+#include "trainer/watchdog.h"
 
 /* A job that ran, kept until its submitter drops it. */
 typedef struct InlineJob {
@@ -45,15 +50,37 @@ typedef struct Inline {
   int n_jobs, cap_jobs;
   Progress *progress;    /* on stderr */
   int script_counts;     /* a lab.progress of the script is shown, not the steps */
+  pthread_mutex_t gate;  /* held while the lab is in use (see "the gate") */
 } Inline;
-
-static void save_interrupted(Lab *lab, const char *why);
 
 /* ------------------------------------------------------------ signals */
 
 /* Ctrl-C, SIGTERM or SIGHUP stops a script (its Lua code is interrupted)
 ** or the loop (between two steps). */
 static void interrupt_lua(void *api) { luaapi_interrupt(api); }
+
+/* ------------------------------------------------------------ the gate
+** This thread holds the gate whenever the lab is in use: a step, a job,
+** and every hold of the Lua layer on it (the host's acquire, which each
+** call into the lab goes through). The watchdog takes it to save the runs
+** of a script that does not stop: it gets them between two steps and two
+** calls, as a step left them, and keeps the gate until the process ends.
+** Recursive: a step may come while the Lua layer holds the lab. */
+
+static void gate_init(pthread_mutex_t *gate) {
+  pthread_mutexattr_t a;
+  pthread_mutexattr_init(&a);
+  pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
+  pthread_mutex_init(gate, &a);
+  pthread_mutexattr_destroy(&a);
+}
+
+/* The watchdog's way to the lab (WatchdogOwner's 'take'). */
+static Lab *gate_take(void *ctx, double seconds) {
+  Inline *in = ctx;
+  struct timespec until = clock_deadline(seconds);
+  return pthread_mutex_timedlock(&in->gate, &until) == 0 ? in->lab : NULL;
+}
 
 /* ------------------------------------------------------------ progress */
 
@@ -93,8 +120,13 @@ static void headless_progress(void *ctx, LuaApiProgress what, long done, long to
 
 /* ------------------------------------------------------------ the inline host */
 
-static Lab *inline_acquire(Host *h) { return ((Inline *)h->ud)->lab; }
-static void inline_release(Host *h) {}
+static Lab *inline_acquire(Host *h) {
+  Inline *in = h->ud;
+  pthread_mutex_lock(&in->gate);
+  return in->lab;
+}
+
+static void inline_release(Host *h) { pthread_mutex_unlock(&((Inline *)h->ud)->gate); }
 static void inline_cancel(Host *h) {}
 
 static int inline_poll(Host *h, long ticket, Err *err) { return 1; }
@@ -112,13 +144,18 @@ static int step_once(Inline *in, int id, long *step, Err *err) {
   return 0;
 }
 
+/* The on_step callbacks run between two steps, without the gate: a
+** callback that never returns leaves the runs to the watchdog. */
 static long inline_submit(Host *h, int id, long n, Err *err) {
   Inline *in = h->ud;
   for (long k = 0; k < n; k++) {
     long step = 0;
     if (luaapi_stopping(in->api)) return err_set(err, "interrupted");
-    if (step_once(in, id, &step, err) < 0) return -1;
-    show_step(in, step);
+    pthread_mutex_lock(&in->gate);
+    int rc = step_once(in, id, &step, err);
+    if (rc == 0) show_step(in, step);
+    pthread_mutex_unlock(&in->gate);
+    if (rc < 0) return -1;
     if (h->after_step) h->after_step(h->after_step_ctx, step);
   }
   return ++in->tickets;
@@ -156,7 +193,9 @@ static long inline_submit_job(Host *h, HostJobFn fn, void *arg, HostJobFree free
   }
   InlineReport rep = {{inline_report, NULL}, in};
   rep.p.ud = &rep;
+  pthread_mutex_lock(&in->gate);
   int rc = fn(in->lab, arg, &rep.p, err);
+  pthread_mutex_unlock(&in->gate);
   progress_note(in->progress, NULL);
   if (rc < 0) {
     free_arg(arg);
@@ -204,6 +243,17 @@ static int exit_status(LuaApi *api, LuaApiStatus st) {
   }
 }
 
+/* The init file, then the script, with the interrupt armed; '*init_failed'
+** when the init file failed (the script did not run). */
+static LuaApiStatus run_armed(const CliOptions *o, LuaApi *api, int *init_failed, Err *err) {
+  sig_arm_interrupt(1);
+  LuaApiStatus st = o->no_init ? LUAAPI_OK : luaapi_run_init(api, err);
+  *init_failed = st != LUAAPI_OK && st != LUAAPI_INTERRUPTED;
+  if (st == LUAAPI_OK) st = luaapi_run_file(api, o->script, o->script_argc, o->script_argv, err);
+  sig_arm_interrupt(0);   /* from here on the state goes away */
+  return st;
+}
+
 static int run_script(const CliOptions *o) {
   Err err;
   Lab *lab = lab_new(&err);
@@ -213,6 +263,7 @@ static int run_script(const CliOptions *o) {
   }
   lab_set_reducer(lab, o->reducer);
   Inline in = {.lab = lab, .progress = progress_new(stderr, 1)};
+  gate_init(&in.gate);
   Host host = {.acquire = inline_acquire, .release = inline_release, .submit = inline_submit,
                .poll = inline_poll, .cancel = inline_cancel, .submit_job = inline_submit_job,
                .drop_job = inline_drop_job, .inline_steps = 1, .ud = &in};
@@ -231,19 +282,23 @@ static int run_script(const CliOptions *o) {
   if (sig_open(0, &err) < 0) fprintf(stderr, "tielab: %s (Ctrl-C will not stop the script cleanly)\n", err.msg);
   lab_set_cancel(lab, sig_cancel());   /* a corpus being tokenized for lab.run stops too */
   sig_set_interrupt(interrupt_lua, api);
-  sig_arm_interrupt(1);
-  LuaApiStatus st = o->no_init ? LUAAPI_OK : luaapi_run_init(api, &err);
-  int init_failed = st != LUAAPI_OK && st != LUAAPI_INTERRUPTED;   /* the script does not run */
-  if (st == LUAAPI_OK) st = luaapi_run_file(api, o->script, o->script_argc, o->script_argv, &err);
-  sig_arm_interrupt(0);   /* from here on the state goes away */
+  WatchdogOwner owner = {.take = gate_take, .ctx = &in};
+  Watchdog *watchdog = watchdog_start(&owner, &err);
+  if (!watchdog) fprintf(stderr, "tielab: %s (a script Ctrl-C cannot reach will need SIGKILL)\n", err.msg);
+  int init_failed;
+  LuaApiStatus st = run_armed(o, api, &init_failed, &err);
   int code = init_failed ? EXIT_USAGE : exit_status(api, st);
   if (init_failed) progress_printf(in.progress, stderr, "tielab: %s\n", err.msg);
-  luaapi_free(api);   /* its last finalisers may still write */
+  luaapi_free(api);   /* its last finalisers may still write (the watchdog times them too) */
   progress_free(in.progress);
-  if (st == LUAAPI_INTERRUPTED) save_interrupted(lab, err.msg);
+  pthread_mutex_lock(&in.gate);
+  if (st == LUAAPI_INTERRUPTED) watchdog_save(lab, err.msg);
+  watchdog_stop(watchdog);   /* with the gate: a watchdog too late saves nothing again */
+  pthread_mutex_unlock(&in.gate);
   while (in.n_jobs > 0) inline_drop_job(&host, in.jobs[0].ticket);   /* none, unless Lua lost a handle */
   free(in.jobs);
   lab_free(lab);
+  pthread_mutex_destroy(&in.gate);
   fflush(stdout);
   return code;
 }
@@ -257,31 +312,6 @@ static void print_row(Progress *p, const RunMetrics *m) {
   progress_printf(p, stdout, "%8ld %10.4f %s %10.3f %10.0f\n", m->step, m->loss, val, m->grad_ratio,
                   m->tokens_per_s);
   fflush(stdout);
-}
-
-/* Interrupted runs are kept: saved where 'tielab --resume' finds them, and
-** said in one line with 'why'. */
-static void save_interrupted(Lab *lab, const char *why) {
-  if (lab_rank(lab) > 0) return;   /* rank 0 saves the job's runs, which every rank holds alike */
-  if (lab_n_runs(lab) == 0) {
-    fprintf(stderr, "tielab: %s\n", why);
-    return;
-  }
-  char dir[4096];
-  Err err;
-  if (autosave_dir(dir, sizeof dir, &err) < 0) {
-    fprintf(stderr, "tielab: %s; cannot save the runs: %s\n", why, err.msg);
-    return;
-  }
-  int complete = autosave_begin(dir, lab, &err) == 0;   /* the manifest first: --resume knows what to expect */
-  if (!complete) fprintf(stderr, "tielab: cannot save the run: %s\n", err.msg);
-  for (int i = 0; i < lab_n_runs(lab); i++)
-    if (autosave_run(dir, lab_run(lab, i), &err) < 0) {
-      fprintf(stderr, "tielab: cannot save the run: %s\n", err.msg);
-      complete = 0;
-    }
-  autosave_end(dir, complete);
-  fprintf(stderr, "tielab: %s; saved in %s (tielab --resume reopens it)\n", why, dir);
 }
 
 static int builtin_loop(const CliOptions *o) {
@@ -321,13 +351,13 @@ static int builtin_loop(const CliOptions *o) {
     char why[64];
     snprintf(why, sizeof why, "interrupted at step %ld", run_metrics(r)->step);
     code = EXIT_INTERRUPTED;
-    save_interrupted(lab, why);
+    watchdog_save(lab, why);
   }
   lab_free(lab);
   return code;
 }
 
 int headless_main(const CliOptions *o) {
-  if (o->compare) return compare_paper(o, stdout, save_interrupted);
+  if (o->compare) return compare_paper(o, stdout, watchdog_save);
   return o->script ? run_script(o) : builtin_loop(o);
 }

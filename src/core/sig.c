@@ -1,5 +1,6 @@
 /*
-** sig.c -- the self-pipe: handlers write a byte, the loop reads it.
+** sig.c -- the self-pipes: handlers write a byte, the loop (and for the
+** ending signals, the watchdog) reads it.
 */
 #include "core/sig.h"
 
@@ -11,6 +12,7 @@
 #include <unistd.h>
 
 static int pipe_fd[2] = {-1, -1};
+static int watch_fd[2] = {-1, -1};
 /* Lock-free atomics: a handler may run on any thread, even during sig_take. */
 static atomic_uint pending;
 static atomic_int armed;
@@ -19,36 +21,60 @@ static void *interrupt_ctx;
 
 static atomic_int first_end;   /* the first ending signal not taken yet */
 static atomic_uint n_ending;   /* ending signals since the start */
+static atomic_int unanswered;  /* ending signals since the last sig_take */
+static atomic_uint unanswered_bits;
 static int n_handled, pipe_ignored;
+static void (*arm_hook)(int on);
 
 /* The ending signals first: n_handled counts how many a caller asked for. */
 static const int handled[] = {SIGINT, SIGTERM, SIGHUP, SIGWINCH};
 enum { N_ENDING = 3 };
 
+/* A byte into pipe 'fd' (a full pipe already means "wake up"). */
+static void poke(int fd, int s) {
+  char b = (char)s;
+  ssize_t n = fd >= 0 ? write(fd, &b, 1) : 0;
+  (void)n;
+}
+
 static void on_signal(int s) {
   int saved = errno;
   atomic_fetch_or(&pending, SIG_BIT(s));
-  int none = 0;
   if (s != SIGWINCH) {
+    int none = 0;
     atomic_compare_exchange_strong(&first_end, &none, s);
+    atomic_fetch_or(&unanswered_bits, SIG_BIT(s));
+    atomic_fetch_add(&unanswered, 1);
     atomic_fetch_add(&n_ending, 1u);
+    /* Lua code running on the loop's thread keeps it from reading the
+    ** pipe: stop it, so that the loop gets to this signal. */
+    if (armed && interrupt_fn) interrupt_fn(interrupt_ctx);
+    poke(watch_fd[1], s);
   }
-  /* Lua code running on the loop's thread keeps it from reading the
-  ** pipe: stop it, so that the loop gets to this signal. */
-  if (s != SIGWINCH && armed && interrupt_fn) interrupt_fn(interrupt_ctx);
-  if (pipe_fd[1] >= 0) {
-    char b = (char)s;
-    ssize_t n = write(pipe_fd[1], &b, 1);   /* a full pipe already means "wake up" */
-    (void)n;
-  }
+  poke(pipe_fd[1], s);
   errno = saved;
 }
 
-int sig_open(int extra, Err *err) {
-  if (pipe(pipe_fd) < 0) return err_set(err, "cannot create a pipe for signals: %s", strerror(errno));
+/* A non-blocking pipe, closed on exec, into 'fd'. */
+static int open_pipe(int fd[2], Err *err) {
+  if (pipe(fd) < 0) return err_set(err, "cannot create a pipe for signals: %s", strerror(errno));
   for (int i = 0; i < 2; i++) {
-    fcntl(pipe_fd[i], F_SETFL, fcntl(pipe_fd[i], F_GETFL) | O_NONBLOCK);
-    fcntl(pipe_fd[i], F_SETFD, FD_CLOEXEC);
+    fcntl(fd[i], F_SETFL, fcntl(fd[i], F_GETFL) | O_NONBLOCK);
+    fcntl(fd[i], F_SETFD, FD_CLOEXEC);
+  }
+  return 0;
+}
+
+static void close_pipe(int fd[2]) {
+  for (int i = 0; i < 2; i++)
+    if (fd[i] >= 0) close(fd[i]), fd[i] = -1;
+}
+
+int sig_open(int extra, Err *err) {
+  if (open_pipe(pipe_fd, err) < 0) return -1;
+  if (open_pipe(watch_fd, err) < 0) {
+    close_pipe(pipe_fd);
+    return -1;
   }
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
@@ -66,8 +92,8 @@ void sig_close(void) {
   for (int i = 0; i < n_handled; i++) signal(handled[i], SIG_DFL);
   if (pipe_ignored) signal(SIGPIPE, SIG_DFL);
   n_handled = pipe_ignored = 0;
-  for (int i = 0; i < 2; i++)
-    if (pipe_fd[i] >= 0) close(pipe_fd[i]), pipe_fd[i] = -1;
+  close_pipe(pipe_fd);
+  close_pipe(watch_fd);
 }
 
 int sig_fd(void) { return pipe_fd[0]; }
@@ -77,8 +103,18 @@ unsigned sig_take(void) {
   while (read(pipe_fd[0], buf, sizeof buf) > 0) {
   }
   atomic_store(&first_end, 0);
+  atomic_store(&unanswered, 0);
+  atomic_store(&unanswered_bits, 0u);
   return atomic_exchange(&pending, 0u);
 }
+
+int sig_unanswered(unsigned *bits) {
+  int n = atomic_load(&unanswered);
+  if (bits) *bits = atomic_load(&unanswered_bits);
+  return n;
+}
+
+int sig_watch_fd(void) { return watch_fd[0]; }
 
 int sig_ended(void) { return atomic_load(&first_end); }
 
@@ -98,4 +134,9 @@ void sig_set_interrupt(void (*fn)(void *ctx), void *ctx) {
   interrupt_ctx = ctx;
 }
 
-void sig_arm_interrupt(int on) { atomic_store(&armed, on); }
+void sig_arm_interrupt(int on) {
+  atomic_store(&armed, on);
+  if (arm_hook) arm_hook(on);
+}
+
+void sig_set_arm_hook(void (*fn)(int on)) { arm_hook = fn; }

@@ -13,6 +13,11 @@
 ** SIGTERM still saves every run). Handlers are process-wide and safe on any
 ** thread, since OpenBLAS starts threads before main that no signal mask
 ** reaches.
+**
+** Code that no check reaches (a long C call, a finaliser) would still keep
+** the loop from the signal: a watchdog thread (trainer/watchdog.h) reads a
+** second pipe, 'sig_watch_fd', and counts what the loop has not taken yet
+** with 'sig_unanswered'.
 */
 #ifndef TIELAB_CORE_SIG_H
 #define TIELAB_CORE_SIG_H
@@ -35,8 +40,17 @@ void sig_close(void);
 
 int sig_fd(void);
 
-/* Signals received since the last call, as SIG_BIT()s; drains the pipe. */
+/* Signals received since the last call, as SIG_BIT()s; drains the pipe.
+** Taking them answers them: sig_unanswered counts from zero again. */
 unsigned sig_take(void);
+
+/* How many SIGINT, SIGTERM and SIGHUP came since the last sig_take, and
+** which ('*bits', SIG_BIT()s; may be NULL). */
+int sig_unanswered(unsigned *bits);
+
+/* Readable after each SIGINT, SIGTERM or SIGHUP: the watchdog's own pipe
+** (whoever polls it drains it), -1 before sig_open. */
+int sig_watch_fd(void);
 
 /* The first of SIGINT, SIGTERM or SIGHUP received and not taken yet, or 0. */
 int sig_ended(void);
@@ -56,5 +70,10 @@ const Cancel *sig_cancel(void);
 ** handler. Arm it around every call into Lua. */
 void sig_set_interrupt(void (*fn)(void *ctx), void *ctx);
 void sig_arm_interrupt(int on);
+
+/* Called by sig_arm_interrupt with its 'on', on the thread that arms: the
+** watchdog lets its nudge reach that thread only while Lua runs. NULL:
+** none. */
+void sig_set_arm_hook(void (*fn)(int on));
 
 #endif

@@ -973,19 +973,35 @@ int trainer_post(Trainer *t, TrainerFn fn, const void *arg, size_t n, Err *err) 
   return 0;
 }
 
-Lab *trainer_acquire(Trainer *t) {
+/* The lab for the calling thread once no step runs and nobody holds it,
+** waiting until 'until' at most (NULL: for ever); NULL when that came first. */
+static Lab *acquire_until(Trainer *t, const struct timespec *until) {
   pthread_mutex_lock(&t->mu);
   if (t->held && pthread_equal(t->holder, pthread_self())) {
     t->held++;
   } else {
     t->waiters++;
-    while (t->stepping || t->held) pthread_cond_wait(&t->cv, &t->mu);
+    int late = 0;
+    while ((t->stepping || t->held) && !late)
+      late = (until ? pthread_cond_timedwait(&t->cv, &t->mu, until) : pthread_cond_wait(&t->cv, &t->mu)) == ETIMEDOUT;
     t->waiters--;
+    if (t->stepping || t->held) {   /* gave up: the trainer may go on */
+      pthread_cond_broadcast(&t->cv);
+      pthread_mutex_unlock(&t->mu);
+      return NULL;
+    }
     t->held = 1;
     t->holder = pthread_self();
   }
   pthread_mutex_unlock(&t->mu);
   return t->lab;
+}
+
+Lab *trainer_acquire(Trainer *t) { return acquire_until(t, NULL); }
+
+Lab *trainer_acquire_within(Trainer *t, double seconds) {
+  struct timespec until = clock_deadline(seconds);
+  return acquire_until(t, &until);
 }
 
 void trainer_release(Trainer *t) {

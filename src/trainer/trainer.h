@@ -148,6 +148,9 @@ void trainer_hold(Trainer *t, int on);
 ** progress; nests. A snapshot is published on the last release. */
 Lab *trainer_acquire(Trainer *t);
 void trainer_release(Trainer *t);
+/* The same, waiting 'seconds' at most (a step that takes longer, or a
+** holder that keeps it, and NULL comes back): the watchdog's way in. */
+Lab *trainer_acquire_within(Trainer *t, double seconds);
 
 /* Fill 'h' with a Host whose steps are this trainer's tickets. */
 void trainer_host(Trainer *t, Host *h);

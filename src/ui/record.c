@@ -20,6 +20,7 @@
 
 #include "core/clock.h"
 #include "core/safeopen.h"
+#include "core/sig.h"
 #include "lab/journal.h"
 #include "ui/record.h"
 #include "ui/uistate.h"
@@ -477,14 +478,24 @@ LuaApiStatus ui_record_line(Ui *ui, const char *entry) {
   return st;
 }
 
+/* The script's first slice runs here, before the loop: Ctrl-C stops it
+** as it does in a pump. */
+static LuaApiStatus start_script(Ui *ui, Err *err) {
+  const UiOptions *o = ui->opt;
+  sig_arm_interrupt(1);
+  LuaApiStatus st = luaapi_start_script(ui->api, o->script, o->script_argc, o->script_argv, err);
+  sig_arm_interrupt(0);
+  return st;
+}
+
 LuaApiStatus ui_record_script(Ui *ui, Err *err) {
   const UiOptions *o = ui->opt;
-  if (!ui->journal) return luaapi_start_script(ui->api, o->script, o->script_argc, o->script_argv, err);
+  if (!ui->journal) return start_script(ui, err);
   Err jerr;
   Lab *lab = trainer_acquire(ui->trainer);
   if (journal_script(ui->journal, lab, o->script, o->script_argc, o->script_argv, &jerr) < 0) journal_failed(ui, &jerr);
   luaapi_hold_lab(ui->api, 1);
-  LuaApiStatus st = luaapi_start_script(ui->api, o->script, o->script_argc, o->script_argv, err);
+  LuaApiStatus st = start_script(ui, err);
   luaapi_hold_lab(ui->api, 0);
   trainer_release(ui->trainer);
   return st;

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <term.h>
+#include <termios.h>
 #include <unistd.h>
 #include <wctype.h>
 
@@ -153,6 +154,40 @@ TermTheme term_set_theme(Term *t, TermTheme th) {
   return t->theme;
 }
 
+static struct termios shell;   /* the modes the shell left the terminal in */
+static int have_shell;
+
+void term_keep_shell(void) { have_shell = tcgetattr(STDIN_FILENO, &shell) == 0; }
+
+/* term_open's collection of the sequences that leave the screen, through
+** tputs (which acts on padding): the Term being filled. */
+static Term *leaving;
+
+static int add_leave(int c) {
+  size_t n = strlen(leaving->leave);
+  if (n + 1 < sizeof leaving->leave) leaving->leave[n] = (char)c;
+  return c;
+}
+
+static void collect_leave(Term *t) {
+  static const char *const caps[] = {"sgr0", "cnorm", "rmcup"};
+  t->leave[0] = '\0';
+  leaving = t;
+  for (size_t i = 0; i < sizeof caps / sizeof caps[0]; i++) {
+    char *s = tigetstr(caps[i]);
+    if (s && s != (char *)-1) tputs(s, 1, add_leave);
+  }
+  leaving = NULL;
+}
+
+void term_give_back(const Term *t) {
+  size_t n = strlen(t->leave);
+  if (n > 0 && write(STDOUT_FILENO, t->leave, n) < 0) return;   /* gone: nothing more to give back */
+  if (have_shell) tcsetattr(STDIN_FILENO, TCSADRAIN, &shell);
+  ssize_t nl = write(STDOUT_FILENO, "\r\n", 2);
+  (void)nl;
+}
+
 int term_open(Term *t, int ascii, TermTheme theme, Err *err) {
   const char *name = getenv("TERM");
   term_choose_glyphs(t, ascii);
@@ -167,6 +202,7 @@ int term_open(Term *t, int ascii, TermTheme theme, Err *err) {
     t->screen = NULL;
     return err_set(err, "terminal '%s' cannot move the cursor", name);
   }
+  collect_leave(t);
   cbreak();   /* ISIG stays on: Ctrl-C is a signal even while Lua is busy */
   noecho();
   nonl();
@@ -186,6 +222,7 @@ void term_close(Term *t, int restore) {
   }
   delscreen(t->screen);
   t->screen = NULL;
+  t->leave[0] = '\0';   /* the screen is left already */
 }
 
 int term_size(int *rows, int *cols) {

@@ -65,6 +65,7 @@ typedef struct Term {
   int colors256;       /* the terminal has 256 colours */
   int dim_grey;        /* ROLE_DIM is a grey of the palette, not the terminal's dim */
   TermTheme theme;     /* in use: never AUTO once open */
+  char leave[128];     /* what leaves the screen: attributes off, cursor shown, main screen */
 } Term;
 
 /* "dark", "light", "mono" (and "auto" for the default); -1 for anything
@@ -91,6 +92,16 @@ int term_open(Term *t, int ascii, TermTheme theme, Err *err);
 /* Leave curses; 'restore' 0 when the terminal is gone (after a hangup) and
 ** must not be written to. */
 void term_close(Term *t, int restore);
+
+/* Keep the terminal's modes as the shell left them, before readline or
+** curses change them, for term_give_back (the process has one terminal). */
+void term_keep_shell(void);
+
+/* Give the terminal back at once, from any thread, with system calls only
+** (curses may be in use on another thread, or stuck): the screen left and
+** the shell's modes restored. For an end that cannot wait for the UI
+** thread (the watchdog's); a terminal that is gone ignores it. */
+void term_give_back(const Term *t);
 
 /* The terminal's size now (from the tty, not from curses' cache). */
 int term_size(int *rows, int *cols);

@@ -6,6 +6,9 @@
 ** Runs are saved to $XDG_STATE_HOME/tielab/autosave/<name>.safetensors
 ** when the user agrees on quitting and always on SIGTERM or SIGHUP; 'tielab
 ** --resume' reopens them (lab/reopen.h) and shows what did not come back.
+** When the UI thread cannot get to such a signal (a script stuck where no
+** interrupt reaches), the watchdog (trainer/watchdog.h) takes the lab from
+** the trainer between two steps, saves it and ends the lab.
 */
 #include "config.h"
 
@@ -189,6 +192,31 @@ static void interrupt_lua(void *ctx) {
   luaapi_interrupt(ui->api);
 }
 
+/* ------------------------------------------------------------ the watchdog */
+
+/* The lab for the watchdog: a lens fit stops at its next report, and the
+** trainer hands the lab over after the step in progress (and keeps it:
+** nothing steps again). */
+static Lab *watchdog_take(void *ctx, double seconds) {
+  Ui *ui = ctx;
+  trainer_stop_jobs(ui->trainer);
+  return trainer_acquire_within(ui->trainer, seconds);
+}
+
+/* The terminal back, and stderr, which a file holds while the screen is up. */
+static void watchdog_leave(void *ctx) {
+  Ui *ui = ctx;
+  term_give_back(&ui->term);
+  if (ui->stderr_fd >= 0) dup2(ui->stderr_fd, STDERR_FILENO);
+}
+
+static void start_watchdog(Ui *ui) {
+  Err err;
+  WatchdogOwner owner = {.take = watchdog_take, .leave = watchdog_leave, .ctx = ui, .lone_sigint_spared = 1};
+  ui->watchdog = watchdog_start(&owner, &err);
+  if (!ui->watchdog) fprintf(stderr, "tielab: %s (a script Ctrl-C cannot stop will keep the lab)\n", err.msg);
+}
+
 /* ------------------------------------------------------------ the lab */
 
 /* A tied and an untied run on the same batches, unless the command line
@@ -271,6 +299,7 @@ static int run_screen(Ui *ui, const char *note, int note_role) {
     release_stderr(held, saved_fd);
     return -1;   /* the caller runs the line REPL */
   }
+  ui->stderr_fd = saved_fd;
   ui->screen = 1;
   if (note[0]) ui_message(ui, note_role, "%s", note);
   if (ui->opt->script) {
@@ -281,13 +310,23 @@ static int run_screen(Ui *ui, const char *note, int note_role) {
   ui_loop(ui);
   ui->screen = 0;
   term_close(&ui->term, !ui->gone);
+  ui->stderr_fd = -1;
   release_stderr(held, saved_fd);
   return 0;
+}
+
+/* The init file, stopped by Ctrl-C as a script is. */
+static LuaApiStatus run_init(Ui *ui, Err *err) {
+  sig_arm_interrupt(1);
+  LuaApiStatus st = luaapi_run_init(ui->api, err);
+  sig_arm_interrupt(0);
+  return st;
 }
 
 static void finish(Ui *ui) {
   ui_record_close(ui);         /* the journal's final figures, while the lab is there */
   luaapi_free(ui->api);        /* first: closing Lua may still use the lab through the host */
+  watchdog_stop(ui->watchdog);   /* before anything it could save goes away */
   trainer_free(ui->trainer);   /* then nothing steps any more */
   lab_free(ui->lab);
   trainer_snap_free(ui->snap);
@@ -308,6 +347,8 @@ int ui_main(const UiOptions *o) {
   ui.zoom = -1;
   ui.present_chart = P_LOSS;
   ui.status = EXIT_OK;
+  ui.stderr_fd = -1;
+  term_keep_shell();   /* before readline or curses change the terminal's modes */
   Err err = {{0}};
   /* Character handling from the environment, for curses and the glyph tier;
   ** only LC_CTYPE, so numbers keep their '.' in Lua and in every printf. */
@@ -334,6 +375,7 @@ int ui_main(const UiOptions *o) {
     if (!ok) err_set(&err, "out of memory");
   }
   ok = ok && start_lua(&ui, &err) == 0;
+  if (ok) start_watchdog(&ui);
   ok = ok && ui_record_open(&ui, &err) == 0;
   if (!ok) {
     fprintf(stderr, "tielab: %s\n", err.msg);
@@ -343,7 +385,7 @@ int ui_main(const UiOptions *o) {
   }
   /* The init file, before the script; not under a journal, which must
   ** replay alone. A broken one stops the lab before it starts. */
-  if (!o->no_init && !o->journal && luaapi_run_init(ui.api, &err) != LUAAPI_OK) {
+  if (!o->no_init && !o->journal && run_init(&ui, &err) != LUAAPI_OK) {
     fprintf(stderr, "tielab: %s\n", err.msg);
     reopen_free(&reopened);
     finish(&ui);

@@ -15,6 +15,7 @@
 #include "lab/journal.h"
 #include "luaapi/luaapi.h"
 #include "trainer/trainer.h"
+#include "trainer/watchdog.h"
 #include "ui/graph.h"
 #include "ui/layout.h"
 #include "ui/record.h"
@@ -107,6 +108,8 @@ typedef struct Ui {
   int phase_seen;            /* the script phases (lab.phase) seen so far */
   int key_wait_seen;         /* a script waited for the speaker's key at the last pump */
 
+  Watchdog *watchdog;        /* ends the lab when a signal cannot reach the UI thread */
+  int stderr_fd;             /* the real stderr while a file holds it (-1: it is not held) */
   volatile sig_atomic_t script_interrupted;   /* Ctrl-C stopped a script mid-pump */
   int quit;                  /* leave the loop */
   int status;                /* exit status */

@@ -5,8 +5,9 @@
 # and its run saved for --resume, the script going no further; a script
 # read from a FIFO nobody writes ends too. Where no interrupt reaches (a
 # finaliser, which Lua runs with hooks off) the watchdog saves the run and
-# ends tielab, and a second signal ends it at once, saying so. SIGINT ends
-# lab.run while it trains the tokenizer of a large corpus, saying so.
+# ends tielab, and a second signal ends it at once, saying so; two signals
+# during a long step wait for it instead. SIGINT ends lab.run while it
+# trains the tokenizer of a large corpus, saying so.
 tap_name=signals; . "${srcdir:-.}/tests/tap.sh"
 export XDG_STATE_HOME="$tmp/state" XDG_CACHE_HOME="$tmp/cache"
 ms() { date +%s%3N; }
@@ -118,16 +119,63 @@ ok $((rc != 130)) "SIGINT and then a finaliser that loops as the state closes: t
 saved
 ok $? "the run is saved"
 
+# ---------------------------------------------------------------- a command
+# system(3) ignores SIGINT while its command runs: tielab's os.execute
+# keeps hearing it, ends the command and stops the script; its answers are
+# Lua's.
+cat >"$tmp/exec.lua" <<'LUA'
+local a = {os.execute("exit 3")}
+local b = {os.execute("kill -9 $$")}
+local c = {os.execute("true")}
+print(table.concat({tostring(a[1]), a[2], a[3], tostring(b[1]), b[2], b[3], tostring(c[1]), c[2], c[3],
+  tostring(os.execute())}, " "))
+LUA
+"$tielab" --headless "$tmp/exec.lua" >"$tmp/out" 2>&1
+grep -qx "nil exit 3 nil signal 9 true exit 0 true" "$tmp/out"
+ok $? "os.execute answers as Lua's: status, signal, success, a shell ($(cat "$tmp/out"))"
+stuck_script 'os.execute("sleep 60")'
+start "$tmp/stuck.lua"
+stop INT
+ok $((rc != 130 || took > 5000)) "SIGINT during os.execute ends the command and the script, status 130 (status $rc, $took ms)"
+saved && ! went_on && grep -q "stuck.lua:4: interrupted; saved in " "$tmp/err"
+ok $? "the script stopped where it was, its run saved ($(tr '\n' ' ' <"$tmp/err"))"
+
+# ---------------------------------------------------------------- a long step
+# Two Ctrl-Cs while a step takes seconds (one thread, a model of 7M
+# parameters): the step is waited for, not cut short by the watchdog's
+# deadline, then the script stops as usual, its run saved.
+cat >"$tmp/long.lua" <<'LUA'
+local r = lab.run{vocab = 512, dim = 256, layers = 8, heads = 4, ctx = 256, batch = 16, threads = 1}
+local c = os.clock()
+r:step(1)
+print(string.format("ready: a step takes %.1f s", os.clock() - c)) io.stdout:flush()
+r:step(3)
+print("went on")
+LUA
+start "$tmp/long.lua"
+t0=$(ms)
+kill -INT $pid
+sleep 0.3
+kill -INT $pid
+ended 900
+ok $((rc != 130)) "two SIGINTs during a long step: status 130 (status $rc, $took ms; $(sed -n 's/^ready: //p' "$tmp/out"))"
+saved && ! went_on && grep -q "long.lua:[35]: interrupted; saved in " "$tmp/err"
+ok $? "the step ended, the script stopped as usual and its run is saved ($(tr '\n' ' ' <"$tmp/err"))"
+
 # ---------------------------------------------------------------- the tokenizer
 # 8 MB of random words: a tokenizer of 8192 ids takes seconds to learn
-# them (the cache is this test's own, and the words new each time).
+# them (the cache is this test's own, and the words new each time); the
+# script learns one tokenizer after another, so that the signal always
+# finds one learning.
 awk -v seed=$$ 'BEGIN { srand(seed); for (i = 0; i < 100000; i++) { line = ""
   for (w = 0; w < 10; w++) { n = 3 + int(rand() * 10); word = ""
     for (k = 0; k < n; k++) word = word sprintf("%c", 97 + int(rand() * 26)); line = line word " " }
   print line } }' >"$tmp/big.txt"
 cat >"$tmp/bpe.lua" <<LUA
 print("ready") io.stdout:flush()
-lab.run{vocab = 8192, dim = 16, layers = 1, heads = 2, ctx = 8, batch = 2, corpus = "$tmp/big.txt"}
+for vocab = 8192, 8292 do
+  lab.run{name = "v" .. vocab, vocab = vocab, dim = 16, layers = 1, heads = 2, ctx = 8, batch = 2, corpus = "$tmp/big.txt"}
+end
 print("went on")
 LUA
 start "$tmp/bpe.lua"

@@ -1,7 +1,7 @@
 /*
 ** lrunaway.c -- the standard library calls a runaway script could stay in
-** for good, replaced by ones an interrupt stops: string.rep and table.move
-** here, the pattern functions in lpattern.c.
+** for good, replaced by ones an interrupt stops: string.rep, table.move
+** and os.execute here, the pattern functions in lpattern.c.
 **
 ** Lua's hooks fire only between instructions of Lua functions, never
 ** inside a C function, so Ctrl-C cannot stop string.rep("", 2^50) (a loop
@@ -10,9 +10,20 @@
 ** errors, and ask every RUNAWAY_EVERY units of work (bytes copied, slots
 ** moved) whether the script is to stop, raising the stop (an interrupt,
 ** an os.exit) as the hook would.
+**
+** os.execute is Lua's but for signals: system(3) ignores SIGINT in the
+** caller while the command runs, so a Ctrl-C sent to tielab alone (kill
+** -INT, a job's scheduler) would be lost and the script would go on. Here
+** the command runs under /bin/sh -c as there, while tielab keeps hearing
+** every signal; a stop ends the command (SIGTERM) and then the script.
 */
+#include <errno.h>
 #include <limits.h>
+#include <signal.h>
+#include <spawn.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "luaapi/linternal.h"
 
@@ -99,7 +110,58 @@ static int lrunaway_move(lua_State *L) {
   return 1;
 }
 
+extern char **environ;
+
+/* The command's own start: the signals tielab ignores or handles are the
+** defaults again, and none is blocked. */
+static int spawn_shell(pid_t *pid, const char *cmd) {
+  posix_spawnattr_t a;
+  sigset_t none, reset;
+  sigemptyset(&none);
+  sigemptyset(&reset);
+  const int handled[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGWINCH};
+  for (size_t i = 0; i < sizeof handled / sizeof handled[0]; i++) sigaddset(&reset, handled[i]);
+  posix_spawnattr_init(&a);
+  posix_spawnattr_setflags(&a, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+  posix_spawnattr_setsigdefault(&a, &reset);
+  posix_spawnattr_setsigmask(&a, &none);
+  char *argv[] = {"sh", "-c", (char *)cmd, NULL};
+  int rc = posix_spawn(pid, "/bin/sh", NULL, &a, argv, environ);
+  posix_spawnattr_destroy(&a);
+  return rc;
+}
+
+/* os.execute([command]): as Lua's; a stop while the command runs ends it. */
+static int lrunaway_execute(lua_State *L) {
+  const char *cmd = luaL_optstring(L, 1, NULL);
+  if (!cmd) {   /* is there a shell? */
+    lua_pushboolean(L, access("/bin/sh", X_OK) == 0);
+    return 1;
+  }
+  pid_t pid;
+  int rc = spawn_shell(&pid, cmd);
+  if (rc != 0) {
+    errno = rc;
+    return luaL_fileresult(L, 0, NULL);
+  }
+  /* A signal's handler restarts waitpid; the watchdog's nudge, which comes
+  ** while a signal waits to be taken, does not: then the stop is asked. */
+  LuaApi *api = lapi_get(L);
+  int status = 0, stopped = 0;
+  while (waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) return luaL_fileresult(L, 0, NULL);
+    if (!stopped && lapi_stop_pending(api)) stopped = 1, kill(pid, SIGTERM);
+  }
+  if (stopped || lapi_stop_pending(api)) lapi_raise_stop(L);
+  errno = 0;   /* luaL_execresult reads a non-zero errno as a failure to run */
+  return luaL_execresult(L, status);
+}
+
 void lrunaway_open(lua_State *L) {
+  lua_getglobal(L, "os");
+  lua_pushcfunction(L, lrunaway_execute);
+  lua_setfield(L, -2, "execute");
+  lua_pop(L, 1);
   lua_getglobal(L, "string");
   lua_pushcfunction(L, lrunaway_rep);
   lua_setfield(L, -2, "rep");

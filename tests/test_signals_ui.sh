@@ -6,7 +6,8 @@
 # entry is stuck, its run saved. Where no interrupt reaches (a finaliser,
 # which Lua runs with hooks off), one Ctrl-C leaves the lab be, a second
 # ends it with status 130, its run saved and the terminal (its modes,
-# stderr) given back; a hangup ends such a lab too. Each wait polls up to
+# stderr) given back; a hangup ends such a lab too, and so does SIGTERM
+# when the finaliser loops only as the lab closes, after its save. Each wait polls up to
 # a deadline. Prints TAP.
 
 : "${top_builddir:=.}" "${top_srcdir:=.}"
@@ -86,7 +87,7 @@ type_line "$RUN $READY $finaliser_loop"
 wait_file "$WORK/ready" 100
 sleep 0.3
 key C-c
-sleep 2
+sleep 4   # past the watchdog's 3 s: a lone Ctrl-C sets no deadline
 [ ! -e "$WORK/status" ] && [ -n "$(tielab_pid)" ]
 check $? "a finaliser that loops: one Ctrl-C leaves the lab be"
 key C-c
@@ -98,6 +99,25 @@ wait_for 'interrupted again; saved in ' 30
 check $? "the pane says why: stderr, which a file holds under the screen, is given back"
 grep -q ' icanon ' "$WORK/stty.after" && grep -q ' echo ' "$WORK/stty.after"
 check $? "and so are the terminal's modes (canonical input, echo)"
+
+# SIGTERM to a lab whose REPL left a finaliser that loops: the lab saves
+# its runs and ends, hangs as Lua closes, and the watchdog ends it with the
+# lab's own status, saving nothing again.
+$T kill-server 2>/dev/null
+session 100 30
+fresh
+start "$MODEL"
+wait_for 'RUNNING step [1-9]' 300
+key :
+type_line "keep = setmetatable({}, {__gc = function() while true do end end})"
+sleep 0.5
+lab=$(tielab_pid)
+kill -TERM "$lab"
+gone "$lab" && wait_dead 50 && [ "$(status)" = 130 ]
+check $? "SIGTERM, then a finaliser that loops as Lua closes: the lab ends all the same, status 130 ($(status))"
+saved_once() { [ "$(ls "$WORK"/state/tielab/autosave/*/tied-[0-9]*.safetensors 2>/dev/null | wc -l)" = 1 ]; }
+saved_once && wait_for 'the runs were saved; ended as tielab did not end within 3 s' 30
+check $? "its runs were saved once, by the lab, and the pane says why it ended"
 
 # A script whose finaliser loops, ended by a hangup.
 script "$WORK/gc.lua" "$finaliser_loop"

@@ -11,9 +11,9 @@
 ** and the exit status 130, its runs saved in the autosave folder. Where
 ** the script, or its end, does not stop (a finaliser, a C call no check
 ** reaches), the watchdog (trainer/watchdog.h) saves the runs and ends the
-** process 3 s after the signal, 1 s after a second one; it takes the lab
-** through the gate this thread holds while it steps or lends the lab to
-** Lua. While a script trains, stderr shows a progress line (progress.h) when it is a
+** process 3 s after the signal, 1 s after a second one (a step, a job or
+** the save in progress is waited for first); it takes the lab through the
+** gate this thread holds while it steps or lends the lab to Lua. While a script trains, stderr shows a progress line (progress.h) when it is a
 ** terminal, and a plain line every half minute otherwise: the steps so far,
 ** or the script's own count once it asks for one with lab.progress; stdout
 ** carries only what the script prints. The built-in loops draw the line
@@ -51,6 +51,7 @@ typedef struct Inline {
   Progress *progress;    /* on stderr */
   int script_counts;     /* a lab.progress of the script is shown, not the steps */
   pthread_mutex_t gate;  /* held while the lab is in use (see "the gate") */
+  Watchdog *watchdog;    /* told of the steps and jobs, which end by themselves */
 } Inline;
 
 /* ------------------------------------------------------------ signals */
@@ -80,6 +81,15 @@ static Lab *gate_take(void *ctx, double seconds) {
   Inline *in = ctx;
   struct timespec until = clock_deadline(seconds);
   return pthread_mutex_timedlock(&in->gate, &until) == 0 ? in->lab : NULL;
+}
+
+/* The watchdog's last words go on a line of their own, not after the
+** progress line (system calls only: this thread may be stuck anywhere). */
+static void gate_leave(void *ctx) {
+  if (isatty(STDERR_FILENO)) {
+    ssize_t n = write(STDERR_FILENO, "\r\033[K", 4);
+    (void)n;
+  }
 }
 
 /* ------------------------------------------------------------ progress */
@@ -120,13 +130,19 @@ static void headless_progress(void *ctx, LuaApiProgress what, long done, long to
 
 /* ------------------------------------------------------------ the inline host */
 
+/* The Lua layer's hold: a call into the lab, which ends by itself. */
 static Lab *inline_acquire(Host *h) {
   Inline *in = h->ud;
   pthread_mutex_lock(&in->gate);
+  watchdog_busy(in->watchdog, 1);
   return in->lab;
 }
 
-static void inline_release(Host *h) { pthread_mutex_unlock(&((Inline *)h->ud)->gate); }
+static void inline_release(Host *h) {
+  Inline *in = h->ud;
+  watchdog_busy(in->watchdog, 0);
+  pthread_mutex_unlock(&in->gate);
+}
 static void inline_cancel(Host *h) {}
 
 static int inline_poll(Host *h, long ticket, Err *err) { return 1; }
@@ -152,7 +168,9 @@ static long inline_submit(Host *h, int id, long n, Err *err) {
     long step = 0;
     if (luaapi_stopping(in->api)) return err_set(err, "interrupted");
     pthread_mutex_lock(&in->gate);
+    watchdog_busy(in->watchdog, 1);   /* a signal meanwhile waits for the step */
     int rc = step_once(in, id, &step, err);
+    watchdog_busy(in->watchdog, 0);
     if (rc == 0) show_step(in, step);
     pthread_mutex_unlock(&in->gate);
     if (rc < 0) return -1;
@@ -194,7 +212,9 @@ static long inline_submit_job(Host *h, HostJobFn fn, void *arg, HostJobFree free
   InlineReport rep = {{inline_report, NULL}, in};
   rep.p.ud = &rep;
   pthread_mutex_lock(&in->gate);
+  watchdog_busy(in->watchdog, 1);   /* a job stops at its next report once interrupted */
   int rc = fn(in->lab, arg, &rep.p, err);
+  watchdog_busy(in->watchdog, 0);
   pthread_mutex_unlock(&in->gate);
   progress_note(in->progress, NULL);
   if (rc < 0) {
@@ -282,9 +302,10 @@ static int run_script(const CliOptions *o) {
   if (sig_open(0, &err) < 0) fprintf(stderr, "tielab: %s (Ctrl-C will not stop the script cleanly)\n", err.msg);
   lab_set_cancel(lab, sig_cancel());   /* a corpus being tokenized for lab.run stops too */
   sig_set_interrupt(interrupt_lua, api);
-  WatchdogOwner owner = {.take = gate_take, .ctx = &in};
+  WatchdogOwner owner = {.take = gate_take, .leave = gate_leave, .ctx = &in};
   Watchdog *watchdog = watchdog_start(&owner, &err);
   if (!watchdog) fprintf(stderr, "tielab: %s (a script Ctrl-C cannot reach will need SIGKILL)\n", err.msg);
+  in.watchdog = watchdog;
   int init_failed;
   LuaApiStatus st = run_armed(o, api, &init_failed, &err);
   int code = init_failed ? EXIT_USAGE : exit_status(api, st);
@@ -292,6 +313,7 @@ static int run_script(const CliOptions *o) {
   luaapi_free(api);   /* its last finalisers may still write (the watchdog times them too) */
   progress_free(in.progress);
   pthread_mutex_lock(&in.gate);
+  watchdog_busy(watchdog, 1);   /* the save ends by itself: a second signal waits for it */
   if (st == LUAAPI_INTERRUPTED) watchdog_save(lab, err.msg);
   watchdog_stop(watchdog);   /* with the gate: a watchdog too late saves nothing again */
   pthread_mutex_unlock(&in.gate);

@@ -23,6 +23,7 @@ static atomic_int first_end;   /* the first ending signal not taken yet */
 static atomic_uint n_ending;   /* ending signals since the start */
 static atomic_int unanswered;  /* ending signals since the last sig_take */
 static atomic_uint unanswered_bits;
+static atomic_uint seen_bits;  /* every ending signal that ever came */
 static int n_handled, pipe_ignored;
 static void (*arm_hook)(int on);
 
@@ -44,6 +45,7 @@ static void on_signal(int s) {
     int none = 0;
     atomic_compare_exchange_strong(&first_end, &none, s);
     atomic_fetch_or(&unanswered_bits, SIG_BIT(s));
+    atomic_fetch_or(&seen_bits, SIG_BIT(s));
     atomic_fetch_add(&unanswered, 1);
     atomic_fetch_add(&n_ending, 1u);
     /* Lua code running on the loop's thread keeps it from reading the
@@ -99,12 +101,14 @@ void sig_close(void) {
 int sig_fd(void) { return pipe_fd[0]; }
 
 unsigned sig_take(void) {
-  char buf[64];
-  while (read(pipe_fd[0], buf, sizeof buf) > 0) {
-  }
+  /* The counts first, the bits last: a signal that lands meanwhile is
+  ** counted as not taken yet, never taken without its bit. */
   atomic_store(&first_end, 0);
   atomic_store(&unanswered, 0);
   atomic_store(&unanswered_bits, 0u);
+  char buf[64];
+  while (read(pipe_fd[0], buf, sizeof buf) > 0) {
+  }
   return atomic_exchange(&pending, 0u);
 }
 
@@ -119,6 +123,8 @@ int sig_watch_fd(void) { return watch_fd[0]; }
 int sig_ended(void) { return atomic_load(&first_end); }
 
 unsigned sig_count(void) { return atomic_load(&n_ending); }
+
+unsigned sig_seen(void) { return atomic_load(&seen_bits); }
 
 void sig_post(int s) { on_signal(s); }
 

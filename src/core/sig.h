@@ -58,6 +58,9 @@ int sig_ended(void);
 /* How many of SIGINT, SIGTERM and SIGHUP have come since the start. */
 unsigned sig_count(void);
 
+/* The SIG_BITs of every ending signal that ever came, taken or not. */
+unsigned sig_seen(void);
+
 /* Act as if signal 's' had come: another process of the job was stopped
 ** by one, so this one stops as well (and saves what it would). */
 void sig_post(int s);

@@ -116,6 +116,7 @@ typedef struct Sample {
 } Sample;
 
 struct Trainer {
+  Watchdog *watchdog;            /* told of the waits of trainer_acquire (may be NULL) */
   Lab *lab;
   pthread_t thread;
   int started;
@@ -981,9 +982,12 @@ static Lab *acquire_until(Trainer *t, const struct timespec *until) {
     t->held++;
   } else {
     t->waiters++;
-    int late = 0;
+    int late = 0, waits = !until && (t->stepping || t->held);
+    /* A wait for ever ends with the step: a signal meanwhile waits for it. */
+    if (waits) watchdog_busy(t->watchdog, 1);
     while ((t->stepping || t->held) && !late)
       late = (until ? pthread_cond_timedwait(&t->cv, &t->mu, until) : pthread_cond_wait(&t->cv, &t->mu)) == ETIMEDOUT;
+    if (waits) watchdog_busy(t->watchdog, 0);
     t->waiters--;
     if (t->stepping || t->held) {   /* gave up: the trainer may go on */
       pthread_cond_broadcast(&t->cv);
@@ -998,6 +1002,8 @@ static Lab *acquire_until(Trainer *t, const struct timespec *until) {
 }
 
 Lab *trainer_acquire(Trainer *t) { return acquire_until(t, NULL); }
+
+void trainer_set_watchdog(Trainer *t, Watchdog *w) { t->watchdog = w; }
 
 Lab *trainer_acquire_within(Trainer *t, double seconds) {
   struct timespec until = clock_deadline(seconds);

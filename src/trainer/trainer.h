@@ -24,6 +24,7 @@
 
 #include "lab/lab.h"
 #include "luaapi/host.h"
+#include "trainer/watchdog.h"
 
 typedef struct Trainer Trainer;
 
@@ -151,6 +152,10 @@ void trainer_release(Trainer *t);
 /* The same, waiting 'seconds' at most (a step that takes longer, or a
 ** holder that keeps it, and NULL comes back): the watchdog's way in. */
 Lab *trainer_acquire_within(Trainer *t, double seconds);
+
+/* The watchdog (watchdog.h) to tell when trainer_acquire waits for a step:
+** that wait ends by itself, and a deadline waits for it. */
+void trainer_set_watchdog(Trainer *t, Watchdog *w);
 
 /* Fill 'h' with a Host whose steps are this trainer's tickets. */
 void trainer_host(Trainer *t, Host *h);

@@ -9,6 +9,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,7 @@
 
 #define NUDGE_EVERY 0.1       /* seconds between nudges while a signal waits */
 #define TAKE_SLICE 0.2        /* seconds of one try at the lab, between two looks */
+#define INSIST 3              /* signals after a deadline that ends busy work too */
 #define STATUS_INTERRUPTED 130
 
 /* The nudge: a real-time signal nobody else sends, whose handler does
@@ -32,12 +34,17 @@ struct Watchdog {
   WatchdogOwner o;
   pthread_t thread, owner;
   int stop[2];          /* watchdog_stop writes a byte */
+  /* The owner's, read by the thread: */
+  atomic_int busy;      /* inside work that ends by itself (watchdog_busy) */
+  atomic_int saved;     /* its runs are saved ... */
+  atomic_int status;    /* ... and it will end with this status */
   /* The thread's own: */
-  int seen;             /* ending signals not taken at the last look */
-  unsigned bits;        /* which, since they were last all taken */
+  int untaken;          /* ending signals not taken at the last look */
+  unsigned counted;     /* sig_count() at the last look */
   int ending;           /* an end request came: a further signal is "again" */
   int again;            /* one did */
   double deadline;      /* when to end the process (0: no request) */
+  unsigned busy_since;  /* sig_count() when the deadline found the owner busy (0: not yet) */
   double last_nudge;
 };
 
@@ -58,47 +65,53 @@ static void drain(int fd) {
   }
 }
 
-/* Whether 'n' untaken signals ('bits') ask tielab to end. */
-static int end_request(const Watchdog *w, int n, unsigned bits) {
-  if (n == 0) return 0;
-  if (!w->o.lone_sigint_spared) return 1;
-  return n >= 2 || (bits & ~SIG_BIT(SIGINT)) != 0;
+/* Whether the signals so far ask tielab to end: SIGTERM or SIGHUP, taken
+** or not (the owner that takes one is ending: that end is timed too), and
+** SIGINT, except in the lab, where a lone Ctrl-C is the script's and two
+** not taken yet are one that the lab cannot get to. */
+static int end_request(const Watchdog *w, int untaken) {
+  if (sig_seen() & ~SIG_BIT(SIGINT)) return 1;
+  return !w->o.lone_sigint_spared || untaken >= 2;
 }
 
 /* After a wake-up: nudge the owner while a signal waits, and set (or
 ** bring forward) the deadline of an end request. */
 static void look(Watchdog *w, double now) {
-  unsigned bits;
-  int n = sig_unanswered(&bits);
-  if (n == 0) {   /* the owner took them */
-    /* Ctrl-C alone stopped a script in the lab, which goes on; any other
-    ** signal taken means the owner is ending, and the deadline stays, for
-    ** an end that hangs (a finaliser that loops, a save that never ends). */
-    if (w->o.lone_sigint_spared && !(w->bits & ~SIG_BIT(SIGINT))) w->deadline = 0;
-    w->seen = 0;
-    w->bits = 0;
-    return;
-  }
-  w->bits |= bits;
-  if (n > w->seen || now - w->last_nudge >= NUDGE_EVERY) {
+  int untaken = sig_unanswered(NULL);
+  unsigned count = sig_count(), fresh = count - w->counted;
+  w->counted = count;
+  w->untaken = untaken;
+  if (untaken > 0 && (fresh || now - w->last_nudge >= NUDGE_EVERY)) {
     pthread_kill(w->owner, NUDGE);
     w->last_nudge = now;
   }
-  if (n > w->seen && end_request(w, n, bits)) {
-    w->again |= w->ending || n >= 2;
-    double until = now + (w->again ? WATCHDOG_AGAIN : WATCHDOG_GRACE);
-    if (!w->deadline || until < w->deadline) w->deadline = until;
-    w->ending = 1;
+  if (!end_request(w, untaken)) {
+    /* Ctrl-C alone (or twice, taken together) stopped a script in the lab,
+    ** which goes on: no deadline. */
+    if (untaken == 0) w->deadline = 0, w->ending = w->again = 0, w->busy_since = 0;
+    return;
   }
-  w->seen = n;
+  if (!fresh) return;
+  w->again |= w->ending || fresh >= 2 || untaken >= 2;
+  double until = now + (w->again ? WATCHDOG_AGAIN : WATCHDOG_GRACE);
+  if (!w->deadline || until < w->deadline) w->deadline = until;
+  w->ending = 1;
 }
 
-/* Milliseconds poll may sleep: until the next nudge or the deadline. */
-static int wait_ms(const Watchdog *w, double now) {
-  double wait = w->seen > 0 ? NUDGE_EVERY : -1;
-  if (w->deadline && (wait < 0 || w->deadline - now < wait)) wait = w->deadline - now;
-  if (wait < 0) return w->deadline ? 0 : -1;
-  return (int)(wait * 1000) + 1;
+/* Whether the owner is in work that ends by itself, and the deadline waits:
+** unless the user insists, INSIST more signals after it (work that should
+** end by itself and does not: a finaliser that loops while Lua holds the
+** lab). */
+static int busy(Watchdog *w) {
+  return atomic_load(&w->busy) > 0 && !(w->busy_since && sig_count() - w->busy_since >= INSIST);
+}
+
+/* Milliseconds poll may sleep: until the next nudge or the deadline (while
+** the owner is busy past it, a look now and then). */
+static int wait_ms(Watchdog *w, double now) {
+  if (w->untaken > 0 || (w->deadline && now >= w->deadline)) return (int)(NUDGE_EVERY * 1000);
+  if (w->deadline) return (int)((w->deadline - now) * 1000) + 1;
+  return -1;
 }
 
 static int stopping(const Watchdog *w) {
@@ -106,35 +119,74 @@ static int stopping(const Watchdog *w) {
   return poll(&p, 1, 0) > 0;
 }
 
-/* The lab from the owner: waited for as long as a step, a call into the lab
-** or the owner's own save takes, unless a further signal comes (then
-** WATCHDOG_AGAIN more); NULL when it does not come by then, or when the
-** owner stops the watchdog (it got to the end by itself). */
+/* The lab from the owner, waited for as long as it takes, unless a further
+** signal comes while the owner is in no work that ends by itself (then it
+** is stuck where it holds the lab); NULL then, or when the owner stops the
+** watchdog (it got to the end by itself). */
 static Lab *take_lab(Watchdog *w) {
-  double give_up = w->again ? clock_seconds() + WATCHDOG_AGAIN : 0;
+  unsigned asked = sig_count();
   for (;;) {
     Lab *lab = w->o.take(w->o.ctx, TAKE_SLICE);
     if (lab || stopping(w)) return lab;
-    double now = clock_seconds();
-    int before = w->seen;
     drain(sig_watch_fd());
-    look(w, now);
-    if (w->seen > before && !give_up) give_up = now + WATCHDOG_AGAIN;
-    if (give_up && now >= give_up) return NULL;
+    look(w, clock_seconds());
+    if (busy(w)) asked = sig_count();
+    else if (sig_count() != asked) return NULL;
   }
 }
 
+/* Save every run where --resume finds them; what to say in 'said'. */
+static void autosave_quietly(Lab *lab, const char *why, char *said, size_t cap) {
+  said[0] = 0;
+  if (lab_rank(lab) > 0) return;   /* rank 0 saves the job's runs, which every rank holds alike */
+  if (lab_n_runs(lab) == 0) {
+    snprintf(said, cap, "tielab: %s\n", why);
+    return;
+  }
+  char dir[4096];
+  Err err;
+  if (autosave_dir(dir, sizeof dir, &err) < 0) {
+    snprintf(said, cap, "tielab: %s; cannot save the runs: %s\n", why, err.msg);
+    return;
+  }
+  int complete = autosave_begin(dir, lab, &err) == 0;   /* the manifest first: --resume knows what to expect */
+  size_t n = 0;
+  if (!complete) n += (size_t)snprintf(said, cap, "tielab: cannot save the run: %s\n", err.msg);
+  for (int i = 0; i < lab_n_runs(lab); i++)
+    if (autosave_run(dir, lab_run(lab, i), &err) < 0) {
+      if (n < cap) n += (size_t)snprintf(said + n, cap - n, "tielab: cannot save the run: %s\n", err.msg);
+      complete = 0;
+    }
+  if (complete) autosave_prune(lab, dir);
+  autosave_end(dir, complete);
+  if (n < cap) snprintf(said + n, cap - n, "tielab: %s; saved in %s (tielab --resume reopens it)\n", why, dir);
+}
+
+/* The owner saved its runs and then hung (a finaliser that loops as Lua
+** closes): end as it would have, without saving again. */
+static void end_saved(Watchdog *w) {
+  if (w->o.leave) w->o.leave(w->o.ctx);
+  dprintf(STDERR_FILENO, "tielab: the runs were saved; ended as tielab did not end within %.0f s\n",
+          w->again ? WATCHDOG_AGAIN : WATCHDOG_GRACE);
+  _exit(atomic_load(&w->status));
+}
+
 /* Save what can be saved and end the process; returns only when the
-** owner stopped the watchdog meanwhile. */
+** owner stopped the watchdog meanwhile. The runs are saved before the
+** terminal is given back: a terminal that blocks (a dead link, XOFF) may be
+** why the owner is stuck. */
 static void end_process(Watchdog *w) {
+  if (atomic_load(&w->saved)) end_saved(w);
   char why[128];
   if (w->again) snprintf(why, sizeof why, "interrupted again");
   else snprintf(why, sizeof why, "interrupted: tielab did not end within %.0f s", WATCHDOG_GRACE);
   Lab *lab = take_lab(w);
   if (!lab && stopping(w)) return;
+  char said[4096 + 256];
+  if (lab) autosave_quietly(lab, why, said, sizeof said);
+  else snprintf(said, sizeof said, "tielab: %s; nothing more saved: the lab stayed busy (a call into it, held)\n", why);
   if (w->o.leave) w->o.leave(w->o.ctx);
-  if (lab) watchdog_save(lab, why);
-  else dprintf(STDERR_FILENO, "tielab: %s; nothing more saved: the lab stayed busy (a step, a call into it or a save)\n", why);
+  dprintf(STDERR_FILENO, "%s", said);
   /* What the script printed and stdio still holds, unless the owner's
   ** thread is inside stdout (it may never leave). */
   if (ftrylockfile(stdout) == 0) {
@@ -153,7 +205,12 @@ static void *watch(void *arg) {
     drain(sig_watch_fd());
     double now = clock_seconds();
     look(w, now);
-    if (w->deadline && now >= w->deadline) end_process(w);
+    /* Work that ends by itself (a step, the owner's save) is waited for:
+    ** the owner takes the signal as soon as it is done. */
+    if (w->deadline && now >= w->deadline) {
+      if (!w->busy_since && atomic_load(&w->busy) > 0) w->busy_since = sig_count();
+      if (!busy(w)) end_process(w);
+    }
     if (stopping(w)) break;
   }
   return NULL;
@@ -164,6 +221,7 @@ Watchdog *watchdog_start(const WatchdogOwner *o, Err *err) {
   if (!w) return err_set(err, "out of memory starting the watchdog"), NULL;
   w->o = *o;
   w->owner = pthread_self();
+  w->counted = sig_count();
   if (pipe(w->stop) < 0) {
     free(w);
     return err_set(err, "cannot start the watchdog: %s", strerror(errno)), NULL;
@@ -202,26 +260,18 @@ void watchdog_stop(Watchdog *w) {
   free(w);
 }
 
+void watchdog_busy(Watchdog *w, int on) {
+  if (w) atomic_fetch_add(&w->busy, on ? 1 : -1);
+}
+
+void watchdog_saved(Watchdog *w, int status) {
+  if (!w) return;
+  atomic_store(&w->status, status);
+  atomic_store(&w->saved, 1);
+}
+
 void watchdog_save(Lab *lab, const char *why) {
-  if (lab_rank(lab) > 0) return;   /* rank 0 saves the job's runs, which every rank holds alike */
-  if (lab_n_runs(lab) == 0) {
-    dprintf(STDERR_FILENO, "tielab: %s\n", why);
-    return;
-  }
-  char dir[4096];
-  Err err;
-  if (autosave_dir(dir, sizeof dir, &err) < 0) {
-    dprintf(STDERR_FILENO, "tielab: %s; cannot save the runs: %s\n", why, err.msg);
-    return;
-  }
-  int complete = autosave_begin(dir, lab, &err) == 0;   /* the manifest first: --resume knows what to expect */
-  if (!complete) dprintf(STDERR_FILENO, "tielab: cannot save the run: %s\n", err.msg);
-  for (int i = 0; i < lab_n_runs(lab); i++)
-    if (autosave_run(dir, lab_run(lab, i), &err) < 0) {
-      dprintf(STDERR_FILENO, "tielab: cannot save the run: %s\n", err.msg);
-      complete = 0;
-    }
-  if (complete) autosave_prune(lab, dir);
-  autosave_end(dir, complete);
-  dprintf(STDERR_FILENO, "tielab: %s; saved in %s (tielab --resume reopens it)\n", why, dir);
+  char said[4096 + 512];
+  autosave_quietly(lab, why, said, sizeof said);
+  dprintf(STDERR_FILENO, "%s", said);
 }

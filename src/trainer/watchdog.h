@@ -20,14 +20,18 @@
 **     request (WATCHDOG_AGAIN after a further signal: a second Ctrl-C ends
 **     tielab), takes the lab from its owner, saves every run where
 **     --resume finds them, gives the terminal back and ends the process
-**     with status 130.
+**     with status 130. Work that ends by itself (a step, a job, a wait for
+**     the trainer, the owner's own save: watchdog_busy) puts the deadline
+**     off until it is done, so a long step is never cut short, and an
+**     owner that saved and then hangs is ended with its own status, its
+**     runs not saved again (watchdog_saved).
 **
 ** An end request is SIGTERM or SIGHUP, or SIGINT, except in the lab, where a
 ** lone Ctrl-C is the script's: two untaken are one there. The owner's
 ** taking of the signals (sig_take) only cancels a lone Ctrl-C's nudges and
-** two Ctrl-Cs' deadline in the lab; after anything else it is ending, and
-** that end has the same deadline: a finaliser that loops as the Lua state
-** closes does not keep tielab either.
+** two Ctrl-Cs' deadline in the lab; after SIGTERM or SIGHUP, taken or not,
+** it is ending, and that end has the same deadline: a finaliser that loops
+** as the Lua state closes does not keep tielab either.
 **
 ** Why saving cannot race with a step: the watchdog saves only a lab its
 ** owner's 'take' hands over, which is exclusive use of it between two
@@ -36,7 +40,8 @@
 ** never gives it back: the process ends with the lab still held, so no
 ** step, no Lua call and no teardown can touch the runs while or after they
 ** are written. The owner stops the watchdog before it frees the lab, and
-** holds neither the lab nor the gate while it does.
+** holds the lab (or the gate) while it does: a watchdog that came too late
+** waits for it, and is stopped before it gets it.
 */
 #ifndef TIELAB_WATCHDOG_H
 #define TIELAB_WATCHDOG_H
@@ -69,6 +74,17 @@ Watchdog *watchdog_start(const WatchdogOwner *o, Err *err);
 ** up; holding it keeps a watchdog that came too late from saving again
 ** what the owner has just saved. */
 void watchdog_stop(Watchdog *w);
+
+/* The owner is in (1) or out of (0) work that ends by itself: a step, a
+** job, a wait for the trainer's step, its own save (nests; 'w' may be
+** NULL). A deadline waits for it: the owner takes the signal once it is
+** done, and no process ends in the middle of a step or a save. */
+void watchdog_busy(Watchdog *w, int on);
+
+/* The owner saved every run and will end with 'status'. Should it then
+** hang (a finaliser that loops as Lua closes), the deadline ends the
+** process with that status, and nothing is saved again. */
+void watchdog_saved(Watchdog *w, int status);
 
 /* What an interrupted tielab does with its runs, whoever ends it: saved
 ** where 'tielab --resume' finds them (rank 0 of a job saves), and said in

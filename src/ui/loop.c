@@ -237,6 +237,7 @@ static void on_end_signal(Ui *ui, int hangup) {
   } else {
     ui->status = EXIT_INTERRUPTED;
   }
+  watchdog_saved(ui->watchdog, ui->status);   /* should Lua then hang as it closes */
   ui->quit = 1;
 }
 

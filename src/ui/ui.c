@@ -112,6 +112,7 @@ int ui_save_all(Ui *ui, Err *err) {
   ** step, leaving the lab as before it, instead of keeping the save
   ** waiting for all of it. */
   trainer_stop_jobs(ui->trainer);
+  watchdog_busy(ui->watchdog, 1);   /* a save ends by itself: no deadline cuts it short */
   Lab *lab = trainer_acquire(ui->trainer);
   int rc = autosave_begin(dir, lab, err);   /* the manifest first: --resume knows what to expect */
   for (int i = 0; i < lab_n_runs(lab) && rc == 0; i++) {
@@ -124,6 +125,7 @@ int ui_save_all(Ui *ui, Err *err) {
   if (rc == 0) autosave_prune(lab, dir);
   autosave_end(dir, rc == 0);
   trainer_release(ui->trainer);
+  watchdog_busy(ui->watchdog, 0);
   if (rc == 0) {
     size_t cap = strlen(runs) + strlen(dir) + 32;
     char *note = malloc(cap);
@@ -215,6 +217,7 @@ static void start_watchdog(Ui *ui) {
   WatchdogOwner owner = {.take = watchdog_take, .leave = watchdog_leave, .ctx = ui, .lone_sigint_spared = 1};
   ui->watchdog = watchdog_start(&owner, &err);
   if (!ui->watchdog) fprintf(stderr, "tielab: %s (a script Ctrl-C cannot stop will keep the lab)\n", err.msg);
+  trainer_set_watchdog(ui->trainer, ui->watchdog);
 }
 
 /* ------------------------------------------------------------ the lab */
@@ -326,7 +329,11 @@ static LuaApiStatus run_init(Ui *ui, Err *err) {
 static void finish(Ui *ui) {
   ui_record_close(ui);         /* the journal's final figures, while the lab is there */
   luaapi_free(ui->api);        /* first: closing Lua may still use the lab through the host */
-  watchdog_stop(ui->watchdog);   /* before anything it could save goes away */
+  /* The watchdog is stopped before anything it could save goes away, with
+  ** the lab held: one that came too late waits for it, and is stopped. */
+  if (ui->trainer) trainer_acquire(ui->trainer);
+  watchdog_stop(ui->watchdog);
+  if (ui->trainer) trainer_set_watchdog(ui->trainer, NULL), trainer_release(ui->trainer);
   trainer_free(ui->trainer);   /* then nothing steps any more */
   lab_free(ui->lab);
   trainer_snap_free(ui->snap);

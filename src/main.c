@@ -18,6 +18,7 @@
 #include "app/cli.h"
 #include "app/headless.h"
 #include "app/replay.h"
+#include "core/jsonmem.h"
 #include "dist/dist.h"
 #include "luaapi/luaapi.h"
 #include "ui/ui.h"
@@ -97,6 +98,9 @@ static int check_shared_mode(const CliOptions *o, const Reducer *red, Err *err) 
 int main(int argc, char **argv) {
   CliOptions o;
   Err err;
+  /* Before any jansson object exists: lab.json's trees and texts are then
+  ** counted against --lua-mem (it cannot fail this early). */
+  jsonmem_install();
   /* How many columns a character takes (the screen, the progress line) is
   ** the user's locale's; numbers are read and written in the C locale
   ** always (LC_NUMERIC is left alone). */

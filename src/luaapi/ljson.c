@@ -17,13 +17,21 @@
 **
 ** The jansson tree being built or read hangs from a userdata box whose
 ** __gc frees it, so an error (or a memory error) half-way leaks nothing.
+**
+** What jansson allocates here (the tree, the text) is charged to the Lua
+** heap's own count, in jsonmem windows, so that --lua-mem holds for it too:
+** a script cannot get past its cap by decoding or encoding. A window opens
+** around jansson calls only, never around a Lua call that could raise
+** (jsonmem.h's rule), and the tree is freed in one.
 */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 #include <jansson.h>
 
+#include "core/jsonmem.h"
 #include "luaapi/linternal.h"
 
 #define LJSON_BOX_META "tielab.json.box"
@@ -35,21 +43,48 @@ static char ljson_null_tag;
 
 typedef struct JsonBox {
   json_t *root;
-  char *text;    /* json_dumps's result, until pushed */
+  char *text;    /* the encoded text, until pushed */
+  size_t len, cap;
 } JsonBox;
 
-static int box_gc(lua_State *L) {
-  JsonBox *b = luaL_checkudata(L, 1, LJSON_BOX_META);
+/* Collect the script's garbage: asked before jansson is refused a block,
+** as Lua's allocator collects before it fails. */
+static void ljson_collect(void *L) { lua_gc(L, LUA_GCCOLLECT); }
+
+/* The budget for jansson: the Lua heap's counter, and what the heap may
+** hold (less the script's runs under the sandbox, as for the heap). */
+static void ljson_budget(lua_State *L, JsonMem *m) {
+  LuaApi *api = lapi_get(L);
+  size_t cap = api->mem_cap, runs = api->own_runs_bytes;
+  *m = (JsonMem){.used = &api->mem_used, .limit = !cap ? 0 : cap > runs ? cap - runs : 1,
+                 .reclaim = ljson_collect, .ctx = L};
+}
+
+/* The error for a refused block, in the words of the heap's cap. */
+static int ljson_nomem(lua_State *L, const char *fn) {
+  lua_Integer mib = (lua_Integer)((lapi_get(L)->mem_cap + (1 << 20) - 1) >> 20);
+  return luaL_error(L, "lab.json.%s: not enough memory (--lua-mem %I MiB)", fn, mib);
+}
+
+/* Free what 'b' holds, in a window: its blocks were counted. */
+static void box_free(lua_State *L, JsonBox *b) {
+  JsonMem m;
+  ljson_budget(L, &m);
+  jsonmem_enter(&m);
   json_decref(b->root);
-  free(b->text);
-  b->root = NULL;
-  b->text = NULL;
+  jsonmem_free(b->text);
+  jsonmem_leave(&m);
+  *b = (JsonBox){NULL, NULL, 0, 0};
+}
+
+static int box_gc(lua_State *L) {
+  box_free(L, luaL_checkudata(L, 1, LJSON_BOX_META));
   return 0;
 }
 
 static JsonBox *push_box(lua_State *L) {
   JsonBox *b = lua_newuserdatauv(L, sizeof *b, 0);
-  *b = (JsonBox){NULL, NULL};
+  *b = (JsonBox){NULL, NULL, 0, 0};
   if (luaL_newmetatable(L, LJSON_BOX_META)) {
     lua_pushcfunction(L, box_gc);
     lua_setfield(L, -2, "__gc");
@@ -68,6 +103,7 @@ typedef struct Encoder {
   int depth;
   char path[LJSON_PATH_MAX];
   size_t n;
+  JsonMem mem;                /* what the tree is charged to */
 } Encoder;
 
 static int enc_error(Encoder *e, const char *what) {
@@ -117,42 +153,58 @@ static lua_Integer table_kind(Encoder *e, int idx) {
   return count;
 }
 
-/* A new jansson value for the Lua value at 'idx': a scalar, or, for a
-** table, an empty array or object that enc_fill fills once the caller has
-** attached it (so that nothing is left unowned when an error jumps out). */
-static json_t *enc_node(Encoder *e, int idx) {
+/* Raise for a Lua value that has no JSON form. */
+static void enc_check(Encoder *e, int idx) {
   lua_State *L = e->L;
-  json_t *j = NULL;
   switch (lua_type(L, idx)) {
-  case LUA_TNIL: j = json_null(); break;
-  case LUA_TBOOLEAN: j = json_boolean(lua_toboolean(L, idx)); break;
-  case LUA_TNUMBER:
-    if (lua_isinteger(L, idx)) j = json_integer((json_int_t)lua_tointeger(L, idx));
-    else {
-      double x = lua_tonumber(L, idx);
-      if (!isfinite(x)) enc_error(e, x != x ? "NaN has no JSON form" : "an infinity has no JSON form");
-      j = json_real(x);
-    }
-    break;
-  case LUA_TSTRING: {
-    size_t len;
-    const char *s = lua_tolstring(L, idx, &len);
-    j = json_stringn(s, len);
-    if (!j) enc_error(e, "a string that is not UTF-8");
-    break;
+  case LUA_TNIL: case LUA_TBOOLEAN: case LUA_TSTRING: case LUA_TTABLE: return;
+  case LUA_TNUMBER: {
+    double x = lua_tonumber(L, idx);
+    if (!lua_isinteger(L, idx) && !isfinite(x))
+      enc_error(e, x != x ? "NaN has no JSON form" : "an infinity has no JSON form");
+    return;
   }
   case LUA_TLIGHTUSERDATA:
     if (lua_touserdata(L, idx) != &ljson_null_tag) enc_error(e, "a light userdata has no JSON form");
-    j = json_null();
-    break;
-  case LUA_TTABLE: j = table_kind(e, idx) > 0 ? json_array() : json_object(); break;
+    return;
   default: {
     char what[64];
     snprintf(what, sizeof what, "a %s has no JSON form", luaL_typename(L, idx));
     enc_error(e, what);
   }
   }
-  if (!j) enc_error(e, "out of memory");
+}
+
+/* The jansson value for the checked Lua value at 'idx' ('kind' as
+** table_kind says): jansson calls and reads of the stack only, so that it
+** runs in a window. */
+static json_t *enc_make(lua_State *L, int idx, lua_Integer kind) {
+  size_t len;
+  const char *s;
+  switch (lua_type(L, idx)) {
+  case LUA_TBOOLEAN: return json_boolean(lua_toboolean(L, idx));
+  case LUA_TNUMBER:
+    if (lua_isinteger(L, idx)) return json_integer((json_int_t)lua_tointeger(L, idx));
+    return json_real(lua_tonumber(L, idx));
+  case LUA_TSTRING:
+    s = lua_tolstring(L, idx, &len);
+    return json_stringn(s, len);
+  case LUA_TTABLE: return kind > 0 ? json_array() : json_object();
+  default: return json_null();   /* nil, lab.json.null */
+  }
+}
+
+/* A new jansson value for the Lua value at 'idx': a scalar, or, for a
+** table, an empty array or object that enc_fill fills once the caller has
+** attached it (so that nothing is left unowned when an error jumps out). */
+static json_t *enc_node(Encoder *e, int idx) {
+  enc_check(e, idx);
+  lua_Integer kind = lua_istable(e->L, idx) ? table_kind(e, idx) : 0;
+  jsonmem_enter(&e->mem);
+  json_t *j = enc_make(e->L, idx, kind);
+  jsonmem_leave(&e->mem);
+  if (!j && e->mem.refused) ljson_nomem(e->L, "encode");
+  if (!j) enc_error(e, lua_type(e->L, idx) == LUA_TSTRING ? "a string that is not UTF-8" : "out of memory");
   return j;
 }
 
@@ -162,7 +214,10 @@ static void enc_fill(Encoder *e, int idx, json_t *j);
 ** 'key' is NULL), then fill it when it is a table. */
 static void enc_member(Encoder *e, int idx, json_t *parent, const char *key) {
   json_t *v = enc_node(e, idx);
+  jsonmem_enter(&e->mem);
   int rc = key ? json_object_set_new(parent, key, v) : json_array_append_new(parent, v);
+  jsonmem_leave(&e->mem);
+  if (rc < 0 && e->mem.refused) ljson_nomem(e->L, "encode");
   if (rc < 0) enc_error(e, key ? "a key that is not UTF-8" : "out of memory");
   if (lua_istable(e->L, idx)) enc_fill(e, idx, v);
 }
@@ -206,6 +261,26 @@ static void enc_fill(Encoder *e, int idx, json_t *j) {
   lua_rawset(L, e->seen);
 }
 
+/* json_dump_callback's sink: the text grows in the box, counted (the
+** window is open), so that it is built once. */
+static int dump_to_box(const char *buf, size_t size, void *data) {
+  JsonBox *b = data;
+  if (size > b->cap - b->len) {
+    size_t cap = b->cap ? b->cap : 256;
+    while (cap - b->len < size) {
+      if (cap > SIZE_MAX / 3) return -1;
+      cap += cap / 2;
+    }
+    char *p = jsonmem_realloc(b->text, cap);
+    if (!p) return -1;
+    b->text = p;
+    b->cap = cap;
+  }
+  memcpy(b->text + b->len, buf, size);
+  b->len += size;
+  return 0;
+}
+
 /* lab.json.encode(value [, {indent = N}]) */
 static int ljson_encode(lua_State *L) {
   luaL_checkany(L, 1);
@@ -234,15 +309,21 @@ static int ljson_encode(lua_State *L) {
   lua_settop(L, 1);
   JsonBox *b = push_box(L);   /* 2 */
   lua_newtable(L);            /* 3: the tables being encoded */
-  Encoder e = {L, 3, 0, "", 0};
+  Encoder e = {L, 3, 0, "", 0, {0}};
+  ljson_budget(L, &e.mem);
   b->root = enc_node(&e, 1);
   if (lua_istable(L, 1)) enc_fill(&e, 1, b->root);
-  b->text = json_dumps(b->root, flags);
-  if (!b->text) return luaL_error(L, "lab.json.encode: out of memory");
-  lua_pushstring(L, b->text);
-  free(b->text);   /* now rather than at the next collection */
-  json_decref(b->root);
-  *b = (JsonBox){NULL, NULL};
+  jsonmem_enter(&e.mem);
+  int rc = json_dump_callback(b->root, dump_to_box, b, flags);
+  json_decref(b->root);   /* before the text is copied: one less at the peak */
+  b->root = NULL;
+  jsonmem_leave(&e.mem);
+  if (rc < 0) {
+    box_free(L, b);
+    return e.mem.refused ? ljson_nomem(L, "encode") : luaL_error(L, "lab.json.encode: out of memory");
+  }
+  lua_pushlstring(L, b->text, b->len);
+  box_free(L, b);   /* now rather than at the next collection */
   return 1;
 }
 
@@ -284,12 +365,18 @@ static int ljson_decode(lua_State *L) {
   lua_settop(L, 1);
   JsonBox *b = push_box(L);
   json_error_t je;
+  JsonMem m;
+  ljson_budget(L, &m);
+  jsonmem_enter(&m);
   b->root = json_loadb(text, len, JSON_DECODE_ANY | JSON_ALLOW_NUL | JSON_REJECT_DUPLICATES, &je);
+  jsonmem_leave(&m);
+  if (!b->root && m.refused) return ljson_nomem(L, "decode");
   if (!b->root) {
     if (je.line > 0) return luaL_error(L, "lab.json.decode: line %d, column %d: %s", je.line, je.column, je.text);
     return luaL_error(L, "lab.json.decode: %s", je.text);
   }
   dec_value(L, b->root);
+  box_free(L, b);   /* the tree is counted until freed: free it now */
   return 1;
 }
 

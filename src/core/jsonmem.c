@@ -76,7 +76,7 @@ static void *counted_realloc(JsonMem *m, void *p, size_t n) {
     }
   }
   size_t *used = old ? old->h.used : m->used;
-  Header *b = realloc(old, sizeof *b + n);
+  Header *b = old ? realloc(old, sizeof *b + n) : malloc(sizeof *b + n);
   if (!b) return NULL;
   *used = *used - was + now;
   b->h.size = n;

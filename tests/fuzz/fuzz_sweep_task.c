@@ -13,6 +13,7 @@
 
 #include <sys/stat.h>
 
+#include "core/jsonmem.h"
 #include "luaapi/luaapi.h"
 
 #ifndef FUZZ_SRCDIR
@@ -41,6 +42,7 @@ static long host_submit(Host *h, int id, long n, Err *err) { return err_set(err,
 
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
   (void)argc, (void)argv;
+  jsonmem_install();   /* as tielab's main: lab.json's memory counted */
   fuzz_setup();
   static Host host = {.acquire = host_acquire, .release = host_release, .submit = host_submit,
                       .poll = host_poll, .cancel = host_cancel, .inline_steps = 1};

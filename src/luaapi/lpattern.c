@@ -196,8 +196,8 @@ static const char *capture_again(Matcher *m, const char *s, int digit) {
   int l = digit - '1';
   if (l < 0 || l >= m->level || m->cap[l].len == CAP_UNFINISHED)
     luaL_error(m->L, "invalid capture index %%%d", l + 1);
-  size_t len = (size_t)m->cap[l].len;
-  spend(m, len);
+  size_t len = (size_t)m->cap[l].len;   /* a position capture's is huge: it never matches, as in Lua */
+  if (m->cap[l].len >= 0) spend(m, len);
   if ((size_t)(m->s_end - s) >= len && memcmp(m->cap[l].init, s, len) == 0) return s + len;
   return NULL;
 }

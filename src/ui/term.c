@@ -170,7 +170,7 @@ static int add_leave(int c) {
 }
 
 static void collect_leave(Term *t) {
-  static const char *const caps[] = {"sgr0", "cnorm", "rmcup"};
+  static const char *const caps[] = {"sgr0", "cnorm", "rmkx", "rmcup"};
   t->leave[0] = '\0';
   leaving = t;
   for (size_t i = 0; i < sizeof caps / sizeof caps[0]; i++) {
@@ -183,7 +183,9 @@ static void collect_leave(Term *t) {
 void term_give_back(const Term *t) {
   size_t n = strlen(t->leave);
   if (n > 0 && write(STDOUT_FILENO, t->leave, n) < 0) return;   /* gone: nothing more to give back */
-  if (have_shell) tcsetattr(STDIN_FILENO, TCSADRAIN, &shell);
+  /* TCSANOW: output the terminal does not take (XOFF, a dead link) is no
+  ** reason to keep the shell's modes from it. */
+  if (have_shell) tcsetattr(STDIN_FILENO, TCSANOW, &shell);
   ssize_t nl = write(STDOUT_FILENO, "\r\n", 2);
   (void)nl;
 }

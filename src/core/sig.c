@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -101,15 +102,22 @@ void sig_close(void) {
 int sig_fd(void) { return pipe_fd[0]; }
 
 unsigned sig_take(void) {
-  /* The counts first, the bits last: a signal that lands meanwhile is
-  ** counted as not taken yet, never taken without its bit. */
+  /* The handled signals wait meanwhile, so that the counts, the pipe and
+  ** the bits are taken together: one landing in between would otherwise
+  ** be taken but still counted as not taken (or the other way round). */
+  sigset_t block, old;
+  sigemptyset(&block);
+  for (size_t i = 0; i < sizeof handled / sizeof handled[0]; i++) sigaddset(&block, handled[i]);
+  pthread_sigmask(SIG_BLOCK, &block, &old);
   atomic_store(&first_end, 0);
   atomic_store(&unanswered, 0);
   atomic_store(&unanswered_bits, 0u);
   char buf[64];
   while (read(pipe_fd[0], buf, sizeof buf) > 0) {
   }
-  return atomic_exchange(&pending, 0u);
+  unsigned taken = atomic_exchange(&pending, 0u);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  return taken;
 }
 
 int sig_unanswered(unsigned *bits) {

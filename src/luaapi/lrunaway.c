@@ -131,6 +131,22 @@ static int spawn_shell(pid_t *pid, const char *cmd) {
   return rc;
 }
 
+#define COMMAND_GRACE_MS 1000   /* for a stopped command to end on SIGTERM */
+
+/* End the command 'pid' (its shell: a command it started itself may live
+** on, as after any shell's end): SIGTERM, then SIGKILL when it does not
+** end within COMMAND_GRACE_MS. */
+static void end_command(pid_t pid) {
+  kill(pid, SIGTERM);
+  for (int ms = 0; ms < COMMAND_GRACE_MS; ms += 10) {
+    if (waitpid(pid, NULL, WNOHANG) != 0) return;   /* ended (or not ours any more) */
+    usleep(10000);
+  }
+  kill(pid, SIGKILL);
+  while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {
+  }
+}
+
 /* os.execute([command]): as Lua's; a stop while the command runs ends it. */
 static int lrunaway_execute(lua_State *L) {
   const char *cmd = luaL_optstring(L, 1, NULL);
@@ -147,12 +163,15 @@ static int lrunaway_execute(lua_State *L) {
   /* A signal's handler restarts waitpid; the watchdog's nudge, which comes
   ** while a signal waits to be taken, does not: then the stop is asked. */
   LuaApi *api = lapi_get(L);
-  int status = 0, stopped = 0;
+  int status = 0;
   while (waitpid(pid, &status, 0) < 0) {
     if (errno != EINTR) return luaL_fileresult(L, 0, NULL);
-    if (!stopped && lapi_stop_pending(api)) stopped = 1, kill(pid, SIGTERM);
+    if (lapi_stop_pending(api)) {
+      end_command(pid);
+      lapi_raise_stop(L);
+    }
   }
-  if (stopped || lapi_stop_pending(api)) lapi_raise_stop(L);
+  if (lapi_stop_pending(api)) lapi_raise_stop(L);
   errno = 0;   /* luaL_execresult reads a non-zero errno as a failure to run */
   return luaL_execresult(L, status);
 }

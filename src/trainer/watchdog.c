@@ -6,6 +6,7 @@
 #include "trainer/watchdog.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -21,7 +22,7 @@
 
 #define NUDGE_EVERY 0.1       /* seconds between nudges while a signal waits */
 #define TAKE_SLICE 0.2        /* seconds of one try at the lab, between two looks */
-#define INSIST 3              /* signals after a deadline that ends busy work too */
+#define INSIST 3              /* further signals after an end request that end busy work too */
 #define STATUS_INTERRUPTED 130
 
 /* The nudge: a real-time signal nobody else sends, whose handler does
@@ -44,7 +45,8 @@ struct Watchdog {
   int ending;           /* an end request came: a further signal is "again" */
   int again;            /* one did */
   double deadline;      /* when to end the process (0: no request) */
-  unsigned busy_since;  /* sig_count() when the deadline found the owner busy (0: not yet) */
+  unsigned first;       /* sig_count() at the first end request */
+  int deferred;         /* the deadline found the owner busy, and said so */
   double last_nudge;
 };
 
@@ -88,23 +90,25 @@ static void look(Watchdog *w, double now) {
   if (!end_request(w, untaken)) {
     /* Ctrl-C alone (or twice, taken together) stopped a script in the lab,
     ** which goes on: no deadline. */
-    if (untaken == 0) w->deadline = 0, w->ending = w->again = 0, w->busy_since = 0;
+    if (untaken == 0) w->deadline = 0, w->ending = w->again = w->deferred = 0;
     return;
   }
   if (!fresh) return;
+  if (!w->ending) w->first = count - fresh + 1;
   w->again |= w->ending || fresh >= 2 || untaken >= 2;
   double until = now + (w->again ? WATCHDOG_AGAIN : WATCHDOG_GRACE);
   if (!w->deadline || until < w->deadline) w->deadline = until;
   w->ending = 1;
 }
 
-/* Whether the owner is in work that ends by itself, and the deadline waits:
-** unless the user insists, INSIST more signals after it (work that should
-** end by itself and does not: a finaliser that loops while Lua holds the
-** lab). */
-static int busy(Watchdog *w) {
-  return atomic_load(&w->busy) > 0 && !(w->busy_since && sig_count() - w->busy_since >= INSIST);
-}
+/* Whether the user insists: INSIST signals after the first end request
+** end even work that should end by itself and does not (a step waiting
+** for a peer that hangs, a save to a file system that does not answer). */
+static int insisted(const Watchdog *w) { return w->ending && sig_count() - w->first >= INSIST; }
+
+/* Whether the owner is in work that ends by itself, which the deadline
+** waits for. */
+static int busy(Watchdog *w) { return atomic_load(&w->busy) > 0 && !insisted(w); }
 
 /* Milliseconds poll may sleep: until the next nudge or the deadline (while
 ** the owner is busy past it, a look now and then). */
@@ -130,6 +134,8 @@ static Lab *take_lab(Watchdog *w) {
     if (lab || stopping(w)) return lab;
     drain(sig_watch_fd());
     look(w, clock_seconds());
+    /* The lab took the Ctrl-Cs and goes on, or saved by itself meanwhile. */
+    if (!w->deadline || atomic_load(&w->saved)) return NULL;
     if (busy(w)) asked = sig_count();
     else if (sig_count() != asked) return NULL;
   }
@@ -181,7 +187,8 @@ static void end_process(Watchdog *w) {
   if (w->again) snprintf(why, sizeof why, "interrupted again");
   else snprintf(why, sizeof why, "interrupted: tielab did not end within %.0f s", WATCHDOG_GRACE);
   Lab *lab = take_lab(w);
-  if (!lab && stopping(w)) return;
+  if (!lab && (stopping(w) || !w->deadline)) return;
+  if (atomic_load(&w->saved)) end_saved(w);   /* the lab is held: nothing steps after that save */
   char said[4096 + 256];
   if (lab) autosave_quietly(lab, why, said, sizeof said);
   else snprintf(said, sizeof said, "tielab: %s; nothing more saved: the lab stayed busy (a call into it, held)\n", why);
@@ -196,6 +203,18 @@ static void end_process(Watchdog *w) {
   _exit(STATUS_INTERRUPTED);
 }
 
+/* Work that ends by itself (a step, the owner's save) is waited for: the
+** owner then gets WATCHDOG_AGAIN to take the signal and end as it would. A
+** job is asked to stop at its next report, and the user is told, once. */
+static void defer(Watchdog *w, double now) {
+  w->deadline = now + WATCHDOG_AGAIN;
+  if (w->deferred) return;
+  w->deferred = 1;
+  if (w->o.hurry) w->o.hurry(w->o.ctx);
+  dprintf(STDERR_FILENO, "tielab: waiting for the step or save in progress to end (%d more signals end tielab at once)\n",
+          INSIST - (int)(sig_count() - w->first));
+}
+
 static void *watch(void *arg) {
   Watchdog *w = arg;
   for (;;) {
@@ -205,11 +224,9 @@ static void *watch(void *arg) {
     drain(sig_watch_fd());
     double now = clock_seconds();
     look(w, now);
-    /* Work that ends by itself (a step, the owner's save) is waited for:
-    ** the owner takes the signal as soon as it is done. */
     if (w->deadline && now >= w->deadline) {
-      if (!w->busy_since && atomic_load(&w->busy) > 0) w->busy_since = sig_count();
-      if (!busy(w)) end_process(w);
+      if (busy(w)) defer(w, now);
+      else end_process(w);
     }
     if (stopping(w)) break;
   }
@@ -226,6 +243,7 @@ Watchdog *watchdog_start(const WatchdogOwner *o, Err *err) {
     free(w);
     return err_set(err, "cannot start the watchdog: %s", strerror(errno)), NULL;
   }
+  for (int i = 0; i < 2; i++) fcntl(w->stop[i], F_SETFD, FD_CLOEXEC);   /* never a command's (os.execute) */
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = nudged;   /* no SA_RESTART: that is the point */

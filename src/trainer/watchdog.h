@@ -61,6 +61,9 @@ typedef struct WatchdogOwner {
   /* Optional: give the terminal back before the end, with system calls
   ** only, whatever the owner's thread is doing. */
   void (*leave)(void *ctx);
+  /* Optional: the deadline found the owner busy; make what can stop early
+  ** stop (the lab: a lens fit, at its next report). */
+  void (*hurry)(void *ctx);
   void *ctx;
   int lone_sigint_spared;   /* the lab: a lone Ctrl-C stops a script, never the lab */
 } WatchdogOwner;

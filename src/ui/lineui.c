@@ -149,7 +149,7 @@ static void line_signals(Ui *ui) {
   if (s & (SIG_BIT(SIGTERM) | SIG_BIT(SIGHUP))) {
     Err err = {{0}};
     ui->status = ui_save_all(ui, &err) < 0 ? EXIT_RUNTIME : EXIT_INTERRUPTED;
-    watchdog_saved(ui->watchdog, ui->status);   /* should Lua then hang as it closes */
+    if (ui->status == EXIT_INTERRUPTED) watchdog_saved(ui->watchdog, ui->status);   /* should Lua then hang as it closes */
     ui->quit = 1;
   }
 }

@@ -236,8 +236,8 @@ static void on_end_signal(Ui *ui, int hangup) {
     if (!ui->gone) ui_message(ui, ROLE_ERROR, "autosave failed: %s", err.msg);
   } else {
     ui->status = EXIT_INTERRUPTED;
+    watchdog_saved(ui->watchdog, ui->status);   /* should Lua then hang as it closes */
   }
-  watchdog_saved(ui->watchdog, ui->status);   /* should Lua then hang as it closes */
   ui->quit = 1;
 }
 

@@ -212,9 +212,12 @@ static void watchdog_leave(void *ctx) {
   if (ui->stderr_fd >= 0) dup2(ui->stderr_fd, STDERR_FILENO);
 }
 
+/* A lens fit stops at its next report, while the lab waits for it. */
+static void watchdog_hurry(void *ctx) { trainer_stop_jobs(((Ui *)ctx)->trainer); }
+
 static void start_watchdog(Ui *ui) {
   Err err;
-  WatchdogOwner owner = {.take = watchdog_take, .leave = watchdog_leave, .ctx = ui, .lone_sigint_spared = 1};
+  WatchdogOwner owner = {.take = watchdog_take, .leave = watchdog_leave, .hurry = watchdog_hurry, .ctx = ui, .lone_sigint_spared = 1};
   ui->watchdog = watchdog_start(&owner, &err);
   if (!ui->watchdog) fprintf(stderr, "tielab: %s (a script Ctrl-C cannot stop will keep the lab)\n", err.msg);
   trainer_set_watchdog(ui->trainer, ui->watchdog);
@@ -331,7 +334,7 @@ static void finish(Ui *ui) {
   luaapi_free(ui->api);        /* first: closing Lua may still use the lab through the host */
   /* The watchdog is stopped before anything it could save goes away, with
   ** the lab held: one that came too late waits for it, and is stopped. */
-  if (ui->trainer) trainer_acquire(ui->trainer);
+  if (ui->trainer) trainer_stop_jobs(ui->trainer), trainer_acquire(ui->trainer);
   watchdog_stop(ui->watchdog);
   if (ui->trainer) trainer_set_watchdog(ui->trainer, NULL), trainer_release(ui->trainer);
   trainer_free(ui->trainer);   /* then nothing steps any more */

@@ -8,11 +8,14 @@
 # string.dump, a __gc swapped into the metatable of a lab.progress, a run
 # or a file handle, package.searchpath as an oracle, FIFOs and /dev/zero,
 # and names with a NUL byte; its target, the user's init.lua, must never
-# appear. Then hostile journals: a header run or the recorded --corpus
-# naming a file outside, script entries naming /dev/zero, a FIFO or a file
-# outside (no size told), the recorded --lua-mem against the user's, a
-# header run too big for the cap, a line entry of bytecode and one trying
-# the getinfo route. Each must fail, promptly; every wait has a generous deadline.
+# appear. coroutine.close nested in __close handlers stops with an error
+# instead of overflowing the C stack. Then hostile journals: a header run
+# or the recorded --corpus naming a file outside, script entries naming
+# /dev/zero, a FIFO or a file outside (no size told), the recorded
+# --lua-mem against the user's, a header run too big for the cap, a line
+# entry of bytecode, one trying the getinfo route and one nesting
+# coroutine.close. Each must fail, promptly; every wait has a generous
+# deadline.
 tap_name=escape; . "${srcdir:-.}/tests/tap.sh"
 mkdir -p "$tmp/work" "$tmp/outside" "$tmp/config/tielab" "$tmp/cache" "$tmp/replay-cache"
 export XDG_CONFIG_HOME="$tmp/config" XDG_CACHE_HOME="$tmp/cache"
@@ -29,6 +32,40 @@ rc=$?
 tap_relay lua.out
 ok "$rc" "the hostile script ran to its end under --sandbox (status $rc$(head -c 300 lua.err | tr '\n' ' '))"
 ok $([ ! -e "$TARGET" ]; echo $?) "it wrote nothing to the user's init.lua"
+
+# ---------------------------------------------------------------- the C stack
+# Lua 5.4.4 runs a closed coroutine's __close handlers on a fresh count of
+# C calls: closes nested in them, each after as many C calls as Lua allows,
+# would overflow the C stack. They stop with an error, with or without
+# --sandbox, and in a journal's line entry.
+cat >coclose.lua <<'EOF'
+local levels, calls = tonumber(arg and arg[1] or 10000), tonumber(arg and arg[2] or 0)
+local function nest(n, f) if n == 0 then return f() end return select(2, pcall(nest, n - 1, f)) end
+local coro, err = false, nil
+for _ = 1, levels do
+  local previous = coro
+  coro = coroutine.create(function()
+    local cc <close> = setmetatable({}, {__close = function()
+      if previous then nest(calls, function() local _, e = pcall(coroutine.close, previous) err = err or e end) end
+    end})
+    coroutine.yield()
+  end)
+  coroutine.resume(coro)
+end
+local ok, e = coroutine.close(coro)
+print("closed", ok, tostring(err or e):match("coroutine.close nested too deep"))
+EOF
+for c in "10000 0" "150 190"; do
+  for s in --sandbox ""; do
+    $T "$tielab" --headless $s --lua-mem 16 coclose.lua $c >co.out 2>&1
+    rc=$?
+    [ "$rc" -eq 0 ] && grep -q "nested too deep" co.out
+    ok $? "coroutine.close nested $c (levels, C calls each) ${s:-without --sandbox} stops with an error (status $rc: $(tail -c 200 co.out | tr '\n' ' '))"
+  done
+done
+$T "$tielab" --headless coclose.lua 50 20 >co.out 2>&1
+grep -q "^closed	true	nil" co.out
+ok $? "closes nested 50 deep still work ($(cat co.out))"
 
 # ---------------------------------------------------------------- hostile journals
 V=$("$tielab" --version | awk '{ print $2 }')
@@ -113,4 +150,10 @@ journal grab.jsonl "" "" "$(line_entry '[]' "$grab")"
 replay grab.jsonl
 grep -qx "GOT	nil" rp.out && [ ! -e "$TARGET" ]
 ok $? "a line entry's error handler gets no unchecked io.open, and init.lua stays unwritten ($(grep '^GOT' rp.out))"
+# The same closes nested 10000 deep, as a line entry.
+journal coclose.jsonl "" "" "$(line_entry '[]' "$(sed 's/\\/\\\\/g; s/"/\\"/g' coclose.lua | tr '\n' ' ')")"
+replay coclose.jsonl
+rc=$?
+grep -q "nested too deep" rp.out
+ok $? "a line entry nesting coroutine.close 10000 deep stops with an error (status $rc: $(tail -c 200 rp.out | tr '\n' ' '))"
 tap_done

@@ -41,6 +41,8 @@
 #define LAPI_RUN_META "tielab.run"
 #define LAPI_HOOK_EVERY 1000      /* instructions between interrupt checks */
 #define LAPI_SLICE_SECONDS 0.05   /* a UI script yields after this long */
+#define LAPI_CLOSE_DEPTH 100      /* coroutine.close calls nested in '__close' handlers */
+#define LAPI_CLOSE_STACK (1 << 20) /* bytes of C stack those may take */
 
 /* Why a script coroutine is not running. */
 typedef enum Wait { WAIT_READY, WAIT_TICKET, WAIT_TIME, WAIT_KEY } Wait;
@@ -79,6 +81,8 @@ struct LuaApi {
   size_t own_runs_bytes;
   atomic_int interrupt;
   int depth;              /* nesting of top-level calls */
+  int close_depth;        /* nesting of coroutine.close calls */
+  const void *close_base; /* the C stack at the outermost one */
   int exit_code;
   int exiting;            /* os.exit was called: the script ends, however it is wrapped */
   int errors_to_caller;   /* an error is only returned (the init file's: its caller says it once) */

@@ -13,6 +13,7 @@
 ** no Lua code runs (it then stops the scripts that wait).
 */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -192,17 +193,48 @@ static int lapi_catcher(lua_State *L) {
   return finish_catcher(L, LUA_OK, 0);
 }
 
+/* coroutine.close (upvalue 1, the original), nested no deeper than
+** LAPI_CLOSE_DEPTH calls and LAPI_CLOSE_STACK bytes of C stack. Lua 5.4.4
+** runs the '__close' handlers of the closed coroutine on a count of C
+** calls of its own, not its caller's, so a handler that closes another
+** coroutine, whose handler closes a third... passes LUAI_MAXCCALLS and
+** overflows the C stack. (resume and wrap carry the caller's count on:
+** close is the one that starts afresh.) Each handler may still nest up to
+** LUAI_MAXCCALLS calls of its own before closing the next, so the depth
+** alone is no bound on the stack: the distance from the outermost close
+** is. The call is protected so that the depth comes down however it ends. */
+static size_t stack_distance(const void *a, const void *b) {
+  uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
+  return x > y ? x - y : y - x;
+}
+
+static int lapi_coclose(lua_State *L) {
+  LuaApi *api = lapi_get(L);
+  char here;
+  if (api->close_depth == 0) api->close_base = &here;
+  else if (api->close_depth >= LAPI_CLOSE_DEPTH || stack_distance(api->close_base, &here) > LAPI_CLOSE_STACK)
+    return luaL_error(L, "coroutine.close nested too deep");
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  api->close_depth++;
+  int status = lua_pcall(L, lua_gettop(L) - 1, LUA_MULTRET, 0);
+  api->close_depth--;
+  if (status != LUA_OK) return lua_error(L);
+  return finish_catcher(L, LUA_OK, 0);
+}
+
 void lapi_guard_catchers(lua_State *L) {
   lua_pushcfunction(L, lapi_pcall);
   lua_setglobal(L, "pcall");
   lua_pushcfunction(L, lapi_xpcall);
   lua_setglobal(L, "xpcall");
-  static const char *const catchers[][2] = {{"coroutine", "resume"}, {"coroutine", "close"}, {"_G", "load"}};
+  static const struct { const char *lib, *name; lua_CFunction fn; } catchers[] = {
+    {"coroutine", "resume", lapi_catcher}, {"coroutine", "close", lapi_coclose}, {"_G", "load", lapi_catcher}};
   for (size_t i = 0; i < sizeof catchers / sizeof catchers[0]; i++) {
-    lua_getglobal(L, catchers[i][0]);
-    lua_getfield(L, -1, catchers[i][1]);
-    lua_pushcclosure(L, lapi_catcher, 1);
-    lua_setfield(L, -2, catchers[i][1]);
+    lua_getglobal(L, catchers[i].lib);
+    lua_getfield(L, -1, catchers[i].name);
+    lua_pushcclosure(L, catchers[i].fn, 1);
+    lua_setfield(L, -2, catchers[i].name);
     lua_pop(L, 1);
   }
 }

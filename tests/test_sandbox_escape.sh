@@ -9,7 +9,8 @@
 # or a file handle, package.searchpath as an oracle, FIFOs and /dev/zero,
 # and names with a NUL byte; its target, the user's init.lua, must never
 # appear. coroutine.close nested in __close handlers stops with an error
-# instead of overflowing the C stack. Then hostile journals: a header run
+# instead of overflowing the C stack; ui.message sends no control
+# character to the terminal. Then hostile journals: a header run
 # or the recorded --corpus naming a file outside, script entries naming
 # /dev/zero, a FIFO or a file outside (no size told), the recorded
 # --lua-mem against the user's, a header run too big for the cap, a line
@@ -66,6 +67,19 @@ done
 $T "$tielab" --headless coclose.lua 50 20 >co.out 2>&1
 grep -q "^closed	true	nil" co.out
 ok $? "closes nested 50 deep still work ($(cat co.out))"
+
+# ---------------------------------------------------------------- the terminal
+# The line REPL shows ui.message's control characters as print does: a
+# script retitles no window and writes no clipboard.
+cat >msg.lua <<'EOF'
+ui.message("\27]0;title\7\27[31mRED\27[0m")
+print("\27[31mprint\27[0m")
+ui.quit()
+EOF
+$T "$tielab" --sandbox --no-init msg.lua </dev/null >msg.out 2>&1
+esc=$(printf '\033')
+! grep -q "$esc" msg.out && grep -qF '^[]0;title^G^[[31mRED^[[0m' msg.out && grep -qF '^[[31mprint^[[0m' msg.out
+ok $? "ui.message in the line REPL escapes control characters as print does ($(grep -F 'RED' msg.out | od -c | head -n 2 | tr -s ' \n' ' '))"
 
 # ---------------------------------------------------------------- hostile journals
 V=$("$tielab" --version | awk '{ print $2 }')

@@ -32,6 +32,7 @@
 
 #include "core/safeopen.h"
 #include "core/sig.h"
+#include "core/text.h"
 #include "ui/repl.h"
 #include "ui/uistate.h"
 
@@ -39,11 +40,15 @@
 
 void ui_dirty(Ui *ui, unsigned bits) { ui->dirty |= bits; }
 
+/* A message may quote a script's text or a file name: its control
+** characters are shown as print shows them, never sent to the terminal. */
 void ui_message(Ui *ui, int role, const char *fmt, ...) {
+  char raw[sizeof ui->msg];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(ui->msg, sizeof ui->msg, fmt, ap);
+  vsnprintf(raw, sizeof raw, fmt, ap);
   va_end(ap);
+  text_escape(raw, strlen(raw), ui->msg, sizeof ui->msg);
   ui->msg_role = role;
   ui->msg_until = clock_seconds() + 5;
   ui_dirty(ui, 1u << P_HINT);

@@ -163,6 +163,22 @@ local m1 = select(2, package.searchpath("passwd", "/etc/?"))
 local m2 = select(2, package.searchpath("no-such-file", "/etc/?"))
 tap.like(m1, "not looked at", "and says it did not look: " .. tostring(m1))
 tap.is(m1:gsub("passwd", "X"), m2:gsub("no%-such%-file", "X"), "a file outside that exists reads as one that does not")
+-- lab.mkdir looks at no folder outside before refusing: one there and one
+-- missing are refused alike, each by the whole name given.
+local function mkdir_refusal(path)
+  local ok, msg = pcall(lab.mkdir, path)
+  local at = not ok and msg:find("'" .. path .. "' is outside the working directory", 1, true)
+  return at and msg:sub(1, at - 1) .. "'X'" .. msg:sub(at + #path + 2) or tostring(msg)
+end
+local outside_dir = outside:match("^(.*)/[^/]*$")
+local there, missing = mkdir_refusal(outside_dir .. "/x/y"), mkdir_refusal(outside_dir .. "/no-such-folder/x/y")
+tap.like(there, "'X' is outside", "lab.mkdir refuses a folder outside by the whole name given: " .. there)
+tap.is(missing, there, "and refuses one under a missing folder alike")
+tap.is(lab.mkdir(outside_dir .. "/../work/mkdir-in/a"), true, "a name that only passes outside on its way in is made")
+local made = io.open("mkdir-in/a/f", "w")
+tap.ok(made ~= nil, "in the working directory, where its letters say")
+if made then made:close() end
+
 tap.is(package.searchpath("fifo", "./?"), "./fifo", "a FIFO inside is found by name (what loads it refuses it)")
 
 for _, c in ipairs{{"io.open", function() return io.open("fifo") end},

@@ -130,6 +130,10 @@ void lapi_text_free(LapiText *t);
 ** given). */
 typedef enum PathVerdict { PATH_OK, PATH_OUTSIDE, PATH_LINK, PATH_BAD } PathVerdict;
 PathVerdict lapi_path_resolve(LuaApi *api, const char *path, int write, char real[PATH_MAX]);
+/* The sandbox's first look at 'path', by its letters alone: 'lex' gets it
+** absolute with "." and ".." taken out (under the sandbox; else as given),
+** and PATH_OUTSIDE says it points outside, no file looked at. */
+PathVerdict lapi_path_lexical(LuaApi *api, const char *path, int write, char lex[PATH_MAX]);
 const char *lapi_path_refusal(PathVerdict v);
 int lapi_path_ok(LuaApi *api, const char *path, int write);
 /* Raise the sandbox's refusal, or return the name to open ('real'). */

@@ -93,6 +93,17 @@ static PathVerdict verdict(const Roots *r, const char *path, int write, char rea
   return allowed(r, real, write) ? PATH_OK : PATH_OUTSIDE;
 }
 
+PathVerdict lapi_path_lexical(LuaApi *api, const char *path, int write, char lex[PATH_MAX]) {
+  if (!path || !*path || strlen(path) >= PATH_MAX) return PATH_BAD;
+  if (!api->opt.sandbox) {
+    snprintf(lex, PATH_MAX, "%s", path);
+    return PATH_OK;
+  }
+  Roots r = {api->cwd, api->script_dir, api->data_dir};
+  if (lexical(r.cwd, path, lex) < 0) return PATH_BAD;
+  return allowed(&r, lex, write) ? PATH_OK : PATH_OUTSIDE;
+}
+
 PathVerdict lapi_path_resolve(LuaApi *api, const char *path, int write, char real[PATH_MAX]) {
   if (!path || !*path) return PATH_BAD;
   if (!api->opt.sandbox) {

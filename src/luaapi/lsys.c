@@ -54,14 +54,19 @@ static int make_one(const char *dir, int *why) {
 }
 
 /* lab.mkdir(path): each missing folder on the way, as mkdir -p does; one
-** that is there already is no error, a file in its place is. */
+** that is there already is no error, a file in its place is. Under the
+** sandbox the whole path is checked by its letters before any folder on
+** the way is looked at, and it is walked as so written ("a/../b" is "b"):
+** no refusal, nor how far a walk got, tells what exists outside. */
 static int lsys_mkdir(lua_State *L) {
   const char *path = lapi_name_arg(L, 1, "lab.mkdir");
   LuaApi *api = lapi_get(L);
   size_t n = strlen(path);
   if (n == 0 || n >= PATH_MAX) return luaL_error(L, "lab.mkdir: the path must be 1 to %d bytes", PATH_MAX - 1);
   char buf[PATH_MAX];
-  memcpy(buf, path, n + 1);
+  PathVerdict v = lapi_path_lexical(api, path, 1, buf);
+  if (v != PATH_OK) return luaL_error(L, "lab.mkdir: '%s' %s", path, lapi_path_refusal(v));
+  n = strlen(buf);
   while (n > 1 && buf[n - 1] == '/') buf[--n] = '\0';   /* "out/" is "out" */
   for (char *p = buf + 1;; p++) {
     if (*p != '/' && *p != '\0') continue;
@@ -74,8 +79,8 @@ static int lsys_mkdir(lua_State *L) {
     ** never lets one appear outside the working directory; folders that
     ** exist on the way (/, /home) are only passed through. */
     if (stat(buf, &st) != 0 || !S_ISDIR(st.st_mode)) {
-      PathVerdict v = lapi_path_resolve(api, buf, 1, real);
-      if (v != PATH_OK) return luaL_error(L, "lab.mkdir: '%s' %s", buf, lapi_path_refusal(v));
+      v = lapi_path_resolve(api, buf, 1, real);
+      if (v != PATH_OK) return luaL_error(L, "lab.mkdir: '%s' %s", path, lapi_path_refusal(v));
       if (make_one(real, &why) < 0) {
         lua_pushnil(L);
         lua_pushfstring(L, "%s: %s", buf, strerror(why));

@@ -10,7 +10,8 @@
 # and names with a NUL byte; its target, the user's init.lua, must never
 # appear. coroutine.close nested in __close handlers stops with an error
 # instead of overflowing the C stack; ui.message sends no control
-# character to the terminal. Then hostile journals: a header run
+# character to the terminal; a script whose error value's __tostring
+# raises stays ended. Then hostile journals: a header run
 # or the recorded --corpus naming a file outside, script entries naming
 # /dev/zero, a FIFO or a file outside (no size told), the recorded
 # --lua-mem against the user's, a header run too big for the cap, a line
@@ -80,6 +81,18 @@ $T "$tielab" --sandbox --no-init msg.lua </dev/null >msg.out 2>&1
 esc=$(printf '\033')
 ! grep -q "$esc" msg.out && grep -qF '^[]0;title^G^[[31mRED^[[0m' msg.out && grep -qF '^[[31mprint^[[0m' msg.out
 ok $? "ui.message in the line REPL escapes control characters as print does ($(grep -F 'RED' msg.out | od -c | head -n 2 | tr -s ' \n' ' '))"
+
+# ---------------------------------------------------------------- a failed script stays ended
+# The error value's __tostring raises an object that can be called: the
+# script ends all the same, and nothing calls that object.
+cat >tostring.lua <<'EOF'
+local back = setmetatable({}, {__call = function() print("RESURRECTED") end, __tostring = function() return "back" end})
+error(setmetatable({}, {__tostring = function() error(back) end}))
+EOF
+timeout 30 "$tielab" --sandbox --no-init tostring.lua </dev/null >ts.out 2>&1
+rc=$?
+[ "$rc" -eq 0 ] && ! grep -q RESURRECTED ts.out && grep -q "__tostring failed" ts.out
+ok $? "a script whose error's __tostring raises ends, said so, and never runs again (status $rc: $(grep -v '^tielab line mode' ts.out | head -n 2 | tr '\n' ' '))"
 
 # ---------------------------------------------------------------- hostile journals
 V=$("$tielab" --version | awk '{ print $2 }')

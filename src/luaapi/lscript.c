@@ -339,21 +339,40 @@ void lapi_free_scripts(LuaApi *api) {
   while (api->n_scripts > 0) end_script(api, api->n_scripts - 1);
 }
 
-/* Report the error that ended coroutine 'co' with its traceback. */
-static void report_script_error(LuaApi *api, lua_State *co) {
-  lua_State *L = api->L;
+/* The text of the error value at 1 that ended coroutine 2, with its
+** traceback (none for a bad script argument: the user's mistake). Its
+** __tostring is the script's code and may raise: this runs protected. */
+static int script_error_text(lua_State *L) {
+  lua_State *co = lua_tothread(L, 2);
   const char *msg;
-  if (lua_touserdata(co, -1) == &lapi_exit_marker) msg = "os.exit ends a script, never the lab";
-  else if ((msg = largs_usage_message(co, -1))) {
-    lua_pushstring(L, msg);   /* the user's mistake: no traceback */
-    lapi_report(api, L, LUA_ERRRUN);
-    return;
-  } else if (!(msg = lua_tostring(co, -1))) {
-    if (luaL_callmeta(co, -1, "__tostring") && lua_type(co, -1) == LUA_TSTRING) msg = lua_tostring(co, -1);
-    else msg = lua_pushfstring(co, "(error object is a %s value)", luaL_typename(co, -1));
+  if (lua_touserdata(L, 1) == &lapi_exit_marker) msg = "os.exit ends a script, never the lab";
+  else if ((msg = largs_usage_message(L, 1))) {
+    lua_pushstring(L, msg);
+    return 1;
+  } else if (!(msg = lua_tostring(L, 1))) {
+    if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING) msg = lua_tostring(L, -1);
+    else msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
   }
   luaL_traceback(L, co, msg, 0);
+  return 1;
+}
+
+/* Report the error that ended coroutine 'co'. Nothing here raises, so the
+** caller ends the script whatever its error value does. */
+static void report_script_error(LuaApi *api, lua_State *co) {
+  lua_State *L = api->L;
+  int top = lua_gettop(L), exiting = api->exiting;
+  lua_pushcfunction(L, script_error_text);
+  lua_xmove(co, L, 1);
+  lua_pushthread(co);
+  lua_xmove(co, L, 1);
+  if (lua_pcall(L, 2, 1, 0) != LUA_OK) {
+    lua_pop(L, 1);
+    lua_pushliteral(L, "(error object whose __tostring failed)");
+  }
+  api->exiting = exiting;   /* an os.exit in a __tostring ends nothing more */
   lapi_report(api, L, LUA_ERRRUN);
+  lua_settop(L, top);
 }
 
 /* Resume script 'i'. Returns LUAAPI_RUNNING while it lives, else how it

@@ -163,6 +163,15 @@ local m1 = select(2, package.searchpath("passwd", "/etc/?"))
 local m2 = select(2, package.searchpath("no-such-file", "/etc/?"))
 tap.like(m1, "not looked at", "and says it did not look: " .. tostring(m1))
 tap.is(m1:gsub("passwd", "X"), m2:gsub("no%-such%-file", "X"), "a file outside that exists reads as one that does not")
+-- lab.check_run says what lab.run would of a corpus outside.
+local tiny = {vocab = 256, dim = 16, layers = 1, heads = 2, ctx = 8, batch = 2}
+for _, c in ipairs{{"lab.check_run", {corpus = outside, vocab = 256}}, {"lab.check_run(base, extra)", tiny, {corpus = outside}}} do
+  local ok, msg = lab.check_run(c[2], c[3])
+  tap.ok(ok == nil and tostring(msg):find("is outside the working directory (sandbox)", 1, true),
+         c[1] .. " refuses a corpus outside as lab.run does: " .. tostring(msg))
+end
+tap.raises("is outside the working directory", "as lab.run does", lab.run, tiny, {corpus = outside})
+
 -- lab.mkdir looks at no folder outside before refusing: one there and one
 -- missing are refused alike, each by the whole name given.
 local function mkdir_refusal(path)

@@ -36,15 +36,21 @@ static void merge_options(lua_State *L) {
   lua_settop(L, 1);
 }
 
+/* The sandbox's rule for a corpus a script names: it must be readable, and
+** the run reads the name checked. */
+static int corpus_rule(LuaApi *api, RunOptions *o, Err *err) {
+  if (!o->corpus[0]) return 0;
+  char real[PATH_MAX];
+  PathVerdict v = lapi_path_resolve(api, o->corpus, 0, real);
+  if (v != PATH_OK) return err_set(err, "'%.900s' %s", o->corpus, lapi_path_refusal(v));
+  if (strlen(real) >= sizeof o->corpus) return err_set(err, "the corpus path is too long");
+  strcpy(o->corpus, real);
+  return 0;
+}
+
 int lapi_add_run(LuaApi *api, RunOptions *o, int check_corpus, Err *err) {
   if (run_options_check(o, err) < 0) return -1;
-  if (check_corpus && o->corpus[0]) {
-    char real[PATH_MAX];
-    PathVerdict v = lapi_path_resolve(api, o->corpus, 0, real);
-    if (v != PATH_OK) return err_set(err, "'%.900s' %s", o->corpus, lapi_path_refusal(v));
-    if (strlen(real) >= sizeof o->corpus) return err_set(err, "the corpus path is too long");
-    strcpy(o->corpus, real);
-  }
+  if (check_corpus && corpus_rule(api, o, err) < 0) return -1;
   Lab *lab = lapi_lock(api);
   size_t budget = lapi_run_budget(api);
   size_t need = lab_memory_need(lab, o);
@@ -70,18 +76,23 @@ int luaapi_add_run(LuaApi *api, const RunOptions *o, Err *err) {
 }
 
 /* lab.run's arguments (base, extra) as run options, checked: raises as
-** lab.run does. */
-static void run_options_arg(lua_State *L, RunOptions *o) {
+** lab.run does. Returns whether they name a corpus: a file the script
+** reads (one from the command line was chosen by the user). */
+static int run_options_arg(lua_State *L, RunOptions *o) {
   Err err;
   if (!lua_isnoneornil(L, 2)) merge_options(L);
   if (!lua_isnoneornil(L, 1)) luaL_checktype(L, 1, LUA_TTABLE);
   largs_run_options(L, 1, "lab.run", o);
   if (run_options_check(o, &err) < 0) luaL_error(L, "lab.run: %s", err.msg);
+  int named = lua_istable(L, 1) && lua_getfield(L, 1, "corpus") != LUA_TNIL;
+  lua_pop(L, lua_istable(L, 1));
+  return named;
 }
 
 static int check_options(lua_State *L) {
   RunOptions o;
-  run_options_arg(L, &o);
+  Err err;
+  if (run_options_arg(L, &o) && corpus_rule(lapi_get(L), &o, &err) < 0) luaL_error(L, "lab.run: %s", err.msg);
   return 0;
 }
 
@@ -104,10 +115,7 @@ static int llab_check_run(lua_State *L) {
 static int llab_run(lua_State *L) {
   RunOptions o;
   Err err;
-  run_options_arg(L, &o);
-  /* A corpus the script names is a file it reads (one from the command
-  ** line was chosen by the user). */
-  int named = lua_istable(L, 1) && lua_getfield(L, 1, "corpus") != LUA_TNIL;
+  int named = run_options_arg(L, &o);
   int id = lapi_add_run(lapi_get(L), &o, named, &err);
   if (id < 0) return luaL_error(L, "lab.run: %s", err.msg);
   lrun_push(L, id);

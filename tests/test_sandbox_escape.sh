@@ -11,13 +11,13 @@
 # appear. coroutine.close nested in __close handlers stops with an error
 # instead of overflowing the C stack; ui.message sends no control
 # character to the terminal; a script whose error value's __tostring
-# raises stays ended. Then hostile journals: a header run
-# or the recorded --corpus naming a file outside, script entries naming
-# /dev/zero, a FIFO or a file outside (no size told), the recorded
-# --lua-mem against the user's, a header run too big for the cap, a line
-# entry of bytecode, one trying the getinfo route and one nesting
-# coroutine.close. Each must fail, promptly; every wait has a generous
-# deadline.
+# raises stays ended; only a refusal for memory speaks of --lua-mem.
+# Then hostile journals: a header run or the recorded --corpus naming a
+# file outside, script entries naming /dev/zero, a FIFO or a file outside
+# (no size told), the recorded --lua-mem against the user's, a header run
+# too big for the cap, a line entry of bytecode, one trying the getinfo
+# route and one nesting coroutine.close. Each must fail, promptly; every
+# wait has a generous deadline.
 tap_name=escape; . "${srcdir:-.}/tests/tap.sh"
 mkdir -p "$tmp/work" "$tmp/outside" "$tmp/config/tielab" "$tmp/cache" "$tmp/replay-cache"
 export XDG_CONFIG_HOME="$tmp/config" XDG_CACHE_HOME="$tmp/cache"
@@ -93,6 +93,20 @@ timeout 30 "$tielab" --sandbox --no-init tostring.lua </dev/null >ts.out 2>&1
 rc=$?
 [ "$rc" -eq 0 ] && ! grep -q RESURRECTED ts.out && grep -q "__tostring failed" ts.out
 ok $? "a script whose error's __tostring raises ends, said so, and never runs again (status $rc: $(grep -v '^tielab line mode' ts.out | head -n 2 | tr '\n' ' '))"
+
+# ---------------------------------------------------------------- the budget's note
+# A sandboxed script's runs count against --lua-mem: a refusal says so
+# when it was for memory, and only then.
+cat >budget.lua <<'EOF'
+local tiny = {vocab = 256, dim = 16, layers = 1, heads = 2, ctx = 8, batch = 2}
+print("fifo", select(2, pcall(lab.run, tiny, {corpus = "fifo"})))
+print("big", select(2, pcall(lab.run, tiny, {vocab = 4096, dim = 256, layers = 4, heads = 4, ctx = 64, batch = 16})))
+EOF
+$T "$tielab" --headless --sandbox --lua-mem 16 budget.lua >budget.out 2>&1
+grep "^fifo" budget.out | grep -q "is a FIFO, not a regular file" && ! grep "^fifo" budget.out | grep -q "lua-mem"
+ok $? "a corpus that is a FIFO is refused without a word on --lua-mem ($(grep '^fifo' budget.out))"
+grep "^big" budget.out | grep -q "more than the .* it may have (a sandboxed script's runs count against --lua-mem)"
+ok $? "a run too big for the cap is refused with it ($(grep '^big' budget.out))"
 
 # ---------------------------------------------------------------- hostile journals
 V=$("$tielab" --version | awk '{ print $2 }')

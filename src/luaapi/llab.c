@@ -62,7 +62,7 @@ int lapi_add_run(LuaApi *api, RunOptions *o, int check_corpus, Err *err) {
   }
   int id = r ? run_id(r) : -1;
   lapi_unlock(api);
-  if (!r && budget) {   /* say why a run that would fit the machine is refused */
+  if (!r && budget && need > budget) {   /* say why a run that would fit the machine is refused */
     char msg[ERR_MSG_MAX];
     snprintf(msg, sizeof msg, "%s", err->msg);
     err_set(err, "%.400s (a sandboxed script's runs count against --lua-mem)", msg);

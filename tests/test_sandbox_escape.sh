@@ -11,7 +11,8 @@
 # appear. coroutine.close nested in __close handlers stops with an error
 # instead of overflowing the C stack; ui.message sends no control
 # character to the terminal; a script whose error value's __tostring
-# raises stays ended; only a refusal for memory speaks of --lua-mem.
+# raises stays ended; a bad argument's error object is read only when it
+# holds text; only a refusal for memory speaks of --lua-mem.
 # Then hostile journals: a header run or the recorded --corpus naming a
 # file outside, script entries naming /dev/zero, a FIFO or a file outside
 # (no size told), the recorded --lua-mem against the user's, a header run
@@ -93,6 +94,19 @@ timeout 30 "$tielab" --sandbox --no-init tostring.lua </dev/null >ts.out 2>&1
 rc=$?
 [ "$rc" -eq 0 ] && ! grep -q RESURRECTED ts.out && grep -q "__tostring failed" ts.out
 ok $? "a script whose error's __tostring raises ends, said so, and never runs again (status $rc: $(grep -v '^tielab line mode' ts.out | head -n 2 | tr '\n' ' '))"
+
+# ---------------------------------------------------------------- a bad argument's error
+# lab.args raises an error object holding its message; one whose message
+# a script replaced with a number is no bad argument, but any error.
+cat >usage.lua <<'EOF'
+local _, e = pcall(lab.args, {"nope=1"}, {steps = 1})
+e[1] = 12345
+error(e)
+EOF
+$T "$tielab" --headless --sandbox usage.lua >usage.out 2>&1
+rc=$?
+[ "$rc" -eq 1 ] && grep -q "error object is a table value" usage.out && ! grep -qx "tielab: 12345" usage.out
+ok $? "a usage error whose message is a number is reported as an error object, not as a bad argument (status $rc: $(head -n 1 usage.out))"
 
 # ---------------------------------------------------------------- the budget's note
 # A sandboxed script's runs count against --lua-mem: a refusal says so

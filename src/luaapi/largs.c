@@ -191,8 +191,11 @@ const char *largs_usage_message(lua_State *L, int idx) {
   int usage = lua_rawequal(L, -1, -2);
   lua_pop(L, 2);
   if (!usage) return NULL;
+  /* Only a string: lua_tostring would turn a number the script put there
+  ** into a string that nothing but the popped slot holds. A string stays
+  ** alive in the error object, which the caller holds while it uses it. */
   lua_rawgeti(L, idx, 1);
-  const char *msg = lua_tostring(L, -1);   /* alive in the error object */
+  const char *msg = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
   lua_pop(L, 1);
   return msg;
 }

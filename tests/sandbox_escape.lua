@@ -225,7 +225,16 @@ refuses_nul("lab.load", lab.load, nul)
 refuses_nul("lab.load's corpus", lab.load, "x.safetensors", {corpus = nul})
 refuses_nul("lab.run's corpus", lab.run, {vocab = 256, dim = 16, layers = 1, heads = 2, ctx = 8, batch = 2, corpus = nul})
 refuses_nul("lab.run's name", lab.run, {vocab = 256, dim = 16, layers = 1, heads = 2, ctx = 8, batch = 2, name = nul})
+refuses_nul("lab.plot", lab.plot, "a\0b", 1)
+refuses_nul("lab.bind", lab.bind, "\0", print)
+refuses_nul("lab.unbind", lab.unbind, "x\0")
+refuses_nul("r:history", run.history, run, "loss\0x")
+tap.is(lab.runs[run.name .. "\0x"], nil, "lab.runs finds no run by a name cut at the NUL")
 tap.is(io.open("made"), nil, "and none of them made the file cut at the NUL")
+for _, c in ipairs{{"a newline", "a\nb"}, {"a carriage return", "a\rb"}, {"a tab", "a\tb"}, {"ESC", "a\27b"}} do
+  tap.raises("holds a control character", "lab.run refuses a name with " .. c[1],
+             lab.run, {vocab = 256, dim = 16, layers = 1, heads = 2, ctx = 8, batch = 2, name = c[2]})
+end
 
 -- What the routes above would have written.
 tap.raises("outside the working directory", "the target stays out of reach", io.open, target, "w")

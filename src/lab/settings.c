@@ -306,8 +306,9 @@ static int store_bool(RunOptions *o, const Setting *s, const Slot *sl, const cha
 static int store_text(RunOptions *o, const Setting *s, const Slot *sl, const char *text, Err *err) {
   size_t n = strlen(text);
   if (n >= sl->size) return err_set(err, "'%s' is too long (%zu bytes, at most %zu)", s->name, n, sl->size - 1);
-  /* Names and paths are shown on screens and written into files' lines. */
-  if (text_needs_escape(text, n))
+  /* Names and paths are shown on screens and written into files' lines:
+  ** a tab, newline or carriage return would break a column or a line. */
+  if (text_needs_escape(text, n) || strcspn(text, "\t\n\r") != n)
     return err_set(err, "'%s' holds a control character or a byte that is not UTF-8", s->name);
   memset(field(o, sl), 0, sl->size);   /* no bytes of an older value behind the NUL */
   memcpy(field(o, sl), text, n);

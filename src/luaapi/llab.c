@@ -250,7 +250,9 @@ static int runs_index(lua_State *L) {
     lapi_view(lapi_get(L), -1, add_id, &l);
     if (i >= 1 && i <= l.n) id = l.ids[i - 1];
   } else if (lua_type(L, 2) == LUA_TSTRING) {
-    l.name = lua_tostring(L, 2);
+    size_t n;
+    l.name = lua_tolstring(L, 2, &n);
+    if (strlen(l.name) != n) return 0;   /* no run's name holds a NUL byte */
     lapi_view(lapi_get(L), -1, add_id, &l);
     id = l.found;
   }
@@ -527,7 +529,7 @@ static int llab_wait_key(lua_State *L) {
 
 static int llab_plot(lua_State *L) {
   LuaApi *api = lapi_get(L);
-  const char *name = luaL_checkstring(L, 1);
+  const char *name = lapi_name_arg(L, 1, "lab.plot");
   luaL_argcheck(L, strlen(name) < 64, 1, "series names have at most 63 bytes");   /* see history.c */
   int n;
   const HistBucket *b = history_series(api->plots, name, &n);
@@ -569,10 +571,10 @@ typedef struct KeyName {
 static const KeyName key_names[] = {{"Tab", 9}, {"Enter", 10}, {"Esc", 27}, {"Space", 32},
                                     {"Backspace", 127}};
 
-static int key_code(lua_State *L, int idx) {
+static int key_code(lua_State *L, int idx, const char *fname) {
   if (lua_isinteger(L, idx)) return (int)lua_tointeger(L, idx);
-  size_t len;
-  const char *s = luaL_checklstring(L, idx, &len);
+  const char *s = lapi_name_arg(L, idx, fname);
+  size_t len = strlen(s);
   int f;
   char extra;
   if (len == 1) return (unsigned char)s[0];
@@ -580,11 +582,11 @@ static int key_code(lua_State *L, int idx) {
   if (sscanf(s, "F%d%c", &f, &extra) == 1 && f >= 1 && f <= 12) return LUAAPI_KEY_F(f);
   for (size_t i = 0; i < sizeof key_names / sizeof *key_names; i++)
     if (strcmp(s, key_names[i].name) == 0) return key_names[i].code;
-  return luaL_error(L, "lab.bind: unknown key '%s' (a character, C-x, F1..F12, Tab, Enter, Esc, Space, Backspace)", s);
+  return luaL_error(L, "%s: unknown key '%s' (a character, C-x, F1..F12, Tab, Enter, Esc, Space, Backspace)", fname, s);
 }
 
 static int llab_bind(lua_State *L) {
-  int key = key_code(L, 1);
+  int key = key_code(L, 1, "lab.bind");
   luaL_checktype(L, 2, LUA_TFUNCTION);
   const char *help = luaL_optstring(L, 3, "");
   lua_getfield(L, LUA_REGISTRYINDEX, "tielab.keys");
@@ -600,7 +602,7 @@ static int llab_bind(lua_State *L) {
 }
 
 static int llab_unbind(lua_State *L) {
-  int key = key_code(L, 1);
+  int key = key_code(L, 1, "lab.unbind");
   lua_getfield(L, LUA_REGISTRYINDEX, "tielab.keys");
   lua_pushboolean(L, lua_rawgeti(L, -1, key) != LUA_TNIL);
   lua_pushnil(L);

@@ -157,6 +157,8 @@ const char *lapi_name_arg(lua_State *L, int idx, const char *fname) {
   return s;
 }
 
+const char *luaapi_name_arg(lua_State *L, int idx, const char *fname) { return lapi_name_arg(L, idx, fname); }
+
 const char *lapi_path_arg(lua_State *L, int idx, const char *fname, int write, char real[PATH_MAX]) {
   return lapi_check_path(L, fname, lapi_name_arg(L, idx, fname), write, real);
 }

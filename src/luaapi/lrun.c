@@ -238,7 +238,7 @@ static int series_names(lua_State *L, int id) {
 static int lrun_history(lua_State *L) {
   int id = lrun_check(L, 1);
   if (lua_isnoneornil(L, 2)) return series_names(L, id);
-  HistRead q = {.series = luaL_checkstring(L, 2)};
+  HistRead q = {.series = lapi_name_arg(L, 2, "r:history")};
   read_history(L, id, read_series, &q);   /* how many buckets */
   q.cap = q.n + 64;                       /* the trainer may add a bucket meanwhile */
   q.b = lua_newuserdatauv(L, sizeof *q.b * (size_t)q.cap, 0);

@@ -86,6 +86,9 @@ typedef struct LuaApiOptions {
 LuaApi *luaapi_new(Host *host, const LuaApiOptions *opt, Err *err);
 void luaapi_free(LuaApi *api);
 lua_State *luaapi_state(LuaApi *api);
+/* The string (or number) at 'idx' of L as a name for function 'fname':
+** one with a NUL byte raises, for C would cut it short there. */
+const char *luaapi_name_arg(lua_State *L, int idx, const char *fname);
 
 /* Add a run to the lab as a script's lab.run{...} does, its options from
 ** an untrusted source (a journal's header): under the sandbox its corpus

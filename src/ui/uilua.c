@@ -27,7 +27,7 @@ static const TrainerRun *run_arg(lua_State *L, Ui *ui, int arg) {
     if (!r) luaL_error(L, "there is no run");
     return r;
   }
-  const char *name = luaL_checkstring(L, arg);
+  const char *name = luaapi_name_arg(L, arg, "ui");
   for (int i = 0; i < ui->snap->n_runs; i++)
     if (strcmp(ui->snap->runs[i].name, name) == 0) return &ui->snap->runs[i];
   luaL_error(L, "no run named '%s'", name);
@@ -331,7 +331,7 @@ static int lui_present(lua_State *L) {
   Ui *ui = getui(L);
   int on;
   if (lua_type(L, 1) == LUA_TSTRING) {
-    const char *want = lua_tostring(L, 1);
+    const char *want = luaapi_name_arg(L, 1, "ui.present");
     int panel = present_chart_named(want);
     if (panel < 0 && !is_plot(ui, want))
       return luaL_argerror(L, 1, lua_pushfstring(L, "no chart '%s': one of %s", want, present_chart_list()));

@@ -69,10 +69,10 @@ static void test_read(const Corpus *syn) {
   const char *big = fixture("big.txt", syn->text, 12000);
   Corpus capped;
   Err cap_err = {""};
-  ok(corpus_read_max(&capped, big, 8192, &cap_err) < 0 && strstr(cap_err.msg, "more than the") &&
+  ok(corpus_read_max(&capped, big, 8192, 0, &cap_err) < 0 && strstr(cap_err.msg, "more than the") &&
          strstr(cap_err.msg, "corpus_max"),
      "a corpus above the cap is refused and names the setting: %s", cap_err.msg);
-  ok(corpus_read_max(&capped, big, 12000, &cap_err) == 0 && capped.len == 12000, "one at the cap is read whole");
+  ok(corpus_read_max(&capped, big, 12000, 0, &cap_err) == 0 && capped.len == 12000, "one at the cap is read whole");
   corpus_free(&capped);
 
   /* Text with a few Latin-1 bytes (invalid UTF-8) is still text. */

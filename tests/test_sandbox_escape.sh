@@ -12,7 +12,8 @@
 # instead of overflowing the C stack; ui.message sends no control
 # character to the terminal; a script whose error value's __tostring
 # raises stays ended; a bad argument's error object is read only when it
-# holds text; only a refusal for memory speaks of --lua-mem.
+# holds text; only a refusal for memory speaks of --lua-mem; a file
+# swapped for a link between the check and the open is not read.
 # Then hostile journals: a header run or the recorded --corpus naming a
 # file outside, script entries naming /dev/zero, a FIFO or a file outside
 # (no size told), the recorded --lua-mem against the user's, a header run
@@ -94,6 +95,41 @@ timeout 30 "$tielab" --sandbox --no-init tostring.lua </dev/null >ts.out 2>&1
 rc=$?
 [ "$rc" -eq 0 ] && ! grep -q RESURRECTED ts.out && grep -q "__tostring failed" ts.out
 ok $? "a script whose error's __tostring raises ends, said so, and never runs again (status $rc: $(grep -v '^tielab line mode' ts.out | head -n 2 | tr '\n' ' '))"
+
+# ---------------------------------------------------------------- a link swapped in
+# The sandbox checks a name, then opens it: a file swapped for a link to
+# a file outside in between is refused at the open (no link followed),
+# for lab.read and loadfile as for io.open. A second process swaps 'swap'
+# back and forth for as long as the script tries.
+mkdir race && echo 'return "SECRET"' >"$tmp/outside/secret.lua"
+cat >race/race.lua <<'EOF'
+local leaked, tries, t0 = 0, 0, os.clock()
+while os.clock() - t0 < 2 do
+  local ok, s = pcall(lab.read, "swap")
+  local _, f = pcall(loadfile, "swap")
+  local ok2, v = pcall(type(f) == "function" and f or error)
+  if (ok and s and s:find("SECRET")) or (ok2 and v == "SECRET") then leaked = leaked + 1 end
+  tries = tries + 1
+end
+print("tries", tries, "leaked", leaked)
+EOF
+$py - race "$tmp/outside/secret.lua" 6 <<'EOF' &
+import os, sys, time
+os.chdir(sys.argv[1])
+end = time.time() + float(sys.argv[3])
+while time.time() < end and not os.path.exists("done"):
+    with open("p.tmp", "w") as f: f.write('return "plain"\n')
+    os.replace("p.tmp", "swap")
+    if os.path.lexists("l.tmp"): os.remove("l.tmp")
+    os.symlink(sys.argv[2], "l.tmp")
+    os.replace("l.tmp", "swap")
+EOF
+swapper=$!
+(cd race && $T "$tielab" --headless --sandbox race.lua >../race.out 2>&1)
+touch race/done
+wait $swapper
+grep -q "^tries	[1-9][0-9]*	leaked	0$" race.out
+ok $? "a file swapped for a link outside between the check and the open is never read ($(head -c 200 race.out))"
 
 # ---------------------------------------------------------------- a bad argument's error
 # lab.args raises an error object holding its message; one whose message

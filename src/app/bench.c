@@ -73,7 +73,7 @@ static int data_open(BenchData *d, const RunOptions *o, Err *err) {
   rng_seed(&d->rng, rng_mix(o->data_seed, 1));
   if (!o->corpus[0]) return 0;
   Corpus c;
-  if (corpus_read_max(&c, o->corpus, (uint64_t)o->corpus_max_mb << 20, err) < 0) return -1;
+  if (corpus_read_max(&c, o->corpus, (uint64_t)o->corpus_max_mb << 20, 0, err) < 0) return -1;
   int rc = dataset_build(&d->ds, &c, o->model.vocab, 0.1, o->model.ctx, NULL, err);
   corpus_free(&c);
   if (rc < 0) return err_prefix(err, "bench: %s", o->corpus);

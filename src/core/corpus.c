@@ -92,11 +92,11 @@ static int corpus_check(const Corpus *c, const char *path, Err *err) {
   return 0;
 }
 
-int corpus_read_max(Corpus *c, const char *path, uint64_t max_bytes, Err *err) {
+int corpus_read_max(Corpus *c, const char *path, uint64_t max_bytes, int nofollow, Err *err) {
   struct stat st;
   memset(c, 0, sizeof *c);
   /* A device or a pipe could be endless (/dev/zero) or block forever. */
-  FILE *f = safeopen_fread(path, 0, &st, err);
+  FILE *f = safeopen_fread(path, nofollow ? SAFEOPEN_NOFOLLOW : 0, &st, err);
   if (!f) return -1;
   if ((uint64_t)st.st_size > max_bytes) {
     char size[NUM_TEXT_MAX], cap[NUM_TEXT_MAX];
@@ -116,7 +116,7 @@ int corpus_read_max(Corpus *c, const char *path, uint64_t max_bytes, Err *err) {
 }
 
 int corpus_read(Corpus *c, const char *path, Err *err) {
-  return corpus_read_max(c, path, CORPUS_DEFAULT_MAX_BYTES, err);
+  return corpus_read_max(c, path, CORPUS_DEFAULT_MAX_BYTES, 0, err);
 }
 
 /* ---- the lexicon --------------------------------------------------------- */

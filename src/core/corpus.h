@@ -30,8 +30,9 @@ typedef struct Corpus {
 ** is read, or binary (NUL bytes, or mostly bytes that are neither
 ** printable nor whitespace nor UTF-8). */
 int corpus_read(Corpus *c, const char *path, Err *err);
-/* The same with a cap of 'max_bytes'. */
-int corpus_read_max(Corpus *c, const char *path, uint64_t max_bytes, Err *err);
+/* The same with a cap of 'max_bytes'; with 'nofollow' a symbolic link in
+** place of the file is refused, not followed. */
+int corpus_read_max(Corpus *c, const char *path, uint64_t max_bytes, int nofollow, Err *err);
 
 /* Generate about 'bytes' of the synthetic language from 'seed'. */
 int corpus_synthetic(Corpus *c, uint64_t seed, size_t bytes, Err *err);

@@ -573,6 +573,7 @@ static Run *load_checkpoint(Lab *lab, const StFile *f, const LabLoadOptions *lo,
     snprintf(o.corpus, sizeof o.corpus, "%s", lo->corpus);
   }
   if (corpus_policy(&o, lo, err) < 0) return NULL;
+  o.corpus_nofollow = lo && lo->corpus_nofollow;
   if (lo && lo->name && *lo->name) snprintf(o.name, sizeof o.name, "%s", lo->name);
   if (lab_check_memory(lab, &o, lo ? lo->budget : 0, err) < 0) return NULL;
   SharedData *data = NULL;

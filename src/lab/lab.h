@@ -73,6 +73,7 @@ typedef struct RunOptions {
   OptimKind optimizer;
   int recipe;                 /* 0: none, 1: olmo */
   uint64_t given;             /* bit i: setting i of lab_settings was set explicitly */
+  int corpus_nofollow;        /* a symbolic link in place of the corpus is refused (not a setting) */
 } RunOptions;
 
 const Setting *lab_settings(int *n);
@@ -325,6 +326,8 @@ typedef struct LabLoadOptions {
   /* A symbolic link in place of the file is refused, not followed (the
   ** autosave folder, which holds only what tielab wrote there). */
   int nofollow;
+  /* The same for the corpus the checkpoint names (a sandboxed script's). */
+  int corpus_nofollow;
 } LabLoadOptions;
 
 Run *lab_load_with(Lab *lab, const char *path, const LabLoadOptions *o, Err *err);

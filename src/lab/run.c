@@ -60,7 +60,7 @@ SharedData *lab_data_acquire(Lab *lab, const RunOptions *o, Err *err) {
       return d;
     }
   Corpus c;
-  int rc = o->corpus[0] ? corpus_read_max(&c, o->corpus, (uint64_t)o->corpus_max_mb << 20, err)
+  int rc = o->corpus[0] ? corpus_read_max(&c, o->corpus, (uint64_t)o->corpus_max_mb << 20, o->corpus_nofollow, err)
                         : corpus_synthetic(&c, o->corpus_seed, SYNTHETIC_BYTES, err);
   if (rc < 0) return NULL;
   SharedData *d = calloc(1, sizeof *d);

@@ -87,7 +87,8 @@ static int load_stream(lua_State *L, FILE *f, const char *name, const char *mode
 int lapi_load_file(lua_State *L, const char *path, const char *name, const char *mode) {
   Err err;
   char why[256];
-  FILE *f = safeopen_fread(path, 0, NULL, &err);
+  /* Under the sandbox 'path' is the name it checked: a link swapped in since is refused. */
+  FILE *f = safeopen_fread(path, lapi_get(L)->opt.sandbox ? SAFEOPEN_NOFOLLOW : 0, NULL, &err);
   if (!f) {
     why_not(&err, path, errno, why, sizeof why);
     lua_pushfstring(L, "cannot open %s: %s", name, why);

@@ -45,6 +45,7 @@ static int corpus_rule(LuaApi *api, RunOptions *o, Err *err) {
   if (v != PATH_OK) return err_set(err, "'%.900s' %s", o->corpus, lapi_path_refusal(v));
   if (strlen(real) >= sizeof o->corpus) return err_set(err, "the corpus path is too long");
   strcpy(o->corpus, real);
+  o->corpus_nofollow = api->opt.sandbox;   /* what is read is what was checked */
   return 0;
 }
 
@@ -160,7 +161,8 @@ static int llab_load(lua_State *L) {
   ** touches that path at all, so a script cannot even learn it exists. */
   LapiCorpusGuard guard = {.api = api};
   LabLoadOptions lo = {.name = name, .corpus_allowed = lapi_corpus_allowed, .ctx = &guard,
-                       .budget = lapi_run_budget(api), .corpus = corpus};
+                       .budget = lapi_run_budget(api), .corpus = corpus,
+                       .nofollow = api->opt.sandbox, .corpus_nofollow = api->opt.sandbox};
   Lab *lab = lapi_lock(api);
   Run *r = lab_load_with(lab, path, &lo, &err);
   if (r && lapi_own_run(api, run_id(r), run_memory_bytes(run_options(r))) < 0) {

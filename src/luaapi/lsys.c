@@ -158,7 +158,7 @@ static int lsys_read(lua_State *L) {
   Err err = {{0}};
   struct stat st;
   errno = 0;
-  int fd = safeopen_read(name, 0, &st, &err);
+  int fd = safeopen_read(name, lapi_get(L)->opt.sandbox ? SAFEOPEN_NOFOLLOW : 0, &st, &err);
   if (fd < 0) return read_failed(L, path, name, err.msg, errno == ENOENT ? "missing" : "refused");
   if (st.st_size > max) {
     close(fd);

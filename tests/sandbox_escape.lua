@@ -63,7 +63,7 @@ tap.is(debug.getinfo(print, "S").what, "C", "and what a function given to it is"
 -- Each function the sandbox checks is a C function that holds nothing:
 -- no original is kept in an upvalue for anything to find.
 for _, name in ipairs{"io.open", "io.lines", "io.input", "io.output", "os.remove", "os.rename",
-                      "load", "setmetatable", "package.searchpath"} do
+                      "load", "setmetatable", "package.searchpath", "os.getenv"} do
   local lib, key = name:match("^(%a+)%.(%a+)$")
   local fn = lib and _G[lib][key] or _G[name]
   local info = debug.getinfo(fn, "Su")
@@ -235,6 +235,12 @@ for _, c in ipairs{{"a newline", "a\nb"}, {"a carriage return", "a\rb"}, {"a tab
   tap.raises("holds a control character", "lab.run refuses a name with " .. c[1],
              lab.run, {vocab = 256, dim = 16, layers = 1, heads = 2, ctx = 8, batch = 2, name = c[2]})
 end
+
+-- The environment: only the variables that say where and how it runs.
+tap.is(os.getenv("SECRET_PROBE_TOKEN"), nil, "os.getenv gives no variable but the documented ones")
+tap.is(os.getenv("TIELAB_SEEN"), "yes", "and gives TIELAB_* ones")
+tap.ok(os.getenv("HOME") ~= nil, "and HOME")
+refuses_nul("os.getenv", os.getenv, "HOME\0X")
 
 -- What the routes above would have written.
 tap.raises("outside the working directory", "the target stays out of reach", io.open, target, "w")

@@ -13,7 +13,8 @@
 # character to the terminal; a script whose error value's __tostring
 # raises stays ended; a bad argument's error object is read only when it
 # holds text; only a refusal for memory speaks of --lua-mem; a file
-# swapped for a link between the check and the open is not read.
+# swapped for a link between the check and the open is not read; a
+# script in / makes no file readable; os.getenv hides other variables.
 # Then hostile journals: a header run or the recorded --corpus naming a
 # file outside, script entries naming /dev/zero, a FIFO or a file outside
 # (no size told), the recorded --lua-mem against the user's, a header run
@@ -31,7 +32,8 @@ mkfifo fifo || bail_out "cannot make a FIFO"
 T="timeout 120"   # nothing here takes long: a case that hangs fails instead
 
 # ---------------------------------------------------------------- a hostile script
-$T "$tielab" --headless --sandbox sandbox_escape.lua "$tmp/outside/secret.txt" "$TARGET" >lua.out 2>lua.err
+SECRET_PROBE_TOKEN=xyz TIELAB_SEEN=yes \
+  $T "$tielab" --headless --sandbox sandbox_escape.lua "$tmp/outside/secret.txt" "$TARGET" >lua.out 2>lua.err
 rc=$?
 tap_relay lua.out
 ok "$rc" "the hostile script ran to its end under --sandbox (status $rc$(head -c 300 lua.err | tr '\n' ' '))"
@@ -95,6 +97,20 @@ timeout 30 "$tielab" --sandbox --no-init tostring.lua </dev/null >ts.out 2>&1
 rc=$?
 [ "$rc" -eq 0 ] && ! grep -q RESURRECTED ts.out && grep -q "__tostring failed" ts.out
 ok $? "a script whose error's __tostring raises ends, said so, and never runs again (status $rc: $(grep -v '^tielab line mode' ts.out | head -n 2 | tr '\n' ' '))"
+
+# ---------------------------------------------------------------- a script in /
+# The script's own folder is readable under --sandbox, unless it is "/":
+# then only the working directory is. (Only where / can be written.)
+root_script=/tielab-sandbox-test-$$.lua
+if [ -w / ] && echo "print('read', pcall(lab.read, '$tmp/outside/secret.txt'))" >"$root_script"; then
+  $T "$tielab" --headless --sandbox "$root_script" >root.out 2>&1
+  rc=$?
+  rm -f "$root_script"
+  [ "$rc" -eq 0 ] && grep -q "^read	false	.*outside the working directory" root.out
+  ok $? "a script in / runs, and its folder makes no file outside readable (status $rc: $(head -c 200 root.out))"
+else
+  skip "/ cannot be written here"
+fi
 
 # ---------------------------------------------------------------- a link swapped in
 # The sandbox checks a name, then opens it: a file swapped for a link to

@@ -4,8 +4,8 @@
 ** r:save, lab.mkdir, a run's corpus, ...), and a journal's files too.
 **
 ** The rule: a file may be written under the working directory, and read
-** there, in the running script's folder and in tielab's data folder (its
-** installed scripts). A name is first made absolute by its letters alone
+** there, in the running script's folder (unless that is "/") and in
+** tielab's data folder (its installed scripts). A name is first made absolute by its letters alone
 ** ("..", "." and repeated slashes taken out, no link followed): a name
 ** that does not point into those folders is refused without a look at the
 ** file system, so a refusal never says whether a file outside exists. A
@@ -84,6 +84,12 @@ static PathVerdict resolve(const char *cwd, const char *path, char real[PATH_MAX
   return n < 0 || n >= PATH_MAX ? PATH_BAD : PATH_OK;
 }
 
+/* The running script's folder as a root to read: none when it is "/",
+** which would make every file readable. */
+static const char *script_root(const LuaApi *api) {
+  return strcmp(api->script_dir, "/") == 0 ? "" : api->script_dir;
+}
+
 static PathVerdict verdict(const Roots *r, const char *path, int write, char real[PATH_MAX]) {
   char lex[PATH_MAX];
   if (!path || !*path || lexical(r->cwd, path, lex) < 0) return PATH_BAD;
@@ -99,7 +105,7 @@ PathVerdict lapi_path_lexical(LuaApi *api, const char *path, int write, char lex
     snprintf(lex, PATH_MAX, "%s", path);
     return PATH_OK;
   }
-  Roots r = {api->cwd, api->script_dir, api->data_dir};
+  Roots r = {api->cwd, script_root(api), api->data_dir};
   if (lexical(r.cwd, path, lex) < 0) return PATH_BAD;
   return allowed(&r, lex, write) ? PATH_OK : PATH_OUTSIDE;
 }
@@ -110,7 +116,7 @@ PathVerdict lapi_path_resolve(LuaApi *api, const char *path, int write, char rea
     snprintf(real, PATH_MAX, "%s", path);
     return strlen(path) < PATH_MAX ? PATH_OK : PATH_BAD;
   }
-  Roots r = {api->cwd, api->script_dir, api->data_dir};
+  Roots r = {api->cwd, script_root(api), api->data_dir};
   return verdict(&r, path, write, real);
 }
 

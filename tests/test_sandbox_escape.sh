@@ -16,11 +16,12 @@
 # swapped for a link between the check and the open is not read; a
 # script in / makes no file readable; os.getenv hides other variables.
 # Then hostile journals: a header run or the recorded --corpus naming a
-# file outside, script entries naming /dev/zero, a FIFO or a file outside
-# (no size told), the recorded --lua-mem against the user's, a header run
-# too big for the cap, a line entry of bytecode, one trying the getinfo
-# route and one nesting coroutine.close. Each must fail, promptly; every
-# wait has a generous deadline.
+# file outside, script entries naming /dev/zero or a link to it (outside),
+# a FIFO (its kind) or a file outside (no size told), the recorded
+# --lua-mem against the user's, a header run too big for the cap, a line
+# entry of bytecode, one trying the getinfo route and one nesting
+# coroutine.close. Each must fail, promptly; every wait has a generous
+# deadline.
 tap_name=escape; . "${srcdir:-.}/tests/tap.sh"
 mkdir -p "$tmp/work" "$tmp/outside" "$tmp/config/tielab" "$tmp/cache" "$tmp/replay-cache"
 export XDG_CONFIG_HOME="$tmp/config" XDG_CACHE_HOME="$tmp/cache"
@@ -208,7 +209,11 @@ rc=$?
   [ ! -e stolen.safetensors ]
 ok $? "a recorded --corpus outside, which lab.run{} would start from, is refused (status $rc)"
 
-for p in /dev/zero fifo "$tmp/outside/secret.txt" "$tmp/outside/missing.txt"; do
+# /dev/zero, and a link to it in the folder, are refused by the file rule
+# (outside, links resolved) before their kind is looked at; the FIFO in
+# the folder is the case that reaches the check of a file's kind.
+ln -s /dev/zero zero-link
+for p in /dev/zero zero-link fifo "$tmp/outside/secret.txt" "$tmp/outside/missing.txt"; do
   journal script.jsonl "" "" "$(script_entry "$p")"
   replay script.jsonl
   rc=$?

@@ -14,7 +14,9 @@
 # raises stays ended; a bad argument's error object is read only when it
 # holds text; only a refusal for memory speaks of --lua-mem; a file
 # swapped for a link between the check and the open is not read; a
-# script in / makes no file readable; os.getenv hides other variables.
+# script in / or in the home folder makes no file readable; lab.mkdir
+# through a link tells nothing of what exists outside; os.getenv hides
+# other variables.
 # Then hostile journals: a header run or the recorded --corpus naming a
 # file outside, script entries naming /dev/zero or a link to it (outside),
 # a FIFO (its kind) or a file outside (no size told), the recorded
@@ -62,7 +64,8 @@ end
 local ok, e = coroutine.close(coro)
 print("closed", ok, tostring(err or e):match("coroutine.close nested too deep"))
 EOF
-for c in "10000 0" "150 190"; do
+# 60 levels are under the depth bound: only the C stack's budget stops them.
+for c in "10000 0" "150 190" "60 190"; do
   for s in --sandbox ""; do
     $T "$tielab" --headless $s --lua-mem 16 coclose.lua $c >co.out 2>&1
     rc=$?
@@ -112,6 +115,30 @@ if [ -w / ] && echo "print('read', pcall(lab.read, '$tmp/outside/secret.txt'))" 
 else
   skip "/ cannot be written here"
 fi
+# Nor is a script's folder that is the home folder (~/.ssh would be read),
+# or one above it; a folder of its own below it is.
+mkdir -p "$tmp/home/.ssh" "$tmp/home/proj" && echo KEY >"$tmp/home/.ssh/id"
+echo "print('read', pcall(lab.read, '$tmp/home/.ssh/id'))" >"$tmp/home/fetched.lua"
+echo "print('read', pcall(lab.read, '$tmp/home/proj/beside.txt'))" >"$tmp/home/proj/mine.lua"
+echo beside >"$tmp/home/proj/beside.txt"
+HOME="$tmp/home" $T "$tielab" --headless --sandbox "$tmp/home/fetched.lua" >home.out 2>&1
+rc=$?
+[ "$rc" -eq 0 ] && grep -q "^read	false	.*outside the working directory" home.out && ! grep -q KEY home.out
+ok $? "a script saved in the home folder cannot read ~/.ssh through its folder (status $rc: $(head -c 200 home.out))"
+HOME="$tmp/home" $T "$tielab" --headless --sandbox "$tmp/home/proj/mine.lua" >home.out 2>&1
+grep -q "^read	true	beside" home.out
+ok $? "a script in a folder of its own below it reads what is beside it ($(head -c 200 home.out))"
+
+# lab.mkdir through a link in the working directory to a folder outside:
+# refused alike whether the folders on the way exist there or not.
+mkdir -p "$tmp/outside/there" && ln -s "$tmp/outside" to-outside
+cat >mk.lua <<'EOF'
+for _, p in ipairs{"to-outside/there", "to-outside/there/x", "to-outside/nowhere/x"} do print((select(2, pcall(lab.mkdir, p)))) end
+EOF
+$T "$tielab" --headless --sandbox mk.lua >mk.out 2>&1
+[ "$(grep -c "is outside the working directory (sandbox)" mk.out)" = 3 ] && [ ! -e "$tmp/outside/there/x" ] && [ ! -e "$tmp/outside/nowhere" ]
+ok $? "lab.mkdir through a link to a folder outside is refused alike, whether the folder there exists or not ($(tr '\n' ' ' <mk.out))"
+rm -f to-outside
 
 # ---------------------------------------------------------------- a link swapped in
 # The sandbox checks a name, then opens it: a file swapped for a link to

@@ -199,7 +199,7 @@ static Replay *getrp(lua_State *L) { return lua_touserdata(L, lua_upvalueindex(1
 
 /* The run named by argument 'arg', or the selected run. */
 static Run *run_arg(lua_State *L, Replay *rp, int arg) {
-  const char *name = lua_isnoneornil(L, arg) ? rp->sel : luaL_checkstring(L, arg);
+  const char *name = lua_isnoneornil(L, arg) ? rp->sel : luaapi_name_arg(L, arg, "ui");
   Run *r = lab_find(rp->lab, name);
   if (!r && lua_isnoneornil(L, arg) && lab_n_runs(rp->lab) > 0) r = lab_run(rp->lab, 0);
   if (!r) luaL_error(L, "no run named '%s'", name);

@@ -443,8 +443,8 @@ static int check_checkpoint(const StFile *f, RunOptions *o, Counters *k, Err *er
   return check_shapes(f, &o->model, err);
 }
 
-static int corpus_policy(const RunOptions *o, const LabLoadOptions *lo, Err *err) {
-  if (!o->corpus[0] || !lo || !lo->corpus_allowed || lo->corpus_allowed(lo->ctx, o->corpus)) return 0;
+static int corpus_policy(RunOptions *o, const LabLoadOptions *lo, Err *err) {
+  if (!o->corpus[0] || !lo || !lo->corpus_allowed || lo->corpus_allowed(lo->ctx, o->corpus, sizeof o->corpus)) return 0;
   return err_set(err, "the corpus '%.900s' is not allowed here", o->corpus);
 }
 

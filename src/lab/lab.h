@@ -312,10 +312,11 @@ Run *lab_load(Lab *lab, const char *path, const char *name, Err *err);
 
 typedef struct LabLoadOptions {
   const char *name;          /* of the new run; NULL or "": the file's */
-  /* Consulted with a checkpoint's corpus path before the corpus is touched
-  ** (not even its existence is looked up); 0 refuses the load. NULL:
-  ** every corpus is allowed. */
-  int (*corpus_allowed)(void *ctx, const char *corpus);
+  /* Consulted with a checkpoint's corpus path (in a buffer of 'cap' bytes)
+  ** before the corpus is touched; 0 refuses the load. It may put in its
+  ** place the name to open: the very file it checked, links resolved.
+  ** NULL: every corpus is allowed, as named. */
+  int (*corpus_allowed)(void *ctx, char *corpus, size_t cap);
   void *ctx;
   /* Bytes the new run may take (see lab_check_memory); 0: no budget. */
   size_t budget;

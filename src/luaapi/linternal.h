@@ -150,7 +150,7 @@ typedef struct LapiCorpusGuard {
   int refused;
   char corpus[1024];
 } LapiCorpusGuard;
-int lapi_corpus_allowed(void *ctx, const char *corpus);
+int lapi_corpus_allowed(void *ctx, char *corpus, size_t cap);
 void lapi_set_script_dir(LuaApi *api, const char *script);
 
 /* lfile.c: load the chunk of file 'path' (named 'name' in its chunk name

@@ -84,10 +84,23 @@ static PathVerdict resolve(const char *cwd, const char *path, char real[PATH_MAX
   return n < 0 || n >= PATH_MAX ? PATH_BAD : PATH_OK;
 }
 
+/* Whether the folder 'dir' (resolved) is the folder 'env' names, or one
+** above it. */
+static int holds(const char *dir, const char *env) {
+  const char *name = getenv(env);
+  char real[PATH_MAX];
+  if (!name || !*name || !realpath(name, real)) return 0;
+  size_t n = strlen(dir);
+  return strncmp(real, dir, n) == 0 && (real[n] == '/' || real[n] == '\0' || strcmp(dir, "/") == 0);
+}
+
 /* The running script's folder as a root to read: none when it is "/",
-** which would make every file readable. */
+** or the home folder or one above it (a script saved in ~ would read
+** ~/.ssh), or one that holds the user's configuration. */
 static const char *script_root(const LuaApi *api) {
-  return strcmp(api->script_dir, "/") == 0 ? "" : api->script_dir;
+  const char *d = api->script_dir;
+  if (strcmp(d, "/") == 0 || holds(d, "HOME") || holds(d, "XDG_CONFIG_HOME")) return "";
+  return d;
 }
 
 static PathVerdict verdict(const Roots *r, const char *path, int write, char real[PATH_MAX]) {
@@ -142,9 +155,14 @@ int luaapi_sandbox_check(const char *path, int write, Err *err) {
   return v == PATH_OK ? 0 : err_set(err, "'%.900s' %s", path ? path : "", path_refusals[v]);
 }
 
-int lapi_corpus_allowed(void *ctx, const char *corpus) {
+int lapi_corpus_allowed(void *ctx, char *corpus, size_t cap) {
   LapiCorpusGuard *g = ctx;
-  if (lapi_path_ok(g->api, corpus, 0)) return 1;
+  char real[PATH_MAX];
+  /* The file checked is the one opened: its resolved name, kept. */
+  if (lapi_path_resolve(g->api, corpus, 0, real) == PATH_OK && strlen(real) < cap) {
+    memcpy(corpus, real, strlen(real) + 1);
+    return 1;
+  }
   g->refused = 1;
   snprintf(g->corpus, sizeof g->corpus, "%s", corpus);
   return 0;

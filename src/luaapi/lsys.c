@@ -53,6 +53,14 @@ static int make_one(const char *dir, int *why) {
   return -1;
 }
 
+/* Whether the folder 'dir' (absolute, as written) is the working
+** directory or one above it. */
+static int above_cwd(const LuaApi *api, const char *dir) {
+  size_t n = strlen(dir);
+  if (strcmp(dir, "/") == 0) return 1;
+  return strncmp(api->cwd, dir, n) == 0 && (api->cwd[n] == '/' || api->cwd[n] == '\0');
+}
+
 /* lab.mkdir(path): each missing folder on the way, as mkdir -p does; one
 ** that is there already is no error, a file in its place is. Under the
 ** sandbox the whole path is checked by its letters before any folder on
@@ -75,17 +83,17 @@ static int lsys_mkdir(lua_State *L) {
     char real[PATH_MAX];
     struct stat st;
     int why = 0;
-    /* Each folder to be made is checked before it is made, so the sandbox
-    ** never lets one appear outside the working directory; folders that
-    ** exist on the way (/, /home) are only passed through. */
-    if (stat(buf, &st) != 0 || !S_ISDIR(st.st_mode)) {
-      v = lapi_path_resolve(api, buf, 1, real);
-      if (v != PATH_OK) return luaL_error(L, "lab.mkdir: '%s' %s", path, lapi_path_refusal(v));
-      if (make_one(real, &why) < 0) {
-        lua_pushnil(L);
-        lua_pushfstring(L, "%s: %s", buf, strerror(why));
-        return 2;
-      }
+    /* Each folder on the way below the working directory is checked
+    ** before it is looked at (a link there may lead outside) and made when
+    ** missing, so the sandbox never lets one appear outside; the folders
+    ** above it (/, /home) are only passed through. */
+    int above = api->opt.sandbox && above_cwd(api, buf);
+    if (!above && (v = lapi_path_resolve(api, buf, 1, real)) != PATH_OK)
+      return luaL_error(L, "lab.mkdir: '%s' %s", path, lapi_path_refusal(v));
+    if (!above && (stat(buf, &st) != 0 || !S_ISDIR(st.st_mode)) && make_one(real, &why) < 0) {
+      lua_pushnil(L);
+      lua_pushfstring(L, "%s: %s", path, strerror(why));
+      return 2;
     }
     *p = c;
     if (c == '\0') break;

@@ -288,7 +288,7 @@ start_job() {
   XDG_STATE_HOME="$3" mpi 2 "$tielab" --headless "$tmp/$1" >"$2.out" 2>"$2.err" &
   job=$!
   i=0
-  while [ $i -lt 400 ] && ! grep -q ready "$2.out" 2>/dev/null; do sleep 0.05; i=$((i + 1)); done
+  while [ $i -lt 1200 ] && ! grep -q ready "$2.out" 2>/dev/null; do sleep 0.05; i=$((i + 1)); done
   victim=
   for p in $(pgrep -f "tielab --headless $tmp/$1"); do
     tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx 'OMPI_COMM_WORLD_RANK=1' && victim=$p
@@ -331,7 +331,7 @@ stop_one() {
   saved=$(find "$state" -name '*.safetensors' | head -n 1)
   [ -n "$victim" ] && [ $i -lt 150 ] && [ -n "$saved" ] && grep -q "interrupted; saved in" one.err &&
     "$tielab" --headless check.lua "$saved" | grep -q true
-  ok $? "SIG$2 to rank 1 alone $3 ends the job within 15 s ($((i / 10)).$((i % 10)) s), rank 0 saving the runs (status $rc; $(grep -m1 saved one.err))"
+  ok $? "SIG$2 to rank 1 alone $3 ends the job within 15 s ($((i / 10)).$((i % 10)) s), rank 0 saving the runs (rank 1: ${victim:-not found}; status $rc; $(grep -m1 saved one.err))"
 }
 stop_one long.lua TERM "while the ranks sum"
 stop_one long.lua HUP "while the ranks sum"
@@ -340,14 +340,16 @@ stop_one sleepy.lua TERM "while every rank sleeps in its script"
 # ------------------------------------------------ the job is stopped (Ctrl-C, a dropped SSH link)
 # mpirun passes SIGTERM to every rank and kills them a second later: rank
 # 0 saves the runs in that second. (A script that prints every step may be
-# blocked on mpirun's pipe by then: this one is quiet.)
-printf 'lab.run{vocab = 256, dim = 32, layers = 2, heads = 2, ctx = 16, batch = 8, threads = 1}\nprint("ready") io.stdout:flush()\nlab.step(1000000)\n' >quiet.lua
+# blocked on mpirun's pipe by then: this one is quiet, and says it is
+# ready once a step is done, so that the run saved has one however slow
+# the machine.)
+printf 'lab.run{vocab = 256, dim = 32, layers = 2, heads = 2, ctx = 16, batch = 8, threads = 1}\nlab.step(1) print("ready") io.stdout:flush()\nlab.step(1000000)\n' >quiet.lua
 for sig in TERM HUP; do
   state="$tmp/state-$sig"
   XDG_STATE_HOME="$state" mpi 2 "$tielab" --headless "$tmp/quiet.lua" >quiet.out 2>quiet.err &
   job=$!
   i=0
-  while [ $i -lt 400 ] && ! grep -q ready quiet.out 2>/dev/null; do sleep 0.05; i=$((i + 1)); done
+  while [ $i -lt 1200 ] && ! grep -q ready quiet.out 2>/dev/null; do sleep 0.05; i=$((i + 1)); done
   sleep 0.5
   pkill -"$sig" -f "^mpirun .*--headless $tmp/quiet.lua"   # this job's mpirun only
   wait $job

@@ -263,6 +263,9 @@ void lsys_open(lua_State *L);
 ** match, gmatch and gsub replaced by ones that stop on an interrupt */
 void lrunaway_open(lua_State *L);
 void lpattern_open(lua_State *L);
+/* Count 'units' of a long library call's work in '*work'; every million
+** or so, raise the stop (an interrupt, an os.exit) if one is pending. */
+void lapi_spend(lua_State *L, LuaApi *api, size_t *work, size_t units);
 
 /* lprogress.c */
 int lprogress_new(lua_State *L);

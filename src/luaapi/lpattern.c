@@ -8,8 +8,8 @@
 ** proportion to both. These functions take the same patterns and give the
 ** same results and errors as Lua 5.4's (the manual, section 6.4.1; a test
 ** compares the two on thousands of patterns), with the same backtracking
-** matcher, which here counts its work: every LPAT_CHECK units (a character
-** looked at, a match tried) it asks whether the script is to stop, and
+** matcher, which here counts its work (lapi_spend: a character
+** looked at, a match tried) and now and then asks whether to stop, and
 ** raises the stop (an interrupt, an os.exit) as the hook would. Nothing is
 ** held that the error could leak: gsub's buffer is on the Lua stack.
 */
@@ -22,7 +22,6 @@
 #define SPECIALS "^$*+?.([%-"
 #define MAX_DEPTH 200           /* nested matches before "pattern too complex", as Lua's */
 #define MAX_CAPTURES 32         /* Lua's LUA_MAXCAPTURES */
-#define LPAT_CHECK (1u << 20)   /* units of work between two questions: about a millisecond */
 
 enum { CAP_UNFINISHED = -1, CAP_POSITION = -2 };
 
@@ -56,12 +55,7 @@ static void matcher_reset(Matcher *m) {
 }
 
 /* Count 'units' of work; now and then, stop if the script is to. */
-static void spend(Matcher *m, size_t units) {
-  m->work += units;
-  if (m->work < LPAT_CHECK) return;
-  m->work = 0;
-  if (lapi_stop_pending(m->api)) lapi_raise_stop(m->L);
-}
+static void spend(Matcher *m, size_t units) { lapi_spend(m->L, m->api, &m->work, units); }
 
 /* ------------------------------------------------------------ classes */
 

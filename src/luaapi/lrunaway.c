@@ -27,10 +27,9 @@
 
 #include "luaapi/linternal.h"
 
-#define RUNAWAY_EVERY (1u << 20)   /* bytes between two questions; a slot counts 256 */
+#define RUNAWAY_EVERY (1u << 20)   /* units between two questions: about a millisecond; a slot counts 256 */
 
-/* Stop here if the script is to: called after each piece of work. */
-static void maybe_stop(lua_State *L, LuaApi *api, size_t *work, size_t units) {
+void lapi_spend(lua_State *L, LuaApi *api, size_t *work, size_t units) {
   *work += units;
   if (*work < RUNAWAY_EVERY) return;
   *work = 0;
@@ -59,7 +58,7 @@ static int lrunaway_rep(lua_State *L) {
     }
     memcpy(p, s, l);
     p += l;
-    maybe_stop(L, api, &work, l + lsep);
+    lapi_spend(L, api, &work, l + lsep);
   }
   luaL_pushresultsize(&b, total);
   return 1;
@@ -103,7 +102,7 @@ static int lrunaway_move(lua_State *L) {
       lua_Integer i = back ? n - 1 - k : k;
       lua_geti(L, 1, f + i);
       lua_seti(L, tt, t + i);
-      maybe_stop(L, api, &work, 256);
+      lapi_spend(L, api, &work, 256);
     }
   }
   lua_pushvalue(L, tt);

@@ -26,7 +26,8 @@
 
 static const char *const names[P_COUNT] = {
     [P_STATUS] = "status",   [P_BIG] = "big",         [P_LOSS] = "loss",         [P_RATIO] = "ratio",
-    [P_EXTRA] = "extra",     [P_LENS] = "lens",       [P_ALIGN] = "align",       [P_SAMPLE] = "sample",
+    [P_EXTRA] = "extra",     [P_LENS] = "lens",       [P_LENSHIST] = "lenshist", [P_ALIGN] = "align",
+    [P_SAMPLE] = "sample",
     [P_SCATTER] = "scatter", [P_CAPTION] = "caption", [P_ALIGNCHART] = "alignchart", [P_RESULTS] = "results",
     [P_SCROLL] = "scroll",   [P_INPUT] = "input",     [P_HINT] = "hint",
 };
@@ -86,11 +87,18 @@ static void lab_sizes(void) {
        "%s: charts, lens, alignment, sample and the REPL shown", what);
     ok(shown(&l.r[P_ALIGNCHART]) == (C >= 120) && shown(&l.r[P_EXTRA]) == (C >= 120),
        "%s: the alignment chart and the third chart %s", what, C >= 120 ? "among the charts" : "left to the zoom");
+    ok(shown(&l.r[P_LENSHIST]) == (C >= 120) && (C < 120 || l.r[P_LENSHIST].y == l.r[P_LENS].y),
+       "%s: the lens history %s", what, C >= 120 ? "beside the lens table" : "left to the zoom");
     ok(!shown(&l.r[P_BIG]) && !shown(&l.r[P_CAPTION]) && !shown(&l.r[P_RESULTS]), "%s: no present-view panels", what);
-    /* The REPL keeps a share, little of it empty on a tall screen: at most
-    ** 15% of the rows when it shows one line. */
+    /* The REPL's output has a row per line it holds, up to a few. */
     int scroll = l.r[P_SCROLL].h;
-    ok(scroll >= 5 && (R < 40 || (scroll - 1) * 100 <= 15 * R), "%s: the REPL's output has %d rows", what, scroll);
+    ok(scroll == 1, "%s: the REPL's output has %d rows for its one line", what, scroll);
+    LayoutAsk full = {.view = VIEW_LAB, .zoom = -1, .scroll_lines = 40};
+    Layout more;
+    layout_compute(&more, R, C, &full);
+    ok(sound(&more, what) && more.r[P_SCROLL].h >= 5 && more.r[P_SCROLL].h <= 5 + (R - 24) / 10 &&
+           more.r[P_LOSS].h >= 8,
+       "%s: with many lines it grows to %d rows, the charts keeping %d", what, more.r[P_SCROLL].h, more.r[P_LOSS].h);
     ok(l.r[P_LOSS].h >= 9 && l.r[P_LOSS].h * 100 >= 40 * (R - 3 - scroll), "%s: the charts take %d rows", what,
        l.r[P_LOSS].h);
     if (C >= 120)
@@ -110,7 +118,7 @@ static void zooms(void) {
       layout_compute(&plain, R, C, NULL);
       snprintf(what, sizeof what, "zoom %s %dx%d", names[z[k]], C, R);
       int area = l.r[P_SCROLL].y - 1;
-      int rows = l.r[z[k]].h + (z[k] == P_ALIGN ? l.r[P_ALIGNCHART].h : 0);
+      int rows = l.r[z[k]].h + (z[k] == P_ALIGN ? l.r[P_ALIGNCHART].h : z[k] == P_LENS ? l.r[P_LENSHIST].h : 0);
       ok(sound(&l, what) && l.r[z[k]].w == C && rows == area && !shown(&l.r[P_SAMPLE]) &&
              l.r[P_SCROLL].h == plain.r[P_SCROLL].h,
          "%s: the whole chart area (%d rows), the REPL as without zoom", what, area);
@@ -136,9 +144,9 @@ static void results(void) {
     ok(sound(&l, what) && shown(&l.r[P_RESULTS]) && l.r[P_RESULTS].w == C && !shown(&l.r[P_LENS]) &&
            !shown(&l.r[P_ALIGN]) && !shown(&l.r[P_SAMPLE]) && l.r[P_RESULTS].y == plain.r[P_LENS].y,
        "%s: in the lower panels' place", what);
-    ok(l.r[P_SCROLL].h < plain.r[P_SCROLL].h && l.r[P_SCROLL].h >= 3 && l.r[P_RESULTS].h > plain.r[P_LENS].h,
-       "%s: the REPL gives it rows (%d of %d), keeping %d", what, plain.r[P_SCROLL].h - l.r[P_SCROLL].h,
-       plain.r[P_SCROLL].h, l.r[P_SCROLL].h);
+    ok(l.r[P_SCROLL].h == plain.r[P_SCROLL].h && l.r[P_RESULTS].h >= plain.r[P_LENS].h &&
+           l.r[P_RESULTS].y + l.r[P_RESULTS].h == l.r[P_SCROLL].y,
+       "%s: every row of the bands under the charts (%d)", what, l.r[P_RESULTS].h);
     ask.zoom = P_RATIO;
     layout_compute(&l, R, C, &ask);
     ok(sound(&l, what) && shown(&l.r[P_RESULTS]) && l.r[P_RATIO].w == C && l.r[P_RATIO].y + l.r[P_RATIO].h == l.r[P_RESULTS].y,

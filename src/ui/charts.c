@@ -95,6 +95,7 @@ typedef struct ChartSpec {
 static void draw_chart(Ui *ui, WINDOW *win, int h, int w, const ChartSpec *cs, GraphSeries *series, int n,
                        int left_out) {
   werase(win);
+  h = getmaxy(win);   /* in a box, the time axis lies on its bottom border */
   GraphCell *cells = ui_cells(ui, w, h);
   if (!cells) return;
   /* Before any data: a range around 1, on a log scale too. */
@@ -303,6 +304,7 @@ void panel_scatter(Ui *ui, WINDOW *win, int h, int w) {
                             : "no token counts: this run has no training data");
     return;
   }
+  h = getmaxy(win);   /* in a box, the x axis lies on its bottom border */
   GraphCell *cells = ui_cells(ui, w, h);
   if (!cells) return;
   int tied = r->m.tie_k >= r->m.dim;

@@ -1,84 +1,124 @@
 /*
 ** layout.c -- panel rectangles for a terminal size.
 **
-** The lab view, top to bottom: the status line; the chart row; the lower
-** band (lens, alignment table, sample; or a script's results); the REPL's
-** output; its input line; the hint line. The chart row holds loss and
-** gradient ratio, from 120 columns a third column (the alignment chart over
-** the scripts' series or gradient norms), from 160 columns four charts side
-** by side. Extra rows go mostly to the charts and the lower band, little to
-** the REPL, whose output is often a line or two: rows it leaves empty are
-** rows of the terminal not used.
+** The lab view, top to bottom: the status line; the chart band; under
+** 120 columns one band of the lens beside the alignment table over the
+** sample, from 120 a band for the lens (its table beside its history by
+** layer) and one for the alignment table, the sample and the gradient
+** norms; the REPL's output; its input line; the hint line. The REPL's
+** output has one row per line it holds, up to a few: a row it does not
+** fill would be a row of the terminal not used. The charts take what the
+** other bands leave, never fewer than CHART_MIN rows.
 */
 #include "ui/layout.h"
 
 #include <string.h>
 
 enum {
-  SCROLL_ROWS = 5,        /* the REPL's output at 80x24 */
-  RESULTS_SCROLL_ROWS = 3,/* ... while the results panel is shown */
-  BAND_ROWS = 7,          /* the lower band at 80x24 */
-  ALIGN_COMPACT_ROWS = 4, /* title, column names, E_in, E_out */
-  ALIGN_FULL_ROWS = 10,   /* title, column names, eight metrics */
+  SCROLL_MAX = 5,         /* the REPL's output at most, at 80x24 */
+  CHART_MIN = 8,          /* rows a chart band keeps */
+  BOX = 2,                /* a box's top and bottom border */
+  LENS_DEFAULT = 5,       /* column heads and four positions */
+  BAND_MIN = 8,           /* the narrow screen's lower band */
+  ALIGN_COMPACT_ROWS = 5, /* a box round column heads, E_in, E_out */
+  ALIGN_FULL_ROWS = 12,   /* a box round column heads, eight metrics and a note */
+  SAMPLE_MIN = 3,         /* a box round one line of text */
+  LENSHIST_MIN = 6,       /* a box round a small chart of three plot rows */
   PRESENT_CHART_MIN = 6,  /* rows the present view keeps for its chart */
 };
 
 static Rect rect(int y, int x, int h, int w) { return (Rect){y, x, h > 0 ? h : 0, w > 0 ? w : 0}; }
 
-int layout_is_chart(int panel) {
-  static const int charts[] = {P_LOSS, P_RATIO, P_EXTRA, P_LENS, P_ALIGN, P_ALIGNCHART, P_SCATTER};
-  for (size_t i = 0; i < sizeof charts / sizeof charts[0]; i++)
-    if (charts[i] == panel) return 1;
+static int in_list(const int *list, size_t n, int panel) {
+  for (size_t i = 0; i < n; i++)
+    if (list[i] == panel) return 1;
   return 0;
 }
 
-/* The chart row: 'n' columns of charts from the table, in order. */
-static void chart_row(Rect *r, int y, int h, int cols) {
-  if (cols >= 160) {
-    static const PanelId four[] = {P_LOSS, P_RATIO, P_ALIGNCHART, P_EXTRA};
-    int w = cols / 4;
-    for (int i = 0; i < 4; i++) r[four[i]] = rect(y, i * w, h, i == 3 ? cols - 3 * w : w);
-  } else if (cols >= 120) {
-    int w = cols / 3, top = (h + 1) / 2;
-    r[P_LOSS] = rect(y, 0, h, w);
-    r[P_RATIO] = rect(y, w, h, w);
-    r[P_ALIGNCHART] = rect(y, 2 * w, top, cols - 2 * w);
-    r[P_EXTRA] = rect(y + top, 2 * w, h - top, cols - 2 * w);
-  } else {
-    int w = cols / 2;
-    r[P_LOSS] = rect(y, 0, h, w);
-    r[P_RATIO] = rect(y, w, h, cols - w);
-  }
+int layout_is_chart(int panel) {
+  static const int charts[] = {P_LOSS, P_RATIO, P_EXTRA, P_LENS, P_ALIGN, P_ALIGNCHART, P_SCATTER};
+  return in_list(charts, sizeof charts / sizeof charts[0], panel);
 }
 
-/* The lower band: lens on the left; the alignment table and the sample
-** share the rest, in columns when there are 120 of them. */
-static void lower_band(Rect *r, int y, int h, int cols) {
-  if (cols >= 120) {
-    int w = cols / 3;
-    r[P_LENS] = rect(y, 0, h, w);
-    r[P_ALIGN] = rect(y, w, h, w);
-    r[P_SAMPLE] = rect(y, 2 * w, h, cols - 2 * w);
-    return;
-  }
+int layout_is_boxed(int panel) {
+  static const int boxed[] = {P_LOSS,   P_RATIO,      P_EXTRA,   P_LENS,   P_LENSHIST,
+                              P_ALIGN,  P_ALIGNCHART, P_SAMPLE,  P_SCATTER, P_RESULTS};
+  return in_list(boxed, sizeof boxed / sizeof boxed[0], panel);
+}
+
+static int clamp(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
+
+/* The chart band: loss and gradient ratio, from 120 columns the alignment
+** chart beside them. */
+static void chart_band(Rect *r, int y, int h, int cols) {
+  int n = cols >= 120 ? 3 : 2, w = cols / n;
+  static const PanelId order[] = {P_LOSS, P_RATIO, P_ALIGNCHART};
+  for (int i = 0; i < n; i++) r[order[i]] = rect(y, i * w, h, i == n - 1 ? cols - i * w : w);
+}
+
+/* Under 120 columns: the lens on the left, the alignment table over the
+** sample on the right; the full table when the sample keeps a few rows. */
+static void narrow_band(Rect *r, int y, int h, int cols) {
   int w = cols / 2;
-  /* The full table when the sample keeps a few rows under it. */
-  int ah = h >= ALIGN_FULL_ROWS + 4 ? ALIGN_FULL_ROWS : ALIGN_COMPACT_ROWS;
-  if (ah > h) ah = h;
+  int ah = h >= ALIGN_FULL_ROWS + SAMPLE_MIN + 2 ? ALIGN_FULL_ROWS : ALIGN_COMPACT_ROWS;
+  if (ah > h - SAMPLE_MIN) ah = h - SAMPLE_MIN;
   r[P_LENS] = rect(y, 0, h, w);
   r[P_ALIGN] = rect(y, w, ah, cols - w);
   r[P_SAMPLE] = rect(y + ah, w, h - ah, cols - w);
 }
 
-/* A zoomed panel over the chart area; the alignment table keeps its rows
-** and gives the rest to its chart over time. */
-static void zoomed(Rect *r, int zoom, int y, int h, int cols) {
+/* A side column's width in a wide band: a quarter, at least 41 (the
+** alignment table's 38 columns in a box). */
+static int side_width(int cols) { return cols / 4 > 41 ? cols / 4 : 41; }
+
+/* From 120 columns: the lens table beside its history by layer. */
+static void lens_band(Rect *r, int y, int h, int cols) {
+  int w = side_width(cols);
+  r[P_LENS] = rect(y, 0, h, w);
+  r[P_LENSHIST] = rect(y, w, h, cols - w);
+}
+
+/* From 120 columns: the alignment table, the sample, the gradient norms. */
+static void lower_band(Rect *r, int y, int h, int cols) {
+  int w = side_width(cols);
+  r[P_ALIGN] = rect(y, 0, h, w);
+  r[P_SAMPLE] = rect(y, w, h, w);
+  r[P_EXTRA] = rect(y, 2 * w, h, cols - 2 * w);
+}
+
+/* A zoomed panel over the whole area; the alignment table keeps its rows
+** and gives the rest to its chart over time, the lens table to its
+** history by layer. */
+static void zoomed(Rect *r, int zoom, int y, int h, int cols, int lens_box) {
   if (zoom == P_ALIGN && h >= ALIGN_FULL_ROWS + PRESENT_CHART_MIN) {
     r[P_ALIGN] = rect(y, 0, ALIGN_FULL_ROWS, cols);
     r[P_ALIGNCHART] = rect(y + ALIGN_FULL_ROWS, 0, h - ALIGN_FULL_ROWS, cols);
     return;
   }
+  if (zoom == P_LENS && h >= lens_box + LENSHIST_MIN) {
+    int top = lens_box + (h - lens_box - LENSHIST_MIN) / 3;
+    r[P_LENS] = rect(y, 0, top, cols);
+    r[P_LENSHIST] = rect(y + top, 0, h - top, cols);
+    return;
+  }
   r[zoom] = rect(y, 0, h, cols);
+}
+
+/* Rows of the bands under the charts in an area of 'mh' rows: the lens
+** band (wide screens only, 0 otherwise) and the lower band. */
+static void band_rows(int mh, int cols, int lens_box, int *lens_h, int *low_h) {
+  if (cols < 120) {
+    *lens_h = 0;
+    *low_h = clamp(lens_box > BAND_MIN ? lens_box : BAND_MIN, 0, mh - CHART_MIN);
+    if (mh >= 36) *low_h = clamp(mh * 2 / 5, *low_h, mh - CHART_MIN);   /* a tall screen: more for the band */
+    return;
+  }
+  int lens = lens_box > LENSHIST_MIN ? lens_box : LENSHIST_MIN;
+  if (mh > 36) lens += (mh - 36) / 4;   /* more history as the screen grows */
+  int low = mh - lens - CHART_MIN >= ALIGN_FULL_ROWS + 9 ? ALIGN_FULL_ROWS : ALIGN_COMPACT_ROWS + 1;
+  if (mh - lens - low < CHART_MIN) lens = clamp(mh - low - CHART_MIN, 0, lens);
+  *lens_h = lens;
+  *low_h = clamp(low, 0, mh - lens - CHART_MIN);
 }
 
 static void lab_view(Layout *l, const LayoutAsk *ask) {
@@ -87,23 +127,26 @@ static void lab_view(Layout *l, const LayoutAsk *ask) {
   r[P_STATUS] = rect(0, 0, 1, C);
   r[P_HINT] = rect(R - 1, 0, 1, C);
   r[P_INPUT] = rect(R - 2, 0, 1, C);
-  int plain_h = SCROLL_ROWS + extra / 10, results_h = RESULTS_SCROLL_ROWS + extra / 20;
-  int scroll_h = ask->results ? results_h : plain_h;
+  int scroll_h = clamp(ask->scroll_lines, 1, SCROLL_MAX + extra / 10);
   r[P_SCROLL] = rect(R - 2 - scroll_h, 0, scroll_h, C);
 
-  /* The charts and the lower band: 16 rows at 80x24 (7 for the band). The
-  ** results panel gets the rows the REPL gives up; the charts stay. */
   int top = 1, mh = r[P_SCROLL].y - top;
-  int base = mh - (scroll_h == plain_h ? 0 : plain_h - scroll_h);
-  int gh = (LAYOUT_MIN_ROWS - 3 - SCROLL_ROWS - BAND_ROWS) + (base - 16) * 3 / 5;
-  int bh = mh - gh, by = top + gh;
-  if (ask->results) r[P_RESULTS] = rect(by, 0, bh, C);
+  int lens_box = (ask->lens_rows > 0 ? ask->lens_rows : LENS_DEFAULT) + BOX, lens_h, low_h;
+  band_rows(mh, C, lens_box, &lens_h, &low_h);
+  int gh = mh - lens_h - low_h, by = top + gh;
+  if (ask->results) r[P_RESULTS] = rect(by, 0, mh - gh, C);
   if (ask->zoom >= 0) {
-    zoomed(r, ask->zoom, top, ask->results ? gh : mh, C);
+    zoomed(r, ask->zoom, top, ask->results ? gh : mh, C, lens_box);
     return;
   }
-  chart_row(r, top, gh, C);
-  if (!ask->results) lower_band(r, by, bh, C);
+  chart_band(r, top, gh, C);
+  if (ask->results) return;
+  if (C < 120) {
+    narrow_band(r, by, low_h, C);
+    return;
+  }
+  lens_band(r, by, lens_h, C);
+  lower_band(r, by + lens_h, low_h, C);
 }
 
 /* The present view: status, the caption, big digits, one chart taking

@@ -1,14 +1,15 @@
 /*
 ** layout.h -- where each panel goes for the terminal's size.
 **
-** Designed for 80x24 first: everything fits there. More rows go to the
-** charts first, then to the panels below them, and a little to the REPL;
-** more columns put the alignment chart, then the third chart, beside loss
-** and gradient ratio, and give the lens, alignment and sample panels their
-** own columns. Every row of the screen belongs to a panel. Below the
-** minimum, the layout says so ('too_small') and the screen shows a message
-** while training goes on. Pure: sizes in, rectangles out, so any size down
-** to 1x1 is safe.
+** Designed for 80x24 first: everything fits there. The REPL's output has
+** as many rows as it has lines (one at first, a few more as it fills), so
+** no row of the screen is left empty for it; the rest goes to bands of
+** boxed panels. More rows go to the charts first; from 120 columns the
+** lens gets a band of its own, its table beside its history by layer, and
+** the alignment chart and the gradient norms join the charts. Every row of
+** the screen belongs to a panel. Below the minimum, the layout says so
+** ('too_small') and the screen shows a message while training goes on.
+** Pure: sizes in, rectangles out, so any size down to 1x1 is safe.
 */
 #ifndef TIELAB_UI_LAYOUT_H
 #define TIELAB_UI_LAYOUT_H
@@ -19,7 +20,8 @@ typedef enum PanelId {
   P_LOSS,     /* train and validation loss */
   P_RATIO,    /* gradient ratio out/in, log scale */
   P_EXTRA,    /* wide screens: gradient norms, or the scripts' own series */
-  P_LENS,     /* per-layer lens accuracy bars and history heatmap */
+  P_LENS,     /* per-layer lens: the tied run beside its untied partner */
+  P_LENSHIST, /* the lens by layer over time, a small chart per layer */
   P_ALIGN,    /* alignment of the tied matrix to the partner's E_in/E_out */
   P_SAMPLE,   /* a text sample of the selected run */
   P_SCATTER,  /* row norm against log token frequency, in place of the charts */
@@ -38,6 +40,9 @@ typedef struct Rect {
 
 typedef enum View { VIEW_LAB, VIEW_PRESENT } View;
 
+/* Rows of the REPL's output a layout may ask for, at most. */
+#define LAYOUT_SCROLL_CAP 64
+
 enum { LAYOUT_MIN_COLS = 80, LAYOUT_MIN_ROWS = 24, LAYOUT_PRESENT_MIN_COLS = 40, LAYOUT_PRESENT_MIN_ROWS = 12 };
 
 /* What the screen is asked to show. */
@@ -48,6 +53,8 @@ typedef struct LayoutAsk {
   int chart;          /* present view: the chart shown large (P_LOSS when not a chart) */
   int caption_rows;   /* present view: rows the caption needs (0: no caption) */
   int results;        /* lab view: the results panel takes the lower panels' place */
+  int scroll_lines;   /* lab view: lines the REPL's output holds (its rows grow to a few) */
+  int lens_rows;      /* lab view: rows the lens table wants inside its box (0: a default) */
 } LayoutAsk;
 
 typedef struct Layout {
@@ -61,6 +68,9 @@ void layout_compute(Layout *l, int rows, int cols, const LayoutAsk *ask);
 
 /* 1 when 'panel' is a chart the zoom and the present view can show. */
 int layout_is_chart(int panel);
+
+/* 1 when 'panel' is drawn in a box, its title in the top border. */
+int layout_is_boxed(int panel);
 
 /* A centred box for an overlay of 'h' x 'w', shrunk to fit. */
 Rect layout_center(int rows, int cols, int h, int w);

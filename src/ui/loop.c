@@ -27,7 +27,7 @@
 #define ESC 27
 /* Panels that show the trainer's snapshot. */
 #define DATA_PANELS                                                                                            \
-  (1u << P_STATUS | 1u << P_BIG | 1u << P_LOSS | 1u << P_RATIO | 1u << P_EXTRA | 1u << P_LENS | 1u << P_ALIGN | \
+  (1u << P_STATUS | 1u << P_BIG | 1u << P_LOSS | 1u << P_RATIO | 1u << P_EXTRA | 1u << P_LENS | 1u << P_LENSHIST | 1u << P_ALIGN | \
    1u << P_SAMPLE | 1u << P_SCATTER | 1u << P_ALIGNCHART)
 
 /* ------------------------------------------------------------ the REPL line */
@@ -91,24 +91,52 @@ static void draw_input(Ui *ui, WINDOW *w, int h, int wd) {
 
 static void (*const draw_fn[P_COUNT])(Ui *, WINDOW *, int, int) = {
     [P_STATUS] = panel_status, [P_BIG] = panel_big,       [P_LOSS] = panel_loss,     [P_RATIO] = panel_ratio,
-    [P_EXTRA] = panel_extra,   [P_LENS] = panel_lens,     [P_ALIGN] = panel_align,   [P_SAMPLE] = panel_sample,
+    [P_EXTRA] = panel_extra,   [P_LENS] = panel_lens,     [P_LENSHIST] = panel_lens_history, [P_ALIGN] = panel_align,   [P_SAMPLE] = panel_sample,
     [P_SCATTER] = panel_scatter, [P_SCROLL] = draw_scroll, [P_INPUT] = draw_input, [P_HINT] = panel_hint,
     [P_ALIGNCHART] = panel_align_chart, [P_CAPTION] = panel_caption, [P_RESULTS] = panel_results,
 };
+
+static void free_windows(Ui *ui) {
+  for (int p = 0; p < P_COUNT; p++) {
+    if (ui->content[p]) delwin(ui->content[p]);   /* before its parent */
+    if (ui->win[p]) delwin(ui->win[p]);
+    ui->content[p] = ui->win[p] = NULL;
+  }
+}
+
+/* One panel: a boxed one draws into its content window, with the rows
+** above its bottom border, and the box is finished round it. */
+static void draw_panel(Ui *ui, int p) {
+  WINDOW *w = ui->win[p];
+  Rect r = ui->lay.r[p];
+  if (!ui->content[p]) {
+    draw_fn[p](ui, w, r.h, r.w);
+    wnoutrefresh(w);
+    return;
+  }
+  box_begin(&ui->term, w, r.h, r.w);
+  draw_fn[p](ui, ui->content[p], r.h - 1, r.w - 3);
+  box_finish(&ui->term, w, r.h, r.w);
+  touchwin(w);
+  wnoutrefresh(w);
+}
 
 void ui_layout(Ui *ui) {
   int rows, cols;
   getmaxyx(stdscr, rows, cols);
   ui->caption_rows = present_caption_rows(ui, rows, cols);
   LayoutAsk ask = {.view = ui->view, .zoom = ui->scatter ? P_SCATTER : ui->zoom, .chart = ui->present_chart,
-                   .caption_rows = ui->caption_rows, .results = ui->results};
+                   .caption_rows = ui->caption_rows, .results = ui->results,
+                   .scroll_lines = ui->scroll_rows = scroll_rows(ui->scroll, cols, LAYOUT_SCROLL_CAP),
+                   .lens_rows = ui->lens_rows = lens_table_rows(ui)};
   layout_compute(&ui->lay, rows, cols, &ask);
   uiscript_layout(ui);
+  free_windows(ui);
   for (int p = 0; p < P_COUNT; p++) {
-    if (ui->win[p]) delwin(ui->win[p]);
-    ui->win[p] = NULL;
     Rect r = ui->lay.r[p];
-    if (r.h > 0 && r.w > 0) ui->win[p] = newwin(r.h, r.w, r.y, r.x);
+    if (r.h <= 0 || r.w <= 0) continue;
+    ui->win[p] = newwin(r.h, r.w, r.y, r.x);
+    if (layout_is_boxed(p)) ui->content[p] = box_content(ui->win[p], r.h, r.w);
   }
   if (ui->lay.too_small) ui->win[P_STATUS] = newwin(rows, cols, 0, 0);
   repl_set_width(cols);
@@ -142,10 +170,8 @@ void ui_draw(Ui *ui) {
     draw_too_small(ui);
   } else {
     for (int p = 0; p < P_COUNT; p++) {
-      WINDOW *w = ui->win[p];
-      if (!w || !(ui->dirty & (1u << p)) || !draw_fn[p]) continue;
-      draw_fn[p](ui, w, ui->lay.r[p].h, ui->lay.r[p].w);
-      wnoutrefresh(w);
+      if (!ui->win[p] || !(ui->dirty & (1u << p)) || !draw_fn[p]) continue;
+      draw_panel(ui, p);
     }
     if (ui->help) {
       Rect r = layout_center(ui->lay.rows, ui->lay.cols, panel_help_rows(ui), 78);
@@ -347,7 +373,10 @@ int ui_loop(Ui *ui) {
     if (scroll_version(ui->scroll) != ui->scroll_seen) {
       ui->scroll_seen = scroll_version(ui->scroll);
       ui_dirty(ui, 1u << P_SCROLL);
+      /* The REPL's output grows by its lines, up to a few rows. */
+      if (scroll_rows(ui->scroll, ui->lay.cols, LAYOUT_SCROLL_CAP) != ui->scroll_rows) ui->relayout = 1;
     }
+    if (lens_table_rows(ui) != ui->lens_rows) ui->relayout = 1;
     if (repl_version() != ui->repl_seen) {
       ui->repl_seen = repl_version();
       ui_dirty(ui, 1u << P_INPUT);
@@ -357,8 +386,7 @@ int ui_loop(Ui *ui) {
     if ((ui->dirty || ui->repaint) && (keys || frame_due || ui->repaint)) ui_draw(ui);
   }
   repl_close();
-  for (int p = 0; p < P_COUNT; p++)
-    if (ui->win[p]) delwin(ui->win[p]), ui->win[p] = NULL;
+  free_windows(ui);
   if (ui->overlay) delwin(ui->overlay), ui->overlay = NULL;
   if (ui->keywin) delwin(ui->keywin), ui->keywin = NULL;
   return 0;

@@ -107,7 +107,7 @@ static const struct {
     {'3', {" _ ", " _|", " _|"}}, {'4', {"   ", "|_|", "  |"}}, {'5', {" _ ", "|_ ", " _|"}},
     {'6', {" _ ", "|_ ", "|_|"}}, {'7', {" _ ", "  |", "  |"}}, {'8', {" _ ", "|_|", "|_|"}},
     {'9', {" _ ", "|_|", " _|"}}, {'.', {" ", " ", "."}},     {'-', {"   ", " _ ", "   "}},
-    {'e', {" _ ", "|_ ", "|_ "}}, {'+', {"   ", " + ", "   "}},
+    {'e', {" _ ", "|_ ", "|_ "}}, {'+', {"   ", " + ", "   "}}, {'x', {"   ", "\\/", "/\\"}},
 };
 
 static int segments_draw(const Term *t, WINDOW *w, int y, int x, int maxw, int role, const char *text, size_t n) {
@@ -250,34 +250,86 @@ void panel_caption(Ui *ui, WINDOW *w, int h, int wd) {
 typedef struct Figure {
   const char *label[2];   /* two short lines beside the number */
   double value;
-  int decimals;           /* -1: four significant digits */
+  int decimals;           /* -1: four significant digits; -2: two, as a factor ("12x", "1.3x") */
 } Figure;
 
 typedef int (*FiguresFn)(Ui *ui, const TrainerRun *r, Figure *f);
 
+/* The mean of a series over the newest 'span' steps of its history, and
+** the steps it covers; NAN when there is none. */
+static double recent_mean(const History *h, const char *series, long span, long *first, long *last) {
+  int n = 0;
+  const HistBucket *b = h ? history_series(h, series, &n) : NULL;
+  if (!b || n <= 0) return NAN;
+  long end = b[n - 1].step_last, sum_n = 0;
+  double sum = 0;
+  *last = end;
+  *first = end;
+  for (int i = n - 1; i >= 0 && b[i].step_last > end - span; i--) {
+    if (!isfinite(b[i].mean)) continue;
+    sum += b[i].mean * (double)b[i].count;
+    sum_n += b[i].count;
+    *first = b[i].step_first;
+  }
+  return sum_n > 0 ? sum / (double)sum_n : NAN;
+}
+
+/* Steps a figure averages: a window short enough to follow the run, long
+** enough that one step's noise does not move the digits. */
+#define FIGURE_SPAN 100
+
+/* "steps 1901-2000" (or "step 7"), the window of a mean. */
+static void window_label(char *buf, size_t cap, long first, long last) {
+  if (first == last) snprintf(buf, cap, "step %ld", last);
+  else snprintf(buf, cap, "steps %ld-%ld", first, last);
+}
+
+static char labels[FIGURES_MAX][2][96];   /* the figures' labels for the frame being drawn */
+
 static int figures_loss(Ui *ui, const TrainerRun *r, Figure *f) {
   (void)ui;
-  f[0] = (Figure){{"train", "loss"}, r->m.loss, 3};
+  long a = 0, b = 0;
+  double train = recent_mean(r->hist, "loss", FIGURE_SPAN, &a, &b);
+  snprintf(labels[0][0], sizeof labels[0][0], "train loss");
+  window_label(labels[0][1], sizeof labels[0][1], a, b);
+  f[0] = (Figure){{labels[0][0], labels[0][1]}, isfinite(train) ? train : r->m.loss, 2};
   if (!isfinite(r->m.val_loss)) return 1;
-  f[1] = (Figure){{"val", "loss"}, r->m.val_loss, 3};
+  snprintf(labels[1][0], sizeof labels[1][0], "val loss");
+  snprintf(labels[1][1], sizeof labels[1][1], "step %ld", r->m.val_step);
+  f[1] = (Figure){{labels[1][0], labels[1][1]}, r->m.val_loss, 2};
   return 2;
 }
 
+/* The gradient ratio of the tied run and of its untied partner, each the
+** mean of its newest steps: one step's ratio is too noisy to read. */
 static int figures_ratio(Ui *ui, const TrainerRun *r, Figure *f) {
-  (void)ui;
-  f[0] = (Figure){{"grad", "out/in"}, r->m.grad_ratio, -1};
-  return 1;
+  LensPair p;
+  if (!lens_pair(ui, &p)) p.n = 1, p.run[0] = r;
+  for (int k = 0; k < p.n; k++) {
+    long a = 0, b = 0;
+    double v = recent_mean(p.run[k]->hist, "grad_ratio", FIGURE_SPAN, &a, &b);
+    snprintf(labels[k][0], sizeof labels[k][0], "%s out/in", p.run[k]->name);
+    window_label(labels[k][1], sizeof labels[k][1], a, b);
+    f[k] = (Figure){{labels[k][0], labels[k][1]}, v, -2};
+  }
+  return p.n;
 }
 
-/* The lens at position 0, right after the embeddings: where the tied
-** matrix's bias towards the output side shows. */
+/* The lens at position 0, right after the embeddings, for the tied run
+** and its untied partner: where the tied matrix's bias towards the output
+** side shows. */
 static int figures_lens(Ui *ui, const TrainerRun *r, Figure *f) {
-  const LensStats *ls = ui->lens_logit ? &r->m.logit_lens : &r->m.lens;
-  int have = ls->step >= 0 && ls->n > 0;
-  const char *kind = ui->lens_logit ? "logit acc" : "online lens acc";
-  f[0] = (Figure){{kind, "layer 0"}, have ? ls->acc[0] : NAN, 2};
-  f[1] = (Figure){{"KL bits", "layer 0"}, have ? ls->kl[0] : NAN, 2};
-  return 2;
+  (void)r;
+  LensPair p;
+  if (!lens_pair(ui, &p)) return 0;
+  for (int k = 0; k < p.n; k++) {
+    const LensStats *ls = p.ls[k];
+    int have = ls->step >= 0 && ls->n > 0;
+    snprintf(labels[k][0], sizeof labels[k][0], "%s KL", p.run[k]->name);
+    snprintf(labels[k][1], sizeof labels[k][1], "layer 0 @%ld", have ? ls->step : 0L);
+    f[k] = (Figure){{labels[k][0], labels[k][1]}, have ? ls->kl[0] : NAN, 2};
+  }
+  return p.n;
 }
 
 static int figures_align(Ui *ui, const TrainerRun *r, Figure *f) {
@@ -344,6 +396,7 @@ const char *present_chart_list(void) { return "loss, ratio, align, lens, scatter
 static void figure_text(const Figure *f, char *buf, size_t cap) {
   double v = f->value, a = fabs(v);
   if (!isfinite(v)) snprintf(buf, cap, "-");
+  else if (f->decimals == -2) snprintf(buf, cap, "%.*fx", a >= 10 ? 0 : 1, v);
   else if (f->decimals >= 0) snprintf(buf, cap, "%.*f", f->decimals, v);
   else if (a != 0 && (a < 1e-3 || a >= 1e6)) snprintf(buf, cap, "%.2e", v);
   else snprintf(buf, cap, "%.*f", a >= 1000 ? 0 : a >= 100 ? 1 : a >= 10 ? 2 : 3, v);

@@ -119,6 +119,12 @@ int scroll_at_start(const Scroll *s) { return s->back > 0 && s->back == s->max_b
 
 long scroll_version(const Scroll *s) { return s->version; }
 
+int scroll_rows(const Scroll *s, int w, int cap) {
+  int rows = 0;
+  for (int i = s->n - 1; i >= 0 && rows < cap; i--) rows += fit_lines(s->lines[(s->head + i) % s->max].text, w);
+  return rows < cap ? rows : cap;
+}
+
 void scroll_draw(Scroll *s, const Term *t, WINDOW *win, int h, int w) {
   werase(win);
   if (h <= 0 || w <= 0) return;

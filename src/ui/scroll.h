@@ -32,6 +32,10 @@ int scroll_at_start(const Scroll *s);
 /* Draw the newest lines that fit (or those at the scroll position). */
 void scroll_draw(Scroll *s, const Term *t, WINDOW *w, int h, int wd);
 
+/* Rows the newest lines take at width 'w', counted up to 'cap': the rows
+** the pane would fill. */
+int scroll_rows(const Scroll *s, int w, int cap);
+
 /* Grows with every change, for redraw decisions. */
 long scroll_version(const Scroll *s);
 

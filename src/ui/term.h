@@ -30,6 +30,7 @@ enum {
   ROLE_TITLE = GRAPH_ROLE_TITLE,
   ROLE_SHARED = GRAPH_ROLE_SHARED,   /* a chart cell two series touch */
   ROLE_REF = GRAPH_ROLE_REF,         /* a chart's reference line */
+  ROLE_BORDER = GRAPH_ROLE_REF,      /* a panel's box: the same quiet grey */
   ROLE_ERROR,
   ROLE_WARN,
   ROLE_OK,

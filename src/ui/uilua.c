@@ -251,13 +251,29 @@ static int lui_selected(lua_State *L) {
   return 1;
 }
 
+/* Some run has a fitted lens to show. */
+static int any_fit(const Ui *ui) {
+  for (int i = 0; i < ui->snap->n_runs; i++)
+    if (ui->snap->runs[i].m.fitted_lens.step >= 0) return 1;
+  return 0;
+}
+
+/* ui.lens([mode]): "tuned" (trained online), "fitted" (r:fit_lens) or
+** "logit"; none: the next, the fitted one only once there is a fit. */
 static int lui_lens(lua_State *L) {
   Ui *ui = getui(L);
-  static const char *const modes[] = {"tuned", "logit", NULL};
-  ui->lens_logit = lua_isnoneornil(L, 1) ? !ui->lens_logit : luaL_checkoption(L, 1, NULL, modes);
-  ui_dirty(ui, 1u << P_LENS | 1u << P_BIG);
-  ui_message(ui, ROLE_TEXT, "lens: %s lens (l: the %s lens)", modes[ui->lens_logit], modes[!ui->lens_logit]);
-  lua_pushstring(L, modes[ui->lens_logit]);
+  static const char *const modes[] = {"tuned", "fitted", "logit", NULL};   /* as ui->lens_mode counts */
+  if (lua_isnoneornil(L, 1)) {
+    ui->lens_mode = (ui->lens_mode + 1) % 3;
+    if (ui->lens_mode == 1 && !any_fit(ui)) ui->lens_mode = 2;
+  } else {
+    ui->lens_mode = luaL_checkoption(L, 1, NULL, modes);
+  }
+  int next = (ui->lens_mode + 1) % 3;
+  if (next == 1 && !any_fit(ui)) next = 2;
+  ui_dirty(ui, 1u << P_LENS | 1u << P_LENSHIST | 1u << P_BIG);
+  ui_message(ui, ROLE_TEXT, "lens: %s lens (l: the %s lens)", modes[ui->lens_mode], modes[next]);
+  lua_pushstring(L, modes[ui->lens_mode]);
   return 1;
 }
 

@@ -16,6 +16,7 @@
 #include "luaapi/luaapi.h"
 #include "trainer/trainer.h"
 #include "trainer/watchdog.h"
+#include "ui/box.h"
 #include "ui/graph.h"
 #include "ui/layout.h"
 #include "ui/record.h"
@@ -52,6 +53,7 @@ typedef struct Ui {
   Term term;
   Layout lay;
   WINDOW *win[P_COUNT];
+  WINDOW *content[P_COUNT]; /* a boxed panel's content window (box.h) */
   WINDOW *overlay;           /* the help box, when shown */
   WINDOW *keywin;            /* 1x1, never drawn: wgetch on it refreshes nothing */
 
@@ -65,7 +67,7 @@ typedef struct Ui {
   Journal *journal;          /* --journal: the actions being written */
 
   int sel_id;                /* the selected run */
-  int lens_logit;            /* show the logit lens instead of the tuned lens */
+  int lens_mode;             /* the lens shown: 0 tuned online, 1 tuned fitted, 2 logit */
   int zoom;                  /* a PanelId shown large, or -1 */
   int scatter;               /* the row norm scatter replaces the charts */
   View view;
@@ -82,6 +84,8 @@ typedef struct Ui {
   double last_take;          /* when a snapshot was last taken */
   int snap_waiting;          /* the trainer woke us; take at the next frame */
   long scroll_seen, repl_seen;
+  int scroll_rows;           /* the REPL output's rows when laid out */
+  int lens_rows;             /* the lens table's rows when laid out */
 
   char msg[512];
   int msg_role;
@@ -155,7 +159,18 @@ void panel_ratio(Ui *ui, WINDOW *w, int h, int wd);
 void panel_extra(Ui *ui, WINDOW *w, int h, int wd);
 void panel_scatter(Ui *ui, WINDOW *w, int h, int wd);
 void panel_align_chart(Ui *ui, WINDOW *w, int h, int wd);
+/* panel_lens.c: the selected run and the one it is compared with, tied
+** first, with the lens shown (ui->lens_mode); returns how many (0..2). */
+typedef struct LensPair {
+  const TrainerRun *run[2];   /* run[1] NULL when there is no partner */
+  int color[2];               /* their series colours, as the charts give them */
+  const LensStats *ls[2];
+  int n;
+} LensPair;
+int lens_pair(const Ui *ui, LensPair *p);
 void panel_lens(Ui *ui, WINDOW *w, int h, int wd);
+void panel_lens_history(Ui *ui, WINDOW *w, int h, int wd);
+int lens_table_rows(Ui *ui);   /* rows the lens table wants: column heads and a row per position */
 void panel_align(Ui *ui, WINDOW *w, int h, int wd);
 void panel_sample(Ui *ui, WINDOW *w, int h, int wd);
 void panel_big(Ui *ui, WINDOW *w, int h, int wd);

@@ -1,35 +1,40 @@
--- demo.lua -- a paced demo for a talk, one phase per point: a tied and an
--- untied model train on the same batches; the output side of the tied
--- embedding's gradient dominates early; the tied model is untied and tied
--- again live, without a jump in loss; the input side is boosted five-fold,
--- and the demo answers whether that moved the tied matrix toward the
--- untied model's E_in. Each phase sets its caption (lab.phase) and, in the
--- lab, the chart the present view shows, then waits for the speaker's '.'
--- or 'pace' seconds, whichever comes first (pace=0: only '.'); ',' pauses
--- the demo and its training, Ctrl-C stops it (never the lab). The last
--- caption stays. Headless, the captions and numbers print and nothing waits.
+-- demo.lua -- a paced demo for a talk, one phase per point. Three runs
+-- train on the same batches: "tied" (one matrix), "control" (tied, the
+-- same init seed: the same run until the last phase) and "untied" (its own
+-- init, the partner the tied matrices are aligned with). The phases:
+--   1. the runs start; 2. they train 'steps' steps;
+--   3. the gradient ratio out/in of tied beside untied, as the window means
+--      paper.lua's early_l2_dominance and untied_ratio_spikes use (the
+--      early window: the warmup, else the first 10% of those steps);
+--   4-5. tied and control are untied and tied again live (mean merge);
+--   6. where the tied matrix lies (align_toward_output: linear map to the
+--      untied run's E_out against its E_in);
+--   7-8. tied's input side is boosted five-fold, control stays at x1, and
+--      the last caption compares the two (scaling_moves_toward_in:
+--      procrustes to the untied run's E_in, x5 minus control).
+-- Each claim is computed by tielab.findings, the definitions paper.lua
+-- decides across seeds; one seed decides nothing, so a caption says what
+-- "this seed" showed, never a verdict. Headless, each claim also prints a
+-- "finding ..." line (findings.line) that a test reads back.
+-- Each phase sets its caption (lab.phase) and, in the lab, the chart the
+-- present view shows, then waits for the speaker's '.' or 'pace' seconds,
+-- whichever comes first (pace=0: only '.'); ',' pauses the demo and its
+-- training, Ctrl-C stops it (never the lab). The last caption stays.
+-- Headless, the captions and numbers print and nothing waits.
 --
 --   tielab demo.lua            (in the lab)
 --   tielab --headless demo.lua pace=0 steps=20 dim=32 ...
 --     pace=3 steps=150 (per phase) vocab=1024 dim=128 layers=4 heads=4 ctx=64 batch=16 seed=1 corpus=
 local lab = require "tielab"
+local findings = require "tielab.findings"
 
 local opt = lab.args(arg, {
   pace = 3, steps = 150,
   vocab = 1024, dim = 128, layers = 4, heads = 4, ctx = 64, batch = 16, seed = 1, corpus = "",
 })
 
--- A factor as a room reads it: 1.3x, 12x (never "1x" for 1.34).
-local function times(x)
-  if x ~= x or x == math.huge or x == -math.huge then return "?" end
-  if math.abs(x) >= 10 then return string.format("%.0f", x) end
-  return string.format("%.1f", x)
-end
-
 -- A phase: its caption, the chart that makes its point (in the lab's
--- present view), and the wait for the speaker or the pace. The ratio on
--- screen (the present view's big figure, the chart) is grad_ratio, G_in
--- taken at E_in's rows: the caption quotes the same one.
+-- present view), and the wait for the speaker or the pace.
 local function phase(chart, text, ...)
   lab.phase(text, ...)
   if ui then ui.present(chart) end
@@ -42,17 +47,16 @@ local function report(r)
                       m.loss, m.grad_ratio, m.grad_ratio_act))
 end
 
--- The tied matrix against the untied model's E_in and E_out, now.
-local function gap(tied, untied)
-  local al = lab.align(tied, untied)
-  lab.plot("linear cos to E_out", al.linear_out)
-  lab.plot("linear cos to E_in", al.linear_in)
-  print(string.format("  tied matrix vs untied E_in %.3f, vs E_out %.3f (random %.3f)", al.linear_in, al.linear_out,
-                      al.baseline.linear_out))
-  return al
+-- A finding as one seed shows it: printed for people and for programs.
+local function claim(id, values)
+  local f = findings.get(id, {scaled = "tied_x5"})
+  local r = findings.one_seed(f, values)
+  print(string.format("  this seed: %s (%s, %s %+.3g)", findings.seen(f, r.diff), f.id, f.measure, r.diff))
+  print("  " .. findings.line(f, r))
+  return f, r
 end
 
--- Alignment on for both runs, so the lab's alignment panel and chart show
+-- Alignment on for the runs, so the lab's alignment panel and chart show
 -- scores while the demo talks about them.
 local shape = {vocab = opt.vocab, dim = opt.dim, layers = opt.layers, heads = opt.heads, ctx = opt.ctx,
                batch = opt.batch, corpus = opt.corpus, data_seed = opt.seed,
@@ -63,45 +67,94 @@ local function run(extra) return lab.run(shape, extra) end
 -- Each phase's change is made before its caption, so that what the room
 -- sees while the speaker talks is what the caption says; then it trains.
 local tied = run{name = "tied", tie = "tied", init_seed = opt.seed}
+local control = run{name = "control", tie = "tied", init_seed = opt.seed}
 local untied = run{name = "untied", tie = "untied", init_seed = opt.seed + 1000}
 phase("loss", "One matrix: tokens in, tokens out")
 
-phase("loss", "Tied and untied, the same batches")
+-- The gradient ratios over the first phase, in the windows paper.lua
+-- averages (its early window, then the steps after it).
+local early = findings.early_window(opt.steps, tied:options().warmup)
+local windows = {tied = findings.ratio_windows(early), untied = findings.ratio_windows(early)}
+local watched = {tied = tied, untied = untied}
+local hook = lab.on_step(function(step)
+  for name, w in pairs(windows) do
+    local m = watched[name]:metrics()
+    if m.step == step then w:add(m) end
+  end
+end)
+phase("loss", "Tied, a tied twin and untied: the same batches")
 lab.step(opt.steps)
+lab.off(hook)
 report(tied)
 report(untied)
 
-phase("ratio", "Output side: %sx the input side",
-      times(tied:metrics().grad_ratio))
-gap(tied, untied)
+-- Phase 3: the ratio's window means, for tied and for untied beside it.
+local function ratio_values(name)
+  local v = windows[name]:values()
+  for _, k in ipairs(findings.log_measures) do v["log_" .. k] = findings.log(v[k]) end
+  return v
+end
+local ratios = {tied = ratio_values("tied"), untied = ratio_values("untied")}
+-- "tied A, untied B" for one of the means, at 2 significant digits ("A, B"
+-- when the runs are named already).
+local function pair(key, named)
+  return string.format(named and "tied %s, untied %s" or "%s, %s", findings.ratio_text(ratios.tied[key]),
+                       findings.ratio_text(ratios.untied[key]))
+end
+local windows_text = string.format("steps 1-%d: %s", early, pair("ratio_act_early", true))
+if early < opt.steps then
+  windows_text = windows_text .. string.format("; %d-%d: %s", early + 1, opt.steps, pair("ratio_act_late"))
+end
+print("  out/in, L2 with G_in at the lookup's output (the paper's): " .. windows_text)
+print(string.format("  the chart's out/in, G_in at E_in's rows, steps 1-%d: %s", early, pair("ratio_early", true)))
+claim("early_l2_dominance", ratios)
+claim("untied_ratio_spikes", ratios)
+phase("ratio", "This seed, out/in %s", windows_text)
 
-tied:set{tie = "untied"}
+-- Phases 4-5: the twins go through the same changes, so that control
+-- stays the same run as tied until the input side is scaled.
+local twins = {tied, control}
+local function both(settings)
+  for _, r in ipairs(twins) do r:set(settings) end
+end
+both{tie = "untied"}
 phase("loss", "Untied live: E_out copies the matrix")
 lab.step(opt.steps)
 report(tied)
 
-tied:set{tie_merge = "mean", tie = "tied"}
+both{tie_merge = "mean", tie = "tied"}
 phase("loss", "Tied again: the mean of both")
 lab.step(opt.steps)
 report(tied)
-local before = gap(tied, untied)
 
+-- Phase 6: the tied matrix against the untied run's E_in and E_out.
+local function aligned(r)
+  local al = lab.align(r, untied)
+  print(string.format("  %s vs untied: linear E_in %.3f, E_out %.3f; procrustes E_in %.3f, E_out %.3f (random %.3f)",
+                      r.name, al.linear_in, al.linear_out, al.procrustes_in, al.procrustes_out,
+                      al.baseline.linear_out))
+  return al
+end
+local al = aligned(tied)
+lab.plot("linear cos to E_out", al.linear_out)
+lab.plot("linear cos to E_in", al.linear_in)
+local f, r = claim("align_toward_output", {tied = al})
+phase("align", "This seed: tied matrix %s (linear cos %.2f vs %.2f)", findings.seen(f, r.diff), al.linear_out,
+      al.linear_in)
+
+-- Phases 7-8: in_scale 5 on tied alone; control, the same run so far,
+-- trains beside it on the same batches at x1.
+local from = tied:metrics().step + 1
 tied:set{in_scale = 5}
-phase("align", "Input side x5: toward E_in?")
+phase("align", "Input side x5 on tied, control stays x1: toward E_in?")
 lab.step(opt.steps)
 report(tied)
-local after = gap(tied, untied)
-
--- Toward E_in means closer to E_in relative to E_out: the lead of E_out
--- over E_in shrank (both may rise as the models keep learning).
-local shift = (after.linear_in - after.linear_out) - (before.linear_in - before.linear_out)
-local answer = shift > 0 and "Yes, toward E_in" or "No, not toward E_in"
-print(string.format("  %s: cos to E_in %.3f -> %.3f, to E_out %.3f -> %.3f", answer, before.linear_in,
-                    after.linear_in, before.linear_out, after.linear_out))
-phase("align", "%s", answer)
+report(control)
+local scaled, kept = aligned(tied), aligned(control)
+f, r = claim("scaling_moves_toward_in", {tied_x5 = scaled, tied = kept})
 
 -- The last caption stays on screen after the demo ends: no wait after it.
-local lean = after.linear_out > after.linear_in
 if ui then ui.present("align") end
-print(string.format("  cos to E_out %.2f, to E_in %.2f", after.linear_out, after.linear_in))
-lab.phase("Tied embeddings lean to the %s", lean and "output" or "input")
+-- The difference is what the claim rests on: 2 significant digits of it.
+lab.phase("This seed, x5 at steps %d-%d: %s (procrustes to E_in %+.2g)", from, tied:metrics().step,
+          findings.seen(f, r.diff), r.diff)

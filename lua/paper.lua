@@ -74,6 +74,7 @@
 --                   DIR/paper_summary.csv. No verb: every seed here, now.
 --     partition= time= cpus=   the slurm verb's #SBATCH lines
 local lab = require "tielab"
+local findings = require "tielab.findings"
 local script = require "tielab.script"
 local stats = require "tielab.stats"
 local sweep = require "tielab.sweep"
@@ -203,13 +204,6 @@ end
 
 local function finite(x) return type(x) == "number" and x == x and x ~= math.huge and x ~= -math.huge end
 
--- A window's running mean of per-step values.
-local function window() return {sum = 0, n = 0} end
-local function add(w, x)
-  if finite(x) then w.sum, w.n = w.sum + x, w.n + 1 end
-end
-local function window_mean(w) return w.n > 0 and w.sum / w.n or nan end
-
 local mid = math.max(1, opt.layers // 2)
 
 local align_keys = {"linear_in", "linear_out", "procrustes_in", "procrustes_out", "knn_in", "knn_out",
@@ -255,16 +249,14 @@ local function run_seed(seed, progress, label, keep)
     end
   end
 
-  local runs, acc = {}, {}
-  for i, a in ipairs(arms) do
-    runs[i] = lab.run(arm_options(a, seed))
-    acc[i] = {act_early = window(), rows_early = window(), act_late = window(), l1_late = window()}
-  end
+  local runs = {}
+  for i, a in ipairs(arms) do runs[i] = lab.run(arm_options(a, seed)) end
   local o = runs[1]:options()
   local warmup = tonumber(o.warmup) or 0
-  local early = warmup > 0 and math.min(warmup, opt.steps) or math.max(1, math.ceil(opt.steps / 10))
-  rec.early_label = warmup > 0 and string.format("the warmup, steps 1-%d", early)
-                    or string.format("the first 10%%, steps 1-%d", early)
+  local early
+  early, rec.early_label = findings.early_window(opt.steps, warmup)
+  local acc = {}
+  for i = 1, #runs do acc[i] = findings.ratio_windows(early) end
   local decay = (o.schedule or "constant") == "constant" and "constant"
                 or string.format("%s to lr_min %s at step %s", o.schedule, o.lr_min or "-", o.decay_steps or "-")
   rec.recipe_line = string.format("recipe %s: lr %s, warmup %s, %s", opt.recipe == "" and "(none)" or opt.recipe,
@@ -274,14 +266,7 @@ local function run_seed(seed, progress, label, keep)
     for i, r in ipairs(runs) do
       local m = r:metrics()
       if m.step == step then
-        local w = acc[i]
-        if step <= early then
-          add(w.act_early, m.grad_ratio_act)
-          add(w.rows_early, m.grad_ratio)
-        else
-          add(w.act_late, m.grad_ratio_act)
-          add(w.l1_late, m.grad_ratio_act_l1)
-        end
+        acc[i]:add(m)
         rec.steps[#rec.steps + 1] = line_of(seed, arms[i].name, m.step, m.loss, m.lr, warmup, m.grad_ratio,
                                             m.grad_ratio_act, m.grad_ratio_l1, m.grad_ratio_act_l1)
       end
@@ -293,11 +278,8 @@ local function run_seed(seed, progress, label, keep)
 
   local untied, untied_shared = runs[arm_index.untied], runs[arm_index.untied_shared]
   for i, r in ipairs(runs) do
-    local a, w, m = arms[i], acc[i], r:metrics()
-    put(a.name, "ratio_act_early", window_mean(w.act_early))
-    put(a.name, "ratio_early", window_mean(w.rows_early))
-    put(a.name, "ratio_act_late", window_mean(w.act_late))
-    put(a.name, "ratio_act_l1_late", window_mean(w.l1_late))
+    local a, w, m = arms[i], acc[i]:values(), r:metrics()
+    for _, k in ipairs{"ratio_act_early", "ratio_early", "ratio_act_late", "ratio_act_l1_late"} do put(a.name, k, w[k]) end
     for _, k in ipairs{"val_ppl", "drift_in", "drift_out", "normfreq_in", "normfreq_out"} do put(a.name, k, m[k]) end
     -- Each matrix against the untied run of another init: for the tied arms
     -- the paper's comparison; for untied_shared how alike two untied runs'
@@ -365,56 +347,18 @@ local function report(done, files)
 
   -- Per-seed quantities the findings difference.
   for _, a in ipairs(arms) do
-    for _, k in ipairs{"ratio_act_early", "ratio_act_late", "ratio_act_l1_late"} do
-      for si, v in ipairs(values(a.name, k)) do record(a.name, "log_" .. k, si, v > 0 and math.log(v) or nan) end
+    for _, k in ipairs(findings.log_measures) do
+      for si, v in ipairs(values(a.name, k)) do record(a.name, "log_" .. k, si, findings.log(v)) end
     end
   end
 
   -- ------------------------------------------------------------ the statistics
 
-  local zero = {}
-  for i = 1, #seeds do zero[i] = 0 end
-
-  -- The findings: what is differenced (a - b per seed) and the direction the
-  -- paper claims. 'label' says it in the table.
-  local findings = {
-    {id = "align_toward_output", arm = "tied", measure = "linear_out-linear_in", dir = "+",
-     a = values("tied", "linear_out"), b = values("tied", "linear_in"),
-     label = "tied: linear map to E_out - to E_in"},
-    {id = "early_l2_dominance", arm = "tied", measure = "log(ratio_act_early)", dir = "+",
-     a = values("tied", "log_ratio_act_early"), b = zero,
-     label = "tied: log L2 ratio out/in, early window"},
-    {id = "l1_crossover", arm = "tied", measure = "log(ratio_act_l1_late)", dir = "-",
-     a = values("tied", "log_ratio_act_l1_late"), b = zero,
-     label = "tied: log L1 ratio out/in, after it"},
-    {id = "untied_ratio_spikes", arm = "untied", measure = "log(ratio_act_early)-log(ratio_act_late)", dir = "+",
-     a = values("untied", "log_ratio_act_early"), b = values("untied", "log_ratio_act_late"),
-     label = "untied: log L2 ratio, early - late"},
-    {id = "lens_kl_early", arm = "tied-untied", measure = string.format("kl.1-%d", mid), dir = "+",
-     a = values("tied", "kl_early"), b = values("untied", "kl_early"),
-     label = string.format("fitted KL bits, positions 1-%d, tied - untied", mid)},
-  }
-  if scaled then
-    findings[#findings + 1] = {id = "scaling_moves_toward_in", arm = scaled .. "-tied", measure = "procrustes_in", dir = "+",
-      a = values(scaled, "procrustes_in"), b = values("tied", "procrustes_in"),
-      label = scaled .. " - tied: procrustes to E_in"}
-    findings[#findings + 1] = {id = "scaling_moves_toward_in_linear", arm = scaled .. "-tied", measure = "linear_in", dir = "+",
-      a = values(scaled, "linear_in"), b = values("tied", "linear_in"),
-      label = scaled .. " - tied: linear map to E_in"}
-    findings[#findings + 1] = {id = "scaling_costs_ppl", arm = scaled .. "-tied", measure = "val_ppl", dir = "+",
-      a = values(scaled, "val_ppl"), b = values("tied", "val_ppl"),
-      label = scaled .. " - tied: validation perplexity"}
-  end
-  findings[#findings + 1] = {id = "align_above_baseline", arm = "tied", measure = "linear_out-linear_out_base", dir = "+",
-    a = values("tied", "linear_out"), b = values("tied", "linear_out_base"),
-    label = "tied: linear to E_out - random baseline"}
-  findings[#findings + 1] = {id = "shared_init_biases_in", arm = "tied", measure = "linear_in_shared_init-linear_in", dir = "+",
-    a = values("tied", "linear_in_shared_init"), b = values("tied", "linear_in"),
-    label = "tied: linear to E_in, shared init - own"}
-
-  for _, f in ipairs(findings) do
-    f.d = stats.paired(f.a, f.b)
-    f.verdict = stats.verdict(f.d.lo, f.d.hi, f.dir)
+  -- The findings, as tielab.findings defines them (demo.lua reports one
+  -- seed's by the same definitions).
+  local findings_list = findings.list{scaled = scaled, mid = mid}
+  for _, f in ipairs(findings_list) do
+    f.d, f.verdict = findings.decide(f, values)
     row(summary_csv, f.id, f.measure, f.arm, f.d.mean, f.d.lo, f.d.hi, f.d.n, f.verdict)
   end
 
@@ -498,7 +442,7 @@ local function report(done, files)
   print("the paper's findings: paired difference across seeds (same batches),")
   print("mean and 95% t interval; verdict on the direction the paper claims")
   print(string.format("  %-31s %7s %19s %2s  %s", "finding", "mean", "95% interval", "n", "verdict"))
-  for _, f in ipairs(findings) do
+  for _, f in ipairs(findings_list) do
     local ci = f.d.lo == f.d.lo and string.format("[%s, %s]", signed(f.d.lo), signed(f.d.hi)) or "-"
     print(string.format("  %-31s %7s %19s %2d  %s", f.id, signed(f.d.mean), ci, f.d.n, f.verdict))
     print(string.format("    %s, claim %s 0", f.label, f.dir == "+" and ">" or "<"))

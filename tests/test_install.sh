@@ -17,7 +17,7 @@ bin=$(find "$root" -path '*/bin/tielab' -type f | head -n 1)
 [ -n "$bin" ] && [ -x "$bin" ]
 ok $? "the binary is installed in bin/ (${bin#"$root"})"
 prefix=${bin%/bin/tielab}
-for f in share/tielab/paper.lua share/tielab/sweep.lua share/tielab/tielab/stats.lua \
+for f in share/tielab/paper.lua share/tielab/sweep.lua share/tielab/tielab/stats.lua share/tielab/tielab/findings.lua \
          share/tielab/tielab/script.lua share/tielab/tielab/sweep.lua share/man/man1/tielab.1 \
          share/doc/tielab/README.md share/doc/tielab/LICENSE share/doc/tielab/docs/lua-api.md \
          share/doc/tielab/docs/autosave.md share/doc/tielab/docs/scale.md \

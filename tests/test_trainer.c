@@ -104,7 +104,9 @@ int main(void) {
   long points = 0;
   for (int i = 0; b && i < n; i++) points += b[i].count;
   ok(b && points == 5, "its copy of the history holds the 5 losses (%ld)", points);
-  ok(snap->runs[0].sample_step >= 0, "and a text sample");
+  ok(snap->runs[0].sample_step >= 0 && snap->runs[0].sample_len > 0 &&
+         snap->runs[0].sample_len <= sizeof snap->runs[0].sample,
+     "and a text sample, its bytes counted (%zu)", snap->runs[0].sample_len);
 
   k = h.submit(&h, 999, 1, &err);
   err.msg[0] = '\0';

@@ -5,8 +5,7 @@
 
 #include "core/text.h"
 
-/* Length of the valid UTF-8 character at 's' (n bytes left), 0 if invalid:
-** no overlong forms, no surrogates, nothing above U+10FFFF. */
+/* See text_utf8_char. */
 static size_t utf8_char(const uint8_t *s, size_t n) {
   uint8_t c = s[0];
   size_t len = c < 0x80 ? 1 : c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
@@ -19,6 +18,8 @@ static size_t utf8_char(const uint8_t *s, size_t n) {
   if (c == 0xf4 && s[1] > 0x8f) return 0;   /* above U+10FFFF */
   return len;
 }
+
+size_t text_utf8_char(const char *s, size_t n) { return n ? utf8_char((const uint8_t *)s, n) : 0; }
 
 static int is_c0(uint8_t c) { return (c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f; }
 

@@ -12,6 +12,11 @@
 
 #include <stddef.h>
 
+/* Bytes of the valid UTF-8 character 's' begins with ('n' bytes left), 0
+** when they begin none: a lone continuation byte, a sequence cut short, an
+** overlong form, a surrogate or a code point above U+10FFFF. */
+size_t text_utf8_char(const char *s, size_t n);
+
 /* Nonzero when 'n' bytes of 's' hold a control character (C0 but tab,
 ** newline and carriage return, DEL, C1) or a byte that is not part of valid UTF-8. */
 int text_needs_escape(const char *s, size_t n);

@@ -75,8 +75,10 @@ static int32_t draw(const float *logits, int v, double temp, Rng *rng) {
   return best;
 }
 
-int run_sample(Run *r, const char *prompt, int n, double temp, uint64_t seed, char *out, size_t cap,
-               Err *err) {
+/* The token ids of a sample: the prompt's in [0, *start), those drawn in
+** [*start, *len); the caller frees '*ids'. */
+static int sample_ids(Run *r, const char *prompt, int n, double temp, uint64_t seed, int32_t **out,
+                      size_t *start, size_t *out_len, Err *err) {
   const ModelConfig *c = model_config(r->model);
   if (!r->data) return err_set(err, "run '%s' has no tokenizer to sample text with", r->opt.name);
   const Bpe *bpe = r->data->ds.bpe;
@@ -93,23 +95,53 @@ int run_sample(Run *r, const char *prompt, int n, double temp, uint64_t seed, ch
   ids = all;
   Rng rng;
   rng_seed(&rng, seed);
-  size_t start = len;
+  *start = len;
   for (int k = 0; k < n; k++) {
     int t = len > (size_t)c->ctx ? c->ctx : (int)len;
     model_forward(r->model, ids + len - t, NULL, 1, t);
     ids[len++] = draw(model_logits(r->model) + (size_t)(t - 1) * c->vocab, c->vocab, temp, &rng);
   }
+  *out = ids;
+  *out_len = len;
+  return 0;
+}
+
+int run_sample(Run *r, const char *prompt, int n, double temp, uint64_t seed, char *out, size_t cap,
+               Err *err) {
+  int32_t *ids;
+  size_t start, len;
+  if (sample_ids(r, prompt, n, temp, seed, &ids, &start, &len, err) < 0) return -1;
   /* Token by token, as a stream would: a token may end inside a character
   ** that the next one completes, and the text must stay valid UTF-8. */
   TextUtf8 u;
   text_utf8_begin(&u, out, cap);
   for (size_t i = start; i < len; i++) {
     size_t bytes;
-    const uint8_t *token = bpe_token_bytes(bpe, ids[i], &bytes);
+    const uint8_t *token = bpe_token_bytes(r->data->ds.bpe, ids[i], &bytes);
     if (token) text_utf8_put(&u, (const char *)token, bytes);
   }
   text_utf8_end(&u);
   free(ids);
+  return 0;
+}
+
+int run_sample_bytes(Run *r, const char *prompt, int n, double temp, uint64_t seed, char *out, size_t cap,
+                     size_t *out_len, Err *err) {
+  int32_t *ids;
+  size_t start, len, w = 0;
+  *out_len = 0;
+  if (sample_ids(r, prompt, n, temp, seed, &ids, &start, &len, err) < 0) return -1;
+  /* Whole tokens only: a cut made for want of room is not the model's. */
+  for (size_t i = start; i < len; i++) {
+    size_t bytes;
+    const uint8_t *token = bpe_token_bytes(r->data->ds.bpe, ids[i], &bytes);
+    if (!token) continue;
+    if (w + bytes > cap) break;
+    memcpy(out + w, token, bytes);
+    w += bytes;
+  }
+  free(ids);
+  *out_len = w;
   return 0;
 }
 

@@ -290,6 +290,13 @@ int run_evaluate(Run *r, const int32_t *rows, int b, int t, EvalResult *out, Err
 int run_sample(Run *r, const char *prompt, int n, double temp, uint64_t seed, char *out,
                size_t cap, Err *err);
 
+/* The same sample as run_sample, as the tokens' bytes: whole tokens while
+** they fit 'cap' bytes, nothing decoded or replaced, no NUL added (a token
+** may hold a 0); '*len' is how many. For a display that shows each byte
+** that forms no character for what it is. */
+int run_sample_bytes(Run *r, const char *prompt, int n, double temp, uint64_t seed, char *out, size_t cap,
+                     size_t *len, Err *err);
+
 /* Checkpoints (safetensors): model, moments, lens translators (online and
 ** fitted), tokenizer, history, settings. 'lab_load' also takes a
 ** weights-only nanoGPT file.

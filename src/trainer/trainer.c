@@ -110,7 +110,8 @@ typedef struct Sample {
   int id;
   long step;
   double when;
-  char text[TRAINER_SAMPLE_MAX];
+  char text[TRAINER_SAMPLE_MAX];   /* raw bytes: the panel shows bad ones escaped */
+  size_t text_len;
   TrainerNorms norms;
   double norms_when;
 } Sample;
@@ -288,8 +289,9 @@ static void refresh_samples(Trainer *t) {
     Sample *s = sample_for(t, run_id(r));
     long step = run_metrics(r)->step;
     if (!s || step == s->step || (s->step >= 0 && now - s->when < SAMPLE_EVERY)) continue;
-    if (run_sample(r, NULL, SAMPLE_TOKENS, SAMPLE_TEMP, (uint64_t)step, s->text, sizeof s->text, NULL) < 0)
-      s->text[0] = '\0';
+    if (run_sample_bytes(r, NULL, SAMPLE_TOKENS, SAMPLE_TEMP, (uint64_t)step, s->text, sizeof s->text,
+                         &s->text_len, NULL) < 0)
+      s->text_len = 0;
     s->step = step;
     s->when = now;
   }
@@ -393,6 +395,7 @@ static void fill(Trainer *t, double now, int full) {
     Sample *sm = sample_for(t, tr->id);
     if (sm) {
       memcpy(tr->sample, sm->text, sizeof tr->sample);
+      tr->sample_len = sm->text_len;
       tr->sample_step = sm->step;
       if (tr->norms.seq != sm->norms.seq) norms_copy(&tr->norms, &sm->norms);
     }

@@ -48,7 +48,8 @@ typedef struct TrainerRun {
   RunOptions opt;                   /* every option as the run has it now */
   History *hist;                    /* a copy owned by the snapshot; NULL until copied */
   uint64_t hist_mark;               /* what 'hist' was copied from (see trainer.c) */
-  char sample[TRAINER_SAMPLE_MAX];  /* text the model writes now ("" until the first) */
+  char sample[TRAINER_SAMPLE_MAX];  /* the bytes the model writes now, as its tokens hold them */
+  size_t sample_len;                /* how many (0 until the first): not UTF-8 checked, may hold a 0 */
   long sample_step;                 /* when it was written, -1: none */
   TrainerNorms norms;               /* owned by the snapshot */
 } TrainerRun;

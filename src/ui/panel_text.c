@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "ui/fit.h"
+#include "ui/textesc.h"
 #include "ui/uistate.h"
 
 /* ------------------------------------------------------------ sample */
@@ -21,21 +22,15 @@ void panel_sample(Ui *ui, WINDOW *w, int h, int wd) {
     return;
   }
   fit_print(t, w, 0, 0, wd, ROLE_TITLE, "%s writes @%ld:", r->name, r->sample_step);
-  /* Newlines become a visible mark. */
-  char text[TRAINER_SAMPLE_MAX * 3];
-  size_t n = 0;
-  const char *nl = term_glyph(t, GLYPH_NEWLINE);
-  for (const char *p = r->sample; *p && n + 8 < sizeof text; p++) {
-    if (*p == '\n') n += (size_t)snprintf(text + n, sizeof text - n, "%s", nl);
-    else text[n++] = (unsigned char)*p < 0x20 ? ' ' : *p;
-  }
-  text[n] = '\0';
+  /* Newlines become a visible mark, bytes that form no character an escape. */
+  char text[TEXTESC_CAP(TRAINER_SAMPLE_MAX)];
+  textesc(r->sample, r->sample_len, term_glyph(t, GLYPH_NEWLINE), t->utf8, text, sizeof text);
   /* Wrapped at spaces: a word is split only when it is wider than the panel. */
   const char *p = text;
   for (int y = 1; y < h && *p; y++) {
     const char *next;
     size_t k = fit_wrap(p, wd, &next);
-    char row[1024];
+    char row[sizeof text];   /* a row is never cut inside a character */
     if (k >= sizeof row) k = sizeof row - 1;
     memcpy(row, p, k);
     row[k] = '\0';

@@ -1,0 +1,60 @@
+/* textesc.c -- see textesc.h. */
+#include "ui/textesc.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <wchar.h>
+#include <wctype.h>
+
+#include "core/text.h"
+
+/* The code point of the valid UTF-8 character of 'k' bytes at 's'. */
+static wchar_t decode(const unsigned char *s, size_t k) {
+  static const unsigned char lead_mask[] = {0, 0x7f, 0x1f, 0x0f, 0x07};
+  wchar_t wc = s[0] & lead_mask[k];
+  for (size_t i = 1; i < k; i++) wc = (wc << 6) | (s[i] & 0x3f);
+  return wc;
+}
+
+/* Bytes of the character at 's' that may be shown as itself, 0 when its
+** first byte is to be escaped. */
+static size_t shown_as_is(const char *s, size_t n, int utf8) {
+  const unsigned char c = (unsigned char)s[0];
+  if (c < 0x80) return c >= 0x20 && c < 0x7f;
+  size_t k = utf8 ? text_utf8_char(s, n) : 0;
+  if (!k) return 0;
+  /* iswprint says no to C1 controls and to what the locale cannot draw
+  ** (term_print would show those as '?'); a U+FFFD the model wrote would
+  ** read as a byte lost on the way. */
+  wchar_t wc = decode((const unsigned char *)s, k);
+  return wc != 0xfffd && iswprint((wint_t)wc) ? k : 0;
+}
+
+size_t textesc(const char *in, size_t len, const char *newline, int utf8, char *out, size_t cap) {
+  size_t w = 0;
+  if (cap == 0) return 0;
+  if (!newline) newline = "\n";
+  for (size_t i = 0; i < len;) {
+    char esc[TEXTESC_BYTES + 1];
+    const char *piece = in + i;
+    size_t used, k;
+    if (in[i] == '\n') {
+      piece = newline;
+      k = strlen(newline);
+      used = 1;
+    } else if ((k = shown_as_is(in + i, len - i, utf8)) > 0) {
+      used = k;
+    } else {
+      snprintf(esc, sizeof esc, "\\x%02x", (unsigned char)in[i]);
+      piece = esc;
+      k = TEXTESC_BYTES;
+      used = 1;
+    }
+    if (w + k >= cap) break;
+    memcpy(out + w, piece, k);
+    w += k;
+    i += used;
+  }
+  out[w] = '\0';
+  return w;
+}

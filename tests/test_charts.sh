@@ -49,7 +49,7 @@ session 80 24
 EXTRA=
 start C.UTF-8 "$MODEL"
 wait_for 'RUNNING step [1-9]' 300
-wait_for '^loss ' 50 && wait_for '^ *step └0.* step └0' 50
+wait_for '^╭ loss ' 50 && wait_for 'step └0.* step └0' 50
 check $? "both charts label their time axis 'step'"
 wait_for 'grad out/in \(log\)' 50 && wait_for '┄out=in' 50
 check $? "the ratio chart says it is on a log scale and names its line at 1"
@@ -57,10 +57,10 @@ check $? "the ratio chart says it is on a log scale and names its line at 1"
 # ---------------------------------------------------------------- the x span, in ASCII
 start C "$MODEL"
 wait_for 'RUNNING step [0-9]{3}' 600
-wait_for '^loss ' 50
+wait_for '^╭ loss ' 50
 wait_at_least last_mark_fraction 80 50
 check $? "past step 100 the newest points lie at the right end of the time axis ($got% of the width)"
-screen | grep -Eq '^ *step \+0-+[0-9]+0-+[0-9]+0'
+screen | grep -Eq '^\+-+ step \+0-+[0-9]+0-+[0-9]+0'
 check $? "the time axis has round ticks"
 
 # ---------------------------------------------------------------- five runs

@@ -10,8 +10,9 @@
 ** emoji measured in the terminal's columns (by the C library itself here,
 ** not by the screen's own measure) and never cut inside a character.
 **
-** With two arguments ROWS COLS it prints the lab view's rectangles instead
-** ("name y x h w" per panel shown), for the screen tests in tmux.
+** With the arguments ROWS COLS [SCROLL_LINES [LENS_ROWS]] it prints the lab
+** view's rectangles instead ("name y x h w" per panel shown), for the
+** screen tests in tmux.
 */
 #define _XOPEN_SOURCE 700   /* wcswidth */
 #include <locale.h>
@@ -364,17 +365,18 @@ static void wide_names(void) {
   wide_names_everywhere();
 }
 
-static void print_rects(int rows, int cols) {
+static void print_rects(int rows, int cols, int scroll_lines, int lens_rows) {
   Layout l;
-  layout_compute(&l, rows, cols, NULL);
+  LayoutAsk ask = {.view = VIEW_LAB, .zoom = -1, .chart = P_LOSS, .scroll_lines = scroll_lines, .lens_rows = lens_rows};
+  layout_compute(&l, rows, cols, &ask);
   for (int p = 0; p < P_COUNT; p++)
     if (shown(&l.r[p])) printf("%s %d %d %d %d\n", names[p], l.r[p].y, l.r[p].x, l.r[p].h, l.r[p].w);
 }
 
 int main(int argc, char **argv) {
   setlocale(LC_ALL, "C.UTF-8");
-  if (argc == 3) {
-    print_rects(atoi(argv[1]), atoi(argv[2]));
+  if (argc >= 3) {
+    print_rects(atoi(argv[1]), atoi(argv[2]), argc > 3 ? atoi(argv[3]) : 1, argc > 4 ? atoi(argv[4]) : 0);
     return 0;
   }
   lab_sizes();

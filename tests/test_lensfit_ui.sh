@@ -79,13 +79,13 @@ find "$WORK/state" -type f 2>/dev/null | grep -q .
 check $? "the runs were saved"
 
 start "$MODEL"
-wait_for 'RUNNING step [1-9]' 300 && wait_for 'tuned lens \(online\) acc' 100
+wait_for 'RUNNING step [1-9]' 300 && wait_for 'lens KL bits.*online @[0-9]' 100
 check $? "the lens panel says the tuned lens is the online one"
 key Space
 wait_for 'PAUSED step' 30
 key :
 type_line 'f = lab.runs.tied:fit_lens{steps = 20, tokens_per_step = 64}; print("fitted", f.steps)'
-wait_for '^fitted [0-9]' 100 && wait_for 'fitted @[0-9]+: r:metrics\(\)\.fitted_lens' 30
+wait_for '^fitted [0-9]' 100 && wait_for 'fitted @[0-9]+' 30
 check $? "after a fit the lens panel notes the fitted lens"
 ! screen | grep -Eq '(●|!)(setting|change)'
 check $? "a fit is no change of training: no event marker for it in the charts' legends"

@@ -51,8 +51,10 @@ wait_digits() {
   done
   return 1
 }
-# A figure as the present view prints it: four significant digits.
-FIG='local function fig(v) local a = math.abs(v) return string.format("%." .. (a >= 1000 and 0 or a >= 100 and 1 or a >= 10 and 2 or 3) .. "f", v) end'
+# A window mean as the present view takes it: the mean of a series over
+# the run's newest 100 steps; a factor as it prints one ("12x", "1.3x").
+WMEAN='local function wmean(r, s) local h = r:history(s) local last, sum, n = h.steps[h.n], 0, 0 for i = h.n, 1, -1 do if h.steps[i] <= last - 100 then break end if h.values[i] == h.values[i] then sum, n = sum + h.values[i], n + 1 end end return sum / n end local function figx(v) return string.format("%." .. (math.abs(v) >= 10 and 0 or 1) .. "fx", v) end'
+RATIOS="(function() $WMEAN return figx(wmean(lab.runs.tied, 'grad_ratio')) .. ' ' .. figx(wmean(lab.runs.untied, 'grad_ratio')) end)()"
 now_ms() { date +%s%3N; }
 
 session 80 24
@@ -146,12 +148,12 @@ wait_row 24 'tied: in_scale 1 ' 30
 # ---------------------------------------------------------------- the present view
 s=$(settled_step)
 lua 'ui.present("ratio")'
-wait_row 24 'present view: ratio' 30 && wait_row 5 '^grad out/in' 30 &&
-  screen | sed -n 2p | grep -q 'grad' && screen | sed -n 3p | grep -q 'out/in'
-check $? "ui.present('ratio'): the ratio chart large, its figure labelled 'grad out/in'"
-want=$(lua_out "(function() $FIG return fig(lab.runs.tied:metrics().grad_ratio) end)()")
+wait_row 24 'present view: ratio' 30 && wait_row 5 '^╭ grad out/in' 30 &&
+  screen | sed -n 2p | grep -q 'tied out/in.*untied out/in' && screen | sed -n 3p | grep -q "steps [0-9]*-$s"
+check $? "ui.present('ratio'): the ratio chart large, its figures labelled 'tied out/in' and 'untied out/in', over their steps"
+want=$(lua_out "$RATIOS")
 wait_digits 2 "$want"
-check $? "the big digits read the tied run's gradient ratio at step $s ($want; read $(digits 2))"
+check $? "the big digits read each run's gradient ratio, the mean of its last 100 steps to step $s ($want; read $(digits 2))"
 
 lua 'ui.present("align")'
 wait_row 24 'present view: align' 30 && screen | sed -n 3p | grep -q 'to E_in.*to E_out'
@@ -159,13 +161,13 @@ check $? "ui.present('align'): the two alignments, labelled 'to E_in' and 'to E_
 want=$(lua_out 'string.format("%.2f %.2f", lab.runs.tied:metrics().align.linear_in, lab.runs.tied:metrics().align.linear_out)')
 wait_digits 2 "$want"
 check $? "the big digits read the tied run's linear alignment to E_in and E_out ($want; read $(digits 2))"
-wait_row 5 '^align tied ' 30
+wait_row 5 '^╭ align tied ' 30
 check $? "under them the alignment chart over time, titled 'align tied'"
 
 lua 'ui.present("loss")'
-want=$(lua_out "(function() $FIG local m = lab.runs.tied:metrics() return string.format('%.3f', m.loss) .. (m.val_loss == m.val_loss and string.format(' %.3f', m.val_loss) or '') end)()")
-wait_digits 2 "$want" && wait_row 5 '^loss' 30
-check $? "ui.present('loss'): train and validation loss in big digits ($want), the loss chart under them"
+want=$(lua_out "(function() $WMEAN local m = lab.runs.tied:metrics() return string.format('%.2f', wmean(lab.runs.tied, 'loss')) .. (m.val_loss == m.val_loss and string.format(' %.2f', m.val_loss) or '') end)()")
+wait_digits 2 "$want" && wait_row 5 '^╭ loss' 30
+check $? "ui.present('loss'): train loss (the mean of the last 100 steps) and validation loss in big digits ($want), the loss chart under them"
 
 lua 'lab.plot("gap", 0.25) ui.present("gap")'
 wait_digits 2 "0.250" && screen | sed -n 2p | grep -q 'gap'
@@ -175,20 +177,20 @@ lua_out 'select(2, pcall(ui.present, "nonsense"))' | grep -q "no chart 'nonsense
 check $? "ui.present with an unknown name says which charts there are"
 
 lua 'ui.present("ratio") lab.caption("12.5")'
-wait_digits 2 "12.5" && wait_digits 5 "$(lua_out "(function() $FIG return fig(lab.runs.tied:metrics().grad_ratio) end)()")"
+wait_digits 2 "12.5" && wait_digits 5 "$(lua_out "$RATIOS")"
 check $? "a short caption in large type above the big digits"
 lua 'lab.caption("Boost the input side five-fold: does the tied matrix move toward E_in, and how far?")'
 wait_row 2 '^ *Boost the input side five-fold: does the tied matrix move toward E_in, and how *$' 30 &&
   wait_row 3 '^ +far\? *$' 30
 check $? "a long caption as text, wrapped at a space and centred"
 lua 'lab.caption()'
-wait_row 5 '^grad out/in' 30
+wait_row 5 '^╭ grad out/in' 30
 check $? "without a caption the chart moves back up"
 key z
 wait_row 24 'present view: align' 30
 check $? "z in the present view: the next chart"
 key p
-wait_row 24 'lab view' 30 && wait_for '^loss' 30
+wait_row 24 'lab view' 30 && wait_for '^╭ loss' 30
 check $? "p: back to the lab view"
 key p
 wait_row 24 'present view: align' 30

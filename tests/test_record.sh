@@ -53,7 +53,7 @@ start "$WORK/a.cast" "$MODEL"
 wait_for 'RUNNING step [1-9][0-9]' 300
 check $? "the lab trains while it records"
 $T resize-window -t t -x 100 -y 30
-wait_for '^loss' 50 && [ "$(pane '#{window_width}x#{window_height}')" = 100x30 ]
+wait_for '^╭ loss' 50 && [ "$(pane '#{window_width}x#{window_height}')" = 100x30 ]
 check $? "the pane is resized to 100x30 while recording"
 key :
 type_text 'ui.running(false)'

@@ -99,12 +99,20 @@ edge_cuts() {
     }' "$@" <"$file"
 }
 
+# scroll_now: the rows the REPL's output has now: those between the last
+# box's bottom border and the input line.
+scroll_now() { screen | awk -v R="$ROWS" '/^╰/ { last = NR } END { print R - 2 - last }'; }
+
+# layout: the lab view's rectangles at this size, with the REPL's output as
+# tall as it is now and the lens table of the model's three positions.
+layout() { "$LAYOUT" "$ROWS" "$COLS" "$(scroll_now)" 4; }
+
 # lab_edges: the right edge of every panel of the lab view but the sample
 # panel, as X,Y,H.
-lab_edges() { "$LAYOUT" "$ROWS" "$COLS" | awk '$1 != "sample" { print $3 + $5 - 1 "," $2 "," $4 }'; }
+lab_edges() { layout | awk '$1 != "sample" { print $3 + $5 - 1 "," $2 "," $4 }'; }
 
 # rect NAME: "y x h w" of a panel in the lab view at this size.
-rect() { "$LAYOUT" "$ROWS" "$COLS" | awk -v p="$1" '$1 == p { print $2, $3, $4, $5 }'; }
+rect() { layout | awk -v p="$1" '$1 == p { print $2, $3, $4, $5 }'; }
 
 # blank_cols Y H X1 X2: the screen (stdin) with columns X1..X2-1 of rows
 # Y..Y+H-1 blanked (sed counts characters in a UTF-8 locale; awk here
@@ -283,21 +291,22 @@ for size in 80x24 100x30 120x40 200x60; do
   set -- $(rect alignchart)
   if [ -n "$1" ]; then
     # the alignment chart's scores are cosines and CKA: its y axis stops at 1
-    top=$(screen | sed -n "$(($1 + 2)),$(($1 + $3))p" | cols "$2" "$4" | sed -n 's/^ *\([-0-9.][0-9.]*\)[│┤].*/\1/p' | sort -g | tail -n 1)
+    top=$(screen | sed -n "$(($1 + 2)),$(($1 + $3))p" | cols "$2" "$4" | sed -n 's/^│ *\([-0-9.][0-9.]*\)[│┤].*/\1/p' | sort -g | tail -n 1)
     [ -n "$top" ] && awk -v t="$top" 'BEGIN { exit !(t <= 1) }'
     check $? "$size: the alignment chart's y axis ends at or below 1 (top label ${top:-none})"
   fi
-  screen | grep -q 'tuned lens (online) acc tied'
-  check $? "$size: the lens panel says the tuned lens is the online one"
+  lens=$(screen | grep '╭ lens KL bits')
+  printf '%s\n' "$lens" | grep -q 'online @[0-9]'
+  check $? "$size: the lens panel says the tuned lens is the online one, at its step"
   key Tab
   wait_for '●untied' 30 && wait_for 'untied now|untied:' 30
   no_cut "$size lab view, the untied run selected"
   key Tab Tab Tab Tab
   wait_for '●tied' 30 && wait_for 'align tied vs untied @' 30
   # Each zoom in turn (ui.zoom's order), known by its title alone on top.
-  for z in loss:'^loss ':'grad out/in' ratio:'^grad out/in':'^loss ' align_chart:'^align tied ':'^grad out/in' \
-    lens:'^tuned lens .online. acc':'^align tied ' \
-    align:'^align tied vs untied':'tuned lens' extra:'^grad L2':'align tied vs'; do
+  for z in loss:'^╭ loss ':'grad out/in' ratio:'^╭ grad out/in':'^╭ loss ' align_chart:'^╭ align tied ':'^╭ grad out/in' \
+    lens:'^╭ lens KL bits':'^╭ align tied ' \
+    align:'^╭ align tied vs untied':'lens KL bits' extra:'^╭ grad L2':'align tied vs'; do
     name=${z%%:*} rest=${z#*:}
     key z
     wait_for "${rest%%:*}" 30 && wait_gone "${rest#*:}" 30
@@ -313,7 +322,7 @@ for size in 80x24 100x30 120x40 200x60; do
   key '?'
   wait_gone 'tielab keys' 30
   key p
-  wait_gone 'tuned lens .online. acc' 30 && wait_for '^loss' 30
+  wait_gone 'lens KL bits' 30 && wait_for '^╭ loss' 30
   check $? "$size: p shows the present view"
   no_cut "$size present view" 0 "$COLS"
   key p
@@ -362,11 +371,11 @@ for chart in loss ratio; do
   y=$1 x=$2 w=$4
   legend=$(sed -n "$((y + 1)),$((y + 2))p" "$WORK/wide" | dcols "$x" "$w")
   named "$WIDE1" "$legend" && named "$WIDE2" "$legend" || wrong="$wrong $chart legend's names,"
-  last=$(sed -n "$((y + 1)),$((y + 2))p" "$WORK/wide" | dcols $((x + w - 1)) 1 | tr -d ' \n')
+  last=$(sed -n "$((y + 1)),$((y + 2))p" "$WORK/wide" | dcols $((x + w - 2)) 1 | tr -d ' ─\n')
   [ -z "$last" ] || wrong="$wrong $chart legend's last column,"
 done
 set -- $(rect ratio)
-[ "$(sed -n "$(($1 + 1))p" "$WORK/wide" | dcols "$2" 11)" = "grad out/in" ] || wrong="$wrong grad out/in's place,"
+[ "$(sed -n "$(($1 + 1))p" "$WORK/wide" | dcols $(($2 + 2)) 11)" = "grad out/in" ] || wrong="$wrong grad out/in's place,"
 [ $started -eq 0 ] && [ -z "$wrong" ]
 check $? "80x24, two runs named in CJK: the status line and each legend name both, whole or cut around an ellipsis, each legend within its chart's columns, the next chart's title where it belongs${wrong:+ (wrong:${wrong%,})}"
 

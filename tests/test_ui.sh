@@ -17,7 +17,7 @@ wait_for 'RUNNING step [1-9]' 300
 check $? "training starts: the status line says RUNNING and counts steps"
 screen | grep -q 'tied tied in×1' && screen | grep -q 'untied untied in×1'
 check $? "a tied and an untied run side by side, scales at 1"
-wait_for '^loss .*tied' 20 && wait_for 'grad out/in' 20 && wait_for 'tuned lens' 50
+wait_for '^╭ loss .*tied' 20 && wait_for 'grad out/in' 20 && wait_for 'lens KL bits' 50
 check $? "loss, gradient ratio and lens panels are drawn"
 colors() { $T capture-pane -e -p -t t | grep -Ec "$(printf '\033')\\[(3[0-7]|9[0-7]|38;5;[0-9]+)m"; }
 [ "$(colors)" -gt 0 ]
@@ -47,10 +47,10 @@ wait_gone 'tielab keys' 30
 check $? "? again closes the help"
 key s
 wait_for 'untied: norm vs ln count @[1-9][0-9]* .*E_in r .*E_out r ' 30 && screen | grep -q 'ln count in training' &&
-  ! screen | grep -q '^loss'
+  ! screen | grep -q '^╭ loss'
 check $? "s: the row norm scatter of the selected run replaces the charts"
 key s
-wait_gone 'norm vs ln count' 30 && wait_for '^loss' 30
+wait_gone 'norm vs ln count' 30 && wait_for '^╭ loss' 30
 check $? "s again: the charts return"
 
 # ---------------------------------------------------------------- the REPL
@@ -80,7 +80,7 @@ $T resize-window -t t -x 60 -y 20
 wait_for 'needs 80x24, this is 60x20' 30
 check $? "60x20: a message instead of the screen"
 $T resize-window -t t -x 80 -y 24
-wait_for 'PAUSED step' 30 && wait_for '^loss' 30
+wait_for 'PAUSED step' 30 && wait_for '^╭ loss' 30
 check $? "back at 80x24 the screen returns"
 [ ! -e "$WORK/status" ] && [ -n "$(tielab_pid)" ]
 check $? "tielab still runs after keys, errors and resizes"

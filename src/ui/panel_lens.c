@@ -240,8 +240,14 @@ void panel_lens(Ui *ui, WINDOW *w, int h, int wd) {
   /* Groups of bars once every position has a row per run. */
   if (h - 2 >= n * p.n && wd >= 40) tall(ui, w, h, wd, &p, n);
   else compact(ui, w, h, wd, &p, n);
-  /* On the bottom border: what the difference is. */
-  if (p.n > 1 && wd >= 24)
+  /* On the bottom border: a fit the panel does not show, else what the
+  ** difference is. */
+  long fitted = -1;
+  for (int k = 0; k < p.n; k++)
+    if (p.run[k]->m.fitted_lens.step > fitted) fitted = p.run[k]->m.fitted_lens.step;
+  if (fitted >= 0 && ui->lens_mode != LENS_FITTED)
+    fit_print(&ui->term, w, h, 0, wd, ROLE_DIM, "fitted @%ld: l shows it", fitted);
+  else if (p.n > 1 && wd >= 24)
     fit_print(&ui->term, w, h, 0, wd, ROLE_DIM, "\u0394 = %s \u2212 %s", p.run[0]->name, p.run[1]->name);
 }
 

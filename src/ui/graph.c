@@ -1,24 +1,37 @@
 /*
 ** graph.c -- series into a grid of cells: Braille, block or ASCII.
 **
-** Each series is first reduced to one value per horizontal sample (two per
-** cell with Braille, one otherwise): the mean of its points that fall in
-** the sample's x range. Consecutive samples are then joined: with Braille
-** by a line on the 2x4 dot grid (Bresenham), two dots thick on a tall plot,
-** with blocks by a level glyph in the sample's cell and full blocks over any
-** jump, with ASCII by one mark per column. A cell has one colour, so the
-** series draw into a record per plot cell of who came and what they put
-** there, and only then is each cell resolved: a run's validation over its
-** own line is shown, cells of two runs are shared (the legend explains
-** it) and show their lines in turn, rather than the last series silently
-** winning. Series also differ by dashes, tints and marks, never by hue
-** alone; without colour each line has a pattern of its own.
+** Each series is first reduced to sample columns (two per cell with
+** Braille, one otherwise): the mean of its points that fall in each, and
+** the smallest and largest of them and of their envelopes ('lo', 'hi').
+** The mean alone would shrink a spike as the history grows, so the span is
+** drawn too, faintly (a tint of the series' colour), where it reaches
+** beyond the line. With 'smooth', a solid series' raw line joins that faint
+** layer and the line is drawn through the columns of its moving average
+** (TensorBoard's, taken over the points before they are reduced).
+** Consecutive samples are then joined: with Braille by a line on the 2x4
+** dot grid (Bresenham), two dots thick on a tall plot, across any columns
+** the series has no point in; with blocks by a level glyph in the sample's
+** cell and full blocks over any jump; with ASCII by one mark per column.
+** A cell has one colour, so the series draw into a record per plot cell
+** of who came and what they put there, and only then is each cell
+** resolved: the faint layer shows only where no line is, a run's
+** validation over its own line is shown, and a cell of two runs keeps
+** both lines' dots in the colour of the run on top over a dim background
+** of the other's (without colour, the shared role: each line's own dash
+** pattern tells them apart; in ASCII a mark no run has). Alternating the
+** runs cell by cell would break both lines into dots. Series also differ
+** by dashes, tints and marks, never by hue alone.
+** The reference line and the events' dotted rules are drawn into the grid
+** first, beneath the series; event labels last, where no line is.
 ** A scatter skips the reduction: each point is one dot (Braille) or one
 ** mark per cell (block and ASCII, which have no finer grain for a point).
 ** The legend (legend.c) is laid out before the plot (it may take a second
 ** row) and drawn after it, when shared cells and event kinds are known.
 ** Ticks are counted as whole multiples of their step, never added up, so a
 ** span a few roundings wide (0.1 + 0.2 against 0.3) cannot stall them.
+** Per frame, memory is a few numbers per sample column and a record per
+** cell; the work is one pass over the points (two when smoothed).
 */
 #include "ui/graph.h"
 
@@ -32,12 +45,15 @@
 
 #define BRAILLE_BLANK 0x2800u
 #define BLOCK_LOWER 0x2580u  /* + 1..8: lower eighth .. full block */
+#define BLOCK_FAINT 0x2591u  /* light shade: a faint span or raw line */
 
 /* ASCII marks by colour, a second set for a colour used again (style 1);
 ** validation and baselines have one lighter mark, which their colour (or
 ** their place beside their run) tells apart. */
 static const char solid_marks[2][GRAPH_COLORS + 1] = {"*o+x@%&=", "XOHWVZ8$"};
 #define GRAPH_ASCII_DASHED ':'
+#define GRAPH_ASCII_FAINT '|'    /* a span, a raw line under its average */
+#define GRAPH_ASCII_RULE '\''   /* an event's rule: a dotted column */
 
 /* Dot bits of a Braille cell, by column and row within it. */
 static const uint8_t braille_bit[2][4] = {{0x01, 0x02, 0x04, 0x40}, {0x08, 0x10, 0x20, 0x80}};
@@ -49,10 +65,7 @@ static GraphCell *cell_at(GraphCell *cells, int w, int h, int y, int x) {
 
 static void put(GraphCell *cells, int w, int h, int y, int x, uint32_t ch, uint8_t role) {
   GraphCell *c = cell_at(cells, w, h, y, x);
-  if (c) {
-    c->ch = ch;
-    c->role = role;
-  }
+  if (c) *c = (GraphCell){.ch = ch, .role = role};
 }
 
 /* ------------------------------------------------------------ text */
@@ -83,9 +96,7 @@ int graph_text(GraphCell *row, int w, const char *utf8, uint8_t role) {
   while (*utf8 && x < w) {
     uint32_t cp;
     utf8 += utf8_next(utf8, &cp);
-    row[x].ch = cp < 0x20 ? ' ' : cp;
-    row[x].role = role;
-    x++;
+    row[x++] = (GraphCell){.ch = cp < 0x20 ? ' ' : cp, .role = role};
   }
   return x;
 }
@@ -164,17 +175,29 @@ double graph_xaxis_update(GraphXAxis *a, double newest) {
   return a->max;
 }
 
-int graph_y_range(const GraphSeries *s, int n, int log_y, double *lo, double *hi) {
+/* Widen [*lo, *hi] ('any': already set) to v when a chart can show it. */
+static int y_include(double v, int log_y, int any, double *lo, double *hi) {
+  if (!isfinite(v) || (log_y && v <= 0)) return any;
+  if (!any || v < *lo) *lo = v;
+  if (!any || v > *hi) *hi = v;
+  return 1;
+}
+
+int graph_y_range_x(const GraphSeries *s, int n, int log_y, double x_lo, double x_hi, double *lo, double *hi) {
   int any = 0;
   for (int i = 0; i < n; i++)
     for (int k = 0; k < s[i].n; k++) {
-      double v = s[i].y[k];
-      if (!isfinite(v) || (log_y && v <= 0)) continue;
-      if (!any || v < *lo) *lo = v;
-      if (!any || v > *hi) *hi = v;
-      any = 1;
+      if (!(s[i].x[k] >= x_lo && s[i].x[k] <= x_hi)) continue;
+      any = y_include(s[i].y[k], log_y, any, lo, hi);
+      if (s[i].lo) any = y_include(s[i].lo[k], log_y, any, lo, hi);
+      if (s[i].hi) any = y_include(s[i].hi[k], log_y, any, lo, hi);
     }
   return any;
+}
+
+/* Points of no x are not drawn, so they do not count either. */
+int graph_y_range(const GraphSeries *s, int n, int log_y, double *lo, double *hi) {
+  return graph_y_range_x(s, n, log_y, -HUGE_VAL, HUGE_VAL, lo, hi);
 }
 
 void graph_scale_update(GraphScale *s, double lo, double hi, int log_y) {
@@ -221,13 +244,19 @@ static double log_snap(double v, int down) {
 
 /* What the series put into one plot cell. Nothing is written to the grid
 ** while they draw: once all are in, 'resolve_cells' chooses the cell's
-** glyph and role from everything that came, so the order they were drawn
+** glyph and roles from everything that came, so the order they were drawn
 ** in decides nothing but which lies on top. */
 typedef struct CellMix {
   uint64_t ids;      /* the series there: bit id - 1 (the 64th series on share bit 63) */
   uint8_t dots[2];   /* Braille dots of solid lines, of dashed ones */
   uint32_t ch[2];    /* block glyph last drawn by a solid line, by a dashed one */
+  uint8_t faint;     /* the faint layer (spans, raw lines under their average):
+                        Braille dots, else not 0 when any */
+  int faint_by;      /* the series (id) that drew faint dots last: their colour */
 } CellMix;
+
+/* Where a series' dots go: its line, or the faint layer beneath all lines. */
+typedef enum Layer { LAYER_LINE, LAYER_FAINT } Layer;
 
 typedef struct Plot {
   GraphCell *cells;
@@ -243,9 +272,17 @@ typedef struct Plot {
   const GraphSeries *series;
   int n_series;
   CellMix *mix;         /* per plot cell */
-  int stripes;          /* shared cells take their series' colours in turn */
   int shared;           /* some cell is shared */
 } Plot;
+
+/* One series reduced to sample columns: the mean of what falls in each
+** (points or their moving average), and the span of the points and of
+** their envelopes. Arrays of one entry per sample column, reused by every
+** series of a frame. */
+typedef struct Columns {
+  double *sum, *lo, *hi;
+  int *cnt;
+} Columns;
 
 /* Line patterns without colour, by a series' 'line': which dot columns
 ** (Braille) or columns (block) of each period are drawn, whether the line
@@ -308,10 +345,15 @@ static CellMix *mix_at(Plot *p, int cy, int cx) {
 static uint64_t id_bit(int id) { return (uint64_t)1 << (id - 1 < 63 ? id - 1 : 63); }
 
 /* Series 'id' (1-based) puts Braille dots 'dots' or block glyph 'ch' into
-** plot cell (cy, cx). */
-static void mix_put(Plot *p, int cy, int cx, int id, uint8_t dots, uint32_t ch) {
+** plot cell (cy, cx), on its line or on the faint layer. */
+static void mix_put(Plot *p, int cy, int cx, int id, uint8_t dots, uint32_t ch, Layer layer) {
   CellMix *m = mix_at(p, cy, cx);
   if (!m) return;
+  if (layer == LAYER_FAINT) {
+    m->faint |= dots ? dots : 1;
+    m->faint_by = id;
+    return;
+  }
   int dashed = p->series[id - 1].dashed != 0;
   m->ids |= id_bit(id);
   m->dots[dashed] |= dots;
@@ -321,9 +363,9 @@ static void mix_put(Plot *p, int cy, int cx, int id, uint8_t dots, uint32_t ch) 
 /* The series in one cell stand for their groups (a run's training and
 ** validation lines are one group; a series of group 0 is its own): 'rep'
 ** gets each group's last solid line there (which lies on top), else its
-** dashed one, and 'val' its last dashed one (-1: none), in drawing order;
-** returns how many groups. */
-static int cell_groups(const Plot *p, uint64_t ids, int *rep, int *val, int cap) {
+** dashed one, 'val' its last dashed one (-1: none), and 'last' the last
+** of its series drawn, in drawing order; returns how many groups. */
+static int cell_groups(const Plot *p, uint64_t ids, int *rep, int *val, int *last, int cap) {
   int n = 0, key[64];
   for (int i = 0; i < p->n_series && i < 64; i++) {
     if (!(ids & id_bit(i + 1))) continue;
@@ -337,79 +379,97 @@ static int cell_groups(const Plot *p, uint64_t ids, int *rep, int *val, int cap)
       rep[g] = i;
     }
     if (s->dashed) val[g] = i;
+    last[g] = i;
   }
   return n;
 }
 
-/* Of the lines in a shared cell (each group's, and its validation's when
-** there), the one shown longest ago along this row ('shown': the column
-** each series was last shown at, -1: never), so that every line gets its
-** turns whatever the period of its dashes. */
-static int least_recent(const int *rep, const int *val, int n, const int *shown) {
-  int best = rep[0];
-  for (int g = 0; g < n; g++)
-    for (int k = 0; k < 2; k++) {
-      int i = k ? val[g] : rep[g];
-      if (i >= 0 && shown[i] < shown[best]) best = i;
-    }
-  return best;
+/* The group drawn last in a cell (it lies on top) and the one drawn
+** before it, by the last series of each. */
+static void top_two(const int *last, int n, int *top, int *under) {
+  *top = 0, *under = -1;
+  for (int g = 1; g < n; g++) {
+    if (last[g] > last[*top]) *under = *top, *top = g;
+    else if (*under < 0 || last[g] > last[*under]) *under = g;
+  }
 }
 
-/* A cell's glyph and role from what its series put there. One group: its
+/* The role of a tint of series 'i''s colour: a faint span, a shared
+** cell's background. */
+static uint8_t tint_role(const Plot *p, int i) {
+  return (uint8_t)(GRAPH_ROLE_SERIES + p->series[i].color % GRAPH_COLORS + GRAPH_ROLE_TINT);
+}
+
+/* The Braille cell already in the grid (the reference line, event rules),
+** for the series' dots to join. */
+static uint32_t braille_base(const GraphCell *c) {
+  return c->ch >= BRAILLE_BLANK && c->ch <= BRAILLE_BLANK + 0xff ? c->ch : BRAILLE_BLANK;
+}
+
+/* A cell only the faint layer reached: its dots (Braille) or a light mark
+** in the tint of the series that drew there last. */
+static void resolve_faint(const Plot *p, const CellMix *m, GraphCell *c) {
+  if (p->glyphs == GRAPH_BRAILLE) c->ch = braille_base(c) | m->faint;
+  else c->ch = p->glyphs == GRAPH_ASCII ? GRAPH_ASCII_FAINT : BLOCK_FAINT;
+  c->role = tint_role(p, m->faint_by - 1);
+}
+
+/* A cell's glyph and roles from what its series put there. One group: its
 ** line, or its validation's dots alone where they lie over their own run,
 ** so that validation is seen wherever it is drawn. Two groups or more: the
-** cell is shared, and its lines take it in turn along the row: in ASCII
-** with their own marks (a stretch where runs coincide reads "*o+x@", each
-** visible), with colour in their colours; without colour the cell has the
-** shared role (reverse video). */
-static void resolve_cell(Plot *p, int cy, int cx, int *shown) {
+** cell is shared. It keeps every line's dots (Braille; a block cell the
+** top one's level), so that neither line breaks up into dots where they
+** run close; with colour in the colour of the group on top over a dim
+** background of the one beneath, without colour in the shared role, each
+** line in its own pattern. In ASCII, a mark of its own ('#'). The faint
+** layer shows only where no line is. */
+static void resolve_cell(Plot *p, int cy, int cx) {
   const CellMix *m = mix_at(p, cy, cx);
   GraphCell *c = cell_at(p->cells, p->w, p->h, p->y0 + cy, p->x0 + cx);
-  if (!m || !m->ids || !c) return;
-  int rep[64], val[64], n = cell_groups(p, m->ids, rep, val, 64);
+  if (!m || !c) return;
+  if (!m->ids) {
+    if (m->faint) resolve_faint(p, m, c);
+    return;
+  }
+  int rep[64], val[64], last[64], n = cell_groups(p, m->ids, rep, val, last, 64), top, under;
   if (n == 0) return;
+  top_two(last, n, &top, &under);
   int own = n == 1 && val[0] >= 0;   /* validation over its own run */
-  int pick = n == 1 ? (own ? val[0] : rep[0]) : least_recent(rep, val, n, shown);
-  shown[pick] = cx;
-  const GraphSeries *s = &p->series[pick];
-  uint8_t role = graph_series_role(s);
+  const GraphSeries *s = &p->series[own ? val[0] : rep[top]];
+  c->role = graph_series_role(s);
   if (n > 1) {
     p->shared = 1;
-    role = p->stripes ? role : GRAPH_ROLE_SHARED;
+    if (p->mono) c->role = GRAPH_ROLE_SHARED;
+    else c->bg = tint_role(p, rep[under]);
   }
   if (p->glyphs == GRAPH_ASCII) {
-    c->ch = graph_ascii_mark(s);
+    c->ch = n > 1 ? GRAPH_ASCII_SHARED : graph_ascii_mark(s);
   } else if (p->glyphs == GRAPH_BRAILLE) {
-    uint32_t base = c->ch >= BRAILLE_BLANK && c->ch <= BRAILLE_BLANK + 0xff ? c->ch : BRAILLE_BLANK;
-    c->ch = base | (own ? m->dots[1] : m->dots[0] | m->dots[1]);
+    c->ch = braille_base(c) | (own ? m->dots[1] : m->dots[0] | m->dots[1]);
   } else {
     int k = s->dashed ? 1 : 0;
     c->ch = m->ch[k] ? m->ch[k] : m->ch[!k];
   }
-  c->role = role;
 }
 
 static void resolve_cells(Plot *p) {
-  for (int cy = 0; cy < p->ph; cy++) {
-    int shown[64];
-    for (int i = 0; i < 64; i++) shown[i] = -1;
-    for (int cx = 0; cx < p->pw; cx++) resolve_cell(p, cy, cx, shown);
-  }
+  for (int cy = 0; cy < p->ph; cy++)
+    for (int cx = 0; cx < p->pw; cx++) resolve_cell(p, cy, cx);
 }
 
-/* A Braille dot of series 'id' at dot (dx, dy); 'id' 0 draws into the
-** grid at once in 'role' (the reference line, beneath every series). */
-static void braille_dot(Plot *p, int dx, int dy, int id, uint8_t role) {
+/* A Braille dot of series 'id' at dot (dx, dy) on 'layer'; 'id' 0 draws
+** into the grid at once in 'role' (the reference line and event rules,
+** beneath every series). */
+static void braille_dot(Plot *p, int dx, int dy, int id, uint8_t role, Layer layer) {
   if (dx < 0 || dy < 0 || dy >= p->ph * 4) return;
   uint8_t bit = braille_bit[dx % 2][dy % 4];
   if (id) {
-    mix_put(p, dy / 4, dx / 2, id, bit, 0);
+    mix_put(p, dy / 4, dx / 2, id, bit, 0, layer);
     return;
   }
   GraphCell *c = cell_at(p->cells, p->w, p->h, p->y0 + dy / 4, p->x0 + dx / 2);
   if (!c) return;
-  if (c->ch < BRAILLE_BLANK || c->ch > BRAILLE_BLANK + 0xff) c->ch = BRAILLE_BLANK;
-  c->ch |= bit;
+  c->ch = braille_base(c) | bit;
   c->role = role;
 }
 
@@ -435,15 +495,19 @@ static int sample_on(const Plot *p, const GraphSeries *s, int n) {
 /* Two dots thick (on a tall plot), unless the series' pattern is light. */
 static int line_thick(const Plot *p, const GraphSeries *s) { return p->thick && (!p->mono || mono_pattern(s)->heavy); }
 
-static void braille_line(Plot *p, int x0, int y0, int x1, int y1, int id, const GraphSeries *s) {
+/* A line on the dot grid (Bresenham) from (x0, y0) to (x1, y1): the
+** series' own (dashed, thick) on the line layer, one plain dot thin on the
+** faint one. */
+static void braille_line(Plot *p, int x0, int y0, int x1, int y1, int id, Layer layer) {
+  const GraphSeries *s = &p->series[id - 1];
   int dx = abs(x1 - x0), dy = -abs(y1 - y0);
   int stx = x0 < x1 ? 1 : -1, sty = y0 < y1 ? 1 : -1, e = dx + dy;
-  int ys = p->ph * 4, thick = line_thick(p, s);
+  int ys = p->ph * 4, line = layer == LAYER_LINE, thick = line && line_thick(p, s);
   for (;;) {
-    if (dash_on(p, s, x0)) {
-      braille_dot(p, x0, y0, id, 0);
+    if (!line || dash_on(p, s, x0)) {
+      braille_dot(p, x0, y0, id, 0, layer);
       /* The second dot below, or above on the bottom row. */
-      if (thick) braille_dot(p, x0, y0 + 1 < ys ? y0 + 1 : y0 - 1, id, 0);
+      if (thick) braille_dot(p, x0, y0 + 1 < ys ? y0 + 1 : y0 - 1, id, 0, layer);
     }
     if (x0 == x1 && y0 == y1) break;
     int e2 = 2 * e;
@@ -464,42 +528,112 @@ static void braille_line(Plot *p, int x0, int y0, int x1, int y1, int id, const 
 static void cell_sample(Plot *p, const GraphSeries *s, int col, int r, int prev, int id) {
   int cy = r / p->sy;
   if (p->glyphs == GRAPH_ASCII) {
-    mix_put(p, cy, col, id, 0, graph_ascii_mark(s));
+    mix_put(p, cy, col, id, 0, graph_ascii_mark(s), LAYER_LINE);
     return;
   }
-  mix_put(p, cy, col, id, 0, BLOCK_LOWER + (uint32_t)(p->sy - r % p->sy));
+  mix_put(p, cy, col, id, 0, BLOCK_LOWER + (uint32_t)(p->sy - r % p->sy), LAYER_LINE);
   if (prev < 0 || (p->mono && !mono_pattern(s)->heavy)) return;
   int pc = prev / p->sy, lo = pc < cy ? pc : cy + 1, hi = pc < cy ? cy - 1 : pc;
-  for (int y = lo; y <= hi; y++) mix_put(p, y, col, id, 0, BLOCK_LOWER + 8);
+  for (int y = lo; y <= hi; y++) mix_put(p, y, col, id, 0, BLOCK_LOWER + 8, LAYER_LINE);
 }
 
-/* Reduce a series to one mean per sample column and draw it; 'id' is its
-** index + 1. */
-static void plot_series(Plot *p, const GraphSeries *s, int id, double *sum, int *cnt) {
-  int xs = p->pw * p->sx, ys = p->ph * p->sy;
-  memset(sum, 0, sizeof *sum * (size_t)xs);
-  memset(cnt, 0, sizeof *cnt * (size_t)xs);
+/* A value the plot can place: finite, and positive on a log scale. */
+static int plottable(const Plot *p, double v) { return isfinite(v) && !(p->log_y && v <= 0); }
+
+/* The sample column of x, -1 outside the x range. */
+static int sample_col(const Plot *p, double x) {
+  int xs = p->pw * p->sx;
+  double f = (x - p->x_min) / (p->x_max - p->x_min);
+  if (!(f >= 0 && f <= 1)) return -1;
+  int c = (int)(f * xs);
+  return c >= xs ? xs - 1 : c;
+}
+
+/* The level row (0 at the top) of a transformed value, clamped to the plot. */
+static int level_row(const Plot *p, double t) {
+  int ys = p->ph * p->sy;
+  double f = (p->hi - t) / (p->hi - p->lo) * (ys - 1);
+  return !(f > 0) ? 0 : f > ys - 1 ? ys - 1 : (int)lround(f);
+}
+
+/* Point k's bound from 'bound' (a series' lo or hi), or its value when
+** there is none or the plot cannot place it. */
+static double bound_or(const Plot *p, const double *bound, int k, double v) {
+  return bound && plottable(p, bound[k]) ? bound[k] : v;
+}
+
+/* Reduce series 's' to sample columns into 'col': the mean of its values
+** in each, or with 'smooth' > 0 of their moving average, taken over every
+** point in x order (TensorBoard's, debiased: the first points are not
+** pulled towards 0); the span of the values and their envelopes. */
+static void reduce(const Plot *p, const GraphSeries *s, double smooth, Columns *col) {
+  int xs = p->pw * p->sx;
+  for (int c = 0; c < xs; c++) col->sum[c] = 0, col->cnt[c] = 0, col->lo[c] = HUGE_VAL, col->hi[c] = -HUGE_VAL;
+  double avg = 0, weight = 1;   /* the average so far, and smooth^(points so far) */
   for (int k = 0; k < s->n; k++) {
     double v = s->y[k];
-    if (!isfinite(v) || (p->log_y && v <= 0) || !isfinite(s->x[k])) continue;
-    double f = (s->x[k] - p->x_min) / (p->x_max - p->x_min);
-    if (f < 0 || f > 1) continue;
-    int c = (int)(f * xs);
-    if (c >= xs) c = xs - 1;
-    sum[c] += transform(p, v);
-    cnt[c]++;
+    if (!plottable(p, v)) continue;
+    if (smooth > 0) {
+      avg = avg * smooth + (1 - smooth) * v;
+      weight *= smooth;
+      v = avg / (1 - weight);
+    }
+    int c = isfinite(s->x[k]) ? sample_col(p, s->x[k]) : -1;
+    if (c < 0) continue;
+    col->sum[c] += transform(p, v);
+    col->cnt[c]++;
+    double lo = transform(p, bound_or(p, s->lo, k, s->y[k])), hi = transform(p, bound_or(p, s->hi, k, s->y[k]));
+    col->lo[c] = fmin(col->lo[c], fmin(lo, hi));
+    col->hi[c] = fmax(col->hi[c], fmax(lo, hi));
   }
+}
+
+/* Level rows 'r' and 'mean' are one place of the line: the dots of a
+** thick Braille line, one cell of the others. */
+static int on_line(const Plot *p, int r, int mean) {
+  return p->glyphs == GRAPH_BRAILLE ? abs(r - mean) <= 1 : r / p->sy == mean / p->sy;
+}
+
+/* A span's end at level row 'r' is worth drawing: beyond the line's dots
+** (Braille), beyond the next cell in the coarser tiers, where the noise of
+** every line would otherwise fill the rows beside it. */
+static int span_reaches(const Plot *p, int r, int mean) {
+  return p->glyphs == GRAPH_BRAILLE ? abs(r - mean) > 1 : abs(r / p->sy - mean / p->sy) > 1;
+}
+
+/* The faint span of every sample column, from its smallest to its largest
+** value: a spike that the mean of a long column hides is still seen. Only
+** where it reaches beyond the line: it must not fill the gaps of dashes. */
+static void draw_spans(Plot *p, int id, const Columns *col) {
+  for (int c = 0; c < p->pw * p->sx; c++) {
+    if (!col->cnt[c]) continue;
+    int mean = level_row(p, col->sum[c] / col->cnt[c]), top = level_row(p, col->hi[c]), bottom = level_row(p, col->lo[c]);
+    int up = span_reaches(p, top, mean), down = span_reaches(p, bottom, mean);
+    for (int r = top; r <= bottom; r++) {
+      if (on_line(p, r, mean) || (r < mean && !up) || (r > mean && !down)) continue;
+      if (p->glyphs == GRAPH_BRAILLE) braille_dot(p, c, r, id, 0, LAYER_FAINT);
+      else mix_put(p, r / p->sy, c, id, 0, 0, LAYER_FAINT);
+    }
+  }
+}
+
+/* The line through the columns' means: consecutive samples joined
+** whatever lies between them (columns where the series has no point), on
+** the dot grid in Braille; block and ASCII fill the columns between with
+** the line between them, so a series measured every few steps reads as a
+** line, not as blips. A sample left out for the dashes leaves the next
+** unjoined. On the faint layer, block and ASCII mark each sample only. */
+static void draw_means(Plot *p, int id, const Columns *col, Layer layer) {
+  const GraphSeries *s = &p->series[id - 1];
   int pc = -1, pr = -1, drawn = 0, prev = -1;
-  for (int c = 0; c < xs; c++) {
-    if (!cnt[c]) continue;
-    double f = (p->hi - sum[c] / cnt[c]) / (p->hi - p->lo) * (ys - 1);
-    int r = !(f > 0) ? 0 : f > ys - 1 ? ys - 1 : (int)lround(f);
+  for (int c = 0; c < p->pw * p->sx; c++) {
+    if (!col->cnt[c]) continue;
+    int r = level_row(p, col->sum[c] / col->cnt[c]);
     if (p->glyphs == GRAPH_BRAILLE) {
-      braille_line(p, pc < 0 ? c : pc, pc < 0 ? r : pr, c, r, id, s);
+      braille_line(p, pc < 0 ? c : pc, pc < 0 ? r : pr, c, r, id, layer);
+    } else if (layer == LAYER_FAINT) {
+      mix_put(p, r / p->sy, c, id, 0, 0, LAYER_FAINT);
     } else {
-      /* The columns between two samples take the line between them, so a
-      ** series measured every few steps reads as a line, not as blips.
-      ** A sample left out for the dashes leaves the next unjoined. */
       for (int cc = pc < 0 ? c : pc + 1; cc <= c; cc++) {
         int rr = cc == c ? r : pr + (int)lround((double)(r - pr) * (cc - pc) / (c - pc));
         if (!sample_on(p, s, drawn++)) {
@@ -515,19 +649,34 @@ static void plot_series(Plot *p, const GraphSeries *s, int id, double *sum, int 
   }
 }
 
+/* A series as a line; 'id' is its index + 1. A solid one has its spans
+** beneath it; smoothed, its raw line too, faintly, under its average.
+** Dashed lines (validation, baselines) are drawn as they are. */
+static void plot_series(Plot *p, int id, double smooth, Columns *col) {
+  const GraphSeries *s = &p->series[id - 1];
+  int smoothed = !s->dashed && smooth > 0 && smooth < 1;
+  reduce(p, s, 0, col);
+  if (!s->dashed) draw_spans(p, id, col);
+  if (smoothed) {
+    draw_means(p, id, col, LAYER_FAINT);
+    reduce(p, s, smooth, col);
+  }
+  draw_means(p, id, col, LAYER_LINE);
+}
+
 /* Every point of a series alone; points outside the ranges are left out
 ** rather than piled on the border. */
 static void scatter_series(Plot *p, const GraphSeries *s, int id) {
   int xs = p->pw * p->sx, ys = p->ph * p->sy;
   for (int k = 0; k < s->n; k++) {
     double v = s->y[k];
-    if (!isfinite(v) || (p->log_y && v <= 0)) continue;
+    if (!plottable(p, v)) continue;
     double fx = (s->x[k] - p->x_min) / (p->x_max - p->x_min), fy = (p->hi - transform(p, v)) / (p->hi - p->lo);
     if (!(fx >= 0 && fx <= 1 && fy >= 0 && fy <= 1)) continue;
     int c = (int)(fx * xs), r = (int)lround(fy * (ys - 1));
     if (c >= xs) c = xs - 1;
-    if (p->glyphs == GRAPH_BRAILLE) braille_dot(p, c, r, id, 0);
-    else mix_put(p, r, c, id, 0, graph_ascii_mark(s));
+    if (p->glyphs == GRAPH_BRAILLE) braille_dot(p, c, r, id, 0, LAYER_LINE);
+    else mix_put(p, r, c, id, 0, graph_ascii_mark(s), LAYER_LINE);
   }
 }
 
@@ -539,10 +688,62 @@ static void ref_line(const Graph *g, Plot *p) {
   int ys = p->ph * p->sy, r = (int)lround((p->hi - t) / (p->hi - p->lo) * (ys - 1));
   for (int x = 0; x < p->pw * p->sx; x++) {
     if (p->glyphs == GRAPH_BRAILLE) {
-      if (x % 2 == 0) braille_dot(p, x, r * 4 / p->sy, 0, GRAPH_ROLE_REF);
+      if (x % 2 == 0) braille_dot(p, x, r * 4 / p->sy, 0, GRAPH_ROLE_REF, LAYER_LINE);
     } else {
       put(p->cells, p->w, p->h, p->y0 + r / p->sy, p->x0 + x, p->glyphs == GRAPH_ASCII ? '.' : 0x2504, GRAPH_ROLE_REF);
     }
+  }
+}
+
+/* Each event in the x range as a dotted vertical rule through the plot,
+** beneath the series: every other dot of one dot column (Braille), else
+** a dotted rule glyph in every row. */
+static void event_rules(const Graph *g, Plot *p) {
+  for (int i = 0; i < g->n_events; i++) {
+    int c = sample_col(p, g->events[i].x);
+    if (c < 0) continue;
+    for (int r = 0; r < p->ph * (p->glyphs == GRAPH_BRAILLE ? 4 : 1); r++) {
+      if (p->glyphs == GRAPH_BRAILLE) {
+        if (r % 2 == 0) braille_dot(p, c, r, 0, GRAPH_ROLE_EVENT, LAYER_LINE);
+      } else {
+        put(p->cells, p->w, p->h, p->y0 + r, p->x0 + c, p->glyphs == GRAPH_ASCII ? GRAPH_ASCII_RULE : 0x250a,
+            GRAPH_ROLE_EVENT);
+      }
+    }
+  }
+}
+
+/* Cells of UTF-8 text. */
+static int text_len(const char *s) {
+  int n = 0;
+  for (uint32_t cp; *s; n++) s += utf8_next(s, &cp);
+  return n;
+}
+
+/* Label cells [from, to) of the plot's top row are free: inside the plot,
+** no other label within a cell of them ('taken'), no line there. */
+static int label_room(Plot *p, const char *taken, int from, int to) {
+  if (from < 0 || to > p->pw) return 0;
+  for (int x = from - 1; x <= to; x++)
+    if (x >= 0 && x < p->pw && taken[x]) return 0;
+  for (int x = from; x < to; x++)
+    if (mix_at(p, 0, x)->ids) return 0;
+  return 1;
+}
+
+/* Each event's label on the plot's top row, just right of its rule,
+** where it fits and neither covers a line nor runs into another label. */
+static void event_labels(const Graph *g, Plot *p) {
+  char taken[1024] = {0};
+  if (!p->mix || p->pw > (int)sizeof taken) return;
+  for (int i = 0; i < g->n_events; i++) {
+    const char *label = g->events[i].label;
+    int c = sample_col(p, g->events[i].x);
+    if (!label || !*label || c < 0) continue;
+    int from = c / p->sx + 1, to = from + text_len(label);
+    if (!label_room(p, taken, from, to)) continue;
+    graph_text(&p->cells[(size_t)p->y0 * p->w + p->x0 + from], to - from, label, GRAPH_ROLE_EVENT);
+    memset(taken + from, 1, (size_t)(to - from));
   }
 }
 
@@ -707,13 +908,13 @@ static void widen_y(Plot *p) {
 ** plot keeps at least five. */
 static int legend_max_rows(int h) { return h >= 8 ? 2 : 1; }
 
-/* Clear the grid, plan the legend (with room for 'overlap' when
+/* Clear the grid, plan the legend (with room for ASCII's "# both" when
 ** 'reserve'), draw the y labels and the x axis, and set up 'p' for the
 ** points; 0 when there is no room for a plot. */
 static int frame(const Graph *g, GraphCell *cells, int w, int h, int scatter, int reserve, Plot *p, Legend *l,
                  LegendPlan *pl, int *kinds) {
   if (w <= 0 || h <= 0) return 0;
-  for (size_t i = 0; i < (size_t)w * h; i++) cells[i] = (GraphCell){' ', GRAPH_ROLE_TEXT};
+  for (size_t i = 0; i < (size_t)w * h; i++) cells[i] = (GraphCell){.ch = ' ', .role = GRAPH_ROLE_TEXT};
   /* Every kind of event counts for the plan, so the plot does not move when
   ** a marker scrolls out of sight. */
   int all[3] = {0, 0, 0};
@@ -749,31 +950,40 @@ static void finish(const Graph *g, Plot *p, Legend *l, const LegendPlan *pl, int
   legend_draw(l, pl, p->cells, p->w, g->glyphs == GRAPH_ASCII);
 }
 
-/* Plot every series into the frame; 0 when out of memory. */
+/* Plot every series into the frame, over the reference line and the
+** event rules, and label the events; 0 when out of memory. The columns
+** are allocated per frame: a few numbers per sample column. */
 static int plot_all(const Graph *g, Plot *p, int scatter) {
-  int xs = p->pw * p->sx;
-  double *sum = scatter ? NULL : malloc(sizeof *sum * (size_t)xs);
-  int *cnt = scatter ? NULL : malloc(sizeof *cnt * (size_t)xs);
+  size_t xs = (size_t)p->pw * p->sx;
+  Columns col = {0};
+  if (!scatter) {
+    col.sum = malloc(sizeof *col.sum * xs * 3);
+    col.lo = col.sum ? col.sum + xs : NULL;
+    col.hi = col.sum ? col.sum + 2 * xs : NULL;
+    col.cnt = malloc(sizeof *col.cnt * xs);
+  }
   p->mix = calloc((size_t)p->pw * p->ph, sizeof *p->mix);
-  p->stripes = g->stripes;
-  int fine = p->mix && (scatter || (sum && cnt));
+  int fine = p->mix && (scatter || (col.sum && col.cnt));
   if (fine) {
     ref_line(g, p);
+    event_rules(g, p);
     for (int i = 0; i < g->n_series; i++) {
       if (scatter) scatter_series(p, &g->series[i], i + 1);
-      else plot_series(p, &g->series[i], i + 1, sum, cnt);
+      else plot_series(p, i + 1, g->smooth, &col);
     }
     resolve_cells(p);
+    event_labels(g, p);
   }
-  free(sum);
-  free(cnt);
+  free(col.sum);
+  free(col.cnt);
   free(p->mix);
   p->mix = NULL;
   return fine;
 }
 
-/* The frame is planned without 'overlap' in the legend; when cells turn
-** out shared and the entry does not fit that plan, once more with it. */
+/* The frame is planned without the shared cells' entry in the legend
+** (ASCII's "# both"); when cells turn out shared and the entry does not
+** fit that plan, once more with it. */
 static void draw(const Graph *g, GraphCell *cells, int w, int h, int scatter) {
   Plot p;
   Legend l;
@@ -828,8 +1038,7 @@ void graph_hbar(GraphCell *row, int w, double frac, GraphGlyphs g, uint8_t role)
     uint32_t ch = ' ';
     if (e >= 8) ch = g == GRAPH_ASCII ? '#' : 0x2588;
     else if (e > 0) ch = g == GRAPH_ASCII ? (e >= 4 ? '=' : ' ') : 0x2590 - (uint32_t)e;
-    row[x].ch = ch;
-    row[x].role = role;
+    row[x] = (GraphCell){.ch = ch, .role = role};
   }
 }
 

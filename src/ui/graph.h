@@ -24,15 +24,33 @@
 ** Glyph tiers: Braille (2x4 dots per cell, lines joined), block (one sample
 ** per column, eight levels per cell) and ASCII (one sample per column, one
 ** mark per series), chosen once from the locale and switchable at run time.
-** Lines are two dots thick in Braille once the plot has 8 rows. A cell two
-** runs touch is shared, and the legend says "overlap": its lines (runs and
-** their validation) take such cells in turn along the row (with colour in
-** their colours, in ASCII with their marks); without colour a shared cell
-** takes GRAPH_ROLE_SHARED. Where a validation line lies over its own run's
-** alone, the validation is drawn.
+** Lines are two dots thick in Braille once the plot has 8 rows.
+** Long histories: a sample column stands for many points; the line goes
+** through their mean, and the span from the smallest to the largest of
+** them (and of their 'lo'/'hi', when given) is drawn faintly beneath it
+** (tinted dots filling the span; block '░', ASCII '|'), so that a spike
+** is seen at any length. 'smooth' > 0 draws each solid series' raw line
+** faintly and over it its exponential moving average, as TensorBoard does.
+** A cell two runs touch is shared: with colour, it keeps the dots of both,
+** in the colour of the run drawn on top (the last, so the bold one) over a
+** dim background of the other's colour ('bg'); without colour, the dots of
+** both in the normal attribute (GRAPH_ROLE_SHARED), each line keeping its
+** pattern; in ASCII it shows '#', no run's mark, and the legend says
+** "# both". Where a validation line lies over its own run's alone, the
+** validation is drawn.
 ** Without colour ('mono'), each series has a line pattern of its own, by
 ** its 'line' (solid, long dashes, short dashes, dots, then thin ones), and
 ** the legend shows it; in ASCII each has its own mark with or without.
+** Every legend mark is followed by a space, then its name ("* tied").
+** Events are dotted vertical rules through the plot beneath the series
+** (GRAPH_ROLE_EVENT; ASCII '\''), each with its 'label' at the top of the
+** plot right of its rule when there is room, besides their axis marks.
+**
+** Newer fields, each zero (or NULL) by default, so that callers written
+** before them compile and draw as before, but for the spans, the shared
+** cells and the event rules above: GraphSeries.lo/.hi, Graph.smooth,
+** GraphEvent.label, GraphCell.bg (set by the renderer; term.c draws it).
+** 'stripes' is kept for callers and ignored.
 */
 #ifndef TIELAB_UI_GRAPH_H
 #define TIELAB_UI_GRAPH_H
@@ -63,11 +81,19 @@ enum {
 typedef struct GraphCell {
   uint32_t ch;      /* a code point; ' ' when empty */
   uint8_t role;
+  uint8_t bg;       /* 0: the terminal's background; else a tinted series role
+                       (GRAPH_ROLE_SERIES + colour + GRAPH_ROLE_TINT) whose dim
+                       shade is the cell's background: the run beneath a shared
+                       cell's top run */
 } GraphCell;
 
 typedef struct GraphSeries {
   const char *name;     /* in the legend; NULL: left out of it */
   const double *x, *y;  /* n points, x not decreasing; NaN y values are skipped */
+  const double *lo, *hi; /* NULL, or per point the smallest and largest value of the
+                           steps it stands for (a history bucket's min and max): the
+                           faint span beneath a solid line reaches them; NULL: the
+                           point itself */
   int n;
   int color;            /* colour index: role GRAPH_ROLE_SERIES + color */
   int dashed;           /* the secondary line of its colour (validation, a baseline):
@@ -96,6 +122,8 @@ typedef enum GraphEventKind { GRAPH_EVENT_OTHER, GRAPH_EVENT_TIE, GRAPH_EVENT_SC
 typedef struct GraphEvent {
   double x;
   GraphEventKind kind;
+  const char *label;   /* a few words at the top of its rule ("untie", "in x5");
+                          NULL: none */
 } GraphEvent;
 
 /* The kind of a settings change from its text ("tie=untied", "in_scale=5"). */
@@ -116,9 +144,14 @@ typedef struct Graph {
   double ref_y;
   const char *ref_label;       /* ... named in the legend */
   int runs_left_out;           /* runs the caller had no room for: "+N runs" */
-  int stripes;                 /* shared cells striped in their series' colours
-                               ** (with colour), else the shared role */
+  int stripes;                 /* accepted and ignored: shared cells are drawn as
+                               ** the header says */
   int mono;                    /* no colour: lines told apart by pattern */
+  double smooth;               /* 0 (or out of [0, 1)): raw lines; else the weight w of
+                               ** an exponential moving average drawn over each solid
+                               ** series' faint raw line: s_i = s_(i-1) w + (1 - w) y_i
+                               ** from s_(-1) = 0, shown as s_i / (1 - w^(i+1)) over the
+                               ** series' finite points in x order */
 } Graph;
 
 /* Fill 'cells' (w*h, row-major) with the chart. Any size is accepted, down
@@ -128,7 +161,7 @@ void graph_render(const Graph *g, GraphCell *cells, int w, int h);
 /* The same frame, with every point of every series drawn alone: a Braille
 ** dot (2x4 per cell), or one mark per cell in the block and ASCII tiers
 ** ('*' for colour 0, 'o' for colour 1, ...). Series need not be sorted; a
-** cell with points of two series takes the colour of the one drawn last. */
+** cell with points of two series is shared, as a line's. */
 void graph_scatter(const Graph *g, GraphCell *cells, int w, int h);
 
 /* Smallest and largest finite x of the series; 0 when there is none. */
@@ -153,9 +186,13 @@ typedef struct GraphScale {
 } GraphScale;
 void graph_scale_update(GraphScale *s, double lo, double hi, int log_y);
 
-/* Smallest and largest finite y of the series (positive only when 'log_y');
-** 0 when there is none. */
+/* Smallest and largest finite y of the series (positive only when 'log_y'),
+** their 'lo' and 'hi' included; 0 when there is none. */
 int graph_y_range(const GraphSeries *s, int n, int log_y, double *lo, double *hi);
+
+/* The same over the points with x_lo <= x <= x_hi only: the y range of what
+** a chart of that x range shows. */
+int graph_y_range_x(const GraphSeries *s, int n, int log_y, double x_lo, double x_hi, double *lo, double *hi);
 
 /* A horizontal bar of 'frac' (0..1) of 'w' cells, in eighths of a cell
 ** (ASCII: '#' and a final '='), padded with spaces. */

@@ -7,7 +7,6 @@
 */
 #include "ui/legend.h"
 
-#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -64,8 +63,7 @@ static void dashed_item(const Graph *g, Legend *l, const GraphSeries *s, int sca
       if (ascii && l->item[k].mark != mark) l->item[k].last = mark;
       return;
     }
-  int letter = mark < 0x80 && isalpha((int)mark);   /* "a val", but ":val" */
-  add(l, (LegendItem){.mark = mark, .role = graph_series_role(s), .name = s->name, .gap = ascii && letter});
+  add(l, (LegendItem){.mark = mark, .role = graph_series_role(s), .name = s->name});
 }
 
 void legend_items(const Graph *g, Legend *l, int scatter, int shared, int val_each, const int *kinds) {
@@ -87,11 +85,10 @@ void legend_items(const Graph *g, Legend *l, int scatter, int shared, int val_ea
   if (g->has_ref && g->ref_label) add(l, (LegendItem){.mark = ascii ? '.' : 0x2504, .role = GRAPH_ROLE_REF, .name = g->ref_label});
   for (int k = 0; k < 3; k++)
     if (kinds[k]) add(l, (LegendItem){.mark = event_marks[k][ascii], .role = GRAPH_ROLE_EVENT, .name = event_names[k]});
-  if (shared)
-    /* ASCII shows the marks of a shared cell's runs in turn, in the
-    ** shared role (reverse video without colour): a run's mark so. */
-    add(l, (LegendItem){.mark = ascii ? (uint32_t)'*' : g->stripes ? 0x259a : 0x2588, .role = GRAPH_ROLE_SHARED,
-                        .name = "overlap"});
+  if (shared && ascii)
+    /* A shared cell's mark is no run's: it needs saying. In the other
+    ** tiers it keeps both lines' dots, which say it themselves. */
+    add(l, (LegendItem){.mark = GRAPH_ASCII_SHARED, .role = GRAPH_ROLE_SHARED, .name = "both"});
 }
 
 /* Cells a character of 'cols' columns (width.h) takes: a wide one two,
@@ -114,8 +111,8 @@ static int put_text(GraphCell *row, int w, const char *text, size_t len, uint8_t
     int cells = char_cells(cols);
     if (x + cells > w) break;
     if (row) {
-      row[x] = (GraphCell){wc < 0x20 ? ' ' : (uint32_t)wc, role};
-      for (int k = 1; k < cells; k++) row[x + k] = (GraphCell){' ', role};
+      row[x] = (GraphCell){.ch = wc < 0x20 ? ' ' : (uint32_t)wc, .role = role};
+      for (int k = 1; k < cells; k++) row[x + k] = (GraphCell){.ch = ' ', .role = role};
     }
     x += cells;
   }
@@ -142,14 +139,14 @@ static int item_names(const Legend *l, int affix, int max, NameCut *cut) {
   return distinct;
 }
 
-/* Cells of item 'i': its mark (or a family "a-f"), its name (with a
-** one-cell ellipsis where it is cut). */
+/* Cells of item 'i': its mark (or a family "a-f") and a space, its name
+** (with a one-cell ellipsis where it is cut). */
 static int item_cols(const Legend *l, int i, const NameCut *cut) {
   const LegendItem *it = &l->item[i];
   const NameCut *c = &cut[i];
   int name = text_cells(it->name + c->start, (size_t)(c->head - c->start));
   if (c->cut) name += 1 + text_cells(it->name + c->tail, (size_t)(c->end - c->tail));
-  return (it->mark ? 1 : 0) + (it->last ? 2 : 0) + (it->gap ? 1 : 0) + name;
+  return (it->mark ? 2 : 0) + (it->last ? 2 : 0) + name;
 }
 
 /* Lay the items out after the title in 'rows' rows of 'w'; with 'row_of'
@@ -214,7 +211,7 @@ static void title_draw(const char *title, GraphCell *cells, int w, int ascii) {
   }
   while (n > 1 && title[n - 1] == ' ') n--;
   int x = put_text(cells, w - 1, title, n, GRAPH_ROLE_TITLE);
-  cells[x] = (GraphCell){ascii ? '~' : 0x2026, GRAPH_ROLE_TITLE};
+  cells[x] = (GraphCell){.ch = ascii ? '~' : 0x2026, .role = GRAPH_ROLE_TITLE};
 }
 
 void legend_draw(const Legend *l, const LegendPlan *pl, GraphCell *cells, int w, int ascii) {
@@ -247,7 +244,7 @@ void legend_draw(const Legend *l, const LegendPlan *pl, GraphCell *cells, int w,
       row[x].ch = '-', row[x++].role = it->role;
       row[x].ch = it->last, row[x++].role = it->role;
     }
-    if (it->gap) x++;
+    if (it->mark) x++;   /* a mark is never read as part of the name ("ountied") */
     names_text(it->name, &cut[i], ascii ? "~" : "\u2026", shown, sizeof shown);
     put_text(row + x, w - x, shown, strlen(shown), it->role);
   }

@@ -23,7 +23,6 @@ typedef struct LegendItem {
   uint8_t role;
   const char *name;
   int is_run;       /* a solid series: its name may be shortened */
-  int gap;          /* a space after the mark: a letter ("a val") */
 } LegendItem;
 
 typedef struct Legend {
@@ -41,7 +40,7 @@ typedef struct LegendPlan {
 } LegendPlan;
 
 /* The items: every named series, the runs left out, the reference line,
-** the kinds of event in 'kinds', and 'overlap' when 'shared'. */
+** the kinds of event in 'kinds', and in ASCII "# both" when 'shared'. */
 void legend_items(const Graph *g, Legend *l, int scatter, int shared, int val_each, const int *kinds);
 
 /* The plan for the chart's width and the rows it may spend; 'g' and
@@ -57,7 +56,8 @@ void legend_draw(const Legend *l, const LegendPlan *pl, GraphCell *cells, int w,
 /* An event's mark on the time axis by kind (Unicode or ASCII). */
 uint32_t legend_event_mark(GraphEventKind kind, int ascii);
 
-/* Shared with graph.c: a series' ASCII mark. */
+/* Shared with graph.c: a series' ASCII mark, and a shared cell's. */
 uint32_t graph_ascii_mark(const GraphSeries *s);
+#define GRAPH_ASCII_SHARED '#'
 
 #endif

@@ -37,7 +37,7 @@ static const struct {
   attr_t with, without;
 } roles[] = {
     [ROLE_TEXT] = {A_NORMAL, A_NORMAL},  [ROLE_AXIS] = {A_NORMAL, A_NORMAL},     [ROLE_LABEL] = {A_NORMAL, A_NORMAL},
-    [ROLE_EVENT] = {A_BOLD, A_BOLD},     [ROLE_TITLE] = {A_BOLD, A_BOLD},        [ROLE_SHARED] = {A_BOLD, A_REVERSE},
+    [ROLE_EVENT] = {A_BOLD, A_BOLD},     [ROLE_TITLE] = {A_BOLD, A_BOLD},        [ROLE_SHARED] = {A_BOLD, A_NORMAL},
     [ROLE_REF] = {A_NORMAL, A_DIM},      [ROLE_ERROR] = {A_BOLD, A_BOLD},        [ROLE_WARN] = {A_NORMAL, A_BOLD},
     [ROLE_OK] = {A_BOLD, A_BOLD},        [ROLE_SELECT] = {A_REVERSE, A_REVERSE}, [ROLE_KEY] = {A_BOLD, A_BOLD},
     [ROLE_BAR] = {A_NORMAL, A_NORMAL},   [ROLE_DIM] = {A_DIM, A_NORMAL},
@@ -56,6 +56,10 @@ typedef struct Palette {
   ** it was: the light theme needs a grey of its own. */
   short dim;
   short series[TERM_SERIES_COLORS], tint[TERM_SERIES_COLORS];
+  /* Backgrounds of a chart cell two runs share, by the run beneath: dim
+  ** shades of the hues (on dark, deep ones; on light, pale ones), which
+  ** any series' colour reads on. 256 colours only; 0: none. */
+  short shade[TERM_SERIES_COLORS];
 } Palette;
 
 static const Palette palettes[2][2] = {
@@ -63,7 +67,8 @@ static const Palette palettes[2][2] = {
     [0][1] = {.role = {[ROLE_EVENT] = 213, [ROLE_REF] = 245, [ROLE_ERROR] = 203, [ROLE_WARN] = 214,
                        [ROLE_OK] = 114, [ROLE_BAR] = 80},
               .series = {75, 209, 114, 177, 221, 80},
-              .tint = {153, 217, 151, 183, 229, 159}},
+              .tint = {153, 217, 151, 183, 229, 159},
+              .shade = {17, 52, 22, 53, 58, 23}},
     /* Basic blue is dark on black: cyan leads. */
     [0][0] = {.role = {[ROLE_EVENT] = COLOR_MAGENTA, [ROLE_REF] = COLOR_WHITE, [ROLE_ERROR] = COLOR_RED,
                        [ROLE_WARN] = COLOR_YELLOW, [ROLE_OK] = COLOR_GREEN, [ROLE_BAR] = COLOR_CYAN},
@@ -73,7 +78,8 @@ static const Palette palettes[2][2] = {
                        [ROLE_OK] = 28, [ROLE_BAR] = 25},
               .dim = 244,
               .series = {25, 160, 28, 91, 130, 30},
-              .tint = {68, 167, 71, 134, 172, 37}},
+              .tint = {68, 167, 71, 134, 172, 37},
+              .shade = {189, 224, 194, 225, 223, 195}},
     /* Yellow fades on white: last; basic green too, so RUNNING is blue. */
     [1][0] = {.role = {[ROLE_EVENT] = COLOR_MAGENTA, [ROLE_REF] = COLOR_BLACK, [ROLE_ERROR] = COLOR_RED,
                        [ROLE_WARN] = COLOR_MAGENTA, [ROLE_OK] = COLOR_BLUE, [ROLE_BAR] = COLOR_BLUE},
@@ -84,9 +90,16 @@ static const Palette palettes[2][2] = {
 /* Roles in the terminal's own foreground (a zero above would be black). */
 static const int own_fg[] = {ROLE_TEXT, ROLE_AXIS, ROLE_LABEL, ROLE_TITLE, ROLE_SHARED, ROLE_SELECT, ROLE_KEY, ROLE_DIM};
 
-/* Pair numbers: roles 1..N_ROLES, then the series, then their tints. */
+/* Pair numbers: roles 1..N_ROLES, then the series, then their tints, then
+** every series and tint over every shade (shared chart cells). */
 #define PAIR_SERIES (N_ROLES + 1)
 #define PAIR_TINT (PAIR_SERIES + TERM_SERIES_COLORS)
+#define PAIR_SHADED (PAIR_TINT + TERM_SERIES_COLORS)
+#define N_SHADED (2 * TERM_SERIES_COLORS * TERM_SERIES_COLORS)
+
+static short shaded_pair(int series, int tint, int shade) {
+  return (short)(PAIR_SHADED + (series * 2 + (tint != 0)) * TERM_SERIES_COLORS + shade);
+}
 
 static const char *const theme_names[] = {[TERM_THEME_AUTO] = "auto", [TERM_THEME_DARK] = "dark",
                                           [TERM_THEME_LIGHT] = "light", [TERM_THEME_MONO] = "mono"};
@@ -151,6 +164,14 @@ TermTheme term_set_theme(Term *t, TermTheme th) {
     init_pair((short)(PAIR_SERIES + i), pal->series[i], -1);
     init_pair((short)(PAIR_TINT + i), pal->tint[i], -1);
   }
+  /* 72 pairs, made once per theme rather than on demand: a 256-colour
+  ** terminal has room for them beside the others. */
+  t->shaded = t->colors256 && pal->shade[0] > 0 && COLOR_PAIRS > PAIR_SHADED + N_SHADED;
+  for (int i = 0; t->shaded && i < TERM_SERIES_COLORS; i++)
+    for (int k = 0; k < TERM_SERIES_COLORS; k++) {
+      init_pair(shaded_pair(i, 0, k), pal->series[i], pal->shade[k]);
+      init_pair(shaded_pair(i, 1, k), pal->tint[i], pal->shade[k]);
+    }
   return t->theme;
 }
 
@@ -252,13 +273,22 @@ attr_t term_attr(const Term *t, int role) {
   return roles[role].with | (own_foreground(role) ? 0 : COLOR_PAIR(role + 1));
 }
 
+/* A chart cell's attributes: its role's, over the shade of its 'bg' when
+** the terminal has one (else the cell keeps the terminal's background). */
+static attr_t cell_attr(const Term *t, const GraphCell *c) {
+  attr_t a = term_attr(t, c->role);
+  if (!c->bg || !t->color || !t->shaded || c->role < ROLE_SERIES || c->bg < ROLE_SERIES) return a;
+  int i = (c->role & (GRAPH_COLORS - 1)) % TERM_SERIES_COLORS, k = (c->bg & (GRAPH_COLORS - 1)) % TERM_SERIES_COLORS;
+  return (a & ~A_COLOR) | COLOR_PAIR(shaded_pair(i, c->role & GRAPH_ROLE_TINT, k));
+}
+
 const char *term_glyph(const Term *t, TermGlyph g) { return glyphs[g][t->utf8 ? 0 : 1]; }
 
 void term_cells(const Term *t, WINDOW *w, int y, int x, const GraphCell *c, int n) {
   wmove(w, y, x);
   int owed = 0;   /* columns the accents' cells left undrawn */
   for (int i = 0; i < n; i++) {
-    attr_t a = term_attr(t, c[i].role);
+    attr_t a = cell_attr(t, &c[i]);
     if (c[i].ch < 0x80) {
       waddch(w, (chtype)c[i].ch | a);
       /* The next blank makes up for the accents before it. */

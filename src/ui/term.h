@@ -65,6 +65,7 @@ typedef struct Term {
   int color;           /* colour pairs in use */
   int colors256;       /* the terminal has 256 colours */
   int dim_grey;        /* ROLE_DIM is a grey of the palette, not the terminal's dim */
+  int shaded;          /* chart cells' backgrounds ('bg') have colour pairs */
   TermTheme theme;     /* in use: never AUTO once open */
   char leave[128];     /* what leaves the screen: attributes off, cursor shown, main screen */
 } Term;
@@ -110,7 +111,9 @@ int term_size(int *rows, int *cols);
 attr_t term_attr(const Term *t, int role);
 const char *term_glyph(const Term *t, TermGlyph g);
 
-/* Draw 'n' chart cells at (y, x), a cell a column: a wide character's
+/* Draw 'n' chart cells at (y, x), a cell a column, each in its role's
+** colour over its 'bg' role's shade (256 colours; else no background
+** colour), or without colour in its role's attributes: a wide character's
 ** cell covers the next one too (the terminal draws it over two columns);
 ** an accent's cell puts the accent on the character before it, and the
 ** column it leaves is made up at the next blank cell (or the end). */

@@ -458,9 +458,6 @@ static void test_reference_and_events(void) {
      "the legend names the reference line and each kind of event shown: %s", text);
   ok(cells[(H - 1) * W + 7 + 12].ch == 0x25b2 && cells[(H - 1) * W + 7 + 25].ch == 0x25c6,
      "a tie change and a scale change have their own marks on the axis");
-  ok(graph_event_kind("tie=untied") == GRAPH_EVENT_TIE && graph_event_kind("in_scale=5") == GRAPH_EVENT_SCALE &&
-         graph_event_kind("out_scale=2") == GRAPH_EVENT_SCALE && graph_event_kind("lr=0.01") == GRAPH_EVENT_OTHER,
-     "event kinds from their text");
   /* A marker on a tick's label: the label goes, no digit sits beside it. */
   GraphEvent on_tick = {300, GRAPH_EVENT_TIE, NULL};
   double x2[2] = {0, 600};

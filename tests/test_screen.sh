@@ -145,6 +145,14 @@ no_cut() {
   what=$1
   shift
   if [ -n "$4" ]; then blank_rect "$@" <"$WORK/raw" >"$WORK/shot"; else cp "$WORK/raw" "$WORK/shot"; fi
+  # An overlay hides what lies under it, and may cut what it covers: of
+  # its rows (those its border starts at column BX) only its own columns
+  # are read, and nothing of the rest.
+  if [ "$5" -gt 0 ] 2>/dev/null; then
+    perl -CS -ne 'BEGIN { ($bx, $bw) = splice @ARGV, 0, 2 } chomp; my @c = split //;
+      print $bx < @c && $c[$bx] =~ /[\x{250c}\x{2502}\x{2514}]/ ? join("", @c[$bx .. ($bx + $bw - 1 < $#c ? $bx + $bw - 1 : $#c)]) : "", "\n"' \
+      "$5" "$6" <"$WORK/raw" >"$WORK/shot"
+  fi
   { cut_words "$WORK/shot"; edge_cuts "$WORK/shot" $edges; } >"$WORK/cut"
   if [ -s "$WORK/cut" ]; then
     fail "$what: no word cut ($(tr '\n' ' ' <"$WORK/cut"))"

@@ -46,7 +46,8 @@ key '?'
 wait_gone 'tielab keys' 30
 check $? "? again closes the help"
 key s
-wait_for 'untied: norm vs ln count @[1-9][0-9]* .*E_in r .*E_out r ' 30 && screen | grep -q 'ln count in training' &&
+wait_for 'untied: norm vs ln count @[1-9][0-9]* .*E_in r ' 30 && screen | grep -q 'E_out r ' &&
+  screen | grep -q 'ln count in training' &&
   ! screen | grep -q '^╭ loss'
 check $? "s: the row norm scatter of the selected run replaces the charts"
 key s

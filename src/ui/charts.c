@@ -36,22 +36,32 @@ void ui_blit(Ui *ui, WINDOW *win, const GraphCell *c, int w, int h) {
 }
 
 int ui_series(Ui *ui, int slot, const History *h, const char *name, const double **x, const double **y) {
+  GraphSeries s = {0};
+  int n = ui_series_span(ui, slot, h, name, &s);
+  *x = s.x;
+  *y = s.y;
+  return n;
+}
+
+int ui_series_span(Ui *ui, int slot, const History *h, const char *name, GraphSeries *s) {
   int n = 0;
   const HistBucket *b = h ? history_series(h, name, &n) : NULL;
+  s->n = 0;
   if (!b || n <= 0 || slot < 0 || slot >= UI_SLOTS) return 0;
-  if ((size_t)n * 2 > ui->cap_xy[slot]) {
-    double *p = realloc(ui->xy[slot], sizeof *p * (size_t)n * 2);
+  if ((size_t)n * 4 > ui->cap_xy[slot]) {
+    double *p = realloc(ui->xy[slot], sizeof *p * (size_t)n * 4);
     if (!p) return 0;
     ui->xy[slot] = p;
-    ui->cap_xy[slot] = (size_t)n * 2;
+    ui->cap_xy[slot] = (size_t)n * 4;
   }
-  double *xs = ui->xy[slot], *ys = xs + n;
+  double *xs = ui->xy[slot], *ys = xs + n, *lo = ys + n, *hi = lo + n;
   for (int i = 0; i < n; i++) {
     xs[i] = 0.5 * (double)(b[i].step_first + b[i].step_last);
     ys[i] = b[i].mean;
+    lo[i] = b[i].min;
+    hi[i] = b[i].max;
   }
-  *x = xs;
-  *y = ys;
+  s->x = xs, s->y = ys, s->lo = lo, s->hi = hi, s->n = n;
   return n;
 }
 
@@ -71,14 +81,35 @@ static int charted_event(const char *text) {
          strncmp(text, HISTORY_EVENT_LENS_FIT, strlen(HISTORY_EVENT_LENS_FIT)) != 0;
 }
 
-static int selected_events(Ui *ui, GraphEvent *out, int cap) {
+/* A settings change as the chart marks it: its kind and a short label
+** ("untied", "in x5", "lr"), written into 'label' (cap bytes). */
+static GraphEventKind event_kind(const char *text, char *label, size_t cap) {
+  static const struct {
+    const char *key, *shown;
+    GraphEventKind kind;
+  } kinds[] = {{"tie=", "", GRAPH_EVENT_TIE}, {"in_scale=", "in x", GRAPH_EVENT_SCALE},
+               {"out_scale=", "out x", GRAPH_EVENT_SCALE}};
+  for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+    size_t n = strlen(kinds[i].key);
+    if (strncmp(text, kinds[i].key, n) != 0) continue;
+    snprintf(label, cap, "%s%s", kinds[i].shown, text + n);
+    return kinds[i].kind;
+  }
+  snprintf(label, cap, "%.*s", (int)strcspn(text, "="), text);   /* the setting's name */
+  return GRAPH_EVENT_OTHER;
+}
+
+static int selected_events(Ui *ui, GraphEvent *out, char (*labels)[24], int cap) {
   const TrainerRun *r = ui_selected(ui);
   int n = 0;
   const HistEvent *ev = r && r->hist ? history_events(r->hist, &n) : NULL;
   int k = 0;
-  for (int i = 0; i < n && k < cap; i++)
-    if (charted_event(ev[i].text))
-      out[k++] = (GraphEvent){(double)ev[i].step, graph_event_kind(ev[i].text)};
+  for (int i = 0; i < n && k < cap; i++) {
+    if (!charted_event(ev[i].text)) continue;
+    GraphEventKind kind = event_kind(ev[i].text, labels[k], sizeof labels[k]);
+    out[k] = (GraphEvent){.x = (double)ev[i].step, .kind = kind, .label = labels[k]};
+    k++;
+  }
   return k;
 }
 
@@ -103,6 +134,7 @@ static void draw_chart(Ui *ui, WINDOW *win, int h, int w, const ChartSpec *cs, G
   GraphScale *sc = &ui->scale[cs->panel];
   if (graph_y_range(series, n, cs->log_y, &lo, &hi)) graph_scale_update(sc, lo, hi, cs->log_y);
   GraphEvent ev[HISTORY_MAX_EVENTS];
+  static char labels[HISTORY_MAX_EVENTS][24];
   Graph g = {.title = cs->title,
              .glyphs = ui->view == VIEW_PRESENT && ui->term.glyphs == GRAPH_BRAILLE ? GRAPH_BLOCK : ui->term.glyphs,
              .log_y = cs->log_y,
@@ -117,7 +149,8 @@ static void draw_chart(Ui *ui, WINDOW *win, int h, int w, const ChartSpec *cs, G
              .series = series,
              .n_series = n,
              .events = ev,
-             .n_events = selected_events(ui, ev, HISTORY_MAX_EVENTS),
+             .n_events = selected_events(ui, ev, labels, HISTORY_MAX_EVENTS),
+             .smooth = ui->smooth,
              .runs_left_out = left_out,
              .stripes = ui->term.color,
              .mono = !ui->term.color};
@@ -147,7 +180,7 @@ static int run_series(Ui *ui, GraphSeries *s, int cap, const char *name, const c
     GraphSeries run = {.name = r->name, .color = i % TERM_SERIES_COLORS, .bold = i == sel && runs > 1,
                        .group = i + 1, .style = i / TERM_SERIES_COLORS, .line = i};
     s[n] = run;
-    s[n].n = ui_series(ui, slot++, r->hist, name, &s[n].x, &s[n].y);
+    ui_series_span(ui, slot++, r->hist, name, &s[n]);
     n++;
     if (!dashed) continue;
     run.name = "val";

@@ -1021,12 +1021,6 @@ int graph_x_range(const GraphSeries *s, int n, double *lo, double *hi) {
   return any;
 }
 
-GraphEventKind graph_event_kind(const char *text) {
-  if (strncmp(text, "tie=", 4) == 0) return GRAPH_EVENT_TIE;
-  if (strncmp(text, "in_scale=", 9) == 0 || strncmp(text, "out_scale=", 10) == 0) return GRAPH_EVENT_SCALE;
-  return GRAPH_EVENT_OTHER;
-}
-
 /* ------------------------------------------------------------ bars and shades */
 
 void graph_hbar(GraphCell *row, int w, double frac, GraphGlyphs g, uint8_t role) {

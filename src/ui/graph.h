@@ -126,8 +126,6 @@ typedef struct GraphEvent {
                           NULL: none */
 } GraphEvent;
 
-/* The kind of a settings change from its text ("tie=untied", "in_scale=5"). */
-GraphEventKind graph_event_kind(const char *text);
 
 typedef struct Graph {
   const char *title;           /* a log chart adds " (log)" */

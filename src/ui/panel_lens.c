@@ -172,10 +172,11 @@ static void compact(const Ui *ui, WINDOW *w, int h, int wd, const LensPair *p, i
   /* Column heads: each run's name in its colour over its cell. */
   term_print(t, w, 1, 0, 4, ROLE_LABEL, "pos");
   for (int k = 0; k < p->n; k++) {
-    char head[96];
+    char head[96], buf[96];
     snprintf(head, sizeof head, "%s%s", p->run[k]->name, acc ? " KL acc" : " KL");
-    int hw = fit_cols(head) < cw ? fit_cols(head) : cw - 1;
-    fit_print(t, w, 1, 4 + k * cw + cw - 1 - hw, hw, series_role(p->color[k]), "%s", head);
+    const char *const v[] = {head, p->run[k]->name};
+    term_print(t, w, 1, 4 + k * cw + 1, cw - 1, series_role(p->color[k]),
+               fit_choose(v, 2, cw - 1, term_glyph(t, GLYPH_ELLIPSIS), buf, sizeof buf));
   }
   if (p->n > 1) term_print(t, w, 1, 4 + 2 * cw, 6, ROLE_LABEL, "  \u0394KL");
   int rows = h - 2 < n ? h - 2 : n;

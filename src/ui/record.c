@@ -148,13 +148,20 @@ static void emit_cell(Recorder *rec, const Cell *c) {
   emit(rec, mb, n);
 }
 
+/* The recording failed (and stops), for the reason errno gives: a full
+** stdio buffer writes out within fprintf, so a full disk can show there
+** first. */
+static void write_failed(Recorder *rec) {
+  if (rec->failed) return;
+  rec->failed = 1;
+  rec->error = errno ? errno : EIO;
+}
+
 /* The file took the bytes so far, or the recording failed (and stops). */
 static void check_written(Recorder *rec) {
   if (rec->failed) return;
-  if (fflush(rec->f) == EOF || ferror(rec->f)) {
-    rec->failed = 1;
-    rec->error = errno ? errno : EIO;
-  }
+  errno = 0;
+  if (fflush(rec->f) == EOF || ferror(rec->f)) write_failed(rec);
 }
 
 /* ------------------------------------------------------------ reading curscr */
@@ -195,14 +202,18 @@ static void write_header(Recorder *rec, int rows, int cols) {
   json_t *h = json_pack("{s:i, s:i, s:i, s:I, s:{s:s, s:s}}", "version", 2, "width", cols, "height", rows, "timestamp",
                         (json_int_t)time(NULL), "env", "SHELL", shell ? shell : "/bin/sh", "TERM",
                         term ? term : "xterm");
-  if (!h || json_dumpf(h, rec->f, 0) < 0 || fputc('\n', rec->f) == EOF) rec->failed = 1;
+  errno = 0;
+  if (!h) rec->failed = 1;   /* out of memory: no errno */
+  else if (json_dumpf(h, rec->f, 0) < 0 || fputc('\n', rec->f) == EOF) write_failed(rec);
   json_decref(h);
 }
 
 static void write_event(Recorder *rec, double t, const char *code, const char *data, size_t n) {
   json_t *s = json_stringn(data, n);
   char *text = s ? json_dumps(s, JSON_ENCODE_ANY) : NULL;
-  if (!text || fprintf(rec->f, "[%.6f, \"%s\", %s]\n", t, code, text) < 0) rec->failed = 1;
+  errno = 0;
+  if (!text) rec->failed = 1;   /* out of memory: no errno */
+  else if (fprintf(rec->f, "[%.6f, \"%s\", %s]\n", t, code, text) < 0) write_failed(rec);
   rec->bytes += (double)n;
   free(text);
   json_decref(s);

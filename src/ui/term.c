@@ -40,7 +40,7 @@ static const struct {
     [ROLE_EVENT] = {A_BOLD, A_BOLD},     [ROLE_TITLE] = {A_BOLD, A_BOLD},        [ROLE_SHARED] = {A_BOLD, A_NORMAL},
     [ROLE_REF] = {A_NORMAL, A_DIM},      [ROLE_ERROR] = {A_BOLD, A_BOLD},        [ROLE_WARN] = {A_NORMAL, A_BOLD},
     [ROLE_OK] = {A_BOLD, A_BOLD},        [ROLE_SELECT] = {A_REVERSE, A_REVERSE}, [ROLE_KEY] = {A_BOLD, A_BOLD},
-    [ROLE_BAR] = {A_NORMAL, A_NORMAL},   [ROLE_DIM] = {A_DIM, A_NORMAL},
+    [ROLE_BAR] = {A_NORMAL, A_NORMAL},   [ROLE_DIM] = {A_DIM, A_NORMAL},         [ROLE_BORDER] = {A_NORMAL, A_NORMAL},
 };
 #define N_ROLES ((int)(sizeof roles / sizeof roles[0]))
 
@@ -65,24 +65,26 @@ typedef struct Palette {
 static const Palette palettes[2][2] = {
     /* [light background][256 colours] */
     [0][1] = {.role = {[ROLE_EVENT] = 213, [ROLE_REF] = 245, [ROLE_ERROR] = 203, [ROLE_WARN] = 214,
-                       [ROLE_OK] = 114, [ROLE_BAR] = 80},
+                       [ROLE_OK] = 114, [ROLE_BAR] = 80, [ROLE_BORDER] = 240},
               .series = {75, 209, 114, 177, 221, 80},
               .tint = {153, 217, 151, 183, 229, 159},
               .shade = {17, 52, 22, 53, 58, 23}},
     /* Basic blue is dark on black: cyan leads. */
     [0][0] = {.role = {[ROLE_EVENT] = COLOR_MAGENTA, [ROLE_REF] = COLOR_WHITE, [ROLE_ERROR] = COLOR_RED,
-                       [ROLE_WARN] = COLOR_YELLOW, [ROLE_OK] = COLOR_GREEN, [ROLE_BAR] = COLOR_CYAN},
+                       [ROLE_WARN] = COLOR_YELLOW, [ROLE_OK] = COLOR_GREEN, [ROLE_BAR] = COLOR_CYAN,
+                       [ROLE_BORDER] = COLOR_WHITE},
               .series = {COLOR_CYAN, COLOR_RED, COLOR_GREEN, COLOR_MAGENTA, COLOR_YELLOW, COLOR_BLUE},
               .tint = {COLOR_CYAN, COLOR_RED, COLOR_GREEN, COLOR_MAGENTA, COLOR_YELLOW, COLOR_BLUE}},
     [1][1] = {.role = {[ROLE_EVENT] = 127, [ROLE_REF] = 244, [ROLE_ERROR] = 160, [ROLE_WARN] = 166,
-                       [ROLE_OK] = 28, [ROLE_BAR] = 25},
+                       [ROLE_OK] = 28, [ROLE_BAR] = 25, [ROLE_BORDER] = 250},
               .dim = 244,
               .series = {25, 160, 28, 91, 130, 30},
               .tint = {68, 167, 71, 134, 172, 37},
               .shade = {189, 224, 194, 225, 223, 195}},
     /* Yellow fades on white: last; basic green too, so RUNNING is blue. */
     [1][0] = {.role = {[ROLE_EVENT] = COLOR_MAGENTA, [ROLE_REF] = COLOR_BLACK, [ROLE_ERROR] = COLOR_RED,
-                       [ROLE_WARN] = COLOR_MAGENTA, [ROLE_OK] = COLOR_BLUE, [ROLE_BAR] = COLOR_BLUE},
+                       [ROLE_WARN] = COLOR_MAGENTA, [ROLE_OK] = COLOR_BLUE, [ROLE_BAR] = COLOR_BLUE,
+                       [ROLE_BORDER] = COLOR_BLACK},
               .series = {COLOR_BLUE, COLOR_RED, COLOR_GREEN, COLOR_MAGENTA, COLOR_CYAN, COLOR_YELLOW},
               .tint = {COLOR_BLUE, COLOR_RED, COLOR_GREEN, COLOR_MAGENTA, COLOR_CYAN, COLOR_YELLOW}},
 };

@@ -30,7 +30,6 @@ enum {
   ROLE_TITLE = GRAPH_ROLE_TITLE,
   ROLE_SHARED = GRAPH_ROLE_SHARED,   /* a chart cell two series touch */
   ROLE_REF = GRAPH_ROLE_REF,         /* a chart's reference line */
-  ROLE_BORDER = GRAPH_ROLE_REF,      /* a panel's box: the same quiet grey */
   ROLE_ERROR,
   ROLE_WARN,
   ROLE_OK,
@@ -38,6 +37,7 @@ enum {
   ROLE_KEY,
   ROLE_BAR,
   ROLE_DIM,
+  ROLE_BORDER,                       /* a panel's box: a quiet grey, apart from dim text's */
   ROLE_SERIES = GRAPH_ROLE_SERIES   /* + colour index, up to TERM_SERIES_COLORS, + graph flags */
 };
 #define TERM_SERIES_COLORS 6

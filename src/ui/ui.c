@@ -360,6 +360,7 @@ int ui_main(const UiOptions *o) {
   memset(&ui, 0, sizeof ui);
   ui.opt = o;
   ui.zoom = -1;
+  ui.smooth = 0.6;   /* TensorBoard's default: the trend over the faint raw line */
   ui.present_chart = P_LOSS;
   ui.status = EXIT_OK;
   ui.stderr_fd = -1;

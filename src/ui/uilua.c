@@ -477,13 +477,30 @@ static int lui_status(lua_State *L) {
   return 1;
 }
 
+/* ui.smooth([w]): the charts' smoothing, an exponential moving average of
+** weight w over the faint raw line (0: raw lines only, at most 0.99);
+** returns the weight in use. */
+static int lui_smooth(lua_State *L) {
+  Ui *ui = getui(L);
+  if (!lua_isnoneornil(L, 1)) {
+    double w = luaL_checknumber(L, 1);
+    luaL_argcheck(L, w >= 0 && w <= 0.99, 1, "a weight from 0 (raw) to 0.99");
+    ui->smooth = w;
+    ui->repaint = 1;
+    if (w > 0) ui_message(ui, ROLE_TEXT, "charts: smoothed, weight %.2f over the raw line", w);
+    else ui_message(ui, ROLE_TEXT, "charts: raw lines");
+  }
+  lua_pushnumber(L, ui->smooth);
+  return 1;
+}
+
 static const luaL_Reg funcs[] = {
     {"toggle", lui_toggle},   {"running", lui_running}, {"step", lui_step},       {"cycle_tie", lui_cycle_tie},
     {"scale", lui_scale},     {"select", lui_select},   {"selected", lui_selected}, {"lens", lui_lens},
     {"zoom", lui_zoom},       {"present", lui_present}, {"glyphs", lui_glyphs},   {"help", lui_help},
     {"focus", lui_focus},     {"scroll", lui_scroll},   {"redraw", lui_redraw},   {"quit", lui_quit},
     {"message", lui_message}, {"status", lui_status},   {"scatter", lui_scatter}, {"in_scale", lui_in_scale},
-    {"speed", lui_speed},     {"slower", lui_slower},   {"faster", lui_faster},   {"theme", lui_theme},
+    {"speed", lui_speed},     {"slower", lui_slower},   {"faster", lui_faster},   {"theme", lui_theme},     {"smooth", lui_smooth},
     {NULL, NULL},
 };
 

@@ -95,6 +95,7 @@ typedef struct Ui {
   GraphXAxis xaxis;           /* the time axis every chart shares */
   UiMeter meter;              /* the status line's tokens per second */
   int theme;                  /* the TermTheme asked for (--theme, ui.theme); term.theme is in use */
+  double smooth;              /* the charts' smoothing, 0 (raw) to 0.99 (ui.smooth) */
 
   GraphScale scale[P_COUNT];
   GraphCell *cells;          /* chart scratch */
@@ -191,6 +192,9 @@ void ui_blit(Ui *ui, WINDOW *win, const GraphCell *c, int w, int h);
 /* x and y arrays of a history series (bucket means at bucket centres);
 ** the pointers stay valid until the next call with the same 'slot'. */
 int ui_series(Ui *ui, int slot, const History *h, const char *name, const double **x, const double **y);
+/* The same into 's' (x, y, n), with each point's smallest and largest
+** value ('lo', 'hi'): the span a chart keeps when it draws a column. */
+int ui_series_span(Ui *ui, int slot, const History *h, const char *name, GraphSeries *s);
 double ui_last_step(const Ui *ui);
 /* The right end of the shared time axis for the newest snapshot. */
 double ui_x_max(Ui *ui);

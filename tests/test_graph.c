@@ -452,10 +452,16 @@ static void test_reference_and_events(void) {
   }
   char label[8] = "";
   if (ref_row > 0) memcpy(label, grid(cells + ref_row * W, 6, 1), 6);
-  ok(ref_row > 0 && strcmp(label, "     1") == 0, "a dotted reference line at y = 1 (row %d, '%s')", ref_row, label);
+  ok(ref_row > 0 && strcmp(label, "out=in") == 0 && cells[ref_row * W].role == GRAPH_ROLE_REF,
+     "a dotted reference line at y = 1, named in the y labels' column in its grey (row %d, '%s')", ref_row, label);
   grid(cells, W, 1);
-  ok(strstr(text, "\u2504 out=in") != NULL && strstr(text, "\u25b2 tie") != NULL && strstr(text, "\u25c6 scale") != NULL,
-     "the legend names the reference line and each kind of event shown: %s", text);
+  ok(strstr(text, "out=in") == NULL && strstr(text, "\u25b2 tie") != NULL && strstr(text, "\u25c6 scale") != NULL,
+     "the legend names each kind of event shown, and not the line its axis names: %s", text);
+  g.ref_label = "a long name";
+  graph_render(&g, cells, W, H);
+  grid(cells, W, 1);
+  ok(strstr(text, "\u2504 a long name") != NULL, "a name too long for the labels' column goes in the legend: %s", text);
+  g.ref_label = "out=in";
   ok(cells[(H - 1) * W + 7 + 12].ch == 0x25b2 && cells[(H - 1) * W + 7 + 25].ch == 0x25c6,
      "a tie change and a scale change have their own marks on the axis");
   /* A marker on a tick's label: the label goes, no digit sits beside it. */
@@ -637,9 +643,9 @@ static void test_legend_names_apart(void) {
   for (int i = 0; i < 5; i++) s[i] = (GraphSeries){.name = names[i], .x = x, .y = y, .n = 1, .color = i, .group = i + 1};
   Graph g = {.title = "grad out/in", .glyphs = GRAPH_ASCII, .log_y = 1, .x_min = 0, .x_max = 1, .y_min = 0.5,
              .y_max = 2, .series = s, .n_series = 5, .has_ref = 1, .ref_y = 1, .ref_label = "out=in"};
-  render(&g, 42, 8);
-  same(line(0), "grad out/in (log) * tied o un~ed + ti~x2  \n", "legend: cut names keep what tells them apart ...");
-  same(line(1), "x ti~x5 @ ti~10 . out=in # both           \n", "... on both rows");
+  render(&g, 34, 8);
+  same(line(0), "grad out/in (log) * tied o untied \n", "legend: cut names keep what tells them apart ...");
+  same(line(1), "+ tie~x2 x tie~x5 @ tie~10 # both \n", "... on both rows");
   for (int w = 20; w <= 60; w++) {
     render(&g, w, 8);
     char got[2][1024];

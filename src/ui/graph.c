@@ -681,11 +681,18 @@ static void scatter_series(Plot *p, const GraphSeries *s, int id) {
 }
 
 /* The reference line: every other dot (Braille), or a dashed rule. */
-static void ref_line(const Graph *g, Plot *p) {
-  if (!g->has_ref || (p->log_y && !(g->ref_y > 0))) return;
+/* The reference line's row in sample rows (top-down), or -1 when it is
+** off the chart. */
+static int ref_sample_row(const Graph *g, const Plot *p) {
+  if (!g->has_ref || (p->log_y && !(g->ref_y > 0))) return -1;
   double t = transform(p, g->ref_y);
-  if (!(t >= p->lo && t <= p->hi)) return;
-  int ys = p->ph * p->sy, r = (int)lround((p->hi - t) / (p->hi - p->lo) * (ys - 1));
+  if (!(t >= p->lo && t <= p->hi)) return -1;
+  return (int)lround((p->hi - t) / (p->hi - p->lo) * (p->ph * p->sy - 1));
+}
+
+static void ref_line(const Graph *g, Plot *p) {
+  int r = ref_sample_row(g, p);
+  if (r < 0) return;
   for (int x = 0; x < p->pw * p->sx; x++) {
     if (p->glyphs == GRAPH_BRAILLE) {
       if (x % 2 == 0) braille_dot(p, x, r * 4 / p->sy, 0, GRAPH_ROLE_REF, LAYER_LINE);
@@ -693,6 +700,23 @@ static void ref_line(const Graph *g, Plot *p) {
       put(p->cells, p->w, p->h, p->y0 + r / p->sy, p->x0 + x, p->glyphs == GRAPH_ASCII ? '.' : 0x2504, GRAPH_ROLE_REF);
     }
   }
+}
+
+int graph_label_cols(int w) { return w >= 12 ? (w / 4 < 6 ? w / 4 : 6) : 0; }
+
+int graph_ref_in_axis(const Graph *g, int w) {
+  return g->has_ref && g->ref_label && (int)strlen(g->ref_label) <= graph_label_cols(w);
+}
+
+/* The reference line named in the y labels' column, on its own row, in
+** its grey: "out=in" where the ratio's "1" would be, and the legend keeps
+** its row for the runs. */
+static void ref_label(const Graph *g, Plot *p, int lw) {
+  int r = ref_sample_row(g, p);
+  if (r < 0 || !graph_ref_in_axis(g, p->w)) return;
+  int y = p->y0 + r / p->sy, len = (int)strlen(g->ref_label);
+  for (int k = 0; k < lw; k++) put(p->cells, p->w, p->h, y, k, ' ', GRAPH_ROLE_TEXT);
+  for (int k = 0; k < len; k++) put(p->cells, p->w, p->h, y, lw - len + k, (uint32_t)g->ref_label[k], GRAPH_ROLE_REF);
 }
 
 /* Each event in the x range as a dotted vertical rule through the plot,
@@ -931,7 +955,7 @@ static int frame(const Graph *g, GraphCell *cells, int w, int h, int scatter, in
   p->lo = g->log_y ? log10(g->y_min > 0 ? g->y_min : 1e-12) : g->y_min;
   p->hi = g->log_y ? log10(g->y_max > 0 ? g->y_max : 1e-12) : g->y_max;
   widen_y(p);
-  int lw = w >= 12 ? (w / 4 < 6 ? w / 4 : 6) : 0;
+  int lw = graph_label_cols(w);
   if (lw > 0) snap_y(p);   /* round labels; a chart without any keeps every row for data */
   p->x0 = lw > 0 ? lw + 1 : 0;
   p->pw = w - p->x0;
@@ -939,6 +963,7 @@ static int frame(const Graph *g, GraphCell *cells, int w, int h, int scatter, in
   p->x_max = g->x_max - g->x_min > 1e-12 * fabs(g->x_min) ? g->x_max : g->x_min + 1 + fabs(g->x_min) * 1e-9;
 
   if (lw > 0) y_labels(p, lw);
+  ref_label(g, p, lw);
   time_axis(g, p, lw, kinds);
   return 1;
 }

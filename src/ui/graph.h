@@ -152,6 +152,13 @@ typedef struct Graph {
                                ** series' finite points in x order */
 } Graph;
 
+/* Columns of the y labels in a chart 'w' wide (0: none). */
+int graph_label_cols(int w);
+
+/* 1 when the reference line's name fits the y labels' column of a chart
+** 'w' wide: it is drawn there, on the line's row, and not in the legend. */
+int graph_ref_in_axis(const Graph *g, int w);
+
 /* Fill 'cells' (w*h, row-major) with the chart. Any size is accepted, down
 ** to nothing at all. */
 void graph_render(const Graph *g, GraphCell *cells, int w, int h);

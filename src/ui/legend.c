@@ -82,7 +82,8 @@ void legend_items(const Graph *g, Legend *l, int scatter, int shared, int val_ea
     add(l, (LegendItem){.role = GRAPH_ROLE_LABEL, .name = l->more});
   }
   int ascii = g->glyphs == GRAPH_ASCII;
-  if (g->has_ref && g->ref_label) add(l, (LegendItem){.mark = ascii ? '.' : 0x2504, .role = GRAPH_ROLE_REF, .name = g->ref_label});
+  if (g->has_ref && g->ref_label && !graph_ref_in_axis(g, l->w))
+    add(l, (LegendItem){.mark = ascii ? '.' : 0x2504, .role = GRAPH_ROLE_REF, .name = g->ref_label});
   for (int k = 0; k < 3; k++)
     if (kinds[k]) add(l, (LegendItem){.mark = event_marks[k][ascii], .role = GRAPH_ROLE_EVENT, .name = event_names[k]});
   if (shared && ascii)
@@ -179,6 +180,7 @@ LegendPlan legend_plan(const Graph *g, Legend *l, int scatter, int shared, const
   /* {rows, affix}: whole names on one row, then on two, then without what
   ** they share (on a short chart, one row only). */
   static const int tries[][2] = {{1, 0}, {2, 0}, {2, 1}, {1, 1}};
+  l->w = w;
   /* Names matter more than a mark per validation line: each try with one
   ** entry per line, then with one for them all. */
   for (size_t t = 0; t < sizeof tries / sizeof tries[0]; t++)

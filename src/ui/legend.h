@@ -31,6 +31,7 @@ typedef struct Legend {
   char title[96];
   char more[32];    /* "+N runs" */
   int left_out;     /* the N */
+  int w;            /* the chart's width (set by legend_plan) */
 } Legend;
 
 /* How the legend is laid out: its rows, whether run names lose what they

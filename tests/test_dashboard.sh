@@ -8,7 +8,8 @@
 # border with both runs named whole and the plot right under it (no
 # legend wrapped to a second row, none cut), the lens table naming both
 # runs; then the present view of the lens naming both, tied beside
-# untied. DASHBOARD_SECONDS sets the minute. Prints TAP.
+# untied; and a script's series plotted at one step drawn along an axis of
+# its own. DASHBOARD_SECONDS sets the minute. Prints TAP.
 
 : "${top_builddir:=.}" "${top_srcdir:=.}"
 tmux_name=dashboard; . "$top_srcdir/tests/tmux.sh"
@@ -70,6 +71,17 @@ screen | grep -A3 '╭ lens KL bits' | grep -q ' tied .* untied '
 check $? "ui.present('lens'): the tied run beside the untied one, in the lens's box"
 screen | grep -q 'untied KL' && screen | grep -q 'tied KL'
 check $? "ui.present('lens'): each run's KL at layer 0 in big digits"
+
+# A script's series plotted after training, all at one step, as a script
+# that reports its arms does: one point after another along the axis,
+# not every one in the first column.
+key :
+type_line 'for i = 1, 8 do lab.plot("arm", i % 3) end ui.present("arm")'
+leave_repl
+wait_for 'point' 50
+cols=$(screen | perl -CS -ne 'while (/[\x{2581}-\x{2588}\x{2801}-\x{28ff}]/g) { $c{pos()} = 1 } END { print scalar keys %c }')
+[ "$cols" -ge 8 ]
+check $? "a series plotted at one step spreads over its own axis of points ($cols columns of marks)"
 
 key q
 wait_for 'Save' 50 && key n

@@ -323,11 +323,13 @@ static void test_shared_and_thick(void) {
      "none alternating (%d shared, %d other)", top, other);
   ok(strstr(grid(cells, W, 1), "overlap") == NULL && strstr(text, "both") == NULL,
      "... which needs no legend entry with Braille: %s", text);
-  GraphCell again[W * H];
-  g.stripes = 1;
-  graph_render(&g, again, W, H);
-  ok(memcmp(cells, again, sizeof cells) == 0, "'stripes' is still accepted and changes nothing");
-  g.stripes = 0;
+  g.no_shade = 1;   /* eight colours: no background, the shared role, and the legend says so */
+  graph_render(&g, cells, W, H);
+  int plain = 0;
+  for (int k = W; k < W * (H - 1); k++) plain += cells[k].role == GRAPH_ROLE_SHARED && cells[k].bg == 0;
+  ok(plain > 0 && strstr(grid(cells, W, 1), "both") != NULL,
+     "without shades a shared cell takes the shared role, and the legend says 'both' (%d): %s", plain, text);
+  g.no_shade = 0;
   g.mono = 1;
   graph_render(&g, cells, W, H);
   int normal = 0, coloured = 0;
@@ -840,7 +842,6 @@ static void test_validation_over_run(void) {
     for (int t = 0; t < 3; t++) {
       g.glyphs = (GraphGlyphs)t;
       g.mono = mono;
-      g.stripes = !mono;
       graph_render(&g, cells, W, H);
       int val = 0, run = 0, shared = 0;
       for (int k = 2 * W; k < W * (H - 1); k++) {
@@ -865,7 +866,7 @@ static void test_validation_over_run(void) {
   ** the run drawn last over a tint of the other, in every tier. */
   GraphSeries four[4] = {s[0], s[1], s[0], s[1]};
   for (int i = 2; i < 4; i++) four[i].color = 2, four[i].group = 2, four[i].line = 2;
-  g.series = four, g.n_series = 4, g.mono = 0, g.stripes = 1;
+  g.series = four, g.n_series = 4, g.mono = 0;
   for (int t = 0; t < 3; t++) {
     g.glyphs = (GraphGlyphs)t;
     graph_render(&g, cells, W, H);

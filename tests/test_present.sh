@@ -53,7 +53,7 @@ wait_digits() {
 }
 # A window mean as the present view takes it: the mean of a series over
 # the run's newest 100 steps; a factor as it prints one ("12x", "1.3x").
-WMEAN='local function wmean(r, s) local h = r:history(s) local last, sum, n = h.steps[h.n], 0, 0 for i = h.n, 1, -1 do if h.steps[i] <= last - 100 then break end if h.values[i] == h.values[i] then sum, n = sum + h.values[i], n + 1 end end return sum / n end local function figx(v) return string.format("%." .. (math.abs(v) >= 10 and 0 or 1) .. "fx", v) end'
+WMEAN='local function wmean(r, s) local h = r:history(s) local last, sum, n = h.steps[h.n], 0, 0 for i = h.n, 1, -1 do if h.steps[i] <= last - 100 then break end if h.values[i] == h.values[i] then sum, n = sum + h.values[i], n + 1 end end return sum / n end local function figx(v) local a = math.abs(v) return string.format(a >= 10 and "%.0fx" or a >= 1 and "%.1fx" or "%.2gx", v) end'
 RATIOS="(function() $WMEAN return figx(wmean(lab.runs.tied, 'grad_ratio')) .. ' ' .. figx(wmean(lab.runs.untied, 'grad_ratio')) end)()"
 now_ms() { date +%s%3N; }
 

@@ -40,6 +40,8 @@ static const struct {
     CASE("\xc2\x85", "\\xc2\\x85", "a C1 control (NEL)"),
     CASE("a\0b", "a\\x00b", "a 0 byte is shown, not the end"),
     CASE("\xef\xbf\xbd", "\\xef\\xbf\\xbd", "a U+FFFD the model wrote is escaped too"),
+    CASE("a\xe2\x80\xae" "b", "a\\xe2\\x80\\xaeb", "a right-to-left override cannot reorder the screen"),
+    CASE("a\xe2\x80\x8b" "b\xef\xbb\xbf", "a\\xe2\\x80\\x8bb\\xef\\xbb\\xbf", "a zero width space and a BOM are shown"),
 };
 
 static void table(void) {

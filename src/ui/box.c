@@ -49,15 +49,15 @@ static int is_text(const Term *t, wchar_t c) {
   return c != L'-' && c != L'+';
 }
 
-/* One border row: blanks become the line, but beside text. */
+/* One border row: blanks become the line, but beside text. Read as it
+** goes: 'was' holds the cell left of x as the panel drew it. */
 static void border_row(const Term *t, WINDOW *outer, int y, int w, int left, int right) {
-  wchar_t row[1024];
-  int n = w < 1024 ? w : 1024;
-  for (int x = 0; x < n; x++) row[x] = x == 0 || x == n - 1 ? L' ' : char_at(outer, y, x);
-  for (int x = 1; x < n - 1; x++) {
-    if (row[x] != L' ') continue;
-    int beside = is_text(t, row[x - 1]) || is_text(t, row[x + 1]);
-    if (!beside) term_print(t, outer, y, x, 1, ROLE_BORDER, part(t, LINE_H));
+  wchar_t was = L' ', here = w > 2 ? char_at(outer, y, 1) : L' ';
+  for (int x = 1; x < w - 1; x++) {
+    wchar_t next = x + 1 < w - 1 ? char_at(outer, y, x + 1) : L' ';
+    if (here == L' ' && !is_text(t, was) && !is_text(t, next))
+      term_print(t, outer, y, x, 1, ROLE_BORDER, part(t, LINE_H));
+    was = here, here = next;
   }
   term_print(t, outer, y, 0, 1, ROLE_BORDER, part(t, left));
   term_print(t, outer, y, w - 1, 1, ROLE_BORDER, part(t, right));

@@ -10,6 +10,11 @@
 ** panel leaves blank on those two rows becomes the border's line when the
 ** box is finished, but for one space each side of text, so a title reads
 ** "╭ loss ─ tied ──╮".
+**
+** The panel's draw function is handed the content window and the rows
+** above the bottom border (h - 1): a panel that writes a footnote on the
+** border, or a chart whose time axis lies on it, finds that row with
+** getmaxy.
 */
 #ifndef TIELAB_UI_BOX_H
 #define TIELAB_UI_BOX_H

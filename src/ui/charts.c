@@ -119,6 +119,8 @@ typedef struct ChartSpec {
   int log_y;
   const char *ref_label;   /* a reference line at y = 1, so named; NULL: none */
   double y_cap;            /* the axis never goes above this (cosines: 1); 0: none */
+  const char *x_label;     /* an x axis of its own, so named, over x_lo..x_hi; NULL: the lab's steps */
+  double x_lo, x_hi;
 } ChartSpec;
 
 /* Render 'series' into the panel with the shared time axis and the panel's
@@ -138,9 +140,9 @@ static void draw_chart(Ui *ui, WINDOW *win, int h, int w, const ChartSpec *cs, G
   Graph g = {.title = cs->title,
              .glyphs = ui->view == VIEW_PRESENT && ui->term.glyphs == GRAPH_BRAILLE ? GRAPH_BLOCK : ui->term.glyphs,
              .log_y = cs->log_y,
-             .x_min = 0,
-             .x_max = ui_x_max(ui),
-             .x_label = "step",
+             .x_min = cs->x_label ? cs->x_lo : 0,
+             .x_max = cs->x_label ? cs->x_hi : ui_x_max(ui),
+             .x_label = cs->x_label ? cs->x_label : "step",
              .has_ref = cs->ref_label != NULL,
              .ref_y = 1,
              .ref_label = cs->ref_label,
@@ -152,7 +154,7 @@ static void draw_chart(Ui *ui, WINDOW *win, int h, int w, const ChartSpec *cs, G
              .n_events = selected_events(ui, ev, labels, HISTORY_MAX_EVENTS),
              .smooth = ui->smooth,
              .runs_left_out = left_out,
-             .stripes = ui->term.color,
+             .no_shade = !ui->term.shaded,
              .mono = !ui->term.color};
   graph_render(&g, cells, w, h);
   ui_blit(ui, win, cells, w, h);
@@ -194,7 +196,7 @@ static int run_series(Ui *ui, GraphSeries *s, int cap, const char *name, const c
 void panel_loss(Ui *ui, WINDOW *win, int h, int w) {
   GraphSeries s[UI_SLOTS];
   int left_out, n = run_series(ui, s, UI_SLOTS, "loss", "val_loss", &left_out);
-  ChartSpec cs = {P_LOSS, "loss", 0, NULL, 0};
+  ChartSpec cs = {.panel = P_LOSS, .title = "loss"};
   draw_chart(ui, win, h, w, &cs, s, n, left_out);
 }
 
@@ -202,8 +204,27 @@ void panel_ratio(Ui *ui, WINDOW *win, int h, int w) {
   GraphSeries s[UI_SLOTS];
   int left_out, n = run_series(ui, s, UI_SLOTS, "grad_ratio", NULL, &left_out);
   /* Out/in = 1 is the threshold: above it the output gradient dominates. */
-  ChartSpec cs = {P_RATIO, "grad out/in", 1, "out=in", 0};
+  ChartSpec cs = {.panel = P_RATIO, .title = "grad out/in", .log_y = 1, .ref_label = "out=in"};
   draw_chart(ui, win, h, w, &cs, s, n, left_out);
+}
+
+/* A script's series has an x axis of its own: the steps its points were
+** plotted at, from the first to the last; and where they all share one
+** step (a script that plots results after its training), their order,
+** one point after another. Writes the slots' x values in that case. */
+static void plots_axis(Ui *ui, GraphSeries *s, int n, ChartSpec *cs) {
+  double lo = 0, hi = 0;
+  int any = graph_x_range(s, n, &lo, &hi), most = 0;
+  if (any && hi > lo) {
+    cs->x_label = "step", cs->x_lo = lo, cs->x_hi = hi + (hi - lo) * 0.02;
+    return;
+  }
+  for (int i = 0; i < n; i++) {
+    double *x = ui->xy[i];   /* the slot's own x values (ui_series_span) */
+    for (int k = 0; k < s[i].n; k++) x[k] = k + 1;
+    if (s[i].n > most) most = s[i].n;
+  }
+  cs->x_label = "point", cs->x_lo = 0, cs->x_hi = most + 1;
 }
 
 /* The scripts' series when there are any (in the present view, only the
@@ -218,12 +239,12 @@ void panel_extra(Ui *ui, WINDOW *win, int h, int w) {
     for (int i = 0; i < history_n_series(plots) && n < UI_SLOTS; i++) {
       const char *name = history_series_name(plots, i);
       if (only && strcmp(name, only) != 0) continue;
-      const double *x, *y;
-      int k = ui_series(ui, n, plots, name, &x, &y);
-      s[n] = (GraphSeries){.name = name, .x = x, .y = y, .n = k, .color = i % TERM_SERIES_COLORS, .line = i};
+      s[n] = (GraphSeries){.name = name, .color = i % TERM_SERIES_COLORS, .line = i};
+      ui_series_span(ui, n, plots, name, &s[n]);
       n++;
     }
-    ChartSpec cs = {P_EXTRA, only ? only : "plots", 0, NULL, 0};
+    ChartSpec cs = {.panel = P_EXTRA, .title = only ? only : "plots"};
+    plots_axis(ui, s, n, &cs);
     draw_chart(ui, win, h, w, &cs, s, n, 0);
     return;
   }
@@ -236,7 +257,7 @@ void panel_extra(Ui *ui, WINDOW *win, int h, int w) {
     int k = ui_series(ui, i, r->hist, norms[i].series, &x, &y);
     s[n++] = (GraphSeries){.name = norms[i].label, .x = x, .y = y, .n = k, .color = i, .dashed = i == 2, .line = i};
   }
-  ChartSpec cs = {P_EXTRA, "grad L2", 1, NULL, 0};
+  ChartSpec cs = {.panel = P_EXTRA, .title = "grad L2", .log_y = 1};
   draw_chart(ui, win, h, w, &cs, s, n, 0);
 }
 
@@ -293,7 +314,7 @@ void panel_align_chart(Ui *ui, WINDOW *win, int h, int w) {
   }
   char title[96];
   snprintf(title, sizeof title, "align %s", r->name);
-  ChartSpec cs = {P_ALIGNCHART, title, 0, NULL, 1};   /* cosines and CKA: at most 1 */
+  ChartSpec cs = {.panel = P_ALIGNCHART, .title = title, .y_cap = 1};   /* cosines and CKA: at most 1 */
   draw_chart(ui, win, h, w, &cs, s, n, 0);
 }
 
@@ -364,7 +385,7 @@ void panel_scatter(Ui *ui, WINDOW *win, int h, int w) {
              .series = s,
              .n_series = n,
              .x_label = "ln count in training",
-             .stripes = t->color};
+             .no_shade = !t->shaded};
   graph_scatter(&g, cells, w, h);
   ui_blit(ui, win, cells, w, h);
 }

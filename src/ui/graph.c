@@ -269,6 +269,7 @@ typedef struct Plot {
   int log_y;
   int thick;            /* Braille lines two dots thick */
   int mono;             /* no colour: each line its own pattern */
+  int no_shade;         /* no background colours: shared cells in the shared role */
   const GraphSeries *series;
   int n_series;
   CellMix *mix;         /* per plot cell */
@@ -409,6 +410,10 @@ static uint32_t braille_base(const GraphCell *c) {
 /* A cell only the faint layer reached: its dots (Braille) or a light mark
 ** in the tint of the series that drew there last. */
 static void resolve_faint(const Plot *p, const CellMix *m, GraphCell *c) {
+  /* A block or ASCII cell has room for one mark: the reference line's or
+  ** an event rule's stays; Braille joins their dots. */
+  int drawn = c->role == GRAPH_ROLE_REF || c->role == GRAPH_ROLE_EVENT;
+  if (drawn && p->glyphs != GRAPH_BRAILLE) return;
   if (p->glyphs == GRAPH_BRAILLE) c->ch = braille_base(c) | m->faint;
   else c->ch = p->glyphs == GRAPH_ASCII ? GRAPH_ASCII_FAINT : BLOCK_FAINT;
   c->role = tint_role(p, m->faint_by - 1);
@@ -439,7 +444,7 @@ static void resolve_cell(Plot *p, int cy, int cx) {
   c->role = graph_series_role(s);
   if (n > 1) {
     p->shared = 1;
-    if (p->mono) c->role = GRAPH_ROLE_SHARED;
+    if (p->mono || p->no_shade) c->role = GRAPH_ROLE_SHARED;
     else c->bg = tint_role(p, rep[under]);
   }
   if (p->glyphs == GRAPH_ASCII) {
@@ -948,7 +953,8 @@ static int frame(const Graph *g, GraphCell *cells, int w, int h, int scatter, in
   if (h < 2 + pl->rows) return 0;
 
   *p = (Plot){.cells = cells, .w = w, .h = h, .y0 = pl->rows, .ph = h - 1 - pl->rows, .glyphs = g->glyphs,
-              .log_y = g->log_y, .series = g->series, .n_series = g->n_series, .mono = g->mono};
+              .log_y = g->log_y, .series = g->series, .n_series = g->n_series, .mono = g->mono,
+              .no_shade = g->no_shade};
   p->sx = g->glyphs == GRAPH_BRAILLE ? 2 : 1;
   p->sy = g->glyphs == GRAPH_BRAILLE ? 4 : g->glyphs == GRAPH_BLOCK && !scatter ? 8 : 1;
   p->thick = g->glyphs == GRAPH_BRAILLE && !scatter && p->ph >= 5;

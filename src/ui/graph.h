@@ -50,7 +50,9 @@
 ** before them compile and draw as before, but for the spans, the shared
 ** cells and the event rules above: GraphSeries.lo/.hi, Graph.smooth,
 ** GraphEvent.label, GraphCell.bg (set by the renderer; term.c draws it).
-** 'stripes' is kept for callers and ignored.
+** A terminal that cannot shade a cell's background (eight colours) says
+** so with 'no_shade': a shared cell then takes GRAPH_ROLE_SHARED, and the
+** legend says "both".
 */
 #ifndef TIELAB_UI_GRAPH_H
 #define TIELAB_UI_GRAPH_H
@@ -142,8 +144,7 @@ typedef struct Graph {
   double ref_y;
   const char *ref_label;       /* ... named in the legend */
   int runs_left_out;           /* runs the caller had no room for: "+N runs" */
-  int stripes;                 /* accepted and ignored: shared cells are drawn as
-                               ** the header says */
+  int no_shade;                /* no background colours: shared cells in GRAPH_ROLE_SHARED */
   int mono;                    /* no colour: lines told apart by pattern */
   double smooth;               /* 0 (or out of [0, 1)): raw lines; else the weight w of
                                ** an exponential moving average drawn over each solid

@@ -86,10 +86,11 @@ void legend_items(const Graph *g, Legend *l, int scatter, int shared, int val_ea
     add(l, (LegendItem){.mark = ascii ? '.' : 0x2504, .role = GRAPH_ROLE_REF, .name = g->ref_label});
   for (int k = 0; k < 3; k++)
     if (kinds[k]) add(l, (LegendItem){.mark = event_marks[k][ascii], .role = GRAPH_ROLE_EVENT, .name = event_names[k]});
-  if (shared && ascii)
-    /* A shared cell's mark is no run's: it needs saying. In the other
-    ** tiers it keeps both lines' dots, which say it themselves. */
-    add(l, (LegendItem){.mark = GRAPH_ASCII_SHARED, .role = GRAPH_ROLE_SHARED, .name = "both"});
+  if (shared && (ascii || (g->no_shade && !g->mono)))
+    /* A shared cell's mark (ASCII) or colour (no shades) is no run's: it
+    ** needs saying. Otherwise it keeps both lines' dots, which say it
+    ** themselves. */
+    add(l, (LegendItem){.mark = ascii ? GRAPH_ASCII_SHARED : 0x2501, .role = GRAPH_ROLE_SHARED, .name = "both"});
 }
 
 /* Cells a character of 'cols' columns (width.h) takes: a wide one two,

@@ -291,7 +291,8 @@ static int figures_loss(Ui *ui, const TrainerRun *r, Figure *f) {
   long a = 0, b = 0;
   double train = recent_mean(r->hist, "loss", FIGURE_SPAN, &a, &b);
   snprintf(labels[0][0], sizeof labels[0][0], "train loss");
-  window_label(labels[0][1], sizeof labels[0][1], a, b);
+  if (isfinite(train)) window_label(labels[0][1], sizeof labels[0][1], a, b);
+  else snprintf(labels[0][1], sizeof labels[0][1], "step %ld", r->m.step);   /* no history yet */
   f[0] = (Figure){{labels[0][0], labels[0][1]}, isfinite(train) ? train : r->m.loss, 2};
   if (!isfinite(r->m.val_loss)) return 1;
   snprintf(labels[1][0], sizeof labels[1][0], "val loss");
@@ -303,16 +304,17 @@ static int figures_loss(Ui *ui, const TrainerRun *r, Figure *f) {
 /* The gradient ratio of the tied run and of its untied partner, each the
 ** mean of its newest steps: one step's ratio is too noisy to read. */
 static int figures_ratio(Ui *ui, const TrainerRun *r, Figure *f) {
-  LensPair p;
-  if (!lens_pair(ui, &p)) p.n = 1, p.run[0] = r;
-  for (int k = 0; k < p.n; k++) {
+  const TrainerRun *runs[2];
+  int n = run_pair(ui, runs);
+  if (n == 0) runs[0] = r, n = 1;
+  for (int k = 0; k < n; k++) {
     long a = 0, b = 0;
-    double v = recent_mean(p.run[k]->hist, "grad_ratio", FIGURE_SPAN, &a, &b);
-    snprintf(labels[k][0], sizeof labels[k][0], "%s out/in", p.run[k]->name);
+    double v = recent_mean(runs[k]->hist, "grad_ratio", FIGURE_SPAN, &a, &b);
+    snprintf(labels[k][0], sizeof labels[k][0], "%s out/in", runs[k]->name);
     window_label(labels[k][1], sizeof labels[k][1], a, b);
     f[k] = (Figure){{labels[k][0], labels[k][1]}, v, -2};
   }
-  return p.n;
+  return n;
 }
 
 /* The lens at position 0, right after the embeddings, for the tied run
@@ -321,13 +323,11 @@ static int figures_ratio(Ui *ui, const TrainerRun *r, Figure *f) {
 static int figures_lens(Ui *ui, const TrainerRun *r, Figure *f) {
   (void)r;
   LensPair p;
-  if (!lens_pair(ui, &p)) return 0;
+  lens_pair(ui, &p);
   for (int k = 0; k < p.n; k++) {
-    const LensStats *ls = p.ls[k];
-    int have = ls->step >= 0 && ls->n > 0;
     snprintf(labels[k][0], sizeof labels[k][0], "%s KL", p.run[k]->name);
-    snprintf(labels[k][1], sizeof labels[k][1], "layer 0 @%ld", have ? ls->step : 0L);
-    f[k] = (Figure){{labels[k][0], labels[k][1]}, have ? ls->kl[0] : NAN, 2};
+    snprintf(labels[k][1], sizeof labels[k][1], "layer 0 @%ld", p.ls[k]->step);
+    f[k] = (Figure){{labels[k][0], labels[k][1]}, p.ls[k]->kl[0], 2};
   }
   return p.n;
 }
@@ -396,7 +396,7 @@ const char *present_chart_list(void) { return "loss, ratio, align, lens, scatter
 static void figure_text(const Figure *f, char *buf, size_t cap) {
   double v = f->value, a = fabs(v);
   if (!isfinite(v)) snprintf(buf, cap, "-");
-  else if (f->decimals == -2) snprintf(buf, cap, "%.*fx", a >= 10 ? 0 : 1, v);
+  else if (f->decimals == -2) snprintf(buf, cap, a >= 10 ? "%.0fx" : a >= 1 ? "%.1fx" : "%.2gx", v);
   else if (f->decimals >= 0) snprintf(buf, cap, "%.*f", f->decimals, v);
   else if (a != 0 && (a < 1e-3 || a >= 1e6)) snprintf(buf, cap, "%.2e", v);
   else snprintf(buf, cap, "%.*f", a >= 1000 ? 0 : a >= 100 ? 1 : a >= 10 ? 2 : 3, v);

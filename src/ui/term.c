@@ -29,7 +29,9 @@ static const char *glyphs[GLYPH_COUNT][2] = {
     [GLYPH_RUN] = {"\u25b6", ">"},     [GLYPH_PAUSE] = {"\u2016", "="},
     [GLYPH_TIMES] = {"\u00d7", "*"},   [GLYPH_SELECTED] = {"\u25cf", "@"},
     [GLYPH_ELLIPSIS] = {"\u2026", "~"}, [GLYPH_NEWLINE] = {"\u23ce", "/"},
-    [GLYPH_UP] = {"\u25b2", "^"},
+    [GLYPH_UP] = {"\u25b2", "^"},       [GLYPH_DELTA] = {"\u0394", "d"},
+    [GLYPH_MINUS] = {"\u2212", "-"},    [GLYPH_SWATCH] = {"\u2588\u2588", "##"},
+    [GLYPH_LINE] = {"\u2501", "="},     [GLYPH_PARALLEL] = {"\u2016", "||"},
 };
 
 /* Attributes of each role, with colour and without (mono). */

@@ -55,6 +55,11 @@ typedef enum TermGlyph {
   GLYPH_ELLIPSIS,
   GLYPH_NEWLINE,
   GLYPH_UP,
+  GLYPH_DELTA,     /* a difference: "Δ" */
+  GLYPH_MINUS,     /* "−" */
+  GLYPH_SWATCH,    /* a run's colour in a legend: "██" */
+  GLYPH_LINE,      /* a run's line in a legend: "━" */
+  GLYPH_PARALLEL,  /* KL(p ‖ q) */
   GLYPH_COUNT
 } TermGlyph;
 

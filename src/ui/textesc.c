@@ -16,6 +16,18 @@ static wchar_t decode(const unsigned char *s, size_t k) {
   return wc;
 }
 
+/* Format characters (Unicode's Cf): invisible, and the bidirectional ones
+** reorder the text after them on a terminal that honours them. iswprint
+** accepts them all. */
+static int format_char(wchar_t wc) {
+  static const wchar_t ranges[][2] = {{0x00ad, 0x00ad}, {0x061c, 0x061c}, {0x180e, 0x180e}, {0x200b, 0x200f},
+                                      {0x202a, 0x202e}, {0x2060, 0x2064}, {0x2066, 0x206f}, {0xfeff, 0xfeff},
+                                      {0xfff9, 0xfffb}};
+  for (size_t i = 0; i < sizeof ranges / sizeof ranges[0]; i++)
+    if (wc >= ranges[i][0] && wc <= ranges[i][1]) return 1;
+  return 0;
+}
+
 /* Bytes of the character at 's' that may be shown as itself, 0 when its
 ** first byte is to be escaped. */
 static size_t shown_as_is(const char *s, size_t n, int utf8) {
@@ -27,7 +39,7 @@ static size_t shown_as_is(const char *s, size_t n, int utf8) {
   ** (term_print would show those as '?'); a U+FFFD the model wrote would
   ** read as a byte lost on the way. */
   wchar_t wc = decode((const unsigned char *)s, k);
-  return wc != 0xfffd && iswprint((wint_t)wc) ? k : 0;
+  return wc != 0xfffd && !format_char(wc) && iswprint((wint_t)wc) ? k : 0;
 }
 
 size_t textesc(const char *in, size_t len, const char *newline, int utf8, char *out, size_t cap) {

@@ -160,15 +160,26 @@ void panel_ratio(Ui *ui, WINDOW *w, int h, int wd);
 void panel_extra(Ui *ui, WINDOW *w, int h, int wd);
 void panel_scatter(Ui *ui, WINDOW *w, int h, int wd);
 void panel_align_chart(Ui *ui, WINDOW *w, int h, int wd);
-/* panel_lens.c: the selected run and the one it is compared with, tied
-** first, with the lens shown (ui->lens_mode); returns how many (0..2). */
+/* lenspair.c: the lens the panels show (ui->lens_mode) and its names (in
+** Lua, short, long); the selected run and the one it is compared with,
+** tied first, each with that lens measured. */
+typedef enum LensMode { LENS_ONLINE, LENS_FITTED, LENS_LOGIT, LENS_MODES } LensMode;
+typedef struct LensModeName {
+  const char *lua, *brief, *full;
+} LensModeName;
+extern const LensModeName lens_modes[LENS_MODES];
 typedef struct LensPair {
-  const TrainerRun *run[2];   /* run[1] NULL when there is no partner */
-  int color[2];               /* their series colours, as the charts give them */
+  const TrainerRun *run[2];       /* run[1] NULL when there is no partner */
+  int color[2];                   /* their series colours, as the charts give them */
   const LensStats *ls[2];
-  int n;
+  int n;                          /* runs compared */
+  int rows;                       /* positions compared: the layers both have, then "out" */
+  const TrainerRun *unmeasured;   /* a run of the pair left out: its lens is not measured */
 } LensPair;
-int lens_pair(const Ui *ui, LensPair *p);
+int run_pair(const Ui *ui, const TrainerRun *runs[2]);   /* the two runs, tied first; returns how many */
+int lens_pair(const Ui *ui, LensPair *p);   /* returns p->n */
+const LensStats *lens_of(const Ui *ui, const TrainerRun *r);
+int lens_pos(const LensPair *p, int k, int row);   /* run k's position for a row: "out" is its own last */
 void panel_lens(Ui *ui, WINDOW *w, int h, int wd);
 void panel_lens_history(Ui *ui, WINDOW *w, int h, int wd);
 int lens_table_rows(Ui *ui);   /* rows the lens table wants: column heads and a row per position */

@@ -123,15 +123,18 @@ typedef struct Ui {
 
 #define DIRTY_ALL (~0u)
 
-/* ui.c */
+/* uistate.c: the state every file of the screen changes or asks about */
 void ui_dirty(Ui *ui, unsigned bits);
 void ui_message(Ui *ui, int role, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 const TrainerRun *ui_selected(const Ui *ui);
 int ui_state_path(char *buf, size_t cap, const char *leaf, Err *err);
+void ui_mark_saved(Ui *ui, int id, long step);   /* run 'id' is saved (or was loaded) at 'step' */
 int ui_unsaved(const Ui *ui);
 int ui_save_all(Ui *ui, Err *err);
 void ui_request_quit(Ui *ui, int save);   /* save: 1 yes, 0 no, -1 ask when unsaved */
 void ui_lua(Ui *ui, const char *chunk);   /* run a key's Lua call */
+
+/* ui.c: the lab from start to end */
 void ui_lua_out(void *ctx, const char *s, size_t n, int is_err);
 
 /* uilua.c: the 'ui' table of Lua functions behind every key */

@@ -182,12 +182,32 @@ void panel_caption(Ui *ui, WINDOW *w, int h, int wd);
 void panel_help(Ui *ui, WINDOW *w, int h, int wd);
 int panel_help_rows(Ui *ui);
 
-/* present.c: the present view's charts by name, and the caption's rows */
-int present_chart_named(const char *name);   /* a PanelId, or -1 */
+/* present.c: the chart the present view shows, the caption's rows, and
+** the figures over each chart: big digits of the selected run 'r' into 'f'
+** (FIGURES_MAX of room); each returns how many */
+typedef struct Figure {
+  const char *label[2];   /* two short lines beside the number */
+  double value;
+  int decimals;           /* -1: four significant digits; -2: two, as a factor ("12x", "1.3x") */
+} Figure;
+#define FIGURES_MAX 2
+typedef int (*FiguresFn)(Ui *ui, const TrainerRun *r, Figure *f);
 const char *present_chart_name(const Ui *ui); /* the chart shown, or the script's series */
-int present_next_chart(int panel);
-const char *present_chart_list(void);
 int present_caption_rows(const Ui *ui, int rows, int cols);
+int figures_loss(Ui *ui, const TrainerRun *r, Figure *f);
+int figures_ratio(Ui *ui, const TrainerRun *r, Figure *f);
+int figures_lens(Ui *ui, const TrainerRun *r, Figure *f);
+int figures_align(Ui *ui, const TrainerRun *r, Figure *f);
+int figures_scatter(Ui *ui, const TrainerRun *r, Figure *f);
+int figures_series(Ui *ui, const TrainerRun *r, Figure *f);
+
+/* panels.c: the panel table's columns that draw (its names and flags are
+** layout.h's), keyed by PanelId */
+typedef struct UiPanel {
+  void (*draw)(Ui *ui, WINDOW *w, int h, int wd);   /* into its window, or a boxed panel's content */
+  FiguresFn figures;   /* the present view's big digits over it; NULL: none */
+} UiPanel;
+const UiPanel *ui_panel(int id);   /* NULL when 'id' is no panel */
 
 /* charts.c helpers the panels share */
 GraphCell *ui_cells(Ui *ui, int w, int h);

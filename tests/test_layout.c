@@ -25,13 +25,7 @@
 #include "ui/names.h"
 #include "ui/layout.h"
 
-static const char *const names[P_COUNT] = {
-    [P_STATUS] = "status",   [P_BIG] = "big",         [P_LOSS] = "loss",         [P_RATIO] = "ratio",
-    [P_EXTRA] = "extra",     [P_LENS] = "lens",       [P_LENSHIST] = "lenshist", [P_ALIGN] = "align",
-    [P_SAMPLE] = "sample",
-    [P_SCATTER] = "scatter", [P_CAPTION] = "caption", [P_ALIGNCHART] = "alignchart", [P_RESULTS] = "results",
-    [P_SCROLL] = "scroll",   [P_INPUT] = "input",     [P_HINT] = "hint",
-};
+static const char *name(int p) { return layout_name(p, NAME_PANEL); }
 
 static const int sizes[][2] = {{24, 80}, {30, 100}, {40, 120}, {60, 200}};
 #define N_SIZES ((int)(sizeof sizes / sizeof sizes[0]))
@@ -47,14 +41,14 @@ static int sound(const Layout *l, const char *what) {
     const Rect *r = &l->r[p];
     if (!shown(r)) continue;
     if (r->y < 0 || r->x < 0 || r->y + r->h > l->rows || r->x + r->w > l->cols) {
-      diag("%s: %s (%d,%d %dx%d) leaves the %dx%d screen", what, names[p], r->y, r->x, r->h, r->w, l->cols, l->rows);
+      diag("%s: %s (%d,%d %dx%d) leaves the %dx%d screen", what, name(p), r->y, r->x, r->h, r->w, l->cols, l->rows);
       good = 0;
       continue;
     }
     for (int y = r->y; y < r->y + r->h; y++)
       for (int x = r->x; x < r->x + r->w; x++) {
         if (cover[y * l->cols + x]) {
-          diag("%s: %s overlaps %s at row %d column %d", what, names[p], names[cover[y * l->cols + x] - 1], y, x);
+          diag("%s: %s overlaps %s at row %d column %d", what, name(p), name(cover[y * l->cols + x] - 1), y, x);
           good = 0;
           y = r->y + r->h;
           break;
@@ -109,15 +103,17 @@ static void lab_sizes(void) {
 }
 
 static void zooms(void) {
-  static const int z[] = {P_LOSS, P_RATIO, P_EXTRA, P_LENS, P_ALIGN, P_ALIGNCHART, P_SCATTER};
+  int z[P_COUNT], n = 0;
+  for (int p = 0; p < P_COUNT; p++)
+    if (layout_has(p, PANEL_CHART)) z[n++] = p;
   for (int i = 0; i < N_SIZES; i++)
-    for (size_t k = 0; k < sizeof z / sizeof z[0]; k++) {
+    for (int k = 0; k < n; k++) {
       int R = sizes[i][0], C = sizes[i][1];
       LayoutAsk ask = {.view = VIEW_LAB, .zoom = z[k], .chart = P_LOSS};
       Layout l, plain;
       layout_compute(&l, R, C, &ask);
       layout_compute(&plain, R, C, NULL);
-      snprintf(what, sizeof what, "zoom %s %dx%d", names[z[k]], C, R);
+      snprintf(what, sizeof what, "zoom %s %dx%d", name(z[k]), C, R);
       int area = l.r[P_SCROLL].y - 1;
       int rows = l.r[z[k]].h + (z[k] == P_ALIGN ? l.r[P_ALIGNCHART].h : z[k] == P_LENS ? l.r[P_LENSHIST].h : 0);
       ok(sound(&l, what) && l.r[z[k]].w == C && rows == area && !shown(&l.r[P_SAMPLE]) &&
@@ -132,6 +128,37 @@ static void zooms(void) {
   ask.zoom = P_SAMPLE;   /* not a chart: no zoom */
   layout_compute(&l, 24, 80, &ask);
   ok(shown(&l.r[P_SAMPLE]) && l.r[P_LOSS].w == 40, "a panel that is not a chart is not zoomed");
+}
+
+/* The panel table: a row for every panel, names apart, and the charts in
+** the order the user goes through them. */
+static void table(void) {
+  int rows = 0;
+  for (int p = 0; p < P_COUNT; p++) rows += layout_panel(p) && (int)layout_panel(p)->id == p && name(p);
+  ok(rows == P_COUNT && !layout_panel(-1) && !layout_panel(P_COUNT), "table: a named row for each of %d panels",
+     P_COUNT);
+  int apart = 1, charts = 1;
+  for (PanelName k = NAME_PANEL; k <= NAME_PRESENT; k++)
+    for (int p = 0; p < P_COUNT; p++) {
+      const char *n = layout_name(p, k);
+      if (n && layout_named(k, n) != p) apart = 0;
+      if (n && k != NAME_PANEL && !layout_has(p, PANEL_CHART)) charts = 0;
+    }
+  ok(apart && charts, "table: no two panels alike by a name; what ui.zoom and ui.present name is a chart");
+  char buf[256];
+  layout_names(NAME_ZOOM, buf, sizeof buf);
+  ok(strcmp(buf, "loss, ratio, align_chart, lens, align, extra") == 0, "table: ui.zoom's charts (%s)", buf);
+  layout_names(NAME_PRESENT, buf, sizeof buf);
+  ok(strcmp(buf, "loss, ratio, align, lens, scatter") == 0, "table: ui.present's charts (%s)", buf);
+  ok(layout_named(NAME_ZOOM, "align") == P_ALIGN && layout_named(NAME_PRESENT, "align") == P_ALIGNCHART &&
+         layout_named(NAME_ZOOM, "scatter") < 0,
+     "table: \"align\" is the table to ui.zoom and its chart to ui.present");
+  ok(layout_next(NAME_ZOOM, -1, 1) == P_LOSS && layout_next(NAME_ZOOM, P_EXTRA, 1) == -1 &&
+         layout_next(NAME_PRESENT, P_SCATTER, 0) == P_LOSS && layout_next(NAME_PRESENT, P_EXTRA, 0) == P_RATIO,
+     "table: the zoom goes round through none, the present view round its charts");
+  ok(layout_mask(PANEL_DATA) >> P_STATUS & 1 && !(layout_mask(PANEL_DATA) >> P_HINT & 1) &&
+         layout_has(P_LENSHIST, PANEL_BOXED) && !layout_has(P_SCROLL, PANEL_BOXED),
+     "table: the status line shows the trainer's data, the hint line not; the lens history is boxed");
 }
 
 static void results(void) {
@@ -165,7 +192,7 @@ static void present(void) {
         LayoutAsk ask = {.view = VIEW_PRESENT, .zoom = -1, .chart = c, .caption_rows = cap};
         Layout l;
         layout_compute(&l, R, C, &ask);
-        snprintf(what, sizeof what, "present %s %dx%d caption %d", names[c], C, R, cap);
+        snprintf(what, sizeof what, "present %s %dx%d caption %d", name(c), C, R, cap);
         int want_cap = cap < R - 12 ? cap : R - 12 > 0 ? R - 12 : 0;
         ok(sound(&l, what) && l.r[P_STATUS].y == 0 && l.r[P_CAPTION].h == want_cap && l.r[P_BIG].y == 1 + want_cap &&
                l.r[P_BIG].h == 3 && l.r[c].y == 4 + want_cap && l.r[c].h == R - 6 - want_cap && l.r[c].w == C &&
@@ -370,7 +397,7 @@ static void print_rects(int rows, int cols, int scroll_lines, int lens_rows) {
   LayoutAsk ask = {.view = VIEW_LAB, .zoom = -1, .chart = P_LOSS, .scroll_lines = scroll_lines, .lens_rows = lens_rows};
   layout_compute(&l, rows, cols, &ask);
   for (int p = 0; p < P_COUNT; p++)
-    if (shown(&l.r[p])) printf("%s %d %d %d %d\n", names[p], l.r[p].y, l.r[p].x, l.r[p].h, l.r[p].w);
+    if (shown(&l.r[p])) printf("%s %d %d %d %d\n", name(p), l.r[p].y, l.r[p].x, l.r[p].h, l.r[p].w);
 }
 
 int main(int argc, char **argv) {
@@ -380,6 +407,7 @@ int main(int argc, char **argv) {
     return 0;
   }
   lab_sizes();
+  table();
   zooms();
   results();
   present();

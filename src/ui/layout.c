@@ -9,9 +9,14 @@
 ** output has one row per line it holds, up to a few: a row it does not
 ** fill would be a row of the terminal not used. The charts take what the
 ** other bands leave, never fewer than CHART_MIN rows.
+**
+** The panel table is here too, since the layout reads it: a row per panel
+** with its names and what it is (a chart, boxed, showing the trainer's
+** data). What draws a panel needs curses and the Ui: panels.c.
 */
 #include "ui/layout.h"
 
+#include <stdio.h>
 #include <string.h>
 
 enum {
@@ -29,21 +34,86 @@ enum {
 
 static Rect rect(int y, int x, int h, int w) { return (Rect){y, x, h > 0 ? h : 0, w > 0 ? w : 0}; }
 
-static int in_list(const int *list, size_t n, int panel) {
-  for (size_t i = 0; i < n; i++)
-    if (list[i] == panel) return 1;
-  return 0;
+/* The panel table: one row per panel, the charts first in the order
+** ui.zoom and ui.present go through them. The zoom's "align" is the
+** alignment table over its chart, the present view's "align" the chart
+** alone, with the alignments as its figures. */
+static const PanelInfo panels[] = {
+    {P_LOSS, "loss", "loss", "loss", PANEL_CHART | PANEL_BOXED | PANEL_DATA},
+    {P_RATIO, "ratio", "ratio", "ratio", PANEL_CHART | PANEL_BOXED | PANEL_DATA},
+    {P_ALIGNCHART, "alignchart", "align_chart", "align", PANEL_CHART | PANEL_BOXED | PANEL_DATA},
+    {P_LENS, "lens", "lens", "lens", PANEL_CHART | PANEL_BOXED | PANEL_DATA},
+    {P_ALIGN, "align", "align", NULL, PANEL_CHART | PANEL_BOXED | PANEL_DATA},
+    {P_EXTRA, "extra", "extra", NULL, PANEL_CHART | PANEL_BOXED | PANEL_DATA},
+    {P_SCATTER, "scatter", NULL, "scatter", PANEL_CHART | PANEL_BOXED | PANEL_DATA},
+    {P_LENSHIST, "lenshist", NULL, NULL, PANEL_BOXED | PANEL_DATA},
+    {P_SAMPLE, "sample", NULL, NULL, PANEL_BOXED | PANEL_DATA},
+    {P_RESULTS, "results", NULL, NULL, PANEL_BOXED},
+    {P_STATUS, "status", NULL, NULL, PANEL_DATA},
+    {P_BIG, "big", NULL, NULL, PANEL_DATA},
+    {P_CAPTION, "caption", NULL, NULL, 0},
+    {P_SCROLL, "scroll", NULL, NULL, 0},
+    {P_INPUT, "input", NULL, NULL, 0},
+    {P_HINT, "hint", NULL, NULL, 0},
+};
+_Static_assert(sizeof panels / sizeof panels[0] == P_COUNT, "one row per panel");
+
+const PanelInfo *layout_panel(int id) {
+  for (int i = 0; i < P_COUNT; i++)
+    if ((int)panels[i].id == id) return &panels[i];
+  return NULL;
 }
 
-int layout_is_chart(int panel) {
-  static const int charts[] = {P_LOSS, P_RATIO, P_EXTRA, P_LENS, P_ALIGN, P_ALIGNCHART, P_SCATTER};
-  return in_list(charts, sizeof charts / sizeof charts[0], panel);
+int layout_has(int id, unsigned flag) {
+  const PanelInfo *p = layout_panel(id);
+  return p && (p->flags & flag) == flag;
 }
 
-int layout_is_boxed(int panel) {
-  static const int boxed[] = {P_LOSS,   P_RATIO,      P_EXTRA,   P_LENS,   P_LENSHIST,
-                              P_ALIGN,  P_ALIGNCHART, P_SAMPLE,  P_SCATTER, P_RESULTS};
-  return in_list(boxed, sizeof boxed / sizeof boxed[0], panel);
+unsigned layout_mask(unsigned flag) {
+  unsigned bits = 0;
+  for (int i = 0; i < P_COUNT; i++)
+    if ((panels[i].flags & flag) == flag) bits |= 1u << panels[i].id;
+  return bits;
+}
+
+static const char *name_of(const PanelInfo *p, PanelName which) {
+  return which == NAME_ZOOM ? p->zoom : which == NAME_PRESENT ? p->present : p->name;
+}
+
+const char *layout_name(int id, PanelName which) {
+  const PanelInfo *p = layout_panel(id);
+  return p ? name_of(p, which) : NULL;
+}
+
+int layout_named(PanelName which, const char *name) {
+  for (int i = 0; i < P_COUNT; i++) {
+    const char *n = name_of(&panels[i], which);
+    if (n && strcmp(n, name) == 0) return panels[i].id;
+  }
+  return -1;
+}
+
+int layout_list(PanelName which, int *ids) {
+  int n = 0;
+  for (int i = 0; i < P_COUNT; i++)
+    if (name_of(&panels[i], which)) ids[n++] = panels[i].id;
+  return n;
+}
+
+int layout_next(PanelName which, int panel, int none) {
+  int ids[P_COUNT + 1], n = none, i = 0;
+  ids[0] = -1;
+  n += layout_list(which, ids + n);
+  while (i < n && ids[i] != panel) i++;
+  return ids[(i + 1) % n];
+}
+
+void layout_names(PanelName which, char *buf, size_t cap) {
+  int ids[P_COUNT], n = layout_list(which, ids);
+  size_t k = 0;
+  if (cap) buf[0] = '\0';
+  for (int i = 0; i < n && k < cap; i++)
+    k += (size_t)snprintf(buf + k, cap - k, "%s%s", i ? ", " : "", layout_name(ids[i], which));
 }
 
 static int clamp(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
@@ -121,13 +191,16 @@ static void band_rows(int mh, int cols, int lens_box, int *lens_h, int *low_h) {
   *low_h = clamp(low, 0, mh - lens - CHART_MIN);
 }
 
+int layout_scroll_rows(int rows, int lines) { return clamp(lines, 1, SCROLL_MAX + (rows - LAYOUT_MIN_ROWS) / 10); }
+
 static void lab_view(Layout *l, const LayoutAsk *ask) {
   int R = l->rows, C = l->cols, extra = R - LAYOUT_MIN_ROWS;
   Rect *r = l->r;
   r[P_STATUS] = rect(0, 0, 1, C);
   r[P_HINT] = rect(R - 1, 0, 1, C);
   r[P_INPUT] = rect(R - 2, 0, 1, C);
-  int scroll_h = clamp(ask->scroll_lines, 1, SCROLL_MAX + extra / 10);
+  int scroll_h = layout_scroll_rows(R, ask->scroll_lines);
+  (void)extra;
   r[P_SCROLL] = rect(R - 2 - scroll_h, 0, scroll_h, C);
 
   int top = 1, mh = r[P_SCROLL].y - top;
@@ -157,7 +230,7 @@ static void present_view(Layout *l, const LayoutAsk *ask) {
   int cap = ask->caption_rows, room = R - 6 - PRESENT_CHART_MIN;
   if (cap > room) cap = room;
   if (cap < 0) cap = 0;
-  int chart = layout_is_chart(ask->chart) ? ask->chart : P_LOSS;
+  int chart = layout_has(ask->chart, PANEL_CHART) ? ask->chart : P_LOSS;
   r[P_STATUS] = rect(0, 0, 1, C);
   r[P_CAPTION] = rect(1, 0, cap, C);
   r[P_BIG] = rect(1 + cap, 0, 3, C);
@@ -178,7 +251,7 @@ void layout_compute(Layout *l, int rows, int cols, const LayoutAsk *ask) {
     l->too_small = 1;
     return;
   }
-  if (!layout_is_chart(a.zoom)) a.zoom = -1;
+  if (!layout_has(a.zoom, PANEL_CHART)) a.zoom = -1;
   if (a.view == VIEW_PRESENT) present_view(l, &a);
   else lab_view(l, &a);
 }

@@ -10,9 +10,14 @@
 ** the screen belongs to a panel. Below the minimum, the layout says so
 ** ('too_small') and the screen shows a message while training goes on.
 ** Pure: sizes in, rectangles out, so any size down to 1x1 is safe.
+**
+** The panel table says what each panel is called and what it is; it has a
+** row for every PanelId, and every other list of panels reads it.
 */
 #ifndef TIELAB_UI_LAYOUT_H
 #define TIELAB_UI_LAYOUT_H
+
+#include <stddef.h>
 
 typedef enum PanelId {
   P_STATUS,   /* one line: runs, tie modes, scales, step, tokens/s, running */
@@ -63,14 +68,64 @@ typedef struct Layout {
   Rect r[P_COUNT];
 } Layout;
 
+/* Rows the lab view gives the REPL's output of 'lines' lines on a screen
+** of 'rows': one a line, up to a few. */
+int layout_scroll_rows(int rows, int lines);
+
 /* Compute every rectangle for 'ask' (NULL: the lab view, nothing zoomed). */
 void layout_compute(Layout *l, int rows, int cols, const LayoutAsk *ask);
 
-/* 1 when 'panel' is a chart the zoom and the present view can show. */
-int layout_is_chart(int panel);
+/* What a panel is (PanelInfo.flags). */
+enum {
+  PANEL_CHART = 1u << 0,   /* a chart the zoom and the present view can show over the chart area */
+  PANEL_BOXED = 1u << 1,   /* drawn in a box, its title in the top border */
+  PANEL_DATA = 1u << 2,    /* shows the trainer's snapshot: drawn again when a new one is taken */
+};
 
-/* 1 when 'panel' is drawn in a box, its title in the top border. */
-int layout_is_boxed(int panel);
+/* The names a panel goes by: each a column of the table. */
+typedef enum PanelName {
+  NAME_PANEL,     /* its own, as the tests know it */
+  NAME_ZOOM,      /* for ui.zoom */
+  NAME_PRESENT,   /* for ui.present, the figures of the present view's chart */
+} PanelName;
+
+/* One row of the panel table: what is known of a panel without curses.
+** Its other columns, the draw function and the present view's figures,
+** are in panels.c, keyed by the same ids. */
+typedef struct PanelInfo {
+  PanelId id;
+  const char *name;      /* NAME_PANEL */
+  const char *zoom;      /* NAME_ZOOM, or NULL: ui.zoom does not show it alone */
+  const char *present;   /* NAME_PRESENT, or NULL: ui.present does not name it */
+  unsigned flags;        /* PANEL_* */
+} PanelInfo;
+
+/* The row of panel 'id', or NULL when 'id' is no panel (-1: none). */
+const PanelInfo *layout_panel(int id);
+
+/* 1 when panel 'id' has every bit of 'flag'. */
+int layout_has(int id, unsigned flag);
+
+/* The dirty bits (1u << id) of every panel with 'flag'. */
+unsigned layout_mask(unsigned flag);
+
+/* Panel 'id''s name of kind 'which', or NULL when it has none. */
+const char *layout_name(int id, PanelName which);
+
+/* The panel called 'name' as 'which' names panels, or -1. */
+int layout_named(PanelName which, const char *name);
+
+/* The panels 'which' names, in the order ui.zoom and ui.present go through
+** them, into 'ids' (P_COUNT of room); returns how many. */
+int layout_list(PanelName which, int *ids);
+
+/* The panel after 'panel' in that order, the first again after the last;
+** with 'none', -1 (nothing) comes before the first. From a panel not in
+** the order it goes on as from the first. */
+int layout_next(PanelName which, int panel, int none);
+
+/* "loss, ratio, ...": the names of kind 'which' in that order. */
+void layout_names(PanelName which, char *buf, size_t cap);
 
 /* A centred box for an overlay of 'h' x 'w', shrunk to fit. */
 Rect layout_center(int rows, int cols, int h, int w);

@@ -25,10 +25,6 @@
 #include "ui/uistate.h"
 
 #define ESC 27
-/* Panels that show the trainer's snapshot. */
-#define DATA_PANELS                                                                                            \
-  (1u << P_STATUS | 1u << P_BIG | 1u << P_LOSS | 1u << P_RATIO | 1u << P_EXTRA | 1u << P_LENS | 1u << P_LENSHIST | 1u << P_ALIGN | \
-   1u << P_SAMPLE | 1u << P_SCATTER | 1u << P_ALIGNCHART)
 
 /* ------------------------------------------------------------ the REPL line */
 
@@ -82,20 +78,6 @@ static void matches(void *ctx, char **words, int n) {
 
 /* ------------------------------------------------------------ layout and drawing */
 
-static void draw_scroll(Ui *ui, WINDOW *w, int h, int wd) { scroll_draw(ui->scroll, &ui->term, w, h, wd); }
-
-static void draw_input(Ui *ui, WINDOW *w, int h, int wd) {
-  (void)h;
-  repl_draw(&ui->term, w, wd, ui->focus, ": or Enter to type Lua");
-}
-
-static void (*const draw_fn[P_COUNT])(Ui *, WINDOW *, int, int) = {
-    [P_STATUS] = panel_status, [P_BIG] = panel_big,       [P_LOSS] = panel_loss,     [P_RATIO] = panel_ratio,
-    [P_EXTRA] = panel_extra,   [P_LENS] = panel_lens,     [P_LENSHIST] = panel_lens_history, [P_ALIGN] = panel_align,   [P_SAMPLE] = panel_sample,
-    [P_SCATTER] = panel_scatter, [P_SCROLL] = draw_scroll, [P_INPUT] = draw_input, [P_HINT] = panel_hint,
-    [P_ALIGNCHART] = panel_align_chart, [P_CAPTION] = panel_caption, [P_RESULTS] = panel_results,
-};
-
 static void free_windows(Ui *ui) {
   for (int p = 0; p < P_COUNT; p++) {
     if (ui->content[p]) delwin(ui->content[p]);   /* before its parent */
@@ -110,12 +92,12 @@ static void draw_panel(Ui *ui, int p) {
   WINDOW *w = ui->win[p];
   Rect r = ui->lay.r[p];
   if (!ui->content[p]) {
-    draw_fn[p](ui, w, r.h, r.w);
+    ui_panel(p)->draw(ui, w, r.h, r.w);
     wnoutrefresh(w);
     return;
   }
   box_begin(&ui->term, w, r.h, r.w);
-  draw_fn[p](ui, ui->content[p], r.h - 1, r.w - 3);
+  ui_panel(p)->draw(ui, ui->content[p], r.h - 1, r.w - 3);
   box_finish(&ui->term, w, r.h, r.w);
   touchwin(w);
   wnoutrefresh(w);
@@ -127,8 +109,9 @@ void ui_layout(Ui *ui) {
   ui->caption_rows = present_caption_rows(ui, rows, cols);
   LayoutAsk ask = {.view = ui->view, .zoom = ui->scatter ? P_SCATTER : ui->zoom, .chart = ui->present_chart,
                    .caption_rows = ui->caption_rows, .results = ui->results,
-                   .scroll_lines = ui->scroll_rows = scroll_rows(ui->scroll, cols, LAYOUT_SCROLL_CAP),
+                   .scroll_lines = scroll_rows(ui->scroll, cols, LAYOUT_SCROLL_CAP),
                    .lens_rows = ui->lens_rows = lens_table_rows(ui)};
+  ui->repl_rows = layout_scroll_rows(rows, ask.scroll_lines);
   layout_compute(&ui->lay, rows, cols, &ask);
   uiscript_layout(ui);
   free_windows(ui);
@@ -136,12 +119,23 @@ void ui_layout(Ui *ui) {
     Rect r = ui->lay.r[p];
     if (r.h <= 0 || r.w <= 0) continue;
     ui->win[p] = newwin(r.h, r.w, r.y, r.x);
-    if (layout_is_boxed(p)) ui->content[p] = box_content(ui->win[p], r.h, r.w);
+    if (layout_has(p, PANEL_BOXED)) ui->content[p] = box_content(ui->win[p], r.h, r.w);
   }
   if (ui->lay.too_small) ui->win[P_STATUS] = newwin(rows, cols, 0, 0);
   repl_set_width(cols);
   ui->relayout = 0;
-  ui->repaint = 1;
+  /* A new size starts from a cleared screen; panels that only moved are
+  ** drawn again whole, and the terminal gets the cells that changed. */
+  if (ui->resized) ui->repaint = 1;
+  else ui_dirty(ui, DIRTY_ALL);
+  ui->resized = 0;
+}
+
+/* The REPL's output took a line that changes its rows: lay out again (the
+** present view has no room for it). */
+static int repl_rows_changed(Ui *ui) {
+  int lines = scroll_rows(ui->scroll, ui->lay.cols, LAYOUT_SCROLL_CAP);
+  return ui->view == VIEW_LAB && layout_scroll_rows(ui->lay.rows, lines) != ui->repl_rows;
 }
 
 static void draw_too_small(Ui *ui) {
@@ -170,7 +164,7 @@ void ui_draw(Ui *ui) {
     draw_too_small(ui);
   } else {
     for (int p = 0; p < P_COUNT; p++) {
-      if (!ui->win[p] || !(ui->dirty & (1u << p)) || !draw_fn[p]) continue;
+      if (!ui->win[p] || !(ui->dirty & (1u << p))) continue;
       draw_panel(ui, p);
     }
     if (ui->help) {
@@ -205,7 +199,7 @@ static int read_keys(Ui *ui) {
   while (!ui->quit && (c = wgetch(ui->keywin)) != ERR) {
     got = 1;
     if (c == KEY_RESIZE) {
-      ui->relayout = 1;
+      ui->relayout = ui->resized = 1;
       continue;
     }
     if (ui->lay.too_small && !ui->ask && c != 'q' && c != 'p') continue;   /* nothing else shows */
@@ -272,7 +266,7 @@ static void handle_signals(Ui *ui) {
   if (s & SIG_BIT(SIGWINCH)) {
     int rows, cols;
     if (term_size(&rows, &cols) == 0) resizeterm(rows, cols);
-    ui->relayout = 1;
+    ui->relayout = ui->resized = 1;
   }
   if (s & SIG_BIT(SIGINT)) on_interrupt(ui);
   if (s & (SIG_BIT(SIGTERM) | SIG_BIT(SIGHUP))) on_end_signal(ui, (s & SIG_BIT(SIGHUP)) != 0);
@@ -297,7 +291,7 @@ void ui_after_step(Ui *ui) {
 static void take_snapshot(Ui *ui) {
   long seq = ui->snap->msg_seq;
   if (!trainer_take(ui->trainer, &ui->snap)) return;
-  ui_dirty(ui, DATA_PANELS);
+  ui_dirty(ui, layout_mask(PANEL_DATA));
   if (ui->snap->msg_seq != seq && ui->snap->msg[0]) ui_message(ui, ROLE_ERROR, "%s", ui->snap->msg);
 }
 
@@ -374,7 +368,7 @@ int ui_loop(Ui *ui) {
       ui->scroll_seen = scroll_version(ui->scroll);
       ui_dirty(ui, 1u << P_SCROLL);
       /* The REPL's output grows by its lines, up to a few rows. */
-      if (scroll_rows(ui->scroll, ui->lay.cols, LAYOUT_SCROLL_CAP) != ui->scroll_rows) ui->relayout = 1;
+      if (repl_rows_changed(ui)) ui->relayout = 1;
     }
     if (lens_table_rows(ui) != ui->lens_rows) ui->relayout = 1;
     if (repl_version() != ui->repl_seen) {

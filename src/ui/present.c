@@ -3,9 +3,9 @@
 ** width, the figure that chart is about in big digits above it, and the
 ** script's caption in large type at the top.
 **
-** The charts the view can show are one table ('charts'): a name for
-** ui.present, the panel that draws it, and the figures of the selected run
-** it is about (the gradient ratio for "ratio", the two alignments for
+** The charts the view can show are those the panel table names for
+** ui.present (layout.c), each with the figures of the selected run it is
+** about (panels.c: the gradient ratio for "ratio", the two alignments for
 ** "align", ...). A script's own series (lab.plot) is shown alone in the
 ** wide screen's third chart, its newest value as the figure.
 **
@@ -26,7 +26,6 @@
 #define BIG_ROWS 3          /* rows of one line of large type */
 #define CAPTION_BIG_LINES 2 /* large type only when the caption fits in this many lines */
 #define CAPTION_TEXT_LINES 3
-#define FIGURES_MAX 2
 
 /* ------------------------------------------------------------ the font */
 
@@ -247,14 +246,6 @@ void panel_caption(Ui *ui, WINDOW *w, int h, int wd) {
 
 /* ------------------------------------------------------------ figures */
 
-typedef struct Figure {
-  const char *label[2];   /* two short lines beside the number */
-  double value;
-  int decimals;           /* -1: four significant digits; -2: two, as a factor ("12x", "1.3x") */
-} Figure;
-
-typedef int (*FiguresFn)(Ui *ui, const TrainerRun *r, Figure *f);
-
 /* The mean of a series over the newest 'span' steps of its history, and
 ** the steps it covers; NAN when there is none. */
 static double recent_mean(const History *h, const char *series, long span, long *first, long *last) {
@@ -286,7 +277,7 @@ static void window_label(char *buf, size_t cap, long first, long last) {
 
 static char labels[FIGURES_MAX][2][96];   /* the figures' labels for the frame being drawn */
 
-static int figures_loss(Ui *ui, const TrainerRun *r, Figure *f) {
+int figures_loss(Ui *ui, const TrainerRun *r, Figure *f) {
   (void)ui;
   long a = 0, b = 0;
   double train = recent_mean(r->hist, "loss", FIGURE_SPAN, &a, &b);
@@ -303,7 +294,7 @@ static int figures_loss(Ui *ui, const TrainerRun *r, Figure *f) {
 
 /* The gradient ratio of the tied run and of its untied partner, each the
 ** mean of its newest steps: one step's ratio is too noisy to read. */
-static int figures_ratio(Ui *ui, const TrainerRun *r, Figure *f) {
+int figures_ratio(Ui *ui, const TrainerRun *r, Figure *f) {
   const TrainerRun *runs[2];
   int n = run_pair(ui, runs);
   if (n == 0) runs[0] = r, n = 1;
@@ -320,7 +311,7 @@ static int figures_ratio(Ui *ui, const TrainerRun *r, Figure *f) {
 /* The lens at position 0, right after the embeddings, for the tied run
 ** and its untied partner: where the tied matrix's bias towards the output
 ** side shows. */
-static int figures_lens(Ui *ui, const TrainerRun *r, Figure *f) {
+int figures_lens(Ui *ui, const TrainerRun *r, Figure *f) {
   (void)r;
   LensPair p;
   lens_pair(ui, &p);
@@ -332,7 +323,7 @@ static int figures_lens(Ui *ui, const TrainerRun *r, Figure *f) {
   return p.n;
 }
 
-static int figures_align(Ui *ui, const TrainerRun *r, Figure *f) {
+int figures_align(Ui *ui, const TrainerRun *r, Figure *f) {
   (void)ui;
   const AlignStats *a = &r->m.align;
   int have = a->step >= 0 && r->m.tie_k > 0;
@@ -341,7 +332,7 @@ static int figures_align(Ui *ui, const TrainerRun *r, Figure *f) {
   return 2;
 }
 
-static int figures_scatter(Ui *ui, const TrainerRun *r, Figure *f) {
+int figures_scatter(Ui *ui, const TrainerRun *r, Figure *f) {
   (void)ui;
   int tied = r->m.tie_k >= r->m.dim;
   f[0] = (Figure){{"norm~freq r", tied ? "E_in=E_out" : "E_in"}, r->m.normfreq_in, 2};
@@ -351,7 +342,7 @@ static int figures_scatter(Ui *ui, const TrainerRun *r, Figure *f) {
 }
 
 /* The newest value of the script's series shown. */
-static int figures_series(Ui *ui, const TrainerRun *r, Figure *f) {
+int figures_series(Ui *ui, const TrainerRun *r, Figure *f) {
   (void)r;
   History *plots = ui->api ? luaapi_plots(ui->api) : NULL;
   int n = 0;
@@ -360,37 +351,11 @@ static int figures_series(Ui *ui, const TrainerRun *r, Figure *f) {
   return 1;
 }
 
-static const struct PresentChart {
-  const char *name;
-  int panel;
-  FiguresFn figures;
-} charts[] = {
-    {"loss", P_LOSS, figures_loss},          {"ratio", P_RATIO, figures_ratio},
-    {"align", P_ALIGNCHART, figures_align},  {"lens", P_LENS, figures_lens},
-    {"scatter", P_SCATTER, figures_scatter},
-};
-#define N_CHARTS ((int)(sizeof charts / sizeof charts[0]))
-
-int present_chart_named(const char *name) {
-  for (int i = 0; i < N_CHARTS; i++)
-    if (strcmp(charts[i].name, name) == 0) return charts[i].panel;
-  return -1;
-}
-
 const char *present_chart_name(const Ui *ui) {
   if (ui->present_chart == P_EXTRA && ui->present_series[0]) return ui->present_series;
-  for (int i = 0; i < N_CHARTS; i++)
-    if (charts[i].panel == ui->present_chart) return charts[i].name;
-  return charts[0].name;
+  const char *name = layout_name(ui->present_chart, NAME_PRESENT);
+  return name ? name : layout_name(P_LOSS, NAME_PRESENT);
 }
-
-int present_next_chart(int panel) {
-  int i = 0;
-  while (i < N_CHARTS && charts[i].panel != panel) i++;
-  return charts[(i + 1) % N_CHARTS].panel;
-}
-
-const char *present_chart_list(void) { return "loss, ratio, align, lens, scatter, or a lab.plot series"; }
 
 /* A figure as big-digit text: "3.872", "0.54", "-" when not measured. */
 static void figure_text(const Figure *f, char *buf, size_t cap) {
@@ -427,9 +392,8 @@ void panel_big(Ui *ui, WINDOW *w, int h, int wd) {
   const Term *t = &ui->term;
   const TrainerRun *r = ui_selected(ui);
   if (!r || h < BIG_ROWS) return;
-  FiguresFn fn = ui->present_chart == P_EXTRA ? figures_series : charts[0].figures;
-  for (int i = 0; i < N_CHARTS; i++)
-    if (charts[i].panel == ui->present_chart) fn = charts[i].figures;
+  const UiPanel *p = ui_panel(ui->present_chart);
+  FiguresFn fn = p && p->figures ? p->figures : ui_panel(P_LOSS)->figures;
   Figure f[FIGURES_MAX];
   int n = fn(ui, r, f), gap = 4;
   char tie[16], who[96], when[48];

@@ -258,58 +258,59 @@ static int any_fit(const Ui *ui) {
   return 0;
 }
 
+/* The lens after 'mode' in the order 'l' goes: the fitted one only once
+** there is a fit. */
+static LensMode next_lens(const Ui *ui, int mode) {
+  int next = (mode + 1) % LENS_MODES;
+  return next == LENS_FITTED && !any_fit(ui) ? LENS_LOGIT : (LensMode)next;
+}
+
 /* ui.lens([mode]): "tuned" (trained online), "fitted" (r:fit_lens) or
-** "logit"; none: the next, the fitted one only once there is a fit. */
+** "logit"; none: the next. */
 static int lui_lens(lua_State *L) {
   Ui *ui = getui(L);
-  static const char *const modes[] = {"tuned", "fitted", "logit", NULL};   /* as ui->lens_mode counts */
-  if (lua_isnoneornil(L, 1)) {
-    ui->lens_mode = (ui->lens_mode + 1) % 3;
-    if (ui->lens_mode == 1 && !any_fit(ui)) ui->lens_mode = 2;
-  } else {
-    ui->lens_mode = luaL_checkoption(L, 1, NULL, modes);
-  }
-  int next = (ui->lens_mode + 1) % 3;
-  if (next == 1 && !any_fit(ui)) next = 2;
+  const char *names[LENS_MODES + 1] = {NULL};
+  for (int i = 0; i < LENS_MODES; i++) names[i] = lens_modes[i].lua;
+  ui->lens_mode = lua_isnoneornil(L, 1) ? (int)next_lens(ui, ui->lens_mode) : luaL_checkoption(L, 1, NULL, names);
   ui_dirty(ui, 1u << P_LENS | 1u << P_LENSHIST | 1u << P_BIG);
-  ui_message(ui, ROLE_TEXT, "lens: %s lens (l: the %s lens)", modes[ui->lens_mode], modes[next]);
-  lua_pushstring(L, modes[ui->lens_mode]);
+  ui_message(ui, ROLE_TEXT, "lens: %s lens (l: the %s lens)", names[ui->lens_mode], names[next_lens(ui, ui->lens_mode)]);
+  lua_pushstring(L, names[ui->lens_mode]);
   return 1;
 }
 
-static const struct {
-  const char *name;
-  int panel;
-} zooms[] = {{"none", -1},         {"loss", P_LOSS}, {"ratio", P_RATIO}, {"align_chart", P_ALIGNCHART},
-             {"lens", P_LENS},      {"align", P_ALIGN}, {"extra", P_EXTRA}};
-#define N_ZOOMS ((int)(sizeof zooms / sizeof zooms[0]))
-
+/* ui.zoom([name]): a chart over the whole chart area by its name (the
+** panel table's NAME_ZOOM), "none", or the next in the table's order after
+** none; in the present view with no name, the talk's next chart. */
 static int lui_zoom(lua_State *L) {
   Ui *ui = getui(L);
-  if (ui->view == VIEW_PRESENT && lua_isnoneornil(L, 1)) {   /* the talk's next chart */
-    ui->present_chart = present_next_chart(ui->present_chart);
+  if (ui->view == VIEW_PRESENT && lua_isnoneornil(L, 1)) {
+    ui->present_chart = layout_next(NAME_PRESENT, ui->present_chart, 0);
     ui->present_series[0] = '\0';
     ui->relayout = 1;
     ui_message(ui, ROLE_TEXT, "present view: %s (z: the next chart, p: back to the lab)", present_chart_name(ui));
     lua_pushstring(L, present_chart_name(ui));
     return 1;
   }
-  int i = 0;
-  while (i < N_ZOOMS && zooms[i].panel != ui->zoom) i++;
+  int zoom;
   if (lua_isnoneornil(L, 1)) {
-    i = (i + 1) % N_ZOOMS;
+    zoom = layout_next(NAME_ZOOM, ui->zoom, 1);
   } else {
     const char *want = luaL_checkstring(L, 1);
-    for (i = 0; i < N_ZOOMS && strcmp(zooms[i].name, want) != 0; i++) {
+    int none = strcmp(want, "none") == 0;
+    zoom = none ? -1 : layout_named(NAME_ZOOM, want);
+    if (zoom < 0 && !none) {
+      char list[256];
+      layout_names(NAME_ZOOM, list, sizeof list);
+      return luaL_argerror(L, 1, lua_pushfstring(L, "one of none, %s", list));
     }
-    if (i == N_ZOOMS) return luaL_argerror(L, 1, "one of none, loss, ratio, align_chart, lens, align, extra");
   }
-  ui->zoom = zooms[i].panel;
+  const char *name = zoom < 0 ? "none" : layout_name(zoom, NAME_ZOOM);
+  ui->zoom = zoom;
   ui->scatter = 0;   /* a zoomed chart is what was asked to be seen */
   ui->relayout = 1;
   if (ui->zoom < 0) ui_message(ui, ROLE_TEXT, "zoom: none, every chart shown (z: zoom the first)");
-  else ui_message(ui, ROLE_TEXT, "zoom: %s (z: the next chart, then none)", zooms[i].name);
-  lua_pushstring(L, zooms[i].name);
+  else ui_message(ui, ROLE_TEXT, "zoom: %s (z: the next chart, then none)", name);
+  lua_pushstring(L, name);
   return 1;
 }
 
@@ -348,9 +349,12 @@ static int lui_present(lua_State *L) {
   int on;
   if (lua_type(L, 1) == LUA_TSTRING) {
     const char *want = luaapi_name_arg(L, 1, "ui.present");
-    int panel = present_chart_named(want);
-    if (panel < 0 && !is_plot(ui, want))
-      return luaL_argerror(L, 1, lua_pushfstring(L, "no chart '%s': one of %s", want, present_chart_list()));
+    int panel = layout_named(NAME_PRESENT, want);
+    if (panel < 0 && !is_plot(ui, want)) {
+      char list[256];
+      layout_names(NAME_PRESENT, list, sizeof list);
+      return luaL_argerror(L, 1, lua_pushfstring(L, "no chart '%s': one of %s, or a lab.plot series", want, list));
+    }
     ui->present_chart = panel >= 0 ? panel : P_EXTRA;
     snprintf(ui->present_series, sizeof ui->present_series, "%s", panel >= 0 ? "" : want);
     on = 1;

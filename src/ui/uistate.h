@@ -84,7 +84,8 @@ typedef struct Ui {
   double last_take;          /* when a snapshot was last taken */
   int snap_waiting;          /* the trainer woke us; take at the next frame */
   long scroll_seen, repl_seen;
-  int scroll_rows;           /* the REPL output's rows when laid out */
+  int repl_rows;             /* the REPL output's rows when laid out */
+  int resized;               /* the terminal's size changed: lay out on a cleared screen */
   int lens_rows;             /* the lens table's rows when laid out */
 
   char msg[512];
@@ -123,15 +124,18 @@ typedef struct Ui {
 
 #define DIRTY_ALL (~0u)
 
-/* ui.c */
+/* uistate.c: the state every file of the screen changes or asks about */
 void ui_dirty(Ui *ui, unsigned bits);
 void ui_message(Ui *ui, int role, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 const TrainerRun *ui_selected(const Ui *ui);
 int ui_state_path(char *buf, size_t cap, const char *leaf, Err *err);
+void ui_mark_saved(Ui *ui, int id, long step);   /* run 'id' is saved (or was loaded) at 'step' */
 int ui_unsaved(const Ui *ui);
 int ui_save_all(Ui *ui, Err *err);
 void ui_request_quit(Ui *ui, int save);   /* save: 1 yes, 0 no, -1 ask when unsaved */
 void ui_lua(Ui *ui, const char *chunk);   /* run a key's Lua call */
+
+/* ui.c: the lab from start to end */
 void ui_lua_out(void *ctx, const char *s, size_t n, int is_err);
 
 /* uilua.c: the 'ui' table of Lua functions behind every key */
@@ -190,12 +194,32 @@ void panel_caption(Ui *ui, WINDOW *w, int h, int wd);
 void panel_help(Ui *ui, WINDOW *w, int h, int wd);
 int panel_help_rows(Ui *ui);
 
-/* present.c: the present view's charts by name, and the caption's rows */
-int present_chart_named(const char *name);   /* a PanelId, or -1 */
+/* present.c: the chart the present view shows, the caption's rows, and
+** the figures over each chart: big digits of the selected run 'r' into 'f'
+** (FIGURES_MAX of room); each returns how many */
+typedef struct Figure {
+  const char *label[2];   /* two short lines beside the number */
+  double value;
+  int decimals;           /* -1: four significant digits; -2: two, as a factor ("12x", "1.3x") */
+} Figure;
+#define FIGURES_MAX 2
+typedef int (*FiguresFn)(Ui *ui, const TrainerRun *r, Figure *f);
 const char *present_chart_name(const Ui *ui); /* the chart shown, or the script's series */
-int present_next_chart(int panel);
-const char *present_chart_list(void);
 int present_caption_rows(const Ui *ui, int rows, int cols);
+int figures_loss(Ui *ui, const TrainerRun *r, Figure *f);
+int figures_ratio(Ui *ui, const TrainerRun *r, Figure *f);
+int figures_lens(Ui *ui, const TrainerRun *r, Figure *f);
+int figures_align(Ui *ui, const TrainerRun *r, Figure *f);
+int figures_scatter(Ui *ui, const TrainerRun *r, Figure *f);
+int figures_series(Ui *ui, const TrainerRun *r, Figure *f);
+
+/* panels.c: the panel table's columns that draw (its names and flags are
+** layout.h's), keyed by PanelId */
+typedef struct UiPanel {
+  void (*draw)(Ui *ui, WINDOW *w, int h, int wd);   /* into its window, or a boxed panel's content */
+  FiguresFn figures;   /* the present view's big digits over it; NULL: none */
+} UiPanel;
+const UiPanel *ui_panel(int id);   /* NULL when 'id' is no panel */
 
 /* charts.c helpers the panels share */
 GraphCell *ui_cells(Ui *ui, int w, int h);

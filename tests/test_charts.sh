@@ -51,8 +51,8 @@ start C.UTF-8 "$MODEL"
 wait_for 'RUNNING step [1-9]' 300
 wait_for '^╭ loss ' 50 && wait_for 'step └0.* step └0' 50
 check $? "both charts label their time axis 'step'"
-wait_for 'grad out/in \(log\)' 50 && wait_for '┄ out=in' 50
-check $? "the ratio chart says it is on a log scale and names its line at 1"
+wait_for 'grad out/in \(log\)' 50 && wait_for 'out=in│' 50
+check $? "the ratio chart says it is on a log scale and names its line at 1 where its y label would be"
 
 # ---------------------------------------------------------------- the x span, in ASCII
 start C "$MODEL"

@@ -325,10 +325,10 @@ static void test_shared_and_thick(void) {
      "... which needs no legend entry with Braille: %s", text);
   g.no_shade = 1;   /* eight colours: no background, the shared role, and the legend says so */
   graph_render(&g, cells, W, H);
-  int plain = 0;
-  for (int k = W; k < W * (H - 1); k++) plain += cells[k].role == GRAPH_ROLE_SHARED && cells[k].bg == 0;
-  ok(plain > 0 && strstr(grid(cells, W, 1), "both") != NULL,
-     "without shades a shared cell takes the shared role, and the legend says 'both' (%d): %s", plain, text);
+  int unshaded = 0;
+  for (int k = W; k < W * (H - 1); k++) unshaded += cells[k].role == GRAPH_ROLE_SHARED && cells[k].bg == 0;
+  ok(unshaded > 0 && strstr(grid(cells, W, 1), "both") != NULL,
+     "without shades a shared cell takes the shared role, and the legend says 'both' (%d): %s", unshaded, text);
   g.no_shade = 0;
   g.mono = 1;
   graph_render(&g, cells, W, H);

@@ -131,17 +131,19 @@ static void draw_chart(Ui *ui, WINDOW *win, int h, int w, const ChartSpec *cs, G
   h = getmaxy(win);   /* in a box, the time axis lies on its bottom border */
   GraphCell *cells = ui_cells(ui, w, h);
   if (!cells) return;
-  /* Before any data: a range around 1, on a log scale too. */
+  /* Before any data: a range around 1, on a log scale too. After, the
+  ** range of what the x axis shows, spans included. */
   double lo = cs->log_y ? 0.1 : 0, hi = cs->log_y ? 10 : 1;
+  double x_lo = cs->x_label ? cs->x_lo : 0, x_hi = cs->x_label ? cs->x_hi : ui_x_max(ui);
   GraphScale *sc = &ui->scale[cs->panel];
-  if (graph_y_range(series, n, cs->log_y, &lo, &hi)) graph_scale_update(sc, lo, hi, cs->log_y);
+  if (graph_y_range_x(series, n, cs->log_y, x_lo, x_hi, &lo, &hi)) graph_scale_update(sc, lo, hi, cs->log_y);
   GraphEvent ev[HISTORY_MAX_EVENTS];
   static char labels[HISTORY_MAX_EVENTS][24];
   Graph g = {.title = cs->title,
              .glyphs = ui->view == VIEW_PRESENT && ui->term.glyphs == GRAPH_BRAILLE ? GRAPH_BLOCK : ui->term.glyphs,
              .log_y = cs->log_y,
-             .x_min = cs->x_label ? cs->x_lo : 0,
-             .x_max = cs->x_label ? cs->x_hi : ui_x_max(ui),
+             .x_min = x_lo,
+             .x_max = x_hi,
              .x_label = cs->x_label ? cs->x_label : "step",
              .has_ref = cs->ref_label != NULL,
              .ref_y = 1,

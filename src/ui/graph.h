@@ -150,7 +150,10 @@ typedef struct Graph {
                                ** an exponential moving average drawn over each solid
                                ** series' faint raw line: s_i = s_(i-1) w + (1 - w) y_i
                                ** from s_(-1) = 0, shown as s_i / (1 - w^(i+1)) over the
-                               ** series' finite points in x order */
+                               ** series' finite points in x order. A point is what the
+                               ** caller hands over: a history bucket, whose steps grow as
+                               ** the history compacts, so the average spans more steps
+                               ** on a long run, as on a chart logged every few steps */
 } Graph;
 
 /* Columns of the y labels in a chart 'w' wide (0: none). */

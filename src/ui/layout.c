@@ -21,7 +21,9 @@
 
 enum {
   SCROLL_MAX = 5,         /* the REPL's output at most, at 80x24 */
-  CHART_MIN = 8,          /* rows a chart band keeps */
+  CHART_MIN = 8,          /* rows a chart band keeps while the bands under it can give */
+  CHART_MIN_SHORT = 5,    /* ... and at least, on the shortest screens */
+  LENS_FLOOR = 6,         /* a box round column heads and three positions */
   BOX = 2,                /* a box's top and bottom border */
   LENS_DEFAULT = 5,       /* column heads and four positions */
   BAND_MIN = 8,           /* the narrow screen's lower band */
@@ -175,7 +177,10 @@ static void zoomed(Rect *r, int zoom, int y, int h, int cols, int lens_box) {
 }
 
 /* Rows of the bands under the charts in an area of 'mh' rows: the lens
-** band (wide screens only, 0 otherwise) and the lower band. */
+** band (wide screens only, 0 otherwise) and the lower band. When rows are
+** short the lower band gives first (to its compact table), then the lens
+** (to two positions), then the charts (to what is left): the lens is what
+** the screen is for. */
 static void band_rows(int mh, int cols, int lens_box, int *lens_h, int *low_h) {
   if (cols < 120) {
     *lens_h = 0;
@@ -186,9 +191,10 @@ static void band_rows(int mh, int cols, int lens_box, int *lens_h, int *low_h) {
   int lens = lens_box > LENSHIST_MIN ? lens_box : LENSHIST_MIN;
   if (mh > 36) lens += (mh - 36) / 4;   /* more history as the screen grows */
   int low = mh - lens - CHART_MIN >= ALIGN_FULL_ROWS + 9 ? ALIGN_FULL_ROWS : ALIGN_COMPACT_ROWS + 1;
-  if (mh - lens - low < CHART_MIN) lens = clamp(mh - low - CHART_MIN, 0, lens);
+  if (mh - lens - low < CHART_MIN) low = ALIGN_COMPACT_ROWS;
+  if (mh - lens - low < CHART_MIN) lens = clamp(mh - low - CHART_MIN, LENS_FLOOR, lens);
   *lens_h = lens;
-  *low_h = clamp(low, 0, mh - lens - CHART_MIN);
+  *low_h = clamp(low, 0, mh - lens - CHART_MIN_SHORT);
 }
 
 int layout_scroll_rows(int rows, int lines) { return clamp(lines, 1, SCROLL_MAX + (rows - LAYOUT_MIN_ROWS) / 10); }

@@ -161,14 +161,23 @@ plot_marks() {
 count_marks() { plot_marks | wc -l; }
 wait_at_least count_marks 3 300
 check $? "five runs, no colour, ASCII: the loss chart holds at least three marks ($got)"
-# Each mark of the plot (a character at a time: '*' must not glob).
-list=$(plot_marks | tr -d '\n') k=1 shown=1
-while [ $k -le ${#list} ]; do
-  m=$(printf '%s' "$list" | cut -c$k)
-  screen | sed -n '2,3p' | cut -c1-40 | grep -Eq -- "(^| )[$m] [a-z]" || shown=0
-  k=$((k + 1))
-done
-[ "$shown" -eq 1 ] && [ ${#list} -ge 3 ]
+# Each mark of the plot beside a name in the legend, read from one
+# capture: a redraw between two looks may take a shared cell, and its
+# legend entry, away (a character at a time: '*' must not glob).
+marks_named() {
+  screen >"$WORK/five"
+  list=$(sed -n '4,10p' "$WORK/five" | grep -v ' step +' | cut -c8-40 | grep -o '[*o+x@%&=XOHWVZ8$#]' | sort -u | tr -d '\n')
+  [ ${#list} -ge 3 ] || return 1
+  k=1
+  while [ $k -le ${#list} ]; do
+    m=$(printf '%s' "$list" | cut -c$k)
+    sed -n '2,3p' "$WORK/five" | cut -c1-40 | grep -Eq -- "(^| )[$m] [a-z]" || return 1
+    k=$((k + 1))
+  done
+}
+i=0
+while [ $i -lt 50 ] && ! marks_named; do sleep 0.1; i=$((i + 1)); done
+marks_named
 check $? "... and the legend shows each of them beside a name ($list)"
 
 finish

@@ -268,14 +268,15 @@ void panel_extra(Ui *ui, WINDOW *win, int h, int w) {
 /* The selected (tied) run's matrix against its untied partner's E_in and
 ** E_out, by the linear map and by Procrustes, each with the same score of a
 ** random matrix of the same shape (dashed, tinted): where a score lies on
-** its baseline it says nothing. */
+** its baseline it says nothing. Short names, so the legend fits a box of
+** forty columns in two rows, events and all, without cutting one. */
 static const struct {
   const char *series, *baseline, *label;
 } align_lines[] = {
-    {"align.linear_in", "align.linear_in_base", "lin E_in"},
-    {"align.linear_out", "align.linear_out_base", "lin E_out"},
-    {"align.procrustes_in", "align.procrustes_in_base", "procr E_in"},
-    {"align.procrustes_out", "align.procrustes_out_base", "procr E_out"},
+    {"align.linear_in", "align.linear_in_base", "lin in"},
+    {"align.linear_out", "align.linear_out_base", "lin out"},
+    {"align.procrustes_in", "align.procrustes_in_base", "pro in"},
+    {"align.procrustes_out", "align.procrustes_out_base", "pro out"},
 };
 #define N_ALIGN_LINES ((int)(sizeof align_lines / sizeof align_lines[0]))
 
@@ -304,7 +305,7 @@ void panel_align_chart(Ui *ui, WINDOW *win, int h, int w) {
                            .line = i};
     k = ui_series(ui, 2 * i + 1, r->hist, align_lines[i].baseline, &x, &y);
     if (k > 0)
-      s[n++] = (GraphSeries){.name = "random", .x = x, .y = y, .n = k, .color = i, .dashed = 1, .group = i + 1};
+      s[n++] = (GraphSeries){.name = "rand", .x = x, .y = y, .n = k, .color = i, .dashed = 1, .group = i + 1};
   }
   const char *why[2] = {"there is no run", "no run"};
   int n_why = r ? align_chart_absent(r, measured, why) : 2;

@@ -8,8 +8,9 @@
 # border with both runs named whole and the plot right under it (no
 # legend wrapped to a second row, none cut), the lens table naming both
 # runs; then the present view of the lens naming both, tied beside
-# untied; and a script's series plotted at one step drawn along an axis of
-# its own. DASHBOARD_SECONDS sets the minute. Prints TAP.
+# untied; the fitted lens before a fit and with one run fitted; and a
+# script's series plotted at one step drawn along an axis of its own.
+# DASHBOARD_SECONDS sets the minute. Prints TAP.
 
 : "${top_builddir:=.}" "${top_srcdir:=.}"
 tmux_name=dashboard; . "$top_srcdir/tests/tmux.sh"
@@ -71,6 +72,19 @@ screen | grep -A3 '╭ lens KL bits' | grep -q ' tied .* untied '
 check $? "ui.present('lens'): the tied run beside the untied one, in the lens's box"
 screen | grep -q 'untied KL' && screen | grep -q 'tied KL'
 check $? "ui.present('lens'): each run's KL at layer 0 in big digits"
+
+# The fitted lens: before any fit the panel says so, run by run; with only
+# the tied run fitted, its numbers alone, and the untied run's reason on
+# the border.
+key :
+type_line 'ui.present(false) ui.lens("fitted")'
+wait_for 'lens by layer \(tuned lens, fitted\)' 50 && wait_for 'no fit yet: r:fit_lens\(\)' 50
+check $? "the fitted lens before any fit: the panel says which run has none"
+type_line 'lab.runs.tied:fit_lens{steps = 20, tokens_per_step = 64}; print("fit done")'
+wait_for '^fit done' 600 && wait_for 'lens KL bits.*fitted @[1-9]' 100 && wait_for 'untied: no fit yet' 50
+check $? "only the tied run fitted: its numbers, and why the untied run has none"
+type_line 'ui.lens("tuned")'
+leave_repl
 
 # A script's series plotted after training, all at one step, as a script
 # that reports its arms does: one point after another along the axis,

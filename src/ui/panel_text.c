@@ -12,6 +12,17 @@
 
 /* ------------------------------------------------------------ sample */
 
+/* Where a row of 'k' bytes of 'p' should end so that no escape ("\x80",
+** textesc.h) is split between two rows: before the escape it would cut,
+** unless that leaves the row empty. */
+static size_t whole_escapes(const char *p, size_t k) {
+  for (size_t back = 1; back < TEXTESC_BYTES && back <= k; back++) {
+    size_t at = k - back;
+    if (p[at] == '\\' && p[at + 1] == 'x') return at > 0 ? at : k;
+  }
+  return k;
+}
+
 void panel_sample(Ui *ui, WINDOW *w, int h, int wd) {
   werase(w);
   const Term *t = &ui->term;
@@ -29,7 +40,9 @@ void panel_sample(Ui *ui, WINDOW *w, int h, int wd) {
   const char *p = text;
   for (int y = 1; y < h && *p; y++) {
     const char *next;
-    size_t k = fit_wrap(p, wd, &next);
+    size_t k = fit_wrap(p, wd, &next), whole = whole_escapes(p, k);
+    if (whole < k) next = p + whole;
+    k = whole;
     char row[sizeof text];   /* a row is never cut inside a character */
     if (k >= sizeof row) k = sizeof row - 1;
     memcpy(row, p, k);

@@ -44,6 +44,7 @@ session 80 24
 start "$SHAPE"
 wait_for 'RUNNING step [1-9]' 600
 check $? "a tied and an untied run of a talk's shape train"
+# The minute a talk trains before its first slide: a duration, not a guess.
 sleep "${DASHBOARD_SECONDS:-60}"
 wait_for 'lens KL bits.*@[1-9]' 300 && wait_for 'align tied vs untied @' 300
 check $? "after a minute the lens and the alignment are measured"
@@ -51,7 +52,10 @@ check $? "after a minute the lens and the alignment are measured"
 for size in 80x24 120x40 200x60; do
   COLS=${size%x*} ROWS=${size#*x}
   $T resize-window -t t -x "$COLS" -y "$ROWS" 2>/dev/null || $T resize-pane -t t -x "$COLS" -y "$ROWS"
-  wait_for "^.{$((COLS - 1))}[^ ]" 50 && wait_for 'lens KL bits' 50 && sleep 0.5
+  # Laid out for this size: the lens history shows from 120 columns only,
+  # and the status line fills its row.
+  wait_for "^.{$((COLS - 1))}[^ ]" 50 && wait_for 'lens KL bits' 50
+  if [ "$COLS" -ge 120 ]; then wait_for 'over steps' 50; else wait_gone 'over steps' 50; fi
   screen >"$WORK/$size"
   blank=$(blank_rows <"$WORK/$size")
   [ "$blank" -le $((ROWS * 5 / 100)) ]
@@ -67,22 +71,26 @@ done
 key :
 type_line 'ui.present("lens")'
 leave_repl
-wait_for 'present view: lens|lens KL bits' 50 && wait_for ' tied .* untied ' 50
+# The present view alone has big figures: each labelled "layer 0 @step".
+wait_for 'present view: lens' 50 && wait_for 'layer 0 @[0-9]+ .*layer 0 @[0-9]+' 50
+check $? "ui.present('lens'): each run's KL at layer 0 in big digits"
 screen | grep -A3 '╭ lens KL bits' | grep -q ' tied .* untied '
 check $? "ui.present('lens'): the tied run beside the untied one, in the lens's box"
-screen | grep -q 'untied KL' && screen | grep -q 'tied KL'
-check $? "ui.present('lens'): each run's KL at layer 0 in big digits"
+screen | grep -q '[^n]tied KL' && screen | grep -q 'untied KL'
+check $? "ui.present('lens'): the figures name both runs"
 
 # The fitted lens: before any fit the panel says so, run by run; with only
 # the tied run fitted, its numbers alone, and the untied run's reason on
 # the border.
 key :
 type_line 'ui.present(false) ui.lens("fitted")'
-wait_for 'lens by layer \(tuned lens, fitted\)' 50 && wait_for 'no fit yet: r:fit_lens\(\)' 50
-check $? "the fitted lens before any fit: the panel says which run has none"
+wait_for 'lens by layer \(tuned lens, fitted\)' 50 && wait_for '│ tied: no fit yet: r:fit_lens\(\)' 50 &&
+  wait_for '│ untied: no fit yet: r:fit_lens\(\)' 50
+check $? "the fitted lens before any fit: the panel says each run has none"
 type_line 'lab.runs.tied:fit_lens{steps = 20, tokens_per_step = 64}; print("fit done")'
-wait_for '^fit done' 600 && wait_for 'lens KL bits.*fitted @[1-9]' 100 && wait_for 'untied: no fit yet' 50
-check $? "only the tied run fitted: its numbers, and why the untied run has none"
+wait_for '^fit done' 600 && wait_for 'lens KL bits.*fitted @[1-9]' 100 && wait_for '^╰ untied: no fit yet' 50 &&
+  wait_for '│   0 .*[0-9]\.[0-9][0-9]' 50
+check $? "only the tied run fitted: its numbers, and on the border why the untied run has none"
 type_line 'ui.lens("tuned")'
 leave_repl
 
@@ -93,7 +101,10 @@ key :
 type_line 'for i = 1, 8 do lab.plot("arm", i % 3) end ui.present("arm")'
 leave_repl
 wait_for 'point' 50
-cols=$(screen | perl -CS -ne 'while (/[\x{2581}-\x{2588}\x{2801}-\x{28ff}]/g) { $c{pos()} = 1 } END { print scalar keys %c }')
+# Columns of marks inside the chart's box only (the big digits above it
+# are blocks too).
+cols=$(screen | perl -CS -ne '$in = 1 if /\x{256d}/; $in = 0 if /\x{2570}/; next unless $in;
+  while (/[\x{2581}-\x{2588}\x{2801}-\x{28ff}]/g) { $c{pos()} = 1 } END { print scalar keys %c }')
 [ "$cols" -ge 8 ]
 check $? "a series plotted at one step spreads over its own axis of points ($cols columns of marks)"
 

@@ -121,6 +121,7 @@ typedef struct ChartSpec {
   double y_cap;            /* the axis never goes above this (cosines: 1); 0: none */
   const char *x_label;     /* an x axis of its own, so named, over x_lo..x_hi; NULL: the lab's steps */
   double x_lo, x_hi;
+  int not_steps;           /* that axis counts something else: no run's events on it */
 } ChartSpec;
 
 /* Render 'series' into the panel with the shared time axis and the panel's
@@ -153,7 +154,7 @@ static void draw_chart(Ui *ui, WINDOW *win, int h, int w, const ChartSpec *cs, G
              .series = series,
              .n_series = n,
              .events = ev,
-             .n_events = selected_events(ui, ev, labels, HISTORY_MAX_EVENTS),
+             .n_events = cs->not_steps ? 0 : selected_events(ui, ev, labels, HISTORY_MAX_EVENTS),
              .smooth = ui->smooth,
              .runs_left_out = left_out,
              .no_shade = !ui->term.shaded,
@@ -226,7 +227,7 @@ static void plots_axis(Ui *ui, GraphSeries *s, int n, ChartSpec *cs) {
     for (int k = 0; k < s[i].n; k++) x[k] = k + 1;
     if (s[i].n > most) most = s[i].n;
   }
-  cs->x_label = "point", cs->x_lo = 0, cs->x_hi = most + 1;
+  cs->x_label = "point", cs->x_lo = 0, cs->x_hi = most + 1, cs->not_steps = 1;
 }
 
 /* The scripts' series when there are any (in the present view, only the

@@ -26,7 +26,7 @@ static const UiKey keys[] = {
     {'[', "[ ]", "training speed: half, twice (then flat out)", "ui.slower()", NULL},
     {']', NULL, NULL, "ui.faster()", NULL},
     {'\t', "tab", "select the next run", "ui.select()", "tab run"},
-    {'l', "l", "online tuned lens or logit lens", "ui.lens()", "l lens"},
+    {'l', "l", "the lens shown: tuned online, fitted, logit", "ui.lens()", "l lens"},
     {'z', "z", "zoom a chart; present view: the next chart", "ui.zoom()", "z zoom"},
     {'s', "s", "row norm against log token frequency (again: back)", "ui.scatter()", "s scatter"},
     {'p', "p", "present view: the chart large, its figure big", "ui.present()", "p present"},

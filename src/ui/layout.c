@@ -10,13 +10,11 @@
 ** fill would be a row of the terminal not used. The charts take what the
 ** other bands leave, never fewer than CHART_MIN rows.
 **
-** The panel table is here too, since the layout reads it: a row per panel
-** with its names and what it is (a chart, boxed, showing the trainer's
-** data). What draws a panel needs curses and the Ui: panels.c.
+** Which panel is a chart, which is boxed, comes from the panel table
+** (panelinfo.c).
 */
 #include "ui/layout.h"
 
-#include <stdio.h>
 #include <string.h>
 
 enum {
@@ -35,88 +33,6 @@ enum {
 };
 
 static Rect rect(int y, int x, int h, int w) { return (Rect){y, x, h > 0 ? h : 0, w > 0 ? w : 0}; }
-
-/* The panel table: one row per panel, the charts first in the order
-** ui.zoom and ui.present go through them. The zoom's "align" is the
-** alignment table over its chart, the present view's "align" the chart
-** alone, with the alignments as its figures. */
-static const PanelInfo panels[] = {
-    {P_LOSS, "loss", "loss", "loss", PANEL_CHART | PANEL_BOXED | PANEL_DATA},
-    {P_RATIO, "ratio", "ratio", "ratio", PANEL_CHART | PANEL_BOXED | PANEL_DATA},
-    {P_ALIGNCHART, "alignchart", "align_chart", "align", PANEL_CHART | PANEL_BOXED | PANEL_DATA},
-    {P_LENS, "lens", "lens", "lens", PANEL_CHART | PANEL_BOXED | PANEL_DATA},
-    {P_ALIGN, "align", "align", NULL, PANEL_CHART | PANEL_BOXED | PANEL_DATA},
-    {P_EXTRA, "extra", "extra", NULL, PANEL_CHART | PANEL_BOXED | PANEL_DATA},
-    {P_SCATTER, "scatter", NULL, "scatter", PANEL_CHART | PANEL_BOXED | PANEL_DATA},
-    {P_LENSHIST, "lenshist", NULL, NULL, PANEL_BOXED | PANEL_DATA},
-    {P_SAMPLE, "sample", NULL, NULL, PANEL_BOXED | PANEL_DATA},
-    {P_RESULTS, "results", NULL, NULL, PANEL_BOXED},
-    {P_STATUS, "status", NULL, NULL, PANEL_DATA},
-    {P_BIG, "big", NULL, NULL, PANEL_DATA},
-    {P_CAPTION, "caption", NULL, NULL, 0},
-    {P_SCROLL, "scroll", NULL, NULL, 0},
-    {P_INPUT, "input", NULL, NULL, 0},
-    {P_HINT, "hint", NULL, NULL, 0},
-};
-_Static_assert(sizeof panels / sizeof panels[0] == P_COUNT, "one row per panel");
-
-const PanelInfo *layout_panel(int id) {
-  for (int i = 0; i < P_COUNT; i++)
-    if ((int)panels[i].id == id) return &panels[i];
-  return NULL;
-}
-
-int layout_has(int id, unsigned flag) {
-  const PanelInfo *p = layout_panel(id);
-  return p && (p->flags & flag) == flag;
-}
-
-unsigned layout_mask(unsigned flag) {
-  unsigned bits = 0;
-  for (int i = 0; i < P_COUNT; i++)
-    if ((panels[i].flags & flag) == flag) bits |= 1u << panels[i].id;
-  return bits;
-}
-
-static const char *name_of(const PanelInfo *p, PanelName which) {
-  return which == NAME_ZOOM ? p->zoom : which == NAME_PRESENT ? p->present : p->name;
-}
-
-const char *layout_name(int id, PanelName which) {
-  const PanelInfo *p = layout_panel(id);
-  return p ? name_of(p, which) : NULL;
-}
-
-int layout_named(PanelName which, const char *name) {
-  for (int i = 0; i < P_COUNT; i++) {
-    const char *n = name_of(&panels[i], which);
-    if (n && strcmp(n, name) == 0) return panels[i].id;
-  }
-  return -1;
-}
-
-int layout_list(PanelName which, int *ids) {
-  int n = 0;
-  for (int i = 0; i < P_COUNT; i++)
-    if (name_of(&panels[i], which)) ids[n++] = panels[i].id;
-  return n;
-}
-
-int layout_next(PanelName which, int panel, int none) {
-  int ids[P_COUNT + 1], n = none, i = 0;
-  ids[0] = -1;
-  n += layout_list(which, ids + n);
-  while (i < n && ids[i] != panel) i++;
-  return ids[(i + 1) % n];
-}
-
-void layout_names(PanelName which, char *buf, size_t cap) {
-  int ids[P_COUNT], n = layout_list(which, ids);
-  size_t k = 0;
-  if (cap) buf[0] = '\0';
-  for (int i = 0; i < n && k < cap; i++)
-    k += (size_t)snprintf(buf + k, cap - k, "%s%s", i ? ", " : "", layout_name(ids[i], which));
-}
 
 static int clamp(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
 
@@ -179,8 +95,8 @@ static void zoomed(Rect *r, int zoom, int y, int h, int cols, int lens_box) {
 /* Rows of the bands under the charts in an area of 'mh' rows: the lens
 ** band (wide screens only, 0 otherwise) and the lower band. When rows are
 ** short the lower band gives first (to its compact table), then the lens
-** (to two positions), then the charts (to what is left): the lens is what
-** the screen is for. */
+** (to three positions), then the charts (to what is left): the lens is
+** what the screen is for. */
 static void band_rows(int mh, int cols, int lens_box, int *lens_h, int *low_h) {
   if (cols < 120) {
     *lens_h = 0;

@@ -58,10 +58,10 @@ int lens_pair(const Ui *ui, LensPair *p) {
   memset(p, 0, sizeof *p);
   const TrainerRun *runs[2];
   int n = run_pair(ui, runs);
-  for (int k = 0; k < n; k++) {
+  for (int k = 0, left = 0; k < n; k++) {
     const LensStats *ls = lens_of(ui, runs[k]);
     if (!measured(ls)) {
-      p->unmeasured = runs[k];
+      p->unmeasured[left++] = runs[k];
       continue;
     }
     p->run[p->n] = runs[k];

@@ -328,6 +328,7 @@ int ui_loop(Ui *ui) {
   ui->keywin = newwin(1, 1, 0, 0);
   keypad(ui->keywin, TRUE);
   nodelay(ui->keywin, TRUE);
+  ui->resized = 1;   /* the first layout starts from a cleared screen */
   ui_layout(ui);
   ui_draw(ui);
 
@@ -375,9 +376,10 @@ int ui_loop(Ui *ui) {
       ui->repl_seen = repl_version();
       ui_dirty(ui, 1u << P_INPUT);
     }
-    if (ui->relayout) ui_layout(ui);
+    int laid_out = ui->relayout;
+    if (laid_out) ui_layout(ui);
     if (ui->quit) break;
-    if ((ui->dirty || ui->repaint) && (keys || frame_due || ui->repaint)) ui_draw(ui);
+    if ((ui->dirty || ui->repaint) && (keys || frame_due || ui->repaint || laid_out)) ui_draw(ui);
   }
   repl_close();
   free_windows(ui);

@@ -31,8 +31,9 @@ static void position_label(const LensPair *p, int row, char *buf, size_t cap) {
 }
 
 int lens_table_rows(Ui *ui) {
-  const TrainerRun *r = ui->snap ? ui_selected(ui) : NULL;
-  return 1 + (r && r->m.lens.n > 0 ? r->m.lens.n : 4);
+  LensPair p;
+  if (!ui->snap || !lens_pair(ui, &p) || p.rows <= 0) return 1 + 4;   /* column heads, a 3-layer model's rows */
+  return 1 + p.rows;
 }
 
 static double kl_at(const LensPair *p, int k, int row) { return p->ls[k]->kl[lens_pos(p, k, row)]; }
@@ -81,9 +82,10 @@ static const char *why_absent(const Ui *ui, const TrainerRun *r) {
 static void absent(const Ui *ui, WINDOW *w, int h, int wd, const LensPair *p) {
   const Term *t = &ui->term;
   fit_print(t, w, 0, 0, wd, ROLE_TITLE, "lens by layer (%s)", lens_modes[ui->lens_mode].full);
-  const TrainerRun *r = p->unmeasured ? p->unmeasured : ui_selected(ui);
-  if (r) fit_print(t, w, 1, 0, wd, ROLE_LABEL, "%s: %s", r->name, why_absent(ui, r));
-  else fit_print(t, w, 1, 0, wd, ROLE_LABEL, "no run");
+  int y = 1;
+  for (int k = 0; k < 2 && p->unmeasured[k] && y < h; k++, y++)
+    fit_print(t, w, y, 0, wd, ROLE_LABEL, "%s: %s", p->unmeasured[k]->name, why_absent(ui, p->unmeasured[k]));
+  if (y == 1) fit_print(t, w, 1, 0, wd, ROLE_LABEL, "no run");
   if (h > 3) fit_print(t, w, h - 1, 0, wd, ROLE_DIM, "l: online, fitted or logit lens");
 }
 
@@ -202,8 +204,8 @@ static void foot(const Ui *ui, WINDOW *w, int h, int wd, const LensPair *p) {
   long fitted = -1;
   for (int k = 0; k < p->n; k++)
     if (p->run[k]->m.fitted_lens.step > fitted) fitted = p->run[k]->m.fitted_lens.step;
-  if (p->unmeasured)
-    fit_print(t, w, h, 0, wd, ROLE_DIM, "%s: %s", p->unmeasured->name, why_absent(ui, p->unmeasured));
+  if (p->unmeasured[0])
+    fit_print(t, w, h, 0, wd, ROLE_DIM, "%s: %s", p->unmeasured[0]->name, why_absent(ui, p->unmeasured[0]));
   else if (fitted >= 0 && ui->lens_mode != LENS_FITTED)
     fit_print(t, w, h, 0, wd, ROLE_DIM, "fitted @%ld: ui.lens('fitted')", fitted);
   else if (p->n > 1 && wd >= 24)
@@ -230,60 +232,78 @@ void panel_lens(Ui *ui, WINDOW *w, int h, int wd) {
 
 enum { HIST_MIN_W = 16 };   /* a small chart's columns, at least */
 
-/* The history panel's title: the lens whose history it is (a fit is one
-** point: the fitted mode shows the online lens's history), each run's
-** line in its colour. */
-static int history_title(const Ui *ui, WINDOW *w, int wd, const LensPair *p, const char **prefix) {
-  const Term *t = &ui->term;
+/* The runs of the history and what it draws: always a lens trained as
+** they train (a fit is one point: in the fitted mode, the online lens's
+** history), whether or not the mode's lens is measured. */
+typedef struct History2 {
+  const TrainerRun *run[2];
+  int color[2], n;
+  int layers;            /* layers both have (0: none measured yet) */
+  const char *prefix;    /* the history's series: "lens" or "logit_lens" */
+} History2;
+
+static void history_runs(const Ui *ui, History2 *hp) {
+  hp->n = run_pair(ui, hp->run);
   int logit = ui->lens_mode == LENS_LOGIT;
-  *prefix = logit ? "logit_lens" : "lens";
-  int x = fit_print(t, w, 0, 0, wd, ROLE_TITLE, "%s lens KL bits by layer over steps ", logit ? "logit" : "online");
-  for (int k = 0; k < p->n; k++) {
-    x += term_print(t, w, 0, x, wd - x, series_role(p->color[k]), term_glyph(t, GLYPH_LINE));
-    x += term_printf(t, w, 0, x, wd - x, ROLE_TEXT, " %s ", p->run[k]->name);
+  hp->prefix = logit ? "logit_lens" : "lens";
+  hp->layers = -1;
+  for (int k = 0; k < hp->n; k++) {
+    hp->color[k] = (int)(hp->run[k] - ui->snap->runs) % TERM_SERIES_COLORS;
+    const LensStats *ls = logit ? &hp->run[k]->m.logit_lens : &hp->run[k]->m.lens;
+    int layers = ls->n - 1;   /* not "out": its KL to the model's own output is 0 by definition */
+    if (hp->layers < 0 || layers < hp->layers) hp->layers = layers;
   }
-  return x;
+  if (hp->layers < 0) hp->layers = 0;
 }
 
-/* Layer 'layer' (0-based) of the history: both runs' KL over the steps, on
-** a scale of its own, into columns x..x+cw-1, rows 1..h (the last on the
-** bottom border: the time axis). */
-static void history_chart(Ui *ui, WINDOW *w, const LensPair *p, const char *prefix, int layer, int x, int cw, int h,
-                          int first) {
+/* The title: whose history, each run's line in its colour. */
+static void history_title(const Ui *ui, WINDOW *w, int wd, const History2 *hp) {
+  const Term *t = &ui->term;
+  int x = fit_print(t, w, 0, 0, wd, ROLE_TITLE, "%s lens KL bits by layer over steps ",
+                    ui->lens_mode == LENS_LOGIT ? "logit" : "online");
+  for (int k = 0; k < hp->n; k++) {
+    x += term_print(t, w, 0, x, wd - x, series_role(hp->color[k]), term_glyph(t, GLYPH_LINE));
+    x += term_printf(t, w, 0, x, wd - x, ROLE_TEXT, " %s ", hp->run[k]->name);
+  }
+}
+
+/* Layer 'layer' of the history: both runs' KL over the steps, on a scale
+** of its own, into columns x..x+cw-1, rows 1..h (the last on the bottom
+** border: the time axis). */
+static void history_chart(Ui *ui, WINDOW *w, const History2 *hp, int layer, int x, int cw, int h, int first) {
   GraphSeries s[2];
-  for (int k = 0; k < p->n; k++) {
+  for (int k = 0; k < hp->n; k++) {
     char name[64];
-    snprintf(name, sizeof name, "%s.kl.%d", prefix, layer);
-    s[k] = (GraphSeries){.color = p->color[k], .group = k + 1, .line = k, .bold = k == 0};
-    ui_series_span(ui, 2 + k, p->run[k]->hist, name, &s[k]);
+    snprintf(name, sizeof name, "%s.kl.%d", hp->prefix, layer);
+    s[k] = (GraphSeries){.color = hp->color[k], .group = k + 1, .line = k, .bold = k == 0};
+    ui_series_span(ui, 2 + k, hp->run[k]->hist, name, &s[k]);
   }
   char label[24];
   snprintf(label, sizeof label, "layer %d", layer);
   GraphCell *cells = ui_cells(ui, cw, h);
   if (!cells) return;
   double lo = 0, hi = 1;
-  if (graph_y_range(s, p->n, 0, &lo, &hi)) lo = lo < 0 ? lo : 0;
+  if (graph_y_range(s, hp->n, 0, &lo, &hi)) lo = lo < 0 ? lo : 0;
   Graph g = {.title = label, .glyphs = ui->term.glyphs, .x_min = 0, .x_max = ui_x_max(ui), .y_min = lo,
-             .y_max = hi > lo ? hi * 1.05 : lo + 1, .series = s, .n_series = p->n, .x_label = first ? "step" : NULL,
-             .smooth = ui->smooth, .mono = !ui->term.color};
+             .y_max = hi > lo ? hi * 1.05 : lo + 1, .series = s, .n_series = hp->n, .x_label = first ? "step" : NULL,
+             .smooth = ui->smooth, .mono = !ui->term.color, .no_shade = !ui->term.shaded};
   graph_render(&g, cells, cw, h);
   for (int y = 0; y < h; y++) term_cells(&ui->term, w, 1 + y, x, cells + (size_t)y * cw, cw);
 }
 
 void panel_lens_history(Ui *ui, WINDOW *w, int h, int wd) {
   werase(w);
-  LensPair p;
-  if (h < 3 || !lens_pair(ui, &p)) return;
-  const char *prefix;
-  history_title(ui, w, wd, &p, &prefix);
-  if (p.rows <= 0) {
+  History2 hp;
+  history_runs(ui, &hp);
+  if (h < 3 || hp.n == 0) return;
+  history_title(ui, w, wd, &hp);
+  if (hp.layers <= 0) {
     fit_print(&ui->term, w, 1, 0, wd, ROLE_LABEL, "not evaluated yet");
     return;
   }
-  /* As many small charts as fit side by side, the first layers; not
-  ** "out", whose KL to the model's own output is 0 by definition. */
-  int layers = p.rows > 1 ? p.rows - 1 : 1, cols = wd / HIST_MIN_W < layers ? wd / HIST_MIN_W : layers;
+  /* As many small charts as fit side by side, the first layers. */
+  int cols = wd / HIST_MIN_W < hp.layers ? wd / HIST_MIN_W : hp.layers;
   if (cols < 1) cols = 1;
   int cw = wd / cols;
-  for (int c = 0; c < cols; c++) history_chart(ui, w, &p, prefix, c, c * cw, cw - 1, h, c == 0);
+  for (int c = 0; c < cols; c++) history_chart(ui, w, &hp, c, c * cw, cw - 1, h, c == 0);
 }

@@ -140,7 +140,7 @@ void uiscript_after_pump(Ui *ui) {
 ** itself; nothing when they are not shown (a zoomed chart, the present view). */
 void uiscript_layout(Ui *ui) {
   Layout *l = &ui->lay;
-  if (!ui->results || l->too_small || l->r[P_RESULTS].h > 0) return;
+  if (!ui->results || ui->view != VIEW_LAB || l->too_small || l->r[P_RESULTS].h > 0) return;
   static const int lower[] = {P_LENS, P_LENSHIST, P_ALIGN, P_SAMPLE, P_EXTRA};
   int y0 = l->rows, x0 = l->cols, y1 = 0, x1 = 0;
   for (size_t i = 0; i < sizeof lower / sizeof *lower; i++) {

@@ -178,7 +178,7 @@ typedef struct LensPair {
   const LensStats *ls[2];
   int n;                          /* runs compared */
   int rows;                       /* positions compared: the layers both have, then "out" */
-  const TrainerRun *unmeasured;   /* a run of the pair left out: its lens is not measured */
+  const TrainerRun *unmeasured[2]; /* runs of the pair left out, their lens not measured (NULL: none) */
 } LensPair;
 int run_pair(const Ui *ui, const TrainerRun *runs[2]);   /* the two runs, tied first; returns how many */
 int lens_pair(const Ui *ui, LensPair *p);   /* returns p->n */

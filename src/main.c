@@ -112,7 +112,7 @@ int main(int argc, char **argv) {
   int trains = o.mode == MODE_BENCH || o.mode == MODE_HEADLESS || o.mode == MODE_UI || o.mode == MODE_REPLAY;
   Dist *dist = NULL;
   if (trains && dist_open(&dist, &err) < 0) {
-    if (dist_env_rank() == 0) fprintf(stderr, "tielab: %s\n", err.msg);   /* every rank fails alike */
+    if (err.msg[0] && dist_env_rank() == 0) fprintf(stderr, "tielab: %s\n", err.msg);   /* every rank fails alike */
     return EXIT_USAGE;
   }
   o.reducer = dist_reducer(dist);

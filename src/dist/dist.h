@@ -22,7 +22,8 @@ typedef struct Dist Dist;
 /* Join the job this process was started in. *out is NULL for a plain
 ** process or a job of one rank; -1 with 'err' set when the environment
 ** says there are several ranks but they cannot be joined (or this build
-** has no MPI). */
+** has no MPI). An empty message: the ranks met and rank 0 has said why
+** already (before they left MPI, so that the job's end cannot lose it). */
 int dist_open(Dist **out, Err *err);
 
 /* This process's rank as its launcher says it, before or without

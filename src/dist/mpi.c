@@ -473,9 +473,16 @@ int dist_mpi_open(Dist **out, int env_world, Err *err) {
   Mpi *m = &the_job;
   if (!d) return err_set(err, "out of memory joining the MPI job");
   if (join(d, m, env_world, mode, err) < 0) {
-    int up = 0;
+    int up = 0, rank = 0;
     MPI_Initialized(&up);
-    if (up) MPI_Finalize();   /* every rank refuses alike */
+    if (up) MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    /* Every rank refuses alike; rank 0 says why, and says it before
+    ** MPI_Finalize, which every rank reaches before any leaves: a rank that
+    ** ended first with a failing status could have mpirun end the job
+    ** before rank 0's line was out. The message is then said. */
+    if (up && rank == 0) fprintf(stderr, "tielab: %s\n", err->msg);
+    if (up) MPI_Finalize();
+    if (up) err->msg[0] = '\0';
     free(d);
     return -1;
   }

@@ -357,21 +357,38 @@ static void attn_input_forward(Model *m, int l, int r0, int r1) {
 ** att [b,h,t,t] = softmax(q k^T / sqrt(hd)) (causal), atty [N,d] = att . v.
 ** Query rows go in blocks of ATT_ROWS: a block only looks at the keys up to
 ** its last row, which skips most of the masked upper triangle. */
-static void attention_forward(Model *m, int l, int u0, int u1) {
+/* The shapes attention works in, for layer l: the sequence length, the
+** width, the heads and their width, the score scale, and where the layer's
+** q, k, v and attention weights start. */
+typedef struct {
+  int t, d, H, hd;
+  float scale;
+  size_t N;
+  const float *qkv;
+  float *att;
+} AttnShape;
+
+static AttnShape attn_shape(const Model *m, int l) {
   const ModelConfig *c = &m->cfg;
-  int t = m->t, d = c->dim, H = c->heads, hd = d / H;
-  size_t N = (size_t)c->batch * c->ctx;
-  float scale = 1.0f / sqrtf((float)hd);
-  const float *qkv = m->a.qkv + l * N * 3 * d;
+  AttnShape s = {m->t, c->dim, c->heads, c->dim / c->heads, 0, (size_t)c->batch * c->ctx, NULL, NULL};
+  s.scale = 1.0f / sqrtf((float)s.hd);
+  s.qkv = m->a.qkv + l * s.N * 3 * s.d;
+  s.att = m->a.att + l * (size_t)c->batch * s.H * c->ctx * c->ctx;
+  return s;
+}
+
+static void attention_forward(Model *m, int l, int u0, int u1) {
+  AttnShape s = attn_shape(m, l);
+  int t = s.t, d = s.d, hd = s.hd;
   for (int u = u0; u < u1; u++) {
-    int b = u / H, h = u % H;
-    const float *q = qkv + (size_t)b * t * 3 * d + h * hd, *k = q + d, *v = q + 2 * d;
-    float *att = m->a.att + l * (size_t)c->batch * H * c->ctx * c->ctx + (size_t)u * t * t;
-    float *y = m->a.atty + l * N * d + (size_t)b * t * d + h * hd;
+    int b = u / s.H, h = u % s.H;
+    const float *q = s.qkv + (size_t)b * t * 3 * d + h * hd, *k = q + d, *v = q + 2 * d;
+    float *att = s.att + (size_t)u * t * t;
+    float *y = m->a.atty + l * s.N * d + (size_t)b * t * d + h * hd;
     for (int r0 = 0; r0 < t; r0 += ATT_ROWS) {
       int rows = t - r0 < ATT_ROWS ? t - r0 : ATT_ROWS, keys = r0 + rows;
       float *a = att + (size_t)r0 * t;
-      linalg_gemm(0, 1, rows, keys, hd, scale, q + (size_t)r0 * 3 * d, 3 * d, k, 3 * d, 0.0f, a, t);
+      linalg_gemm(0, 1, rows, keys, hd, s.scale, q + (size_t)r0 * 3 * d, 3 * d, k, 3 * d, 0.0f, a, t);
       kern_causal_softmax(att, t, r0, keys, keys);
       linalg_gemm(0, 0, rows, hd, keys, 1.0f, a, t, v, 3 * d, 0.0f, y + (size_t)r0 * d, d);
     }
@@ -519,26 +536,47 @@ static void mlp_out_backward(void *arg, int part, int parts) {
                    gelu, n, 4 * d, d, part, parts);
 }
 
-/* Stage: through c_fc, ln_2 and into the attention output.
-** dln2 [N,d] = dfch . W_fc, dx += LN_2'(dln2), datty [N,d] = dx . W_proj;
-** dW_fc [4d,d] = dfch^T . ln2, db_fc = colsum(dfch) */
+/* Through a Linear that a LayerNorm feeds (c_fc after ln_2, c_attn after
+** ln_1), for the rows of this part: dln [N,d] = dwide . W, dx += LN'(dln);
+** dW [wide,d] = dwide^T . ln, db = colsum(dwide). */
+typedef struct {
+  int w, b, ln_w;             /* the Linear's weight and bias, the LayerNorm's weight */
+  int wide;                   /* the Linear's output width: 3d or 4d */
+  const float *dwide;         /* its output's gradient [N,wide] */
+  const float *ln_in, *mean, *rstd, *ln_out; /* the LayerNorm's input, statistics, output */
+} NormedLinear;
+
+static void normed_linear_backward(Model *m, int l, const NormedLinear *nl, int part, int parts) {
+  int n = m->b * m->t, d = m->cfg.dim, r0, r1;
+  float *P = m->a.params;
+  part_blocks(n, ROWS, parts, part, &r0, &r1);
+  if (r0 < r1) {
+    size_t o = (size_t)r0 * d;
+    linalg_mm_dinp(m->a.dln + o, d, nl->dwide + (size_t)r0 * nl->wide, nl->wide, layer_ptr(m, P, l, nl->w), d,
+                   r1 - r0, d, nl->wide, 0.0f);
+    layernorm_backward_rows(m, m->a.dresid, m->a.dln, nl->ln_in, nl->mean, nl->rstd, layer_ptr(m, P, l, nl->ln_w),
+                            r0, r1, 1);
+  }
+  weight_grad_part(m, layer_ptr(m, m->a.grads, l, nl->w), layer_ptr(m, m->a.grads, l, nl->b), nl->dwide,
+                   nl->ln_out, n, d, nl->wide, part, parts);
+}
+
+/* Stage: through c_fc, ln_2 and into the attention output:
+** the normed Linear's backward, then datty [N,d] = dx . W_proj. */
 static void mlp_in_backward(void *arg, int part, int parts) {
   Stage *s = arg;
   Model *m = s->m;
   int l = s->l, n = m->b * m->t, d = m->cfg.dim, r0, r1;
   size_t N = (size_t)m->cfg.batch * m->cfg.ctx;
-  float *P = m->a.params;
+  NormedLinear fc = {FC_W, FC_B, LN2_W, 4 * d, m->a.dfch, m->a.resid_mid + l * N * d, m->a.ln2_mean + l * N,
+                     m->a.ln2_rstd + l * N, m->a.ln2 + l * N * d};
+  normed_linear_backward(m, l, &fc, part, parts);
   part_blocks(n, ROWS, parts, part, &r0, &r1);
   if (r0 < r1) {
     size_t o = (size_t)r0 * d;
-    linalg_mm_dinp(m->a.dln + o, d, m->a.dfch + o * 4, 4 * d, layer_ptr(m, P, l, FC_W), d, r1 - r0, d, 4 * d,
+    linalg_mm_dinp(m->a.datty + o, d, m->a.dresid + o, d, layer_ptr(m, m->a.params, l, PROJ_W), d, r1 - r0, d, d,
                    0.0f);
-    layernorm_backward_rows(m, m->a.dresid, m->a.dln, m->a.resid_mid + l * N * d, m->a.ln2_mean + l * N,
-                            m->a.ln2_rstd + l * N, layer_ptr(m, P, l, LN2_W), r0, r1, 1);
-    linalg_mm_dinp(m->a.datty + o, d, m->a.dresid + o, d, layer_ptr(m, P, l, PROJ_W), d, r1 - r0, d, d, 0.0f);
   }
-  weight_grad_part(m, layer_ptr(m, m->a.grads, l, FC_W), layer_ptr(m, m->a.grads, l, FC_B), m->a.dfch,
-                   m->a.ln2 + l * N * d, n, d, 4 * d, part, parts);
 }
 
 /* Attention backward for (batch, head) pairs [u0,u1), block by block as
@@ -546,17 +584,15 @@ static void mlp_in_backward(void *arg, int part, int parts) {
 ** dq = dS k / sqrt(hd), dk = dS^T q / sqrt(hd), into dqkv [N,3d]. The last
 ** block sees every key and writes dk and dv; the others add to them. */
 static void attention_backward(Model *m, int l, int u0, int u1) {
-  const ModelConfig *c = &m->cfg;
-  int t = m->t, d = c->dim, H = c->heads, hd = d / H;
-  size_t N = (size_t)c->batch * c->ctx;
-  float scale = 1.0f / sqrtf((float)hd);
-  const float *qkv = m->a.qkv + l * N * 3 * d;
+  AttnShape s = attn_shape(m, l);
+  int t = s.t, d = s.d, hd = s.hd;
+  float scale = s.scale;
   for (int u = u0; u < u1; u++) {
-    int b = u / H, h = u % H;
+    int b = u / s.H, h = u % s.H;
     size_t qo = (size_t)b * t * 3 * d + h * hd;
-    const float *q = qkv + qo, *k = q + d, *v = q + 2 * d;
+    const float *q = s.qkv + qo, *k = q + d, *v = q + 2 * d;
     float *dq = m->a.dqkv + qo, *dk = dq + d, *dv = dq + 2 * d;
-    const float *att = m->a.att + l * (size_t)c->batch * H * c->ctx * c->ctx + (size_t)u * t * t;
+    const float *att = s.att + (size_t)u * t * t;
     float *datt = m->a.datt + (size_t)u * t * t;
     const float *dy = m->a.datty + (size_t)b * t * d + h * hd;
     for (int r0 = (t - 1) / ATT_ROWS * ATT_ROWS; r0 >= 0; r0 -= ATT_ROWS) {
@@ -586,25 +622,15 @@ static void attn_backward(void *arg, int part, int parts) {
                    m->a.atty + l * N * d, n, d, d, part, parts);
 }
 
-/* Stage: through c_attn and ln_1.
-** dln1 [N,d] = dqkv . W_qkv, dx += LN_1'(dln1);
-** dW_qkv [3d,d] = dqkv^T . ln1, db_qkv = colsum(dqkv) */
+/* Stage: through c_attn and ln_1 (the normed Linear's backward). */
 static void attn_in_backward(void *arg, int part, int parts) {
   Stage *s = arg;
   Model *m = s->m;
-  int l = s->l, n = m->b * m->t, d = m->cfg.dim, r0, r1;
+  int l = s->l, d = m->cfg.dim;
   size_t N = (size_t)m->cfg.batch * m->cfg.ctx;
-  float *P = m->a.params;
-  part_blocks(n, ROWS, parts, part, &r0, &r1);
-  if (r0 < r1) {
-    size_t o = (size_t)r0 * d;
-    linalg_mm_dinp(m->a.dln + o, d, m->a.dqkv + o * 3, 3 * d, layer_ptr(m, P, l, QKV_W), d, r1 - r0, d, 3 * d,
-                   0.0f);
-    layernorm_backward_rows(m, m->a.dresid, m->a.dln, m->a.resid + l * N * d, m->a.ln1_mean + l * N,
-                            m->a.ln1_rstd + l * N, layer_ptr(m, P, l, LN1_W), r0, r1, 1);
-  }
-  weight_grad_part(m, layer_ptr(m, m->a.grads, l, QKV_W), layer_ptr(m, m->a.grads, l, QKV_B), m->a.dqkv,
-                   m->a.ln1 + l * N * d, n, d, 3 * d, part, parts);
+  NormedLinear qkv = {QKV_W, QKV_B, LN1_W, 3 * d, m->a.dqkv, m->a.resid + l * N * d, m->a.ln1_mean + l * N,
+                      m->a.ln1_rstd + l * N, m->a.ln1 + l * N * d};
+  normed_linear_backward(m, l, &qkv, part, parts);
 }
 
 /* The embeddings: dwpe[t] = sum over b of dx0[b,t]; G_in = scatter-add of
@@ -712,6 +738,9 @@ void model_backward(Model *m, GradStats *gs) { model_backward_reduced(m, gs, NUL
 
 /* ---- reading out hidden states (the lenses) */
 
+/* A readout stage on the rows of this part: forward, ln_f then the head
+** (h -> logits), or, when the stage carries dlogits, its backward to the
+** hidden states (dlogits -> dh) through the same two. */
 static void readout_stage(void *arg, int part, int parts) {
   Stage *s = arg;
   Model *m = s->m;
@@ -719,11 +748,16 @@ static void readout_stage(void *arg, int part, int parts) {
   int d = c->dim, V = c->vocab, r0, r1;
   part_blocks(s->n, ROWS, parts, part, &r0, &r1);
   if (r0 >= r1) return;
+  const float *ln_w = tensor_ptr(m, m->a.params, t_lnf_w(c)), *head = tensor_ptr(m, m->a.params, t_lm_head(c));
+  const float *in = s->in + (size_t)r0 * d;
   float *ln = s->scratch + (size_t)r0 * d;
-  kern_layernorm_forward(ln, NULL, NULL, s->in + (size_t)r0 * d, tensor_ptr(m, m->a.params, t_lnf_w(c)),
-                         tensor_ptr(m, m->a.params, t_lnf_w(c) + 1), r1 - r0, d);
-  linalg_mm_fwd(s->out + (size_t)r0 * V, V, ln, d, tensor_ptr(m, m->a.params, t_lm_head(c)), d, r1 - r0, d, V,
-                0.0f);
+  if (!s->dlogits) {
+    kern_layernorm_forward(ln, NULL, NULL, in, ln_w, tensor_ptr(m, m->a.params, t_lnf_w(c) + 1), r1 - r0, d);
+    linalg_mm_fwd(s->out + (size_t)r0 * V, V, ln, d, head, d, r1 - r0, d, V, 0.0f);
+  } else {
+    linalg_mm_dinp(ln, d, s->dlogits + (size_t)r0 * V, V, head, d, r1 - r0, d, V, 0.0f);
+    kern_layernorm_backward(s->out + (size_t)r0 * d, NULL, NULL, ln, in, NULL, NULL, ln_w, r1 - r0, d, 0);
+  }
 }
 
 void model_readout(const Model *m, const float *h, int n, float *logits, float *scratch) {
@@ -731,22 +765,8 @@ void model_readout(const Model *m, const float *h, int n, float *logits, float *
   if (n > 0) pool_run(m->pool, readout_stage, &s);
 }
 
-static void readout_backward_stage(void *arg, int part, int parts) {
-  Stage *s = arg;
-  Model *m = s->m;
-  const ModelConfig *c = &m->cfg;
-  int d = c->dim, V = c->vocab, r0, r1;
-  part_blocks(s->n, ROWS, parts, part, &r0, &r1);
-  if (r0 >= r1) return;
-  float *dln = s->scratch + (size_t)r0 * d;
-  linalg_mm_dinp(dln, d, s->dlogits + (size_t)r0 * V, V, tensor_ptr(m, m->a.params, t_lm_head(c)), d, r1 - r0,
-                 d, V, 0.0f);
-  kern_layernorm_backward(s->out + (size_t)r0 * d, NULL, NULL, dln, s->in + (size_t)r0 * d, NULL, NULL,
-                          tensor_ptr(m, m->a.params, t_lnf_w(c)), r1 - r0, d, 0);
-}
-
 void model_readout_backward(const Model *m, const float *h, const float *dlogits, int n, float *dh,
                             float *scratch) {
   Stage s = {.m = (Model *)m, .in = h, .out = dh, .scratch = scratch, .dlogits = dlogits, .n = n};
-  if (n > 0) pool_run(m->pool, readout_backward_stage, &s);
+  if (n > 0) pool_run(m->pool, readout_stage, &s);
 }

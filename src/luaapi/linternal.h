@@ -191,6 +191,12 @@ void lapi_sandbox(lua_State *L);
 ** returns a copy of its public fields (__name, __methods, __fields), never
 ** the table itself, so that no finaliser can be swapped into it. */
 void lapi_seal_metatable(lua_State *L, int idx);
+/* The memory of the runs a sandboxed script made counts against its heap
+** cap: what a new run may take (0: no limit), a run made (0, or -1 out of
+** memory) and a run gone. */
+size_t lapi_run_budget(LuaApi *api);
+int lapi_own_run(LuaApi *api, int id, size_t bytes);
+void lapi_forget_run(LuaApi *api, int id);
 
 /* lscript.c */
 /* $XDG_DATA_HOME/tielab (else ~/.local/share/tielab) into 'dir'; 0 when
@@ -202,10 +208,6 @@ const char *lapi_data_dir(void);
 /* Wrap dofile and loadfile so that a bare name not in the working
 ** directory is looked for beside the running script. */
 void lapi_find_beside_script(lua_State *L);
-
-size_t lapi_run_budget(LuaApi *api);
-int lapi_own_run(LuaApi *api, int id, size_t bytes);
-void lapi_forget_run(LuaApi *api, int id);
 
 /* lcall.c */
 void lapi_enter(LuaApi *api);

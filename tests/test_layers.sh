@@ -14,8 +14,9 @@
 #   7 main     src/main.c    the process edge
 # "config.h" alone is the header configure writes, below every layer.
 # A layer's inside (lab/run.h, ui/uistate.h, luaapi/linternal.h,
-# core/model_impl.h, dist/dist_impl.h, trainer/trainer_impl.h) is for that
-# layer's own files; outside it, only tests that open the layer up include it.
+# core/model_impl.h, core/bpe_impl.h, dist/dist_impl.h,
+# trainer/trainer_impl.h) is for that layer's own files; outside it, only
+# tests that open the layer up include it.
 # The checker runs first on small trees with a known fault, so that a
 # checker that cannot fail fails this test.
 tap_name=layers; . "${srcdir:-.}/tests/tap.sh"
@@ -31,7 +32,8 @@ rank() {
 # The layer whose files alone may include $1, or empty: any may.
 inside_of() {
   case $1 in
-    lab/run.h | ui/uistate.h | luaapi/linternal.h | core/model_impl.h | dist/dist_impl.h | trainer/trainer_impl.h) echo "${1%%/*}" ;;
+    lab/run.h | ui/uistate.h | luaapi/linternal.h | core/model_impl.h | core/bpe_impl.h | dist/dist_impl.h | \
+    trainer/trainer_impl.h) echo "${1%%/*}" ;;
     *) echo "" ;;
   esac
 }

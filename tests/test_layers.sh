@@ -15,8 +15,8 @@
 # "config.h" alone is the header configure writes, below every layer.
 # A layer's inside (lab/run.h, ui/uistate.h, luaapi/linternal.h,
 # core/model_impl.h, core/bpe_impl.h, dist/dist_impl.h,
-# trainer/trainer_impl.h) is for that layer's own files; outside it, only
-# tests that open the layer up include it.
+# trainer/trainer_impl.h, ui/graph_impl.h) is for that layer's own files;
+# outside it, only tests that open the layer up include it.
 # The checker runs first on small trees with a known fault, so that a
 # checker that cannot fail fails this test.
 tap_name=layers; . "${srcdir:-.}/tests/tap.sh"
@@ -33,7 +33,7 @@ rank() {
 inside_of() {
   case $1 in
     lab/run.h | ui/uistate.h | luaapi/linternal.h | core/model_impl.h | core/bpe_impl.h | dist/dist_impl.h | \
-    trainer/trainer_impl.h) echo "${1%%/*}" ;;
+    trainer/trainer_impl.h | ui/graph_impl.h) echo "${1%%/*}" ;;
     *) echo "" ;;
   esac
 }

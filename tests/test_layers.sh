@@ -1,7 +1,7 @@
 #!/bin/sh
-# test_layers.sh -- the layers of DESIGN.md hold in the sources: no file
-# includes a header of a layer above its own, and every tielab header is
-# named from src/ ("core/err.h", never "../core/err.h" nor "err.h").
+# test_layers.sh -- the layers of docs/architecture.md hold in the sources:
+# no file includes a header of a layer above its own, and every tielab
+# header is named from src/ ("core/err.h", never "../core/err.h" nor "err.h").
 #
 # The order, lowest first (a file may include its own layer and those below):
 #   0 core     src/core/     tensors, model, optimizer, tokenizer, data, files

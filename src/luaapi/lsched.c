@@ -392,6 +392,8 @@ int lapi_wait_job(lua_State *L, LapiJob *j, HostJobFn fn, lua_KContext ctx, lua_
   return wait_ticket(L, ticket, can_yield, ctx, k);
 }
 
+/* ------------------------------------------------------------ sleeping, keys, the pause */
+
 static int sleep_k(lua_State *L, int status, lua_KContext ctx) { return 0; }
 
 int lapi_sleep(lua_State *L, double seconds) {

@@ -172,6 +172,8 @@ void snap_refresh_norms(Trainer *t, int now_) {
   }
 }
 
+/* ------------------------------------------------------------ publishing */
+
 static int runs_changed(const TrainerSnap *s, Lab *lab) {
   if (s->n_runs != lab_n_runs(lab)) return 1;
   for (int i = 0; i < s->n_runs; i++)

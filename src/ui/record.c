@@ -56,7 +56,8 @@ int ui_record_open(Ui *ui, Err *err) {
 void ui_record_frame(Ui *ui, int cursor) {
   record_frame(ui->rec, cursor);
   const char *why = record_failure(ui->rec);
-  if (why) ui_message(ui, ROLE_ERROR, "record: %s: the recording stopped (%s); the lab goes on", ui->opt->record, why);
+  if (why)
+    ui_message(ui, ROLE_ERROR, "record: %s: the recording stopped (%s); the lab goes on", ui->opt->record, why);
 }
 
 int ui_record_lines(Ui *ui) {

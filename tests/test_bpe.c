@@ -198,7 +198,7 @@ static uint64_t fnv1a(const uint8_t *p, size_t n, uint64_t h) {
 
 /*
 ** Rewrite a cache file to hold only its first 'keep' merges, with a good
-** checksum (layout in bpe.c: a 36-byte header whose last field is the
+** checksum (layout in bpe_cache.c: a 36-byte header whose last field is the
 ** count, 8 bytes per merge, an FNV-1a checksum). Loading it must give
 ** exactly those merges: proof that the file, not training, was used.
 */

@@ -1,7 +1,7 @@
 #!/bin/sh
-# test_layers.sh -- the layers of DESIGN.md hold in the sources: no file
-# includes a header of a layer above its own, and every tielab header is
-# named from src/ ("core/err.h", never "../core/err.h" nor "err.h").
+# test_layers.sh -- the layers of docs/architecture.md hold in the sources:
+# no file includes a header of a layer above its own, and every tielab
+# header is named from src/ ("core/err.h", never "../core/err.h" nor "err.h").
 #
 # The order, lowest first (a file may include its own layer and those below):
 #   0 core     src/core/     tensors, model, optimizer, tokenizer, data, files
@@ -14,7 +14,8 @@
 #   7 main     src/main.c    the process edge
 # "config.h" alone is the header configure writes, below every layer.
 # A layer's inside (lab/run.h, ui/uistate.h, luaapi/linternal.h,
-# core/model_impl.h, dist/dist_impl.h) is for that layer's own files;
+# core/model_impl.h, core/bpe_impl.h, dist/dist_impl.h,
+# trainer/trainer_impl.h, ui/graph_impl.h) is for that layer's own files;
 # outside it, only tests that open the layer up include it.
 # The checker runs first on small trees with a known fault, so that a
 # checker that cannot fail fails this test.
@@ -31,7 +32,8 @@ rank() {
 # The layer whose files alone may include $1, or empty: any may.
 inside_of() {
   case $1 in
-    lab/run.h | ui/uistate.h | luaapi/linternal.h | core/model_impl.h | dist/dist_impl.h) echo "${1%%/*}" ;;
+    lab/run.h | ui/uistate.h | luaapi/linternal.h | core/model_impl.h | core/bpe_impl.h | dist/dist_impl.h | \
+    trainer/trainer_impl.h | ui/graph_impl.h) echo "${1%%/*}" ;;
     *) echo "" ;;
   esac
 }

@@ -68,8 +68,8 @@ typedef enum OptimKind { OPTIM_ADAMW, OPTIM_ADAM, OPTIM_SGD } OptimKind;
 /* Names of the kinds, by kind ("adamw", "adam", "sgd"), NULL-ended. */
 extern const char *const optim_names[];
 
-/* The optimizer and clipping hyperparameters of one step (DESIGN.md
-** defaults from 'optim_default'). Weight decay applies to 2-D weights, or
+/* The optimizer and clipping hyperparameters of one step (defaults from
+** 'optim_default', docs/architecture.md). Weight decay applies to 2-D weights, or
 ** to every tensor with 'decay_all'. The token embeddings (E_in and E_out)
 ** step at lr * emb_lr_scale. SGD keeps its momentum buffer in the first
 ** moment's arena, so checkpoints carry it. */

@@ -1,7 +1,7 @@
 /*
-** model.h -- the reference GPT of DESIGN.md: forward, backward, an AdamW,
-** Adam or SGD step with global-norm clipping, and tying (tied, untied, partial) with the two
-** gradients of the embedding kept apart.
+** model.h -- the reference GPT of docs/architecture.md: forward, backward,
+** an AdamW, Adam or SGD step with global-norm clipping, and tying (tied,
+** untied, partial) with the two gradients of the embedding kept apart.
 **
 ** Memory: every buffer is allocated by 'model_create'; nothing is allocated
 ** while stepping. Parameters, gradients and the two AdamW moments each live

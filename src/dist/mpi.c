@@ -1,30 +1,8 @@
 /*
 ** mpi.c -- the transport over MPI: the Reducer's sums are nonblocking
-** MPI_Iallreduce calls on a duplicate of MPI_COMM_WORLD.
-**
-** The model hands each slice of the gradient arena over as soon as the
-** backward has finished it (the head first, the embeddings last); each
-** slice's sum starts at once, and MPI moves it while the layers below are
-** computed, whenever this rank calls into MPI: every start also tests the
-** sums in flight, which is what moves them along (Open MPI has no thread of
-** its own for that). With TIELAB_ALLREDUCE=whole the slices are gathered
-** into one MPI_Iallreduce of the whole arena at the end of the backward
-** instead: no overlap, for measuring what the overlap gains.
-**
-** Waiting polls (MPI_Testall) rather than blocking in MPI_Wait, so that
-** SIGINT, SIGTERM or SIGHUP (mpirun sends SIGTERM to every rank when one
-** dies) ends the wait with an error instead of a hang. Errors are returned
-** (MPI_ERRORS_RETURN), never fatal inside MPI.
-**
-** The ranks' scripts may part ways; three things keep that from hanging
-** the job or mixing its sums. Each small sum travels in an envelope of
-** one size whose head says what it is (sum_now), so ranks at different
-** sums find out. A rank that ends, or gives up a sum, tells every other
-** (say_bye, bye_now), so one waiting for a sum that can no longer complete
-** stops; a rank that a signal stopped stops the others as if they had it
-** too, so rank 0 saves the runs, even while they compute on their own (a
-** thread watches for that: watch). And the ranks agree on their exit
-** status before they leave (agree_on_code).
+** MPI_Iallreduce calls on a duplicate of MPI_COMM_WORLD, overlapped with
+** the backward; how waits, signals and ranks that part ways are kept from
+** hanging the job: docs/architecture.md.
 */
 #include "config.h"
 

@@ -1,55 +1,7 @@
 /*
-** align.c -- see align.h.
-**
-** Definitions follow the paper's code (github.com/AntonioLopardo/
-** weight-tying-bias, experiments/1_embedding_alignment and utils/):
-** - cos_raw: per-row cosine of the matrices as given, not centred, each row
-**   divided by (its norm + 1e-8), averaged over rows (compare_cross_model.py,
-**   the "Identity" column of Table 1).
-** - procrustes: both centred; Q = U V^T from the SVD of X^T Y; mean row
-**   cosine of X Q to centred Y, same 1e-8 (embedding_utils.py).
-** - linear: both centred; W the least-squares solution of X W = Y (numpy
-**   lstsq, minimum norm); mean row cosine of X W to centred Y
-**   (reproduce_figure1.py, the headline of Table 1). X is the source: the
-**   paper maps the untied matrix onto the tied one.
-** - subspace: both centred; top-k right singular vectors Vx, Vy; the MEAN
-**   SINGULAR VALUE of Vx^T Vy, i.e. the mean cosine of the principal angles
-**   (compare_embeddings.py, "Subspace Overlap (k=100)"). Not the mean squared
-**   cosine ||Vx^T Vy||_F^2 / k, which reads lower.
-** - knn: cosine neighbours of the rows as given, NOT centred (the paper's
-**   knn_at_k normalises raw rows); self excluded; mean |A & B| / k over rows
-**   (Appendix_B/reproduce_table5.py).
-** The paper's code has no CKA or CCA; those follow their own papers:
-** - cka: linear CKA (Kornblith et al. 2019) on centred data,
-**   ||Y^T X||_F^2 / (||X^T X||_F ||Y^T Y||_F).
-** - cca: mean of all min(rank X, rank Y) canonical correlations of the
-**   centred matrices (Hotelling; as in Raghu et al.'s cca_core).
-** - svcca: Raghu et al. 2017: keep each matrix's top singular directions
-**   that explain 99% of its variance, then the mean canonical correlation.
-**
-** How it is computed. Everything above needs, per matrix, only its centred
-** Gram matrix C^T C, that matrix's eigenvectors (the right singular vectors)
-** and eigenvalues (the squared singular values), and per pair the cross
-** product X^T Y. So each matrix is factored once, and the [v,d] work is four
-** products: the Gram, the cross product, and X [Q | W] for the two maps. The
-** orthonormal basis of X that CCA and least squares need is X E L^-1/2 (E
-** eigenvectors, L eigenvalues), never formed: the canonical correlations are
-** the singular values of L_x^-1/2 E_x^T (X^T Y) E_y L_y^-1/2, and X W is
-** X E L^-1 E^T X^T Y. Going through the Gram squares the condition number;
-** in double that costs nothing visible for float inputs (7 digits), while a
-** QR of each [v,d] matrix would cost several times the time budget.
-** Rank: directions whose singular value is below 1e-5 of the largest are
-** dropped (eigenvalue ratio 1e-10): at float precision they are rounding
-** noise, and whitening them would turn noise into perfect correlations.
-**
-** KNN is the one metric done in float (sgemm of unit rows), as the paper
-** does it; with more than 'knn_rows' rows it uses a seeded sample of query
-** rows, each still searched against all rows, which estimates the same mean
-** (standard error about 0.3/sqrt(knn_rows)).
-**
-** Cost at [4096,256], everything plus the baseline: about 8 GFLOP, a third
-** of it KNN. A workspace (align_compare_in) keeps every buffer and the
-** baseline side between calls, which saves a third of the time.
+** align.c -- see align.h: the alignment metrics between two [V,d]
+** matrices, computed in double from one factorisation of each. Their
+** exact definitions, and why they are computed so: docs/architecture.md.
 */
 #include <math.h>
 #include <stdlib.h>

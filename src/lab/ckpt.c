@@ -1,28 +1,7 @@
 /*
-** ckpt.c -- what a checkpoint holds and how it comes back.
-**
-** A checkpoint is one safetensors file: the model under nanoGPT names
-** (lm_head.weight absent when fully tied, so PyTorch can load it), the AdamW
-** moments as "optim.m.<name>" and "optim.v.<name>", the online lens's
-** translators and their momentum, the fitted lens once fitted ("lens_fit."),
-** the tokenizer's merges, the step-0 embeddings (for drift),
-** the packed history, the corpus's held-out tokens and token frequencies
-** ("data.", with the SHA-256 of the corpus bytes in the metadata), and in
-** the metadata every setting of the run as "opt.<key>" plus the counters.
-** So a checkpoint whose corpus has moved still loads: it evaluates,
-** samples, aligns and fits lenses, and trains again once 'lab_load_with'
-** is told where the corpus is now (checked by its hash). A run resumed
-** from it steps on exactly as one that never stopped: batches are a
-** function of (data seed, step).
-**
-** 'lab_load' also accepts a weights-only nanoGPT file (no "format" key):
-** it becomes a new run with default settings around those weights.
-**
-** Loading goes in the order of what it costs: metadata (strictly parsed,
-** cross-checked), then every tensor's name and shape against the settings,
-** then the corpus policy, and only then any allocation, the corpus, and the
-** values (finite; second moments >= 0). Messages below do not name the
-** file: lab_load_with puts the path in front of every one, once.
+** ckpt.c -- what a checkpoint holds and how it comes back: saving a run to
+** one safetensors file, and loading one (or a weights-only nanoGPT file)
+** that trusts nothing in it. What the file holds: docs/architecture.md.
 */
 #include <errno.h>
 #include <math.h>

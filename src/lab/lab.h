@@ -8,6 +8,18 @@
 ** history. Runs are named and carry a stable integer id, so a client can hold
 ** an id and find out later that the run was removed ('lab_run_by_id' gives
 ** NULL), never a dangling pointer.
+**
+** The parts below, each under the file that implements it:
+**   settings.c  the table of settings; RunOptions set and read by name
+**   metrics     RunMetrics: what a run reports, filled by run.c and its
+**               instruments (lens.c, align.c, lensfit.c)
+**   lab.c       the lab: ranks, memory checks, runs added, found, removed
+**               and stepped in lockstep, alignment between two runs
+**   run.c       one run: its parts, a step, measurements, batches, row norms
+**   live.c      settings changed while a run lives
+**   lensfit.c   the freeze of a run while its lens is fitted
+**   inspect.c   evaluation, text samples, exports of the history
+**   ckpt.c      checkpoints: save and load
 */
 #ifndef TIELAB_LAB_H
 #define TIELAB_LAB_H
@@ -27,7 +39,7 @@
 typedef struct Lab Lab;
 typedef struct Run Run;
 
-/* ---------------------------------------------------------------- settings
+/* ---------------------------------------------------------------- settings.c
 ** Every option of a run, in one table shared by the command line, Lua and
 ** the UI: a name, a type, a range, a default, whether it may change while the
 ** run lives, and help text. Clients set options by name, so a misspelled
@@ -108,11 +120,9 @@ int run_options_get_text(const RunOptions *o, const char *key, char *buf, size_t
 ** one such run would fit in the machine's memory at all). */
 int run_options_check(const RunOptions *o, Err *err);
 
-/* Bytes a run of these options holds at most: model, moments, activations,
-** step-0 copies, lens, alignment workspace, history (not the corpus). */
-size_t run_memory_bytes(const RunOptions *o);
-
-/* ---------------------------------------------------------------- metrics */
+/* ---------------------------------------------------------------- metrics
+** What a run reports after each step: run.c fills it, lens.c, align.c and
+** lensfit.c measure their parts (types only). */
 
 #define LAB_MAX_POS (CONFIG_MAX_LAYERS + 1)
 
@@ -168,7 +178,7 @@ typedef struct RunMetrics {
   LensFitInfo fitted;
 } RunMetrics;
 
-/* ---------------------------------------------------------------- the lab */
+/* ---------------------------------------------------------------- lab.c */
 
 Lab *lab_new(Err *err);
 void lab_free(Lab *lab);
@@ -217,13 +227,7 @@ Run *lab_add_run(Lab *lab, const RunOptions *o, Err *err);
 Run *lab_add_run_within(Lab *lab, const RunOptions *o, size_t budget, Err *err);
 /* -1 when 'r' is not the lab's, or is in a lens fit (run_fitting). */
 int lab_remove_run(Lab *lab, Run *r);
-/* Nonzero while run 'r' is in a lens fit (r:fit_lens), whose weights stay
-** frozen while it lasts: it is not trained, re-tied or removed until the
-** fit ends (a host may let other work in between the fit's lens steps). */
-int run_fitting(const Run *r);
-/* An error saying run 'r' cannot 'what' while its lens fit lasts, or 0
-** when no fit is in progress. */
-int run_refuse_if_fitting(const Run *r, const char *what, Err *err);
+
 int lab_n_runs(const Lab *lab);
 /* The lab-wide step: the step of its furthest run (0 with no runs). */
 long lab_max_step(const Lab *lab);
@@ -238,7 +242,10 @@ Run *lab_run_by_id(Lab *lab, int id);
 ** other runs have stepped. */
 int lab_step(Lab *lab, Err *err);
 
-/* --------------------------------------------------------------- one run */
+/* Alignment of a's shared (input) matrix against b's E_in and E_out. */
+int lab_align(Run *a, Run *b, AlignStats *out, Err *err);
+
+/* ---------------------------------------------------------------- run.c */
 
 int run_id(const Run *r);
 const char *run_name(const Run *r);
@@ -254,6 +261,27 @@ int run_step(Run *r, Err *err);
 /* Validation loss, lens evaluation and drift now, whatever the intervals. */
 int run_measure(Run *r, Err *err);
 int run_set_paused(Run *r, int paused);
+
+/* One training step on explicit rows [b, t+1] (b <= B, t <= T, checked as
+** run_evaluate checks them) with the run's schedule, scales and clip; the
+** step count advances and the instruments due run, as after run_step. */
+int run_train_on(Run *r, const int32_t *rows, int b, int t, Err *err);
+
+/* The rows [B, T+1] that training step 'step' (1-based: the update that
+** makes the step count 'step') trains on, into 'rows'. */
+int run_batch(Run *r, long step, int32_t *rows, Err *err);
+
+/* Row norms of E_in and E_out against log frequency of each token in the
+** training split (tokens never seen are left out): fills up to 'cap'
+** entries of each array and returns how many, or -1. */
+int run_row_norms(Run *r, double *norm_in, double *norm_out, double *log_freq, int cap, Err *err);
+
+/* Bytes a run of these options holds at most: model, moments, activations,
+** step-0 copies, lens, alignment workspace, history (not the corpus). */
+size_t run_memory_bytes(const RunOptions *o);
+
+/* ---------------------------------------------------------------- live.c */
+
 /* Change a live setting by name (tie, in_scale, out_scale, lr, lens_every,
 ** eval_every, align_every, tie_merge, the optimizer's settings and its
 ** schedule but optimizer and recipe); recorded as an event in the history. */
@@ -264,14 +292,17 @@ int run_set_number(Run *r, const char *key, double value, Err *err);
 ** schedule and decay_steps can change together), each key an event. */
 int run_set_options(Run *r, const RunOptions *next, const char *const *keys, int n, Err *err);
 
-/* One training step on explicit rows [b, t+1] (b <= B, t <= T, checked as
-** run_evaluate checks them) with the run's schedule, scales and clip; the
-** step count advances and the instruments due run, as after run_step. */
-int run_train_on(Run *r, const int32_t *rows, int b, int t, Err *err);
+/* ---------------------------------------------------------------- lensfit.c */
 
-/* The rows [B, T+1] that training step 'step' (1-based: the update that
-** makes the step count 'step') trains on, into 'rows'. */
-int run_batch(Run *r, long step, int32_t *rows, Err *err);
+/* Nonzero while run 'r' is in a lens fit (r:fit_lens), whose weights stay
+** frozen while it lasts: it is not trained, re-tied or removed until the
+** fit ends (a host may let other work in between the fit's lens steps). */
+int run_fitting(const Run *r);
+/* An error saying run 'r' cannot 'what' while its lens fit lasts, or 0
+** when no fit is in progress. */
+int run_refuse_if_fitting(const Run *r, const char *what, Err *err);
+
+/* ---------------------------------------------------------------- inspect.c */
 
 /* Loss and gradients on explicit rows [b, t+1] without updating weights. */
 typedef struct EvalResult {
@@ -296,6 +327,19 @@ int run_sample(Run *r, const char *prompt, int n, double temp, uint64_t seed, ch
 ** that forms no character for what it is. */
 int run_sample_bytes(Run *r, const char *prompt, int n, double temp, uint64_t seed, char *out, size_t cap,
                      size_t *len, Err *err);
+
+/* Export the history as CSV or JSONL. */
+/* By extension: .jsonl, or .csv (the long form; run_export_wide: a column
+** per series) beside NAME.events.csv and NAME.meta.json (docs/export.md). */
+int run_export(Run *r, const char *path, Err *err);
+int run_export_wide(Run *r, const char *path, Err *err);
+/* The sidecar of a .csv export with 'suffix' in 'buf' (NULL when the path
+** is no .csv or too long), so that clients can check it as they check 'path'. */
+#define RUN_EXPORT_EVENTS ".events.csv"
+#define RUN_EXPORT_META ".meta.json"
+const char *run_export_sidecar(const char *path, const char *suffix, char *buf, size_t cap);
+
+/* ---------------------------------------------------------------- ckpt.c */
 
 /* Checkpoints (safetensors): model, moments, lens translators (online and
 ** fitted), tokenizer, history, settings. 'lab_load' also takes a
@@ -339,24 +383,5 @@ typedef struct LabLoadOptions {
 } LabLoadOptions;
 
 Run *lab_load_with(Lab *lab, const char *path, const LabLoadOptions *o, Err *err);
-
-/* Alignment of a's shared (input) matrix against b's E_in and E_out. */
-int lab_align(Run *a, Run *b, AlignStats *out, Err *err);
-
-/* Row norms of E_in and E_out against log frequency of each token in the
-** training split (tokens never seen are left out): fills up to 'cap'
-** entries of each array and returns how many, or -1. */
-int run_row_norms(Run *r, double *norm_in, double *norm_out, double *log_freq, int cap, Err *err);
-
-/* Export the history as CSV or JSONL. */
-/* By extension: .jsonl, or .csv (the long form; run_export_wide: a column
-** per series) beside NAME.events.csv and NAME.meta.json (docs/export.md). */
-int run_export(Run *r, const char *path, Err *err);
-int run_export_wide(Run *r, const char *path, Err *err);
-/* The sidecar of a .csv export with 'suffix' in 'buf' (NULL when the path
-** is no .csv or too long), so that clients can check it as they check 'path'. */
-#define RUN_EXPORT_EVENTS ".events.csv"
-#define RUN_EXPORT_META ".meta.json"
-const char *run_export_sidecar(const char *path, const char *suffix, char *buf, size_t cap);
 
 #endif

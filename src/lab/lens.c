@@ -1,36 +1,7 @@
 /*
-** lens.c -- see lens.h.
-**
-** Against the tuned-lens package (scripts/train_loop.py, ingredients.py,
-** nn/lenses.py), tielab follows it in:
-**  - translators h + Linear(h), weight and bias zero at the start, one per
-**    hidden state before the last (the embeddings included), none after it;
-**  - the KL loss at the same position (the package's default label shift 0
-**    for KL): per translator, the mean over positions of
-**    sum_v p_final (log p_final - log q_lens); the package backpropagates each
-**    translator's loss in turn, so the gradient is that of their sum;
-**  - clip_grad_norm_(lens, 1.0) over all translators together, then torch's
-**    SGD: weight decay 1e-3 added to the clipped gradient (biases too),
-**    momentum 0.9, Nesterov, and lr = lr_scale * (1 - momentum) = 0.1 with
-**    the default lr_scale 1 (the package undoes torch's effective 1/(1-mu)
-**    scaling of the step, after which it found a unit lr_scale best).
-** It departs in:
-**  - the online lens (run.c) trains for the life of a run, on a few hundred
-**    positions of whichever steps it sees, where the package trains post
-**    hoc for 250 steps of 2^18 tokens with the rate decaying linearly to
-**    zero; an online lens has no end to decay towards, so its rate stays
-**    constant, and it trails the model. The fitted lens (lensfit.c) is the
-**    package's post-hoc fit on the frozen model: 250 steps decaying to zero
-**    by default, but of 1024 tokens rather than 2^18, at a starting rate of
-**    1.0 rather than 0.1 to make up for it, stopping early once converged,
-**    and keeping each translator's best point on held-out positions;
-**  - float32 throughout, where the package runs under bfloat16 autocast;
-**  - no re-centring of the translators after each step, as in current
-**    package versions (older ones called normalize_ after every step).
-**
-** Shapes: n rows of hidden states h [n,d]; A [d,d] with h' = h + h A^T + b
-** in row form; logits [n,V]. Rows are read out 'chunk' at a time so that
-** a large vocabulary does not need a [B*T,V] block.
+** lens.c -- see lens.h: the tuned lens's translators, their readout through
+** the run's ln_f and E_out, and their SGD step. Where it follows the
+** tuned-lens package and where it departs: docs/architecture.md.
 */
 #include <cblas.h>
 #include <math.h>

@@ -1,30 +1,6 @@
 /*
-** lensfit.c -- see lensfit.h.
-**
-** The defaults (LENSFIT_DEFAULT_*), from fits of a model of vocab 1024,
-** dim 128, 4 layers, ctx 64, batch 16 after 300 training steps of the
-** synthetic corpus (online lens: 0.566 bits mean KL, 1.73 at position 0),
-** each from the online lens for all 250 steps, scored by the live lens at
-** the end and on a second held-out set (validation batch 1) not used to
-** choose the kept translators:
-**    rate   live end, set 0   live end, set 1   kept, set 1
-**    0.1        0.1421            0.1358           0.1359
-**    0.3        0.1298            0.1231           0.1233
-**    1.0        0.1244            0.1193           0.1206
-**    3.0        0.1263            0.1219           0.1221
-**  - lr 1.0: the lowest there, live and kept alike (the package's 0.1 is
-**    made for 2^18 tokens a step). Its live curve is the noisiest (up to
-**    29% above the kept mean at step 90, within 0.4% at the end as the
-**    rate decays), which is why convergence is judged on the line through
-**    the live points, and a fit only diverged when it ends LENSFIT_DIVERGED_GAP
-**    above the kept mean (a rate of 1000 on a smaller model ends 19 times
-**    above it).
-**  - 250 steps, as the package; 1024 tokens a step: one batch of that
-**    model, one forward a step.
-**  - tol 1e-2 over 50 steps: a fit still moving by 1% every 50 steps
-**    would gain about 5% over another 250; by the line through their
-**    last 50 steps the live curves at 0.1, 0.3 and 1.0 moved by 0.16%,
-**    0.43% and 0.01% there (converged), at 3.0 by 8% (not).
+** lensfit.c -- see lensfit.h: the post-hoc fit of the tuned lens on a
+** frozen run. How its defaults were chosen: docs/architecture.md.
 */
 #include <math.h>
 #include <stdlib.h>

@@ -10,8 +10,9 @@
 **   lpath.c    the sandbox's rule for the files a script names
 **   lfile.c    chunks and file handles opened without blocking
 **   lrequire.c require's searchers and package.searchpath
-**   lscript.c  protected calls, the interrupt hook, running files, script
-**              coroutines, waiting for steps, and the pump
+**   lcall.c    protected calls, stops no pcall swallows, the count hook
+**   lsched.c   script coroutines, waiting for steps, jobs and keys, the pump
+**   lscript.c  finding scripts, running files, the init file
 **   lrepl.c    REPL entries, the pretty-printer, tab completion
 **   llab.c     the module table: lab.run, lab.load, lab.align, ...
 **   lrun.c     the run handle 'tielab.run' and its methods
@@ -190,7 +191,14 @@ void lapi_sandbox(lua_State *L);
 ** returns a copy of its public fields (__name, __methods, __fields), never
 ** the table itself, so that no finaliser can be swapped into it. */
 void lapi_seal_metatable(lua_State *L, int idx);
+/* The memory of the runs a sandboxed script made counts against its heap
+** cap: what a new run may take (0: no limit), a run made (0, or -1 out of
+** memory) and a run gone. */
+size_t lapi_run_budget(LuaApi *api);
+int lapi_own_run(LuaApi *api, int id, size_t bytes);
+void lapi_forget_run(LuaApi *api, int id);
 
+/* lscript.c */
 /* $XDG_DATA_HOME/tielab (else ~/.local/share/tielab) into 'dir'; 0 when
 ** neither variable gives an absolute folder. */
 int lapi_user_data_dir(char dir[PATH_MAX]);
@@ -201,11 +209,7 @@ const char *lapi_data_dir(void);
 ** directory is looked for beside the running script. */
 void lapi_find_beside_script(lua_State *L);
 
-size_t lapi_run_budget(LuaApi *api);
-int lapi_own_run(LuaApi *api, int id, size_t bytes);
-void lapi_forget_run(LuaApi *api, int id);
-
-/* lscript.c */
+/* lcall.c */
 void lapi_enter(LuaApi *api);
 void lapi_leave(LuaApi *api);
 int lapi_docall(lua_State *L, int narg, int nres);
@@ -217,6 +221,8 @@ void lapi_hook_soon(lua_State *L);
 int lapi_stop_pending(const LuaApi *api);
 int lapi_raise_stop(lua_State *L);
 void lapi_guard_catchers(lua_State *L);
+
+/* lsched.c */
 int lapi_wait_steps(lua_State *L, int id, long n, lua_KContext ctx, lua_KFunction k);
 int lapi_step_result(lua_State *L);
 /* A job (host.h) waited for as steps are: 'lapi_push_job' pushes its

@@ -1,26 +1,8 @@
 /*
 ** lsandbox.c -- the sandbox for scripts of unknown origin (--sandbox, and
-** every replay of a journal that is not trusted).
-**
-** What a sandboxed script gets, in short: Lua itself, the tielab module,
-** files under the working directory (read and write) and in its own folder
-** and tielab's data folder (read only), all through lpath.c's rule; no
-** process, no C code, no bytecode, no finaliser, and of the debug library
-** only traceback and a getinfo that hands out no function.
-**
-** Each function that touches a file is written here in C, the check and
-** the system call in one function: none wraps Lua's own by calling it. A
-** wrapper that called the original would leave it on the call stack while
-** it ran, where an error handler's debug.getinfo(level, "f") or
-** debug.getlocal on the C frame could pick it up and call it unchecked.
-** (require alone is wrapped, to refuse a name with a NUL byte: it touches
-** no file itself, the searchers of lrequire.c do.)
-** For the same reason the debug library is cut down in place (so that
-** package.loaded.debug and require "debug" give the same cut table), and
-** the metatables of Lua's file handles and of tielab's own objects are
-** sealed: getmetatable gives a copy, so no __gc can be swapped into one
-** that already has a finaliser (Lua runs finalisers with hooks off, where
-** no interrupt could stop a loop).
+** every replay of a journal that is not trusted): the file, load and debug
+** functions a sandboxed script gets, sealed metatables, and the heap cap's
+** count of the runs it makes. Why each is written so: docs/architecture.md.
 */
 #include <errno.h>
 #include <stdio.h>
@@ -439,4 +421,38 @@ void lapi_sandbox(lua_State *L) {
   luaL_getmetatable(L, LUA_FILEHANDLE);
   lapi_seal_metatable(L, -1);
   lua_pop(L, 1);
+}
+
+/* ------------------------------------------------------------ runs under the heap cap */
+
+/* What a new run may take under the sandbox (0: no limit). A script at its
+** cap gets 1 byte, which no run fits in. */
+size_t lapi_run_budget(LuaApi *api) {
+  if (!api->opt.sandbox || !api->mem_cap) return 0;
+  size_t used = api->mem_used + api->own_runs_bytes;
+  return used < api->mem_cap ? api->mem_cap - used : 1;
+}
+
+int lapi_own_run(LuaApi *api, int id, size_t bytes) {
+  if (!api->opt.sandbox) return 0;
+  if (api->n_own_runs == api->cap_own_runs) {
+    int cap = api->cap_own_runs ? 2 * api->cap_own_runs : 8;
+    void *p = realloc(api->own_runs, sizeof *api->own_runs * (size_t)cap);
+    if (!p) return -1;
+    api->own_runs = p;
+    api->cap_own_runs = cap;
+  }
+  api->own_runs[api->n_own_runs].id = id;
+  api->own_runs[api->n_own_runs++].bytes = bytes;
+  api->own_runs_bytes += bytes;
+  return 0;
+}
+
+void lapi_forget_run(LuaApi *api, int id) {
+  for (int i = 0; i < api->n_own_runs; i++)
+    if (api->own_runs[i].id == id) {
+      api->own_runs_bytes -= api->own_runs[i].bytes;
+      api->own_runs[i] = api->own_runs[--api->n_own_runs];
+      return;
+    }
 }

@@ -82,38 +82,6 @@ static void *lapi_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
   return p;
 }
 
-/* What a new run may take under the sandbox (0: no limit). A script at its
-** cap gets 1 byte, which no run fits in. */
-size_t lapi_run_budget(LuaApi *api) {
-  if (!api->opt.sandbox || !api->mem_cap) return 0;
-  size_t used = api->mem_used + api->own_runs_bytes;
-  return used < api->mem_cap ? api->mem_cap - used : 1;
-}
-
-int lapi_own_run(LuaApi *api, int id, size_t bytes) {
-  if (!api->opt.sandbox) return 0;
-  if (api->n_own_runs == api->cap_own_runs) {
-    int cap = api->cap_own_runs ? 2 * api->cap_own_runs : 8;
-    void *p = realloc(api->own_runs, sizeof *api->own_runs * (size_t)cap);
-    if (!p) return -1;
-    api->own_runs = p;
-    api->cap_own_runs = cap;
-  }
-  api->own_runs[api->n_own_runs].id = id;
-  api->own_runs[api->n_own_runs++].bytes = bytes;
-  api->own_runs_bytes += bytes;
-  return 0;
-}
-
-void lapi_forget_run(LuaApi *api, int id) {
-  for (int i = 0; i < api->n_own_runs; i++)
-    if (api->own_runs[i].id == id) {
-      api->own_runs_bytes -= api->own_runs[i].bytes;
-      api->own_runs[i] = api->own_runs[--api->n_own_runs];
-      return;
-    }
-}
-
 /* ------------------------------------------------------------ output */
 
 /* A script file's output is kept too: its results, shown after it ends.

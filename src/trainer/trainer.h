@@ -47,7 +47,7 @@ typedef struct TrainerRun {
   int lens_every, eval_every, align_every;   /* the instruments' intervals (0: off) */
   RunOptions opt;                   /* every option as the run has it now */
   History *hist;                    /* a copy owned by the snapshot; NULL until copied */
-  uint64_t hist_mark;               /* what 'hist' was copied from (see trainer.c) */
+  uint64_t hist_mark;               /* what 'hist' was copied from (see snap.c) */
   char sample[TRAINER_SAMPLE_MAX];  /* the bytes the model writes now, as its tokens hold them */
   size_t sample_len;                /* how many (0 until the first): not UTF-8 checked, may hold a 0 */
   long sample_step;                 /* when it was written, -1: none */

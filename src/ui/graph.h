@@ -6,53 +6,7 @@
 ** x extent; 'graph_render' fills a w x h grid of cells, each a Unicode code
 ** point and a colour role, which the terminal module copies to the screen.
 ** Being pure, the renderer is tested by comparing its output with known text.
-**
-** The chart inside the rectangle:
-**   row 0        title and legend; a second row when the legend needs it
-**                and the chart is tall enough; if still too long, names
-**                lose a prefix or suffix all runs share ("_s1"), then their
-**                middle to an ellipsis, never two alike (names.c); runs
-**                left out are counted ("+3 runs")
-**   rows ..h-2   the plot, y-axis labels at round values (1-2-5 steps;
-**                decades, then 5s and 2s on a log scale) at its left
-**   row h-1      the time axis: ticks at round values, the x label left
-**                of it (or at its right end when longer than the y labels'
-**                column), a marker under every event by its kind
-** 'graph_render' joins each series' points into a line over time;
-** 'graph_scatter' draws every point alone, in any order (row norm against
-** log frequency, one point per token).
-** Glyph tiers: Braille (2x4 dots per cell, lines joined), block (one sample
-** per column, eight levels per cell) and ASCII (one sample per column, one
-** mark per series), chosen once from the locale and switchable at run time.
-** Lines are two dots thick in Braille once the plot has 8 rows.
-** Long histories: a sample column stands for many points; the line goes
-** through their mean, and the span from the smallest to the largest of
-** them (and of their 'lo'/'hi', when given) is drawn faintly beneath it
-** (tinted dots filling the span; block '░', ASCII '|'), so that a spike
-** is seen at any length. 'smooth' > 0 draws each solid series' raw line
-** faintly and over it its exponential moving average, as TensorBoard does.
-** A cell two runs touch is shared: with colour, it keeps the dots of both,
-** in the colour of the run drawn on top (the last, so the bold one) over a
-** dim background of the other's colour ('bg'); without colour, the dots of
-** both in the normal attribute (GRAPH_ROLE_SHARED), each line keeping its
-** pattern; in ASCII it shows '#', no run's mark, and the legend says
-** "# both". Where a validation line lies over its own run's alone, the
-** validation is drawn.
-** Without colour ('mono'), each series has a line pattern of its own, by
-** its 'line' (solid, long dashes, short dashes, dots, then thin ones), and
-** the legend shows it; in ASCII each has its own mark with or without.
-** Every legend mark is followed by a space, then its name ("* tied").
-** Events are dotted vertical rules through the plot beneath the series
-** (GRAPH_ROLE_EVENT; ASCII '\''), each with its 'label' at the top of the
-** plot right of its rule when there is room, besides their axis marks.
-**
-** Newer fields, each zero (or NULL) by default, so that callers written
-** before them compile and draw as before, but for the spans, the shared
-** cells and the event rules above: GraphSeries.lo/.hi, Graph.smooth,
-** GraphEvent.label, GraphCell.bg (set by the renderer; term.c draws it).
-** A terminal that cannot shade a cell's background (eight colours) says
-** so with 'no_shade': a shared cell then takes GRAPH_ROLE_SHARED, and the
-** legend says "both".
+** What a chart shows, row by row and glyph by glyph: docs/architecture.md.
 */
 #ifndef TIELAB_UI_GRAPH_H
 #define TIELAB_UI_GRAPH_H

@@ -1,6 +1,6 @@
 /*
 ** legend.h -- the chart's first row(s): its title and what each mark
-** means. Private to graph.c and legend.c.
+** means. Private to the chart's files (graph*.c) and legend.c.
 **
 ** The legend is planned before the plot (it may take a second row, which
 ** the plot then gives up) and drawn after it, when shared cells and the

@@ -1,13 +1,7 @@
 /*
-** record.h -- recording the lab from the screen's side: the asciicast v2
-** file of --record, and the hooks that write the journal of --journal.
-**
-** The cast records what curses believes is on the terminal: after every
-** doupdate 'record_frame' reads curscr and writes one [time, "o", data]
-** event holding the cursor moves, SGR sequences and text that turn the
-** previous frame into this one (a full paint first and after a resize,
-** which also gets a [time, "r", "WxH"] event). Played back by asciinema,
-** or simply written to a terminal, the data redraws the screen as it was.
+** record.h -- recording the lab from the screen's side: the cast of
+** --record (cast.h writes it), and the hooks that write the journal of
+** --journal.
 **
 ** The journal hooks run a key's or a REPL line's Lua call with the lab
 ** held, so it falls between two steps at a known step, and journal it
@@ -20,19 +14,7 @@
 
 #include "core/err.h"
 #include "luaapi/luaapi.h"
-
-typedef struct Recorder Recorder;
-
-/* Create 'path' for the cast; its header is written with the first frame,
-** when the screen's size is known. */
-Recorder *record_open(const char *path, Err *err);
-/* One frame: what curses shows now ('cursor': whether the cursor shows). */
-void record_frame(Recorder *rec, int cursor);
-/* Bytes of event data written so far, and seconds since the first frame. */
-double record_bytes(const Recorder *rec);
-double record_seconds(const Recorder *rec);
-/* Flush and close; returns -1 with 'err' when the file could not be written. */
-int record_close(Recorder *rec, Err *err);
+#include "ui/cast.h"
 
 struct Ui;
 /* The Ui's hooks: --record and --journal opened (0, or -1 with 'err'),

@@ -264,7 +264,7 @@ attr_t term_attr(const Term *t, int role) {
   if (role >= ROLE_SERIES) {
     int i = (role & (GRAPH_COLORS - 1)) % TERM_SERIES_COLORS, tint = role & GRAPH_ROLE_TINT;
     attr_t bold = role & GRAPH_ROLE_BOLD ? A_BOLD : A_NORMAL;
-    /* Without colour the lines' patterns tell them apart (graph.c): bold
+    /* Without colour the lines' patterns tell them apart (graph_line.c): bold
     ** is the selected run's alone, a tint is dim. */
     if (!t->color) return bold | (tint ? A_DIM : A_NORMAL);
     /* Eight colours have no second shade: the tint is dim. */

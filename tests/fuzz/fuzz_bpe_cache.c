@@ -1,7 +1,7 @@
 /*
 ** fuzz_bpe_cache.c -- libFuzzer harness for the tokenizer cache reader.
 **
-** The input is a cache file (bpe.c: magic, version, vocabulary, corpus hash
+** The input is a cache file (bpe_cache.c: magic, version, vocabulary, corpus hash
 ** and length, merge count, merges, checksum) for the corpus TEXT below, with
 ** the vocabulary its own header names (256 to VOCAB_MAX; others are asked
 ** for as 300 and so refused). It goes where 'bpe_train_cached' looks, and

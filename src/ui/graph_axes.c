@@ -1,0 +1,241 @@
+/*
+** graph_axes.c -- a chart's scales and axes: the ranges the series span,
+** round ticks (1, 2, 5 x 10^k, counted as whole multiples of their step,
+** never added up), the y labels and the time axis with its event markers.
+*/
+#include "ui/graph.h"
+
+#include "ui/legend.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ui/graph_impl.h"
+
+/* ------------------------------------------------------------ scales */
+
+double graph_xaxis_update(GraphXAxis *a, double newest) {
+  if (!(newest > GRAPH_X_FIRST)) return a->max = GRAPH_X_FIRST;
+  if (newest > a->max || newest < 0.9 * a->max) a->max = newest / 0.905;
+  return a->max;
+}
+
+/* Widen [*lo, *hi] ('any': already set) to v when a chart can show it. */
+static int y_include(double v, int log_y, int any, double *lo, double *hi) {
+  if (!isfinite(v) || (log_y && v <= 0)) return any;
+  if (!any || v < *lo) *lo = v;
+  if (!any || v > *hi) *hi = v;
+  return 1;
+}
+
+int graph_y_range_x(const GraphSeries *s, int n, int log_y, double x_lo, double x_hi, double *lo, double *hi) {
+  int any = 0;
+  for (int i = 0; i < n; i++)
+    for (int k = 0; k < s[i].n; k++) {
+      if (!(s[i].x[k] >= x_lo && s[i].x[k] <= x_hi)) continue;
+      any = y_include(s[i].y[k], log_y, any, lo, hi);
+      if (s[i].lo) any = y_include(s[i].lo[k], log_y, any, lo, hi);
+      if (s[i].hi) any = y_include(s[i].hi[k], log_y, any, lo, hi);
+    }
+  return any;
+}
+
+/* Points of no x are not drawn, so they do not count either. */
+int graph_y_range(const GraphSeries *s, int n, int log_y, double *lo, double *hi) {
+  return graph_y_range_x(s, n, log_y, -HUGE_VAL, HUGE_VAL, lo, hi);
+}
+
+void graph_scale_update(GraphScale *s, double lo, double hi, int log_y) {
+  double tl = log_y ? log10(lo) : lo, th = log_y ? log10(hi) : hi;
+  double sl = log_y ? log10(s->lo) : s->lo, sh = log_y ? log10(s->hi) : s->hi;
+  int grow = !s->set || tl < sl || th > sh;
+  int shrink = s->set && (th - tl) < 0.5 * (sh - sl);
+  if (!grow && !shrink) return;
+  /* Leave a margin of a tenth of the span so the next points fit too
+  ** (computed so that it stays finite for values near the largest
+  ** double); a span of a few roundings counts as none. */
+  double m = th * 0.1 - tl * 0.1;
+  if (!(m > 1e-13 * fmax(fabs(tl), fabs(th)))) m = fabs(th) * 0.1 + (log_y ? 0.1 : 1e-9);
+  tl -= m;
+  th += m;
+  s->lo = log_y ? pow(10, tl) : tl;
+  s->hi = log_y ? pow(10, th) : th;
+  s->set = 1;
+}
+
+/* The round step (1, 2 or 5 times a power of ten) nearest above span/n. */
+static double nice_step(double span, int n) {
+  if (!(span > 0)) return 1;
+  double raw = span / (n > 0 ? n : 1), mag = pow(10, floor(log10(raw))), f = raw / mag;
+  return (f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10) * mag;
+}
+
+/* The 1-2-5 value at or below (down) or above (!down) v > 0. */
+static double log_snap(double v, int down) {
+  static const double m[] = {1, 2, 5, 10};
+  double d = pow(10, floor(log10(v))), best = down ? d : 10 * d;
+  for (int i = 0; i < 4; i++) {
+    double c = m[i] * d;
+    if (down && c <= v * (1 + 1e-9)) best = c;
+    if (!down && c >= v * (1 - 1e-9)) {
+      best = c;
+      break;
+    }
+  }
+  return best;
+}
+
+/* ------------------------------------------------------------ axes */
+
+static int y_label_put(Plot *p, int lw, int row, double v, char *used) {
+  if (row < 0 || row >= p->ph || used[row]) return 0;
+  char buf[32];
+  graph_format(v, lw, buf, sizeof buf);
+  int len = (int)strlen(buf);
+  if (len > lw) return 0;
+  for (int k = 0; k < len; k++)
+    put(p->cells, p->w, p->h, p->y0 + row, lw - len + k, (uint32_t)buf[k], GRAPH_ROLE_LABEL);
+  used[row] = 1;
+  return 1;
+}
+
+/* Intervals between y ticks: a label every other row or so, at most six. */
+static int y_intervals(const Plot *p) { return p->ph / 2 < 2 ? 2 : p->ph / 2 > 6 ? 6 : p->ph / 2; }
+
+static int value_row(const Plot *p, double t) {
+  int ys = p->ph * p->sy;
+  return (int)lround((p->hi - t) / (p->hi - p->lo) * (ys - 1)) / p->sy;
+}
+
+/* Round ticks: multiples of the step on a linear scale; on a log scale
+** decades, then 5s and 2s where they leave a free row between labels. */
+void axes_y_labels(Plot *p, int lw) {
+  char used[1024] = {0};
+  if (p->ph > (int)sizeof used) return;
+  if (!p->log_y) {
+    /* By whole multiples of the step, counted: adding the step to a tick
+    ** can leave it unchanged, where the span is a few roundings wide. */
+    double step = nice_step(p->hi - p->lo, y_intervals(p));
+    double k0 = ceil(p->lo / step - 1e-9), k1 = floor(p->hi / step + 1e-9);
+    for (int i = 0; i <= p->ph && k0 + i <= k1; i++) {
+      double t = (k0 + i) * step;
+      y_label_put(p, lw, value_row(p, t), fabs(t) < step * 1e-9 ? 0 : t, used);
+    }
+    return;
+  }
+  static const double mult[] = {1, 5, 2};
+  for (int m = 0; m < 3; m++)
+    for (double d = floor(p->lo); d <= ceil(p->hi); d++) {
+      double t = d + log10(mult[m]);
+      if (t < p->lo - 1e-9 || t > p->hi + 1e-9) continue;
+      int r = value_row(p, t);
+      if (m > 0 && ((r > 0 && used[r - 1]) || (r + 1 < p->ph && used[r + 1]))) continue;
+      y_label_put(p, lw, r, pow(10, t), used);
+    }
+}
+
+/* Widen the y range to round ticks, so the labels at its ends are round. */
+void axes_snap_y(Plot *p) {
+  if (!p->log_y) {
+    double step = nice_step(p->hi - p->lo, y_intervals(p));
+    p->lo = floor(p->lo / step + 1e-9) * step;
+    p->hi = ceil(p->hi / step - 1e-9) * step;
+    return;
+  }
+  /* To 1-2-5 values rather than decades: a decade more at each end would
+  ** leave a third of a short chart empty. */
+  p->lo = log10(log_snap(pow(10, p->lo), 1));
+  p->hi = log10(log_snap(pow(10, p->hi), 0));
+}
+
+static int x_col(const Plot *p, double x) {
+  double f = (x - p->x_min) / (p->x_max - p->x_min);
+  if (!(f >= 0 && f <= 1)) return -1;
+  int c = (int)(f * p->pw);
+  return c >= p->pw ? p->pw - 1 : c;
+}
+
+/* An event marker falls in columns [x, x + len) of the axis row. */
+static int event_under(const Graph *g, const Plot *p, int x, int len) {
+  for (int i = 0; i < g->n_events; i++) {
+    int c = x_col(p, g->events[i].x);
+    if (c >= 0 && p->x0 + c >= x && p->x0 + c < x + len) return 1;
+  }
+  return 0;
+}
+
+/* Round ticks along the time axis, each label centred on its column,
+** none running into the next, nor into the x label at the right end, nor
+** under an event's marker (which would read as a digit). */
+static void x_ticks(const Graph *g, Plot *p, int end) {
+  int y = p->h - 1, prev_end = p->x0 + 2;
+  char widest[16];
+  graph_format(p->x_max, 6, widest, sizeof widest);
+  /* The smallest 1-2-5 step whose labels all fit with two cells between
+  ** them: every tick labelled, evenly, rather than some left out. */
+  double need = (p->x_max - p->x_min) * ((int)strlen(widest) + 2) / (p->pw > 0 ? p->pw : 1);
+  double mag = pow(10, floor(log10(need > 0 ? need : 1))), f = need / mag;
+  double step = (f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10) * mag;
+  double k0 = ceil(p->x_min / step + 1e-9);
+  for (int i = 0; i < p->pw; i++) {
+    double t = (k0 + i) * step;
+    if (!(t < p->x_max)) break;
+    if (t <= p->x_min) continue;
+    char buf[16];
+    graph_format(t, 6, buf, sizeof buf);
+    int len = (int)strlen(buf), c = x_col(p, t);
+    if (c < 0) continue;
+    int x = p->x0 + c - len / 2;
+    if (x <= prev_end + 1 || x + len > end || event_under(g, p, x, len)) continue;
+    graph_text(&p->cells[(size_t)y * p->w + x], len, buf, GRAPH_ROLE_LABEL);
+    prev_end = x + len;
+  }
+}
+
+void axes_time(const Graph *g, Plot *p, int lw, int *kinds) {
+  int ascii = g->glyphs == GRAPH_ASCII, y = p->h - 1;
+  if (p->x0 > 0) {
+    for (int r = 0; r < p->ph; r++) put(p->cells, p->w, p->h, p->y0 + r, lw, ascii ? '|' : 0x2502, GRAPH_ROLE_AXIS);
+    put(p->cells, p->w, p->h, y, lw, ascii ? '+' : 0x2514, GRAPH_ROLE_AXIS);
+  }
+  for (int x = p->x0; x < p->w; x++) put(p->cells, p->w, p->h, y, x, ascii ? '-' : 0x2500, GRAPH_ROLE_AXIS);
+  /* x_min just right of the corner, so it is not read as the y axis' own. */
+  char lo[16];
+  graph_format(g->x_min, 6, lo, sizeof lo);
+  int nlo = (int)strlen(lo), end = p->w;
+  if (p->pw >= nlo + 4) graph_text(&p->cells[(size_t)y * p->w + p->x0], nlo, lo, GRAPH_ROLE_LABEL);
+  /* The x label left of the corner when it fits there, where no event
+  ** marker can cover it; else at the right end. */
+  int nl = g->x_label ? (int)strlen(g->x_label) : 0;
+  if (nl > 0 && nl < lw) {
+    graph_text(&p->cells[(size_t)y * p->w + lw - nl - 1], nl, g->x_label, GRAPH_ROLE_LABEL);
+  } else if (nl > 0 && p->pw >= nl + 4) {
+    end = p->w - nl - 1;
+    put(p->cells, p->w, p->h, y, end, ' ', GRAPH_ROLE_LABEL);
+    graph_text(&p->cells[(size_t)y * p->w + end + 1], nl, g->x_label, GRAPH_ROLE_LABEL);
+  }
+  x_ticks(g, p, end);
+  /* Events last: a marker matters more than a digit of the axis label. */
+  for (int i = 0; i < g->n_events; i++) {
+    int c = x_col(p, g->events[i].x), k = g->events[i].kind;
+    if (c < 0 || k < 0 || k > 2) continue;
+    put(p->cells, p->w, p->h, y, p->x0 + c, legend_event_mark(k, ascii), GRAPH_ROLE_EVENT);
+    kinds[k] = 1;
+  }
+}
+
+int graph_x_range(const GraphSeries *s, int n, double *lo, double *hi) {
+  int any = 0;
+  for (int i = 0; i < n; i++)
+    for (int k = 0; k < s[i].n; k++) {
+      double v = s[i].x[k];
+      if (!isfinite(v)) continue;
+      if (!any || v < *lo) *lo = v;
+      if (!any || v > *hi) *hi = v;
+      any = 1;
+    }
+  return any;
+}

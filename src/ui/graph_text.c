@@ -1,0 +1,145 @@
+/*
+** graph_text.c -- text, numbers, bars and shades as a chart's cells, and
+** the cells back into UTF-8.
+*/
+#include "ui/graph.h"
+
+#include "ui/legend.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ui/graph_impl.h"
+
+/* ------------------------------------------------------------ text */
+
+/* Decode one UTF-8 sequence at 's'; returns its length (1 for a bad byte,
+** which becomes '?'). */
+static int utf8_next(const char *s, uint32_t *cp) {
+  const unsigned char *u = (const unsigned char *)s;
+  int n = u[0] < 0x80 ? 1 : (u[0] >> 5) == 6 ? 2 : (u[0] >> 4) == 14 ? 3 : (u[0] >> 3) == 30 ? 4 : 0;
+  if (n == 0) {
+    *cp = '?';
+    return 1;
+  }
+  uint32_t c = n == 1 ? u[0] : u[0] & (0x7f >> n);
+  for (int i = 1; i < n; i++) {
+    if ((u[i] & 0xc0) != 0x80) {
+      *cp = '?';
+      return 1;
+    }
+    c = (c << 6) | (u[i] & 0x3f);
+  }
+  *cp = c;
+  return n;
+}
+
+int graph_text(GraphCell *row, int w, const char *utf8, uint8_t role) {
+  int x = 0;
+  while (*utf8 && x < w) {
+    uint32_t cp;
+    utf8 += utf8_next(utf8, &cp);
+    row[x++] = (GraphCell){.ch = cp < 0x20 ? ' ' : cp, .role = role};
+  }
+  return x;
+}
+
+static size_t utf8_put(uint32_t cp, char *o) {
+  if (cp < 0x80) {
+    o[0] = (char)cp;
+    return 1;
+  }
+  if (cp < 0x800) {
+    o[0] = (char)(0xc0 | (cp >> 6));
+    o[1] = (char)(0x80 | (cp & 0x3f));
+    return 2;
+  }
+  if (cp < 0x10000) {
+    o[0] = (char)(0xe0 | (cp >> 12));
+    o[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
+    o[2] = (char)(0x80 | (cp & 0x3f));
+    return 3;
+  }
+  o[0] = (char)(0xf0 | (cp >> 18));
+  o[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
+  o[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
+  o[3] = (char)(0x80 | (cp & 0x3f));
+  return 4;
+}
+
+size_t graph_to_utf8(const GraphCell *cells, int w, int h, char *out, size_t cap) {
+  size_t n = 0;
+  char b[4];
+  for (int y = 0; y < h; y++) {
+    for (int x = 0; x <= w; x++) {
+      size_t k = x < w ? utf8_put(cells[(size_t)y * w + x].ch, b) : (b[0] = '\n', 1);
+      if (n + k < cap) memcpy(out + n, b, k);
+      n += k;
+    }
+  }
+  if (cap) out[n < cap ? n : cap - 1] = '\0';
+  return n;
+}
+
+/* "1.23e+04" -> "1.23e4", "1e-05" -> "1e-5". */
+static void compact_exponent(char *s) {
+  char *e = strchr(s, 'e');
+  if (!e) return;
+  char *p = e + 1, *q = e + 1;
+  if (*p == '+') p++;
+  else if (*p == '-') *q++ = *p++;
+  while (*p == '0' && p[1]) p++;
+  memmove(q, p, strlen(p) + 1);
+}
+
+void graph_format(double v, int width, char *buf, size_t cap) {
+  if (cap == 0) return;
+  if (v == 0 || !isfinite(v)) {
+    snprintf(buf, cap, "%s", v == 0 ? "0" : isnan(v) ? "nan" : v > 0 ? "inf" : "-inf");
+    return;
+  }
+  /* A whole number as it is ("10000", not "1e4") when it fits. */
+  if (v == floor(v) && fabs(v) < 1e15) {
+    snprintf(buf, cap, "%.0f", v);
+    if ((int)strlen(buf) <= width) return;
+  }
+  for (int p = 4; p >= 1; p--) {
+    snprintf(buf, cap, "%.*g", p, v);
+    compact_exponent(buf);
+    if ((int)strlen(buf) <= width) return;
+  }
+}
+
+/* Cells of UTF-8 text. */
+int graph_text_len(const char *s) {
+  int n = 0;
+  for (uint32_t cp; *s; n++) s += utf8_next(s, &cp);
+  return n;
+}
+
+/* ------------------------------------------------------------ bars and shades */
+
+void graph_hbar(GraphCell *row, int w, double frac, GraphGlyphs g, uint8_t role) {
+  if (!(frac > 0)) frac = 0;
+  if (frac > 1) frac = 1;
+  int eighths = (int)lround(frac * w * 8);
+  for (int x = 0; x < w; x++) {
+    int e = eighths - x * 8;
+    uint32_t ch = ' ';
+    if (e >= 8) ch = g == GRAPH_ASCII ? '#' : 0x2588;
+    else if (e > 0) ch = g == GRAPH_ASCII ? (e >= 4 ? '=' : ' ') : 0x2590 - (uint32_t)e;
+    row[x] = (GraphCell){.ch = ch, .role = role};
+  }
+}
+
+uint32_t graph_shade(double v, GraphGlyphs g) {
+  static const uint32_t utf[] = {' ', 0x2591, 0x2592, 0x2593, 0x2588};
+  static const char ascii[] = " .:-=+*#%@";
+  if (!(v > 0)) v = 0;
+  if (v > 1) v = 1;
+  if (g == GRAPH_ASCII) return (uint32_t)ascii[(int)lround(v * 9)];
+  return utf[(int)lround(v * 4)];
+}

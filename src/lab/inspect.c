@@ -13,6 +13,7 @@
 #include "core/num.h"
 #include "core/replace.h"
 #include "core/rng.h"
+#include "core/settings_model.h"
 #include "core/text.h"
 #include "lab/run.h"
 
@@ -150,17 +151,6 @@ static int ends_with(const char *s, const char *suffix) {
   return a >= b && strcmp(s + a - b, suffix) == 0;
 }
 
-/* Settings the fixed part of the line shows itself. */
-static const char *const shown_first[] = {"name", "vocab", "dim", "layers", "heads", "ctx", "batch", "tie",
-                                          "seed", "init_seed", "data_seed", "lr", "in_scale", "out_scale",
-                                          "corpus"};
-
-static int shown_in_first(const char *name) {
-  for (size_t i = 0; i < sizeof shown_first / sizeof shown_first[0]; i++)
-    if (strcmp(name, shown_first[i]) == 0) return 1;
-  return 0;
-}
-
 /* The export's settings line: the model, its seeds and rates, then every
 ** other setting that is not at its default (the schedule, the optimizer,
 ** the instruments), so that a file says how its run was trained. */
@@ -181,7 +171,7 @@ static void export_settings(const Run *r, char *buf, size_t cap) {
   const Setting *all = lab_settings(&count);
   for (int i = 0; i < count && n < cap; i++) {
     char now[1100], was[1100];
-    if (shown_in_first(all[i].name) || run_options_get_text(&r->opt, all[i].name, now, sizeof now, NULL) < 0 ||
+    if (all[i].headline || run_options_get_text(&r->opt, all[i].name, now, sizeof now, NULL) < 0 ||
         run_options_get_text(&d, all[i].name, was, sizeof was, NULL) < 0 || strcmp(now, was) == 0)
       continue;
     n += (size_t)snprintf(buf + n, cap - n, " %s=%s", all[i].name, now);
@@ -205,13 +195,13 @@ static json_t *settings_json(const Run *r) {
     else v = json_string(text);   /* seeds run to 2^64, past JSON's integers in most readers */
     json_object_set_new(o, all[i].name, v);
   }
+  /* the model's shape as built, the tie as text */
   const ModelConfig *c = model_config(r->model);
   char tie[16];
-  const struct { const char *name; int value; } shape[] = {{"vocab", c->vocab}, {"dim", c->dim}, {"layers", c->layers},
-                                                          {"heads", c->heads}, {"ctx", c->ctx}, {"batch", c->batch}};
-  for (size_t i = 0; o && i < sizeof shape / sizeof shape[0]; i++)
-    json_object_set_new(o, shape[i].name, json_integer(shape[i].value));
-  if (o) json_object_set_new(o, "tie", json_string(config_tie_name(c->tie_k, c->dim, tie)));
+  for (int i = 0; o && i < N_MODEL_FIELDS; i++)
+    if (i != MODEL_TIE)
+      json_object_set_new(o, model_fields[i].name, json_integer(*(const int *)((const char *)c + model_fields[i].offset)));
+  if (o) json_object_set_new(o, model_fields[MODEL_TIE].name, json_string(config_tie_name(c->tie_k, c->dim, tie)));
   return o;
 }
 

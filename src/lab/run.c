@@ -387,7 +387,7 @@ static size_t shared_settings(const Run *r, char *buf, size_t cap) {
   buf[0] = '\0';
   for (int i = 0; i < n && len < cap; i++) {
     char value[1100];
-    if (strcmp(s[i].name, "threads") == 0 || strcmp(s[i].name, "name") == 0) continue;
+    if (s[i].local) continue;
     if (run_options_get_text(&r->opt, s[i].name, value, sizeof value, NULL) < 0) continue;
     len += (size_t)snprintf(buf + len, cap - len, "%s=%s\n", s[i].name, value);
   }

@@ -220,7 +220,7 @@ static json_t *export_meta(const Run *r, const char *data, const char *events, i
   return json_pack("{s:s, s:i, s:s, s:s, s:{s:s, s:s}, s:o, s:I, s:s?, s:s, s:o}", "format", "tielab-history",
                    "version", 2, "run", r->opt.name, "form", wide ? "wide" : "long", "files", "data", base_name(data),
                    "events", base_name(events), "series", series, "events_dropped",
-                   (json_int_t)history_events_dropped(r->hist), "corpus", r->data ? r->data->ds.name : NULL,
+                   (json_int_t)history_events_dropped(r->hist), setting_name(SETTING_CORPUS), r->data ? r->data->ds.name : NULL,
                    "settings_line", settings, "settings", settings_json(r));
 }
 

@@ -82,7 +82,7 @@ static int charted_event(const char *text) {
 }
 
 /* A settings change as the chart marks it: its kind and a short label
-** ("untied", "in x5", "lr"), written into 'label' (cap bytes). */
+** ('untied', 'in x5', 'lr'), written into 'label' (cap bytes). */
 static GraphEventKind event_kind(const char *text, char *label, size_t cap) {
   static const struct {
     const char *key, *shown;

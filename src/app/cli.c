@@ -7,8 +7,9 @@
 ** can never disagree about names, ranges or defaults.
 **
 ** Each option names the modes that use it (the lab, a script, the built-in
-** loop, the comparison, the benchmarks, a replay); given to any other mode
-** it is refused, naming both, so no option is ever silently ignored.
+** loop, the comparison, the benchmarks, a replay), a run setting in its row
+** of the settings table; given to any other mode it is refused, naming
+** both, so no option is ever silently ignored.
 */
 #include <stdlib.h>
 #include <string.h>

@@ -151,31 +151,31 @@ static int ends_with(const char *s, const char *suffix) {
   return a >= b && strcmp(s + a - b, suffix) == 0;
 }
 
-/* The export's settings line: the model, its seeds and rates, then every
-** other setting that is not at its default (the schedule, the optimizer,
-** the instruments), so that a file says how its run was trained. */
+/* The export's settings line: the headline settings (the model as built,
+** its seeds and rates, the corpus as read) at any value, then every other
+** setting that is not at its default (the schedule, the optimizer, the
+** instruments), so that a file says how its run was trained. The run's name
+** is the file's 'run'; 'seed' is said by the two seeds it sets. */
 static void export_settings(const Run *r, char *buf, size_t cap) {
-  const ModelConfig *c = model_config(r->model);
-  char tie[16], lr[NUM_TEXT_MAX], in[NUM_TEXT_MAX], out[NUM_TEXT_MAX];
-  size_t n = (size_t)snprintf(buf, cap,
-                              "vocab=%d dim=%d layers=%d heads=%d ctx=%d batch=%d tie=%s init_seed=%llu "
-                              "data_seed=%llu lr=%s in_scale=%s out_scale=%s corpus=%s",
-                              c->vocab, c->dim, c->layers, c->heads, c->ctx, c->batch,
-                              config_tie_name(c->tie_k, c->dim, tie), (unsigned long long)r->opt.init_seed,
-                              (unsigned long long)r->opt.data_seed, num_format(lr, sizeof lr, r->opt.lr),
-                              num_format(in, sizeof in, r->opt.in_scale), num_format(out, sizeof out, r->opt.out_scale),
-                              r->data ? r->data->ds.name : "none");
-  RunOptions d;
+  RunOptions now = r->opt, d;
+  now.model = *model_config(r->model);
   run_options_default(&d);
   int count;
   const Setting *all = lab_settings(&count);
-  for (int i = 0; i < count && n < cap; i++) {
-    char now[1100], was[1100];
-    if (all[i].headline || run_options_get_text(&r->opt, all[i].name, now, sizeof now, NULL) < 0 ||
-        run_options_get_text(&d, all[i].name, was, sizeof was, NULL) < 0 || strcmp(now, was) == 0)
-      continue;
-    n += (size_t)snprintf(buf + n, cap - n, " %s=%s", all[i].name, now);
-  }
+  size_t n = 0;
+  buf[0] = '\0';
+  for (int headline = 1; headline >= 0; headline--)
+    for (int i = 0; i < count && n < cap; i++) {
+      char value[1100], was[1100];
+      if (all[i].headline != headline || (headline && (all[i].local || all[i].alias)) ||
+          run_options_get_text(&now, all[i].name, value, sizeof value, NULL) < 0)
+        continue;
+      if (i == SETTING_CORPUS) snprintf(value, sizeof value, "%s", r->data ? r->data->ds.name : "none");
+      else if (!headline && (run_options_get_text(&d, all[i].name, was, sizeof was, NULL) < 0 ||
+                             strcmp(value, was) == 0))
+        continue;
+      n += (size_t)snprintf(buf + n, cap - n, "%s%s=%s", n ? " " : "", all[i].name, value);
+    }
 }
 
 /* The meta sidecar's settings: every setting by name, with its type in

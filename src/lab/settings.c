@@ -242,6 +242,13 @@ const Setting *lab_setting(SettingId id) { return id >= 0 && id < N_SETTINGS ? &
 
 const char *setting_name(SettingId id) { return id >= 0 && id < N_SETTINGS ? settings[id].name : NULL; }
 
+const char *setting_type_name(SettingType t) {
+  /* two types are named for the settings they serve */
+  static const char *const names[] = {[SET_INT] = "integer", [SET_NUMBER] = "number", [SET_STRING] = "string",
+                                      [SET_TIE] = MODEL_KEY_TIE, [SET_SEED] = "seed", [SET_BOOL] = "boolean"};
+  return t >= 0 && t <= SET_BOOL ? names[t] : NULL;
+}
+
 void setting_cli_name(const Setting *s, char *out, size_t cap) {
   snprintf(out, cap, "%s", s->cli ? s->cli : s->name);
   for (char *p = out; *p; p++)

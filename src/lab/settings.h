@@ -93,6 +93,8 @@ const char *setting_name(SettingId id);
 /* The names a setting takes, NULL-ended ("" among them where the empty
 ** value is one), or NULL when it is not a choice. */
 const char *const *lab_setting_choices(const char *name);
+/* A type as Lua's lab.settings() says it: "integer", "tie", "boolean", ... */
+const char *setting_type_name(SettingType t);
 /* The setting's command-line option without its dashes ("in-scale"). */
 void setting_cli_name(const Setting *s, char *out, size_t cap);
 

@@ -615,9 +615,6 @@ static int llab_unbind(lua_State *L) {
 /* ------------------------------------------------------------ the rest */
 
 static int llab_settings(lua_State *L) {
-  static const char *const type_names[] = {[SET_INT] = "integer", [SET_NUMBER] = "number",
-                                            [SET_STRING] = "string", [SET_TIE] = "tie",
-                                            [SET_SEED] = "seed", [SET_BOOL] = "boolean"};
   int n;
   const Setting *s = lab_settings(&n);
   lua_createtable(L, n, 0);
@@ -625,7 +622,7 @@ static int llab_settings(lua_State *L) {
     lua_createtable(L, 0, 7);
     lua_pushstring(L, s[i].name);
     lua_setfield(L, -2, "name");
-    lua_pushstring(L, type_names[s[i].type]);
+    lua_pushstring(L, setting_type_name(s[i].type));
     lua_setfield(L, -2, "type");
     if (s[i].type == SET_INT || s[i].type == SET_NUMBER) {
       lua_pushnumber(L, s[i].min);

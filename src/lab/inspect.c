@@ -200,7 +200,8 @@ static json_t *settings_json(const Run *r) {
   char tie[16];
   for (int i = 0; o && i < N_MODEL_FIELDS; i++)
     if (i != MODEL_TIE)
-      json_object_set_new(o, model_fields[i].name, json_integer(*(const int *)((const char *)c + model_fields[i].offset)));
+      json_object_set_new(o, model_fields[i].name,
+                          json_integer(*(const int *)((const char *)c + model_fields[i].offset)));
   if (o) json_object_set_new(o, model_fields[MODEL_TIE].name, json_string(config_tie_name(c->tie_k, c->dim, tie)));
   return o;
 }
@@ -220,7 +221,8 @@ static json_t *export_meta(const Run *r, const char *data, const char *events, i
   return json_pack("{s:s, s:i, s:s, s:s, s:{s:s, s:s}, s:o, s:I, s:s?, s:s, s:o}", "format", "tielab-history",
                    "version", 2, "run", r->opt.name, "form", wide ? "wide" : "long", "files", "data", base_name(data),
                    "events", base_name(events), "series", series, "events_dropped",
-                   (json_int_t)history_events_dropped(r->hist), setting_name(SETTING_CORPUS), r->data ? r->data->ds.name : NULL,
+                   (json_int_t)history_events_dropped(r->hist), setting_name(SETTING_CORPUS),
+                   r->data ? r->data->ds.name : NULL,
                    "settings_line", settings, "settings", settings_json(r));
 }
 

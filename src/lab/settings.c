@@ -29,7 +29,7 @@
 #define BIG 1e9
 
 #define AT(f) offsetof(RunOptions, f)
-#define TEXT(f) .store = STORE_TEXT, .offset = AT(f), .size = sizeof ((RunOptions *)0)->f
+#define SIZE(f) sizeof ((RunOptions *)0)->f   /* of a text field, with its NUL */
 
 static const char *const merge_names[] = {[TIE_KEEP_IN] = "in", [TIE_KEEP_OUT] = "out", [TIE_MEAN] = "mean", NULL};
 static const char *const recipe_names[] = {"", "olmo", NULL};   /* each with its pairs in 'recipes' */
@@ -40,7 +40,8 @@ static const Setting settings[N_SETTINGS] = {
   /* --compare and the benchmarks name their runs */
   [SETTING_NAME] = {.name = "name", .type = SET_STRING, .deflt = "",
                     .help = "name of the run (default run1, run2, ...)", .group = GROUP_RUN,
-                    .modes = IN_SCRIPTS | IN_LOOP, .headline = 1, .local = 1, TEXT(name)},
+                    .modes = IN_SCRIPTS | IN_LOOP, .headline = 1, .local = 1, .store = STORE_TEXT,
+                    .offset = AT(name), .size = SIZE(name)},
   /* the model's shape: what a run holds grows with each */
   [SETTING_VOCAB] = {.name = MODEL_KEY_VOCAB, .type = SET_INT, .min = 256, .max = CONFIG_MAX_VOCAB, .deflt = "1024",
                      .help = "vocabulary size of the byte-level BPE tokenizer", .group = GROUP_SHAPE,
@@ -64,7 +65,7 @@ static const Setting settings[N_SETTINGS] = {
   [SETTING_TIE] = {.name = MODEL_KEY_TIE, .type = SET_TIE, .max = CONFIG_MAX_DIM, .deflt = "tied", .live = 1,
                    .help = "tied, untied, or K: the first K embedding columns shared", .group = GROUP_TIE,
                    .modes = IN_RUNS & ~IN_COMPARE, .headline = 1, .store = STORE_TIE, .offset = AT(tie_text),
-                   .size = sizeof ((RunOptions *)0)->tie_text},
+                   .size = SIZE(tie_text)},
   /* only a tie changed while a run lives merges */
   [SETTING_TIE_MERGE] = {.name = "tie_merge", .type = SET_STRING, .deflt = "in", .live = 1,
                          .help = "when tying: which matrix survives, in, out or mean", .group = GROUP_TIE,
@@ -96,7 +97,8 @@ static const Setting settings[N_SETTINGS] = {
   /* the lab holds a copy of the corpus's text and tokens */
   [SETTING_CORPUS] = {.name = "corpus", .type = SET_STRING, .deflt = "",
                       .help = "text file to train on (empty: the built-in synthetic language)", .group = GROUP_DATA,
-                      .modes = IN_RUNS, .memory = 1, .headline = 1, TEXT(corpus)},
+                      .modes = IN_RUNS, .memory = 1, .headline = 1, .store = STORE_TEXT,
+                      .offset = AT(corpus), .size = SIZE(corpus)},
   [SETTING_CORPUS_MAX] = {.name = "corpus_max", .type = SET_INT, .min = 1, .max = 1 << 20, .deflt = "1024",
                           .help = "largest corpus file read, in MiB", .group = GROUP_DATA, .modes = IN_RUNS,
                           .store = STORE_INT, .offset = AT(corpus_max_mb)},
@@ -117,7 +119,7 @@ static const Setting settings[N_SETTINGS] = {
   /* the other modes choose the partner themselves */
   [SETTING_PARTNER] = {.name = "partner", .type = SET_STRING, .deflt = "",
                        .help = "untied run to align with (empty: the first that fits)", .group = GROUP_INSTRUMENTS,
-                       .modes = IN_SCRIPTS, TEXT(partner)},
+                       .modes = IN_SCRIPTS, .store = STORE_TEXT, .offset = AT(partner), .size = SIZE(partner)},
   /* how fast, not what: the ranks of a job may differ */
   [SETTING_THREADS] = {.name = "threads", .type = SET_INT, .min = 1, .max = 256, .deflt = "2",
                        .help = "threads for attention and elementwise work", .group = GROUP_RUN, .modes = IN_RUNS,
@@ -130,8 +132,9 @@ static const Setting settings[N_SETTINGS] = {
                             .help = "the warmup's first rate, as a fraction of lr", .group = GROUP_OPTIMIZER,
                             .modes = IN_RUNS, .store = STORE_DOUBLE, .offset = AT(warmup_start)},
   [SETTING_SCHEDULE] = {.name = "schedule", .type = SET_STRING, .deflt = "constant", .live = 1,
-                        .help = "after the warmup: constant, cosine or linear decay to lr_min", .group = GROUP_OPTIMIZER,
-                        .modes = IN_RUNS, .store = STORE_CHOICE, .offset = AT(schedule), .choices = schedule_names},
+                        .help = "after the warmup: constant, cosine or linear decay to lr_min",
+                        .group = GROUP_OPTIMIZER, .modes = IN_RUNS, .store = STORE_CHOICE, .offset = AT(schedule),
+                        .choices = schedule_names},
   [SETTING_DECAY_STEPS] = {.name = "decay_steps", .type = SET_INT, .max = BIG, .deflt = "0", .live = 1,
                            .help = "step at which cosine or linear decay reaches lr_min (warmup included)",
                            .group = GROUP_OPTIMIZER, .modes = IN_RUNS, .store = STORE_INT, .offset = AT(decay_steps)},

@@ -195,4 +195,25 @@ if [ "$(wc -l <"$tmp/err")" = 1 ] && ! grep -q traceback "$tmp/err"; then echo "
 else failed=$((failed + 1)); echo "not ok $n - a bad script argument printed:"; sed 's/^/# /' "$tmp/err" | head -5; fi
 check "a script argument missing its value" 2 "argument 'steps' needs a value" -- "$tielab" --headless "$tmp/args.lua" --steps
 
+# Every setting the settings table gives a script's mode is an option a
+# --headless script takes, at its default; the names and defaults come
+# from the table itself (lab.settings), so a new setting is checked too.
+cat >"$tmp/defaults.lua" <<'LUA'
+for _, s in ipairs(lab.settings()) do print(s.name .. "=" .. s.default) end
+LUA
+echo 'print("parsed")' >"$tmp/parsed.lua"
+"$tielab" --headless --no-init "$tmp/defaults.lua" >"$tmp/defaults" 2>"$tmp/err"
+"$tielab" --list-options >"$tmp/options" 2>>"$tmp/err"
+refused="" count=0
+while IFS= read -r pair; do
+  key=${pair%%=*} value=${pair#*=} option=$(echo "${pair%%=*}" | tr _ -)
+  grep -Eq -- "^--$option [^ ]+ [^ ]+ ([^ ]*,)?script(,|$)" "$tmp/options" || continue
+  count=$((count + 1))
+  "$tielab" --headless --no-init "--$option=$value" "$tmp/parsed.lua" >"$tmp/out" 2>>"$tmp/err" &&
+    grep -q parsed "$tmp/out" || refused="$refused $key"
+done <"$tmp/defaults"
+n=$((n + 1))
+if [ -z "$refused" ] && [ "$count" -ge 40 ]; then echo "ok $n - a script takes each of its $count settings at its default"
+else failed=$((failed + 1)); echo "not ok $n - refused at their defaults:$refused ($count tried)"; sed 's/^/# /' "$tmp/err" | head -5; fi
+
 tap_done

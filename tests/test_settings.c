@@ -1,12 +1,16 @@
 /*
 ** test_settings.c -- the table of run options: defaults, parsing from text
-** and numbers, errors that name the key, seeds, tie modes, and the whole-set
-** check (shape and memory).
+** and numbers, errors that name the key, seeds, tie modes, the whole-set
+** check (shape and memory), and the table's own invariants: every row
+** complete and its default valid, the live rows exactly those a living run
+** takes, and the memory asked only for a change that needs it.
 */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/schedule.h"
+#include "core/settings_model.h"
 #include "lab/lab.h"
 #include "tap.h"
 
@@ -244,6 +248,98 @@ static void test_recipe_floor(void) {
      "lr_min_ratio above 0 replaces lr_min (floor %g)", run_options_schedule(&a).lr_min);
 }
 
+/* Every row complete, by its id, with a default that parses and is in range. */
+static void test_invariants(void) {
+  int n, complete = 1, by_id = 1, defaults = 1, unique = 1;
+  const Setting *s = lab_settings(&n);
+  ok(n == N_SETTINGS, "one row per SettingId (%d)", n);
+  for (int i = 0; i < n; i++) {
+    if (!s[i].help || !*s[i].help || !s[i].deflt || s[i].group >= N_GROUPS || !s[i].modes) {
+      diag("%s: help, default, group or modes missing", s[i].name);
+      complete = 0;
+    }
+    if (lab_setting((SettingId)i) != &s[i] || strcmp(setting_name((SettingId)i), s[i].name) != 0 ||
+        lab_setting_find(s[i].name) != &s[i])
+      by_id = 0;
+    for (int j = 0; j < i; j++)
+      if (strcmp(s[i].name, s[j].name) == 0) unique = 0;
+    RunOptions o;
+    Err e = {0};
+    run_options_default(&o);
+    double v = s[i].type == SET_INT || s[i].type == SET_NUMBER ? strtod(s[i].deflt, NULL) : s[i].min;
+    if (run_options_set_text(&o, s[i].name, s[i].deflt, &e) < 0 || v < s[i].min || v > s[i].max) {
+      diag("%s: default '%s' refused or out of range (%s)", s[i].name, s[i].deflt, e.msg);
+      defaults = 0;
+    }
+  }
+  ok(complete, "every row has help, a default, a group and the modes that take it");
+  ok(by_id && unique, "each row is found by its id and by its name, and names are unique");
+  ok(defaults, "every default parses and is in its range");
+  ok(lab_setting(N_SETTINGS) == NULL && setting_name(N_SETTINGS) == NULL, "no row past the last id");
+  int shape = 1;
+  for (int i = 0; i < N_MODEL_FIELDS; i++)
+    if (!lab_setting_find(model_fields[i].name) || lab_setting_find(model_fields[i].name)->live != (i == MODEL_TIE))
+      shape = 0;
+  ok(shape, "the model's shape fields are settings, all fixed but the tie");
+  char cli[64];
+  setting_cli_name(lab_setting(SETTING_IN_SCALE), cli, sizeof cli);
+  ok(strcmp(cli, "in-scale") == 0, "the option of in_scale is in-scale (%s)", cli);
+}
+
+/* The live rows are exactly those r:set takes between steps. */
+static void test_live_rows(void) {
+  Err e = {0};
+  Lab *lab = lab_new(&e);
+  RunOptions o;
+  run_options_default(&o);
+  const char *tiny[][2] = {{"vocab", "256"}, {"dim", "16"}, {"layers", "1"}, {"heads", "2"}, {"ctx", "8"},
+                           {"batch", "2"}, {"threads", "1"}};
+  for (size_t i = 0; i < sizeof tiny / sizeof tiny[0]; i++) run_options_set_text(&o, tiny[i][0], tiny[i][1], &e);
+  Run *r = lab ? lab_add_run(lab, &o, &e) : NULL;
+  if (!r) {
+    ok(0, "a run to set: %s", e.msg);
+    lab_free(lab);
+    return;
+  }
+  int n, agree = 1;
+  const Setting *s = lab_settings(&n);
+  for (int i = 0; i < n; i++) {
+    char now[1100];
+    run_options_get_text(run_options(r), s[i].name, now, sizeof now, NULL);
+    int took = run_set_text(r, s[i].name, now, &e) == 0;
+    if (took != s[i].live) {
+      diag("%s: live %d, run_set_text %s (%s)", s[i].name, s[i].live, took ? "took it" : "refused it", e.msg);
+      agree = 0;
+    }
+  }
+  ok(agree, "a living run takes exactly the live settings");
+  lab_free(lab);
+}
+
+/* A change is checked for what it changes: a scale never asks the
+** machine's memory, a shape or an alignment turned on does. */
+static void test_change_check(void) {
+  RunOptions o;
+  Err e = {0};
+  run_options_default(&o);
+  const char *huge[][2] = {{"vocab", "262144"}, {"dim", "8192"}, {"layers", "256"}, {"ctx", "32"}, {"batch", "8"}};
+  for (size_t i = 0; i < sizeof huge / sizeof huge[0]; i++) run_options_set_text(&o, huge[i][0], huge[i][1], &e);
+  const char *scale[] = {"in_scale"}, *shape[] = {"lr", "dim"}, *align[] = {"align_every"};
+  ok(run_options_check(&o, &e) < 0 && has(&e, "GiB"), "the whole check asks the memory: %s", e.msg);
+  ok(run_options_check_change(&o, scale, 1, &e) == 0, "a change of in_scale does not");
+  ok(run_options_check_change(&o, shape, 2, &e) < 0 && has(&e, "GiB"), "a change that names dim does");
+  ok(run_options_check_change(&o, align, 1, &e) < 0 && has(&e, "GiB"), "and one of align_every");
+  run_options_set_text(&o, "tie", "untied", &e);
+  o.model.tie_k = 9000;
+  ok(run_options_check_change(&o, scale, 1, &e) < 0 && has(&e, "'tie'"), "the values are still checked: %s", e.msg);
+  int n, memory = 1;
+  const Setting *s = lab_settings(&n);
+  for (int i = 0; i < n; i++)
+    if (s[i].group == GROUP_SHAPE && !s[i].memory && i != SETTING_TIE) memory = 0;
+  ok(memory && !lab_setting(SETTING_IN_SCALE)->memory && !lab_setting(SETTING_LR)->memory,
+     "the shape's sizes change the memory; the scales and rates do not");
+}
+
 int main(void) {
   test_recipe_floor();
   test_table();
@@ -253,5 +349,8 @@ int main(void) {
   test_round_trip();
   test_check();
   test_recipe();
+  test_invariants();
+  test_live_rows();
+  test_change_check();
   return tap_done();
 }

@@ -32,29 +32,31 @@ static double median(double *v, int n) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-/* The settings from 'lr' on that the optimizer step reads. */
-static const char *const optim_keys[] = {"lr", "warmup", "warmup_start", "schedule", "decay_steps", "lr_min",
-                                         "lr_min_ratio", "eps", "beta1", "beta2", "weight_decay", "decay_all",
-                                         "optimizer", "momentum", "nesterov", "clip", "grad_scale",
-                                         "emb_lr_scale", "emb_warmup", "in_scale", "out_scale"};
-
+/* The settings the optimizer step reads: the optimizer's group, then the
+** embeddings' scales, each in the table's order. */
 void bench_print_optim(FILE *out, const RunOptions *o) {
+  static const SettingGroup groups[] = {GROUP_OPTIMIZER, GROUP_SCALES};
+  int n;
+  const Setting *s = lab_settings(&n);
+  const char *sep = "";
   fputs("\"optim\":{", out);
-  for (size_t i = 0; i < sizeof optim_keys / sizeof optim_keys[0]; i++) {
-    const Setting *s = lab_setting_find(optim_keys[i]);
-    char value[64];
-    if (!s || run_options_get_text(o, s->name, value, sizeof value, NULL) < 0) continue;
-    const char *quote = s->type == SET_STRING ? "\"" : "";   /* numbers and booleans are bare */
-    fprintf(out, "%s\"%s\":%s%s%s", i ? "," : "", s->name, quote, value, quote);
-  }
+  for (size_t g = 0; g < sizeof groups / sizeof groups[0]; g++)
+    for (int i = 0; i < n; i++) {
+      char value[64];
+      if (s[i].group != groups[g] || run_options_get_text(o, s[i].name, value, sizeof value, NULL) < 0) continue;
+      const char *quote = s[i].type == SET_STRING ? "\"" : "";   /* numbers and booleans are bare */
+      fprintf(out, "%s\"%s\":%s%s%s", sep, s[i].name, quote, value, quote);
+      sep = ",";
+    }
   fputc('}', out);
 }
 
 void bench_print_data(FILE *out, const RunOptions *o, int synthetic) {
   const char *corpus = o->corpus[0] ? o->corpus : synthetic ? "synthetic" : "random";
-  json_t *data = json_pack("{s:s, s:i, s:I}", "corpus", corpus, "corpus_max", o->corpus_max_mb, "data_seed",
-                           (json_int_t)o->data_seed);
-  if (data && synthetic && !o->corpus[0]) json_object_set_new(data, "corpus_seed", json_integer((json_int_t)o->corpus_seed));
+  json_t *data = json_pack("{s:s, s:i, s:I}", setting_name(SETTING_CORPUS), corpus, setting_name(SETTING_CORPUS_MAX),
+                           o->corpus_max_mb, setting_name(SETTING_DATA_SEED), (json_int_t)o->data_seed);
+  if (data && synthetic && !o->corpus[0])
+    json_object_set_new(data, setting_name(SETTING_CORPUS_SEED), json_integer((json_int_t)o->corpus_seed));
   char *text = data ? json_dumps(data, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
   fprintf(out, "\"data\":%s", text ? text : "{}");
   free(text);

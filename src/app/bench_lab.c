@@ -19,7 +19,7 @@ static int cmp_double(const void *a, const void *b) {
 static Run *add(Lab *lab, const CliOptions *o, const char *name, const char *tie, Err *err) {
   RunOptions ro = o->run;
   snprintf(ro.name, sizeof ro.name, "%s", name);
-  if (tie && run_options_set_text(&ro, "tie", tie, err) < 0) return NULL;
+  if (tie && run_options_set_text(&ro, setting_name(SETTING_TIE), tie, err) < 0) return NULL;
   return lab_add_run(lab, &ro, err);
 }
 
@@ -54,7 +54,7 @@ int bench_lab_run(const CliOptions *o, FILE *out, Err *err) {
   int rc = -1;
   if (!lab || !t) goto done;
   lab_set_reducer(lab, o->reducer);
-  if (!(r = add(lab, o, "bench", NULL, err)) || !(partner = add(lab, o, "partner", "untied", err))) goto done;
+  if (!(r = add(lab, o, "bench", NULL, err)) || !(partner = add(lab, o, setting_name(SETTING_PARTNER), "untied", err))) goto done;
   run_set_paused(partner, 1);
   double total = 0, reduce_s = 0;
   const Reducer *red = o->reducer;

@@ -7,8 +7,9 @@
 ** can never disagree about names, ranges or defaults.
 **
 ** Each option names the modes that use it (the lab, a script, the built-in
-** loop, the comparison, the benchmarks, a replay); given to any other mode
-** it is refused, naming both, so no option is ever silently ignored.
+** loop, the comparison, the benchmarks, a replay), a run setting in its row
+** of the settings table; given to any other mode it is refused, naming
+** both, so no option is ever silently ignored.
 */
 #include <stdlib.h>
 #include <string.h>
@@ -20,21 +21,22 @@
 #define HELP_WIDTH 80
 #define HELP_INDENT 27   /* where the help text of an option starts */
 
-/* The modes of the program, as the options see them: one bit each. */
+/* The modes of the program, as the options see them: one bit each, the
+** settings table's (lab/settings.h), which says which modes take a setting. */
 enum {
-  USE_LAB = 1 << 0,          /* the interactive lab */
-  USE_LAB_SCRIPT = 1 << 1,   /* the interactive lab running a script */
-  USE_SCRIPT = 1 << 2,       /* --headless SCRIPT.lua */
-  USE_LOOP = 1 << 3,         /* --headless: the built-in loop */
-  USE_COMPARE = 1 << 4,      /* --compare paper */
-  USE_BENCH = 1 << 5,        /* --bench */
-  USE_BENCH_LAB = 1 << 6,    /* --bench --instruments */
-  USE_REPLAY = 1 << 7,       /* --replay */
-  USE_ANY = (1 << 8) - 1,
-  USE_SCRIPTS = USE_LAB | USE_LAB_SCRIPT | USE_SCRIPT,   /* Lua runs and builds runs */
+  USE_LAB = IN_LAB,
+  USE_LAB_SCRIPT = IN_LAB_SCRIPT,
+  USE_SCRIPT = IN_SCRIPT,
+  USE_LOOP = IN_LOOP,
+  USE_COMPARE = IN_COMPARE,
+  USE_BENCH = IN_BENCH,
+  USE_BENCH_LAB = IN_BENCH_LAB,
+  USE_REPLAY = IN_REPLAY,
+  USE_ANY = IN_ANY,
+  USE_SCRIPTS = IN_SCRIPTS,
   USE_SCREEN = USE_LAB | USE_LAB_SCRIPT,
   USE_BENCHES = USE_BENCH | USE_BENCH_LAB,
-  USE_RUNS = USE_ANY & ~USE_REPLAY,   /* a run setting: wherever runs are made from the command line */
+  USE_RUNS = IN_RUNS,
 };
 
 static const struct {
@@ -179,24 +181,6 @@ static const CliOption cli_options[] = {
   {"list-options", 0, NULL, set_list_options, 0, NULL},   /* for the shell's completion; not in --help */
 };
 
-/* The run settings that some modes leave alone; every other setting is
-** taken wherever runs are made from the command line (USE_RUNS). */
-static const struct {
-  const char *name;
-  unsigned use;
-} setting_use[] = {
-  {"name", USE_SCRIPTS | USE_LOOP},            /* --compare and the benchmarks name their runs */
-  {"tie", USE_RUNS & ~USE_COMPARE},            /* --compare sets each run's tie */
-  {"in_scale", USE_RUNS & ~USE_COMPARE},       /* and its in_scale */
-  {"tie_merge", USE_SCRIPTS},                  /* only a tie changed while a run lives merges */
-  {"partner", USE_SCRIPTS},                    /* the others choose the partner themselves */
-  /* the loop's single run has no partner; --compare aligns its runs once, at the end */
-  {"align_every", USE_SCRIPTS | USE_BENCH_LAB},
-  {"lens_every", USE_RUNS & ~(USE_BENCH | USE_LOOP)},      /* --bench times the bare step; the loop shows no lens */
-  {"eval_every", USE_RUNS & ~(USE_BENCH | USE_COMPARE)},   /* --compare evaluates once, at the end */
-  {"corpus_seed", USE_RUNS & ~USE_BENCH},      /* --bench draws random tokens, or reads --corpus */
-};
-
 #define N_CLI_OPTIONS (sizeof cli_options / sizeof cli_options[0])
 
 static const CliOption *find_option(const char *name) {
@@ -211,23 +195,24 @@ static const char *setting_type_arg(SettingType t) {
   return names[t];
 }
 
-/* A setting's name as an option: dashes for underscores. */
-static void dashed(const char *name, char *out, size_t cap) {
-  snprintf(out, cap, "%s", name);
-  for (char *p = out; *p; p++)
-    if (*p == '_') *p = '-';
-}
-
 static void undashed(char *name) {
   for (char *p = name; *p; p++)
     if (*p == '-') *p = '_';
 }
 
-/* The modes a setting is taken by. */
-static unsigned setting_modes(const char *name) {
-  for (size_t i = 0; i < sizeof setting_use / sizeof setting_use[0]; i++)
-    if (strcmp(setting_use[i].name, name) == 0) return setting_use[i].use;
-  return USE_RUNS;
+/* The setting whose option is 'given', dashes or underscores alike. */
+static const Setting *find_setting(const char *given) {
+  char want[64], option[64];
+  int n;
+  const Setting *s = lab_settings(&n);
+  snprintf(want, sizeof want, "%s", given);
+  undashed(want);
+  for (int i = 0; i < n; i++) {
+    setting_cli_name(&s[i], option, sizeof option);
+    undashed(option);
+    if (strcmp(option, want) == 0) return &s[i];
+  }
+  return NULL;
 }
 
 /* The words of 'text' from column 'col', wrapped to HELP_WIDTH under 'indent'. */
@@ -286,7 +271,7 @@ static void print_setting(FILE *f, const Setting *s) {
   const char *const *choices = lab_setting_choices(s->name);
   for (int c = 0; choices && choices[c]; c++)
     if (choices[c][0]) snprintf(arg + strlen(arg), sizeof arg - strlen(arg), "%s%s", arg[0] ? "|" : "", choices[c]);
-  dashed(s->name, name, sizeof name);
+  setting_cli_name(s, name, sizeof name);
   if (s->type == SET_BOOL) snprintf(head, sizeof head, "--[no-]%s", name);
   else snprintf(head, sizeof head, "--%s %s", name, arg[0] ? arg : setting_type_arg(s->type));
   if (s->deflt[0] && !strstr(s->help, "default")) snprintf(help, sizeof help, "%s (default %s)", s->help, s->deflt);
@@ -367,14 +352,14 @@ void cli_list_options(FILE *f) {
   const Setting *s = lab_settings(&n);
   for (int i = 0; i < n; i++) {
     char name[48];
-    dashed(s[i].name, name, sizeof name);
+    setting_cli_name(&s[i], name, sizeof name);
     const char *const *choices = lab_setting_choices(s[i].name);
     if (s[i].type == SET_TIE) choices = ties;
     for (int no = 0; no <= (s[i].type == SET_BOOL); no++) {
       fprintf(f, "--%s%s %s ", no ? "no-" : "", name, s[i].type == SET_BOOL ? "-" : setting_type_arg(s[i].type));
       list_choices(f, s[i].type == SET_BOOL ? NULL : choices);
       fputc(' ', f);
-      list_modes(f, setting_modes(s[i].name));
+      list_modes(f, s[i].modes);
       fputc('\n', f);
     }
   }
@@ -397,7 +382,7 @@ static int take_value(int argc, char **argv, int i, const char *eq, const char *
 
 /* '--no-NAME' of a boolean setting NAME, or NULL. */
 static const Setting *negated(const char *name) {
-  const Setting *s = strncmp(name, "no_", 3) == 0 ? lab_setting_find(name + 3) : NULL;
+  const Setting *s = strncmp(name, "no_", 3) == 0 ? find_setting(name + 3) : NULL;
   return s && s->type == SET_BOOL ? s : NULL;
 }
 
@@ -414,7 +399,7 @@ static int parse_setting(int argc, char **argv, int i, const char *given, const 
   char name[64];
   snprintf(name, sizeof name, "%s", given);
   undashed(name);
-  const Setting *s = lab_setting_find(name), *no = s ? NULL : negated(name);
+  const Setting *s = find_setting(name), *no = s ? NULL : negated(name);
   const char *value = NULL;
   if (!s && !no) return err_set(err, "unknown option '--%s' (see tielab --help)", given);
   if (no) {
@@ -437,11 +422,8 @@ static int parse_setting(int argc, char **argv, int i, const char *given, const 
   return 0;
 }
 
-/* Whether setting 'name' was given explicitly. */
-static int setting_given(const RunOptions *o, const char *name) {
-  long i = lab_setting_find(name) - lab_settings(NULL);
-  return (o->given >> i) & 1;
-}
+/* Whether setting 'id' was given explicitly. */
+static int setting_given(const RunOptions *o, SettingId id) { return (o->given >> id) & 1; }
 
 /* --warmup is the learning rate's warmup; bench's untimed steps were once
 ** also --warmup, so alone with --bench it is taken for those and refused. */
@@ -449,8 +431,8 @@ static const char *mode_name(unsigned use);
 
 static int check_bench_warmup(const CliOptions *o, unsigned mode, Err *err) {
   const RunOptions *r = &o->run;
-  if (o->mode != MODE_BENCH || !setting_given(r, "warmup") || setting_given(r, "schedule") ||
-      setting_given(r, "recipe"))
+  if (o->mode != MODE_BENCH || !setting_given(r, SETTING_WARMUP) || setting_given(r, SETTING_SCHEDULE) ||
+      setting_given(r, SETTING_RECIPE))
     return 0;
   return err_set(err, "%s: --warmup is the learning rate's warmup and needs --schedule or --recipe; "
                       "the untimed steps before timing are --bench-warmup N", mode_name(mode));
@@ -501,9 +483,9 @@ static char *option_word(const char *name, const char *value) {
 /* A run setting's value as a task must be given it: a corpus named
 ** relative to this process's folder, made absolute (a task may run from
 ** any folder). */
-static void carried_value(const char *name, const char *value, char *out, size_t cap) {
+static void carried_value(const Setting *s, const char *value, char *out, size_t cap) {
   char cwd[4096];
-  if (strcmp(name, "corpus") != 0 || !value[0] || value[0] == '/' || !getcwd(cwd, sizeof cwd))
+  if (s != lab_setting(SETTING_CORPUS) || !value[0] || value[0] == '/' || !getcwd(cwd, sizeof cwd))
     snprintf(out, cap, "%s", value);
   else
     snprintf(out, cap, "%s/%s", cwd, value);
@@ -522,8 +504,8 @@ char **cli_task_options(const CliOptions *o) {
   for (int i = 0; i < n && ok; i++) {
     char name[48];
     if (!(o->run.given >> i & 1) || run_options_get_text(&o->run, s[i].name, value, sizeof value, NULL) < 0) continue;
-    carried_value(s[i].name, value, word, sizeof word);
-    dashed(s[i].name, name, sizeof name);
+    carried_value(&s[i], value, word, sizeof word);
+    setting_cli_name(&s[i], name, sizeof name);
     ok = (words[k++] = option_word(name, word)) != NULL;
   }
   if (!ok) cli_words_free(words);
@@ -597,8 +579,8 @@ static int check_uses(const CliOptions *o, unsigned mode, Err *err) {
   for (int i = 0; i < n; i++) {
     char name[48];
     if (!(o->run.given >> i & 1)) continue;
-    dashed(s[i].name, name, sizeof name);
-    if (!(setting_modes(s[i].name) & mode)) return refuse(name, mode, setting_modes(s[i].name), err);
+    setting_cli_name(&s[i], name, sizeof name);
+    if (!(s[i].modes & mode)) return refuse(name, mode, s[i].modes, err);
   }
   return 0;
 }
@@ -606,10 +588,7 @@ static int check_uses(const CliOptions *o, unsigned mode, Err *err) {
 /* --corpus-max caps the corpus read: where the runs are made from the
 ** command line alone, it goes with a --corpus (a script may name one). */
 static int check_corpus_max(const CliOptions *o, unsigned mode, Err *err) {
-  const Setting *s = lab_setting_find("corpus_max");
-  int n;
-  int i = (int)(s - lab_settings(&n));
-  if (!(o->run.given >> i & 1) || o->run.corpus[0] || (mode & (USE_SCRIPTS | USE_REPLAY))) return 0;
+  if (!setting_given(&o->run, SETTING_CORPUS_MAX) || o->run.corpus[0] || (mode & (USE_SCRIPTS | USE_REPLAY))) return 0;
   return err_set(err, "--corpus-max is not used by %s without --corpus (no corpus file is read)",
                  mode_name(mode));
 }

@@ -29,7 +29,7 @@ typedef struct Arm {
 static Run *add_arm(Lab *lab, const CliOptions *o, Arm *a, Err *err) {
   RunOptions ro = o->run;
   snprintf(ro.name, sizeof ro.name, "%s", a->name);
-  if (run_options_set_text(&ro, "tie", a->tie, err) < 0) return NULL;
+  if (run_options_set_text(&ro, setting_name(SETTING_TIE), a->tie, err) < 0) return NULL;
   ro.in_scale = a->in_scale;
   /* The untied partner gets its own init: sharing it would make the tied
   ** matrix equal its E_in at step 0 and bias the comparison. */

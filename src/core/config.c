@@ -7,32 +7,19 @@
 #include "core/config.h"
 #include "core/num.h"
 #include "core/model.h"
+#include "core/settings_model.h"
 
 ModelConfig config_default(void) {
   return (ModelConfig){.vocab = 1024, .dim = 128, .layers = 4, .heads = 4, .ctx = 64, .batch = 16,
                        .tie_k = 128};
 }
 
-/* The range of each size, checked in this order. */
-static const struct {
-  const char *name;
-  size_t offset;
-  int max;
-} config_fields[] = {
-  {"vocab", offsetof(ModelConfig, vocab), CONFIG_MAX_VOCAB},
-  {"dim", offsetof(ModelConfig, dim), CONFIG_MAX_DIM},
-  {"layers", offsetof(ModelConfig, layers), CONFIG_MAX_LAYERS},
-  {"heads", offsetof(ModelConfig, heads), CONFIG_MAX_HEADS},
-  {"ctx", offsetof(ModelConfig, ctx), CONFIG_MAX_CTX},
-  {"batch", offsetof(ModelConfig, batch), CONFIG_MAX_BATCH},
-};
-
 int config_validate(const ModelConfig *c, Err *err) {
-  for (size_t i = 0; i < sizeof config_fields / sizeof config_fields[0]; i++) {
-    int v = *(const int *)((const char *)c + config_fields[i].offset);
-    if (v < 1 || v > config_fields[i].max)
-      return err_set(err, "%s (%d) must be between 1 and %d", config_fields[i].name, v,
-                     config_fields[i].max);
+  for (int i = 0; i < N_MODEL_FIELDS; i++) {
+    const ModelField *f = &model_fields[i];
+    int v = *(const int *)((const char *)c + f->offset);
+    if (i != MODEL_TIE && (v < 1 || v > f->max))
+      return err_set(err, "%s (%d) must be between 1 and %d", f->name, v, f->max);
   }
   if (c->dim % c->heads != 0)
     return err_set(err, "heads (%d) must divide dim (%d)", c->heads, c->dim);

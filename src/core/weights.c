@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "core/num.h"
+#include "core/settings_model.h"
 #include "core/weights.h"
 
 #define WTE "transformer.wte.weight"
@@ -67,7 +68,7 @@ static int infer_dim(const StFile *f, const char *name, int i, const char *key, 
 
 static int config_tie(const StFile *f, int dim, int *tie_k, Err *err) {
   const StTensor *wte = st_find(f, WTE), *lm = st_find(f, LM_HEAD);
-  const char *s = st_meta(f, "tie");
+  const char *s = st_meta(f, model_fields[MODEL_TIE].meta);
   if (!s) {
     *tie_k = !lm || (wte && same_bytes(wte, lm)) ? dim : 0;
     return 0;
@@ -278,14 +279,13 @@ int weights_add_to_writer(Model *m, StWriter *w, int with_lm_head, Err *err) {
     if (strcmp(ti->name, LM_HEAD) == 0 && c->tie_k == c->dim && !with_lm_head) continue;
     if (st_writer_add(w, ti->name, ST_F32, ti->ndim, shape, p + ti->offset, err) != 0) return -1;
   }
+  /* The shape under nanoGPT's keys, then the tie mode as text. */
+  for (int i = 0; i < N_MODEL_FIELDS; i++)
+    if (i != MODEL_TIE && model_fields[i].meta &&
+        add_meta_int(w, model_fields[i].meta, *(const int *)((const char *)c + model_fields[i].offset), err) != 0)
+      return -1;
   char tie[16];
-  if (add_meta_int(w, "vocab_size", c->vocab, err) != 0 ||
-      add_meta_int(w, "n_embd", c->dim, err) != 0 ||
-      add_meta_int(w, "n_layer", c->layers, err) != 0 ||
-      add_meta_int(w, "n_head", c->heads, err) != 0 ||
-      add_meta_int(w, "block_size", c->ctx, err) != 0)
-    return -1;
-  return st_writer_meta(w, "tie", config_tie_name(c->tie_k, c->dim, tie), err);
+  return st_writer_meta(w, model_fields[MODEL_TIE].meta, config_tie_name(c->tie_k, c->dim, tie), err);
 }
 
 int weights_save(Model *m, const char *path, Err *err) {

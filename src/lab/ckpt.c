@@ -13,6 +13,7 @@
 #include "core/num.h"
 #include "core/safeopen.h"
 #include "core/safetensors.h"
+#include "core/settings_model.h"
 #include "core/weights.h"
 #include "lab/run.h"
 
@@ -304,22 +305,14 @@ static int read_settings(const StFile *f, RunOptions *o, Err *err) {
 
 /* The nanoGPT config keys of the model part against the settings. */
 static int check_config_keys(const StFile *f, const RunOptions *o, Err *err) {
-  static const struct {
-    const char *key, *opt;
-    size_t offset;
-  } keys[] = {
-    {"vocab_size", "vocab", offsetof(ModelConfig, vocab)}, {"n_embd", "dim", offsetof(ModelConfig, dim)},
-    {"n_layer", "layers", offsetof(ModelConfig, layers)}, {"n_head", "heads", offsetof(ModelConfig, heads)},
-    {"block_size", "ctx", offsetof(ModelConfig, ctx)},     {"tie", "tie", offsetof(ModelConfig, tie_k)},
-  };
   ModelConfig shape;
   if (weights_config(f, o->model.batch, &shape, err) < 0) return -1;
-  for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
-    int got = *(const int *)((const char *)&shape + keys[i].offset);
-    int want = *(const int *)((const char *)&o->model + keys[i].offset);
-    if (got != want)
-      return err_set(err, "metadata '%s' (%d) disagrees with 'opt.%s' (%d)", keys[i].key, got, keys[i].opt,
-                     want);
+  for (int i = 0; i < N_MODEL_FIELDS; i++) {
+    const ModelField *mf = &model_fields[i];
+    int got = *(const int *)((const char *)&shape + mf->offset);
+    int want = *(const int *)((const char *)&o->model + mf->offset);
+    if (mf->meta && got != want)
+      return err_set(err, "metadata '%s' (%d) disagrees with 'opt.%s' (%d)", mf->meta, got, mf->name, want);
   }
   return 0;
 }

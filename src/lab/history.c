@@ -19,7 +19,7 @@
 #define NAME_MAX_LEN 63
 #define HISTORY_MAX_UNPACK_BYTES (256 << 20)   /* twice HISTORY_MAX_SERIES series at the default cap */
 #define TEXT_MAX_LEN ((int)sizeof(((HistEvent *)0)->text) - 1)
-#define PACK_MAGIC 7629157.0     /* 0x746965, "tie": the first value of a packed history */
+#define PACK_MAGIC 7629157.0     /* 0x746965, the bytes t i e: the first value of a packed history */
 #define PACK_VERSION 1.0
 #define PACK_HEAD 6              /* magic version cap n_series n_events dropped */
 #define PACK_SERIES 2            /* n span */

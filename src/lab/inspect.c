@@ -13,6 +13,7 @@
 #include "core/num.h"
 #include "core/replace.h"
 #include "core/rng.h"
+#include "core/settings_model.h"
 #include "core/text.h"
 #include "lab/run.h"
 
@@ -150,42 +151,31 @@ static int ends_with(const char *s, const char *suffix) {
   return a >= b && strcmp(s + a - b, suffix) == 0;
 }
 
-/* Settings the fixed part of the line shows itself. */
-static const char *const shown_first[] = {"name", "vocab", "dim", "layers", "heads", "ctx", "batch", "tie",
-                                          "seed", "init_seed", "data_seed", "lr", "in_scale", "out_scale",
-                                          "corpus"};
-
-static int shown_in_first(const char *name) {
-  for (size_t i = 0; i < sizeof shown_first / sizeof shown_first[0]; i++)
-    if (strcmp(name, shown_first[i]) == 0) return 1;
-  return 0;
-}
-
-/* The export's settings line: the model, its seeds and rates, then every
-** other setting that is not at its default (the schedule, the optimizer,
-** the instruments), so that a file says how its run was trained. */
+/* The export's settings line: the headline settings (the model as built,
+** its seeds and rates, the corpus as read) at any value, then every other
+** setting that is not at its default (the schedule, the optimizer, the
+** instruments), so that a file says how its run was trained. The run's name
+** is the file's 'run'; 'seed' is said by the two seeds it sets. */
 static void export_settings(const Run *r, char *buf, size_t cap) {
-  const ModelConfig *c = model_config(r->model);
-  char tie[16], lr[NUM_TEXT_MAX], in[NUM_TEXT_MAX], out[NUM_TEXT_MAX];
-  size_t n = (size_t)snprintf(buf, cap,
-                              "vocab=%d dim=%d layers=%d heads=%d ctx=%d batch=%d tie=%s init_seed=%llu "
-                              "data_seed=%llu lr=%s in_scale=%s out_scale=%s corpus=%s",
-                              c->vocab, c->dim, c->layers, c->heads, c->ctx, c->batch,
-                              config_tie_name(c->tie_k, c->dim, tie), (unsigned long long)r->opt.init_seed,
-                              (unsigned long long)r->opt.data_seed, num_format(lr, sizeof lr, r->opt.lr),
-                              num_format(in, sizeof in, r->opt.in_scale), num_format(out, sizeof out, r->opt.out_scale),
-                              r->data ? r->data->ds.name : "none");
-  RunOptions d;
+  RunOptions now = r->opt, d;
+  now.model = *model_config(r->model);
   run_options_default(&d);
   int count;
   const Setting *all = lab_settings(&count);
-  for (int i = 0; i < count && n < cap; i++) {
-    char now[1100], was[1100];
-    if (shown_in_first(all[i].name) || run_options_get_text(&r->opt, all[i].name, now, sizeof now, NULL) < 0 ||
-        run_options_get_text(&d, all[i].name, was, sizeof was, NULL) < 0 || strcmp(now, was) == 0)
-      continue;
-    n += (size_t)snprintf(buf + n, cap - n, " %s=%s", all[i].name, now);
-  }
+  size_t n = 0;
+  buf[0] = '\0';
+  for (int headline = 1; headline >= 0; headline--)
+    for (int i = 0; i < count && n < cap; i++) {
+      char value[1100], was[1100];
+      if (all[i].headline != headline || (headline && (all[i].local || all[i].alias)) ||
+          run_options_get_text(&now, all[i].name, value, sizeof value, NULL) < 0)
+        continue;
+      if (i == SETTING_CORPUS) snprintf(value, sizeof value, "%s", r->data ? r->data->ds.name : "none");
+      else if (!headline && (run_options_get_text(&d, all[i].name, was, sizeof was, NULL) < 0 ||
+                             strcmp(value, was) == 0))
+        continue;
+      n += (size_t)snprintf(buf + n, cap - n, "%s%s=%s", n ? " " : "", all[i].name, value);
+    }
 }
 
 /* The meta sidecar's settings: every setting by name, with its type in
@@ -205,13 +195,14 @@ static json_t *settings_json(const Run *r) {
     else v = json_string(text);   /* seeds run to 2^64, past JSON's integers in most readers */
     json_object_set_new(o, all[i].name, v);
   }
+  /* the model's shape as built, the tie as text */
   const ModelConfig *c = model_config(r->model);
   char tie[16];
-  const struct { const char *name; int value; } shape[] = {{"vocab", c->vocab}, {"dim", c->dim}, {"layers", c->layers},
-                                                          {"heads", c->heads}, {"ctx", c->ctx}, {"batch", c->batch}};
-  for (size_t i = 0; o && i < sizeof shape / sizeof shape[0]; i++)
-    json_object_set_new(o, shape[i].name, json_integer(shape[i].value));
-  if (o) json_object_set_new(o, "tie", json_string(config_tie_name(c->tie_k, c->dim, tie)));
+  for (int i = 0; o && i < N_MODEL_FIELDS; i++)
+    if (i != MODEL_TIE)
+      json_object_set_new(o, model_fields[i].name,
+                          json_integer(*(const int *)((const char *)c + model_fields[i].offset)));
+  if (o) json_object_set_new(o, model_fields[MODEL_TIE].name, json_string(config_tie_name(c->tie_k, c->dim, tie)));
   return o;
 }
 
@@ -230,7 +221,8 @@ static json_t *export_meta(const Run *r, const char *data, const char *events, i
   return json_pack("{s:s, s:i, s:s, s:s, s:{s:s, s:s}, s:o, s:I, s:s?, s:s, s:o}", "format", "tielab-history",
                    "version", 2, "run", r->opt.name, "form", wide ? "wide" : "long", "files", "data", base_name(data),
                    "events", base_name(events), "series", series, "events_dropped",
-                   (json_int_t)history_events_dropped(r->hist), "corpus", r->data ? r->data->ds.name : NULL,
+                   (json_int_t)history_events_dropped(r->hist), setting_name(SETTING_CORPUS),
+                   r->data ? r->data->ds.name : NULL,
                    "settings_line", settings, "settings", settings_json(r));
 }
 

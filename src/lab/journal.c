@@ -140,7 +140,7 @@ static json_t *run_options_json(const RunOptions *o) {
   const Setting *s = lab_settings(&n);
   for (int i = 0; i < n; i++) {
     char buf[1100];
-    if (strcmp(s[i].name, "seed") == 0) continue;   /* init_seed and data_seed say it */
+    if (s[i].alias) continue;   /* the settings it sets say it */
     if (run_options_get_text(o, s[i].name, buf, sizeof buf, NULL) == 0)
       json_object_set_new(opts, s[i].name, json_string(buf));
   }
@@ -162,7 +162,7 @@ Journal *journal_open(const char *path, int argc, char **argv, Lab *lab, Err *er
   json_t *runs = json_array();
   for (int i = 0; i < lab_n_runs(lab); i++) {
     Run *r = lab_run(lab, i);
-    json_array_append_new(runs, json_pack("{s:s, s:I, s:o}", "name", run_name(r), "step",
+    json_array_append_new(runs, json_pack("{s:s, s:I, s:o}", setting_name(SETTING_NAME), run_name(r), "step",
                                           (json_int_t)run_metrics(r)->step, "options",
                                           run_options_json(run_options(r))));
   }
@@ -281,7 +281,8 @@ int journal_close(Journal *j, Lab *lab, Err *err) {
     Run *r = lab_run(lab, i);
     char m[JOURNAL_N_METRICS][JOURNAL_METRIC_CHARS];
     journal_metrics(r, m);
-    json_t *o = json_pack("{s:s, s:I}", "name", run_name(r), "step", (json_int_t)run_metrics(r)->step);
+    json_t *o = json_pack("{s:s, s:I}", setting_name(SETTING_NAME), run_name(r), "step",
+                          (json_int_t)run_metrics(r)->step);
     for (int k = 0; k < JOURNAL_N_METRICS; k++) json_object_set_new(o, metrics[k].name, json_string(m[k]));
     json_array_append_new(runs, o);
   }
@@ -362,7 +363,8 @@ static int read_text_in(json_t *v, char *out, size_t cap, const char *what, Err 
 
 static int read_start_run(json_t *o, JournalRun *r, Err *err) {
   if (!json_is_object(o)) return err_set(err, "a run that is not an object");
-  if (read_text_in(json_object_get(o, "name"), r->name, sizeof r->name, "a run's name", err) < 0) return -1;
+  if (read_text_in(json_object_get(o, setting_name(SETTING_NAME)), r->name, sizeof r->name, "a run's name", err) < 0)
+    return -1;
   if (read_count(o, "step", &r->step, err) < 0) return err_prefix(err, "run '%s'", r->name);
   json_t *opts = json_object_get(o, "options");
   if (!json_is_object(opts)) return err_set(err, "run '%s' has no options", r->name);
@@ -475,7 +477,9 @@ static int read_entry(json_t *o, JournalEntry *e, Err *err) {
 }
 
 static int read_end_run(json_t *r, JournalRun *jr, Err *err) {
-  if (read_text_in(json_object_get(r, "name"), jr->name, sizeof jr->name, "a final run's name", err) < 0) return -1;
+  if (read_text_in(json_object_get(r, setting_name(SETTING_NAME)), jr->name, sizeof jr->name, "a final run's name",
+                   err) < 0)
+    return -1;
   if (read_count(r, "step", &jr->step, err) < 0) return err_prefix(err, "final run '%s'", jr->name);
   for (int k = 0; k < JOURNAL_N_METRICS; k++) {
     const char *v = json_string_value(json_object_get(r, metrics[k].name));

@@ -10,7 +10,7 @@
 ** NULL), never a dangling pointer.
 **
 ** The parts below, each under the file that implements it:
-**   settings.c  the table of settings; RunOptions set and read by name
+**   settings.c  RunOptions set and read by name (the table: settings.h)
 **   metrics     RunMetrics: what a run reports, filled by run.c and its
 **               instruments (lens.c, align.c, lensfit.c)
 **   lab.c       the lab: ranks, memory checks, runs added, found, removed
@@ -35,30 +35,15 @@
 #include "core/schedule.h"
 #include "lab/align.h"
 #include "lab/history.h"
+#include "lab/settings.h"
 
 typedef struct Lab Lab;
 typedef struct Run Run;
 
 /* ---------------------------------------------------------------- settings.c
-** Every option of a run, in one table shared by the command line, Lua and
-** the UI: a name, a type, a range, a default, whether it may change while the
-** run lives, and help text. Clients set options by name, so a misspelled
-** key is an error naming it. */
-
-typedef enum SettingType { SET_INT, SET_NUMBER, SET_STRING, SET_TIE, SET_SEED, SET_BOOL } SettingType;
-
-/* Bounds of a range that are themselves refused: beta1 in [0, 1). */
-enum { OPEN_MIN = 1, OPEN_MAX = 2 };
-
-typedef struct Setting {
-  const char *name;
-  SettingType type;
-  double min, max;       /* numbers and ints */
-  const char *deflt;     /* as text; booleans "true" / "false" */
-  int live;              /* may change with run_set after creation */
-  const char *help;
-  unsigned open;         /* OPEN_MIN | OPEN_MAX, or 0: both bounds allowed */
-} Setting;
+** Every option of a run, in one table (lab/settings.h) shared by the command
+** line, Lua and the UI. Clients set options by name, so a misspelled key is
+** an error naming it. */
 
 typedef struct RunOptions {
   char name[64];
@@ -88,12 +73,6 @@ typedef struct RunOptions {
   int corpus_nofollow;        /* a symbolic link in place of the corpus is refused (not a setting) */
 } RunOptions;
 
-const Setting *lab_settings(int *n);
-const Setting *lab_setting_find(const char *name);
-/* The names a setting takes, NULL-ended ("" among them where the empty
-** value is one), or NULL when it is not a choice. */
-const char *const *lab_setting_choices(const char *name);
-
 /* Defaults for every field. */
 void run_options_default(RunOptions *o);
 
@@ -119,6 +98,9 @@ int run_options_get_text(const RunOptions *o, const char *key, char *buf, size_t
 /* Check the whole set (sizes, heads divide dim, tie K <= dim, and that
 ** one such run would fit in the machine's memory at all). */
 int run_options_check(const RunOptions *o, Err *err);
+/* The same after a change of the 'n' settings 'keys' alone: the machine's
+** memory is asked only when one of them changes what a run holds. */
+int run_options_check_change(const RunOptions *o, const char *const *keys, int n, Err *err);
 
 /* ---------------------------------------------------------------- metrics
 ** What a run reports after each step: run.c fills it, lens.c, align.c and

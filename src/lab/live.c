@@ -13,10 +13,13 @@ static int names_key(const char *const *keys, int n, const char *key) {
   return 0;
 }
 
-/* Only a change that names 'tie' touches the model's matrices and moments;
+/* A change is checked for what it changes: the machine's memory only
+** when a setting that changes what a run holds is among its keys
+** (run_options_check_change), never for a scale or a rate.
+** Only a change that names 'tie' touches the model's matrices and moments;
 ** every other r:set leaves them alone. */
 static int apply_tie(Run *r, const RunOptions *next, const char *const *keys, int n, Err *err) {
-  if (!names_key(keys, n, "tie")) return 0;
+  if (!names_key(keys, n, setting_name(SETTING_TIE))) return 0;
   const ModelConfig *c = model_config(r->model);
   if (next->model.tie_k == c->tie_k) return 0;
   if (run_refuse_if_fitting(r, "change its tie", err) < 0) return -1;
@@ -50,7 +53,7 @@ int run_set_text(Run *r, const char *key, const char *value, Err *err) {
   if (check_live(key, err) < 0) return -1;
   RunOptions next = r->opt;
   if (run_options_set_text(&next, key, value, err) < 0) return -1;
-  if (run_options_check(&next, err) < 0) return -1;
+  if (run_options_check_change(&next, &key, 1, err) < 0) return -1;
   return apply(r, &next, &key, 1, err);
 }
 
@@ -58,13 +61,13 @@ int run_set_number(Run *r, const char *key, double value, Err *err) {
   if (check_live(key, err) < 0) return -1;
   RunOptions next = r->opt;
   if (run_options_set_number(&next, key, value, err) < 0) return -1;
-  if (run_options_check(&next, err) < 0) return -1;
+  if (run_options_check_change(&next, &key, 1, err) < 0) return -1;
   return apply(r, &next, &key, 1, err);
 }
 
 int run_set_options(Run *r, const RunOptions *next, const char *const *keys, int n, Err *err) {
   for (int i = 0; i < n; i++)
     if (check_live(keys[i], err) < 0) return -1;
-  if (run_options_check(next, err) < 0) return -1;
+  if (run_options_check_change(next, keys, n, err) < 0) return -1;
   return apply(r, next, keys, n, err);
 }

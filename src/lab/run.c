@@ -387,7 +387,7 @@ static size_t shared_settings(const Run *r, char *buf, size_t cap) {
   buf[0] = '\0';
   for (int i = 0; i < n && len < cap; i++) {
     char value[1100];
-    if (strcmp(s[i].name, "threads") == 0 || strcmp(s[i].name, "name") == 0) continue;
+    if (s[i].local) continue;
     if (run_options_get_text(&r->opt, s[i].name, value, sizeof value, NULL) < 0) continue;
     len += (size_t)snprintf(buf + len, cap - len, "%s=%s\n", s[i].name, value);
   }
@@ -669,7 +669,7 @@ static int step_on_rows(Run *r, int b, int t, Err *err) {
   history_push(r->hist, "loss", mt->step, loss);
   record_grad(r, &gs, mt->step);
   set_rates(mt, &r->opt);
-  history_push(r->hist, "lr", mt->step, mt->lr);
+  history_push(r->hist, setting_name(SETTING_LR), mt->step, mt->lr);
   history_push(r->hist, "emb_lr", mt->step, mt->emb_lr);
   r->step_seconds_ema = r->step_seconds_ema > 0 ? 0.9 * r->step_seconds_ema + 0.1 * dt : dt;
   mt->tokens_per_s = (double)b * t / r->step_seconds_ema;

@@ -1,17 +1,15 @@
 /*
-** settings.c -- the table of run options: one row per option with its type,
-** range, default, whether it may change while the run lives, and help text.
-** The command line ('--dim 64'), Lua ('lab.run{dim=64}'), checkpoints and
-** the UI all set options through this file, by name, so they can never
-** disagree about what an option is called or what it accepts.
+** settings.c -- the table of run options (settings.h): one record per
+** option with its type, range, default, help, modes, group, whether it may
+** change while the run lives or changes what the run holds in memory, and
+** where its value lives in a RunOptions. The command line ('--dim 64'), Lua
+** ('lab.run{dim=64}'), checkpoints and the UI all set options through this
+** file, by name, so they can never disagree about what an option is called
+** or what it accepts.
 **
-** Each row of 'settings' has a twin in 'slots' (same index) saying where
-** the value lives in a RunOptions and how it is stored.
-**
-** A recipe ('recipe=olmo') is a preset of other settings. Every setting
-** given explicitly is marked in RunOptions.given, and a recipe fills only
-** the settings not marked, so an explicit key wins whether it comes before
-** or after the recipe.
+** Every setting given explicitly is marked in RunOptions.given, and a
+** recipe ('recipe=olmo', recipe.c) fills only the settings not marked, so
+** an explicit key wins whether it comes before or after the recipe.
 */
 #include <errno.h>
 #include <math.h>
@@ -22,153 +20,174 @@
 
 #include "core/num.h"
 #include "core/schedule.h"
+#include "core/settings_model.h"
 #include "core/text.h"
 #include "lab/lab.h"
+#include "lab/recipe.h"
 
 #define SEED_MAX 18446744073709551615.0   /* 2^64 - 1, as a double (for display) */
 #define BIG 1e9
 
-static const Setting settings[] = {
-  {"name", SET_STRING, 0, 0, "", 0, "name of the run (default run1, run2, ...)", 0},
-  {"vocab", SET_INT, 256, CONFIG_MAX_VOCAB, "1024", 0, "vocabulary size of the byte-level BPE tokenizer", 0},
-  {"dim", SET_INT, 8, CONFIG_MAX_DIM, "128", 0, "model width d", 0},
-  {"layers", SET_INT, 1, CONFIG_MAX_LAYERS, "4", 0, "transformer blocks", 0},
-  {"heads", SET_INT, 1, CONFIG_MAX_HEADS, "4", 0, "attention heads (must divide dim)", 0},
-  {"ctx", SET_INT, 2, CONFIG_MAX_CTX, "64", 0, "context length T", 0},
-  {"batch", SET_INT, 1, CONFIG_MAX_BATCH, "16", 0, "sequences per step B", 0},
-  {"tie", SET_TIE, 0, CONFIG_MAX_DIM, "tied", 1,
-   "tied, untied, or K: the first K embedding columns shared", 0},
-  {"tie_merge", SET_STRING, 0, 0, "in", 1,
-   "when tying: which matrix survives, in, out or mean", 0},
-  {"seed", SET_SEED, 0, SEED_MAX, "1", 0, "sets init_seed and data_seed unless given on their own", 0},
-  {"init_seed", SET_SEED, 0, SEED_MAX, "1", 0, "seed of the initial weights", 0},
-  {"data_seed", SET_SEED, 0, SEED_MAX, "1", 0, "seed of the batches and their order", 0},
-  {"corpus_seed", SET_SEED, 0, SEED_MAX, "1", 0, "seed of the built-in synthetic language", 0},
-  {"lr", SET_NUMBER, 0, 10, "1e-3", 1, "peak learning rate (see warmup and schedule)", 0},
-  {"in_scale", SET_NUMBER, 0, 1e6, "1", 1, "factor on the input-side embedding gradient", 0},
-  {"out_scale", SET_NUMBER, 0, 1e6, "1", 1, "factor on the output-side embedding gradient", 0},
-  {"corpus", SET_STRING, 0, 0, "", 0, "text file to train on (empty: the built-in synthetic language)", 0},
-  {"corpus_max", SET_INT, 1, 1 << 20, "1024", 0, "largest corpus file read, in MiB", 0},
-  {"lens_every", SET_INT, 0, BIG, "20", 1, "train the tuned lens every N steps (0: off)", 0},
-  {"eval_every", SET_INT, 0, BIG, "100", 1, "validation loss every N steps (0: off)", 0},
-  {"align_every", SET_INT, 0, BIG, "100", 1, "alignment with the partner every N steps (0: off)", 0},
-  {"partner", SET_STRING, 0, 0, "", 0, "untied run to align with (empty: the first that fits)", 0},
-  {"threads", SET_INT, 1, 256, "2", 0, "threads for attention and elementwise work", 0},
-  /* the optimizer and its schedule */
-  {"warmup", SET_INT, 0, BIG, "0", 1, "steps of linear warmup of the learning rate from warmup_start*lr", 0},
-  {"warmup_start", SET_NUMBER, 0, 1, "0", 1, "the warmup's first rate, as a fraction of lr", 0},
-  {"schedule", SET_STRING, 0, 0, "constant", 1, "after the warmup: constant, cosine or linear decay to lr_min", 0},
-  {"decay_steps", SET_INT, 0, BIG, "0", 1, "step at which cosine or linear decay reaches lr_min (warmup included)", 0},
-  {"lr_min", SET_NUMBER, 0, 10, "0", 1, "the learning rate's floor, absolute (see lr_min_ratio)", 0},
-  {"lr_min_ratio", SET_NUMBER, 0, 1, "0", 1, "the floor as a fraction of lr; above 0 it replaces lr_min", 0},
-  {"eps", SET_NUMBER, 0, 1, "1e-8", 1, "Adam epsilon", OPEN_MIN},
-  {"beta1", SET_NUMBER, 0, 1, "0.9", 1, "Adam beta1", OPEN_MAX},
-  {"beta2", SET_NUMBER, 0, 1, "0.95", 1, "Adam beta2", OPEN_MAX},
-  {"weight_decay", SET_NUMBER, 0, 10, "0.1", 1, "weight decay: decoupled (adamw) or added to the gradient", 0},
-  {"decay_all", SET_BOOL, 0, 1, "false", 1, "decay LayerNorm weights and biases too (as OLMo does)", 0},
-  /* not live: SGD's momentum buffer is Adam's first-moment arena */
-  {"optimizer", SET_STRING, 0, 0, "adamw", 0, "adamw, adam (L2 weight decay) or sgd", 0},
-  {"momentum", SET_NUMBER, 0, 1, "0", 1, "sgd momentum", OPEN_MAX},
-  {"nesterov", SET_BOOL, 0, 1, "false", 1, "sgd Nesterov momentum (needs momentum > 0)", 0},
-  {"clip", SET_NUMBER, 0, 1e6, "1", 1, "global gradient-norm clip (0: none)", 0},
-  {"grad_scale", SET_NUMBER, 0, 1e6, "1", 1, "factor on every gradient, before the clip", OPEN_MIN},
-  {"emb_lr_scale", SET_NUMBER, 0, 1e6, "1", 1, "factor on the token embeddings' learning rate", 0},
-  {"emb_warmup", SET_INT, 0, BIG, "0", 1, "steps of the token embeddings' own linear warmup", 0},
-  {"recipe", SET_STRING, 0, 0, "", 0, "a preset of the settings above: olmo (explicit keys win)", 0},
-};
-
-#define N_SETTINGS ((int)(sizeof settings / sizeof settings[0]))
-
-_Static_assert(N_SETTINGS <= 64, "RunOptions.given has a bit per setting");
-
-/* How a value is stored in a RunOptions. */
-typedef enum Store { ST_TEXT, ST_INT, ST_DOUBLE, ST_U64, ST_TIE, ST_CHOICE, ST_SEED_BOTH, ST_BOOL } Store;
-
-typedef struct Slot {
-  const char *name;   /* the same as settings[i].name: checked by 'slot_of' */
-  Store store;
-  size_t offset;      /* of the field in RunOptions */
-  size_t size;        /* of a text field, with its NUL */
-  const char *const *choices;   /* ST_CHOICE: the names, by value, NULL-ended */
-} Slot;
-
 #define AT(f) offsetof(RunOptions, f)
+#define SIZE(f) sizeof ((RunOptions *)0)->f   /* of a text field, with its NUL */
 
 static const char *const merge_names[] = {[TIE_KEEP_IN] = "in", [TIE_KEEP_OUT] = "out", [TIE_MEAN] = "mean", NULL};
-static const char *const recipe_names[] = {"", "olmo", NULL};   /* each with its pairs in 'recipes' */
 
-static const Slot slots[] = {
-  {"name", ST_TEXT, AT(name), sizeof ((RunOptions *)0)->name, NULL},
-  {"vocab", ST_INT, AT(model.vocab), 0, NULL},
-  {"dim", ST_INT, AT(model.dim), 0, NULL},
-  {"layers", ST_INT, AT(model.layers), 0, NULL},
-  {"heads", ST_INT, AT(model.heads), 0, NULL},
-  {"ctx", ST_INT, AT(model.ctx), 0, NULL},
-  {"batch", ST_INT, AT(model.batch), 0, NULL},
-  {"tie", ST_TIE, AT(tie_text), sizeof ((RunOptions *)0)->tie_text, NULL},
-  {"tie_merge", ST_CHOICE, AT(tie_merge), 0, merge_names},
-  {"seed", ST_SEED_BOTH, 0, 0, NULL},
-  {"init_seed", ST_U64, AT(init_seed), 0, NULL},
-  {"data_seed", ST_U64, AT(data_seed), 0, NULL},
-  {"corpus_seed", ST_U64, AT(corpus_seed), 0, NULL},
-  {"lr", ST_DOUBLE, AT(lr), 0, NULL},
-  {"in_scale", ST_DOUBLE, AT(in_scale), 0, NULL},
-  {"out_scale", ST_DOUBLE, AT(out_scale), 0, NULL},
-  {"corpus", ST_TEXT, AT(corpus), sizeof ((RunOptions *)0)->corpus, NULL},
-  {"corpus_max", ST_INT, AT(corpus_max_mb), 0, NULL},
-  {"lens_every", ST_INT, AT(lens_every), 0, NULL},
-  {"eval_every", ST_INT, AT(eval_every), 0, NULL},
-  {"align_every", ST_INT, AT(align_every), 0, NULL},
-  {"partner", ST_TEXT, AT(partner), sizeof ((RunOptions *)0)->partner, NULL},
-  {"threads", ST_INT, AT(threads), 0, NULL},
-  {"warmup", ST_INT, AT(warmup), 0, NULL},
-  {"warmup_start", ST_DOUBLE, AT(warmup_start), 0, NULL},
-  {"schedule", ST_CHOICE, AT(schedule), 0, schedule_names},
-  {"decay_steps", ST_INT, AT(decay_steps), 0, NULL},
-  {"lr_min", ST_DOUBLE, AT(lr_min), 0, NULL},
-  {"lr_min_ratio", ST_DOUBLE, AT(lr_min_ratio), 0, NULL},
-  {"eps", ST_DOUBLE, AT(eps), 0, NULL},
-  {"beta1", ST_DOUBLE, AT(beta1), 0, NULL},
-  {"beta2", ST_DOUBLE, AT(beta2), 0, NULL},
-  {"weight_decay", ST_DOUBLE, AT(weight_decay), 0, NULL},
-  {"decay_all", ST_BOOL, AT(decay_all), 0, NULL},
-  {"optimizer", ST_CHOICE, AT(optimizer), 0, optim_names},
-  {"momentum", ST_DOUBLE, AT(momentum), 0, NULL},
-  {"nesterov", ST_BOOL, AT(nesterov), 0, NULL},
-  {"clip", ST_DOUBLE, AT(clip), 0, NULL},
-  {"grad_scale", ST_DOUBLE, AT(grad_scale), 0, NULL},
-  {"emb_lr_scale", ST_DOUBLE, AT(emb_lr_scale), 0, NULL},
-  {"emb_warmup", ST_INT, AT(emb_warmup), 0, NULL},
-  {"recipe", ST_CHOICE, AT(recipe), 0, recipe_names},
+/* By SettingId: the order of --help, of a journal's options and of the
+** bits of RunOptions.given. */
+static const Setting settings[N_SETTINGS] = {
+  /* --compare and the benchmarks name their runs */
+  [SETTING_NAME] = {.name = "name", .type = SET_STRING, .deflt = "",
+                    .help = "name of the run (default run1, run2, ...)", .group = GROUP_RUN,
+                    .modes = IN_SCRIPTS | IN_LOOP, .headline = 1, .local = 1, .store = STORE_TEXT,
+                    .offset = AT(name), .size = SIZE(name)},
+  /* the model's shape: what a run holds grows with each */
+  [SETTING_VOCAB] = {.name = MODEL_KEY_VOCAB, .type = SET_INT, .min = 256, .max = CONFIG_MAX_VOCAB, .deflt = "1024",
+                     .help = "vocabulary size of the byte-level BPE tokenizer", .group = GROUP_SHAPE,
+                     .modes = IN_RUNS, .memory = 1, .headline = 1, .store = STORE_INT, .offset = AT(model.vocab)},
+  [SETTING_DIM] = {.name = MODEL_KEY_DIM, .type = SET_INT, .min = 8, .max = CONFIG_MAX_DIM, .deflt = "128",
+                   .help = "model width d", .group = GROUP_SHAPE, .modes = IN_RUNS, .memory = 1, .headline = 1,
+                   .store = STORE_INT, .offset = AT(model.dim)},
+  [SETTING_LAYERS] = {.name = MODEL_KEY_LAYERS, .type = SET_INT, .min = 1, .max = CONFIG_MAX_LAYERS, .deflt = "4",
+                      .help = "transformer blocks", .group = GROUP_SHAPE, .modes = IN_RUNS, .memory = 1,
+                      .headline = 1, .store = STORE_INT, .offset = AT(model.layers)},
+  [SETTING_HEADS] = {.name = MODEL_KEY_HEADS, .type = SET_INT, .min = 1, .max = CONFIG_MAX_HEADS, .deflt = "4",
+                     .help = "attention heads (must divide dim)", .group = GROUP_SHAPE, .modes = IN_RUNS,
+                     .memory = 1, .headline = 1, .store = STORE_INT, .offset = AT(model.heads)},
+  [SETTING_CTX] = {.name = MODEL_KEY_CTX, .type = SET_INT, .min = 2, .max = CONFIG_MAX_CTX, .deflt = "64",
+                   .help = "context length T", .group = GROUP_SHAPE, .modes = IN_RUNS, .memory = 1, .headline = 1,
+                   .store = STORE_INT, .offset = AT(model.ctx)},
+  [SETTING_BATCH] = {.name = MODEL_KEY_BATCH, .type = SET_INT, .min = 1, .max = CONFIG_MAX_BATCH, .deflt = "16",
+                     .help = "sequences per step B", .group = GROUP_SHAPE, .modes = IN_RUNS, .memory = 1,
+                     .headline = 1, .store = STORE_INT, .offset = AT(model.batch)},
+  /* --compare sets each run's tie; both embeddings are held whole either way */
+  [SETTING_TIE] = {.name = MODEL_KEY_TIE, .type = SET_TIE, .max = CONFIG_MAX_DIM, .deflt = "tied", .live = 1,
+                   .help = "tied, untied, or K: the first K embedding columns shared", .group = GROUP_TIE,
+                   .modes = IN_RUNS & ~IN_COMPARE, .headline = 1, .store = STORE_TIE, .offset = AT(tie_text),
+                   .size = SIZE(tie_text)},
+  /* only a tie changed while a run lives merges */
+  [SETTING_TIE_MERGE] = {.name = "tie_merge", .type = SET_STRING, .deflt = "in", .live = 1,
+                         .help = "when tying: which matrix survives, in, out or mean", .group = GROUP_TIE,
+                         .modes = IN_SCRIPTS, .store = STORE_CHOICE, .offset = AT(tie_merge), .choices = merge_names},
+  /* a journal keeps the two seeds 'seed' sets, not 'seed' */
+  [SETTING_SEED] = {.name = "seed", .type = SET_SEED, .max = SEED_MAX, .deflt = "1",
+                    .help = "sets init_seed and data_seed unless given on their own", .group = GROUP_SEEDS,
+                    .modes = IN_RUNS, .headline = 1, .alias = 1, .store = STORE_SEED_BOTH},
+  [SETTING_INIT_SEED] = {.name = "init_seed", .type = SET_SEED, .max = SEED_MAX, .deflt = "1",
+                         .help = "seed of the initial weights", .group = GROUP_SEEDS, .modes = IN_RUNS,
+                         .headline = 1, .store = STORE_U64, .offset = AT(init_seed)},
+  [SETTING_DATA_SEED] = {.name = "data_seed", .type = SET_SEED, .max = SEED_MAX, .deflt = "1",
+                         .help = "seed of the batches and their order", .group = GROUP_SEEDS, .modes = IN_RUNS,
+                         .headline = 1, .store = STORE_U64, .offset = AT(data_seed)},
+  /* --bench draws random tokens, or reads --corpus */
+  [SETTING_CORPUS_SEED] = {.name = "corpus_seed", .type = SET_SEED, .max = SEED_MAX, .deflt = "1",
+                           .help = "seed of the built-in synthetic language", .group = GROUP_SEEDS,
+                           .modes = IN_RUNS & ~IN_BENCH, .store = STORE_U64, .offset = AT(corpus_seed)},
+  [SETTING_LR] = {.name = "lr", .type = SET_NUMBER, .max = 10, .deflt = "1e-3", .live = 1,
+                  .help = "peak learning rate (see warmup and schedule)", .group = GROUP_OPTIMIZER,
+                  .modes = IN_RUNS, .headline = 1, .store = STORE_DOUBLE, .offset = AT(lr)},
+  /* --compare sets each run's in_scale */
+  [SETTING_IN_SCALE] = {.name = "in_scale", .type = SET_NUMBER, .max = 1e6, .deflt = "1", .live = 1,
+                        .help = "factor on the input-side embedding gradient", .group = GROUP_SCALES,
+                        .modes = IN_RUNS & ~IN_COMPARE, .headline = 1, .store = STORE_DOUBLE, .offset = AT(in_scale)},
+  [SETTING_OUT_SCALE] = {.name = "out_scale", .type = SET_NUMBER, .max = 1e6, .deflt = "1", .live = 1,
+                         .help = "factor on the output-side embedding gradient", .group = GROUP_SCALES,
+                         .modes = IN_RUNS, .headline = 1, .store = STORE_DOUBLE, .offset = AT(out_scale)},
+  /* the lab holds a copy of the corpus's text and tokens */
+  [SETTING_CORPUS] = {.name = "corpus", .type = SET_STRING, .deflt = "",
+                      .help = "text file to train on (empty: the built-in synthetic language)", .group = GROUP_DATA,
+                      .modes = IN_RUNS, .memory = 1, .headline = 1, .store = STORE_TEXT,
+                      .offset = AT(corpus), .size = SIZE(corpus)},
+  [SETTING_CORPUS_MAX] = {.name = "corpus_max", .type = SET_INT, .min = 1, .max = 1 << 20, .deflt = "1024",
+                          .help = "largest corpus file read, in MiB", .group = GROUP_DATA, .modes = IN_RUNS,
+                          .store = STORE_INT, .offset = AT(corpus_max_mb)},
+  /* --bench times the bare step; the loop shows no lens */
+  [SETTING_LENS_EVERY] = {.name = "lens_every", .type = SET_INT, .max = BIG, .deflt = "20", .live = 1,
+                          .help = "train the tuned lens every N steps (0: off)", .group = GROUP_INSTRUMENTS,
+                          .modes = IN_RUNS & ~(IN_BENCH | IN_LOOP), .store = STORE_INT, .offset = AT(lens_every)},
+  /* --compare evaluates once, at the end */
+  [SETTING_EVAL_EVERY] = {.name = "eval_every", .type = SET_INT, .max = BIG, .deflt = "100", .live = 1,
+                          .help = "validation loss every N steps (0: off)", .group = GROUP_INSTRUMENTS,
+                          .modes = IN_RUNS & ~(IN_BENCH | IN_COMPARE), .store = STORE_INT, .offset = AT(eval_every)},
+  /* the loop's single run has no partner; --compare aligns its runs once,
+  ** at the end; turned on, the alignment's workspace is made */
+  [SETTING_ALIGN_EVERY] = {.name = "align_every", .type = SET_INT, .max = BIG, .deflt = "100", .live = 1,
+                           .help = "alignment with the partner every N steps (0: off)", .group = GROUP_INSTRUMENTS,
+                           .modes = IN_SCRIPTS | IN_BENCH_LAB, .memory = 1, .store = STORE_INT,
+                           .offset = AT(align_every)},
+  /* the other modes choose the partner themselves */
+  [SETTING_PARTNER] = {.name = "partner", .type = SET_STRING, .deflt = "",
+                       .help = "untied run to align with (empty: the first that fits)", .group = GROUP_INSTRUMENTS,
+                       .modes = IN_SCRIPTS, .store = STORE_TEXT, .offset = AT(partner), .size = SIZE(partner)},
+  /* how fast, not what: the ranks of a job may differ */
+  [SETTING_THREADS] = {.name = "threads", .type = SET_INT, .min = 1, .max = 256, .deflt = "2",
+                       .help = "threads for attention and elementwise work", .group = GROUP_RUN, .modes = IN_RUNS,
+                       .local = 1, .store = STORE_INT, .offset = AT(threads)},
+  /* the optimizer and its schedule */
+  [SETTING_WARMUP] = {.name = "warmup", .type = SET_INT, .max = BIG, .deflt = "0", .live = 1,
+                      .help = "steps of linear warmup of the learning rate from warmup_start*lr",
+                      .group = GROUP_OPTIMIZER, .modes = IN_RUNS, .store = STORE_INT, .offset = AT(warmup)},
+  [SETTING_WARMUP_START] = {.name = "warmup_start", .type = SET_NUMBER, .max = 1, .deflt = "0", .live = 1,
+                            .help = "the warmup's first rate, as a fraction of lr", .group = GROUP_OPTIMIZER,
+                            .modes = IN_RUNS, .store = STORE_DOUBLE, .offset = AT(warmup_start)},
+  [SETTING_SCHEDULE] = {.name = "schedule", .type = SET_STRING, .deflt = "constant", .live = 1,
+                        .help = "after the warmup: constant, cosine or linear decay to lr_min",
+                        .group = GROUP_OPTIMIZER, .modes = IN_RUNS, .store = STORE_CHOICE, .offset = AT(schedule),
+                        .choices = schedule_names},
+  [SETTING_DECAY_STEPS] = {.name = "decay_steps", .type = SET_INT, .max = BIG, .deflt = "0", .live = 1,
+                           .help = "step at which cosine or linear decay reaches lr_min (warmup included)",
+                           .group = GROUP_OPTIMIZER, .modes = IN_RUNS, .store = STORE_INT, .offset = AT(decay_steps)},
+  [SETTING_LR_MIN] = {.name = "lr_min", .type = SET_NUMBER, .max = 10, .deflt = "0", .live = 1,
+                      .help = "the learning rate's floor, absolute (see lr_min_ratio)", .group = GROUP_OPTIMIZER,
+                      .modes = IN_RUNS, .store = STORE_DOUBLE, .offset = AT(lr_min)},
+  [SETTING_LR_MIN_RATIO] = {.name = "lr_min_ratio", .type = SET_NUMBER, .max = 1, .deflt = "0", .live = 1,
+                            .help = "the floor as a fraction of lr; above 0 it replaces lr_min",
+                            .group = GROUP_OPTIMIZER, .modes = IN_RUNS, .store = STORE_DOUBLE,
+                            .offset = AT(lr_min_ratio)},
+  [SETTING_EPS] = {.name = "eps", .type = SET_NUMBER, .max = 1, .deflt = "1e-8", .live = 1, .help = "Adam epsilon",
+                   .open = OPEN_MIN, .group = GROUP_OPTIMIZER, .modes = IN_RUNS, .store = STORE_DOUBLE,
+                   .offset = AT(eps)},
+  [SETTING_BETA1] = {.name = "beta1", .type = SET_NUMBER, .max = 1, .deflt = "0.9", .live = 1, .help = "Adam beta1",
+                     .open = OPEN_MAX, .group = GROUP_OPTIMIZER, .modes = IN_RUNS, .store = STORE_DOUBLE,
+                     .offset = AT(beta1)},
+  [SETTING_BETA2] = {.name = "beta2", .type = SET_NUMBER, .max = 1, .deflt = "0.95", .live = 1, .help = "Adam beta2",
+                     .open = OPEN_MAX, .group = GROUP_OPTIMIZER, .modes = IN_RUNS, .store = STORE_DOUBLE,
+                     .offset = AT(beta2)},
+  [SETTING_WEIGHT_DECAY] = {.name = "weight_decay", .type = SET_NUMBER, .max = 10, .deflt = "0.1", .live = 1,
+                            .help = "weight decay: decoupled (adamw) or added to the gradient",
+                            .group = GROUP_OPTIMIZER, .modes = IN_RUNS, .store = STORE_DOUBLE,
+                            .offset = AT(weight_decay)},
+  [SETTING_DECAY_ALL] = {.name = "decay_all", .type = SET_BOOL, .max = 1, .deflt = "false", .live = 1,
+                         .help = "decay LayerNorm weights and biases too (as OLMo does)", .group = GROUP_OPTIMIZER,
+                         .modes = IN_RUNS, .store = STORE_BOOL, .offset = AT(decay_all)},
+  /* not live: SGD's momentum buffer is Adam's first-moment arena */
+  [SETTING_OPTIMIZER] = {.name = "optimizer", .type = SET_STRING, .deflt = "adamw",
+                         .help = "adamw, adam (L2 weight decay) or sgd", .group = GROUP_OPTIMIZER, .modes = IN_RUNS,
+                         .store = STORE_CHOICE, .offset = AT(optimizer), .choices = optim_names},
+  [SETTING_MOMENTUM] = {.name = "momentum", .type = SET_NUMBER, .max = 1, .deflt = "0", .live = 1,
+                        .help = "sgd momentum", .open = OPEN_MAX, .group = GROUP_OPTIMIZER, .modes = IN_RUNS,
+                        .store = STORE_DOUBLE, .offset = AT(momentum)},
+  [SETTING_NESTEROV] = {.name = "nesterov", .type = SET_BOOL, .max = 1, .deflt = "false", .live = 1,
+                        .help = "sgd Nesterov momentum (needs momentum > 0)", .group = GROUP_OPTIMIZER,
+                        .modes = IN_RUNS, .store = STORE_BOOL, .offset = AT(nesterov)},
+  [SETTING_CLIP] = {.name = "clip", .type = SET_NUMBER, .max = 1e6, .deflt = "1", .live = 1,
+                    .help = "global gradient-norm clip (0: none)", .group = GROUP_OPTIMIZER, .modes = IN_RUNS,
+                    .store = STORE_DOUBLE, .offset = AT(clip)},
+  [SETTING_GRAD_SCALE] = {.name = "grad_scale", .type = SET_NUMBER, .max = 1e6, .deflt = "1", .live = 1,
+                          .help = "factor on every gradient, before the clip", .open = OPEN_MIN,
+                          .group = GROUP_OPTIMIZER, .modes = IN_RUNS, .store = STORE_DOUBLE, .offset = AT(grad_scale)},
+  [SETTING_EMB_LR_SCALE] = {.name = "emb_lr_scale", .type = SET_NUMBER, .max = 1e6, .deflt = "1", .live = 1,
+                            .help = "factor on the token embeddings' learning rate", .group = GROUP_OPTIMIZER,
+                            .modes = IN_RUNS, .store = STORE_DOUBLE, .offset = AT(emb_lr_scale)},
+  [SETTING_EMB_WARMUP] = {.name = "emb_warmup", .type = SET_INT, .max = BIG, .deflt = "0", .live = 1,
+                          .help = "steps of the token embeddings' own linear warmup", .group = GROUP_OPTIMIZER,
+                          .modes = IN_RUNS, .store = STORE_INT, .offset = AT(emb_warmup)},
+  [SETTING_RECIPE] = {.name = "recipe", .type = SET_STRING, .deflt = "",
+                      .help = "a preset of the settings above: olmo (explicit keys win)", .group = GROUP_RECIPE,
+                      .modes = IN_RUNS, .store = STORE_CHOICE, .offset = AT(recipe), .choices = recipe_names},
 };
 
-/* ------------------------------------------------------------ recipes
-** A recipe sets each of its keys that was not given explicitly; the keys
-** any recipe sets go back to their defaults under another recipe (or
-** none), so changing the recipe never leaves another's values behind. */
-
-/* A recipe's keys and values, ended by a NULL key. */
-typedef const char *const RecipePair[2];
-
-/* The paper's training recipe, OLMo's: its cosine_with_warmup warms up
-** from 0.1*lr (warmup_min_lr unset) and decays to alpha_f*lr = 0.1*lr. */
-static RecipePair olmo_pairs[] = {
-  {"lr", "3e-4"}, {"eps", "1e-5"}, {"beta1", "0.9"}, {"beta2", "0.95"}, {"weight_decay", "0.1"},
-  {"decay_all", "true"}, {"warmup", "1000"}, {"warmup_start", "0.1"}, {"schedule", "cosine"},
-  {"decay_steps", "10000"}, {"lr_min_ratio", "0.1"}, {"clip", "1"}, {NULL, NULL},
-};
-
-/* A recipe's key that an explicit other key replaces: 'lr_min' given under
-** a recipe with a relative floor is the floor, as an explicit key wins. */
-static const char *const yields_to[][2] = {{"lr_min_ratio", "lr_min"}};
-
-#define N_YIELDS ((int)(sizeof yields_to / sizeof yields_to[0]))
-
-/* By the recipe's number in recipe_names. */
-static const RecipePair *const recipes[] = {NULL, olmo_pairs};
-
-#define N_RECIPES ((int)(sizeof recipes / sizeof recipes[0]))
-_Static_assert(N_RECIPES + 1 == sizeof recipe_names / sizeof recipe_names[0], "a pair list per recipe name");
+_Static_assert(N_SETTINGS <= 64, "RunOptions.given has a bit per setting");
 
 const Setting *lab_settings(int *n) {
   if (n) *n = N_SETTINGS;
@@ -186,15 +205,25 @@ const Setting *lab_setting_find(const char *name) {
   return i < 0 ? NULL : &settings[i];
 }
 
-/* The storage of setting 'i'; the two tables must stay in step. */
-static const Slot *slot_of(int i) {
-  _Static_assert(sizeof slots / sizeof slots[0] == sizeof settings / sizeof settings[0],
-                 "one slot per setting");
-  return strcmp(slots[i].name, settings[i].name) == 0 ? &slots[i] : NULL;
+const Setting *lab_setting(SettingId id) { return id >= 0 && id < N_SETTINGS ? &settings[id] : NULL; }
+
+const char *setting_name(SettingId id) { return id >= 0 && id < N_SETTINGS ? settings[id].name : NULL; }
+
+const char *setting_type_name(SettingType t) {
+  /* two types are named for the settings they serve */
+  static const char *const names[] = {[SET_INT] = "integer", [SET_NUMBER] = "number", [SET_STRING] = "string",
+                                      [SET_TIE] = MODEL_KEY_TIE, [SET_SEED] = "seed", [SET_BOOL] = "boolean"};
+  return t >= 0 && t <= SET_BOOL ? names[t] : NULL;
 }
 
-static void *field(RunOptions *o, const Slot *s) { return (char *)o + s->offset; }
-static const void *cfield(const RunOptions *o, const Slot *s) { return (const char *)o + s->offset; }
+void setting_cli_name(const Setting *s, char *out, size_t cap) {
+  snprintf(out, cap, "%s", s->cli ? s->cli : s->name);
+  for (char *p = out; *p; p++)
+    if (*p == '_') *p = '-';
+}
+
+static void *field(RunOptions *o, const Setting *s) { return (char *)o + s->offset; }
+static const void *cfield(const RunOptions *o, const Setting *s) { return (const char *)o + s->offset; }
 
 /* "tied" -> dim, "untied" -> 0, "K" -> K (checked against dim later, in
 ** run_options_check, because dim may be given after tie). */
@@ -224,29 +253,28 @@ static int in_range(const Setting *s, double v) {
 
 static int store_number(RunOptions *o, int i, double v, const char *shown, Err *err) {
   const Setting *s = &settings[i];
-  const Slot *sl = slot_of(i);
   if (!in_range(s, v)) return range_error(s, shown, err);
-  switch (sl->store) {
-    case ST_INT:
+  switch (s->store) {
+    case STORE_INT:
       if (v != floor(v)) return range_error(s, shown, err);
-      *(int *)field(o, sl) = (int)v;
-      if (strcmp(s->name, "dim") == 0) resolve_tie(o);
+      *(int *)field(o, s) = (int)v;
+      if (i == SETTING_DIM) resolve_tie(o);
       return 0;
-    case ST_DOUBLE: *(double *)field(o, sl) = v; return 0;
+    case STORE_DOUBLE: *(double *)field(o, s) = v; return 0;
     default: return err_set(err, "'%s' is not a number setting", s->name);
   }
 }
 
 static void store_seed(RunOptions *o, int i, uint64_t v) {
-  const Slot *sl = slot_of(i);
-  if (sl->store == ST_SEED_BOTH) {
+  const Setting *s = &settings[i];
+  if (s->store == STORE_SEED_BOTH) {
     if (!o->init_seed_given) o->init_seed = v;
     if (!o->data_seed_given) o->data_seed = v;
     return;
   }
-  *(uint64_t *)field(o, sl) = v;
-  if (sl->offset == AT(init_seed)) o->init_seed_given = 1;
-  if (sl->offset == AT(data_seed)) o->data_seed_given = 1;
+  *(uint64_t *)field(o, s) = v;
+  if (i == SETTING_INIT_SEED) o->init_seed_given = 1;
+  if (i == SETTING_DATA_SEED) o->data_seed_given = 1;
 }
 
 /* ------------------------------------------------------------ text */
@@ -281,37 +309,36 @@ static void choice_list(const char *const *names, char *buf, size_t cap) {
 
 const char *const *lab_setting_choices(const char *name) {
   const Setting *s = lab_setting_find(name);
-  const Slot *sl = s ? slot_of((int)(s - settings)) : NULL;
-  return sl && sl->store == ST_CHOICE ? sl->choices : NULL;
+  return s && s->store == STORE_CHOICE ? s->choices : NULL;
 }
 
-static int store_choice(RunOptions *o, const Setting *s, const Slot *sl, const char *text, Err *err) {
-  for (int c = 0; sl->choices[c]; c++)
-    if (strcmp(text, sl->choices[c]) == 0) {
-      *(int *)field(o, sl) = c;
+static int store_choice(RunOptions *o, const Setting *s, const char *text, Err *err) {
+  for (int c = 0; s->choices[c]; c++)
+    if (strcmp(text, s->choices[c]) == 0) {
+      *(int *)field(o, s) = c;
       return 0;
     }
   char list[128];
-  choice_list(sl->choices, list, sizeof list);
+  choice_list(s->choices, list, sizeof list);
   return err_set(err, "'%s' must be %s, got '%.64s'", s->name, list, text);
 }
 
-static int store_bool(RunOptions *o, const Setting *s, const Slot *sl, const char *text, Err *err) {
+static int store_bool(RunOptions *o, const Setting *s, const char *text, Err *err) {
   int yes = strcmp(text, "true") == 0, no = strcmp(text, "false") == 0;
   if (!yes && !no) return err_set(err, "'%s' must be true or false, got '%.64s'", s->name, text);
-  *(int *)field(o, sl) = yes;
+  *(int *)field(o, s) = yes;
   return 0;
 }
 
-static int store_text(RunOptions *o, const Setting *s, const Slot *sl, const char *text, Err *err) {
+static int store_text(RunOptions *o, const Setting *s, const char *text, Err *err) {
   size_t n = strlen(text);
-  if (n >= sl->size) return err_set(err, "'%s' is too long (%zu bytes, at most %zu)", s->name, n, sl->size - 1);
+  if (n >= s->size) return err_set(err, "'%s' is too long (%zu bytes, at most %zu)", s->name, n, s->size - 1);
   /* Names and paths are shown on screens and written into files' lines:
   ** a tab, newline or carriage return would break a column or a line. */
   if (text_needs_escape(text, n) || strcspn(text, "\t\n\r") != n)
     return err_set(err, "'%s' holds a control character or a byte that is not UTF-8", s->name);
-  memset(field(o, sl), 0, sl->size);   /* no bytes of an older value behind the NUL */
-  memcpy(field(o, sl), text, n);
+  memset(field(o, s), 0, s->size);   /* no bytes of an older value behind the NUL */
+  memcpy(field(o, s), text, n);
   return 0;
 }
 
@@ -333,23 +360,22 @@ static int parse_seed(const Setting *s, const char *text, uint64_t *out, Err *er
 /* Setting 'i' from text, without marking it given. */
 static int set_text(RunOptions *o, int i, const char *value, Err *err) {
   const Setting *s = &settings[i];
-  const Slot *sl = slot_of(i);
   char shown[80];
   snprintf(shown, sizeof shown, "'%.64s'", value);
-  switch (sl->store) {
-    case ST_TEXT: return store_text(o, s, sl, value, err);
-    case ST_TIE: return store_tie(o, s, value, err);
-    case ST_CHOICE: return store_choice(o, s, sl, value, err);
-    case ST_BOOL: return store_bool(o, s, sl, value, err);
-    case ST_U64:
-    case ST_SEED_BOTH: {
+  switch (s->store) {
+    case STORE_TEXT: return store_text(o, s, value, err);
+    case STORE_TIE: return store_tie(o, s, value, err);
+    case STORE_CHOICE: return store_choice(o, s, value, err);
+    case STORE_BOOL: return store_bool(o, s, value, err);
+    case STORE_U64:
+    case STORE_SEED_BOTH: {
       uint64_t v = 0;
       if (parse_seed(s, value, &v, err) < 0) return -1;
       store_seed(o, i, v);
       return 0;
     }
-    case ST_INT:
-    case ST_DOUBLE: {
+    case STORE_INT:
+    case STORE_DOUBLE: {
       double v;
       if (num_parse(value, &v) < 0) return range_error(s, shown, err);
       return store_number(o, i, v, value, err);
@@ -360,14 +386,13 @@ static int set_text(RunOptions *o, int i, const char *value, Err *err) {
 
 static int set_number(RunOptions *o, int i, double value, Err *err) {
   const Setting *s = &settings[i];
-  const Slot *sl = slot_of(i);
   char shown[64];
   snprintf(shown, sizeof shown, "%.17g", value);
-  switch (sl->store) {
-    case ST_INT:
-    case ST_DOUBLE: return store_number(o, i, value, shown, err);
-    case ST_U64:
-    case ST_SEED_BOTH:
+  switch (s->store) {
+    case STORE_INT:
+    case STORE_DOUBLE: return store_number(o, i, value, shown, err);
+    case STORE_U64:
+    case STORE_SEED_BOTH:
       /* Doubles hold every integer up to 2^53 exactly; beyond that a seed
       ** must be given as text. */
       if (!isfinite(value) || value < 0 || value != floor(value) || value > 9007199254740992.0)
@@ -375,55 +400,23 @@ static int set_number(RunOptions *o, int i, double value, Err *err) {
                        s->name, shown);
       store_seed(o, i, (uint64_t)value);
       return 0;
-    case ST_TIE:
+    case STORE_TIE:
       if (!isfinite(value) || value != floor(value) || value < 0 || value > s->max)
         return err_set(err, "'tie' must be tied, untied or a column count K in [0, %d], got %s",
                        (int)s->max, shown);
       snprintf(shown, sizeof shown, "%d", (int)value);
       return store_tie(o, s, shown, err);
-    case ST_TEXT:
-    case ST_CHOICE: return err_set(err, "'%s' takes text, not a number", s->name);
-    case ST_BOOL: return err_set(err, "'%s' takes true or false, not a number", s->name);
+    case STORE_TEXT:
+    case STORE_CHOICE: return err_set(err, "'%s' takes text, not a number", s->name);
+    case STORE_BOOL: return err_set(err, "'%s' takes true or false, not a number", s->name);
   }
   return unknown(s->name, err);
-}
-
-static int is_given(const RunOptions *o, int i) { return i >= 0 && (o->given & (UINT64_C(1) << i)); }
-
-/* Whether a key given explicitly replaces recipe key 'i' (then at its default). */
-static int yielded(const RunOptions *o, int i) {
-  for (int y = 0; y < N_YIELDS; y++)
-    if (strcmp(settings[i].name, yields_to[y][0]) == 0 && is_given(o, setting_index(yields_to[y][1]))) return 1;
-  return 0;
-}
-
-/* Whether giving setting 'i' changes what a recipe fills. */
-static int steers_recipe(int i) {
-  if (strcmp(settings[i].name, "recipe") == 0) return 1;
-  for (int y = 0; y < N_YIELDS; y++)
-    if (strcmp(settings[i].name, yields_to[y][1]) == 0) return 1;
-  return 0;
-}
-
-/* Each key a recipe may set and not given explicitly takes the value of
-** the recipe in force, or its default. */
-static void apply_recipe(RunOptions *o) {
-  const RecipePair *in_force = recipes[o->recipe];
-  for (int r = 0; r < N_RECIPES; r++)
-    for (int p = 0; recipes[r] && recipes[r][p][0]; p++) {
-      const char *key = recipes[r][p][0], *value = NULL;
-      int i = setting_index(key);
-      if (is_given(o, i)) continue;
-      for (int q = 0; in_force && in_force[q][0] && !yielded(o, i); q++)
-        if (strcmp(in_force[q][0], key) == 0) value = in_force[q][1];
-      set_text(o, i, value ? value : settings[i].deflt, NULL);
-    }
 }
 
 /* After setting 'i' by hand: mark it given, and fill a recipe's keys. */
 static int given(RunOptions *o, int i) {
   o->given |= UINT64_C(1) << i;
-  if (steers_recipe(i)) apply_recipe(o);
+  if (recipe_steers(i)) recipe_apply(o, set_text);
   return 0;
 }
 
@@ -442,21 +435,21 @@ int run_options_set_number(RunOptions *o, const char *key, double value, Err *er
 int run_options_get_text(const RunOptions *o, const char *key, char *buf, size_t cap, Err *err) {
   int i = setting_index(key);
   if (i < 0) return unknown(key, err);
-  const Slot *sl = slot_of(i);
+  const Setting *s = &settings[i];
   int n = 0;
-  switch (sl->store) {
-    case ST_TEXT: n = snprintf(buf, cap, "%s", (const char *)cfield(o, sl)); break;
-    case ST_INT: n = snprintf(buf, cap, "%d", *(const int *)cfield(o, sl)); break;
-    case ST_DOUBLE: {
+  switch (s->store) {
+    case STORE_TEXT: n = snprintf(buf, cap, "%s", (const char *)cfield(o, s)); break;
+    case STORE_INT: n = snprintf(buf, cap, "%d", *(const int *)cfield(o, s)); break;
+    case STORE_DOUBLE: {
       char num[NUM_TEXT_MAX];
-      n = snprintf(buf, cap, "%s", num_format(num, sizeof num, *(const double *)cfield(o, sl)));
+      n = snprintf(buf, cap, "%s", num_format(num, sizeof num, *(const double *)cfield(o, s)));
       break;
     }
-    case ST_U64: n = snprintf(buf, cap, "%llu", (unsigned long long)*(const uint64_t *)cfield(o, sl)); break;
-    case ST_SEED_BOTH: n = snprintf(buf, cap, "%llu", (unsigned long long)o->init_seed); break;
-    case ST_CHOICE: n = snprintf(buf, cap, "%s", sl->choices[*(const int *)cfield(o, sl)]); break;
-    case ST_BOOL: n = snprintf(buf, cap, "%s", *(const int *)cfield(o, sl) ? "true" : "false"); break;
-    case ST_TIE: {
+    case STORE_U64: n = snprintf(buf, cap, "%llu", (unsigned long long)*(const uint64_t *)cfield(o, s)); break;
+    case STORE_SEED_BOTH: n = snprintf(buf, cap, "%llu", (unsigned long long)o->init_seed); break;
+    case STORE_CHOICE: n = snprintf(buf, cap, "%s", s->choices[*(const int *)cfield(o, s)]); break;
+    case STORE_BOOL: n = snprintf(buf, cap, "%s", *(const int *)cfield(o, s) ? "true" : "false"); break;
+    case STORE_TIE: {
       char tie[16];
       n = snprintf(buf, cap, "%s", config_tie_name(o->model.tie_k, o->model.dim, tie));
       break;
@@ -481,7 +474,8 @@ static double machine_memory(void) {
   return pages > 0 && size > 0 ? (double)pages * (double)size : 0;
 }
 
-int run_options_check(const RunOptions *o, Err *err) {
+/* Everything but the memory: cheap enough for every change. */
+static int check_values(const RunOptions *o, Err *err) {
   const ModelConfig *c = &o->model;
   if (c->tie_k < 0 || c->tie_k > c->dim)
     return err_set(err, "'tie' K (%d) must be at most dim (%d)", c->tie_k, c->dim);
@@ -489,7 +483,11 @@ int run_options_check(const RunOptions *o, Err *err) {
   if (schedule_check(&sched, err) < 0) return -1;
   if (o->nesterov && !(o->momentum > 0))
     return err_set(err, "'nesterov' needs 'momentum' above 0 (got %g)", o->momentum);
-  if (config_validate(c, err) < 0) return -1;
+  return config_validate(c, err);
+}
+
+static int check_memory(const RunOptions *o, Err *err) {
+  const ModelConfig *c = &o->model;
   double need = (double)run_memory_bytes(o), have = machine_memory();
   if (have > 0 && need > have)
     return err_set(err,
@@ -497,6 +495,19 @@ int run_options_check(const RunOptions *o, Err *err) {
                    "more than this machine's %.1f GiB (lower 'batch', 'ctx', 'dim' or 'vocab')",
                    c->vocab, c->dim, c->layers, c->ctx, c->batch, need / 1073741824.0,
                    have / 1073741824.0);
+  return 0;
+}
+
+int run_options_check(const RunOptions *o, Err *err) {
+  return check_values(o, err) < 0 ? -1 : check_memory(o, err);
+}
+
+int run_options_check_change(const RunOptions *o, const char *const *keys, int n, Err *err) {
+  if (check_values(o, err) < 0) return -1;
+  for (int i = 0; i < n; i++) {
+    const Setting *s = lab_setting_find(keys[i]);
+    if (!s || s->memory) return check_memory(o, err);
+  }
   return 0;
 }
 

@@ -123,7 +123,7 @@ int largs_live_pairs(lua_State *L, int idx, const char *fname, LargsPair *out, i
   const Setting *s = lab_settings(&n);
   for (int pass = 0; pass < 2; pass++)
     for (int i = 0; i < n && count < cap; i++) {
-      if ((strcmp(s[i].name, "tie") == 0) != pass) continue;
+      if ((&s[i] == lab_setting(SETTING_TIE)) != pass) continue;
       lua_pushstring(L, s[i].name);
       if (lua_rawget(L, idx) != LUA_TNIL) {
         LargsPair *p = &out[count++];

@@ -85,7 +85,7 @@ static int run_options_arg(lua_State *L, RunOptions *o) {
   if (!lua_isnoneornil(L, 1)) luaL_checktype(L, 1, LUA_TTABLE);
   largs_run_options(L, 1, "lab.run", o);
   if (run_options_check(o, &err) < 0) luaL_error(L, "lab.run: %s", err.msg);
-  int named = lua_istable(L, 1) && lua_getfield(L, 1, "corpus") != LUA_TNIL;
+  int named = lua_istable(L, 1) && lua_getfield(L, 1, setting_name(SETTING_CORPUS)) != LUA_TNIL;
   lua_pop(L, lua_istable(L, 1));
   return named;
 }
@@ -125,7 +125,7 @@ static int llab_run(lua_State *L) {
 
 /* lab.load's second argument: a name, or {corpus = FILE, name = NAME}. */
 static void load_options(lua_State *L, const char **name, const char **corpus) {
-  static const char *const keys[] = {"corpus", "name"};
+  const char *const keys[] = {setting_name(SETTING_CORPUS), setting_name(SETTING_NAME)};
   const char **out[] = {corpus, name};
   *name = *corpus = NULL;
   if (!lua_istable(L, 2)) {
@@ -615,9 +615,6 @@ static int llab_unbind(lua_State *L) {
 /* ------------------------------------------------------------ the rest */
 
 static int llab_settings(lua_State *L) {
-  static const char *const type_names[] = {[SET_INT] = "integer", [SET_NUMBER] = "number",
-                                            [SET_STRING] = "string", [SET_TIE] = "tie",
-                                            [SET_SEED] = "seed", [SET_BOOL] = "boolean"};
   int n;
   const Setting *s = lab_settings(&n);
   lua_createtable(L, n, 0);
@@ -625,7 +622,7 @@ static int llab_settings(lua_State *L) {
     lua_createtable(L, 0, 7);
     lua_pushstring(L, s[i].name);
     lua_setfield(L, -2, "name");
-    lua_pushstring(L, type_names[s[i].type]);
+    lua_pushstring(L, setting_type_name(s[i].type));
     lua_setfield(L, -2, "type");
     if (s[i].type == SET_INT || s[i].type == SET_NUMBER) {
       lua_pushnumber(L, s[i].min);

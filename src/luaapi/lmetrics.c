@@ -72,7 +72,7 @@ void lmetrics_push_align(lua_State *L, const AlignStats *a) {
   lua_createtable(L, 0, 24);
   integer(L, "step", a->step);
   lua_pushstring(L, a->partner);
-  lua_setfield(L, -2, "partner");
+  lua_setfield(L, -2, setting_name(SETTING_PARTNER));
   lua_pushboolean(L, a->partner_shares_init);
   lua_setfield(L, -2, "shares_init");
   integer(L, "topk", a->vs_in.topk);
@@ -88,7 +88,7 @@ void lmetrics_push(lua_State *L, const RunMetrics *m, const char *name) {
   const char *tie = config_tie_name(m->tie_k, m->dim, tie_buf);
   lua_createtable(L, 0, 36);
   lua_pushstring(L, name);
-  lua_setfield(L, -2, "name");
+  lua_setfield(L, -2, setting_name(SETTING_NAME));
   integer(L, "step", m->step);
   num(L, "loss", m->loss);
   num(L, "val_loss", m->val_loss);
@@ -113,11 +113,11 @@ void lmetrics_push(lua_State *L, const RunMetrics *m, const char *name) {
   num(L, "drift_out", m->drift_out);
   integer(L, "tie_k", m->tie_k);
   lua_pushstring(L, tie);
-  lua_setfield(L, -2, "tie");
-  integer(L, "dim", m->dim);
-  num(L, "in_scale", m->in_scale);
-  num(L, "out_scale", m->out_scale);
-  num(L, "lr", m->lr);
+  lua_setfield(L, -2, setting_name(SETTING_TIE));
+  integer(L, setting_name(SETTING_DIM), m->dim);
+  num(L, setting_name(SETTING_IN_SCALE), m->in_scale);
+  num(L, setting_name(SETTING_OUT_SCALE), m->out_scale);
+  num(L, setting_name(SETTING_LR), m->lr);
   num(L, "emb_lr", m->emb_lr);
   lua_pushboolean(L, m->paused);
   lua_setfield(L, -2, "paused");

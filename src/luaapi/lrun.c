@@ -654,7 +654,7 @@ static int lrun_index(lua_State *L) {
     lua_pushinteger(L, h->id);
     return 1;
   }
-  if (strcmp(key, "name") == 0) {
+  if (strcmp(key, setting_name(SETTING_NAME)) == 0) {
     if (h->id >= 0) lapi_view(lapi_get(L), h->id, copy_name, h->name);
     lua_pushstring(L, h->name);
     return 1;
@@ -704,7 +704,7 @@ void lrun_open(lua_State *L) {
   lua_pushcfunction(L, lrun_tostring);
   lua_setfield(L, -2, "__tostring");
   lua_createtable(L, 2, 0);
-  lua_pushliteral(L, "name");
+  lua_pushstring(L, setting_name(SETTING_NAME));
   lua_rawseti(L, -2, 1);
   lua_pushliteral(L, "id");
   lua_rawseti(L, -2, 2);

@@ -82,20 +82,22 @@ static int charted_event(const char *text) {
 }
 
 /* A settings change as the chart marks it: its kind and a short label
-** ("untied", "in x5", "lr"), written into 'label' (cap bytes). */
+** ('untied', 'in x5', 'lr'), written into 'label' (cap bytes). */
 static GraphEventKind event_kind(const char *text, char *label, size_t cap) {
   static const struct {
-    const char *key, *shown;
+    SettingId key;
+    const char *shown;
     GraphEventKind kind;
-  } kinds[] = {{"tie=", "", GRAPH_EVENT_TIE}, {"in_scale=", "in x", GRAPH_EVENT_SCALE},
-               {"out_scale=", "out x", GRAPH_EVENT_SCALE}};
-  for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
-    size_t n = strlen(kinds[i].key);
-    if (strncmp(text, kinds[i].key, n) != 0) continue;
-    snprintf(label, cap, "%s%s", kinds[i].shown, text + n);
+  } kinds[] = {{SETTING_TIE, "", GRAPH_EVENT_TIE}, {SETTING_IN_SCALE, "in x", GRAPH_EVENT_SCALE},
+               {SETTING_OUT_SCALE, "out x", GRAPH_EVENT_SCALE}};
+  size_t n = strcspn(text, "=");   /* the setting's name */
+  for (size_t i = 0; text[n] == '=' && i < sizeof kinds / sizeof kinds[0]; i++) {
+    const char *name = setting_name(kinds[i].key);
+    if (strlen(name) != n || strncmp(text, name, n) != 0) continue;
+    snprintf(label, cap, "%s%s", kinds[i].shown, text + n + 1);
     return kinds[i].kind;
   }
-  snprintf(label, cap, "%.*s", (int)strcspn(text, "="), text);   /* the setting's name */
+  snprintf(label, cap, "%.*s", (int)n, text);
   return GRAPH_EVENT_OTHER;
 }
 

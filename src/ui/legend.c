@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/settings_model.h"
 #include "ui/width.h"
 
 #define BRAILLE_BLANK 0x2800u
@@ -20,7 +21,7 @@
 static const uint32_t event_marks[3][2] = {
     [GRAPH_EVENT_OTHER] = {0x25cf, '!'}, [GRAPH_EVENT_TIE] = {0x25b2, '^'}, [GRAPH_EVENT_SCALE] = {0x25c6, 'S'}};
 static const char *const event_names[3] = {
-    [GRAPH_EVENT_OTHER] = "setting", [GRAPH_EVENT_TIE] = "tie", [GRAPH_EVENT_SCALE] = "scale"};
+    [GRAPH_EVENT_OTHER] = "setting", [GRAPH_EVENT_TIE] = MODEL_KEY_TIE, [GRAPH_EVENT_SCALE] = "scale"};
 
 uint32_t legend_event_mark(GraphEventKind kind, int ascii) { return event_marks[kind][ascii ? 1 : 0]; }
 

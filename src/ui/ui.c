@@ -103,7 +103,7 @@ static int add_runs(Ui *ui, Err *err) {
     if (base->name[0]) snprintf(o.name, sizeof o.name, "%.50s-%s", base->name, ties[i]);
     else snprintf(o.name, sizeof o.name, "%s", ties[i]);
     if (i == 1) o.init_seed = base->init_seed + 1;
-    if (run_options_set_text(&o, "tie", ties[i], err) < 0 || !lab_add_run(ui->lab, &o, err)) return -1;
+    if (run_options_set_text(&o, setting_name(SETTING_TIE), ties[i], err) < 0 || !lab_add_run(ui->lab, &o, err)) return -1;
   }
   return 0;
 }

@@ -537,6 +537,22 @@ static void test_toggles_and_partner(void) {
   lab_free(lab);
 }
 
+/* The verb of steer.h named 'name'. */
+static const SteerVerb *verb(const char *name) {
+  int n;
+  const SteerVerb *v = steer_verbs(&n);
+  for (int i = 0; i < n; i++)
+    if (strcmp(steer_verb_name(&v[i]), name) == 0) return &v[i];
+  return NULL;
+}
+
+/* Scale setting 'key' of 'r' by 'f' as ui.scale does. */
+static int scale(Run *r, const char *key, double f, Err *err) {
+  SteerArgs a = {.key = key, .factor = f};
+  SteerPlan p;
+  return steer_do(r, verb("scale"), &a, "x", &p, err);
+}
+
 /* The moves of the keys: the tie cycle, a setting scaled, the ladder. */
 static void test_steer(void) {
   Err err;
@@ -545,14 +561,20 @@ static void test_steer(void) {
   Run *r = lab_add_run(lab, &o, &err);
   const char *want[] = {"untied", "half", "tied"};
   for (int i = 0; r && i < 3; i++) {
-    int rc = steer_cycle_tie(r, &err);
+    SteerArgs none = {0};
+    SteerPlan p;
+    int rc = steer_do(r, verb("cycle_tie"), &none, "x", &p, &err);
     const RunMetrics *m = run_metrics(r);
     int k = m->tie_k, d = m->dim;
     int is = i == 0 ? k == 0 : i == 1 ? k == d / 2 : k == d;
-    ok(rc == 0 && is, "t cycles to %s (tie_k %d of %d)", want[i], k, d);
+    ok(rc == 0 && is, "t cycles to %s (tie_k %d of %d): %s", want[i], k, d, p.note);
   }
-  ok(r && steer_scale(r, "in_scale", 4, &err) == 0 && run_options(r)->in_scale == 4, "in_scale times 4");
-  ok(r && steer_scale(r, "lr", 0.5, &err) == 0 && run_options(r)->lr == o.lr * 0.5, "lr times 1/2");
+  ok(r && scale(r, "in_scale", 4, &err) == 0 && run_options(r)->in_scale == 4, "in_scale times 4");
+  ok(r && scale(r, "lr", 0.5, &err) == 0 && run_options(r)->lr == o.lr * 0.5, "lr times 1/2");
+  ok(r && scale(r, "dim", 2, &err) < 0 && strcmp(err.msg, "invalid option 'dim'") == 0,
+     "a setting fixed at creation is no factor to scale: %s", err.msg);
+  ok(r && scale(r, "in_scale", -1, &err) < 0 && strcmp(err.msg, "must be a positive number") == 0,
+     "a negative factor is refused: %s", err.msg);
   static const struct {
     double from;
     int dir;

@@ -6,16 +6,16 @@
 ** on_step callbacks run and then every journal entry whose recorded steps
 ** are now reached, so an action that happened while a script trained is
 ** applied at its step from inside the script's own 'r:step'. The 'ui'
-** table holds the functions of the lab's keys that change training
-** (toggle, running, step, cycle_tie, scale, in_scale, select) with the lab's
-** meaning; every other key of the lab only changes the view, and is a
+** table holds the functions of the lab's keys that change training with
+** the lab's meaning: the verbs that change a run are the lab's own
+** (luaapi_open_steer), toggle, running, step and select act on this
+** replay; every other key of the lab only changes the view, and is a
 ** no-op here. A "wait" entry is never applied: the host's 'wait_answer'
 ** hands it to the script's lab.wait_key that asks for it, and an answer
 ** that no wait asks for, or a wait with no answer, is a divergence.
 */
 #include <errno.h>
 #include <lauxlib.h>
-#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,7 +26,6 @@
 #include "app/replay_check.h"
 #include "config.h"
 #include "lab/journal.h"
-#include "lab/steer.h"
 #include "luaapi/luaapi.h"
 #include "app/replay.h"
 #include "ui/ui.h"
@@ -229,42 +228,6 @@ static int rui_step(lua_State *L) {
   return 0;
 }
 
-static int rui_cycle_tie(lua_State *L) {
-  Run *r = run_arg(L, getrp(L), 1);
-  Err err;
-  if (steer_cycle_tie(r, &err) < 0) return luaL_error(L, "%s", err.msg);
-  return 0;
-}
-
-static int rui_scale(lua_State *L) {
-  Replay *rp = getrp(L);
-  static const char *const keys[] = {"in_scale", "out_scale", "lr", NULL};
-  int which = luaL_checkoption(L, 1, NULL, keys);
-  double f = luaL_checknumber(L, 2);
-  luaL_argcheck(L, f > 0 && isfinite(f), 2, "must be a positive number");
-  Run *r = run_arg(L, rp, 3);
-  Err err;
-  if (steer_scale(r, keys[which], f, &err) < 0) return luaL_error(L, "%s", err.msg);
-  return 0;
-}
-
-/* ui.in_scale(["up" | "down" | value [, name]]): a rung up or down, or a value. */
-static int rui_in_scale(lua_State *L) {
-  static const char *const moves[] = {"up", "down", NULL};
-  int move = -1;
-  double want = 0;
-  if (lua_type(L, 1) == LUA_TSTRING) move = luaL_checkoption(L, 1, NULL, moves);
-  else if (!lua_isnoneornil(L, 1)) want = luaL_checknumber(L, 1);
-  luaL_argcheck(L, move >= 0 || lua_isnoneornil(L, 1) || (want > 0 && isfinite(want)), 1,
-                "must be 'up', 'down' or a positive number");
-  Run *r = run_arg(L, getrp(L), 2);
-  double was = run_options(r)->in_scale, now = move < 0 ? want : steer_ladder_next(was, move == 0 ? 1 : -1);
-  Err err;
-  if (now > 0 && run_set_number(r, "in_scale", now, &err) < 0) return luaL_error(L, "%s", err.msg);
-  lua_pushnumber(L, now > 0 ? now : was);
-  return 1;
-}
-
 static int rui_select(lua_State *L) {
   Replay *rp = getrp(L);
   int n = lab_n_runs(rp->lab);
@@ -293,16 +256,21 @@ static int rui_index(lua_State *L) {
 }
 
 static const luaL_Reg rui_funcs[] = {
-    {"toggle", rui_toggle}, {"running", rui_running}, {"step", rui_step},         {"cycle_tie", rui_cycle_tie},
-    {"scale", rui_scale},   {"in_scale", rui_in_scale}, {"select", rui_select}, {"selected", rui_selected},
-    {NULL, NULL},
+    {"toggle", rui_toggle}, {"running", rui_running},   {"step", rui_step},
+    {"select", rui_select}, {"selected", rui_selected}, {NULL, NULL},
 };
+
+/* The verbs that change a run are the lab's own, acting on the run the
+** replay has selected; their lines are not shown. */
+static const char *steer_selected(void *ctx) { return ((Replay *)ctx)->sel; }
 
 static void open_ui(Replay *rp) {
   lua_State *L = luaapi_state(rp->api);
   lua_newtable(L);
   lua_pushlightuserdata(L, rp);
   luaL_setfuncs(L, rui_funcs, 1);
+  LuaApiSteerOwner owner = {.selected = steer_selected, .ctx = rp};
+  luaapi_open_steer(rp->api, &owner);
   lua_newtable(L);
   lua_pushcfunction(L, rui_index);
   lua_setfield(L, -2, "__index");

@@ -81,6 +81,10 @@ const Setting *lab_setting_find(const char *name);
 /* The names a setting takes, NULL-ended ("" among them where the empty
 ** value is one), or NULL when it is not a choice. */
 const char *const *lab_setting_choices(const char *name);
+/* The settings the lab's keys move, by what the key does: 't' cycles the
+** tie, '+' and '-' step the ladder's setting. */
+typedef enum SettingRole { SETTING_TIE, SETTING_LADDER } SettingRole;
+const Setting *lab_setting_role(SettingRole role);
 
 /* Defaults for every field. */
 void run_options_default(RunOptions *o);

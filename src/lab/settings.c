@@ -539,3 +539,10 @@ OptimConfig run_options_optim_at(const RunOptions *o, long step) {
   oc.emb_lr_scale = (float)emb_factor;
   return oc;
 }
+
+/* ------------------------------------------------------------ roles */
+
+const Setting *lab_setting_role(SettingRole role) {
+  static const char *const by_role[] = {[SETTING_TIE] = "tie", [SETTING_LADDER] = "in_scale"};
+  return (unsigned)role < sizeof by_role / sizeof by_role[0] ? lab_setting_find(by_role[role]) : NULL;
+}

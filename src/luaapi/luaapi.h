@@ -90,6 +90,21 @@ lua_State *luaapi_state(LuaApi *api);
 ** one with a NUL byte raises, for C would cut it short there. */
 const char *luaapi_name_arg(lua_State *L, int idx, const char *fname);
 
+/* Whoever defines the 'ui' table (the lab's screen, a replay): the run its
+** verbs act on when none is named ('selected', a name or NULL: the first
+** run), where the line each verb says goes, and the multiplication sign
+** the terminal shows. Each may be NULL. */
+typedef struct LuaApiSteerOwner {
+  const char *(*selected)(void *ctx);
+  void (*say)(void *ctx, int warn, const char *line);
+  const char *(*times)(void *ctx);
+  void *ctx;
+} LuaApiSteerOwner;
+
+/* Put the verbs of lab/steer.h (ui.cycle_tie, ui.scale, ui.in_scale) into
+** the table on top of the stack, for 'owner' (copied). */
+void luaapi_open_steer(LuaApi *api, const LuaApiSteerOwner *owner);
+
 /* Add a run to the lab as a script's lab.run{...} does, its options from
 ** an untrusted source (a journal's header): under the sandbox its corpus
 ** must be a file the sandbox lets a script read, and its memory counts

@@ -7,10 +7,9 @@
 ** are now reached, so an action that happened while a script trained is
 ** applied at its step from inside the script's own 'r:step'. The 'ui'
 ** table holds the functions of the lab's keys that change training with
-** the lab's meaning: the verbs that change a run are the lab's own
-** (luaapi_open_steer), toggle, running, step and select act on this
-** replay; every other key of the lab only changes the view, and is a
-** no-op here. A "wait" entry is never applied: the host's 'wait_answer'
+** the lab's meaning, the same functions the lab has (luaapi_open_ui),
+** acting on this replay's selected run and training state; every other
+** key of the lab only changes the view, and is a no-op here. A "wait" entry is never applied: the host's 'wait_answer'
 ** hands it to the script's lab.wait_key that asks for it, and an answer
 ** that no wait asks for, or a wait with no answer, is a divergence.
 */
@@ -194,57 +193,20 @@ static long host_submit(Host *h, int id, long n, Err *err) {
 
 /* ------------------------------------------------------------ the headless 'ui' table */
 
-static Replay *getrp(lua_State *L) { return lua_touserdata(L, lua_upvalueindex(1)); }
+/* What the lab's training functions of 'ui' (luaapi_open_ui) need of
+** the replay: its selected run and whether it trains. Their lines are not
+** shown. */
+static const char *owner_selected(void *ctx) { return ((Replay *)ctx)->sel; }
 
-/* The run named by argument 'arg', or the selected run. */
-static Run *run_arg(lua_State *L, Replay *rp, int arg) {
-  const char *name = lua_isnoneornil(L, arg) ? rp->sel : luaapi_name_arg(L, arg, "ui");
-  Run *r = lab_find(rp->lab, name);
-  if (!r && lua_isnoneornil(L, arg) && lab_n_runs(rp->lab) > 0) r = lab_run(rp->lab, 0);
-  if (!r) luaL_error(L, "no run named '%s'", name);
-  return r;
+static void owner_select(void *ctx, int id, const char *name) {
+  Replay *rp = ctx;
+  snprintf(rp->sel, sizeof rp->sel, "%s", name);
 }
 
-static int rui_toggle(lua_State *L) {
-  Replay *rp = getrp(L);
-  rp->running = !rp->running;
-  lua_pushboolean(L, rp->running);
-  return 1;
-}
-
-static int rui_running(lua_State *L) {
-  Replay *rp = getrp(L);
-  if (!lua_isnoneornil(L, 1)) rp->running = lua_toboolean(L, 1);
-  lua_pushboolean(L, rp->running);
-  return 1;
-}
-
-static int rui_step(lua_State *L) {
-  Replay *rp = getrp(L);
-  lua_Integer n = luaL_optinteger(L, 1, 1);
-  luaL_argcheck(L, n >= 1, 1, "must be at least 1");
-  Err err;
-  if (host_submit(&rp->host, -1, (long)n, &err) < 0) return luaL_error(L, "%s", err.msg);
-  return 0;
-}
-
-static int rui_select(lua_State *L) {
-  Replay *rp = getrp(L);
-  int n = lab_n_runs(rp->lab);
-  if (!lua_isnoneornil(L, 1)) {
-    snprintf(rp->sel, sizeof rp->sel, "%s", run_name(run_arg(L, rp, 1)));
-  } else if (n > 0) {
-    int i = 0;
-    while (i < n && strcmp(run_name(lab_run(rp->lab, i)), rp->sel) != 0) i++;
-    snprintf(rp->sel, sizeof rp->sel, "%s", run_name(lab_run(rp->lab, (i + 1) % n)));
-  }
-  lua_pushstring(L, rp->sel);
-  return 1;
-}
-
-static int rui_selected(lua_State *L) {
-  lua_pushstring(L, getrp(L)->sel);
-  return 1;
+static int owner_running(void *ctx, int on) {
+  Replay *rp = ctx;
+  if (on >= 0) rp->running = on;
+  return rp->running;
 }
 
 static int rui_view_only(lua_State *L) { return 0; }
@@ -255,22 +217,11 @@ static int rui_index(lua_State *L) {
   return 1;
 }
 
-static const luaL_Reg rui_funcs[] = {
-    {"toggle", rui_toggle}, {"running", rui_running},   {"step", rui_step},
-    {"select", rui_select}, {"selected", rui_selected}, {NULL, NULL},
-};
-
-/* The verbs that change a run are the lab's own, acting on the run the
-** replay has selected; their lines are not shown. */
-static const char *steer_selected(void *ctx) { return ((Replay *)ctx)->sel; }
-
 static void open_ui(Replay *rp) {
   lua_State *L = luaapi_state(rp->api);
   lua_newtable(L);
-  lua_pushlightuserdata(L, rp);
-  luaL_setfuncs(L, rui_funcs, 1);
-  LuaApiSteerOwner owner = {.selected = steer_selected, .ctx = rp};
-  luaapi_open_steer(rp->api, &owner);
+  LuaApiUiOwner owner = {.selected = owner_selected, .select = owner_select, .running = owner_running, .ctx = rp};
+  luaapi_open_ui(rp->api, &owner);
   lua_newtable(L);
   lua_pushcfunction(L, rui_index);
   lua_setfield(L, -2, "__index");

@@ -33,7 +33,7 @@ int steer_set(Run *r, const SteerPair *pairs, int n, Err *err);
 /* What a verb takes after the run. */
 typedef enum SteerTakes {
   STEER_NOTHING,   /* the tie cycle */
-  STEER_FACTOR,    /* a live number setting and a factor: ui.scale("lr", 0.5) */
+  STEER_FACTOR,    /* a live number setting and a factor: ui.scale('lr', 0.5) */
   STEER_RUNG,      /* "up", "down" or a value: ui.in_scale("up") */
 } SteerTakes;
 

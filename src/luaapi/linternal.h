@@ -15,6 +15,7 @@
 **   lrepl.c    REPL entries, the pretty-printer, tab completion
 **   llab.c     the module table: lab.run, lab.load, lab.align, ...
 **   lrun.c     the run handle 'tielab.run' and its methods
+**   lui.c      the 'ui' table's functions that change training
 **   lmetrics.c metrics, alignment and history as Lua tables
 **   largs.c    table arguments read against the settings table
 **   ljson.c    lab.json: JSON text to and from Lua values

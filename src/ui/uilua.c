@@ -3,11 +3,12 @@
 **
 ** A key press runs one of these through the Lua layer, and a script may
 ** call them too ('ui.toggle()', 'ui.cycle_tie("tied")'). They never wait
-** for a step to be taken. The verbs that change a run (the tie cycle, a
-** setting scaled, the ladder) are the Lua layer's (luaapi_open_steer), the
-** same a replay gets; this file says where their lines go. Every call a
-** key makes says what it did on the message line. The Ui travels as an
-** upvalue, never a C global.
+** for a step to be taken. Those that change training (toggle, step,
+** select, the tie cycle, a setting scaled, the ladder) are the Lua
+** layer's (luaapi_open_ui), the same a replay gets: this file gives them
+** the screen's state and its message line. Every call a key makes says
+** what it did on the message line. The Ui travels as an upvalue, never a
+** C global.
 */
 #include <lauxlib.h>
 #include <math.h>
@@ -16,52 +17,6 @@
 #include "ui/uistate.h"
 
 static Ui *getui(lua_State *L) { return lua_touserdata(L, lua_upvalueindex(1)); }
-
-/* The run named by argument 'arg' (a name), or the selected run. */
-static const TrainerRun *run_arg(lua_State *L, Ui *ui, int arg) {
-  if (lua_isnoneornil(L, arg)) {
-    const TrainerRun *r = ui_selected(ui);
-    if (!r) luaL_error(L, "there is no run");
-    return r;
-  }
-  const char *name = luaapi_name_arg(L, arg, "ui");
-  for (int i = 0; i < ui->snap->n_runs; i++)
-    if (strcmp(ui->snap->runs[i].name, name) == 0) return &ui->snap->runs[i];
-  luaL_error(L, "no run named '%s'", name);
-  return NULL;
-}
-
-/* ------------------------------------------------------------ training */
-
-static int lui_toggle(lua_State *L) {
-  Ui *ui = getui(L);
-  int on = !trainer_running(ui->trainer);
-  trainer_set_running(ui->trainer, on);
-  ui_message(ui, ROLE_TEXT, "training %s", on ? "runs" : "paused");
-  ui_dirty(ui, 1u << P_STATUS);
-  lua_pushboolean(L, on);
-  return 1;
-}
-
-static int lui_running(lua_State *L) {
-  Ui *ui = getui(L);
-  if (!lua_isnoneornil(L, 1)) {
-    trainer_set_running(ui->trainer, lua_toboolean(L, 1));
-    ui_dirty(ui, 1u << P_STATUS);
-  }
-  lua_pushboolean(L, trainer_running(ui->trainer));
-  return 1;
-}
-
-static int lui_step(lua_State *L) {
-  Ui *ui = getui(L);
-  lua_Integer n = luaL_optinteger(L, 1, 1);
-  luaL_argcheck(L, n >= 1, 1, "must be at least 1");
-  Err err;
-  if (trainer_submit(ui->trainer, -1, (long)n, &err) < 0) return luaL_error(L, "%s", err.msg);
-  ui_message(ui, ROLE_TEXT, "%lld more step%s of every run", (long long)n, n == 1 ? "" : "s");
-  return 0;
-}
 
 /* ------------------------------------------------------------ the throttle */
 
@@ -117,31 +72,6 @@ static int lui_faster(lua_State *L) {
 }
 
 /* ------------------------------------------------------------ the view */
-
-static int lui_select(lua_State *L) {
-  Ui *ui = getui(L);
-  const TrainerSnap *s = ui->snap;
-  if (!lua_isnoneornil(L, 1)) {
-    ui->sel_id = run_arg(L, ui, 1)->id;
-  } else if (s->n_runs > 0) {
-    int i = 0;
-    while (i < s->n_runs && s->runs[i].id != ui->sel_id) i++;
-    ui->sel_id = s->runs[(i + 1) % s->n_runs].id;
-  }
-  ui_dirty(ui, DIRTY_ALL);
-  const TrainerRun *r = ui_selected(ui);
-  if (r) ui_message(ui, ROLE_TEXT, "selected: %s (tab: the next run)", r->name);
-  if (r) lua_pushstring(L, r->name);
-  else lua_pushnil(L);
-  return 1;
-}
-
-static int lui_selected(lua_State *L) {
-  const TrainerRun *r = ui_selected(getui(L));
-  if (r) lua_pushstring(L, r->name);
-  else lua_pushnil(L);
-  return 1;
-}
 
 /* Some run has a fitted lens to show. */
 static int any_fit(const Ui *ui) {
@@ -391,29 +321,43 @@ static int lui_smooth(lua_State *L) {
 }
 
 static const luaL_Reg funcs[] = {
-    {"toggle", lui_toggle},   {"running", lui_running}, {"step", lui_step},       {"select", lui_select},
-    {"selected", lui_selected}, {"lens", lui_lens},     {"zoom", lui_zoom},       {"present", lui_present},
-    {"glyphs", lui_glyphs},   {"help", lui_help},       {"focus", lui_focus},     {"scroll", lui_scroll},
-    {"redraw", lui_redraw},   {"quit", lui_quit},       {"message", lui_message}, {"status", lui_status},
-    {"scatter", lui_scatter}, {"speed", lui_speed},     {"slower", lui_slower},   {"faster", lui_faster},
-    {"theme", lui_theme},     {"smooth", lui_smooth},
+    {"lens", lui_lens},       {"zoom", lui_zoom},       {"present", lui_present}, {"glyphs", lui_glyphs},
+    {"help", lui_help},       {"focus", lui_focus},     {"scroll", lui_scroll},   {"redraw", lui_redraw},
+    {"quit", lui_quit},       {"message", lui_message}, {"status", lui_status},   {"scatter", lui_scatter},
+    {"speed", lui_speed},     {"slower", lui_slower},   {"faster", lui_faster},   {"theme", lui_theme},
+    {"smooth", lui_smooth},
     {NULL, NULL},
 };
 
-/* ------------------------------------------------------------ the verbs' owner */
+/* ------------------------------------------------------------ what training's functions need of the screen */
 
-static const char *steer_selected(void *ctx) {
+static const char *owner_selected(void *ctx) {
   const TrainerRun *r = ui_selected(ctx);
   return r ? r->name : NULL;
 }
 
-static void steer_say(void *ctx, int warn, const char *line) {
+static void owner_select(void *ctx, int id, const char *name) {
+  Ui *ui = ctx;
+  ui->sel_id = id;
+  ui_dirty(ui, DIRTY_ALL);
+}
+
+static int owner_running(void *ctx, int on) {
+  Ui *ui = ctx;
+  if (on >= 0) {
+    trainer_set_running(ui->trainer, on);
+    ui_dirty(ui, 1u << P_STATUS);
+  }
+  return trainer_running(ui->trainer);
+}
+
+static void owner_say(void *ctx, int warn, const char *line) {
   Ui *ui = ctx;
   ui_message(ui, warn ? ROLE_WARN : ROLE_TEXT, "%s", line);
   ui_dirty(ui, 1u << P_STATUS);
 }
 
-static const char *steer_times(void *ctx) { return term_glyph(&((Ui *)ctx)->term, GLYPH_TIMES); }
+static const char *owner_times(void *ctx) { return term_glyph(&((Ui *)ctx)->term, GLYPH_TIMES); }
 
 int uilua_open(Ui *ui, Err *err) {
   lua_State *L = luaapi_state(ui->api);
@@ -421,8 +365,9 @@ int uilua_open(Ui *ui, Err *err) {
   lua_newtable(L);
   lua_pushlightuserdata(L, ui);
   luaL_setfuncs(L, funcs, 1);
-  LuaApiSteerOwner owner = {.selected = steer_selected, .say = steer_say, .times = steer_times, .ctx = ui};
-  luaapi_open_steer(ui->api, &owner);
+  LuaApiUiOwner owner = {.selected = owner_selected, .select = owner_select, .running = owner_running,
+                         .say = owner_say, .times = owner_times, .ctx = ui};
+  luaapi_open_ui(ui->api, &owner);
   uiscript_open(ui, L);
   lua_setglobal(L, "ui");
   return 0;

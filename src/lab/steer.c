@@ -90,9 +90,9 @@ static int plan_rung(const SteerVerb *v, const SteerRun *r, const SteerArgs *a, 
 /* ------------------------------------------------------------ the table */
 
 static const SteerVerb verbs[] = {
-    {"cycle_tie", STEER_NOTHING, SETTING_TIE, plan_cycle_tie, 0, "the run's tie: tied, untied, half the columns"},
-    {"scale", STEER_FACTOR, -1, plan_scale, 0, "a live number setting times a factor"},
-    {NULL, STEER_RUNG, SETTING_LADDER, plan_rung, 1, "a rung up or down the ladder, or a value"},
+    {"cycle_tie", STEER_NOTHING, SETTING_TIE, plan_cycle_tie, 0},
+    {"scale", STEER_FACTOR, -1, plan_scale, 0},
+    {NULL, STEER_RUNG, SETTING_LADDER, plan_rung, 1},   /* ui.in_scale: it returns the value it moved to */
 };
 
 #define N_VERBS ((int)(sizeof verbs / sizeof verbs[0]))

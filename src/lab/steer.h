@@ -73,24 +73,23 @@ typedef int (*SteerPlanFn)(const SteerVerb *v, const SteerRun *r, const SteerArg
 struct SteerVerb {
   const char *name;   /* in the 'ui' table; NULL: the name of its setting */
   SteerTakes takes;
-  int role;           /* STEER_NOTHING, STEER_RUNG: the SettingRole it moves */
+  int role;           /* the SettingRole it moves; -1: the route names one */
   SteerPlanFn plan;
   int needs_now;      /* planned on the run as it is, never on a copy: its
                       ** route holds the lab for an instant, not queueing */
-  const char *help;
 };
 
 const SteerVerb *steer_verbs(int *n);
 const char *steer_verb_name(const SteerVerb *v);
-/* The setting a verb of role moves, or NULL. */
+/* The setting a verb with a role moves, or NULL. */
 const Setting *steer_verb_setting(const SteerVerb *v);
 
 /* The value of number setting 's' in 'o'. */
 double steer_value(const RunOptions *o, const Setting *s);
 
 /* Check what a route read ('a'), the same for every route: 0, or the
-** argument that is wrong (1 the first after the run) with 'err' saying
-** why. A setting named for STEER_FACTOR must be a live number; it is
+** argument that is wrong (1: the first, the run not counted) with 'err'
+** saying why. A setting named for STEER_FACTOR must be a live number; it is
 ** looked up into 'a->setting'. */
 int steer_check(const SteerVerb *v, SteerArgs *a, Err *err);
 

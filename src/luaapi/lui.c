@@ -79,6 +79,8 @@ static const SteerVerb *verb_at(int i) {
   return i >= 0 && i < n ? &v[i] : NULL;
 }
 
+/* On the host's side, between two steps: the run as it is then, which
+** the line said when it was posted need not be. */
 static int posted_change(Lab *lab, const void *arg, Err *err) {
   const Posted *p = arg;
   Run *r = lab_run_by_id(lab, p->id);

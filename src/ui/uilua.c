@@ -2,13 +2,14 @@
 ** uilua.c -- the global 'ui' table: the Lua functions behind every key.
 **
 ** A key press runs one of these through the Lua layer, and a script may
-** call them too ('ui.toggle()', 'ui.cycle_tie("tied")'). They never wait
-** for a step to be taken. Those that change training (toggle, step,
-** select, the tie cycle, a setting scaled, the ladder) are the Lua
-** layer's (luaapi_open_ui), the same a replay gets: this file gives them
-** the screen's state and its message line. Every call a key makes says
-** what it did on the message line. The Ui travels as an upvalue, never a
-** C global.
+** call them too ('ui.toggle()', 'ui.select("untied")'). They never wait
+** for a step to be taken; the in_scale ladder alone holds the lab for an
+** instant, between two steps, as it must read the value it steps from.
+** Those that change training (toggle, step, select, the tie cycle, a
+** setting scaled, the ladder) are the Lua layer's (luaapi_open_ui), the
+** same a replay gets: this file gives them the screen's state and its
+** message line. Every call a key makes says what it did on the message
+** line. The Ui travels as an upvalue, never a C global.
 */
 #include <lauxlib.h>
 #include <math.h>

@@ -2,7 +2,9 @@
 ** test_lab.c -- the lab end to end: a small model learns the synthetic
 ** language, checkpoints round-trip bit-exactly and resume bit-identically,
 ** bad checkpoints are refused cleanly, a NaN loss pauses only its run, live
-** tie toggles keep training, and a tied run finds its untied partner.
+** tie toggles keep training, a tied run finds its untied partner, the
+** steering verbs move what they say, and a save to the autosave folder
+** saves every run it can.
 */
 #include <math.h>
 #include <stdlib.h>
@@ -12,6 +14,7 @@
 
 #include "comma_locale.h"
 #include "core/safetensors.h"
+#include "lab/autosave.h"
 #include "lab/run.h"
 #include "lab/steer.h"
 #include "tap.h"
@@ -665,6 +668,61 @@ static void test_optimizer_checkpoint(const char *dir) {
   lab_free(lab);
 }
 
+/* What a save told of each run. */
+typedef struct Told {
+  int saved, failed;
+  char why[ERR_MSG_MAX];
+} Told;
+
+static void told(void *ctx, Run *r, const Err *failed) {
+  Told *t = ctx;
+  if (failed) snprintf(t->why, sizeof t->why, "%s", failed->msg);
+  *(failed ? &t->failed : &t->saved) += 1;
+}
+
+static int is_file(const char *dir, const char *name) {
+  char path[4400];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  return access(path, F_OK) == 0;
+}
+
+/* One run that cannot be saved leaves the others saved, each failure
+** told; only a save of every run prunes the checkpoints of runs gone. */
+static void test_autosave(const char *tmp) {
+  char state[4096], dir[4096], blocked[4400], stale[4400], a_file[64];
+  Err err;
+  snprintf(state, sizeof state, "%s/state", tmp);
+  setenv("XDG_STATE_HOME", state, 1);
+  Lab *lab = lab_new(&err);
+  RunOptions oa = tiny("a", "tied"), ob = tiny("b", "untied");
+  Run *a = lab_add_run(lab, &oa, &err), *b = a ? lab_add_run(lab, &ob, &err) : NULL;
+  if (!b || autosave_dir(dir, sizeof dir, &err) < 0) {
+    ok(0, "two runs and an autosave folder: %s", err.msg);
+    lab_free(lab);
+    return;
+  }
+  snprintf(a_file, sizeof a_file, "a-%d" AUTOSAVE_EXT, run_id(a));
+  snprintf(blocked, sizeof blocked, "%s/%s", dir, a_file);   /* a folder where a's checkpoint goes */
+  snprintf(stale, sizeof stale, "%s/gone-99" AUTOSAVE_EXT, dir);
+  int ready = mkdir(blocked, 0700) == 0;
+  FILE *f = fopen(stale, "w");
+  if (f) fclose(f);
+  Told t = {0};
+  char where[4096];
+  int rc = autosave_lab(lab, where, sizeof where, told, &t, &err);
+  ok(ready && rc < 0 && t.failed == 1 && t.saved == 1 && strcmp(err.msg, t.why) == 0,
+     "a run that cannot be saved is told, and the other is saved still (%d saved, %d failed: %s)", t.saved, t.failed,
+     err.msg);
+  ok(strcmp(where, dir) == 0 && is_file(dir, "gone-99" AUTOSAVE_EXT), "a save cut short prunes nothing");
+  rmdir(blocked);
+  t = (Told){0};
+  rc = autosave_lab(lab, where, sizeof where, told, &t, &err);
+  ok(rc == 0 && t.saved == 2 && t.failed == 0 && is_file(dir, a_file) && !is_file(dir, "gone-99" AUTOSAVE_EXT),
+     "a whole save saves every run and prunes the run gone (%d saved)", t.saved);
+  autosave_release();
+  lab_free(lab);
+}
+
 int main(void) {
   char dir[] = "/tmp/tielab-test-lab-XXXXXX";
   if (!mkdtemp(dir)) return 1;
@@ -680,6 +738,7 @@ int main(void) {
   test_toggles_and_partner();
   test_steer();
   test_optimizer_checkpoint(dir);
+  test_autosave(dir);
   char cmd[600];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
   if (system(cmd) != 0) diag("could not remove %s", dir);

@@ -40,10 +40,10 @@ struct HostJobProgress {
   void *ud;
 };
 typedef int (*HostJobFn)(Lab *lab, void *arg, HostJobProgress *p, Err *err);
+typedef void (*HostJobFree)(void *arg);
 /* A change posted to the lab: run between two steps, never waited for. */
 typedef int (*HostPostFn)(Lab *lab, const void *arg, Err *err);
 #define HOST_POST_MAX 256   /* bytes of a posted change's argument */
-typedef void (*HostJobFree)(void *arg);
 
 struct Host {
   /* Exclusive use of the lab until 'release'. May wait for the step in

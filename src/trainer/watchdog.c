@@ -149,7 +149,8 @@ typedef struct Said {
 
 static void said_failure(void *ctx, Run *r, const Err *failed) {
   Said *s = ctx;
-  if (failed && s->n < s->cap) s->n += (size_t)snprintf(s->buf + s->n, s->cap - s->n, "tielab: cannot save the run: %s\n", failed->msg);
+  if (failed && s->n < s->cap)
+    s->n += (size_t)snprintf(s->buf + s->n, s->cap - s->n, "tielab: cannot save the run: %s\n", failed->msg);
 }
 
 /* Save every run where --resume finds them; what to say in 'said'. */

@@ -55,6 +55,13 @@ wait_for 'third' 50
 check $? "a REPL line adds a third run, which trains with the others from step 0"
 s=$(step_now)
 wait_steps $((s + 20))
+# The + key's function typed, for another run: the same route as the key,
+# and the replay takes it as it takes the key.
+type_line "ui.in_scale('up', 'third')"
+wait_for 'third: in_scale 2 \(\+ - step, 0 resets\)' 50
+check $? "ui.in_scale typed in the REPL steps the third run as + does, with the key's line"
+s=$(step_now)
+wait_steps $((s + 20))
 type_line 'for _, r in ipairs(lab.runs) do'
 wait_for '^>> ' 50
 s=$(step_now)
@@ -81,7 +88,8 @@ head -n 1 "$J" | grep -q '"journal":1,.*"argv":\[.*"--journal","j.jsonl".*"runs"
 check $? "the header holds the command line and every run's options"
 grep -q '"kind":"key","step":[0-9]*,"runs":\[\["tied",[0-9]*\],\["untied",[0-9]*\]\],"sel":"tied","lua":"ui\.\(scale(.in_scale., 2)\|in_scale(.up.)\)"' "$J" &&
   grep -q '"lua":"ui.cycle_tie()"' "$J" && grep -q '"kind":"line",.*"lua":"lab.runs\[2\]:set{lr=2e-3}"' "$J" &&
-  grep -q '"lua":"for _, r in ipairs(lab.runs) do\\nr:set{out_scale = 0.5} end"' "$J"
+  grep -q '"lua":"for _, r in ipairs(lab.runs) do\\nr:set{out_scale = 0.5} end"' "$J" &&
+  grep -q '"kind":"line",.*"lua":"ui.in_scale(.up., .third.)"' "$J"
 check $? "the keys and the REPL line are journaled with every run's step and the selected run"
 tail -n 1 "$J" | grep -q '^{"end":true,.*"loss":"-\{0,1\}0x[0-9a-f.]*p[-+][0-9]*",.*"weights":"'
 check $? "the final record holds each run's figures as hex floats"

@@ -2,7 +2,9 @@
 ** test_lab.c -- the lab end to end: a small model learns the synthetic
 ** language, checkpoints round-trip bit-exactly and resume bit-identically,
 ** bad checkpoints are refused cleanly, a NaN loss pauses only its run, live
-** tie toggles keep training, and a tied run finds its untied partner.
+** tie toggles keep training, a tied run finds its untied partner, the
+** steering verbs move what they say, and a save to the autosave folder
+** saves every run it can.
 */
 #include <math.h>
 #include <stdlib.h>
@@ -12,6 +14,7 @@
 
 #include "comma_locale.h"
 #include "core/safetensors.h"
+#include "lab/autosave.h"
 #include "lab/run.h"
 #include "lab/steer.h"
 #include "tap.h"
@@ -537,6 +540,22 @@ static void test_toggles_and_partner(void) {
   lab_free(lab);
 }
 
+/* The verb of steer.h named 'name'. */
+static const SteerVerb *verb(const char *name) {
+  int n;
+  const SteerVerb *v = steer_verbs(&n);
+  for (int i = 0; i < n; i++)
+    if (strcmp(steer_verb_name(&v[i]), name) == 0) return &v[i];
+  return NULL;
+}
+
+/* Scale setting 'key' of 'r' by 'f' as ui.scale does. */
+static int scale(Run *r, const char *key, double f, Err *err) {
+  SteerArgs a = {.key = key, .factor = f};
+  SteerPlan p;
+  return steer_do(r, verb("scale"), &a, "x", &p, err);
+}
+
 /* The moves of the keys: the tie cycle, a setting scaled, the ladder. */
 static void test_steer(void) {
   Err err;
@@ -545,14 +564,20 @@ static void test_steer(void) {
   Run *r = lab_add_run(lab, &o, &err);
   const char *want[] = {"untied", "half", "tied"};
   for (int i = 0; r && i < 3; i++) {
-    int rc = steer_cycle_tie(r, &err);
+    SteerArgs none = {0};
+    SteerPlan p;
+    int rc = steer_do(r, verb("cycle_tie"), &none, "x", &p, &err);
     const RunMetrics *m = run_metrics(r);
     int k = m->tie_k, d = m->dim;
     int is = i == 0 ? k == 0 : i == 1 ? k == d / 2 : k == d;
-    ok(rc == 0 && is, "t cycles to %s (tie_k %d of %d)", want[i], k, d);
+    ok(rc == 0 && is, "t cycles to %s (tie_k %d of %d): %s", want[i], k, d, p.note);
   }
-  ok(r && steer_scale(r, "in_scale", 4, &err) == 0 && run_options(r)->in_scale == 4, "in_scale times 4");
-  ok(r && steer_scale(r, "lr", 0.5, &err) == 0 && run_options(r)->lr == o.lr * 0.5, "lr times 1/2");
+  ok(r && scale(r, "in_scale", 4, &err) == 0 && run_options(r)->in_scale == 4, "in_scale times 4");
+  ok(r && scale(r, "lr", 0.5, &err) == 0 && run_options(r)->lr == o.lr * 0.5, "lr times 1/2");
+  ok(r && scale(r, "dim", 2, &err) < 0 && strcmp(err.msg, "invalid option 'dim'") == 0,
+     "a setting fixed at creation is no factor to scale: %s", err.msg);
+  ok(r && scale(r, "in_scale", -1, &err) < 0 && strcmp(err.msg, "must be a positive number") == 0,
+     "a negative factor is refused: %s", err.msg);
   static const struct {
     double from;
     int dir;
@@ -643,6 +668,61 @@ static void test_optimizer_checkpoint(const char *dir) {
   lab_free(lab);
 }
 
+/* What a save told of each run. */
+typedef struct Told {
+  int saved, failed;
+  char why[ERR_MSG_MAX];
+} Told;
+
+static void told(void *ctx, Run *r, const Err *failed) {
+  Told *t = ctx;
+  if (failed) snprintf(t->why, sizeof t->why, "%s", failed->msg);
+  *(failed ? &t->failed : &t->saved) += 1;
+}
+
+static int is_file(const char *dir, const char *name) {
+  char path[4400];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  return access(path, F_OK) == 0;
+}
+
+/* One run that cannot be saved leaves the others saved, each failure
+** told; only a save of every run prunes the checkpoints of runs gone. */
+static void test_autosave(const char *tmp) {
+  char state[4096], dir[4096], blocked[4400], stale[4400], a_file[64];
+  Err err;
+  snprintf(state, sizeof state, "%s/state", tmp);
+  setenv("XDG_STATE_HOME", state, 1);
+  Lab *lab = lab_new(&err);
+  RunOptions oa = tiny("a", "tied"), ob = tiny("b", "untied");
+  Run *a = lab_add_run(lab, &oa, &err), *b = a ? lab_add_run(lab, &ob, &err) : NULL;
+  if (!b || autosave_dir(dir, sizeof dir, &err) < 0) {
+    ok(0, "two runs and an autosave folder: %s", err.msg);
+    lab_free(lab);
+    return;
+  }
+  snprintf(a_file, sizeof a_file, "a-%d" AUTOSAVE_EXT, run_id(a));
+  snprintf(blocked, sizeof blocked, "%s/%s", dir, a_file);   /* a folder where a's checkpoint goes */
+  snprintf(stale, sizeof stale, "%s/gone-99" AUTOSAVE_EXT, dir);
+  int ready = mkdir(blocked, 0700) == 0;
+  FILE *f = fopen(stale, "w");
+  if (f) fclose(f);
+  Told t = {0};
+  char where[4096];
+  int rc = autosave_lab(lab, where, sizeof where, told, &t, &err);
+  ok(ready && rc < 0 && t.failed == 1 && t.saved == 1 && strcmp(err.msg, t.why) == 0,
+     "a run that cannot be saved is told, and the other is saved still (%d saved, %d failed: %s)", t.saved, t.failed,
+     err.msg);
+  ok(strcmp(where, dir) == 0 && is_file(dir, "gone-99" AUTOSAVE_EXT), "a save cut short prunes nothing");
+  rmdir(blocked);
+  t = (Told){0};
+  rc = autosave_lab(lab, where, sizeof where, told, &t, &err);
+  ok(rc == 0 && t.saved == 2 && t.failed == 0 && is_file(dir, a_file) && !is_file(dir, "gone-99" AUTOSAVE_EXT),
+     "a whole save saves every run and prunes the run gone (%d saved)", t.saved);
+  autosave_release();
+  lab_free(lab);
+}
+
 int main(void) {
   char dir[] = "/tmp/tielab-test-lab-XXXXXX";
   if (!mkdtemp(dir)) return 1;
@@ -658,6 +738,7 @@ int main(void) {
   test_toggles_and_partner();
   test_steer();
   test_optimizer_checkpoint(dir);
+  test_autosave(dir);
   char cmd[600];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
   if (system(cmd) != 0) diag("could not remove %s", dir);

@@ -3,8 +3,9 @@
 ** (expressions, '=', incomplete statements, errors), the pretty-printer,
 ** script coroutines that yield while a host that does not step inline
 ** works, time slices and interrupts of waiting and of runaway scripts, key
-** bindings, custom series, captions, tab completion, the heap cap and the
-** sandbox. The host here is a stand-in for the trainer thread: steps asked
+** bindings, custom series, captions, tab completion, the heap cap, the
+** sandbox, and the 'ui' table's training functions, whose changes land as
+** r:set's do by whichever route they take. The host here is a stand-in for the trainer thread: steps asked
 ** for are done only when the test says so.
 */
 #include <stdio.h>
@@ -259,6 +260,98 @@ static void test_jobs_in_place(LuaApi *api) {
      "with its result: %s", flat());
 }
 
+/* ------------------------------------------------------------ one route per action */
+
+/* The host's queue of posted changes, as the trainer keeps it: made when
+** the test says so, the last error kept as the trainer's message. */
+static struct {
+  HostPostFn fn[8];
+  unsigned char arg[8][HOST_POST_MAX];
+  int n;
+  char error[ERR_MSG_MAX];
+} posts;
+
+static int d_post(Host *h, HostPostFn fn, const void *arg, size_t n, Err *err) {
+  if (posts.n == 8 || n > HOST_POST_MAX) return err_set(err, "the queue is full");
+  posts.fn[posts.n] = fn;
+  memcpy(posts.arg[posts.n++], arg, n);
+  return 0;
+}
+
+static void run_posts(Host *h) {
+  Err err;
+  posts.error[0] = '\0';
+  for (int i = 0; i < posts.n; i++)
+    if (posts.fn[i](((Deferred *)h->ud)->lab, posts.arg[i], &err) < 0) snprintf(posts.error, sizeof posts.error, "%s", err.msg);
+  posts.n = 0;
+}
+
+/* The 'ui' table's lines, as the message line shows them. */
+static char said[256];
+static void ui_say(void *ctx, int warn, const char *line) { snprintf(said, sizeof said, "%s", line); }
+static const char *ui_selected_run(void *ctx) { return "a"; }
+
+/* Evaluate 'chunk' and keep what it returns, one line (no end of line). */
+static const char *value_of(LuaApi *api, const char *chunk) {
+  static char buf[512];
+  eval(api, chunk);
+  snprintf(buf, sizeof buf, "%s", flat());
+  buf[strcspn(buf, "|")] = '\0';
+  return buf;
+}
+
+/* Each change made through ui.* (posted, or with the lab held) and through
+** r:set lands alike: the same value and the same event; a refusal is
+** the same message whichever route it took. */
+static void test_routes(Host *base) {
+  Err err;
+  Host h = *base;
+  h.post = d_post;
+  LuaApiOptions o = {.out = capture};
+  LuaApi *api = luaapi_new(&h, &o, &err);
+  if (!api) return;
+  lua_State *L = luaapi_state(api);
+  lua_newtable(L);
+  LuaApiUiOwner owner = {.selected = ui_selected_run, .say = ui_say};
+  luaapi_open_ui(api, &owner);
+  lua_setglobal(L, "ui");
+  eval(api, "local m = {vocab=256, dim=32, layers=1, heads=2, ctx=8, batch=2}"
+            " for _, n in ipairs{'a', 'b'} do m.name = n lab.run(m) end a, b = lab.runs.a, lab.runs.b");
+  static const struct {
+    const char *ui, *set, *said;
+  } same[] = {
+      {"ui.scale('out_scale', 2)", "b:set{out_scale = 2}", "a: out_scale x 2"},
+      {"ui.in_scale('up')", "b:set{in_scale = 2}", "a: in_scale 2 (+ - step, 0 resets)"},
+      {"ui.cycle_tie()", "b:set{tie = 'untied'}", "a: tie untied"},
+      {"ui.in_scale(1/3, 'a')", "b:set{in_scale = 1/3}", "a: in_scale 1/3 (+ - step, 0 resets)"},
+  };
+  for (size_t i = 0; i < sizeof same / sizeof same[0]; i++) {
+    said[0] = '\0';
+    eval(api, same[i].ui);
+    run_posts(&h);
+    eval(api, same[i].set);
+    char a[512];
+    snprintf(a, sizeof a, "%s", value_of(api, "local e = a:events() return e[#e].text, a:options().in_scale, a:options().out_scale, a:options().tie"));
+    const char *b = value_of(api, "local e = b:events() return e[#e].text, b:options().in_scale, b:options().out_scale, b:options().tie");
+    ok(strcmp(a, b) == 0 && strcmp(said, same[i].said) == 0, "%s and %s land alike (%s | %s), saying '%s'", same[i].ui,
+       same[i].set, a, b, said);
+  }
+  /* The same refusal by each route: raised, or the trainer's message. */
+  char set[512];
+  snprintf(set, sizeof set, "%s", value_of(api, "return select(2, pcall(b.set, b, {in_scale = 2e6}))"));
+  ok(strstr(set, "r:set: 'in_scale' must be a number in [0, 1000000], got 2000000") != NULL, "r:set refuses: %s", set);
+  const char *held = value_of(api, "return select(2, pcall(ui.in_scale, 2e6))");
+  ok(strcmp(held, set + strlen("r:set: ")) == 0, "ui.in_scale refuses with its message: %s", held);
+  eval(api, "ui.scale('in_scale', 2e6 / a:options().in_scale)");
+  run_posts(&h);
+  ok(strcmp(posts.error, set + strlen("r:set: ")) == 0, "a posted ui.scale refuses with it too: %s", posts.error);
+  const char *bad = value_of(api, "return select(2, pcall(ui.scale, 'dim', 2))");
+  ok(strstr(bad, "invalid option 'dim'") != NULL, "ui.scale takes live numbers only: %s", bad);
+  ok(strcmp(value_of(api, "return ui.in_scale(), ui.selected(), ui.select(), ui.selected()"), "0.33333333333333\ta\tb\ta") == 0,
+     "ui.in_scale() reads; ui.select() moves to the next run, which the owner keeps: %s", flat());
+  luaapi_free(api);
+}
+
 int main(void) {
   Err err;
   Deferred d = {0};
@@ -274,6 +367,7 @@ int main(void) {
   test_completion(api);
   test_ui_hooks(api);
   luaapi_free(api);
+  test_routes(&h);
   test_cap_and_sandbox(&h);
   lab_free(d.lab);
   return tap_done();

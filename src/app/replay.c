@@ -6,16 +6,15 @@
 ** on_step callbacks run and then every journal entry whose recorded steps
 ** are now reached, so an action that happened while a script trained is
 ** applied at its step from inside the script's own 'r:step'. The 'ui'
-** table holds the functions of the lab's keys that change training
-** (toggle, running, step, cycle_tie, scale, in_scale, select) with the lab's
-** meaning; every other key of the lab only changes the view, and is a
-** no-op here. A "wait" entry is never applied: the host's 'wait_answer'
+** table holds the functions of the lab's keys that change training with
+** the lab's meaning, the same functions the lab has (luaapi_open_ui),
+** acting on this replay's selected run and training state; every other
+** key of the lab only changes the view, and is a no-op here. A "wait" entry is never applied: the host's 'wait_answer'
 ** hands it to the script's lab.wait_key that asks for it, and an answer
 ** that no wait asks for, or a wait with no answer, is a divergence.
 */
 #include <errno.h>
 #include <lauxlib.h>
-#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,7 +25,6 @@
 #include "app/replay_check.h"
 #include "config.h"
 #include "lab/journal.h"
-#include "lab/steer.h"
 #include "luaapi/luaapi.h"
 #include "app/replay.h"
 #include "ui/ui.h"
@@ -195,93 +193,20 @@ static long host_submit(Host *h, int id, long n, Err *err) {
 
 /* ------------------------------------------------------------ the headless 'ui' table */
 
-static Replay *getrp(lua_State *L) { return lua_touserdata(L, lua_upvalueindex(1)); }
+/* What the lab's training functions of 'ui' (luaapi_open_ui) need of
+** the replay: its selected run and whether it trains. Their lines are not
+** shown. */
+static const char *owner_selected(void *ctx) { return ((Replay *)ctx)->sel; }
 
-/* The run named by argument 'arg', or the selected run. */
-static Run *run_arg(lua_State *L, Replay *rp, int arg) {
-  const char *name = lua_isnoneornil(L, arg) ? rp->sel : luaapi_name_arg(L, arg, "ui");
-  Run *r = lab_find(rp->lab, name);
-  if (!r && lua_isnoneornil(L, arg) && lab_n_runs(rp->lab) > 0) r = lab_run(rp->lab, 0);
-  if (!r) luaL_error(L, "no run named '%s'", name);
-  return r;
+static void owner_select(void *ctx, int id, const char *name) {
+  Replay *rp = ctx;
+  snprintf(rp->sel, sizeof rp->sel, "%s", name);
 }
 
-static int rui_toggle(lua_State *L) {
-  Replay *rp = getrp(L);
-  rp->running = !rp->running;
-  lua_pushboolean(L, rp->running);
-  return 1;
-}
-
-static int rui_running(lua_State *L) {
-  Replay *rp = getrp(L);
-  if (!lua_isnoneornil(L, 1)) rp->running = lua_toboolean(L, 1);
-  lua_pushboolean(L, rp->running);
-  return 1;
-}
-
-static int rui_step(lua_State *L) {
-  Replay *rp = getrp(L);
-  lua_Integer n = luaL_optinteger(L, 1, 1);
-  luaL_argcheck(L, n >= 1, 1, "must be at least 1");
-  Err err;
-  if (host_submit(&rp->host, -1, (long)n, &err) < 0) return luaL_error(L, "%s", err.msg);
-  return 0;
-}
-
-static int rui_cycle_tie(lua_State *L) {
-  Run *r = run_arg(L, getrp(L), 1);
-  Err err;
-  if (steer_cycle_tie(r, &err) < 0) return luaL_error(L, "%s", err.msg);
-  return 0;
-}
-
-static int rui_scale(lua_State *L) {
-  Replay *rp = getrp(L);
-  static const char *const keys[] = {"in_scale", "out_scale", "lr", NULL};
-  int which = luaL_checkoption(L, 1, NULL, keys);
-  double f = luaL_checknumber(L, 2);
-  luaL_argcheck(L, f > 0 && isfinite(f), 2, "must be a positive number");
-  Run *r = run_arg(L, rp, 3);
-  Err err;
-  if (steer_scale(r, keys[which], f, &err) < 0) return luaL_error(L, "%s", err.msg);
-  return 0;
-}
-
-/* ui.in_scale(["up" | "down" | value [, name]]): a rung up or down, or a value. */
-static int rui_in_scale(lua_State *L) {
-  static const char *const moves[] = {"up", "down", NULL};
-  int move = -1;
-  double want = 0;
-  if (lua_type(L, 1) == LUA_TSTRING) move = luaL_checkoption(L, 1, NULL, moves);
-  else if (!lua_isnoneornil(L, 1)) want = luaL_checknumber(L, 1);
-  luaL_argcheck(L, move >= 0 || lua_isnoneornil(L, 1) || (want > 0 && isfinite(want)), 1,
-                "must be 'up', 'down' or a positive number");
-  Run *r = run_arg(L, getrp(L), 2);
-  double was = run_options(r)->in_scale, now = move < 0 ? want : steer_ladder_next(was, move == 0 ? 1 : -1);
-  Err err;
-  if (now > 0 && run_set_number(r, "in_scale", now, &err) < 0) return luaL_error(L, "%s", err.msg);
-  lua_pushnumber(L, now > 0 ? now : was);
-  return 1;
-}
-
-static int rui_select(lua_State *L) {
-  Replay *rp = getrp(L);
-  int n = lab_n_runs(rp->lab);
-  if (!lua_isnoneornil(L, 1)) {
-    snprintf(rp->sel, sizeof rp->sel, "%s", run_name(run_arg(L, rp, 1)));
-  } else if (n > 0) {
-    int i = 0;
-    while (i < n && strcmp(run_name(lab_run(rp->lab, i)), rp->sel) != 0) i++;
-    snprintf(rp->sel, sizeof rp->sel, "%s", run_name(lab_run(rp->lab, (i + 1) % n)));
-  }
-  lua_pushstring(L, rp->sel);
-  return 1;
-}
-
-static int rui_selected(lua_State *L) {
-  lua_pushstring(L, getrp(L)->sel);
-  return 1;
+static int owner_running(void *ctx, int on) {
+  Replay *rp = ctx;
+  if (on >= 0) rp->running = on;
+  return rp->running;
 }
 
 static int rui_view_only(lua_State *L) { return 0; }
@@ -292,17 +217,11 @@ static int rui_index(lua_State *L) {
   return 1;
 }
 
-static const luaL_Reg rui_funcs[] = {
-    {"toggle", rui_toggle}, {"running", rui_running}, {"step", rui_step},         {"cycle_tie", rui_cycle_tie},
-    {"scale", rui_scale},   {"in_scale", rui_in_scale}, {"select", rui_select}, {"selected", rui_selected},
-    {NULL, NULL},
-};
-
 static void open_ui(Replay *rp) {
   lua_State *L = luaapi_state(rp->api);
   lua_newtable(L);
-  lua_pushlightuserdata(L, rp);
-  luaL_setfuncs(L, rui_funcs, 1);
+  LuaApiUiOwner owner = {.selected = owner_selected, .select = owner_select, .running = owner_running, .ctx = rp};
+  luaapi_open_ui(rp->api, &owner);
   lua_newtable(L);
   lua_pushcfunction(L, rui_index);
   lua_setfield(L, -2, "__index");

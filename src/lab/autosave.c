@@ -237,6 +237,30 @@ void autosave_end(const char *dir, int complete) {
   claimed = saving = 0;
 }
 
+int autosave_lab(Lab *lab, char *dir, size_t cap, AutosaveEach each, void *ctx, Err *err) {
+  dir[0] = '\0';
+  if (autosave_dir(dir, cap, err) < 0) {
+    dir[0] = '\0';
+    return -1;
+  }
+  Err first = {{0}}, e;
+  int complete = autosave_begin(dir, lab, &first) == 0;   /* the manifest first: --resume knows what to expect */
+  if (!complete && each) each(ctx, NULL, &first);
+  /* One run that cannot be saved (a name too long, a full disk for a big
+  ** one) is no reason to lose the others. */
+  for (int i = 0; i < lab_n_runs(lab); i++) {
+    Run *r = lab_run(lab, i);
+    int rc = autosave_run(dir, r, &e);
+    if (rc < 0 && complete) first = e;
+    complete &= rc == 0;
+    if (each) each(ctx, r, rc < 0 ? &e : NULL);
+  }
+  if (complete) autosave_prune(lab, dir);
+  autosave_end(dir, complete);
+  if (!complete && err) *err = first;
+  return complete ? 0 : -1;
+}
+
 void autosave_release(void) {
   char dir[4096], path[4400];
   Err err;

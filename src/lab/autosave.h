@@ -71,6 +71,18 @@ int autosave_run(const char *dir, Run *r, Err *err);
 ** longer in 'lab', so that --resume brings back exactly this lab. */
 void autosave_prune(Lab *lab, const char *dir);
 
+/* Each run a save tried, as it ends: saved ('failed' NULL) or not ('failed'
+** says why); 'r' NULL: the manifest could not be written. */
+typedef void (*AutosaveEach)(void *ctx, Run *r, const Err *failed);
+
+/* Save every run of 'lab' into this session's folder, named in 'dir' (""
+** when it cannot be made): the manifest, then every run, one that fails
+** told to 'each' and the others saved still; once all are saved, the
+** checkpoints of runs no longer in the lab are pruned and the folder has
+** no writer left. 0 when all were saved, else -1 with 'err' saying the
+** first failure. The screen, headless mode and the watchdog all save so. */
+int autosave_lab(Lab *lab, char *dir, size_t cap, AutosaveEach each, void *ctx, Err *err);
+
 /* Checkpoint file names in 'dir', sorted, every one (malloc'd; free each
 ** and the array). Returns the count, or -1 with 'err'. */
 int autosave_list(const char *dir, char ***names, Err *err);

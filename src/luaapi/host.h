@@ -41,6 +41,9 @@ struct HostJobProgress {
 };
 typedef int (*HostJobFn)(Lab *lab, void *arg, HostJobProgress *p, Err *err);
 typedef void (*HostJobFree)(void *arg);
+/* A change posted to the lab: run between two steps, never waited for. */
+typedef int (*HostPostFn)(Lab *lab, const void *arg, Err *err);
+#define HOST_POST_MAX 256   /* bytes of a posted change's argument */
 
 struct Host {
   /* Exclusive use of the lab until 'release'. May wait for the step in
@@ -71,6 +74,12 @@ struct Host {
   ** layer then runs a job itself, with the lab acquired. */
   long (*submit_job)(Host *h, HostJobFn fn, void *arg, HostJobFree free_arg, Err *err);
   void (*drop_job)(Host *h, long ticket);
+
+  /* Optional: run 'fn(lab, arg)' between two steps without waiting for
+  ** it ('arg', at most HOST_POST_MAX bytes, is copied); an error it
+  ** returns is the host's to report. NULL: the Lua layer holds the lab
+  ** and runs 'fn' itself. */
+  int (*post)(Host *h, HostPostFn fn, const void *arg, size_t n, Err *err);
 
   /* Nonzero when 'submit' and 'submit_job' complete the work before
   ** returning (headless):

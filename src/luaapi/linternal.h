@@ -16,6 +16,7 @@
 **   lrepl.c    REPL entries, the pretty-printer, tab completion
 **   llab.c     the module table: lab.run, lab.load, lab.align, ...
 **   lrun.c     the run handle 'tielab.run' and its methods
+**   lui.c      the 'ui' table's functions that change training
 **   lmetrics.c metrics, alignment and history as Lua tables
 **   largs.c    table arguments read against the settings table
 **   ljson.c    lab.json: JSON text to and from Lua values
@@ -32,6 +33,7 @@
 #include <lauxlib.h>
 #include <lua.h>
 
+#include "lab/steer.h"
 #include "luaapi/luaapi.h"
 
 /* Where 'make install' puts the scripts (Makefile.am defines it). */
@@ -281,6 +283,13 @@ void lrun_open(lua_State *L);
 void lrun_push(lua_State *L, int id);
 int lrun_check(lua_State *L, int idx);
 Run *lrun_lock(lua_State *L, int idx, LuaApi *api);
+/* A run copied out of the view: lrun_copy is the HostViewFn that fills it. */
+typedef struct RunCopy {
+  char name[64];
+  RunMetrics m;
+  RunOptions o;
+} RunCopy;
+void lrun_copy(void *ctx, const HostRunView *v);
 
 /* lmetrics.c */
 void lmetrics_push(lua_State *L, const RunMetrics *m, const char *name);
@@ -290,12 +299,7 @@ int lmetrics_push_history(lua_State *L, const HistBucket *b, int n);
 
 /* largs.c */
 void largs_run_options(lua_State *L, int idx, const char *fname, RunOptions *o);
-typedef struct LargsPair {
-  const Setting *s;
-  int is_text;
-  const char *text;
-  double number;
-} LargsPair;
+typedef SteerPair LargsPair;   /* a setting and its value, as steer_set takes them */
 int largs_live_pairs(lua_State *L, int idx, const char *fname, LargsPair *out, int cap);
 void largs_push_options(lua_State *L, const RunOptions *o);
 int largs_args(lua_State *L);

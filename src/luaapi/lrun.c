@@ -27,13 +27,7 @@ static LRun *handle(lua_State *L, int idx) { return luaL_checkudata(L, idx, LAPI
 
 /* ------------------------------------------------------------ copies out of the view */
 
-typedef struct RunCopy {
-  char name[64];
-  RunMetrics m;
-  RunOptions o;
-} RunCopy;
-
-static void copy_run(void *ctx, const HostRunView *v) {
+void lrun_copy(void *ctx, const HostRunView *v) {
   RunCopy *c = ctx;
   snprintf(c->name, sizeof c->name, "%s", v->name);
   c->m = *v->m;
@@ -44,7 +38,7 @@ static void copy_name(void *ctx, const HostRunView *v) { snprintf(ctx, 64, "%s",
 
 /* Run 'id' as the view has it; raises when it is gone. */
 static void read_run(lua_State *L, int id, RunCopy *c) {
-  if (lapi_view(lapi_get(L), id, copy_run, c) == 0) luaL_error(L, "attempt to use a removed run");
+  if (lapi_view(lapi_get(L), id, lrun_copy, c) == 0) luaL_error(L, "attempt to use a removed run");
 }
 
 static void forget(lua_State *L, LRun *h) {
@@ -122,26 +116,9 @@ static int lrun_set(lua_State *L) {
   LargsPair pairs[64];
   int n = largs_live_pairs(L, 2, "r:set", pairs, 64);
   Err err;
-  Run *r = lrun_lock(L, 1, api);
-  /* Every key is set on a copy and the whole set checked before any is
-  ** applied: a bad value leaves the run as it was, and keys that only make
-  ** sense together (schedule and decay_steps) may change together. */
-  RunOptions next = *run_options(r);
-  const char *keys[64];
-  for (int i = 0; i < n; i++) {
-    int rc = pairs[i].is_text ? run_options_set_text(&next, pairs[i].s->name, pairs[i].text, &err)
-                              : run_options_set_number(&next, pairs[i].s->name, pairs[i].number, &err);
-    if (rc < 0) {
-      lapi_unlock(api);
-      return luaL_error(L, "r:set: %s", err.msg);
-    }
-    keys[i] = pairs[i].s->name;
-  }
-  if (run_set_options(r, &next, keys, n, &err) < 0) {
-    lapi_unlock(api);
-    return luaL_error(L, "r:set: %s", err.msg);
-  }
+  int rc = steer_set(lrun_lock(L, 1, api), pairs, n, &err);
   lapi_unlock(api);
+  if (rc < 0) return luaL_error(L, "r:set: %s", err.msg);
   lua_settop(L, 1);
   return 1;
 }

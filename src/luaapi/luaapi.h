@@ -90,6 +90,26 @@ lua_State *luaapi_state(LuaApi *api);
 ** one with a NUL byte raises, for C would cut it short there. */
 const char *luaapi_name_arg(lua_State *L, int idx, const char *fname);
 
+/* Whoever defines the 'ui' table (the lab's screen, a replay), and keeps
+** what is its own: the selected run ('selected' its name, or NULL: the
+** first run; 'select' makes run 'id' the one), whether the lab trains
+** ('running': on 1 or 0, or -1 only to read; returns the state then),
+** where the line each function says goes ('warn': nothing changed), and
+** the multiplication sign the terminal shows. Each may be NULL. */
+typedef struct LuaApiUiOwner {
+  const char *(*selected)(void *ctx);
+  void (*select)(void *ctx, int id, const char *name);
+  int (*running)(void *ctx, int on);
+  void (*say)(void *ctx, int warn, const char *line);
+  const char *(*times)(void *ctx);
+  void *ctx;
+} LuaApiUiOwner;
+
+/* Put the functions of 'ui' that change training into the table on top of
+** the stack, for 'owner' (copied): toggle, running, step, select,
+** selected, and the verbs of lab/steer.h (cycle_tie, scale, in_scale). */
+void luaapi_open_ui(LuaApi *api, const LuaApiUiOwner *owner);
+
 /* Add a run to the lab as a script's lab.run{...} does, its options from
 ** an untrusted source (a journal's header): under the sandbox its corpus
 ** must be a file the sandbox lets a script read, and its memory counts

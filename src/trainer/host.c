@@ -17,6 +17,9 @@ static long host_submit_job(Host *h, HostJobFn fn, void *arg, HostJobFree free_a
   return trainer_submit_job(h->ud, fn, arg, free_arg, err);
 }
 static void host_drop_job(Host *h, long ticket) { trainer_drop_job(h->ud, ticket); }
+static int host_post(Host *h, HostPostFn fn, const void *arg, size_t n, Err *err) {
+  return trainer_post(h->ud, fn, arg, n, err);
+}
 static int host_view(Host *h, int id, HostViewFn fn, void *ctx) { return trainer_view(h->ud, id, fn, ctx); }
 static void host_handover(Host *h, int on) { trainer_set_handover(h->ud, on); }
 static void host_hold(Host *h, int on) { trainer_hold(h->ud, on); }
@@ -39,6 +42,7 @@ void trainer_host(Trainer *t, Host *h) {
   h->cancel = host_cancel;
   h->submit_job = host_submit_job;
   h->drop_job = host_drop_job;
+  h->post = host_post;
   h->view = host_view;
   h->handover = host_handover;
   h->hold = host_hold;

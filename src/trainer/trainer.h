@@ -111,7 +111,7 @@ double trainer_speed(const Trainer *t);
 /* A command run by the trainer thread between two steps with the lab in
 ** hand; 'arg' (at most TRAINER_ARG_MAX bytes) is copied. An error it
 ** returns becomes the snapshot's message. */
-#define TRAINER_ARG_MAX 256
+#define TRAINER_ARG_MAX HOST_POST_MAX
 typedef int (*TrainerFn)(Lab *lab, const void *arg, Err *err);
 int trainer_post(Trainer *t, TrainerFn fn, const void *arg, size_t n, Err *err);
 

@@ -141,6 +141,18 @@ static Lab *take_lab(Watchdog *w) {
   }
 }
 
+/* What a save says, one line per run it could not save. */
+typedef struct Said {
+  char *buf;
+  size_t cap, n;
+} Said;
+
+static void said_failure(void *ctx, Run *r, const Err *failed) {
+  Said *s = ctx;
+  if (failed && s->n < s->cap)
+    s->n += (size_t)snprintf(s->buf + s->n, s->cap - s->n, "tielab: cannot save the run: %s\n", failed->msg);
+}
+
 /* Save every run where --resume finds them; what to say in 'said'. */
 static void autosave_quietly(Lab *lab, const char *why, char *said, size_t cap) {
   said[0] = 0;
@@ -151,21 +163,10 @@ static void autosave_quietly(Lab *lab, const char *why, char *said, size_t cap) 
   }
   char dir[4096];
   Err err;
-  if (autosave_dir(dir, sizeof dir, &err) < 0) {
-    snprintf(said, cap, "tielab: %s; cannot save the runs: %s\n", why, err.msg);
-    return;
-  }
-  int complete = autosave_begin(dir, lab, &err) == 0;   /* the manifest first: --resume knows what to expect */
-  size_t n = 0;
-  if (!complete) n += (size_t)snprintf(said, cap, "tielab: cannot save the run: %s\n", err.msg);
-  for (int i = 0; i < lab_n_runs(lab); i++)
-    if (autosave_run(dir, lab_run(lab, i), &err) < 0) {
-      if (n < cap) n += (size_t)snprintf(said + n, cap - n, "tielab: cannot save the run: %s\n", err.msg);
-      complete = 0;
-    }
-  if (complete) autosave_prune(lab, dir);
-  autosave_end(dir, complete);
-  if (n < cap) snprintf(said + n, cap - n, "tielab: %s; saved in %s (tielab --resume reopens it)\n", why, dir);
+  Said s = {said, cap, 0};
+  autosave_lab(lab, dir, sizeof dir, said_failure, &s, &err);
+  if (!dir[0]) snprintf(said, cap, "tielab: %s; cannot save the runs: %s\n", why, err.msg);
+  else if (s.n < cap) snprintf(said + s.n, cap - s.n, "tielab: %s; saved in %s (tielab --resume reopens it)\n", why, dir);
 }
 
 /* The owner saved its runs and then hung (a finaliser that loops as Lua

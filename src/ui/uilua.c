@@ -2,174 +2,22 @@
 ** uilua.c -- the global 'ui' table: the Lua functions behind every key.
 **
 ** A key press runs one of these through the Lua layer, and a script may
-** call them too ('ui.toggle()', 'ui.scale("in_scale", 2, "tied")'). They
-** never wait for a step to be taken: changes to a run are queued as
-** commands that the trainer runs between two steps, and the screen shows
-** them with the next snapshot. The one exception is the in_scale ladder
-** ('ui.in_scale'), which must read the value it steps from: it holds the
-** lab for an instant, between two steps. Every call a key makes says what
-** it did on the message line. The Ui travels as an upvalue, never a C
-** global.
+** call them too ('ui.toggle()', 'ui.select("untied")'). They never wait
+** for a step to be taken; the in_scale ladder alone holds the lab for an
+** instant, between two steps, as it must read the value it steps from.
+** Those that change training (toggle, step, select, the tie cycle, a
+** setting scaled, the ladder) are the Lua layer's (luaapi_open_ui), the
+** same a replay gets: this file gives them the screen's state and its
+** message line. Every call a key makes says what it did on the message
+** line. The Ui travels as an upvalue, never a C global.
 */
 #include <lauxlib.h>
 #include <math.h>
 #include <string.h>
 
-#include "lab/steer.h"
 #include "ui/uistate.h"
 
 static Ui *getui(lua_State *L) { return lua_touserdata(L, lua_upvalueindex(1)); }
-
-/* The run named by argument 'arg' (a name), or the selected run. */
-static const TrainerRun *run_arg(lua_State *L, Ui *ui, int arg) {
-  if (lua_isnoneornil(L, arg)) {
-    const TrainerRun *r = ui_selected(ui);
-    if (!r) luaL_error(L, "there is no run");
-    return r;
-  }
-  const char *name = luaapi_name_arg(L, arg, "ui");
-  for (int i = 0; i < ui->snap->n_runs; i++)
-    if (strcmp(ui->snap->runs[i].name, name) == 0) return &ui->snap->runs[i];
-  luaL_error(L, "no run named '%s'", name);
-  return NULL;
-}
-
-static void post(lua_State *L, Ui *ui, TrainerFn fn, const void *arg, size_t n) {
-  Err err;
-  if (trainer_post(ui->trainer, fn, arg, n, &err) < 0) luaL_error(L, "%s", err.msg);
-}
-
-/* ------------------------------------------------------------ commands the trainer runs */
-
-typedef struct ScaleArg {
-  int id;
-  char key[32];
-  double factor;
-} ScaleArg;
-
-static int cmd_scale(Lab *lab, const void *arg, Err *err) {
-  const ScaleArg *a = arg;
-  Run *r = lab_run_by_id(lab, a->id);
-  if (!r) return err_set(err, "run %d was removed", a->id);
-  return steer_scale(r, a->key, a->factor, err);
-}
-
-static int cmd_cycle_tie(Lab *lab, const void *arg, Err *err) {
-  int id = *(const int *)arg;
-  Run *r = lab_run_by_id(lab, id);
-  if (!r) return err_set(err, "run %d was removed", id);
-  return steer_cycle_tie(r, err);
-}
-
-/* ------------------------------------------------------------ training */
-
-static int lui_toggle(lua_State *L) {
-  Ui *ui = getui(L);
-  int on = !trainer_running(ui->trainer);
-  trainer_set_running(ui->trainer, on);
-  ui_message(ui, ROLE_TEXT, "training %s", on ? "runs" : "paused");
-  ui_dirty(ui, 1u << P_STATUS);
-  lua_pushboolean(L, on);
-  return 1;
-}
-
-static int lui_running(lua_State *L) {
-  Ui *ui = getui(L);
-  if (!lua_isnoneornil(L, 1)) {
-    trainer_set_running(ui->trainer, lua_toboolean(L, 1));
-    ui_dirty(ui, 1u << P_STATUS);
-  }
-  lua_pushboolean(L, trainer_running(ui->trainer));
-  return 1;
-}
-
-static int lui_step(lua_State *L) {
-  Ui *ui = getui(L);
-  lua_Integer n = luaL_optinteger(L, 1, 1);
-  luaL_argcheck(L, n >= 1, 1, "must be at least 1");
-  Err err;
-  if (trainer_submit(ui->trainer, -1, (long)n, &err) < 0) return luaL_error(L, "%s", err.msg);
-  ui_message(ui, ROLE_TEXT, "%lld more step%s of every run", (long long)n, n == 1 ? "" : "s");
-  return 0;
-}
-
-static int lui_cycle_tie(lua_State *L) {
-  Ui *ui = getui(L);
-  const TrainerRun *r = run_arg(L, ui, 1);
-  int d = r->m.dim, k = r->m.tie_k;
-  post(L, ui, cmd_cycle_tie, &r->id, sizeof r->id);
-  if (k >= d) ui_message(ui, ROLE_TEXT, "%s: tie untied", r->name);
-  else if (k == 0) ui_message(ui, ROLE_TEXT, "%s: tie %d of %d columns", r->name, d / 2, d);
-  else ui_message(ui, ROLE_TEXT, "%s: tie tied", r->name);
-  return 0;
-}
-
-static int lui_scale(lua_State *L) {
-  Ui *ui = getui(L);
-  static const char *const keys[] = {"in_scale", "out_scale", "lr", NULL};
-  int which = luaL_checkoption(L, 1, NULL, keys);
-  double f = luaL_checknumber(L, 2);
-  luaL_argcheck(L, f > 0 && isfinite(f), 2, "must be a positive number");
-  const TrainerRun *r = run_arg(L, ui, 3);
-  ScaleArg a = {.id = r->id, .factor = f};
-  snprintf(a.key, sizeof a.key, "%s", keys[which]);
-  post(L, ui, cmd_scale, &a, sizeof a);
-  ui_message(ui, ROLE_TEXT, "%s: %s %s %g", r->name, keys[which], term_glyph(&ui->term, GLYPH_TIMES), f);
-  return 0;
-}
-
-/* ------------------------------------------------------------ the in_scale ladder */
-
-/* "3", "1/3", "0.37". */
-static void scale_text(double v, char *buf, size_t cap) {
-  double inv = v > 0 ? 1 / v : 0;
-  if (v < 1 && inv > 0 && fabs(inv - round(inv)) < 1e-6 * inv) snprintf(buf, cap, "1/%.0f", round(inv));
-  else snprintf(buf, cap, "%g", v);
-}
-
-/* With the lab held for an instant: run 'id''s in_scale now, moved one
-** rung ('dir' 1 up, -1 down) or set to 'want' (dir 0). '*now' is 0 when
-** the ladder ends there (nothing changes). */
-static int ladder_move(Ui *ui, int id, int dir, double want, double *was, double *now, Err *err) {
-  Lab *lab = trainer_acquire(ui->trainer);
-  Run *r = lab_run_by_id(lab, id);
-  int rc = r ? 0 : err_set(err, "run %d was removed", id);
-  if (r) {
-    *was = run_options(r)->in_scale;
-    *now = dir ? steer_ladder_next(*was, dir) : want;
-    if (*now > 0) rc = run_set_number(r, "in_scale", *now, err);
-  }
-  trainer_release(ui->trainer);
-  return rc;
-}
-
-/* ui.in_scale(["up" | "down" | value [, name]]): step the run's in_scale
-** along the ladder, or set it; returns the value it has then. */
-static int lui_in_scale(lua_State *L) {
-  Ui *ui = getui(L);
-  static const char *const moves[] = {"up", "down", NULL};
-  const TrainerRun *r = run_arg(L, ui, 2);
-  if (lua_isnoneornil(L, 1)) {
-    lua_pushnumber(L, r->m.in_scale);
-    return 1;
-  }
-  int dir = 0;
-  double want = 0, was = 0, now = 0;
-  if (lua_type(L, 1) == LUA_TSTRING) dir = luaL_checkoption(L, 1, NULL, moves) == 0 ? 1 : -1;
-  else want = luaL_checknumber(L, 1);
-  luaL_argcheck(L, dir || (want > 0 && isfinite(want)), 1, "must be 'up', 'down' or a positive number");
-  char name[sizeof r->name], text[32];
-  snprintf(name, sizeof name, "%s", r->name);
-  Err err = {{0}};
-  if (ladder_move(ui, r->id, dir, want, &was, &now, &err) < 0) return luaL_error(L, "%s", err.msg);
-  scale_text(now > 0 ? now : was, text, sizeof text);
-  if (now > 0) ui_message(ui, ROLE_TEXT, "%s: in_scale %s (+ - step, 0 resets)", name, text);
-  else ui_message(ui, ROLE_WARN, "%s: in_scale %s, the %s step (ui.in_scale(x) sets any)", name, text,
-                  dir > 0 ? "highest" : "lowest");
-  ui_dirty(ui, 1u << P_STATUS);
-  lua_pushnumber(L, now > 0 ? now : was);
-  return 1;
-}
 
 /* ------------------------------------------------------------ the throttle */
 
@@ -225,31 +73,6 @@ static int lui_faster(lua_State *L) {
 }
 
 /* ------------------------------------------------------------ the view */
-
-static int lui_select(lua_State *L) {
-  Ui *ui = getui(L);
-  const TrainerSnap *s = ui->snap;
-  if (!lua_isnoneornil(L, 1)) {
-    ui->sel_id = run_arg(L, ui, 1)->id;
-  } else if (s->n_runs > 0) {
-    int i = 0;
-    while (i < s->n_runs && s->runs[i].id != ui->sel_id) i++;
-    ui->sel_id = s->runs[(i + 1) % s->n_runs].id;
-  }
-  ui_dirty(ui, DIRTY_ALL);
-  const TrainerRun *r = ui_selected(ui);
-  if (r) ui_message(ui, ROLE_TEXT, "selected: %s (tab: the next run)", r->name);
-  if (r) lua_pushstring(L, r->name);
-  else lua_pushnil(L);
-  return 1;
-}
-
-static int lui_selected(lua_State *L) {
-  const TrainerRun *r = ui_selected(getui(L));
-  if (r) lua_pushstring(L, r->name);
-  else lua_pushnil(L);
-  return 1;
-}
 
 /* Some run has a fitted lens to show. */
 static int any_fit(const Ui *ui) {
@@ -499,14 +322,43 @@ static int lui_smooth(lua_State *L) {
 }
 
 static const luaL_Reg funcs[] = {
-    {"toggle", lui_toggle},   {"running", lui_running}, {"step", lui_step},       {"cycle_tie", lui_cycle_tie},
-    {"scale", lui_scale},     {"select", lui_select},   {"selected", lui_selected}, {"lens", lui_lens},
-    {"zoom", lui_zoom},       {"present", lui_present}, {"glyphs", lui_glyphs},   {"help", lui_help},
-    {"focus", lui_focus},     {"scroll", lui_scroll},   {"redraw", lui_redraw},   {"quit", lui_quit},
-    {"message", lui_message}, {"status", lui_status},   {"scatter", lui_scatter}, {"in_scale", lui_in_scale},
-    {"speed", lui_speed},     {"slower", lui_slower},   {"faster", lui_faster},   {"theme", lui_theme},     {"smooth", lui_smooth},
+    {"lens", lui_lens},       {"zoom", lui_zoom},       {"present", lui_present}, {"glyphs", lui_glyphs},
+    {"help", lui_help},       {"focus", lui_focus},     {"scroll", lui_scroll},   {"redraw", lui_redraw},
+    {"quit", lui_quit},       {"message", lui_message}, {"status", lui_status},   {"scatter", lui_scatter},
+    {"speed", lui_speed},     {"slower", lui_slower},   {"faster", lui_faster},   {"theme", lui_theme},
+    {"smooth", lui_smooth},
     {NULL, NULL},
 };
+
+/* ------------------------------------------------------------ what training's functions need of the screen */
+
+static const char *owner_selected(void *ctx) {
+  const TrainerRun *r = ui_selected(ctx);
+  return r ? r->name : NULL;
+}
+
+static void owner_select(void *ctx, int id, const char *name) {
+  Ui *ui = ctx;
+  ui->sel_id = id;
+  ui_dirty(ui, DIRTY_ALL);
+}
+
+static int owner_running(void *ctx, int on) {
+  Ui *ui = ctx;
+  if (on >= 0) {
+    trainer_set_running(ui->trainer, on);
+    ui_dirty(ui, 1u << P_STATUS);
+  }
+  return trainer_running(ui->trainer);
+}
+
+static void owner_say(void *ctx, int warn, const char *line) {
+  Ui *ui = ctx;
+  ui_message(ui, warn ? ROLE_WARN : ROLE_TEXT, "%s", line);
+  ui_dirty(ui, 1u << P_STATUS);
+}
+
+static const char *owner_times(void *ctx) { return term_glyph(&((Ui *)ctx)->term, GLYPH_TIMES); }
 
 int uilua_open(Ui *ui, Err *err) {
   lua_State *L = luaapi_state(ui->api);
@@ -514,6 +366,9 @@ int uilua_open(Ui *ui, Err *err) {
   lua_newtable(L);
   lua_pushlightuserdata(L, ui);
   luaL_setfuncs(L, funcs, 1);
+  LuaApiUiOwner owner = {.selected = owner_selected, .select = owner_select, .running = owner_running,
+                         .say = owner_say, .times = owner_times, .ctx = ui};
+  luaapi_open_ui(ui->api, &owner);
   uiscript_open(ui, L);
   lua_setglobal(L, "ui");
   return 0;

@@ -95,34 +95,39 @@ static void note_run(char *buf, size_t cap, const char *name, long step) {
   if (n + 1 < cap) snprintf(buf + n, cap - n, "%s%s (step %ld)", n ? ", " : "", name, step);
 }
 
+/* What ui_save_all hears of each run: marked saved, and named in the note. */
+typedef struct SaveNote {
+  Ui *ui;
+  char runs[2048];
+} SaveNote;
+
+static void saved_run(void *ctx, Run *r, const Err *failed) {
+  SaveNote *n = ctx;
+  if (!r || failed) return;   /* the first failure is the one said */
+  ui_mark_saved(n->ui, run_id(r), run_metrics(r)->step);
+  note_run(n->runs, sizeof n->runs, run_name(r), run_metrics(r)->step);
+}
+
 /* Save every run into the autosave folder; 'saved_note' then says which
 ** runs went where. */
 int ui_save_all(Ui *ui, Err *err) {
-  char dir[4096], runs[2048] = "";
-  if (autosave_dir(dir, sizeof dir, err) < 0) return -1;
+  char dir[4096];
+  SaveNote note = {.ui = ui};
   /* Saving ends the session: a job (a lens fit) stops at its next lens
   ** step, leaving the lab as before it, instead of keeping the save
   ** waiting for all of it. */
   trainer_stop_jobs(ui->trainer);
   watchdog_busy(ui->watchdog, 1);   /* a save ends by itself: no deadline cuts it short */
   Lab *lab = trainer_acquire(ui->trainer);
-  int rc = autosave_begin(dir, lab, err);   /* the manifest first: --resume knows what to expect */
-  for (int i = 0; i < lab_n_runs(lab) && rc == 0; i++) {
-    Run *r = lab_run(lab, i);
-    if ((rc = autosave_run(dir, r, err)) < 0) break;
-    ui_mark_saved(ui, run_id(r), run_metrics(r)->step);
-    note_run(runs, sizeof runs, run_name(r), run_metrics(r)->step);
-  }
-  if (rc == 0) autosave_prune(lab, dir);
-  autosave_end(dir, rc == 0);
+  int rc = autosave_lab(lab, dir, sizeof dir, saved_run, &note, err);
   trainer_release(ui->trainer);
   watchdog_busy(ui->watchdog, 0);
   if (rc == 0) {
-    size_t cap = strlen(runs) + strlen(dir) + 32;
-    char *note = malloc(cap);
-    if (note) snprintf(note, cap, "saved %s to %s", runs[0] ? runs : "no run", dir);
+    size_t cap = strlen(note.runs) + strlen(dir) + 32;
+    char *text = malloc(cap);
+    if (text) snprintf(text, cap, "saved %s to %s", note.runs[0] ? note.runs : "no run", dir);
     free(ui->saved_note);
-    ui->saved_note = note;
+    ui->saved_note = text;
   }
   return rc;
 }

@@ -34,19 +34,8 @@ static void host_serve(Host *h) {
 }
 
 void trainer_host(Trainer *t, Host *h) {
-  memset(h, 0, sizeof *h);
-  h->acquire = host_acquire;
-  h->release = host_release;
-  h->submit = host_submit;
-  h->poll = host_poll;
-  h->cancel = host_cancel;
-  h->submit_job = host_submit_job;
-  h->drop_job = host_drop_job;
-  h->post = host_post;
-  h->view = host_view;
-  h->handover = host_handover;
-  h->hold = host_hold;
-  h->serve = host_serve;
-  h->inline_steps = 0;
-  h->ud = t;
+  *h = (Host){.acquire = host_acquire, .release = host_release, .submit = host_submit, .poll = host_poll,
+              .cancel = host_cancel, .submit_job = host_submit_job, .drop_job = host_drop_job,
+              .post = host_post, .view = host_view, .handover = host_handover, .hold = host_hold,
+              .serve = host_serve, .inline_steps = 0, .ud = t};
 }

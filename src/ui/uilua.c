@@ -42,35 +42,32 @@ static int lui_speed(lua_State *L) {
   return 1;
 }
 
-/* Half the speed; from flat out, half the speed measured now. */
-static int lui_slower(lua_State *L) {
+/* Half the speed (from flat out, half the speed measured now); or twice
+** the speed, and flat out once that is faster than the lab goes. */
+static int speed_by(lua_State *L, int faster) {
   Ui *ui = getui(L);
   double v = trainer_speed(ui->trainer), measured = ui->snap->steps_per_s;
-  if (v <= 0) v = isfinite(measured) && measured > 0 ? measured : 2 * SPEED_MIN;
-  if (v / 2 < SPEED_MIN) {
-    ui_message(ui, ROLE_WARN, "speed: %.3g steps/s is the slowest ([ goes no lower)", v);
+  int known = isfinite(measured) && measured > 0;
+  if (faster) {
+    if (v > 0) trainer_set_speed(ui->trainer, v = known && 2 * v >= measured ? 0 : 2 * v);
+    speed_message(ui, v);
   } else {
-    trainer_set_speed(ui->trainer, v / 2);
-    speed_message(ui, v / 2);
+    if (v <= 0) v = known ? measured : 2 * SPEED_MIN;
+    if (v / 2 < SPEED_MIN) {
+      ui_message(ui, ROLE_WARN, "speed: %.3g steps/s is the slowest ([ goes no lower)", v);
+    } else {
+      trainer_set_speed(ui->trainer, v / 2);
+      speed_message(ui, v / 2);
+    }
+    v = trainer_speed(ui->trainer);
   }
-  ui_dirty(ui, 1u << P_STATUS);
-  lua_pushnumber(L, trainer_speed(ui->trainer));
-  return 1;
-}
-
-/* Twice the speed, and flat out once that is faster than the lab goes. */
-static int lui_faster(lua_State *L) {
-  Ui *ui = getui(L);
-  double v = trainer_speed(ui->trainer), measured = ui->snap->steps_per_s;
-  if (v > 0) {
-    v = isfinite(measured) && measured > 0 && 2 * v >= measured ? 0 : 2 * v;
-    trainer_set_speed(ui->trainer, v);
-  }
-  speed_message(ui, v);
   ui_dirty(ui, 1u << P_STATUS);
   lua_pushnumber(L, v);
   return 1;
 }
+
+static int lui_slower(lua_State *L) { return speed_by(L, 0); }
+static int lui_faster(lua_State *L) { return speed_by(L, 1); }
 
 /* ------------------------------------------------------------ the view */
 

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "comma_locale.h"
-#include "core/num.h"
+#include "base/num.h"
 #include "tap.h"
 
 static void test_format(const char *when) {

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "core/rng.h"
-#include "core/text.h"
+#include "base/text.h"
 #include "tap.h"
 
 #define FFFD "\xef\xbf\xbd"

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "core/clock.h"
+#include "base/clock.h"
 #include "app/bench.h"
 #include "app/bench_lab.h"
 

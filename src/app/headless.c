@@ -27,8 +27,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/clock.h"
-#include "core/sig.h"
+#include "base/clock.h"
+#include "base/sig.h"
 #include "app/compare.h"
 #include "app/headless.h"
 #include "luaapi/luaapi.h"

@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 #include "core/bpe.h"
-#include "core/safeopen.h"
+#include "base/safeopen.h"
 
 /* Longest chunk; merges never build a token longer than this. */
 #define CHUNK_MAX 256

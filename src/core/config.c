@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "core/config.h"
-#include "core/num.h"
+#include "base/num.h"
 #include "core/model.h"
 
 ModelConfig config_default(void) {

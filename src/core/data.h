@@ -15,7 +15,7 @@
 
 #include "core/bpe.h"
 #include "core/corpus.h"
-#include "core/err.h"
+#include "base/err.h"
 
 typedef struct Dataset {
   Bpe *bpe;            /* owned */

@@ -44,7 +44,7 @@
 #include <stdint.h>
 
 #include "core/config.h"
-#include "core/err.h"
+#include "base/err.h"
 #include "core/reduce.h"
 
 typedef struct Model Model;

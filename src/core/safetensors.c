@@ -19,8 +19,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/replace.h"
-#include "core/safeopen.h"
+#include "base/replace.h"
+#include "base/safeopen.h"
+#include "base/utf8.h"
 #include "core/safetensors.h"
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -398,16 +399,10 @@ static int grow(void **p, int *cap, int n, size_t size) {
   return 0;
 }
 
-/* JSON strings must be UTF-8; refuse what jansson would refuse at write time. */
-static int valid_utf8(const char *s) {
-  json_t *j = json_string(s);
-  json_decref(j);
-  return j != NULL;
-}
-
 int st_writer_add(StWriter *w, const char *name, StDtype dtype, int ndim, const int64_t *shape,
                   const void *data, Err *err) {
-  if (!name || !valid_utf8(name)) return err_set(err, "tensor name is not valid UTF-8");
+  /* JSON strings must be UTF-8: refuse now what jansson would refuse when writing. */
+  if (!name || !utf8_valid(name, strlen(name))) return err_set(err, "tensor name is not valid UTF-8");
   if (strcmp(name, "__metadata__") == 0) return err_set(err, "'__metadata__' is not a tensor name");
   if ((unsigned)dtype >= ST_NDTYPES) return err_set(err, "tensor '%s': bad dtype %d", name, dtype);
   if (ndim < 0 || ndim > ST_MAX_DIMS)
@@ -428,7 +423,7 @@ int st_writer_add(StWriter *w, const char *name, StDtype dtype, int ndim, const 
 
 /* Set 'key' to 'value'; a key set twice keeps the last value. */
 int st_writer_meta(StWriter *w, const char *key, const char *value, Err *err) {
-  if (!key || !value || !valid_utf8(key) || !valid_utf8(value))
+  if (!key || !value || !utf8_valid(key, strlen(key)) || !utf8_valid(value, strlen(value)))
     return err_set(err, "metadata is not valid UTF-8");
   char *v = strdup(value);
   if (!v) return err_set(err, "out of memory");

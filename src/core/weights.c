@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/num.h"
+#include "base/num.h"
 #include "core/weights.h"
 
 #define WTE "transformer.wte.weight"

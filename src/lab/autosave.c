@@ -12,10 +12,10 @@
 #include <unistd.h>
 
 #include "lab/autosave.h"
-#include "core/clock.h"
-#include "core/replace.h"
-#include "core/safeopen.h"
-#include "core/text.h"
+#include "base/clock.h"
+#include "base/replace.h"
+#include "base/safeopen.h"
+#include "base/text.h"
 
 static int mkdirs(char *path, Err *err) {
   for (char *p = path + 1; *p; p++) {

@@ -15,7 +15,7 @@
 
 #include "config.h"
 #include "core/model.h"
-#include "core/safeopen.h"
+#include "base/safeopen.h"
 #include "lab/journal.h"
 #include "lab/run.h"
 

@@ -31,7 +31,7 @@
 #include <stdint.h>
 
 #include "core/config.h"
-#include "core/err.h"
+#include "base/err.h"
 #include "core/model.h"
 #include "lab/lab.h"
 

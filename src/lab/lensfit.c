@@ -31,7 +31,7 @@
 #include <string.h>
 
 #include "core/rng.h"
-#include "core/sysmem.h"
+#include "base/sysmem.h"
 #include "lab/run.h"
 
 #define LENSFIT_SEED_TAG 0x6c656e73666974ULL   /* "lensfit": the fit's own batches */

@@ -20,9 +20,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/num.h"
+#include "base/num.h"
 #include "core/schedule.h"
-#include "core/text.h"
+#include "base/text.h"
 #include "lab/lab.h"
 
 #define SEED_MAX 18446744073709551615.0   /* 2^64 - 1, as a double (for display) */

@@ -20,7 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/clock.h"
+#include "base/clock.h"
 #include "luaapi/linternal.h"
 
 

@@ -27,7 +27,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/safeopen.h"
+#include "base/safeopen.h"
 #include "luaapi/linternal.h"
 
 #define LSYS_READ_MAX ((lua_Integer)64 << 20)   /* lab.read's default 'max', bytes */

@@ -14,7 +14,8 @@
 
 #include <lualib.h>
 
-#include "core/text.h"
+#include "base/text.h"
+#include "base/utf8.h"
 #include "lab/lab.h"
 #include "luaapi/linternal.h"
 
@@ -186,15 +187,15 @@ void lapi_write(LuaApi *api, const char *s, size_t n, int is_err) {
   char *carry = api->carry[is_err];
   size_t *nc = &api->n_carry[is_err];
   while (*nc > 0 && n > 0 && *nc < 4 && ((unsigned char)*s & 0xc0) == 0x80 &&
-         text_incomplete_tail(carry, *nc) == *nc) {
+         utf8_incomplete_tail(carry, *nc) == *nc) {
     carry[(*nc)++] = *s++;
     n--;
   }
-  if (*nc > 0 && (n > 0 || text_incomplete_tail(carry, *nc) != *nc)) {
+  if (*nc > 0 && (n > 0 || utf8_incomplete_tail(carry, *nc) != *nc)) {
     write_escaped(api, carry, *nc, is_err);
     *nc = 0;
   }
-  size_t tail = text_incomplete_tail(s, n);
+  size_t tail = utf8_incomplete_tail(s, n);
   if (tail > 0 && tail <= sizeof api->carry[0] - 1) {
     memcpy(carry, s + n - tail, tail);
     *nc = tail;

@@ -61,7 +61,7 @@
 ** not reused while it holds memory. A job that fails with nobody left to
 ** read its error makes it the snapshot's message.
 */
-#include "core/clock.h"
+#include "base/clock.h"
 #include "trainer/trainer.h"
 
 #include <errno.h>

@@ -8,7 +8,7 @@
 ** signal and ends, saving every run; in the lab a lone Ctrl-C only stops the
 ** script. Some code no check reaches: a C call that runs on (table.sort of
 ** a huge table, os.execute), a finaliser, which Lua runs with hooks off.
-** The watchdog is a second thread, woken by the same signals (core/sig.h's
+** The watchdog is a second thread, woken by the same signals (base/sig.h's
 ** watch pipe), that:
 **
 **   - nudges the owner's thread with a signal of its own while an ending

@@ -23,8 +23,8 @@
 #include <readline/history.h>
 #include <readline/readline.h>
 
-#include "core/clock.h"
-#include "core/sig.h"
+#include "base/clock.h"
+#include "base/sig.h"
 #include "ui/uistate.h"
 
 static Ui *line_ui;

@@ -19,8 +19,8 @@
 #include <termios.h>
 #include <unistd.h>
 
-#include "core/clock.h"
-#include "core/sig.h"
+#include "base/clock.h"
+#include "base/sig.h"
 #include "ui/repl.h"
 #include "ui/uistate.h"
 

@@ -18,9 +18,10 @@
 #include <time.h>
 #include <wchar.h>
 
-#include "core/clock.h"
-#include "core/safeopen.h"
-#include "core/sig.h"
+#include "base/clock.h"
+#include "base/safeopen.h"
+#include "base/sig.h"
+#include "base/utf8.h"
 #include "lab/journal.h"
 #include "ui/record.h"
 #include "ui/uistate.h"
@@ -118,32 +119,13 @@ static wchar_t acs_char(wchar_t c) {
   return p && c ? to[p - from] : c;
 }
 
-/* One character as UTF-8, whatever the locale (asciicast is UTF-8);
-** returns its bytes. What is no character becomes U+FFFD. */
-static size_t utf8_put(char *out, unsigned long c) {
-  if (c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF)) c = 0xFFFD;
-  if (c < 0x80) return out[0] = (char)c, 1;
-  if (c < 0x800) return out[0] = (char)(0xC0 | c >> 6), out[1] = (char)(0x80 | (c & 0x3F)), 2;
-  if (c < 0x10000) {
-    out[0] = (char)(0xE0 | c >> 12);
-    out[1] = (char)(0x80 | (c >> 6 & 0x3F));
-    out[2] = (char)(0x80 | (c & 0x3F));
-    return 3;
-  }
-  out[0] = (char)(0xF0 | c >> 18);
-  out[1] = (char)(0x80 | (c >> 12 & 0x3F));
-  out[2] = (char)(0x80 | (c >> 6 & 0x3F));
-  out[3] = (char)(0x80 | (c & 0x3F));
-  return 4;
-}
-
 static void emit_cell(Recorder *rec, const Cell *c) {
   char mb[4 * CCHARW_MAX + 1];
   size_t n = 0;
   for (int i = 0; i < CCHARW_MAX && (i == 0 || c->ch[i]); i++) {
     wchar_t w = c->ch[i] ? c->ch[i] : L' ';
     if (i == 0 && (c->attr & A_ALTCHARSET)) w = acs_char(w);
-    n += utf8_put(mb + n, (unsigned long)w);
+    n += utf8_encode((uint32_t)w, mb + n);   /* asciicast is UTF-8, whatever the locale */
   }
   emit(rec, mb, n);
 }

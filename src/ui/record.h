@@ -18,7 +18,7 @@
 #ifndef TIELAB_UI_RECORD_H
 #define TIELAB_UI_RECORD_H
 
-#include "core/err.h"
+#include "base/err.h"
 #include "luaapi/luaapi.h"
 
 typedef struct Recorder Recorder;

@@ -6,7 +6,7 @@
 #include <wchar.h>
 #include <wctype.h>
 
-#include "core/text.h"
+#include "base/utf8.h"
 
 /* The code point of the valid UTF-8 character of 'k' bytes at 's'. */
 static wchar_t decode(const unsigned char *s, size_t k) {
@@ -33,7 +33,7 @@ static int format_char(wchar_t wc) {
 static size_t shown_as_is(const char *s, size_t n, int utf8) {
   const unsigned char c = (unsigned char)s[0];
   if (c < 0x80) return c >= 0x20 && c < 0x7f;
-  size_t k = utf8 ? text_utf8_char(s, n) : 0;
+  size_t k = utf8 ? utf8_char(s, n) : 0;
   if (!k) return 0;
   /* iswprint says no to C1 controls and to what the locale cannot draw
   ** (term_print would show those as '?'); a U+FFFD the model wrote would

@@ -13,9 +13,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/clock.h"
-#include "core/safeopen.h"
-#include "core/text.h"
+#include "base/clock.h"
+#include "base/safeopen.h"
+#include "base/text.h"
 #include "lab/autosave.h"
 #include "ui/uistate.h"
 

@@ -16,7 +16,7 @@
 #ifndef TIELAB_REPLACE_H
 #define TIELAB_REPLACE_H
 
-#include "core/err.h"
+#include "base/err.h"
 
 typedef struct Replace {
   char *target;   /* the file that will be replaced (a link resolved) */

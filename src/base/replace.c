@@ -11,7 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/replace.h"
+#include "base/replace.h"
 
 /* A dead writer's temporary file is removed only after this long unchanged. */
 #define STALE_SECONDS 60

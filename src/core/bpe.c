@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "core/bpe.h"
+#include "base/folder.h"
 #include "base/safeopen.h"
 
 /* Longest chunk; merges never build a token longer than this. */
@@ -765,32 +766,9 @@ static uint64_t corpus_hash(const uint8_t *text, size_t n) {
   return mix64(fnv1a(text, n, FNV_BASIS) ^ (uint64_t)n);
 }
 
-/* Make 'dir' and its parents; 0 when it exists afterwards. */
-static int mkdir_p(char *dir) {
-  for (char *s = dir + 1; *s; s++) {
-    if (*s != '/') continue;
-    *s = 0;
-    int r = mkdir(dir, 0755);
-    *s = '/';
-    if (r < 0 && errno != EEXIST) return -1;
-  }
-  if (mkdir(dir, 0755) < 0 && errno != EEXIST) return -1;
-  struct stat st;
-  return stat(dir, &st) == 0 && S_ISDIR(st.st_mode) ? 0 : -1;
-}
-
-static int cache_dir(char *dir, size_t cap) {
-  const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-  int k;
-  if (xdg && xdg[0]) k = snprintf(dir, cap, "%s/tielab", xdg);
-  else if (home && home[0]) k = snprintf(dir, cap, "%s/.cache/tielab", home);
-  else return -1;
-  return k > 0 && (size_t)k < cap ? 0 : -1;
-}
-
 int bpe_cache_path(const uint8_t *text, size_t n, int vocab, char *path, size_t cap) {
   char dir[PATH_CAP];
-  if (cache_dir(dir, sizeof dir) < 0) return -1;
+  if (folder_xdg(FOLDER_CACHE, "tielab", dir, sizeof dir, NULL) < 0) return -1;
   int k = snprintf(path, cap, "%s/bpe-%016llx-%d.bin", dir,
                    (unsigned long long)corpus_hash(text, n), vocab);
   return k > 0 && (size_t)k < cap ? 0 : -1;
@@ -861,7 +839,8 @@ Bpe *bpe_train_cached(const uint8_t *text, size_t n, int vocab, const Cancel *ca
   }
   Bpe *b = bpe_train(text, n, vocab, cancel, err);
   /* The cache only saves time: a directory that cannot be made is no error. */
-  if (b && have_path && cache_dir(dir, sizeof dir) == 0 && mkdir_p(dir) == 0)
+  if (b && have_path && folder_xdg(FOLDER_CACHE, "tielab", dir, sizeof dir, NULL) >= 0 &&
+      folder_make_all(dir, FOLDER_PRIVATE, NULL) == 0)
     cache_store(path, b, hash, n, vocab);
   return b;
 }

@@ -3,47 +3,22 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/buf.h"
 #include "lab/autosave.h"
 #include "lab/reopen.h"
 
-/* Text that grows, for notes of any number of runs. A failed allocation
-** keeps what is there: a note cut short, never a lost lab. */
-typedef struct {
-  char *s;
-  size_t n, cap;
-} Note;
-
-/* 'fmt' at the end of 't', after 'sep' when 't' holds something already. */
-static void note_vadd(Note *t, const char *sep, const char *fmt, va_list ap) {
-  va_list again;
-  va_copy(again, ap);
-  const char *lead = t->n ? sep : "";
-  int k = vsnprintf(NULL, 0, fmt, ap);
-  size_t need = t->n + strlen(lead) + (size_t)(k > 0 ? k : 0) + 1;
-  if (k >= 0 && need > t->cap) {
-    char *p = realloc(t->s, 2 * need);
-    if (p) t->s = p, t->cap = 2 * need;
-  }
-  if (k >= 0 && need <= t->cap) {
-    t->n += (size_t)sprintf(t->s + t->n, "%s", lead);
-    t->n += (size_t)vsnprintf(t->s + t->n, t->cap - t->n, fmt, again);
-  }
-  va_end(again);
-}
-
-/* Text at the end of 't'. */
-static void note_add(Note *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void note_add(Note *t, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  note_vadd(t, "", fmt, ap);
-  va_end(ap);
+/* 'fmt' at the end of 't', after 'sep' when 't' holds something already.
+** Notes are of any number of runs; memory that runs out cuts a note short,
+** never loses the lab. */
+static void note_vadd(Buf *t, const char *sep, const char *fmt, va_list ap) {
+  if (t->n) buf_add(t, sep, strlen(sep));
+  buf_vprintf(t, fmt, ap);
 }
 
 /* One item more in 't', after 'sep' unless it is the first: ", " between
 ** the runs of a list, "; " between the parts of a note. */
-static void note_sep(Note *t, const char *sep, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void note_sep(Note *t, const char *sep, const char *fmt, ...) {
+static void note_sep(Buf *t, const char *sep, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void note_sep(Buf *t, const char *sep, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   note_vadd(t, sep, fmt, ap);
@@ -54,12 +29,12 @@ static void note_sep(Note *t, const char *sep, const char *fmt, ...) {
 ** are not there, those of an earlier step, checkpoints of runs the save no
 ** longer held, and checkpoints that could not be reopened (each with why). */
 typedef struct {
-  Note missing, stale, extra, unreadable, resumed;
+  Buf missing, stale, extra, unreadable, resumed;
 } Shortfall;
 
 static void shortfall_free(Shortfall *sf) {
-  Note *all[] = {&sf->missing, &sf->stale, &sf->extra, &sf->unreadable, &sf->resumed};
-  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) free(all[i]->s);
+  Buf *all[] = {&sf->missing, &sf->stale, &sf->extra, &sf->unreadable, &sf->resumed};
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) buf_free(all[i]);
 }
 
 /* 'msg' without the "<path>: " that lab_load puts in front of it: the note
@@ -100,18 +75,18 @@ static void note_missing(const AutosaveFolder *f, char **names, int n, Shortfall
 }
 
 /* Why runs are missing or older, after the list of them. */
-static void why_short(const AutosaveFolder *f, Note *t) {
-  if (f->writer_alive) note_add(t, " (process %ld is still writing it)", f->writer);
-  else if (f->writer > 0) note_add(t, " (process %ld ended before its save was complete)", f->writer);
-  else if (f->writer < 0) note_add(t, " (its writer's mark, %s, holds no process id)", AUTOSAVE_WRITER);
-  else note_add(t, " (the folder no longer holds what its save wrote)");
+static void why_short(const AutosaveFolder *f, Buf *t) {
+  if (f->writer_alive) buf_printf(t, " (process %ld is still writing it)", f->writer);
+  else if (f->writer > 0) buf_printf(t, " (process %ld ended before its save was complete)", f->writer);
+  else if (f->writer < 0) buf_printf(t, " (its writer's mark, %s, holds no process id)", AUTOSAVE_WRITER);
+  else buf_printf(t, " (the folder no longer holds what its save wrote)");
 }
 
 /* What falls short, in 'note' ("" when nothing does). */
-static void shortfall_note(const AutosaveFolder *f, const Shortfall *sf, Note *note) {
+static void shortfall_note(const AutosaveFolder *f, const Shortfall *sf, Buf *note) {
   const struct {
     const char *title;
-    const Note *list;
+    const Buf *list;
   } parts[] = {{"not found: ", &sf->missing}, {"older than saved: ", &sf->stale},
                {"left out, not in the lab saved: ", &sf->extra}};
   for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
@@ -123,7 +98,7 @@ static void shortfall_note(const AutosaveFolder *f, const Shortfall *sf, Note *n
 
 /* The note from what happened: -1 with 'err' when nothing came back. */
 static int conclude(const AutosaveFolder *f, Shortfall *sf, Reopened *out, FILE *say, Err *err) {
-  Note note = {0};
+  Buf note = {0};
   shortfall_note(f, sf, &note);
   out->short_ = note.n > 0;
   if (!sf->resumed.n) {

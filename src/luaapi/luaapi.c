@@ -125,35 +125,8 @@ static int printing_script(const LuaApi *api) {
   return api->in_callback && lapi_file_scripts(api) > 0;
 }
 
-/* Past LAPI_PRINTED_MAX bytes the rest is only counted as cut. */
-static void keep_printed(LuaApi *api, const char *s, size_t n) {
-  LapiText *t = &api->printed;
-  if (t->n + n > LAPI_PRINTED_MAX) {
-    t->cut = 1;
-    return;
-  }
-  if (t->n + n > t->cap) {
-    size_t cap = t->cap ? t->cap : 4096;
-    while (cap < t->n + n) cap *= 2;
-    char *p = realloc(t->s, cap);
-    if (!p) {
-      t->cut = 1;
-      return;
-    }
-    t->s = p;
-    t->cap = cap;
-  }
-  memcpy(t->s + t->n, s, n);
-  t->n += n;
-}
-
-void lapi_text_free(LapiText *t) {
-  free(t->s);
-  memset(t, 0, sizeof *t);
-}
-
 static void write_raw(LuaApi *api, const char *s, size_t n, int is_err) {
-  if (!is_err && printing_script(api)) keep_printed(api, s, n);
+  if (!is_err && printing_script(api)) buf_add(&api->printed, s, n);   /* past its max, only cut */
   if (api->opt.out) {
     api->opt.out(api->opt.ctx, s, n, is_err);
     return;
@@ -416,6 +389,7 @@ LuaApi *luaapi_new(Host *host, const LuaApiOptions *opt, Err *err) {
   api->host = host;
   if (opt) api->opt = *opt;
   api->running = -1;
+  api->printed.max = api->results.max = LAPI_PRINTED_MAX;
   atomic_init(&api->interrupt, 0);
   if (!realpath(".", api->cwd)) api->cwd[0] = '\0';
   if (!realpath(lapi_data_dir(), api->data_dir)) api->data_dir[0] = '\0';
@@ -451,8 +425,8 @@ void luaapi_free(LuaApi *api) {
     api->host->after_step_ctx = NULL;
   }
   history_free(api->plots);
-  lapi_text_free(&api->printed);
-  lapi_text_free(&api->results);
+  buf_free(&api->printed);
+  buf_free(&api->results);
   free(api->own_runs);
   free(api->scripts);
   free(api);

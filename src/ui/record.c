@@ -18,6 +18,7 @@
 #include <time.h>
 #include <wchar.h>
 
+#include "base/buf.h"
 #include "base/clock.h"
 #include "base/safeopen.h"
 #include "base/sig.h"
@@ -40,8 +41,7 @@ struct Recorder {
   double t0, bytes;
   int cursor;              /* cursor shown in the last frame (-1: unknown) */
   /* the frame being written */
-  char *out;
-  size_t n, cap;
+  Buf out;
   int y, x;                /* where the cursor is after 'out' (-1: unknown) */
   attr_t attr;             /* rendition in force after 'out' */
   short pair;
@@ -54,29 +54,17 @@ struct Recorder {
 /* ------------------------------------------------------------ the frame's bytes */
 
 static void emit(Recorder *rec, const char *s, size_t n) {
-  if (rec->n + n + 1 > rec->cap) {
-    size_t cap = rec->cap ? rec->cap : 4096;
-    while (cap < rec->n + n + 1) cap *= 2;
-    char *p = realloc(rec->out, cap);
-    if (!p) {
-      rec->failed = 1;
-      return;
-    }
-    rec->out = p;
-    rec->cap = cap;
-  }
-  memcpy(rec->out + rec->n, s, n);
-  rec->n += n;
+  buf_add(&rec->out, s, n);
+  rec->failed |= rec->out.cut;   /* out of memory */
 }
 
 static void emitf(Recorder *rec, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void emitf(Recorder *rec, const char *fmt, ...) {
-  char buf[128];
   va_list ap;
   va_start(ap, fmt);
-  int n = vsnprintf(buf, sizeof buf, fmt, ap);
+  buf_vprintf(&rec->out, fmt, ap);
   va_end(ap);
-  if (n > 0) emit(rec, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
+  rec->failed |= rec->out.cut;
 }
 
 /* A colour as SGR parameters after a reset: the 8 basic, 8 bright, or 256
@@ -295,10 +283,10 @@ void record_frame(Recorder *rec, int cursor) {
   int full = rows != rec->rows || cols != rec->cols;
   if (full && resize(rec, rows, cols, t) < 0) return;
   if (read_screen(rec, rec->cur, rows, cols) < 0) return;
-  rec->n = 0;
+  buf_clear(&rec->out);
   diff(rec, rec->cur, full);
   place_cursor(rec, cursor);
-  if (rec->n > 0) write_event(rec, t, "o", rec->out, rec->n);
+  if (rec->out.n > 0) write_event(rec, t, "o", rec->out.s, rec->out.n);
   check_written(rec);
   Cell *was = rec->prev;   /* this frame is the next one's "before" */
   rec->prev = rec->cur;
@@ -330,7 +318,7 @@ int record_close(Recorder *rec, Err *err) {
   if (fclose(rec->f) != 0 && rc == 0) rc = err_set(err, "%s: %s", rec->path, strerror(errno));
   free(rec->prev);
   free(rec->cur);
-  free(rec->out);
+  buf_free(&rec->out);
   free(rec);
   return rc;
 }

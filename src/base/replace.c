@@ -146,3 +146,15 @@ int replace_end(Replace *r, int failed) {
   r->fd = -1;
   return e;
 }
+
+int replace_write(Replace *r, const void *p, size_t n) {
+  const char *b = p;
+  while (n > 0) {
+    ssize_t k = write(r->fd, b, n > (1u << 30) ? (1u << 30) : n);
+    if (k < 0 && errno == EINTR) continue;
+    if (k < 0) return errno;
+    b += k;
+    n -= (size_t)k;
+  }
+  return 0;
+}

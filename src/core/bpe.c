@@ -24,6 +24,7 @@
 
 #include "core/bpe.h"
 #include "base/folder.h"
+#include "base/replace.h"
 #include "base/safeopen.h"
 
 /* Longest chunk; merges never build a token longer than this. */
@@ -808,7 +809,6 @@ done:
 static void cache_store(const char *path, const Bpe *b, uint64_t hash, size_t n, int vocab) {
   size_t len = CACHE_HEAD + 8 * (size_t)b->n_merges + 8;
   uint8_t *buf = malloc(len);
-  char tmp[PATH_CAP + 32];
   if (!buf) return;
   memcpy(buf, CACHE_MAGIC, 8);
   put_u32(buf + 8, CACHE_VERSION);
@@ -819,13 +819,8 @@ static void cache_store(const char *path, const Bpe *b, uint64_t hash, size_t n,
   for (size_t i = 0; i < 2 * (size_t)b->n_merges; i++)
     put_u32(buf + CACHE_HEAD + 4 * i, (uint32_t)b->merges[i]);
   put_u64(buf + len - 8, fnv1a(buf, len - 8, FNV_BASIS));
-  int k = snprintf(tmp, sizeof tmp, "%.*s.%ld.tmp", PATH_CAP, path, (long)getpid());
-  FILE *f = k > 0 && (size_t)k < sizeof tmp ? fopen(tmp, "wb") : NULL;
-  if (f) {
-    int bad = fwrite(buf, 1, len, f) != len;
-    bad |= fclose(f) != 0;
-    if (bad || rename(tmp, path) != 0) remove(tmp);
-  }
+  Replace r;
+  if (replace_begin(&r, path, NULL) == 0) replace_end(&r, replace_write(&r, buf, len));
   free(buf);
 }
 

@@ -492,25 +492,13 @@ static char *header_json(StWriter *w, size_t *len) {
   return p;
 }
 
-static int write_all(int fd, const void *p, size_t n) {
-  const uint8_t *b = p;
-  while (n > 0) {
-    ssize_t r = write(fd, b, n > (1u << 30) ? (1u << 30) : n);
-    if (r < 0 && errno == EINTR) continue;
-    if (r < 0) return -1;
-    b += r;
-    n -= (size_t)r;
-  }
-  return 0;
-}
-
-/* Header, tensors, fsync; 0 or an errno. */
-static int write_body(StWriter *w, int fd, const char *hdr, size_t hlen) {
+/* 0 or an errno; replace_end syncs the file. */
+static int write_body(StWriter *w, Replace *r, const char *hdr, size_t hlen) {
   uint64_t n = hlen;
-  if (write_all(fd, &n, 8) != 0 || write_all(fd, hdr, hlen) != 0) return errno;
-  for (int i = 0; i < w->n; i++)
-    if (write_all(fd, w->e[i].data, w->e[i].nbytes) != 0) return errno;
-  return fsync(fd) != 0 ? errno : 0;
+  int e = replace_write(r, &n, 8);
+  if (!e) e = replace_write(r, hdr, hlen);
+  for (int i = 0; i < w->n && !e; i++) e = replace_write(r, w->e[i].data, w->e[i].nbytes);
+  return e;
 }
 
 int st_writer_write(StWriter *w, const char *path, Err *err) {
@@ -521,7 +509,7 @@ int st_writer_write(StWriter *w, const char *path, Err *err) {
   Replace r;
   int rc = replace_begin(&r, path, err);
   if (rc == 0) {
-    int e = replace_end(&r, write_body(w, r.fd, hdr, hlen));
+    int e = replace_end(&r, write_body(w, &r, hdr, hlen));
     if (e != 0) rc = err_set(err, "%s: cannot write: %s", path, strerror(e));
   }
   free(hdr);

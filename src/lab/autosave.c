@@ -157,14 +157,8 @@ static int write_whole(const char *dir, const char *leaf, const char *text, Err 
   if (join(path, sizeof path, dir, leaf) < 0) return err_set(err, "autosave path too long");
   Replace w;
   if (replace_begin(&w, path, err) < 0) return -1;
-  size_t n = strlen(text), done = 0;
-  int e = 0;
-  while (done < n && !e) {
-    ssize_t k = write(w.fd, text + done, n - done);
-    if (k < 0 && errno != EINTR) e = errno;
-    else if (k > 0) done += (size_t)k;
-  }
-  if ((e = replace_end(&w, e)) != 0) return err_set(err, "%s: cannot write: %s", path, strerror(e));
+  int e = replace_end(&w, replace_write(&w, text, strlen(text)));
+  if (e != 0) return err_set(err, "%s: cannot write: %s", path, strerror(e));
   return 0;
 }
 

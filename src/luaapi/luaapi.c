@@ -143,7 +143,7 @@ static void write_escaped(LuaApi *api, const char *s, size_t n, int is_err) {
   char out[4 * PIECE + 1];
   while (n > 0) {
     size_t k = n < PIECE ? n : PIECE;
-    for (int back = 0; k < n && back < 3 && ((unsigned char)s[k] & 0xc0) == 0x80; back++) k--;
+    if (k < n) k -= utf8_incomplete_tail(s, k);   /* k >= PIECE - 3 */
     write_raw(api, out, text_escape(s, k, out, sizeof out), is_err);
     s += k;
     n -= k;

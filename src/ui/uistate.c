@@ -45,6 +45,15 @@ const TrainerRun *ui_selected(const Ui *ui) {
   return r ? r : ui->snap->n_runs > 0 ? &ui->snap->runs[0] : NULL;
 }
 
+const char *ui_entry_add(Ui *ui, const char *line) {
+  size_t old = ui->entry ? strlen(ui->entry) : 0, n = strlen(line);
+  char *entry = realloc(ui->entry, old + n + 2);
+  if (!entry) return NULL;
+  if (old) entry[old++] = '\n';
+  memcpy(entry + old, line, n + 1);
+  return ui->entry = entry;
+}
+
 /* The state folder belongs to autosave.c; the UI keeps its name for it.
 ** readline opens the file there (the REPL's history) as it is, and would
 ** wait forever on a FIFO: anything but a regular file (or none yet) is

@@ -1,6 +1,6 @@
 /*
 ** test_base_buf.c -- base/buf.h: text that grows as it is written, printf
-** into it (short and longer than the stack's room), a limit that cuts
+** into it (short and longer than the stack's room), lists, a limit that cuts
 ** between UTF-8 characters, clearing and freeing.
 */
 #include <string.h>
@@ -35,6 +35,10 @@ static void test_printf(void) {
   buf_clear(&b);
   buf_printf(&b, "<%s>", long_text);
   ok(b.n == 1001 && b.s[0] == '<' && b.s[1000] == '>' && !b.cut, "a text longer than 256 bytes comes whole (%zu)", b.n);
+  buf_free(&b);
+  buf_item(&b, ", ", "%s", "wte");
+  buf_item(&b, ", ", "%s (step %d)", "wpe", 3);
+  ok(strcmp(b.s, "wte, wpe (step 3)") == 0, "items of a list, the separator between them: %s", b.s);
   buf_free(&b);
 }
 

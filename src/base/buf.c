@@ -58,6 +58,14 @@ void buf_printf(Buf *b, const char *fmt, ...) {
   va_end(ap);
 }
 
+void buf_item(Buf *b, const char *sep, const char *fmt, ...) {
+  if (b->n) buf_add(b, sep, strlen(sep));
+  va_list ap;
+  va_start(ap, fmt);
+  buf_vprintf(b, fmt, ap);
+  va_end(ap);
+}
+
 void buf_clear(Buf *b) {
   b->n = 0;
   b->cut = 0;

@@ -28,6 +28,10 @@ void buf_add(Buf *b, const void *p, size_t n);
 void buf_printf(Buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void buf_vprintf(Buf *b, const char *fmt, va_list ap);
 
+/* One item more in a list: 'sep' first (", ", "; ") unless the text is
+** still empty, then the printf-style item. */
+void buf_item(Buf *b, const char *sep, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 /* Empty it, keeping its memory and its 'max'. */
 void buf_clear(Buf *b);
 

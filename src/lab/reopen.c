@@ -7,23 +7,9 @@
 #include "lab/autosave.h"
 #include "lab/reopen.h"
 
-/* 'fmt' at the end of 't', after 'sep' when 't' holds something already.
-** Notes are of any number of runs; memory that runs out cuts a note short,
-** never loses the lab. */
-static void note_vadd(Buf *t, const char *sep, const char *fmt, va_list ap) {
-  if (t->n) buf_add(t, sep, strlen(sep));
-  buf_vprintf(t, fmt, ap);
-}
-
-/* One item more in 't', after 'sep' unless it is the first: ", " between
-** the runs of a list, "; " between the parts of a note. */
-static void note_sep(Buf *t, const char *sep, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void note_sep(Buf *t, const char *sep, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  note_vadd(t, sep, fmt, ap);
-  va_end(ap);
-}
+/* Notes are of any number of runs, in Bufs: memory that runs out cuts a
+** note short, never loses the lab. Lists take ", " between runs, "; "
+** between the parts of a note. */
 
 /* What the folder falls short of its save by: the runs it lists and that
 ** are not there, those of an earlier step, checkpoints of runs the save no
@@ -48,7 +34,7 @@ static const char *reason(const char *msg, const char *path) {
 static void reopen_one(Lab *lab, const AutosaveFolder *f, const char *file, Shortfall *sf) {
   const AutosaveEntry *want = autosave_wanted(f, file);
   if (f->n_want >= 0 && !want) {
-    note_sep(&sf->extra, ", ", "%s", file);
+    buf_item(&sf->extra, ", ", "%s", file);
     return;
   }
   char path[4400];
@@ -56,13 +42,13 @@ static void reopen_one(Lab *lab, const AutosaveFolder *f, const char *file, Shor
   Err err = {{0}};
   LabLoadOptions lo = {.nofollow = 1};   /* the folder holds only what tielab wrote there */
   Run *r = lab_load_with(lab, path, &lo, &err);
-  if (!r && want) note_sep(&sf->unreadable, "; ", "cannot reopen %s (%s, step %ld): %s", file, want->name,
+  if (!r && want) buf_item(&sf->unreadable, "; ", "cannot reopen %s (%s, step %ld): %s", file, want->name,
                            want->step, reason(err.msg, path));
-  else if (!r) note_sep(&sf->unreadable, "; ", "cannot reopen %s: %s", file, reason(err.msg, path));
+  else if (!r) buf_item(&sf->unreadable, "; ", "cannot reopen %s: %s", file, reason(err.msg, path));
   if (!r) return;
   long step = run_metrics(r)->step;
-  note_sep(&sf->resumed, ", ", "%s (step %ld)", run_name(r), step);
-  if (want && want->step != step) note_sep(&sf->stale, ", ", "%s (step %ld, not %ld)", run_name(r), step, want->step);
+  buf_item(&sf->resumed, ", ", "%s (step %ld)", run_name(r), step);
+  if (want && want->step != step) buf_item(&sf->stale, ", ", "%s (step %ld, not %ld)", run_name(r), step, want->step);
 }
 
 /* The manifest's runs whose checkpoint is not among 'names'. */
@@ -70,7 +56,7 @@ static void note_missing(const AutosaveFolder *f, char **names, int n, Shortfall
   for (int i = 0; i < f->n_want; i++) {
     int found = 0;
     for (int k = 0; k < n && !found; k++) found = strcmp(f->want[i].file, names[k]) == 0;
-    if (!found) note_sep(&sf->missing, ", ", "%s (step %ld)", f->want[i].name, f->want[i].step);
+    if (!found) buf_item(&sf->missing, ", ", "%s (step %ld)", f->want[i].name, f->want[i].step);
   }
 }
 
@@ -90,10 +76,10 @@ static void shortfall_note(const AutosaveFolder *f, const Shortfall *sf, Buf *no
   } parts[] = {{"not found: ", &sf->missing}, {"older than saved: ", &sf->stale},
                {"left out, not in the lab saved: ", &sf->extra}};
   for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
-    if (parts[i].list->n) note_sep(note, "; ", "%s%s", parts[i].title, parts[i].list->s);
+    if (parts[i].list->n) buf_item(note, "; ", "%s%s", parts[i].title, parts[i].list->s);
   if (note->n) why_short(f, note);
-  if (sf->unreadable.n) note_sep(note, "; ", "%s", sf->unreadable.s);
-  if (f->manifest_error[0]) note_sep(note, "; ", "manifest not read, every checkpoint reopened: %s", f->manifest_error);
+  if (sf->unreadable.n) buf_item(note, "; ", "%s", sf->unreadable.s);
+  if (f->manifest_error[0]) buf_item(note, "; ", "manifest not read, every checkpoint reopened: %s", f->manifest_error);
 }
 
 /* The note from what happened: -1 with 'err' when nothing came back. */
@@ -110,7 +96,7 @@ static int conclude(const AutosaveFolder *f, Shortfall *sf, Reopened *out, FILE 
     free(note.s);
     return -1;
   }
-  note_sep(&note, "; ", "resumed %s from %s", sf->resumed.s, f->dir);
+  buf_item(&note, "; ", "resumed %s from %s", sf->resumed.s, f->dir);
   if (out->short_ && say && note.s) fprintf(say, "tielab: %s\n", note.s);
   out->note = note.s;
   return 0;

@@ -17,9 +17,9 @@
 
 #include "core/corpus.h"
 #include "base/num.h"
-#include "core/rng.h"
 #include "base/safeopen.h"
 #include "base/utf8.h"
+#include "core/rng.h"
 
 void corpus_free(Corpus *c) {
   free(c->text);

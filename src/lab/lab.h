@@ -17,8 +17,8 @@
 #include <stdio.h>
 
 #include "base/cancel.h"
-#include "core/config.h"
 #include "base/err.h"
+#include "core/config.h"
 #include "core/reduce.h"
 #include "core/schedule.h"
 #include "lab/align.h"

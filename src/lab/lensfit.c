@@ -30,8 +30,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/rng.h"
 #include "base/sysmem.h"
+#include "core/rng.h"
 #include "lab/run.h"
 
 #define LENSFIT_SEED_TAG 0x6c656e73666974ULL   /* "lensfit": the fit's own batches */

@@ -1,9 +1,10 @@
 #!/bin/sh
 # test_layers.sh -- the layers of docs/architecture.md hold in the sources:
 # no file includes a header of a layer above its own, and every tielab
-# header is named from src/ ("core/err.h", never "../core/err.h" nor "err.h").
+# header is named from src/ ("base/err.h", never "../base/err.h" nor "err.h").
 #
 # The order, lowest first (a file may include its own layer and those below):
+#  -1 base     src/base/     OS and text utilities: UTF-8, folders, signals, files
 #   0 core     src/core/     tensors, model, optimizer, tokenizer, data, files
 #   1 dist     src/dist/     the ranks of an mpirun job: core's Reducer over MPI
 #   2 lab      src/lab/      runs and their instruments, autosave, journal
@@ -24,7 +25,7 @@ tap_name=layers; . "${srcdir:-.}/tests/tap.sh"
 # Rank of a path under src/ ("lab/lab.h", "main.c"); empty: not a layer.
 rank() {
   case $1 in
-    core/*) echo 0 ;; dist/*) echo 1 ;; lab/*) echo 2 ;; luaapi/*) echo 3 ;; trainer/*) echo 4 ;;
+    base/*) echo -1 ;; core/*) echo 0 ;; dist/*) echo 1 ;; lab/*) echo 2 ;; luaapi/*) echo 3 ;; trainer/*) echo 4 ;;
     ui/*) echo 5 ;; app/*) echo 6 ;; main.c) echo 7 ;; *) echo "" ;;
   esac
 }
@@ -62,11 +63,12 @@ check_tree() {
 
 # A clean little tree passes, and each kind of fault is caught.
 fixture() {
-  rm -rf "$tmp/src" && mkdir -p "$tmp/src/core" "$tmp/src/lab" "$tmp/src/ui"
-  printf '#include "core/err.h"\n' >"$tmp/src/core/err.c"
-  : >"$tmp/src/core/err.h"
-  printf '#include "config.h"\n#include "core/err.h"\n' >"$tmp/src/lab/lab.h"
-  printf '#include "lab/lab.h"\n#include "core/err.h"\n' >"$tmp/src/ui/ui.c"
+  rm -rf "$tmp/src" && mkdir -p "$tmp/src/base" "$tmp/src/core" "$tmp/src/lab" "$tmp/src/ui"
+  printf '#include "base/err.h"\n' >"$tmp/src/base/err.c"
+  : >"$tmp/src/base/err.h"
+  printf '#include "base/err.h"\n' >"$tmp/src/core/model.h"
+  printf '#include "config.h"\n#include "base/err.h"\n#include "core/model.h"\n' >"$tmp/src/lab/lab.h"
+  printf '#include "lab/lab.h"\n#include "base/err.h"\n' >"$tmp/src/ui/ui.c"
 }
 fixture
 check_tree "$tmp/src" >"$tmp/clean.out"
@@ -79,13 +81,19 @@ check_tree "$tmp/src" >"$tmp/up.out"
 ok $? "it fails when lab includes a ui header ($(tr '\n' ' ' <"$tmp/up.out"))"
 
 fixture
-printf '#include "../core/err.h"\n' >>"$tmp/src/lab/lab.h"
+printf '#include "core/model.h"\n' >>"$tmp/src/base/err.c"
+check_tree "$tmp/src" >"$tmp/base.out"
+[ $? -ne 0 ] && grep -q 'base/err.c: includes "core/model.h" (a layer above its own)' "$tmp/base.out"
+ok $? "it fails when base includes a core header ($(tr '\n' ' ' <"$tmp/base.out"))"
+
+fixture
+printf '#include "../base/err.h"\n' >>"$tmp/src/lab/lab.h"
 check_tree "$tmp/src" >"$tmp/rel.out"
-[ $? -ne 0 ] && grep -q '"../core/err.h" (not a header named from src/)' "$tmp/rel.out"
+[ $? -ne 0 ] && grep -q '"../base/err.h" (not a header named from src/)' "$tmp/rel.out"
 ok $? "it fails on an include relative to the file ($(tr '\n' ' ' <"$tmp/rel.out"))"
 
 fixture
-printf '#include "err.h"\n' >>"$tmp/src/core/err.c"
+printf '#include "err.h"\n' >>"$tmp/src/base/err.c"
 check_tree "$tmp/src" >"$tmp/bare.out"
 [ $? -ne 0 ] && grep -q '"err.h" (not a header named from src/)' "$tmp/bare.out"
 ok $? "it fails on a header named from its own folder ($(tr '\n' ' ' <"$tmp/bare.out"))"

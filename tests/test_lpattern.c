@@ -16,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/clock.h"
+#include "base/clock.h"
 #include "luaapi/luaapi.h"
 #include "tap.h"
 

@@ -3,7 +3,7 @@
 # option 'tielab --help' prints is in it (an underscore alias by its dashed
 # name), every environment variable the sources read with getenv() or
 # --help names is in its ENVIRONMENT section, every exit status of
-# src/core/err.h is in EXIT STATUS, the search path for scripts is in SCRIPTS,
+# src/base/err.h is in EXIT STATUS, the search path for scripts is in SCRIPTS,
 # and mandoc -Tlint (where installed) finds nothing to say.
 tap_name=manpage; . "${srcdir:-.}/tests/tap.sh"
 src=${top_srcdir:-.}
@@ -54,9 +54,9 @@ missing_from "$tmp/vars" "$tmp/env"
 ok $? "each is in the ENVIRONMENT section (missing:$missing)"
 
 section "EXIT STATUS" >"$tmp/exit"
-grep -oE 'EXIT_[A-Z]+ *= *[0-9]+' "$src/src/core/err.h" | sed 's/.*= *//' | sort -u >"$tmp/codes"
+grep -oE 'EXIT_[A-Z]+ *= *[0-9]+' "$src/src/base/err.h" | sed 's/.*= *//' | sort -u >"$tmp/codes"
 [ -s "$tmp/codes" ]
-ok $? "src/core/err.h names the exit statuses ($(tr '\n' ' ' <"$tmp/codes"))"
+ok $? "src/base/err.h names the exit statuses ($(tr '\n' ' ' <"$tmp/codes"))"
 missing=""
 while read -r code; do
   grep -qx "\.B $code" "$tmp/exit" || missing="$missing $code"

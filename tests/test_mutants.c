@@ -22,7 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/num.h"
+#include "base/num.h"
 #include "core/rng.h"
 #include "core/weights.h"
 #include "lab/run.h"

@@ -4,8 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/num.h"
 #include "comma_locale.h"
-#include "core/num.h"
 #include "tap.h"
 
 static void test_format(const char *when) {

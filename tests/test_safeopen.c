@@ -16,7 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "core/safeopen.h"
+#include "base/safeopen.h"
 #include "tap.h"
 
 static char dir[256];

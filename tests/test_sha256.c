@@ -4,7 +4,7 @@
 */
 #include <string.h>
 
-#include "core/sha256.h"
+#include "base/sha256.h"
 #include "tap.h"
 
 static void hex(const uint8_t d[32], char out[SHA256_HEX]) {

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "core/sysmem.h"
+#include "base/sysmem.h"
 #include "tap.h"
 
 static char root[64];

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/text.h"
 #include "core/rng.h"
-#include "core/text.h"
 #include "tap.h"
 
 #define FFFD "\xef\xbf\xbd"

@@ -6,20 +6,14 @@
 */
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <jansson.h>
 
 #include "app/bench.h"
+#include "base/clock.h"
 #include "core/data.h"
 #include "core/model.h"
 #include "core/rng.h"
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
@@ -123,16 +117,16 @@ int bench_run(const RunOptions *o, int steps, int warmup, FILE *out, Err *err) {
   for (int i = 0; i < warmup + steps; i++) {
     data_batch(&data, o, i, rows, inputs, targets);
     GradStats gs;
-    double t0 = now_s();
+    double t0 = clock_seconds();
     float loss = model_forward(m, inputs, targets, cfg->batch, cfg->ctx);
-    double t1 = now_s();
+    double t1 = clock_seconds();
     model_backward(m, &gs);
-    double t2 = now_s();
+    double t2 = clock_seconds();
     model_combine(m, (float)o->in_scale, (float)o->out_scale);
     OptimConfig oc = run_options_optim_at(o, i + 1);
     model_clip_scaled(m, oc.grad_scale, oc.clip);
     model_update(m, &oc);
-    double t3 = now_s();
+    double t3 = clock_seconds();
     if (i == 0) loss_first = loss;
     loss_last = loss;
     if (i >= warmup) {

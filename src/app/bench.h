@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "core/err.h"
+#include "base/err.h"
 #include "lab/lab.h"
 
 /* Time 'warmup' + 'steps' training steps of a model of the shape of 'o'

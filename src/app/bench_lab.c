@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "core/clock.h"
 #include "app/bench.h"
 #include "app/bench_lab.h"
+#include "base/clock.h"
 
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;

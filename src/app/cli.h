@@ -2,7 +2,7 @@
 ** cli.h -- the command line: one table of options (name, argument, help),
 ** parsed into the mode to run and the options of the first run.
 **
-** The exit statuses, the program's contract, are core/err.h's EXIT_*.
+** The exit statuses, the program's contract, are base/err.h's EXIT_*.
 */
 #ifndef TIELAB_CLI_H
 #define TIELAB_CLI_H

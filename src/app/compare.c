@@ -12,7 +12,7 @@
 
 #include "app/compare.h"
 #include "app/progress.h"
-#include "core/sig.h"
+#include "base/sig.h"
 
 #define N_ARMS 3
 

@@ -27,12 +27,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/clock.h"
-#include "core/sig.h"
 #include "app/compare.h"
 #include "app/headless.h"
-#include "luaapi/luaapi.h"
 #include "app/progress.h"
+#include "base/clock.h"
+#include "base/sig.h"
+#include "luaapi/luaapi.h"
 #include "trainer/watchdog.h"
 
 /* A job that ran, kept until its submitter drops it. */

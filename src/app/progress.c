@@ -16,8 +16,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/clock.h"
 #include "app/progress.h"
+#include "base/buf.h"
+#include "base/clock.h"
 #include "ui/width.h"
 
 #define PROGRESS_REDRAW_SECONDS 0.1   /* the fastest the line changes as work advances */
@@ -244,11 +245,11 @@ void progress_write(Progress *p, FILE *to, const char *s, size_t n) {
 }
 
 void progress_printf(Progress *p, FILE *to, const char *fmt, ...) {
-  char buf[4096];
+  Buf line = {.max = 4095};
   va_list ap;
   va_start(ap, fmt);
-  int n = vsnprintf(buf, sizeof buf, fmt, ap);
+  buf_vprintf(&line, fmt, ap);
   va_end(ap);
-  if (n < 0) return;
-  progress_write(p, to, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
+  if (line.s) progress_write(p, to, line.s, line.n);
+  buf_free(&line);
 }

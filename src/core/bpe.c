@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "core/bpe.h"
-#include "core/safeopen.h"
+#include "base/safeopen.h"
 #include "core/bpe_impl.h"
 
 /* ---- chunks ----------------------------------------------------------- */

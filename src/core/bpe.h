@@ -14,8 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/cancel.h"
-#include "core/err.h"
+#include "base/cancel.h"
+#include "base/err.h"
 
 typedef struct Bpe Bpe;
 

@@ -11,8 +11,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/folder.h"
+#include "base/replace.h"
+#include "base/safeopen.h"
 #include "core/bpe.h"
-#include "core/safeopen.h"
 #include "core/bpe_impl.h"
 
 /* ---- the cache file --------------------------------------------------------
@@ -52,32 +54,9 @@ static uint64_t corpus_hash(const uint8_t *text, size_t n) {
   return mix64(fnv1a(text, n, FNV_BASIS) ^ (uint64_t)n);
 }
 
-/* Make 'dir' and its parents; 0 when it exists afterwards. */
-static int mkdir_p(char *dir) {
-  for (char *s = dir + 1; *s; s++) {
-    if (*s != '/') continue;
-    *s = 0;
-    int r = mkdir(dir, 0755);
-    *s = '/';
-    if (r < 0 && errno != EEXIST) return -1;
-  }
-  if (mkdir(dir, 0755) < 0 && errno != EEXIST) return -1;
-  struct stat st;
-  return stat(dir, &st) == 0 && S_ISDIR(st.st_mode) ? 0 : -1;
-}
-
-static int cache_dir(char *dir, size_t cap) {
-  const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-  int k;
-  if (xdg && xdg[0]) k = snprintf(dir, cap, "%s/tielab", xdg);
-  else if (home && home[0]) k = snprintf(dir, cap, "%s/.cache/tielab", home);
-  else return -1;
-  return k > 0 && (size_t)k < cap ? 0 : -1;
-}
-
 int bpe_cache_path(const uint8_t *text, size_t n, int vocab, char *path, size_t cap) {
   char dir[PATH_CAP];
-  if (cache_dir(dir, sizeof dir) < 0) return -1;
+  if (folder_xdg(FOLDER_CACHE, "tielab", dir, sizeof dir, NULL) < 0) return -1;
   int k = snprintf(path, cap, "%s/bpe-%016llx-%d.bin", dir,
                    (unsigned long long)corpus_hash(text, n), vocab);
   return k > 0 && (size_t)k < cap ? 0 : -1;
@@ -117,7 +96,6 @@ done:
 static void cache_store(const char *path, const Bpe *b, uint64_t hash, size_t n, int vocab) {
   size_t len = CACHE_HEAD + 8 * (size_t)b->n_merges + 8;
   uint8_t *buf = malloc(len);
-  char tmp[PATH_CAP + 32];
   if (!buf) return;
   memcpy(buf, CACHE_MAGIC, 8);
   put_u32(buf + 8, CACHE_VERSION);
@@ -128,13 +106,8 @@ static void cache_store(const char *path, const Bpe *b, uint64_t hash, size_t n,
   for (size_t i = 0; i < 2 * (size_t)b->n_merges; i++)
     put_u32(buf + CACHE_HEAD + 4 * i, (uint32_t)b->merges[i]);
   put_u64(buf + len - 8, fnv1a(buf, len - 8, FNV_BASIS));
-  int k = snprintf(tmp, sizeof tmp, "%.*s.%ld.tmp", PATH_CAP, path, (long)getpid());
-  FILE *f = k > 0 && (size_t)k < sizeof tmp ? fopen(tmp, "wb") : NULL;
-  if (f) {
-    int bad = fwrite(buf, 1, len, f) != len;
-    bad |= fclose(f) != 0;
-    if (bad || rename(tmp, path) != 0) remove(tmp);
-  }
+  Replace r;
+  if (replace_begin(&r, path, NULL) == 0) replace_end(&r, replace_write(&r, buf, len));
   free(buf);
 }
 
@@ -148,7 +121,8 @@ Bpe *bpe_train_cached(const uint8_t *text, size_t n, int vocab, const Cancel *ca
   }
   Bpe *b = bpe_train(text, n, vocab, cancel, err);
   /* The cache only saves time: a directory that cannot be made is no error. */
-  if (b && have_path && cache_dir(dir, sizeof dir) == 0 && mkdir_p(dir) == 0)
+  if (b && have_path && folder_xdg(FOLDER_CACHE, "tielab", dir, sizeof dir, NULL) >= 0 &&
+      folder_make_all(dir, FOLDER_PRIVATE, NULL) == 0)
     cache_store(path, b, hash, n, vocab);
   return b;
 }

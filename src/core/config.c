@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "core/config.h"
-#include "core/num.h"
+#include "base/num.h"
 #include "core/model.h"
 #include "core/settings_model.h"
 

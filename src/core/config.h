@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/err.h"
+#include "base/err.h"
 
 typedef struct ModelConfig {
   int vocab;   /* V: rows of both embedding matrices */

@@ -16,9 +16,10 @@
 #include <sys/stat.h>
 
 #include "core/corpus.h"
-#include "core/num.h"
+#include "base/num.h"
+#include "base/safeopen.h"
+#include "base/utf8.h"
 #include "core/rng.h"
-#include "core/safeopen.h"
 
 void corpus_free(Corpus *c) {
   free(c->text);
@@ -31,15 +32,6 @@ void corpus_free(Corpus *c) {
 /* Share of bytes (in percent) allowed to be neither text nor UTF-8. */
 #define NONTEXT_MAX_PERCENT 25
 
-/* Length of the valid UTF-8 sequence at 's' (0 when there is none). */
-static size_t utf8_len(const uint8_t *s, size_t n) {
-  size_t len = s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : s[0] >= 0xe0 ? 3 : s[0] >= 0xc2 ? 2 : 0;
-  if (len == 0 || len > n) return 0;
-  for (size_t i = 1; i < len; i++)
-    if ((s[i] & 0xc0) != 0x80) return 0;
-  return len;
-}
-
 /* Bytes that are not printable ASCII, whitespace or part of a UTF-8 character. */
 static size_t nontext_bytes(const uint8_t *s, size_t n) {
   size_t bad = 0;
@@ -47,8 +39,8 @@ static size_t nontext_bytes(const uint8_t *s, size_t n) {
     uint8_t c = s[i];
     if ((c >= 0x20 && c < 0x7f) || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v') {
       i++;
-    } else if (c >= 0x80 && utf8_len(s + i, n - i)) {
-      i += utf8_len(s + i, n - i);
+    } else if (c >= 0x80 && utf8_char((const char *)s + i, n - i)) {
+      i += utf8_char((const char *)s + i, n - i);
     } else {
       bad++;
       i++;

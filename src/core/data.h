@@ -13,9 +13,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/err.h"
 #include "core/bpe.h"
 #include "core/corpus.h"
-#include "core/err.h"
 
 typedef struct Dataset {
   Bpe *bpe;            /* owned */

@@ -43,8 +43,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/err.h"
 #include "core/config.h"
-#include "core/err.h"
 #include "core/reduce.h"
 
 typedef struct Model Model;

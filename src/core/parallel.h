@@ -16,7 +16,7 @@
 #ifndef TIELAB_PARALLEL_H
 #define TIELAB_PARALLEL_H
 
-#include "core/err.h"
+#include "base/err.h"
 
 typedef struct Pool Pool;
 

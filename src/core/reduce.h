@@ -27,7 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/err.h"
+#include "base/err.h"
 
 /* What a small sum is, for checking that every rank makes the same one. */
 typedef struct SumKey {

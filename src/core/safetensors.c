@@ -19,8 +19,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/replace.h"
-#include "core/safeopen.h"
+#include "base/replace.h"
+#include "base/safeopen.h"
+#include "base/utf8.h"
 #include "core/safetensors.h"
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -398,16 +399,10 @@ static int grow(void **p, int *cap, int n, size_t size) {
   return 0;
 }
 
-/* JSON strings must be UTF-8; refuse what jansson would refuse at write time. */
-static int valid_utf8(const char *s) {
-  json_t *j = json_string(s);
-  json_decref(j);
-  return j != NULL;
-}
-
 int st_writer_add(StWriter *w, const char *name, StDtype dtype, int ndim, const int64_t *shape,
                   const void *data, Err *err) {
-  if (!name || !valid_utf8(name)) return err_set(err, "tensor name is not valid UTF-8");
+  /* JSON strings must be UTF-8: refuse now what jansson would refuse when writing. */
+  if (!name || !utf8_valid(name, strlen(name))) return err_set(err, "tensor name is not valid UTF-8");
   if (strcmp(name, "__metadata__") == 0) return err_set(err, "'__metadata__' is not a tensor name");
   if ((unsigned)dtype >= ST_NDTYPES) return err_set(err, "tensor '%s': bad dtype %d", name, dtype);
   if (ndim < 0 || ndim > ST_MAX_DIMS)
@@ -428,7 +423,7 @@ int st_writer_add(StWriter *w, const char *name, StDtype dtype, int ndim, const 
 
 /* Set 'key' to 'value'; a key set twice keeps the last value. */
 int st_writer_meta(StWriter *w, const char *key, const char *value, Err *err) {
-  if (!key || !value || !valid_utf8(key) || !valid_utf8(value))
+  if (!key || !value || !utf8_valid(key, strlen(key)) || !utf8_valid(value, strlen(value)))
     return err_set(err, "metadata is not valid UTF-8");
   char *v = strdup(value);
   if (!v) return err_set(err, "out of memory");
@@ -497,25 +492,13 @@ static char *header_json(StWriter *w, size_t *len) {
   return p;
 }
 
-static int write_all(int fd, const void *p, size_t n) {
-  const uint8_t *b = p;
-  while (n > 0) {
-    ssize_t r = write(fd, b, n > (1u << 30) ? (1u << 30) : n);
-    if (r < 0 && errno == EINTR) continue;
-    if (r < 0) return -1;
-    b += r;
-    n -= (size_t)r;
-  }
-  return 0;
-}
-
-/* Header, tensors, fsync; 0 or an errno. */
-static int write_body(StWriter *w, int fd, const char *hdr, size_t hlen) {
+/* 0 or an errno; replace_end syncs the file. */
+static int write_body(StWriter *w, Replace *r, const char *hdr, size_t hlen) {
   uint64_t n = hlen;
-  if (write_all(fd, &n, 8) != 0 || write_all(fd, hdr, hlen) != 0) return errno;
-  for (int i = 0; i < w->n; i++)
-    if (write_all(fd, w->e[i].data, w->e[i].nbytes) != 0) return errno;
-  return fsync(fd) != 0 ? errno : 0;
+  int e = replace_write(r, &n, 8);
+  if (!e) e = replace_write(r, hdr, hlen);
+  for (int i = 0; i < w->n && !e; i++) e = replace_write(r, w->e[i].data, w->e[i].nbytes);
+  return e;
 }
 
 int st_writer_write(StWriter *w, const char *path, Err *err) {
@@ -526,7 +509,7 @@ int st_writer_write(StWriter *w, const char *path, Err *err) {
   Replace r;
   int rc = replace_begin(&r, path, err);
   if (rc == 0) {
-    int e = replace_end(&r, write_body(w, r.fd, hdr, hlen));
+    int e = replace_end(&r, write_body(w, &r, hdr, hlen));
     if (e != 0) rc = err_set(err, "%s: cannot write: %s", path, strerror(e));
   }
   free(hdr);

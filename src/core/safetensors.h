@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/err.h"
+#include "base/err.h"
 
 typedef enum StDtype { ST_F32, ST_F64, ST_I32, ST_I64, ST_U8, ST_F16, ST_BF16, ST_NDTYPES } StDtype;
 

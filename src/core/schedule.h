@@ -16,7 +16,7 @@
 #ifndef TIELAB_SCHEDULE_H
 #define TIELAB_SCHEDULE_H
 
-#include "core/err.h"
+#include "base/err.h"
 
 typedef enum ScheduleKind { SCHEDULE_CONSTANT, SCHEDULE_COSINE, SCHEDULE_LINEAR } ScheduleKind;
 

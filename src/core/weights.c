@@ -14,7 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/num.h"
+#include "base/buf.h"
+#include "base/num.h"
 #include "core/settings_model.h"
 #include "core/weights.h"
 
@@ -99,31 +100,6 @@ int weights_config(const StFile *f, int batch, ModelConfig *cfg, Err *err) {
 
 /* ---------------------------------------------------------------- reading */
 
-/* Problems found while matching names and shapes, reported in one line. */
-typedef struct Report {
-  char text[ERR_MSG_MAX];
-  size_t len;
-  int n;
-} Report;
-
-static void report_add(Report *r, const char *sep, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-/* Append one item, after 'sep' unless it is the first. */
-static void report_add(Report *r, const char *sep, const char *fmt, ...) {
-  if (r->n++ > 0 && r->len < sizeof r->text) {
-    int k = snprintf(r->text + r->len, sizeof r->text - r->len, "%s", sep);
-    r->len += (size_t)(k > 0 ? k : 0);
-  }
-  if (r->len < sizeof r->text) {
-    va_list ap;
-    va_start(ap, fmt);
-    int k = vsnprintf(r->text + r->len, sizeof r->text - r->len, fmt, ap);
-    va_end(ap);
-    r->len += (size_t)(k > 0 ? k : 0);
-  }
-}
-
 static const char *shape_str(char *buf, size_t size, int ndim, const int64_t *shape) {
   size_t n = (size_t)snprintf(buf, size, "[");
   for (int i = 0; i < ndim && n < size; i++)
@@ -153,28 +129,32 @@ static const TensorInfo *table_find(const TensorInfo *ts, int n, const char *nam
 /* Names and shapes against the table of a model of shape 'c'. */
 static int check_table(const TensorInfo *ts, int nt, const ModelConfig *c, const StFile *f, int strict,
                        Err *err) {
-  Report miss = {0}, odd = {0}, shape = {0};
+  /* The problems found, counted, and said in one line as long as an Err
+  ** holds (a list that memory could not hold is still a problem). */
+  Buf miss = {.max = ERR_MSG_MAX - 1}, odd = miss, shape = miss, all = miss;
+  int n_miss = 0, n_odd = 0, n_shape = 0;
   for (int i = 0; i < nt; i++) {
     const TensorInfo *ti = &ts[i];
     const StTensor *t = st_find(f, ti->name);
     int64_t want[2] = {ti->shape[0], ti->shape[1]};
     char a[64], b[64];
     if (!t && !(strcmp(ti->name, LM_HEAD) == 0 && c->tie_k == c->dim))
-      report_add(&miss, ", ", "%s", ti->name);
+      n_miss++, buf_item(&miss, ", ", "%s", ti->name);
     else if (t && !shape_matches(ti, t))
-      report_add(&shape, ", ", "%s is %s, the model needs %s", ti->name,
-                 shape_str(a, sizeof a, t->ndim, t->shape), shape_str(b, sizeof b, ti->ndim, want));
+      n_shape++, buf_item(&shape, ", ", "%s is %s, the model needs %s", ti->name,
+                          shape_str(a, sizeof a, t->ndim, t->shape), shape_str(b, sizeof b, ti->ndim, want));
   }
   for (int i = 0; i < f->n; i++) {
     const char *s = f->tensors[i].name;
-    if ((strict || model_name(s)) && !table_find(ts, nt, s)) report_add(&odd, ", ", "%s", s);
+    if ((strict || model_name(s)) && !table_find(ts, nt, s)) n_odd++, buf_item(&odd, ", ", "%s", s);
   }
-  if (miss.n + odd.n + shape.n == 0) return 0;
-  Report all = {0};
-  if (miss.n) report_add(&all, "; ", "missing tensors: %s", miss.text);
-  if (odd.n) report_add(&all, "; ", "unexpected tensors: %s", odd.text);
-  if (shape.n) report_add(&all, "; ", "wrong shape: %s", shape.text);
-  return err_set(err, "%s", all.text);
+  if (n_miss + n_odd + n_shape == 0) return 0;
+  if (n_miss) buf_item(&all, "; ", "missing tensors: %s", miss.s ? miss.s : "");
+  if (n_odd) buf_item(&all, "; ", "unexpected tensors: %s", odd.s ? odd.s : "");
+  if (n_shape) buf_item(&all, "; ", "wrong shape: %s", shape.s ? shape.s : "");
+  int rc = err_set(err, "%s", all.s ? all.s : "the tensors do not match the model");
+  buf_free(&miss), buf_free(&odd), buf_free(&shape), buf_free(&all);
+  return rc;
 }
 
 /* Since the tensors tile the file exactly, shapes that match mean the file

@@ -14,7 +14,7 @@
 #ifndef TIELAB_DIST_DIST_H
 #define TIELAB_DIST_DIST_H
 
-#include "core/err.h"
+#include "base/err.h"
 #include "core/reduce.h"
 
 typedef struct Dist Dist;

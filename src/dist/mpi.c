@@ -18,8 +18,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/clock.h"
-#include "core/sig.h"
+#include "base/clock.h"
+#include "base/sig.h"
 #include "dist/dist.h"
 #include "dist/dist_impl.h"
 

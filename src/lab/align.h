@@ -14,7 +14,7 @@
 
 #include <stdint.h>
 
-#include "core/err.h"
+#include "base/err.h"
 
 typedef struct AlignScores {
   double cos_raw;      /* mean row cosine, no map (a diagnostic only) */

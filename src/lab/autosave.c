@@ -12,31 +12,15 @@
 #include <unistd.h>
 
 #include "lab/autosave.h"
-#include "core/clock.h"
-#include "core/replace.h"
-#include "core/safeopen.h"
-#include "core/text.h"
-
-static int mkdirs(char *path, Err *err) {
-  for (char *p = path + 1; *p; p++) {
-    if (*p != '/') continue;
-    *p = '\0';
-    int rc = mkdir(path, 0700);
-    *p = '/';
-    if (rc < 0 && errno != EEXIST) return err_set(err, "cannot create %s: %s", path, strerror(errno));
-  }
-  if (mkdir(path, 0700) < 0 && errno != EEXIST) return err_set(err, "cannot create %s: %s", path, strerror(errno));
-  return 0;
-}
+#include "base/clock.h"
+#include "base/folder.h"
+#include "base/replace.h"
+#include "base/safeopen.h"
+#include "base/text.h"
 
 int autosave_state_path(char *buf, size_t cap, const char *leaf, Err *err) {
-  const char *xdg = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
-  int n;
-  if (xdg && xdg[0] == '/') n = snprintf(buf, cap, "%s/tielab", xdg);
-  else if (home && *home) n = snprintf(buf, cap, "%s/.local/state/tielab", home);
-  else return err_set(err, "neither XDG_STATE_HOME nor HOME is set");
-  if (n < 0 || (size_t)n >= cap) return err_set(err, "state folder path too long");
-  if (mkdirs(buf, err) < 0) return -1;
+  int n = folder_xdg(FOLDER_STATE, "tielab", buf, cap, err);
+  if (n < 0 || folder_make_all(buf, FOLDER_PRIVATE, err) < 0) return -1;
   if ((size_t)snprintf(buf + n, cap - (size_t)n, "/%s", leaf) >= cap - (size_t)n)
     return err_set(err, "state file path too long");
   return 0;
@@ -59,7 +43,7 @@ int autosave_dir(char *buf, size_t cap, Err *err) {
   char leaf[128];
   snprintf(leaf, sizeof leaf, "autosave/%s", session_name());
   if (autosave_state_path(buf, cap, leaf, err) < 0) return -1;
-  return mkdirs(buf, err);
+  return folder_make_all(buf, FOLDER_PRIVATE, err);
 }
 
 /* A run as a file name: its name with letters, digits, '-', '_' and '.'
@@ -173,14 +157,8 @@ static int write_whole(const char *dir, const char *leaf, const char *text, Err 
   if (join(path, sizeof path, dir, leaf) < 0) return err_set(err, "autosave path too long");
   Replace w;
   if (replace_begin(&w, path, err) < 0) return -1;
-  size_t n = strlen(text), done = 0;
-  int e = 0;
-  while (done < n && !e) {
-    ssize_t k = write(w.fd, text + done, n - done);
-    if (k < 0 && errno != EINTR) e = errno;
-    else if (k > 0) done += (size_t)k;
-  }
-  if ((e = replace_end(&w, e)) != 0) return err_set(err, "%s: cannot write: %s", path, strerror(e));
+  int e = replace_end(&w, replace_write(&w, text, strlen(text)));
+  if (e != 0) return err_set(err, "%s: cannot write: %s", path, strerror(e));
   return 0;
 }
 

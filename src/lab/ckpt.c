@@ -10,8 +10,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "core/num.h"
-#include "core/safeopen.h"
+#include "base/num.h"
+#include "base/safeopen.h"
 #include "core/safetensors.h"
 #include "core/settings_model.h"
 #include "core/weights.h"

@@ -13,7 +13,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/num.h"
+#include <jansson.h>
+
+#include "base/num.h"
+#include "base/text.h"
+#include "base/utf8.h"
 #include "lab/history.h"
 
 #define NAME_MAX_LEN 63
@@ -48,18 +52,6 @@ size_t history_memory_bytes(int cap, int n_series) {
 
 /* ------------------------------------------------------------ text */
 
-/* Length of the valid UTF-8 sequence at 's' (1..4), or 0. */
-static int utf8_len(const unsigned char *s) {
-  if (s[0] < 0x80) return 1;
-  int n = s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : s[0] >= 0xe0 ? 3 : s[0] >= 0xc2 && s[0] < 0xe0 ? 2 : 0;
-  if (n == 0) return 0;
-  for (int i = 1; i < n; i++)
-    if ((s[i] & 0xc0) != 0x80) return 0;
-  if (n == 3 && ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] >= 0xa0))) return 0;
-  if (n == 4 && ((s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] >= 0x90))) return 0;
-  return n;
-}
-
 static int is_control(unsigned char c) { return c < 0x20 || c == 0x7f; }
 
 /* min..max bytes of valid UTF-8 without control characters (so no newline:
@@ -67,9 +59,8 @@ static int is_control(unsigned char c) { return c < 0x20 || c == 0x7f; }
 static int valid_text(const char *s, size_t len, size_t min, size_t max) {
   if (len < min || len > max) return 0;
   for (size_t i = 0; i < len;) {
-    const unsigned char *p = (const unsigned char *)s + i;
-    int n = is_control(*p) ? 0 : utf8_len(p);
-    if (n == 0 || i + n > len) return 0;
+    size_t n = is_control((unsigned char)s[i]) ? 0 : utf8_char(s + i, len - i);
+    if (n == 0) return 0;
     i += n;
   }
   return 1;
@@ -80,7 +71,7 @@ static int valid_text(const char *s, size_t len, size_t min, size_t max) {
 static void clean_text(char *dst, const char *s, int max) {
   int o = 0;
   for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p;) {
-    int n = is_control(*p) ? 0 : utf8_len(p);
+    int n = is_control(*p) ? 0 : (int)utf8_char((const char *)p, UTF8_MAX);
     if (o + (n ? n : 1) > max) break;
     if (n == 0) {
       dst[o++] = is_control(*p) ? ' ' : '?';
@@ -371,58 +362,70 @@ int history_write_events_csv(const History *h, FILE *f, Err *err) {
   return write_done(f, err);
 }
 
-/* A JSON string: quotes, backslashes and control characters escaped, bytes
-** that are not UTF-8 replaced by U+FFFD, so every line parses. */
-static void json_string(FILE *f, const char *s) {
-  fputc('"', f);
-  for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p;) {
-    int n = utf8_len(p);
-    if (*p == '"' || *p == '\\') fprintf(f, "\\%c", *p);
-    else if (*p < 0x20) fprintf(f, "\\u%04x", *p);
-    else if (n == 0) fputs("\\ufffd", f);
-    else fwrite(p, 1, n, f);
-    p += n ? n : 1;
-  }
-  fputc('"', f);
+/* A JSON string of 's': jansson takes only valid UTF-8, so each ill-formed
+** part becomes U+FFFD first (base/utf8.h's policy) and every line parses. */
+static json_t *json_text(const char *s) {
+  size_t n = strlen(s ? s : "");
+  if (utf8_valid(s ? s : "", n)) return json_stringn(s ? s : "", n);
+  char *clean = malloc(3 * n + 1);   /* U+FFFD is 3 bytes and stands for 1 or more */
+  if (!clean) return NULL;
+  TextUtf8 u;
+  text_utf8_begin(&u, clean, 3 * n + 1);
+  text_utf8_put(&u, s, n);
+  json_t *j = json_stringn(clean, text_utf8_end(&u));
+  free(clean);
+  return j;
 }
 
-static void json_number(FILE *f, const char *key, double x) {
-  fprintf(f, ",\"%s\":", key);
-  char b[NUM_TEXT_MAX];
-  if (isfinite(x)) fputs(num_format(b, sizeof b, x), f);
-  else fputs("null", f);
+/* A bucket's value: null for NaN and the infinities, which JSON has not. */
+static json_t *json_value(double x) { return isfinite(x) ? json_real(x) : json_null(); }
+
+/* 'o' as one line of JSON, its numbers as short as they read back exactly
+** ('digits', num_digits); 'o' is released. */
+static int put_line(FILE *f, json_t *o, int digits, Err *err) {
+  int rc = 0;
+  if (!o) rc = err_set(err, "writing the history: out of memory");
+  else if (json_dumpf(o, f, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(digits)) != 0 ||
+           fputc('\n', f) == EOF)
+    rc = err_set(err, "writing the history: %s", strerror(errno ? errno : EIO));
+  json_decref(o);
+  return rc;
+}
+
+static int put_header(const History *h, FILE *f, const char *run, const char *settings, Err *err) {
+  json_t *names = json_array();
+  for (int i = 0; names && i < h->n_series; i++)
+    if (json_array_append_new(names, json_text(h->series[i].name)) != 0) json_decref(names), names = NULL;
+  return put_line(f, json_pack("{s:s, s:s, s:i, s:o, s:o, s:i, s:I, s:o}", "type", "header", "format",
+                               "tielab-history", "version", 1, "run", json_text(run), "settings",
+                               json_text(settings), "cap", h->cap, "events_dropped",
+                               (json_int_t)h->events_dropped, "series", names),
+                  1, err);
+}
+
+static int put_bucket(const Series *s, const HistBucket *b, FILE *f, Err *err) {
+  const double v[] = {b->first, b->last, b->min, b->mean, b->max};
+  int digits = 1;
+  for (int k = 0; k < 5; k++)
+    if (isfinite(v[k]) && num_digits(v[k]) > digits) digits = num_digits(v[k]);
+  return put_line(f, json_pack("{s:s, s:o, s:I, s:I, s:o, s:o, s:o, s:o, s:o, s:I}", "type", "bucket",
+                               "series", json_text(s->name), "step_first", (json_int_t)b->step_first,
+                               "step_last", (json_int_t)b->step_last, "first", json_value(b->first),
+                               "last", json_value(b->last), "min", json_value(b->min), "mean",
+                               json_value(b->mean), "max", json_value(b->max), "count",
+                               (json_int_t)b->count),
+                  digits, err);
 }
 
 int history_write_jsonl(const History *h, FILE *f, const char *run, const char *settings, Err *err) {
-  fputs("{\"type\":\"header\",\"format\":\"tielab-history\",\"version\":1,\"run\":", f);
-  json_string(f, run);
-  fputs(",\"settings\":", f);
-  json_string(f, settings);
-  fprintf(f, ",\"cap\":%d,\"events_dropped\":%ld,\"series\":[", h->cap, h->events_dropped);
-  for (int i = 0; i < h->n_series; i++) {
-    if (i) fputc(',', f);
-    json_string(f, h->series[i].name);
-  }
-  fputs("]}\n", f);
-  for (int i = 0; i < h->n_series; i++) {
-    const Series *s = &h->series[i];
-    for (int j = 0; j < s->n; j++) {
-      const HistBucket *b = &s->b[j];
-      fputs("{\"type\":\"bucket\",\"series\":", f);
-      json_string(f, s->name);
-      fprintf(f, ",\"step_first\":%ld,\"step_last\":%ld", b->step_first, b->step_last);
-      json_number(f, "first", b->first);
-      json_number(f, "last", b->last);
-      json_number(f, "min", b->min);
-      json_number(f, "mean", b->mean);
-      json_number(f, "max", b->max);
-      fprintf(f, ",\"count\":%ld}\n", b->count);
-    }
-  }
+  if (put_header(h, f, run, settings, err) < 0) return -1;
+  for (int i = 0; i < h->n_series; i++)
+    for (int j = 0; j < h->series[i].n; j++)
+      if (put_bucket(&h->series[i], &h->series[i].b[j], f, err) < 0) return -1;
   for (int i = 0; i < h->n_events; i++) {
-    fprintf(f, "{\"type\":\"event\",\"step\":%ld,\"text\":", h->events[i].step);
-    json_string(f, h->events[i].text);
-    fputs("}\n", f);
+    json_t *o = json_pack("{s:s, s:I, s:o}", "type", "event", "step", (json_int_t)h->events[i].step, "text",
+                          json_text(h->events[i].text));
+    if (put_line(f, o, 1, err) < 0) return -1;
   }
   return write_done(f, err);
 }

@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "core/err.h"
+#include "base/err.h"
 
 typedef struct HistBucket {
   long step_first, step_last;

@@ -10,11 +10,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/num.h"
-#include "core/replace.h"
+#include "base/num.h"
+#include "base/replace.h"
 #include "core/rng.h"
+#include "base/text.h"
 #include "core/settings_model.h"
-#include "core/text.h"
 #include "lab/run.h"
 
 int run_check_rows(const Run *r, const int32_t *rows, int b, int t, Err *err) {

@@ -13,9 +13,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/safeopen.h"
 #include "config.h"
 #include "core/model.h"
-#include "core/safeopen.h"
 #include "lab/journal.h"
 #include "lab/run.h"
 

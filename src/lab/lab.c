@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/num.h"
-#include "core/sysmem.h"
+#include "base/num.h"
+#include "base/sysmem.h"
 #include "lab/run.h"
 
 Lab *lab_new(Err *err) {

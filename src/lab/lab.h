@@ -28,9 +28,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "core/cancel.h"
+#include "base/cancel.h"
+#include "base/err.h"
 #include "core/config.h"
-#include "core/err.h"
 #include "core/reduce.h"
 #include "core/schedule.h"
 #include "lab/align.h"

@@ -30,8 +30,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/err.h"
 #include "core/config.h"
-#include "core/err.h"
 #include "core/model.h"
 #include "lab/lab.h"
 

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/sysmem.h"
 #include "core/rng.h"
-#include "core/sysmem.h"
 #include "lab/run.h"
 
 #define LENSFIT_SEED_TAG 0x6c656e73666974ULL   /* "lensfit": the fit's own batches */

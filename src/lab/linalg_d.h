@@ -9,7 +9,7 @@
 #ifndef TIELAB_LINALG_D_H
 #define TIELAB_LINALG_D_H
 
-#include "core/err.h"
+#include "base/err.h"
 
 /* s = a^T a for a [m,n]: the full symmetric [n,n] matrix (both triangles). */
 void linalg_d_gram(const double *a, int m, int n, double *s);

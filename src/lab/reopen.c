@@ -3,63 +3,24 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/buf.h"
 #include "lab/autosave.h"
 #include "lab/reopen.h"
 
-/* Text that grows, for notes of any number of runs. A failed allocation
-** keeps what is there: a note cut short, never a lost lab. */
-typedef struct {
-  char *s;
-  size_t n, cap;
-} Note;
-
-/* 'fmt' at the end of 't', after 'sep' when 't' holds something already. */
-static void note_vadd(Note *t, const char *sep, const char *fmt, va_list ap) {
-  va_list again;
-  va_copy(again, ap);
-  const char *lead = t->n ? sep : "";
-  int k = vsnprintf(NULL, 0, fmt, ap);
-  size_t need = t->n + strlen(lead) + (size_t)(k > 0 ? k : 0) + 1;
-  if (k >= 0 && need > t->cap) {
-    char *p = realloc(t->s, 2 * need);
-    if (p) t->s = p, t->cap = 2 * need;
-  }
-  if (k >= 0 && need <= t->cap) {
-    t->n += (size_t)sprintf(t->s + t->n, "%s", lead);
-    t->n += (size_t)vsnprintf(t->s + t->n, t->cap - t->n, fmt, again);
-  }
-  va_end(again);
-}
-
-/* Text at the end of 't'. */
-static void note_add(Note *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void note_add(Note *t, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  note_vadd(t, "", fmt, ap);
-  va_end(ap);
-}
-
-/* One item more in 't', after 'sep' unless it is the first: ", " between
-** the runs of a list, "; " between the parts of a note. */
-static void note_sep(Note *t, const char *sep, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void note_sep(Note *t, const char *sep, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  note_vadd(t, sep, fmt, ap);
-  va_end(ap);
-}
+/* Notes are of any number of runs, in Bufs: memory that runs out cuts a
+** note short, never loses the lab. Lists take ", " between runs, "; "
+** between the parts of a note. */
 
 /* What the folder falls short of its save by: the runs it lists and that
 ** are not there, those of an earlier step, checkpoints of runs the save no
 ** longer held, and checkpoints that could not be reopened (each with why). */
 typedef struct {
-  Note missing, stale, extra, unreadable, resumed;
+  Buf missing, stale, extra, unreadable, resumed;
 } Shortfall;
 
 static void shortfall_free(Shortfall *sf) {
-  Note *all[] = {&sf->missing, &sf->stale, &sf->extra, &sf->unreadable, &sf->resumed};
-  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) free(all[i]->s);
+  Buf *all[] = {&sf->missing, &sf->stale, &sf->extra, &sf->unreadable, &sf->resumed};
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) buf_free(all[i]);
 }
 
 /* 'msg' without the "<path>: " that lab_load puts in front of it: the note
@@ -73,7 +34,7 @@ static const char *reason(const char *msg, const char *path) {
 static void reopen_one(Lab *lab, const AutosaveFolder *f, const char *file, Shortfall *sf) {
   const AutosaveEntry *want = autosave_wanted(f, file);
   if (f->n_want >= 0 && !want) {
-    note_sep(&sf->extra, ", ", "%s", file);
+    buf_item(&sf->extra, ", ", "%s", file);
     return;
   }
   char path[4400];
@@ -81,13 +42,13 @@ static void reopen_one(Lab *lab, const AutosaveFolder *f, const char *file, Shor
   Err err = {{0}};
   LabLoadOptions lo = {.nofollow = 1};   /* the folder holds only what tielab wrote there */
   Run *r = lab_load_with(lab, path, &lo, &err);
-  if (!r && want) note_sep(&sf->unreadable, "; ", "cannot reopen %s (%s, step %ld): %s", file, want->name,
+  if (!r && want) buf_item(&sf->unreadable, "; ", "cannot reopen %s (%s, step %ld): %s", file, want->name,
                            want->step, reason(err.msg, path));
-  else if (!r) note_sep(&sf->unreadable, "; ", "cannot reopen %s: %s", file, reason(err.msg, path));
+  else if (!r) buf_item(&sf->unreadable, "; ", "cannot reopen %s: %s", file, reason(err.msg, path));
   if (!r) return;
   long step = run_metrics(r)->step;
-  note_sep(&sf->resumed, ", ", "%s (step %ld)", run_name(r), step);
-  if (want && want->step != step) note_sep(&sf->stale, ", ", "%s (step %ld, not %ld)", run_name(r), step, want->step);
+  buf_item(&sf->resumed, ", ", "%s (step %ld)", run_name(r), step);
+  if (want && want->step != step) buf_item(&sf->stale, ", ", "%s (step %ld, not %ld)", run_name(r), step, want->step);
 }
 
 /* The manifest's runs whose checkpoint is not among 'names'. */
@@ -95,35 +56,35 @@ static void note_missing(const AutosaveFolder *f, char **names, int n, Shortfall
   for (int i = 0; i < f->n_want; i++) {
     int found = 0;
     for (int k = 0; k < n && !found; k++) found = strcmp(f->want[i].file, names[k]) == 0;
-    if (!found) note_sep(&sf->missing, ", ", "%s (step %ld)", f->want[i].name, f->want[i].step);
+    if (!found) buf_item(&sf->missing, ", ", "%s (step %ld)", f->want[i].name, f->want[i].step);
   }
 }
 
 /* Why runs are missing or older, after the list of them. */
-static void why_short(const AutosaveFolder *f, Note *t) {
-  if (f->writer_alive) note_add(t, " (process %ld is still writing it)", f->writer);
-  else if (f->writer > 0) note_add(t, " (process %ld ended before its save was complete)", f->writer);
-  else if (f->writer < 0) note_add(t, " (its writer's mark, %s, holds no process id)", AUTOSAVE_WRITER);
-  else note_add(t, " (the folder no longer holds what its save wrote)");
+static void why_short(const AutosaveFolder *f, Buf *t) {
+  if (f->writer_alive) buf_printf(t, " (process %ld is still writing it)", f->writer);
+  else if (f->writer > 0) buf_printf(t, " (process %ld ended before its save was complete)", f->writer);
+  else if (f->writer < 0) buf_printf(t, " (its writer's mark, %s, holds no process id)", AUTOSAVE_WRITER);
+  else buf_printf(t, " (the folder no longer holds what its save wrote)");
 }
 
 /* What falls short, in 'note' ("" when nothing does). */
-static void shortfall_note(const AutosaveFolder *f, const Shortfall *sf, Note *note) {
+static void shortfall_note(const AutosaveFolder *f, const Shortfall *sf, Buf *note) {
   const struct {
     const char *title;
-    const Note *list;
+    const Buf *list;
   } parts[] = {{"not found: ", &sf->missing}, {"older than saved: ", &sf->stale},
                {"left out, not in the lab saved: ", &sf->extra}};
   for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
-    if (parts[i].list->n) note_sep(note, "; ", "%s%s", parts[i].title, parts[i].list->s);
+    if (parts[i].list->n) buf_item(note, "; ", "%s%s", parts[i].title, parts[i].list->s);
   if (note->n) why_short(f, note);
-  if (sf->unreadable.n) note_sep(note, "; ", "%s", sf->unreadable.s);
-  if (f->manifest_error[0]) note_sep(note, "; ", "manifest not read, every checkpoint reopened: %s", f->manifest_error);
+  if (sf->unreadable.n) buf_item(note, "; ", "%s", sf->unreadable.s);
+  if (f->manifest_error[0]) buf_item(note, "; ", "manifest not read, every checkpoint reopened: %s", f->manifest_error);
 }
 
 /* The note from what happened: -1 with 'err' when nothing came back. */
 static int conclude(const AutosaveFolder *f, Shortfall *sf, Reopened *out, FILE *say, Err *err) {
-  Note note = {0};
+  Buf note = {0};
   shortfall_note(f, sf, &note);
   out->short_ = note.n > 0;
   if (!sf->resumed.n) {
@@ -135,7 +96,7 @@ static int conclude(const AutosaveFolder *f, Shortfall *sf, Reopened *out, FILE 
     free(note.s);
     return -1;
   }
-  note_sep(&note, "; ", "resumed %s from %s", sf->resumed.s, f->dir);
+  buf_item(&note, "; ", "resumed %s from %s", sf->resumed.s, f->dir);
   if (out->short_ && say && note.s) fprintf(say, "tielab: %s\n", note.s);
   out->note = note.s;
   return 0;

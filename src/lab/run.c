@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "core/clock.h"
+#include "base/clock.h"
 #include "core/rng.h"
 #include "lab/run.h"
 

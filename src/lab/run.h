@@ -5,11 +5,11 @@
 #ifndef TIELAB_RUN_H
 #define TIELAB_RUN_H
 
+#include "base/sha256.h"
+#include "base/sysmem.h"
 #include "core/data.h"
 #include "core/model.h"
 #include "core/reduce.h"
-#include "core/sha256.h"
-#include "core/sysmem.h"
 #include "lab/lab.h"
 #include "lab/lens.h"
 #include "lab/lensfit.h"

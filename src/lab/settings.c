@@ -18,10 +18,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/num.h"
+#include "base/num.h"
 #include "core/schedule.h"
+#include "base/text.h"
 #include "core/settings_model.h"
-#include "core/text.h"
 #include "lab/lab.h"
 #include "lab/recipe.h"
 

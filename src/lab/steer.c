@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/num.h"
+#include "base/num.h"
 
 int steer_set(Run *r, const SteerPair *pairs, int n, Err *err) {
   RunOptions next = *run_options(r);

@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/clock.h"
+#include "base/clock.h"
 #include "luaapi/linternal.h"
 
 void luaapi_interrupt(LuaApi *api) { atomic_store(&api->interrupt, 1); }

@@ -3,7 +3,7 @@
 ** from a file (loadfile, dofile, require), a script named on the command
 ** line (which may be a pipe: waited for while Ctrl-C is listened to) and a
 ** Lua file handle
-** (the sandbox's io.open). Both go through core/safeopen, so a FIFO or a
+** (the sandbox's io.open). Both go through base/safeopen, so a FIFO or a
 ** device a script names is refused at once instead of hanging the lab or
 ** feeding it an endless file.
 **
@@ -18,7 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/safeopen.h"
+#include "base/safeopen.h"
 #include "luaapi/linternal.h"
 
 /* Why opening 'path' failed, without the name: the system's words for an

@@ -33,6 +33,7 @@
 #include <lauxlib.h>
 #include <lua.h>
 
+#include "base/buf.h"
 #include "lab/steer.h"
 #include "luaapi/luaapi.h"
 
@@ -51,13 +52,6 @@
 typedef enum Wait { WAIT_READY, WAIT_TICKET, WAIT_TIME, WAIT_KEY } Wait;
 
 #define LAPI_PRINTED_MAX (1 << 20)   /* bytes of a script's output kept for its results */
-
-/* Text that grows: what a script file prints. */
-typedef struct LapiText {
-  char *s;
-  size_t n, cap;
-  int cut;            /* more came than LAPI_PRINTED_MAX */
-} LapiText;
 
 typedef struct Script {
   lua_State *co;
@@ -109,8 +103,8 @@ struct LuaApi {
   int follower;           /* a rank other than 0 of an mpirun job: its writes go nowhere */
   int phase;              /* lab.phase calls so far */
   long progress_id;       /* lab.progress calls so far: the newest is shown */
-  LapiText printed;       /* what the script files running print */
-  LapiText results;       /* what the last one to end had printed */
+  Buf printed;            /* what the script files running print (max LAPI_PRINTED_MAX) */
+  Buf results;            /* what the last one to end had printed */
   long results_seq;       /* grows each time a script file ends having printed */
   History *plots;
   char caption[256];
@@ -127,7 +121,6 @@ void lapi_write(LuaApi *api, const char *s, size_t n, int is_err);
 /* The message of lab.args's error object at 'idx' (a bad script argument),
 ** or NULL for any other value. */
 const char *largs_usage_message(lua_State *L, int idx);
-void lapi_text_free(LapiText *t);
 /* lpath.c: the sandbox's verdict on a path a script names; 'real' gets
 ** the name to open (the resolved one under the sandbox, else the name as
 ** given). */

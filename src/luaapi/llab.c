@@ -7,8 +7,8 @@
 ** Programming errors raise (a misspelled key, a wrong type); expected
 ** failures return nil and a message (a file that cannot be loaded).
 */
-#include "core/clock.h"
-#include "core/text.h"
+#include "base/clock.h"
+#include "base/text.h"
 #include "config.h"
 
 #include <stdio.h>

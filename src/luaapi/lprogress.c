@@ -12,7 +12,7 @@
 */
 #include <string.h>
 
-#include "core/text.h"
+#include "base/text.h"
 #include "luaapi/linternal.h"
 
 #define LAPI_PROGRESS_META "tielab.progress"

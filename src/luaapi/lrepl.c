@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/buf.h"
 #include "luaapi/linternal.h"
 
 /* ------------------------------------------------------------ pretty-printing */
@@ -19,38 +20,17 @@
 #define PRETTY_ITEMS 64     /* entries shown per table */
 #define PRETTY_WIDTH 78     /* a wider top-level table prints one entry a line */
 
-typedef struct Out {
-  char s[PRETTY_MAX];
-  size_t n;
-} Out;
+static void puts_(Buf *o, const char *s) { buf_add(o, s, strlen(s)); }
 
-static void put(Out *o, const char *s, size_t n) {
-  if (o->n + n >= PRETTY_MAX) n = PRETTY_MAX - 1 - o->n;
-  memcpy(o->s + o->n, s, n);
-  o->n += n;
-  o->s[o->n] = '\0';
-}
-
-static void puts_(Out *o, const char *s) { put(o, s, strlen(s)); }
-
-static void putf(Out *o, const char *fmt, ...) {
-  char buf[128];
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(buf, sizeof buf, fmt, ap);
-  va_end(ap);
-  if (n > 0) put(o, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
-}
-
-static void put_quoted(Out *o, const char *s, size_t len) {
+static void put_quoted(Buf *o, const char *s, size_t len) {
   puts_(o, "\"");
   for (size_t i = 0; i < len && o->n < PRETTY_MAX - 8; i++) {
     unsigned char c = (unsigned char)s[i];
-    if (c == '"' || c == '\\') putf(o, "\\%c", c);
+    if (c == '"' || c == '\\') buf_printf(o, "\\%c", c);
     else if (c == '\n') puts_(o, "\\n");
     else if (c == '\t') puts_(o, "\\t");
-    else if (c < 32 || c == 127) putf(o, "\\%d", c);
-    else put(o, (const char *)&c, 1);
+    else if (c < 32 || c == 127) buf_printf(o, "\\%d", c);
+    else buf_add(o, (const char *)&c, 1);
   }
   puts_(o, "\"");
 }
@@ -69,10 +49,10 @@ static int is_identifier(const char *s) {
 }
 
 /* Any value as Lua's tostring shows it. */
-static void put_tostring(lua_State *L, int idx, Out *o) {
+static void put_tostring(lua_State *L, int idx, Buf *o) {
   size_t len;
   const char *s = luaL_tolstring(L, idx, &len);
-  put(o, s, len);
+  buf_add(o, s, len);
   lua_pop(L, 1);
 }
 
@@ -122,9 +102,9 @@ static int sorted_keys(lua_State *L, int t, lua_Integer n) {
   return count;
 }
 
-static void pretty(lua_State *L, int idx, int depth, int multiline, int seen, Out *o);
+static void pretty(lua_State *L, int idx, int depth, int multiline, int seen, Buf *o);
 
-static void pretty_key(lua_State *L, int idx, int seen, Out *o) {
+static void pretty_key(lua_State *L, int idx, int seen, Buf *o) {
   if (lua_type(L, idx) == LUA_TSTRING && is_identifier(lua_tostring(L, idx))) {
     puts_(o, lua_tostring(L, idx));
   } else {
@@ -135,7 +115,7 @@ static void pretty_key(lua_State *L, int idx, int seen, Out *o) {
   puts_(o, " = ");
 }
 
-static void pretty_table(lua_State *L, int t, int depth, int multiline, int seen, Out *o) {
+static void pretty_table(lua_State *L, int t, int depth, int multiline, int seen, Buf *o) {
   lua_pushvalue(L, t);
   if (lua_rawget(L, seen) != LUA_TNIL || depth >= PRETTY_DEPTH) {
     lua_pop(L, 1);
@@ -181,13 +161,13 @@ static void pretty_table(lua_State *L, int t, int depth, int multiline, int seen
   lua_rawset(L, seen);
 }
 
-static void pretty(lua_State *L, int idx, int depth, int multiline, int seen, Out *o) {
+static void pretty(lua_State *L, int idx, int depth, int multiline, int seen, Buf *o) {
   luaL_checkstack(L, 8, "value too deeply nested to print");
   switch (lua_type(L, idx)) {
     case LUA_TSTRING: {
       size_t len;
       const char *s = lua_tolstring(L, idx, &len);
-      if (depth == 0) put(o, s, len);
+      if (depth == 0) buf_add(o, s, len);
       else put_quoted(o, s, len);
       return;
     }
@@ -206,18 +186,17 @@ static void pretty(lua_State *L, int idx, int depth, int multiline, int seen, Ou
 void lrepl_print_values(LuaApi *api, lua_State *L, int first, int n) {
   lua_newtable(L);
   int seen = lua_gettop(L);
-  static Out out;   /* the Lua state is used by one thread only */
+  static Buf out = {.max = PRETTY_MAX - 1};   /* the Lua state is used by one thread only */
   for (int i = 0; i < n; i++) {
     int idx = first + i;
-    out.n = 0;
-    out.s[0] = '\0';
+    buf_clear(&out);
     pretty(L, idx, 0, 0, seen, &out);
-    if (lua_type(L, idx) == LUA_TTABLE && out.n > PRETTY_WIDTH && out.n < PRETTY_MAX - 1) {
-      out.n = 0;
+    if (lua_type(L, idx) == LUA_TTABLE && out.n > PRETTY_WIDTH && !out.cut) {
+      buf_clear(&out);
       pretty(L, idx, 0, 1, seen, &out);
     }
     if (i > 0) lapi_write(api, "\t", 1, 0);
-    lapi_write(api, out.s, out.n, 0);
+    lapi_write(api, out.s ? out.s : "", out.n, 0);
   }
   lapi_write(api, "\n", 1, 0);
   lua_pop(L, 1);

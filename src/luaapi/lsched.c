@@ -11,7 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/clock.h"
+#include "base/clock.h"
 #include "luaapi/linternal.h"
 
 static void nap(double seconds) {
@@ -71,7 +71,7 @@ int lapi_file_scripts(const LuaApi *api) {
 static void keep_results(LuaApi *api) {
   if (api->printed.n == 0 && !api->printed.cut) return;
   static const char cut[] = "\n(more output than the results keep)\n";
-  LapiText t = api->results;
+  Buf t = api->results;
   api->results = api->printed;
   if (api->results.cut && api->results.n + sizeof cut <= api->results.cap) {
     memcpy(api->results.s + api->results.n, cut, sizeof cut - 1);

@@ -11,7 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/clock.h"
+#include "base/clock.h"
+#include "base/folder.h"
 #include "luaapi/linternal.h"
 
 /* ------------------------------------------------------------ finding scripts
@@ -23,15 +24,7 @@
 ** where require looks first (lapi_script_searcher), and where dofile and
 ** loadfile look for a bare name the working directory does not have. */
 
-int lapi_user_data_dir(char dir[PATH_MAX]) {
-  const char *xdg = getenv("XDG_DATA_HOME"), *home = getenv("HOME");
-  int n;
-  /* The XDG specification says a relative value is to be ignored. */
-  if (xdg && xdg[0] == '/') n = snprintf(dir, PATH_MAX, "%s/tielab", xdg);
-  else if (home && home[0] == '/') n = snprintf(dir, PATH_MAX, "%s/.local/share/tielab", home);
-  else return 0;
-  return n > 0 && n < PATH_MAX;
-}
+int lapi_user_data_dir(char dir[PATH_MAX]) { return folder_xdg(FOLDER_DATA, "tielab", dir, PATH_MAX, NULL) > 0; }
 
 static int is_dir(const char *path) {
   struct stat st;
@@ -197,11 +190,7 @@ LuaApiStatus luaapi_start_script(LuaApi *api, const char *path, int argc, char *
 /* ------------------------------------------------------------ the init file */
 
 int luaapi_init_path(char *buf, size_t cap) {
-  const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
-  buf[0] = '\0';
-  if (xdg && xdg[0] == '/') snprintf(buf, cap, "%s/tielab/init.lua", xdg);   /* a relative one is void (XDG) */
-  else if (home && home[0]) snprintf(buf, cap, "%s/.config/tielab/init.lua", home);
-  return buf[0] && access(buf, F_OK) == 0;
+  return folder_xdg(FOLDER_CONFIG, "tielab/init.lua", buf, cap, NULL) > 0 && access(buf, F_OK) == 0;
 }
 
 /* The init file is the user's own code: never in a sandbox, and it leaves

@@ -27,7 +27,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/safeopen.h"
+#include "base/folder.h"
+#include "base/safeopen.h"
 #include "luaapi/linternal.h"
 
 #define LSYS_READ_MAX ((lua_Integer)64 << 20)   /* lab.read's default 'max', bytes */
@@ -38,19 +39,6 @@ static void push_executable(lua_State *L) {
   ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
   if (n < 0 || (size_t)n >= sizeof buf - 1) n = 0;
   lua_pushlstring(L, buf, (size_t)n);
-}
-
-/* Make 'dir' if it is not a folder yet; 0, or -1 and 'why' (an errno). */
-static int make_one(const char *dir, int *why) {
-  struct stat st;
-  if (stat(dir, &st) == 0) {
-    if (S_ISDIR(st.st_mode)) return 0;
-    *why = ENOTDIR;
-    return -1;
-  }
-  if (mkdir(dir, 0777) == 0 || errno == EEXIST) return 0;   /* EEXIST: another process made it */
-  *why = errno;
-  return -1;
 }
 
 /* Whether the folder 'dir' (absolute, as written) is the working
@@ -82,7 +70,6 @@ static int lsys_mkdir(lua_State *L) {
     *p = '\0';
     char real[PATH_MAX];
     struct stat st;
-    int why = 0;
     /* Each folder on the way below the working directory is checked
     ** before it is looked at (a link there may lead outside) and made when
     ** missing, so the sandbox never lets one appear outside; the folders
@@ -90,7 +77,8 @@ static int lsys_mkdir(lua_State *L) {
     int above = api->opt.sandbox && above_cwd(api, buf);
     if (!above && (v = lapi_path_resolve(api, buf, 1, real)) != PATH_OK)
       return luaL_error(L, "lab.mkdir: '%s' %s", path, lapi_path_refusal(v));
-    if (!above && (stat(buf, &st) != 0 || !S_ISDIR(st.st_mode)) && make_one(real, &why) < 0) {
+    if (!above && (stat(buf, &st) != 0 || !S_ISDIR(st.st_mode)) && folder_make(real, FOLDER_SHARED) < 0) {
+      int why = errno;
       lua_pushnil(L);
       lua_pushfstring(L, "%s: %s", path, strerror(why));
       return 2;

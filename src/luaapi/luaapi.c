@@ -14,7 +14,8 @@
 
 #include <lualib.h>
 
-#include "core/text.h"
+#include "base/text.h"
+#include "base/utf8.h"
 #include "lab/lab.h"
 #include "luaapi/linternal.h"
 
@@ -92,35 +93,8 @@ static int printing_script(const LuaApi *api) {
   return api->in_callback && lapi_file_scripts(api) > 0;
 }
 
-/* Past LAPI_PRINTED_MAX bytes the rest is only counted as cut. */
-static void keep_printed(LuaApi *api, const char *s, size_t n) {
-  LapiText *t = &api->printed;
-  if (t->n + n > LAPI_PRINTED_MAX) {
-    t->cut = 1;
-    return;
-  }
-  if (t->n + n > t->cap) {
-    size_t cap = t->cap ? t->cap : 4096;
-    while (cap < t->n + n) cap *= 2;
-    char *p = realloc(t->s, cap);
-    if (!p) {
-      t->cut = 1;
-      return;
-    }
-    t->s = p;
-    t->cap = cap;
-  }
-  memcpy(t->s + t->n, s, n);
-  t->n += n;
-}
-
-void lapi_text_free(LapiText *t) {
-  free(t->s);
-  memset(t, 0, sizeof *t);
-}
-
 static void write_raw(LuaApi *api, const char *s, size_t n, int is_err) {
-  if (!is_err && printing_script(api)) keep_printed(api, s, n);
+  if (!is_err && printing_script(api)) buf_add(&api->printed, s, n);   /* past its max, only cut */
   if (api->opt.out) {
     api->opt.out(api->opt.ctx, s, n, is_err);
     return;
@@ -137,7 +111,7 @@ static void write_escaped(LuaApi *api, const char *s, size_t n, int is_err) {
   char out[4 * PIECE + 1];
   while (n > 0) {
     size_t k = n < PIECE ? n : PIECE;
-    for (int back = 0; k < n && back < 3 && ((unsigned char)s[k] & 0xc0) == 0x80; back++) k--;
+    if (k < n) k -= utf8_incomplete_tail(s, k);   /* k >= PIECE - 3 */
     write_raw(api, out, text_escape(s, k, out, sizeof out), is_err);
     s += k;
     n -= k;
@@ -154,15 +128,15 @@ void lapi_write(LuaApi *api, const char *s, size_t n, int is_err) {
   char *carry = api->carry[is_err];
   size_t *nc = &api->n_carry[is_err];
   while (*nc > 0 && n > 0 && *nc < 4 && ((unsigned char)*s & 0xc0) == 0x80 &&
-         text_incomplete_tail(carry, *nc) == *nc) {
+         utf8_incomplete_tail(carry, *nc) == *nc) {
     carry[(*nc)++] = *s++;
     n--;
   }
-  if (*nc > 0 && (n > 0 || text_incomplete_tail(carry, *nc) != *nc)) {
+  if (*nc > 0 && (n > 0 || utf8_incomplete_tail(carry, *nc) != *nc)) {
     write_escaped(api, carry, *nc, is_err);
     *nc = 0;
   }
-  size_t tail = text_incomplete_tail(s, n);
+  size_t tail = utf8_incomplete_tail(s, n);
   if (tail > 0 && tail <= sizeof api->carry[0] - 1) {
     memcpy(carry, s + n - tail, tail);
     *nc = tail;
@@ -383,6 +357,7 @@ LuaApi *luaapi_new(Host *host, const LuaApiOptions *opt, Err *err) {
   api->host = host;
   if (opt) api->opt = *opt;
   api->running = -1;
+  api->printed.max = api->results.max = LAPI_PRINTED_MAX;
   atomic_init(&api->interrupt, 0);
   if (!realpath(".", api->cwd)) api->cwd[0] = '\0';
   if (!realpath(lapi_data_dir(), api->data_dir)) api->data_dir[0] = '\0';
@@ -418,8 +393,8 @@ void luaapi_free(LuaApi *api) {
     api->host->after_step_ctx = NULL;
   }
   history_free(api->plots);
-  lapi_text_free(&api->printed);
-  lapi_text_free(&api->results);
+  buf_free(&api->printed);
+  buf_free(&api->results);
   free(api->own_runs);
   free(api->scripts);
   free(api);

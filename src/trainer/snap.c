@@ -4,7 +4,7 @@
 ** measures for it, and 'trainer_view', which reads it without waiting for
 ** a step. How often each part is copied: docs/architecture.md.
 */
-#include "core/clock.h"
+#include "base/clock.h"
 #include "trainer/trainer.h"
 #include "trainer/trainer_impl.h"
 

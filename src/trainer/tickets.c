@@ -4,7 +4,7 @@
 ** which lends the lab at each of its reports. The rules a job keeps:
 ** docs/architecture.md.
 */
-#include "core/clock.h"
+#include "base/clock.h"
 #include "trainer/trainer.h"
 #include "trainer/trainer_impl.h"
 

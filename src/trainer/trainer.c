@@ -3,7 +3,7 @@
 ** lab, the throttle, the trainer's life, and acquiring the lab. Who may
 ** touch the lab, and when: docs/architecture.md.
 */
-#include "core/clock.h"
+#include "base/clock.h"
 #include "trainer/trainer.h"
 #include "trainer/trainer_impl.h"
 

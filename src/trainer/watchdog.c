@@ -16,8 +16,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/clock.h"
-#include "core/sig.h"
+#include "base/clock.h"
+#include "base/sig.h"
 #include "lab/autosave.h"
 
 #define NUDGE_EVERY 0.1       /* seconds between nudges while a signal waits */

@@ -18,8 +18,10 @@
 #include <wchar.h>
 #include <curses.h>
 
-#include "core/clock.h"
-#include "core/safeopen.h"
+#include "base/buf.h"
+#include "base/clock.h"
+#include "base/safeopen.h"
+#include "base/utf8.h"
 #include "ui/cast.h"
 
 typedef struct Cell {
@@ -36,8 +38,7 @@ struct Recorder {
   double t0, bytes;
   int cursor;              /* cursor shown in the last frame (-1: unknown) */
   /* the frame being written */
-  char *out;
-  size_t n, cap;
+  Buf out;
   int y, x;                /* where the cursor is after 'out' (-1: unknown) */
   attr_t attr;             /* rendition in force after 'out' */
   short pair;
@@ -50,29 +51,17 @@ struct Recorder {
 /* ------------------------------------------------------------ the frame's bytes */
 
 static void emit(Recorder *rec, const char *s, size_t n) {
-  if (rec->n + n + 1 > rec->cap) {
-    size_t cap = rec->cap ? rec->cap : 4096;
-    while (cap < rec->n + n + 1) cap *= 2;
-    char *p = realloc(rec->out, cap);
-    if (!p) {
-      rec->failed = 1;
-      return;
-    }
-    rec->out = p;
-    rec->cap = cap;
-  }
-  memcpy(rec->out + rec->n, s, n);
-  rec->n += n;
+  buf_add(&rec->out, s, n);
+  rec->failed |= rec->out.cut;   /* out of memory */
 }
 
 static void emitf(Recorder *rec, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void emitf(Recorder *rec, const char *fmt, ...) {
-  char buf[128];
   va_list ap;
   va_start(ap, fmt);
-  int n = vsnprintf(buf, sizeof buf, fmt, ap);
+  buf_vprintf(&rec->out, fmt, ap);
   va_end(ap);
-  if (n > 0) emit(rec, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
+  rec->failed |= rec->out.cut;
 }
 
 /* A colour as SGR parameters after a reset: the 8 basic, 8 bright, or 256
@@ -115,32 +104,13 @@ static wchar_t acs_char(wchar_t c) {
   return p && c ? to[p - from] : c;
 }
 
-/* One character as UTF-8, whatever the locale (asciicast is UTF-8);
-** returns its bytes. What is no character becomes U+FFFD. */
-static size_t utf8_put(char *out, unsigned long c) {
-  if (c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF)) c = 0xFFFD;
-  if (c < 0x80) return out[0] = (char)c, 1;
-  if (c < 0x800) return out[0] = (char)(0xC0 | c >> 6), out[1] = (char)(0x80 | (c & 0x3F)), 2;
-  if (c < 0x10000) {
-    out[0] = (char)(0xE0 | c >> 12);
-    out[1] = (char)(0x80 | (c >> 6 & 0x3F));
-    out[2] = (char)(0x80 | (c & 0x3F));
-    return 3;
-  }
-  out[0] = (char)(0xF0 | c >> 18);
-  out[1] = (char)(0x80 | (c >> 12 & 0x3F));
-  out[2] = (char)(0x80 | (c >> 6 & 0x3F));
-  out[3] = (char)(0x80 | (c & 0x3F));
-  return 4;
-}
-
 static void emit_cell(Recorder *rec, const Cell *c) {
   char mb[4 * CCHARW_MAX + 1];
   size_t n = 0;
   for (int i = 0; i < CCHARW_MAX && (i == 0 || c->ch[i]); i++) {
     wchar_t w = c->ch[i] ? c->ch[i] : L' ';
     if (i == 0 && (c->attr & A_ALTCHARSET)) w = acs_char(w);
-    n += utf8_put(mb + n, (unsigned long)w);
+    n += utf8_encode((uint32_t)w, mb + n);   /* asciicast is UTF-8, whatever the locale */
   }
   emit(rec, mb, n);
 }
@@ -310,10 +280,10 @@ void record_frame(Recorder *rec, int cursor) {
   int full = rows != rec->rows || cols != rec->cols;
   if (full && resize(rec, rows, cols, t) < 0) return;
   if (read_screen(rec, rec->cur, rows, cols) < 0) return;
-  rec->n = 0;
+  buf_clear(&rec->out);
   diff(rec, rec->cur, full);
   place_cursor(rec, cursor);
-  if (rec->n > 0) write_event(rec, t, "o", rec->out, rec->n);
+  if (rec->out.n > 0) write_event(rec, t, "o", rec->out.s, rec->out.n);
   check_written(rec);
   Cell *was = rec->prev;   /* this frame is the next one's "before" */
   rec->prev = rec->cur;
@@ -345,7 +315,7 @@ int record_close(Recorder *rec, Err *err) {
   if (fclose(rec->f) != 0 && rc == 0) rc = err_set(err, "%s: %s", rec->path, strerror(errno));
   free(rec->prev);
   free(rec->cur);
-  free(rec->out);
+  buf_free(&rec->out);
   free(rec);
   return rc;
 }

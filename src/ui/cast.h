@@ -11,7 +11,7 @@
 #ifndef TIELAB_UI_CAST_H
 #define TIELAB_UI_CAST_H
 
-#include "core/err.h"
+#include "base/err.h"
 
 typedef struct Recorder Recorder;
 

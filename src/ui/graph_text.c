@@ -4,6 +4,7 @@
 */
 #include "ui/graph.h"
 
+#include "base/utf8.h"
 #include "ui/legend.h"
 
 #include <float.h>
@@ -16,58 +17,15 @@
 
 /* ------------------------------------------------------------ text */
 
-/* Decode one UTF-8 sequence at 's'; returns its length (1 for a bad byte,
-** which becomes '?'). */
-static int utf8_next(const char *s, uint32_t *cp) {
-  const unsigned char *u = (const unsigned char *)s;
-  int n = u[0] < 0x80 ? 1 : (u[0] >> 5) == 6 ? 2 : (u[0] >> 4) == 14 ? 3 : (u[0] >> 3) == 30 ? 4 : 0;
-  if (n == 0) {
-    *cp = '?';
-    return 1;
-  }
-  uint32_t c = n == 1 ? u[0] : u[0] & (0x7f >> n);
-  for (int i = 1; i < n; i++) {
-    if ((u[i] & 0xc0) != 0x80) {
-      *cp = '?';
-      return 1;
-    }
-    c = (c << 6) | (u[i] & 0x3f);
-  }
-  *cp = c;
-  return n;
-}
-
 int graph_text(GraphCell *row, int w, const char *utf8, uint8_t role) {
   int x = 0;
   while (*utf8 && x < w) {
     uint32_t cp;
-    utf8 += utf8_next(utf8, &cp);
+    utf8 += utf8_decode(utf8, UTF8_MAX, &cp);   /* stops at the NUL */
+    if (cp == UTF8_INVALID) cp = '?';
     row[x++] = (GraphCell){.ch = cp < 0x20 ? ' ' : cp, .role = role};
   }
   return x;
-}
-
-static size_t utf8_put(uint32_t cp, char *o) {
-  if (cp < 0x80) {
-    o[0] = (char)cp;
-    return 1;
-  }
-  if (cp < 0x800) {
-    o[0] = (char)(0xc0 | (cp >> 6));
-    o[1] = (char)(0x80 | (cp & 0x3f));
-    return 2;
-  }
-  if (cp < 0x10000) {
-    o[0] = (char)(0xe0 | (cp >> 12));
-    o[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
-    o[2] = (char)(0x80 | (cp & 0x3f));
-    return 3;
-  }
-  o[0] = (char)(0xf0 | (cp >> 18));
-  o[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
-  o[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
-  o[3] = (char)(0x80 | (cp & 0x3f));
-  return 4;
 }
 
 size_t graph_to_utf8(const GraphCell *cells, int w, int h, char *out, size_t cap) {
@@ -75,7 +33,7 @@ size_t graph_to_utf8(const GraphCell *cells, int w, int h, char *out, size_t cap
   char b[4];
   for (int y = 0; y < h; y++) {
     for (int x = 0; x <= w; x++) {
-      size_t k = x < w ? utf8_put(cells[(size_t)y * w + x].ch, b) : (b[0] = '\n', 1);
+      size_t k = x < w ? utf8_encode(cells[(size_t)y * w + x].ch, b) : (b[0] = '\n', 1);
       if (n + k < cap) memcpy(out + n, b, k);
       n += k;
     }
@@ -116,7 +74,7 @@ void graph_format(double v, int width, char *buf, size_t cap) {
 /* Cells of UTF-8 text. */
 int graph_text_len(const char *s) {
   int n = 0;
-  for (uint32_t cp; *s; n++) s += utf8_next(s, &cp);
+  for (uint32_t cp; *s; n++) s += utf8_decode(s, UTF8_MAX, &cp);
   return n;
 }
 

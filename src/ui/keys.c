@@ -9,7 +9,7 @@
 */
 #include <string.h>
 
-#include "core/sig.h"
+#include "base/sig.h"
 #include "ui/repl.h"
 #include "ui/uistate.h"
 

@@ -23,8 +23,8 @@
 #include <readline/history.h>
 #include <readline/readline.h>
 
-#include "core/clock.h"
-#include "core/sig.h"
+#include "base/clock.h"
+#include "base/sig.h"
 #include "ui/uistate.h"
 
 static Ui *line_ui;
@@ -101,12 +101,7 @@ static void on_line(char *line) {
     }
     return;
   }
-  size_t old = ui->entry ? strlen(ui->entry) : 0, n = strlen(line);
-  char *entry = realloc(ui->entry, old + n + 2);
-  if (entry) {
-    if (old) entry[old++] = '\n';
-    memcpy(entry + old, line, n + 1);
-    ui->entry = entry;
+  if (ui_entry_add(ui, line)) {
     in_handler = 1;
     sig_arm_interrupt(1);
     LuaApiStatus st = ui_record_line(ui, ui->entry);

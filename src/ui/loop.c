@@ -19,8 +19,8 @@
 #include <termios.h>
 #include <unistd.h>
 
-#include "core/clock.h"
-#include "core/sig.h"
+#include "base/clock.h"
+#include "base/sig.h"
 #include "ui/repl.h"
 #include "ui/uistate.h"
 
@@ -36,16 +36,12 @@ static void on_line(void *ctx, char *line) {
     ui_dirty(ui, 1u << P_INPUT | 1u << P_HINT);
     return;
   }
-  size_t old = ui->entry ? strlen(ui->entry) : 0, n = strlen(line);
-  char *entry = realloc(ui->entry, old + n + 2);
-  if (!entry) {
+  int more = ui->entry && ui->entry[0];
+  if (!ui_entry_add(ui, line)) {
     free(line);
     return;
   }
-  if (old) entry[old++] = '\n';
-  memcpy(entry + old, line, n + 1);
-  ui->entry = entry;
-  scroll_addf(ui->scroll, SCROLL_ECHO, "%s%s", old ? ">> " : "> ", line);
+  scroll_addf(ui->scroll, SCROLL_ECHO, "%s%s", more ? ">> " : "> ", line);
   free(line);
 
   sig_arm_interrupt(1);

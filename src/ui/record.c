@@ -11,9 +11,9 @@
 #include <time.h>
 #include <wchar.h>
 
-#include "core/clock.h"
-#include "core/safeopen.h"
-#include "core/sig.h"
+#include "base/clock.h"
+#include "base/safeopen.h"
+#include "base/sig.h"
 #include "lab/journal.h"
 #include "ui/record.h"
 #include "ui/uistate.h"

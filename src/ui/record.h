@@ -12,7 +12,7 @@
 #ifndef TIELAB_UI_RECORD_H
 #define TIELAB_UI_RECORD_H
 
-#include "core/err.h"
+#include "base/err.h"
 #include "luaapi/luaapi.h"
 #include "ui/cast.h"
 

@@ -15,7 +15,7 @@
 
 #include <stddef.h>
 
-#include "core/err.h"
+#include "base/err.h"
 #include "ui/term.h"
 
 typedef struct ReplHooks {

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/buf.h"
 #include "ui/fit.h"
 
 typedef struct Line {
@@ -94,16 +95,16 @@ void scroll_add(Scroll *s, const char *text, size_t n, ScrollKind kind) {
 }
 
 void scroll_addf(Scroll *s, ScrollKind kind, const char *fmt, ...) {
-  char buf[2048];
+  Buf line = {.max = 2047};
   va_list ap;
   va_start(ap, fmt);
-  int n = vsnprintf(buf, sizeof buf, fmt, ap);
+  buf_vprintf(&line, fmt, ap);
   va_end(ap);
-  if (n < 0) return;
-  if ((size_t)n >= sizeof buf) n = sizeof buf - 1;
+  if (!line.s) return;
   if (s->open) scroll_add(s, "\n", 1, kind);
-  scroll_add(s, buf, (size_t)n, kind);
+  scroll_add(s, line.s, line.n, kind);
   scroll_add(s, "\n", 1, kind);
+  buf_free(&line);
 }
 
 void scroll_page(Scroll *s, int pages, int height) {

@@ -18,7 +18,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/clock.h"
+#include "base/clock.h"
 #include "ui/fit.h"
 #include "ui/names.h"
 #include "ui/uistate.h"

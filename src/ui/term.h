@@ -17,7 +17,7 @@
 
 #include <curses.h>
 
-#include "core/err.h"
+#include "base/err.h"
 #include "ui/graph.h"
 
 /* What a piece of text is; the graph's roles first, so chart cells can be

@@ -6,15 +6,7 @@
 #include <wchar.h>
 #include <wctype.h>
 
-#include "core/text.h"
-
-/* The code point of the valid UTF-8 character of 'k' bytes at 's'. */
-static wchar_t decode(const unsigned char *s, size_t k) {
-  static const unsigned char lead_mask[] = {0, 0x7f, 0x1f, 0x0f, 0x07};
-  wchar_t wc = s[0] & lead_mask[k];
-  for (size_t i = 1; i < k; i++) wc = (wc << 6) | (s[i] & 0x3f);
-  return wc;
-}
+#include "base/utf8.h"
 
 /* Format characters (Unicode's Cf): invisible, and the bidirectional ones
 ** reorder the text after them on a terminal that honours them. iswprint
@@ -33,13 +25,14 @@ static int format_char(wchar_t wc) {
 static size_t shown_as_is(const char *s, size_t n, int utf8) {
   const unsigned char c = (unsigned char)s[0];
   if (c < 0x80) return c >= 0x20 && c < 0x7f;
-  size_t k = utf8 ? text_utf8_char(s, n) : 0;
-  if (!k) return 0;
+  uint32_t cp;
+  size_t k = utf8 ? utf8_decode(s, n, &cp) : 0;
+  if (!k || cp == UTF8_INVALID) return 0;
   /* iswprint says no to C1 controls and to what the locale cannot draw
   ** (term_print would show those as '?'); a U+FFFD the model wrote would
   ** read as a byte lost on the way. */
-  wchar_t wc = decode((const unsigned char *)s, k);
-  return wc != 0xfffd && !format_char(wc) && iswprint((wint_t)wc) ? k : 0;
+  wchar_t wc = (wchar_t)cp;
+  return cp != UTF8_REPLACEMENT && !format_char(wc) && iswprint((wint_t)wc) ? k : 0;
 }
 
 size_t textesc(const char *in, size_t len, const char *newline, int utf8, char *out, size_t cap) {

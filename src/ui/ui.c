@@ -23,7 +23,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/sig.h"
+#include "base/sig.h"
 #include "ui/repl.h"
 #include "ui/uistate.h"
 

@@ -12,7 +12,7 @@
 #include <lauxlib.h>
 #include <string.h>
 
-#include "core/text.h"
+#include "base/utf8.h"
 #include "ui/uistate.h"
 
 #define TAB_WIDTH 8
@@ -45,7 +45,7 @@ static void next_line(const char **p, const char *end, char *out, size_t cap) {
       col += ((unsigned char)*s & 0xc0) != 0x80;
     }
   }
-  if (n == cap - 1) n -= text_incomplete_tail(out, n);
+  if (n == cap - 1) n -= utf8_incomplete_tail(out, n);
   out[n] = '\0';
   *p = s < end ? s + 1 : end;
 }

@@ -13,9 +13,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/clock.h"
-#include "core/safeopen.h"
-#include "core/text.h"
+#include "base/clock.h"
+#include "base/safeopen.h"
+#include "base/text.h"
 #include "lab/autosave.h"
 #include "ui/uistate.h"
 
@@ -43,6 +43,15 @@ void ui_message(Ui *ui, int role, const char *fmt, ...) {
 const TrainerRun *ui_selected(const Ui *ui) {
   const TrainerRun *r = trainer_snap_find(ui->snap, ui->sel_id);
   return r ? r : ui->snap->n_runs > 0 ? &ui->snap->runs[0] : NULL;
+}
+
+const char *ui_entry_add(Ui *ui, const char *line) {
+  size_t old = ui->entry ? strlen(ui->entry) : 0, n = strlen(line);
+  char *entry = realloc(ui->entry, old + n + 2);
+  if (!entry) return NULL;
+  if (old) entry[old++] = '\n';
+  memcpy(entry + old, line, n + 1);
+  return ui->entry = entry;
 }
 
 /* The state folder belongs to autosave.c; the UI keeps its name for it.

@@ -128,6 +128,9 @@ typedef struct Ui {
 void ui_dirty(Ui *ui, unsigned bits);
 void ui_message(Ui *ui, int role, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 const TrainerRun *ui_selected(const Ui *ui);
+/* 'line' added to the unfinished REPL entry, after a newline when it continues
+** one: the entry, or NULL when memory ran out (the entry as it was). */
+const char *ui_entry_add(Ui *ui, const char *line);
 int ui_state_path(char *buf, size_t cap, const char *leaf, Err *err);
 void ui_mark_saved(Ui *ui, int id, long step);   /* run 'id' is saved (or was loaded) at 'step' */
 int ui_unsaved(const Ui *ui);

@@ -12,11 +12,6 @@
 
 #include <stddef.h>
 
-/* Bytes of the valid UTF-8 character 's' begins with ('n' bytes left), 0
-** when they begin none: a lone continuation byte, a sequence cut short, an
-** overlong form, a surrogate or a code point above U+10FFFF. */
-size_t text_utf8_char(const char *s, size_t n);
-
 /* Nonzero when 'n' bytes of 's' hold a control character (C0 but tab,
 ** newline and carriage return, DEL, C1) or a byte that is not part of valid UTF-8. */
 int text_needs_escape(const char *s, size_t n);
@@ -28,11 +23,6 @@ int text_needs_escape(const char *s, size_t n);
 ** Returns the bytes written, without the NUL; the copy is cut, never in the
 ** middle of an escape, when 'out' is too small (4n+1 bytes always suffice). */
 size_t text_escape(const char *s, size_t n, char *out, size_t cap);
-
-/* Bytes at the end of 's' that begin a UTF-8 character not yet complete
-** (0 to 3): text written piece by piece is escaped whole characters at a
-** time. */
-size_t text_incomplete_tail(const char *s, size_t n);
 
 /* Valid UTF-8 out of bytes that come in pieces (the tokens of a byte-level
 ** BPE, which may end inside a character): each piece is appended to 'out'

@@ -2,7 +2,7 @@
 ** safeopen.c -- open non-blocking, look at what was opened, then read or
 ** write.
 */
-#include "core/safeopen.h"
+#include "base/safeopen.h"
 
 #include <errno.h>
 #include <fcntl.h>

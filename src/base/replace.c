@@ -11,7 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/replace.h"
+#include "base/replace.h"
 
 /* A dead writer's temporary file is removed only after this long unchanged. */
 #define STALE_SECONDS 60
@@ -145,4 +145,16 @@ int replace_end(Replace *r, int failed) {
   r->target = r->tmp = NULL;
   r->fd = -1;
   return e;
+}
+
+int replace_write(Replace *r, const void *p, size_t n) {
+  const char *b = p;
+  while (n > 0) {
+    ssize_t k = write(r->fd, b, n > (1u << 30) ? (1u << 30) : n);
+    if (k < 0 && errno == EINTR) continue;
+    if (k < 0) return errno;
+    b += k;
+    n -= (size_t)k;
+  }
+  return 0;
 }

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <sys/resource.h>
 
-#include "core/sysmem.h"
+#include "base/sysmem.h"
 
 /* The first 'cap'-1 bytes of 'path' as a string, or -1. */
 static int read_small(const char *root, const char *path, char *buf, size_t cap) {

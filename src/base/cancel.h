@@ -7,8 +7,8 @@
 ** Core knows nothing of signals, threads or Lua; the caller does (a
 ** Ctrl-C, a closing lab) and answers for them here.
 */
-#ifndef TIELAB_CORE_CANCEL_H
-#define TIELAB_CORE_CANCEL_H
+#ifndef TIELAB_BASE_CANCEL_H
+#define TIELAB_BASE_CANCEL_H
 
 typedef struct Cancel {
   int (*asked)(void *ctx);   /* nonzero: stop now */

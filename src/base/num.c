@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/num.h"
+#include "base/num.h"
 
 static locale_t c_locale;
 static pthread_once_t c_once = PTHREAD_ONCE_INIT;
@@ -34,15 +34,26 @@ static void leave_c(locale_t old) {
   if (old) uselocale(old);
 }
 
+int num_digits(double v) {
+  if (!isfinite(v)) return 17;
+  char buf[NUM_TEXT_MAX];
+  int prec = 6;
+  locale_t old = enter_c();
+  for (; prec < 17; prec++) {
+    snprintf(buf, sizeof buf, "%.*g", prec, v);
+    if (strtod(buf, NULL) == v) break;
+  }
+  leave_c(old);
+  return prec;
+}
+
 char *num_format(char *buf, size_t cap, double v) {
   if (isnan(v)) snprintf(buf, cap, "nan");
   else if (isinf(v)) snprintf(buf, cap, v > 0 ? "inf" : "-inf");
   else {
+    int prec = num_digits(v);
     locale_t old = enter_c();
-    for (int prec = 6; prec <= 17; prec++) {
-      snprintf(buf, cap, "%.*g", prec, v);
-      if (strtod(buf, NULL) == v) break;
-    }
+    snprintf(buf, cap, "%.*g", prec, v);
     leave_c(old);
   }
   return buf;

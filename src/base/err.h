@@ -1,5 +1,5 @@
 /*
-** err.h -- the error value every fallible call in core and lab fills.
+** err.h -- the error value every fallible call below the edges fills.
 **
 ** Functions that can fail take an 'Err *' as their last argument, return -1
 ** (or NULL) and write one specific line into it: what went wrong and with

@@ -2,7 +2,7 @@
 ** sig.c -- the self-pipes: handlers write a byte, the loop (and for the
 ** ending signals, the watchdog) reads it.
 */
-#include "core/sig.h"
+#include "base/sig.h"
 
 #include <errno.h>
 #include <fcntl.h>

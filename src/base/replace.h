@@ -16,7 +16,7 @@
 #ifndef TIELAB_REPLACE_H
 #define TIELAB_REPLACE_H
 
-#include "core/err.h"
+#include "base/err.h"
 
 typedef struct Replace {
   char *target;   /* the file that will be replaced (a link resolved) */
@@ -27,6 +27,11 @@ typedef struct Replace {
 /* Check 'path', remove stale temporary files, open a new one: write to
 ** r->fd. -1 with one line naming 'path'; nothing is left to end. */
 int replace_begin(Replace *r, const char *path, Err *err);
+
+/* Write all 'n' bytes of 'p' to the temporary file, in pieces of at most
+** 1 GiB (what one write(2) takes), a write a signal cut short going on.
+** Returns 0 or the errno that stopped it: replace_end's 'failed'. */
+int replace_write(Replace *r, const void *p, size_t n);
 
 /* Close the temporary file (unless the caller did and set fd to -1) and
 ** rename it over the target, or remove it when 'failed' is an errno.

@@ -19,11 +19,11 @@
 ** second pipe, 'sig_watch_fd', and counts what the loop has not taken yet
 ** with 'sig_unanswered'.
 */
-#ifndef TIELAB_CORE_SIG_H
-#define TIELAB_CORE_SIG_H
+#ifndef TIELAB_BASE_SIG_H
+#define TIELAB_BASE_SIG_H
 
-#include "core/cancel.h"
-#include "core/err.h"
+#include "base/cancel.h"
+#include "base/err.h"
 
 #define SIG_BIT(s) (1u << (s))
 
@@ -65,7 +65,7 @@ unsigned sig_seen(void);
 ** by one, so this one stops as well (and saves what it would). */
 void sig_post(int s);
 
-/* A Cancel (core/cancel.h) that asks to stop once sig_ended() says a
+/* A Cancel (base/cancel.h) that asks to stop once sig_ended() says a
 ** signal came: for long work on the thread that would take it. */
 const Cancel *sig_cancel(void);
 

@@ -3,8 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/err.h"
-#include "core/text.h"
+#include "base/err.h"
+#include "base/text.h"
 
 /* Messages end up on a screen; names and values in them come from files. */
 static void make_showable(Err *e) {

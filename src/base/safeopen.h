@@ -15,14 +15,14 @@
 ** asked meanwhile. An output named by a user (a recording, a journal) is
 ** created non-blocking too: a FIFO nobody reads is refused.
 */
-#ifndef TIELAB_CORE_SAFEOPEN_H
-#define TIELAB_CORE_SAFEOPEN_H
+#ifndef TIELAB_BASE_SAFEOPEN_H
+#define TIELAB_BASE_SAFEOPEN_H
 
 #include <stdio.h>
 #include <sys/stat.h>
 
-#include "core/cancel.h"
-#include "core/err.h"
+#include "base/cancel.h"
+#include "base/err.h"
 
 enum {
   SAFEOPEN_NOFOLLOW = 1,   /* a symbolic link is refused too, not followed */

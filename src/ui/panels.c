@@ -3,7 +3,7 @@
 ** the function that draws it and, for a chart the present view shows, the
 ** figures in big digits above it. The names and flags of the same rows are
 ** in layout.c, which must do without curses and the Ui; here each row is
-** keyed by its PanelId, and tests/test_panels checks that every panel has
+** keyed by its PanelId, and tests/ui/test_panels checks that every panel has
 ** one.
 */
 #include "ui/repl.h"

@@ -8,7 +8,7 @@
 ** what comes back, loaded or trained anew, must encode and decode TEXT and
 ** the input bytes themselves exactly. The checksum is set right before the
 ** file is written, so that the fuzzer reaches the merges behind it; the
-** check itself is covered by tests/test_bpe.
+** check itself is covered by tests/core/test_bpe.
 */
 #include "fuzz.h"
 

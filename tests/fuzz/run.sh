@@ -19,7 +19,7 @@ base=${TMPDIR:-/tmp}
 [ -d /dev/shm ] && [ -w /dev/shm ] && base=/dev/shm
 tmp=$(mktemp -d "$base/tielab-fuzz.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT INT TERM
-supp=$srcdir/tests/lsan.supp
+supp=$srcdir/tests/lib/lsan.supp
 
 set -- $progs
 echo "1..$#"

@@ -1,0 +1,79 @@
+-- test_lua_lensfit.lua -- r:fit_lens from Lua: its options checked by
+-- name, the fields and types of what it returns, r:metrics().fitted_lens
+-- nil before a fit and the fit's table after, the live curve falling and a
+-- huge rate not converged, the online lens left alone,
+-- the fit an event, and the fitted lens kept by r:save and lab.load.
+package.path = (os.getenv("srcdir") or ".") .. "/tests/lib/?.lua;" .. package.path
+local tap = require "tap"
+
+local r = lab.run(tap.tiny{name = "fit", seed = 3, lens_every = 5, eval_every = 20})
+r:step(40)
+tap.is(r:metrics().fitted_lens, nil, "metrics().fitted_lens is nil before a fit")
+tap.ok(type(r.fit_lens) == "function", "r:fit_lens exists")
+
+tap.raises("unknown key 'step'", "a misspelled key is an error naming it", r.fit_lens, r, {step = 3})
+tap.raises("'steps'", "steps = 0 is refused by name", r.fit_lens, r, {steps = 0})
+tap.raises("'steps'", "a fractional steps is refused by name", r.fit_lens, r, {steps = 2.5})
+tap.raises("'lr'", "lr <= 0 is refused by name", r.fit_lens, r, {lr = 0})
+tap.raises("'tokens_per_step'", "tokens_per_step < 1 is refused by name", r.fit_lens, r, {tokens_per_step = 0})
+tap.raises("'tol'", "tol <= 0 is refused by name", r.fit_lens, r, {tol = -1})
+tap.raises("'tol'", "a tol that is not a number is refused by name", r.fit_lens, r, {tol = "x"})
+tap.is(r:metrics().fitted_lens, nil, "refused fits leave no fitted lens")
+
+local before = r:evaluate({{1, 2, 3, 4, 5, 6, 7, 8, 9}}).loss
+local online = r:metrics().lens
+local f = r:fit_lens{steps = 30, lr = 0.5, tokens_per_step = 128, tol = 1e-4}
+tap.is(r:evaluate({{1, 2, 3, 4, 5, 6, 7, 8, 9}}).loss, before, "the weights do not change (the same loss)")
+tap.is(f.n, 3, "the fit covers positions 0..L")
+for _, k in ipairs{"kl", "ce", "entropy", "acc", "agree", "contrib"} do
+  tap.ok(type(f[k]) == "table" and #f[k] == 3 and type(f[k][1]) == "number", "f." .. k .. " per position")
+end
+tap.is(f.kl[3], 0.0, "KL at position L is exactly 0")
+tap.is(f.step, 40, "f.step is the run's step")
+tap.ok(math.type(f.steps) == "integer" and f.steps >= 1 and f.steps <= 30, "f.steps " .. tostring(f.steps))
+tap.is(type(f.converged), "boolean", "f.converged is a boolean")
+tap.is(f.lr, 0.5, "f.lr")
+tap.is(f.tol, 1e-4, "f.tol")
+tap.is(f.tokens_per_step, 128, "f.tokens_per_step")
+tap.ok(type(f.curve) == "table" and #f.curve >= 2, "f.curve has points (" .. #f.curve .. ")")
+tap.ok(f.curve[1].step == 0 and f.curve[#f.curve].step == f.steps, "the curve runs from step 0 to the last")
+local kept_falls = true
+for i = 2, #f.curve do kept_falls = kept_falls and f.curve[i].kept <= f.curve[i - 1].kept end
+tap.ok(kept_falls and type(f.curve[2].kl) == "number", "each point has kl, and the kept mean never rises")
+local live_end = f.curve[#f.curve].kl
+tap.ok(live_end < 0.8 * f.curve[1].kl,
+       string.format("the live held-out curve falls (%.4f -> %.4f)", f.curve[1].kl, live_end))
+
+local m = r:metrics()
+tap.ok(type(m.fitted_lens) == "table", "metrics().fitted_lens after a fit")
+tap.is(m.fitted_lens.kl[1], f.kl[1], "it holds the fit's numbers")
+tap.is(m.fitted_lens.steps, f.steps, "and its steps")
+tap.is(m.fitted_lens.converged, f.converged, "and whether it converged")
+tap.is(m.fitted_lens.step, 40, "and the step it was fitted at")
+tap.is(m.lens.kl[1], online.kl[1], "metrics().lens stays the online lens")
+local found = false
+for _, e in ipairs(r:events()) do found = found or e.text:find("lens fitted: " .. f.steps .. " steps", 1, true) ~= nil end
+tap.ok(found, "the fit is an event in the history")
+
+r:step(5)
+tap.is(r:metrics().fitted_lens.step, 40, "training on leaves the fitted lens at the step it was fitted at")
+
+local path = os.tmpname()
+tap.ok(r:save(path), "a run with a fitted lens saves")
+local back = lab.load(path, "back")
+tap.ok(back and back:metrics().fitted_lens and back:metrics().fitted_lens.kl[1] == f.kl[1],
+       "and loads with it")
+os.remove(path)
+
+local hot = r:fit_lens{steps = 100, lr = 1000, tokens_per_step = 128}
+local hot_end = hot.curve[#hot.curve]
+tap.is(hot.diverged, true, "a fit at lr 1000 says it diverged")
+tap.is(f.diverged, false, "the default fit did not")
+tap.ok(hot.converged == false and hot_end.kl > 1.25 * hot_end.kept,
+       string.format("a fit at lr 1000 blows up (live %.4f, kept %.4f) and is not converged", hot_end.kl, hot_end.kept))
+
+local g = r:fit_lens{steps = 10, tokens_per_step = 64}
+tap.is(g.step, 45, "a later fit is stamped with the run's step then")
+tap.is(r:metrics().fitted_lens.steps, g.steps, "and replaces the last one in the metrics")
+
+tap.done()

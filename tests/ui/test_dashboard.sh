@@ -1,0 +1,115 @@
+#!/bin/sh
+# test_dashboard.sh -- the screen a talk shows, as a person sees it: a tied
+# and an untied run of a talk's shape (V=512, d=64, 3 layers, ctx 32,
+# batch 8) trained for a minute, then the lab at 80x24, 120x40 and 200x60,
+# driven in a private tmux server by tests/lib/tmux.sh. At each size: at most
+# 5% of the rows blank (a row of spaces, blank Braille and box borders
+# says nothing), not one U+FFFD, each chart's legend on its box's top
+# border with both runs named whole and the plot right under it (no
+# legend wrapped to a second row, none cut), the lens table naming both
+# runs; then the present view of the lens naming both, tied beside
+# untied; the fitted lens before a fit and with one run fitted; and a
+# script's series plotted at one step drawn along an axis of its own.
+# DASHBOARD_SECONDS sets the minute. Prints TAP.
+
+: "${top_builddir:=.}" "${top_srcdir:=.}"
+tmux_name=dashboard; . "$top_srcdir/tests/lib/tmux.sh"
+
+# This script's text tools count characters, not bytes.
+LC_ALL=C.UTF-8
+export LC_ALL
+SHAPE="--vocab 512 --dim 64 --layers 3 --heads 4 --ctx 32 --batch 8"
+
+# blank_rows: rows of the screen (stdin) with nothing but spaces, blank
+# Braille and box drawing.
+blank_rows() { perl -CS -ne 'chomp; s/[ \x{2800}\x{2500}-\x{257f}]//g; $n++ if $_ eq ""; END { print $n + 0 }'; }
+
+# legend_ok TITLE: the chart box titled TITLE has its title and both runs
+# whole on its top border, and its plot's y axis on the row under it.
+legend_ok() {
+  screen | perl -CSA -e 'my ($title) = @ARGV; my @rows = <STDIN>; my $ok = 0;
+    for my $r (0 .. $#rows - 1) {
+      my $at = index($rows[$r], "\x{256d} $title");
+      next if $at < 0;
+      my $top = substr($rows[$r], $at);
+      $top =~ s/\x{256e}.*//s;   # this box only
+      my $axis = substr($rows[$r + 1], $at + 8, 1);
+      $ok = $top =~ / tied / && $top =~ / untied / && $top !~ /\x{2026}/ && $axis =~ /[\x{2502}\x{2524}]/;
+      last;
+    }
+    exit !$ok' "$1"
+}
+
+session 80 24
+start "$SHAPE"
+wait_for 'RUNNING step [1-9]' 600
+check $? "a tied and an untied run of a talk's shape train"
+# The minute a talk trains before its first slide: a duration, not a guess.
+sleep "${DASHBOARD_SECONDS:-60}"
+wait_for 'lens KL bits.*@[1-9]' 300 && wait_for 'align tied vs untied @' 300
+check $? "after a minute the lens and the alignment are measured"
+
+for size in 80x24 120x40 200x60; do
+  COLS=${size%x*} ROWS=${size#*x}
+  $T resize-window -t t -x "$COLS" -y "$ROWS" 2>/dev/null || $T resize-pane -t t -x "$COLS" -y "$ROWS"
+  # Laid out for this size: the lens history shows from 120 columns only,
+  # and the status line fills its row.
+  wait_for "^.{$((COLS - 1))}[^ ]" 50 && wait_for 'lens KL bits' 50
+  if [ "$COLS" -ge 120 ]; then wait_for 'over steps' 50; else wait_gone 'over steps' 50; fi
+  screen >"$WORK/$size"
+  blank=$(blank_rows <"$WORK/$size")
+  [ "$blank" -le $((ROWS * 5 / 100)) ]
+  check $? "$size: $blank blank rows of $ROWS (at most 5%)"
+  ! grep -q "$(printf '\357\277\275')" "$WORK/$size"
+  check $? "$size: no U+FFFD anywhere"
+  legend_ok loss && legend_ok 'grad out/in'
+  check $? "$size: the loss and ratio legends name both runs whole on one row"
+  grep -A1 'lens KL bits' "$WORK/$size" | sed -n 2p | grep -q ' tied .* untied '
+  check $? "$size: the lens table names the tied run and the untied one beside it"
+done
+
+key :
+type_line 'ui.present("lens")'
+leave_repl
+# The present view alone has big figures: each labelled "layer 0 @step".
+wait_for 'present view: lens' 50 && wait_for 'layer 0 @[0-9]+ .*layer 0 @[0-9]+' 50
+check $? "ui.present('lens'): each run's KL at layer 0 in big digits"
+screen | grep -A3 '╭ lens KL bits' | grep -q ' tied .* untied '
+check $? "ui.present('lens'): the tied run beside the untied one, in the lens's box"
+screen | grep -q '[^n]tied KL' && screen | grep -q 'untied KL'
+check $? "ui.present('lens'): the figures name both runs"
+
+# The fitted lens: before any fit the panel says so, run by run; with only
+# the tied run fitted, its numbers alone, and the untied run's reason on
+# the border.
+key :
+type_line 'ui.present(false) ui.lens("fitted")'
+wait_for 'lens by layer \(tuned lens, fitted\)' 50 && wait_for '│ tied: no fit yet: r:fit_lens\(\)' 50 &&
+  wait_for '│ untied: no fit yet: r:fit_lens\(\)' 50
+check $? "the fitted lens before any fit: the panel says each run has none"
+type_line 'lab.runs.tied:fit_lens{steps = 20, tokens_per_step = 64}; print("fit done")'
+wait_for '^fit done' 600 && wait_for 'lens KL bits.*fitted @[1-9]' 100 && wait_for '^╰ untied: no fit yet' 50 &&
+  wait_for '│   0 .*[0-9]\.[0-9][0-9]' 50
+check $? "only the tied run fitted: its numbers, and on the border why the untied run has none"
+type_line 'ui.lens("tuned")'
+leave_repl
+
+# A script's series plotted after training, all at one step, as a script
+# that reports its arms does: one point after another along the axis,
+# not every one in the first column.
+key :
+type_line 'for i = 1, 8 do lab.plot("arm", i % 3) end ui.present("arm")'
+leave_repl
+wait_for 'point' 50
+# Columns of marks inside the chart's box only (the big digits above it
+# are blocks too).
+cols=$(screen | perl -CS -ne '$in = 1 if /\x{256d}/; $in = 0 if /\x{2570}/; next unless $in;
+  while (/[\x{2581}-\x{2588}\x{2801}-\x{28ff}]/g) { $c{pos()} = 1 } END { print scalar keys %c }')
+[ "$cols" -ge 8 ]
+check $? "a series plotted at one step spreads over its own axis of points ($cols columns of marks)"
+
+key q
+wait_for 'Save' 50 && key n
+wait_dead 100
+check $? "q then n quits"
+finish

@@ -377,56 +377,68 @@ static json_t *json_text(const char *s) {
   return j;
 }
 
-/* A bucket's value: null for NaN and the infinities, which JSON has not. */
-static json_t *json_value(double x) { return isfinite(x) ? json_real(x) : json_null(); }
-
-/* 'o' as one line of JSON, its numbers as short as they read back exactly
-** ('digits', num_digits); 'o' is released. */
-static int put_line(FILE *f, json_t *o, int digits, Err *err) {
-  int rc = 0;
-  if (!o) rc = err_set(err, "writing the history: out of memory");
-  else if (json_dumpf(o, f, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(digits)) != 0 ||
-           fputc('\n', f) == EOF)
-    rc = err_set(err, "writing the history: %s", strerror(errno ? errno : EIO));
-  json_decref(o);
-  return rc;
+/* 's' as a JSON string, quoted and escaped by jansson (to free), or NULL
+** when memory runs out. */
+static char *json_quoted(const char *s) {
+  json_t *j = json_text(s);
+  char *t = j ? json_dumps(j, JSON_ENCODE_ANY) : NULL;
+  json_decref(j);
+  return t;
 }
 
-static int put_header(const History *h, FILE *f, const char *run, const char *settings, Err *err) {
-  json_t *names = json_array();
-  for (int i = 0; names && i < h->n_series; i++)
-    if (json_array_append_new(names, json_text(h->series[i].name)) != 0) json_decref(names), names = NULL;
-  return put_line(f, json_pack("{s:s, s:s, s:i, s:o, s:o, s:i, s:I, s:o}", "type", "header", "format",
-                               "tielab-history", "version", 1, "run", json_text(run), "settings",
-                               json_text(settings), "cap", h->cap, "events_dropped",
-                               (json_int_t)h->events_dropped, "series", names),
-                  1, err);
+/* A string field; 'bad' is set when it could not be written. */
+static void put_string(FILE *f, const char *key, const char *s, int *bad) {
+  char *t = json_quoted(s);
+  if (t) fprintf(f, ",\"%s\":%s", key, t);
+  else *bad = 1;
+  free(t);
 }
 
-static int put_bucket(const Series *s, const HistBucket *b, FILE *f, Err *err) {
-  const double v[] = {b->first, b->last, b->min, b->mean, b->max};
-  int digits = 1;
-  for (int k = 0; k < 5; k++)
-    if (isfinite(v[k]) && num_digits(v[k]) > digits) digits = num_digits(v[k]);
-  return put_line(f, json_pack("{s:s, s:o, s:I, s:I, s:o, s:o, s:o, s:o, s:o, s:I}", "type", "bucket",
-                               "series", json_text(s->name), "step_first", (json_int_t)b->step_first,
-                               "step_last", (json_int_t)b->step_last, "first", json_value(b->first),
-                               "last", json_value(b->last), "min", json_value(b->min), "mean",
-                               json_value(b->mean), "max", json_value(b->max), "count",
-                               (json_int_t)b->count),
-                  digits, err);
+/* A number field, as short as it reads back exactly (num_format); null for
+** NaN and the infinities, which JSON has not. */
+static void put_number(FILE *f, const char *key, double x) {
+  char b[NUM_TEXT_MAX];
+  fprintf(f, ",\"%s\":%s", key, isfinite(x) ? num_format(b, sizeof b, x) : "null");
+}
+
+/* Each line is an object whose first field is its type. */
+static void put_header(const History *h, FILE *f, const char *run, const char *settings, int *bad) {
+  fputs("{\"type\":\"header\",\"format\":\"tielab-history\",\"version\":1", f);
+  put_string(f, "run", run, bad);
+  put_string(f, "settings", settings, bad);
+  fprintf(f, ",\"cap\":%d,\"events_dropped\":%ld,\"series\":[", h->cap, h->events_dropped);
+  for (int i = 0; i < h->n_series; i++) {
+    char *t = json_quoted(h->series[i].name);
+    if (!t) *bad = 1;
+    fprintf(f, "%s%s", i ? "," : "", t ? t : "\"\"");
+    free(t);
+  }
+  fputs("]}\n", f);
+}
+
+static void put_bucket(const Series *s, const HistBucket *b, FILE *f, int *bad) {
+  fputs("{\"type\":\"bucket\"", f);
+  put_string(f, "series", s->name, bad);
+  fprintf(f, ",\"step_first\":%ld,\"step_last\":%ld", b->step_first, b->step_last);
+  put_number(f, "first", b->first);
+  put_number(f, "last", b->last);
+  put_number(f, "min", b->min);
+  put_number(f, "mean", b->mean);
+  put_number(f, "max", b->max);
+  fprintf(f, ",\"count\":%ld}\n", b->count);
 }
 
 int history_write_jsonl(const History *h, FILE *f, const char *run, const char *settings, Err *err) {
-  if (put_header(h, f, run, settings, err) < 0) return -1;
+  int bad = 0;
+  put_header(h, f, run, settings, &bad);
   for (int i = 0; i < h->n_series; i++)
-    for (int j = 0; j < h->series[i].n; j++)
-      if (put_bucket(&h->series[i], &h->series[i].b[j], f, err) < 0) return -1;
+    for (int j = 0; j < h->series[i].n; j++) put_bucket(&h->series[i], &h->series[i].b[j], f, &bad);
   for (int i = 0; i < h->n_events; i++) {
-    json_t *o = json_pack("{s:s, s:I, s:o}", "type", "event", "step", (json_int_t)h->events[i].step, "text",
-                          json_text(h->events[i].text));
-    if (put_line(f, o, 1, err) < 0) return -1;
+    fprintf(f, "{\"type\":\"event\",\"step\":%ld", h->events[i].step);
+    put_string(f, "text", h->events[i].text, &bad);
+    fputs("}\n", f);
   }
+  if (bad) return err_set(err, "writing the history: out of memory");
   return write_done(f, err);
 }
 

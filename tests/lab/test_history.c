@@ -359,6 +359,42 @@ static void test_events_csv(void) {
   history_free(h);
 }
 
+/* The JSON lines byte for byte, for a history small enough to spell out:
+** whole numbers without a fraction, each number as short as it reads back,
+** null for what JSON cannot hold, the strings escaped. */
+static void test_jsonl_bytes(void) {
+  History *h = history_new(8);
+  history_push(h, "loss", 1, 2.0);
+  history_push(h, "loss", 2, 0.1);
+  history_push(h, "s\"q", 3, 5.567857265472412);
+  history_push(h, "s\"q", 4, NAN);
+  history_event(h, 2, "tie \"now\"");
+  char *buf;
+  size_t len;
+  FILE *f = open_memstream(&buf, &len);
+  Err err;
+  int rc = history_write_jsonl(h, f, "r1", "dim=8", &err);
+  fclose(f);
+  const char *want =
+      "{\"type\":\"header\",\"format\":\"tielab-history\",\"version\":1,\"run\":\"r1\",\"settings\":\"dim=8\","
+      "\"cap\":8,\"events_dropped\":0,\"series\":[\"loss\",\"s\\\"q\"]}\n"
+      "{\"type\":\"bucket\",\"series\":\"loss\",\"step_first\":1,\"step_last\":1,\"first\":2,\"last\":2,\"min\":2,"
+      "\"mean\":2,\"max\":2,\"count\":1}\n"
+      "{\"type\":\"bucket\",\"series\":\"loss\",\"step_first\":2,\"step_last\":2,\"first\":0.1,\"last\":0.1,"
+      "\"min\":0.1,\"mean\":0.1,\"max\":0.1,\"count\":1}\n"
+      "{\"type\":\"bucket\",\"series\":\"s\\\"q\",\"step_first\":3,\"step_last\":3,\"first\":5.567857265472412,"
+      "\"last\":5.567857265472412,\"min\":5.567857265472412,\"mean\":5.567857265472412,"
+      "\"max\":5.567857265472412,\"count\":1}\n"
+      "{\"type\":\"bucket\",\"series\":\"s\\\"q\",\"step_first\":4,\"step_last\":4,\"first\":null,\"last\":null,"
+      "\"min\":null,\"mean\":null,\"max\":null,\"count\":1}\n"
+      "{\"type\":\"event\",\"step\":2,\"text\":\"tie \\\"now\\\"\"}\n";
+  int same = rc == 0 && strcmp(buf, want) == 0;
+  ok(same, "the JSON lines byte for byte (%zu bytes)", len);
+  for (char *line = same ? NULL : strtok(buf, "\n"); line; line = strtok(NULL, "\n")) printf("#   %s\n", line);
+  free(buf);
+  history_free(h);
+}
+
 static void test_jsonl(void) {
   History *h = sample();
   char *buf;
@@ -589,6 +625,7 @@ int main(void) {
   test_csv_wide();
   test_events_csv();
   test_jsonl();
+  test_jsonl_bytes();
   test_pack();
   test_copy();
   return tap_done();

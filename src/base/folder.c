@@ -25,7 +25,7 @@ int folder_xdg(FolderKind kind, const char *leaf, char *buf, size_t cap, Err *er
   int n;
   if (absolute(xdg)) n = snprintf(buf, cap, "%s/%s", xdg, leaf);
   else if (absolute(home)) n = snprintf(buf, cap, "%s/%s/%s", home, kinds[kind].under_home, leaf);
-  else return err_set(err, "neither %s nor HOME is set", kinds[kind].var);
+  else return err_set(err, "neither %s nor HOME is set to an absolute path", kinds[kind].var);
   if (n < 0 || (size_t)n >= cap) return err_set(err, "%s folder path too long", kinds[kind].what);
   return n;
 }

@@ -28,7 +28,8 @@ typedef enum { FOLDER_STATE, FOLDER_CACHE, FOLDER_CONFIG, FOLDER_DATA } FolderKi
 /* "$XDG_<KIND>_HOME/<leaf>", or without it (unset, empty or relative) its
 ** default under $HOME ("$HOME/.local/state/<leaf>"), into 'buf'. Returns
 ** its length, or -1 with 'err' (may be NULL) saying why ("neither
-** XDG_STATE_HOME nor HOME is set", "state folder path too long"). */
+** XDG_STATE_HOME nor HOME is set to an absolute path", "state folder path
+** too long"). */
 int folder_xdg(FolderKind kind, const char *leaf, char *buf, size_t cap, Err *err);
 
 /* Make the folder 'path' unless one is there already (made by another

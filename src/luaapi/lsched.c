@@ -73,13 +73,14 @@ static void keep_results(LuaApi *api) {
   static const char cut[] = "\n(more output than the results keep)\n";
   Buf t = api->results;
   api->results = api->printed;
-  if (api->results.cut && api->results.n + sizeof cut <= api->results.cap) {
-    memcpy(api->results.s + api->results.n, cut, sizeof cut - 1);
-    api->results.n += sizeof cut - 1;
+  if (api->results.cut) {   /* the note goes past the cap: it says the cap was met */
+    size_t max = api->results.max;
+    api->results.max = 0;
+    buf_add(&api->results, cut, sizeof cut - 1);
+    api->results.max = max;
   }
   api->results.cut = 0;
-  t.n = 0;
-  t.cut = 0;
+  buf_clear(&t);
   api->printed = t;
   api->results_seq++;
 }

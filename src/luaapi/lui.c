@@ -139,15 +139,15 @@ static int lui_verb(lua_State *L) {
   const SteerVerb *v = verb_at(verb);
   SteerArgs a = {0};
   int reads = 0, nargs = read_args(L, v, &a, &reads);
+  Err err;
+  int bad = reads ? 0 : steer_check(v, &a, &err);   /* the arguments first, as before any run is looked for */
+  if (bad) return luaL_argerror(L, bad, err.msg);
   Found f;
   run_arg(L, nargs + 1, &f);
   if (reads) {
     lua_pushnumber(L, steer_value(&f.c.o, steer_verb_setting(v)));
     return 1;
   }
-  Err err;
-  int bad = steer_check(v, &a, &err);
-  if (bad) return luaL_argerror(L, bad, err.msg);
   const char *times = o->times ? o->times(o->ctx) : "x";
   SteerPlan p;
   if (v->needs_now || !lapi_get(L)->host->post) change_now(L, v, f.id, &a, times, &p);

@@ -122,6 +122,9 @@ static void saved_run(void *ctx, Run *r, const Err *failed) {
 int ui_save_all(Ui *ui, Err *err) {
   char dir[4096];
   SaveNote note = {.ui = ui};
+  /* A folder that cannot be had fails the save before anything stops: the
+  ** lab goes on as it was, its fit too. */
+  if (autosave_dir(dir, sizeof dir, err) < 0) return -1;
   /* Saving ends the session: a job (a lens fit) stops at its next lens
   ** step, leaving the lab as before it, instead of keeping the save
   ** waiting for all of it. */

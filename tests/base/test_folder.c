@@ -47,11 +47,12 @@ static void test_xdg(const char *tmp) {
 
   setenv("HOME", "home", 1);
   n = folder_xdg(FOLDER_STATE, "tielab", buf, sizeof buf, &err);
-  ok(n < 0 && strcmp(err.msg, "neither XDG_STATE_HOME nor HOME is set") == 0,
+  ok(n < 0 && strcmp(err.msg, "neither XDG_STATE_HOME nor HOME is set to an absolute path") == 0,
      "a relative HOME counts as none: %s", err.msg);
   unsetenv("HOME");
   n = folder_xdg(FOLDER_CACHE, "tielab", buf, sizeof buf, &err);
-  ok(n < 0 && strcmp(err.msg, "neither XDG_CACHE_HOME nor HOME is set") == 0, "neither set: %s", err.msg);
+  ok(n < 0 && strcmp(err.msg, "neither XDG_CACHE_HOME nor HOME is set to an absolute path") == 0,
+     "neither set: %s", err.msg);
 
   setenv("XDG_STATE_HOME", "/s", 1);
   n = folder_xdg(FOLDER_STATE, "tielab", buf, 8, &err);

@@ -2,8 +2,8 @@
 ** clock.h -- the one clock tielab measures time with: seconds on the
 ** monotonic clock, which never jumps when the wall clock is set.
 */
-#ifndef TIELAB_CLOCK_H
-#define TIELAB_CLOCK_H
+#ifndef TIELAB_BASE_CLOCK_H
+#define TIELAB_BASE_CLOCK_H
 
 #include <time.h>
 

@@ -6,8 +6,8 @@
 ** what ("corpus.txt: file is empty"). They never print and never exit; the
 ** edges (command line, Lua, UI) decide how to report it.
 */
-#ifndef TIELAB_ERR_H
-#define TIELAB_ERR_H
+#ifndef TIELAB_BASE_ERR_H
+#define TIELAB_BASE_ERR_H
 
 #define ERR_MSG_MAX 512
 

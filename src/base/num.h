@@ -6,8 +6,8 @@
 ** Parsing is strict: the whole string is the number, with no space before
 ** or after, no hexadecimal, no "inf" or "nan"; a value is finite.
 */
-#ifndef TIELAB_NUM_H
-#define TIELAB_NUM_H
+#ifndef TIELAB_BASE_NUM_H
+#define TIELAB_BASE_NUM_H
 
 #include <stddef.h>
 

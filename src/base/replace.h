@@ -13,8 +13,8 @@
 ** removes those of the same target whose process no longer exists, left by
 ** a writer killed mid-save; a live process's file is never touched.
 */
-#ifndef TIELAB_REPLACE_H
-#define TIELAB_REPLACE_H
+#ifndef TIELAB_BASE_REPLACE_H
+#define TIELAB_BASE_REPLACE_H
 
 #include "base/err.h"
 

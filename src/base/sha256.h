@@ -3,8 +3,8 @@
 ** checkpoint keeps the hash of the text it was trained on, so a corpus
 ** pointed to later is known to be the same bytes.
 */
-#ifndef TIELAB_SHA256_H
-#define TIELAB_SHA256_H
+#ifndef TIELAB_BASE_SHA256_H
+#define TIELAB_BASE_SHA256_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -7,8 +7,8 @@
 ** the machine runs out. Each of these is read where Linux publishes it; the
 ** smallest wins.
 */
-#ifndef TIELAB_SYSMEM_H
-#define TIELAB_SYSMEM_H
+#ifndef TIELAB_BASE_SYSMEM_H
+#define TIELAB_BASE_SYSMEM_H
 
 #include <stdint.h>
 

@@ -7,8 +7,8 @@
 ** a screen from a source it does not control (file names and metadata in
 ** error messages, what a Lua script prints) passes through here first.
 */
-#ifndef TIELAB_TEXT_H
-#define TIELAB_TEXT_H
+#ifndef TIELAB_BASE_TEXT_H
+#define TIELAB_BASE_TEXT_H
 
 #include <stddef.h>
 

@@ -9,16 +9,11 @@
 ** works on the distinct chunks weighted by how often they occur, and
 ** encoding caches each distinct chunk's ids.
 */
-#include <errno.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "core/bpe.h"
-#include "base/safeopen.h"
 #include "core/bpe_impl.h"
 
 /* ---- chunks ----------------------------------------------------------- */

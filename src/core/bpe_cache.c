@@ -3,13 +3,9 @@
 ** text and vocabulary are trained once: where the file lives, its layout,
 ** and reading it back whole or not at all.
 */
-#include <errno.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "base/folder.h"
 #include "base/replace.h"

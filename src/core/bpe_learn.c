@@ -7,16 +7,10 @@
 ** occurrence, so one merge costs time in proportion to where it applies,
 ** not to the corpus.
 */
-#include <errno.h>
-#include <limits.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "core/bpe.h"
-#include "base/safeopen.h"
 #include "core/bpe_impl.h"
 
 /* ---- training ------------------------------------------------------------ */

@@ -4,12 +4,8 @@
 ** that raises them and gives the screen a turn. How an interrupt travels:
 ** docs/architecture.md.
 */
-#include <errno.h>
 #include <stdint.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "base/clock.h"

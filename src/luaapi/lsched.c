@@ -3,13 +3,9 @@
 ** that resumes those whose wait is over, and the waits themselves (for
 ** steps, a job, a time, the speaker's key), which yield where they can.
 */
-#include <errno.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "base/clock.h"
 #include "luaapi/linternal.h"

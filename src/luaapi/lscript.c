@@ -4,14 +4,11 @@
 ** to the end (headless) or as a coroutine (the UI), and the init file.
 */
 #include <errno.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "base/clock.h"
 #include "base/folder.h"
 #include "luaapi/linternal.h"
 

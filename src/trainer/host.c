@@ -4,7 +4,6 @@
 */
 #include "trainer/trainer.h"
 
-#include <string.h>
 
 /* ------------------------------------------------------------ the Host */
 

@@ -4,6 +4,8 @@
 ** which lends the lab at each of its reports. The rules a job keeps:
 ** docs/architecture.md.
 */
+#include <string.h>
+
 #include "base/clock.h"
 #include "trainer/trainer.h"
 #include "trainer/trainer_impl.h"
@@ -89,6 +91,24 @@ void trainer_cancel(Trainer *t) {
 }
 
 /* ------------------------------------------------------------ jobs */
+
+/* A command at the end of the queue, run between two steps. */
+int trainer_post(Trainer *t, TrainerFn fn, const void *arg, size_t n, Err *err) {
+  if (n > TRAINER_ARG_MAX) return err_set(err, "command argument too large (%zu bytes)", n);
+  pthread_mutex_lock(&t->mu);
+  if (t->cmd_n == N_COMMANDS) {
+    pthread_mutex_unlock(&t->mu);
+    return err_set(err, "the trainer's queue is full (%d commands)", N_COMMANDS);
+  }
+  Command *c = &t->cmds[(t->cmd_head + t->cmd_n) % N_COMMANDS];
+  c->fn = fn;
+  c->n = n;
+  if (n) memcpy(c->arg, arg, n);
+  t->cmd_n++;
+  pthread_cond_broadcast(&t->cv);
+  pthread_mutex_unlock(&t->mu);
+  return 0;
+}
 
 /* Take the oldest command off the queue into 'cmd'; 0 when there is none.
 ** Called with 'mu' locked. */

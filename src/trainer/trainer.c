@@ -303,23 +303,6 @@ int trainer_running(Trainer *t) {
   return on;
 }
 
-int trainer_post(Trainer *t, TrainerFn fn, const void *arg, size_t n, Err *err) {
-  if (n > TRAINER_ARG_MAX) return err_set(err, "command argument too large (%zu bytes)", n);
-  pthread_mutex_lock(&t->mu);
-  if (t->cmd_n == N_COMMANDS) {
-    pthread_mutex_unlock(&t->mu);
-    return err_set(err, "the trainer's queue is full (%d commands)", N_COMMANDS);
-  }
-  Command *c = &t->cmds[(t->cmd_head + t->cmd_n) % N_COMMANDS];
-  c->fn = fn;
-  c->n = n;
-  if (n) memcpy(c->arg, arg, n);
-  t->cmd_n++;
-  pthread_cond_broadcast(&t->cv);
-  pthread_mutex_unlock(&t->mu);
-  return 0;
-}
-
 /* The lab for the calling thread once no step runs and nobody holds it,
 ** waiting until 'until' at most (NULL: for ever); NULL when that came first. */
 static Lab *acquire_until(Trainer *t, const struct timespec *until) {

@@ -10,9 +10,7 @@
 
 #include <float.h>
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "ui/graph_impl.h"
 

@@ -7,10 +7,7 @@
 
 #include "ui/legend.h"
 
-#include <float.h>
 #include <math.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "ui/graph_impl.h"

@@ -7,10 +7,8 @@
 #include "base/utf8.h"
 #include "ui/legend.h"
 
-#include <float.h>
 #include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "ui/graph_impl.h"

@@ -3,16 +3,8 @@
 ** fed each frame and closed (cast.c writes it), and a key's or a line's
 ** Lua call run with the lab held and journaled (see record.h).
 */
-#include <errno.h>
-#include <jansson.h>
-#include <stdarg.h>
 #include <stdlib.h>
-#include <string.h>
-#include <time.h>
-#include <wchar.h>
 
-#include "base/clock.h"
-#include "base/safeopen.h"
 #include "base/sig.h"
 #include "lab/journal.h"
 #include "ui/record.h"

@@ -54,7 +54,7 @@ int bench_lab_run(const CliOptions *o, FILE *out, Err *err) {
   int rc = -1;
   if (!lab || !t) goto done;
   lab_set_reducer(lab, o->reducer);
-  if (!(r = add(lab, o, "bench", NULL, err)) || !(partner = add(lab, o, setting_name(SETTING_PARTNER), "untied", err))) goto done;
+  if (!(r = add(lab, o, "bench", NULL, err)) || !(partner = add(lab, o, "bench_untied", "untied", err))) goto done;
   run_set_paused(partner, 1);
   double total = 0, reduce_s = 0;
   const Reducer *red = o->reducer;

@@ -17,6 +17,7 @@
 #include "base/replace.h"
 #include "base/safeopen.h"
 #include "base/text.h"
+#include "base/utf8.h"
 
 int autosave_state_path(char *buf, size_t cap, const char *leaf, Err *err) {
   int n = folder_xdg(FOLDER_STATE, "tielab", buf, cap, err);
@@ -300,8 +301,7 @@ static int is_file_name(const char *s, size_t n) {
 static void copy_name(char *out, size_t cap, const char *s, size_t n) {
   size_t i = 0;
   for (; i < n && i + 1 < cap; i++) out[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
-  if (i < n)
-    while (i > 0 && ((unsigned char)out[i] & 0xc0) == 0x80) i--;   /* at a continuation byte: back to its lead */
+  if (i < n) i -= utf8_incomplete_tail(out, i);   /* cut inside a character: without it */
   out[i] = '\0';
 }
 

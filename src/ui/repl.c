@@ -18,6 +18,8 @@
 #include <readline/history.h>
 #include <readline/readline.h>
 
+#include "base/utf8.h"
+
 static ReplHooks hooks;
 static char *hist_path;
 static FILE *devnull;
@@ -212,8 +214,8 @@ void repl_set_width(int cols) { rl_set_screen_size(1, cols > 1 ? cols : 1); }
 /* Skip 'cols' display columns of 's'. */
 static const char *skip_cols(const char *s, int cols) {
   while (*s && cols > 0) {
-    size_t k = 1;
-    while ((s[k] & 0xc0) == 0x80) k++;
+    uint32_t cp;
+    size_t k = utf8_decode(s, UTF8_MAX, &cp);   /* a character, or the bytes one U+FFFD stands for */
     char one[8] = {0};
     memcpy(one, s, k < sizeof one ? k : sizeof one - 1);
     cols -= term_width(one);

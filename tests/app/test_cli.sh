@@ -71,7 +71,10 @@ if [ "$lines" -ge 2 ]; then echo "ok $n - two progress lines ($lines)"; else fai
 # SIGTERM in the built-in loop: exit 130 and the run saved for --resume.
 XDG_STATE_HOME="$tmp/state" "$tielab" --headless $TINY --steps 100000 --print-every 1000 >"$tmp/out" 2>"$tmp/err" &
 pid=$!
-for _ in $(seq 1 100); do grep -q "step" "$tmp/out" 2>/dev/null && break; sleep 0.05; done
+# The loop's header says the handlers are in place; a loaded machine may
+# take seconds to get there, and a signal before it would end tielab as
+# SIGTERM's default does (143), which is not what is checked here.
+for _ in $(seq 1 600); do grep -q "step" "$tmp/out" 2>/dev/null && break; sleep 0.05; done
 sleep 0.3
 kill -TERM "$pid"
 wait "$pid"

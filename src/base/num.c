@@ -34,26 +34,15 @@ static void leave_c(locale_t old) {
   if (old) uselocale(old);
 }
 
-int num_digits(double v) {
-  if (!isfinite(v)) return 17;
-  char buf[NUM_TEXT_MAX];
-  int prec = 6;
-  locale_t old = enter_c();
-  for (; prec < 17; prec++) {
-    snprintf(buf, sizeof buf, "%.*g", prec, v);
-    if (strtod(buf, NULL) == v) break;
-  }
-  leave_c(old);
-  return prec;
-}
-
 char *num_format(char *buf, size_t cap, double v) {
   if (isnan(v)) snprintf(buf, cap, "nan");
   else if (isinf(v)) snprintf(buf, cap, v > 0 ? "inf" : "-inf");
   else {
-    int prec = num_digits(v);
     locale_t old = enter_c();
-    snprintf(buf, cap, "%.*g", prec, v);
+    for (int prec = 6; prec <= 17; prec++) {
+      snprintf(buf, cap, "%.*g", prec, v);
+      if (strtod(buf, NULL) == v) break;
+    }
     leave_c(old);
   }
   return buf;

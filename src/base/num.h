@@ -19,12 +19,6 @@
 ** 'buf'; 'cap' of NUM_TEXT_MAX always suffices. */
 char *num_format(char *buf, size_t cap, double v);
 
-/* The significant digits num_format writes 'v' with: the fewest, from 6
-** to 17, that read back as exactly 'v' (17 for NaN and infinities). A
-** writer that takes a precision (jansson's JSON_REAL_PRECISION) gets the
-** same short numbers with it. */
-int num_digits(double v);
-
 /* A finite decimal number ("-1.5e-3", "42", ".5") into '*out'; 0, or -1
 ** leaving '*out' alone. */
 int num_parse(const char *s, double *out);

@@ -44,6 +44,8 @@ typedef void (*HostJobFree)(void *arg);
 /* A change posted to the lab: run between two steps, never waited for. */
 typedef int (*HostPostFn)(Lab *lab, const void *arg, Err *err);
 #define HOST_POST_MAX 256   /* bytes of a posted change's argument */
+/* A call on the Lua thread (see 'call'). */
+typedef int (*HostCallFn)(void *arg);
 
 struct Host {
   /* Exclusive use of the lab until 'release'. May wait for the step in
@@ -114,6 +116,14 @@ struct Host {
   void (*handover)(Host *h, int on);
   void (*serve)(Host *h);
   void (*hold)(Host *h, int on);
+
+  /* Optional, for a host that steps on another thread: run 'fn(arg)' on
+  ** the Lua thread and wait for it, from the thread that steps (a step's
+  ** hooks are Lua functions). The Lua thread runs it in 'serve', and while
+  ** it waits in 'acquire'. Returns what 'fn' returned, or -1 when the host
+  ** gave up (it is quitting). NULL: steps run on the Lua thread, which
+  ** calls 'fn' itself. */
+  int (*call)(Host *h, HostCallFn fn, void *arg);
 
   void *ud;   /* the implementation's own state */
 

@@ -66,6 +66,9 @@ typedef struct Script {
   Err err;
 } Script;
 
+/* lhooks.c: a run's step hooks, one per run that has any. */
+typedef struct RunHooks RunHooks;
+
 struct LuaApi {
   lua_State *L;
   Host *host;
@@ -107,6 +110,14 @@ struct LuaApi {
   Buf results;            /* what the last one to end had printed */
   long results_seq;       /* grows each time a script file ends having printed */
   History *plots;
+  /* step hooks (lhooks.c) */
+  RunHooks *run_hooks;
+  lua_State *hook_L;      /* the thread hooks run on */
+  int hook_ref;
+  int in_hook;            /* a hook runs: the step is in progress */
+  int hook_run;           /* its run's id */
+  struct Model *hook_model; /* its run's model, as it is at that step */
+  Lab *hook_lab;          /* the lab, lent without waiting while a hook runs */
   char caption[256];
   char cwd[PATH_MAX], script_dir[PATH_MAX], data_dir[PATH_MAX];
 };
@@ -273,6 +284,11 @@ int lprogress_new(lua_State *L);
 
 /* lrun.c */
 void lrun_open(lua_State *L);
+/* lhooks.c */
+void lhooks_open(lua_State *L, int methods);   /* r:on_grad, r:on_hidden into the run methods at 'methods' */
+int lhooks_off(lua_State *L, lua_Integer id);  /* 1 when 'id' was a step hook's handle */
+int lhooks_refuse(lua_State *L);               /* raises inside a step hook */
+void lhooks_free(LuaApi *api);
 void lrun_push(lua_State *L, int id);
 int lrun_check(lua_State *L, int idx);
 Run *lrun_lock(lua_State *L, int idx, LuaApi *api);

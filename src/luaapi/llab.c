@@ -114,6 +114,7 @@ static int llab_check_run(lua_State *L) {
 }
 
 static int llab_run(lua_State *L) {
+  lhooks_refuse(L);
   RunOptions o;
   Err err;
   int named = run_options_arg(L, &o);
@@ -150,6 +151,7 @@ static void load_options(lua_State *L, const char **name, const char **corpus) {
 }
 
 static int llab_load(lua_State *L) {
+  lhooks_refuse(L);
   LuaApi *api = lapi_get(L);
   char real[PATH_MAX];
   const char *given = lapi_name_arg(L, 1, "lab.load");
@@ -187,6 +189,7 @@ static int llab_load(lua_State *L) {
 }
 
 static int llab_align(lua_State *L) {
+  lhooks_refuse(L);
   LuaApi *api = lapi_get(L);
   lrun_check(L, 1);
   lrun_check(L, 2);
@@ -301,6 +304,7 @@ static void push_runs_view(lua_State *L) {
 }
 
 static int llab_remove(lua_State *L) {
+  lhooks_refuse(L);
   lrun_check(L, 1);
   lua_settop(L, 1);
   lua_getfield(L, 1, "remove");
@@ -392,6 +396,7 @@ static int remove_hook(lua_State *L, lua_Integer id, int fidx) {
 static int llab_off(lua_State *L) {
   int found = lua_type(L, 1) == LUA_TFUNCTION ? remove_hook(L, 0, 1)
                                                : remove_hook(L, luaL_checkinteger(L, 1), 0);
+  if (!found && lua_type(L, 1) != LUA_TFUNCTION) found = lhooks_off(L, lua_tointeger(L, 1));
   lua_pushboolean(L, found);
   return 1;
 }
@@ -465,6 +470,7 @@ static int llab_clock(lua_State *L) {
 }
 
 static int llab_sleep(lua_State *L) {
+  lhooks_refuse(L);
   double s = luaL_checknumber(L, 1);
   luaL_argcheck(L, s >= 0 && s <= 86400, 1, "seconds must be in [0, 86400]");
   return lapi_sleep(L, s);
@@ -522,6 +528,7 @@ static int llab_phase(lua_State *L) {
 }
 
 static int llab_wait_key(lua_State *L) {
+  lhooks_refuse(L);
   double s = luaL_optnumber(L, 1, 0);
   luaL_argcheck(L, s >= 0 && s <= 86400, 1, "seconds must be in [0, 86400]");
   return lapi_wait_key(L, s);

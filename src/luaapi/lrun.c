@@ -78,6 +78,7 @@ int lrun_check(lua_State *L, int idx) {
 /* The run behind handle 'idx' with the lab locked; the caller unlocks. */
 Run *lrun_lock(lua_State *L, int idx, LuaApi *api) {
   int id = lrun_check(L, idx);
+  lhooks_refuse(L);
   Run *r = lab_run_by_id(lapi_lock(api), id);
   if (!r) {
     lapi_unlock(api);
@@ -668,6 +669,7 @@ void lrun_open(lua_State *L) {
 
   luaL_newmetatable(L, LAPI_RUN_META);
   luaL_newlib(L, methods);
+  lhooks_open(L, lua_gettop(L));
   lua_pushvalue(L, -1);
   lua_setfield(L, -3, "__methods");      /* for completion and documentation checks */
   /* Found there, a method has a name in argument errors even when called

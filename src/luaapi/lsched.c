@@ -250,6 +250,7 @@ static int wait_can_yield(lua_State *L) {
   Host *h = api->host;
   if (lapi_stop_pending(api)) return lapi_raise_stop(L);   /* a __close of the unwinding stop */
   if (api->in_callback) return luaL_error(L, "training cannot be stepped from an on_step callback");
+  lhooks_refuse(L);
   int i = script_of(api, L), can_yield = !h->inline_steps && i >= 0 && lua_isyieldable(L);
   /* Held steps would keep a wait that cannot yield, and the screen with it,
   ** until the speaker resumes: refuse it instead. */
@@ -364,6 +365,7 @@ static int run_here(lua_State *L, LapiJob *j, HostJobFn fn, lua_KContext ctx, lu
   HostJobProgress p = {here_report, api};
   Err err;
   if (lapi_stop_pending(api)) return lapi_raise_stop(L);
+  lhooks_refuse(L);
   int rc = fn(lapi_lock(api), j->arg, &p, &err);
   lapi_unlock(api);
   if (rc < 0 && api->exiting) return lapi_raise_stop(L);

@@ -26,19 +26,21 @@ LuaApi *lapi_get(lua_State *L) { return *(LuaApi **)lua_getextraspace(L); }
 ** by a pcall in the script) can never deadlock: the top-level call and every
 ** wait for steps release whatever is still held. */
 
+/* Inside a step hook the thread that steps is parked until the hook
+** returns: the lab is lent as it is (waiting for it would wait for ever). */
 Lab *lapi_lock(LuaApi *api) {
-  if (api->locks++ == 0) api->lab = api->host->acquire(api->host);
+  if (api->locks++ == 0) api->lab = api->in_hook ? api->hook_lab : api->host->acquire(api->host);
   return api->lab;
 }
 
 void lapi_unlock(LuaApi *api) {
-  if (api->locks > 0 && --api->locks == 0) api->host->release(api->host);
+  if (api->locks > 0 && --api->locks == 0 && !api->in_hook) api->host->release(api->host);
 }
 
 void lapi_unlock_all(LuaApi *api) {
   if (api->locks > 0) {
     api->locks = 0;
-    api->host->release(api->host);
+    if (!api->in_hook) api->host->release(api->host);
   }
 }
 
@@ -382,6 +384,7 @@ LuaApi *luaapi_new(Host *host, const LuaApiOptions *opt, Err *err) {
 
 void luaapi_free(LuaApi *api) {
   if (!api) return;
+  lhooks_free(api);   /* first: no step may call into a closing state */
   if (api->L) {
     api->mem_cap = 0;   /* closing must never fail for want of memory */
     lapi_free_scripts(api);

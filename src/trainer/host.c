@@ -26,15 +26,19 @@ static void host_hold(Host *h, int on) { trainer_hold(h->ud, on); }
 /* The callbacks of the step handed over, if one waits, on the calling
 ** (the Lua) thread; then the trainer goes on. */
 static void host_serve(Host *h) {
+  trainer_serve_call(h->ud);
   long step, seq = trainer_handover(h->ud, &step);
   if (!seq) return;
   if (h->after_step) h->after_step(h->after_step_ctx, step);
   trainer_handover_done(h->ud, seq);
 }
 
+static int host_call(Host *h, HostCallFn fn, void *arg) { return trainer_call(h->ud, fn, arg); }
+
 void trainer_host(Trainer *t, Host *h) {
+  trainer_set_lua_thread(t);
   *h = (Host){.acquire = host_acquire, .release = host_release, .submit = host_submit, .poll = host_poll,
               .cancel = host_cancel, .submit_job = host_submit_job, .drop_job = host_drop_job,
               .post = host_post, .view = host_view, .handover = host_handover, .hold = host_hold,
-              .serve = host_serve, .inline_steps = 0, .ud = t};
+              .serve = host_serve, .call = host_call, .inline_steps = 0, .ud = t};
 }

@@ -303,6 +303,59 @@ int trainer_running(Trainer *t) {
   return on;
 }
 
+/* ------------------------------------------------------------ calls on the Lua thread */
+
+static int on_lua_thread(const Trainer *t) { return t->has_lua_thread && pthread_equal(t->lua_thread, pthread_self()); }
+
+/* A call waits and this thread is the one to run it (t->mu held). */
+static int serve_here(const Trainer *t) { return t->call && !t->call->running && on_lua_thread(t); }
+
+/* Run the waiting call with the lock let go meanwhile (t->mu held). */
+static void serve_locked(Trainer *t) {
+  TrainerCall *c = t->call;
+  c->running = 1;
+  pthread_mutex_unlock(&t->mu);
+  int rc = c->fn(c->arg);
+  pthread_mutex_lock(&t->mu);
+  c->rc = rc;
+  c->done = 1;
+  t->call = NULL;
+  pthread_cond_broadcast(&t->cv);
+}
+
+int trainer_call(Trainer *t, TrainerCallFn fn, void *arg) {
+  if (!t->has_lua_thread || on_lua_thread(t)) return fn(arg);
+  TrainerCall c = {.fn = fn, .arg = arg};
+  pthread_mutex_lock(&t->mu);
+  t->call = &c;
+  pthread_cond_broadcast(&t->cv);   /* a Lua thread waiting in trainer_acquire */
+  wake(t, 1);                       /* the UI's loop */
+  while (!c.done && !t->quit) pthread_cond_wait(&t->cv, &t->mu);
+  if (!c.done) t->call = NULL;      /* quitting: the Lua thread is the one quitting, never inside 'fn' */
+  pthread_mutex_unlock(&t->mu);
+  return c.done ? c.rc : -1;
+}
+
+void trainer_set_lua_thread(Trainer *t) {
+  pthread_mutex_lock(&t->mu);
+  t->lua_thread = pthread_self();
+  t->has_lua_thread = 1;
+  pthread_mutex_unlock(&t->mu);
+}
+
+int trainer_call_waiting(Trainer *t) {
+  pthread_mutex_lock(&t->mu);
+  int waiting = serve_here(t);
+  pthread_mutex_unlock(&t->mu);
+  return waiting;
+}
+
+void trainer_serve_call(Trainer *t) {
+  pthread_mutex_lock(&t->mu);
+  if (serve_here(t)) serve_locked(t);
+  pthread_mutex_unlock(&t->mu);
+}
+
 /* The lab for the calling thread once no step runs and nobody holds it,
 ** waiting until 'until' at most (NULL: for ever); NULL when that came first. */
 static Lab *acquire_until(Trainer *t, const struct timespec *until) {
@@ -314,8 +367,13 @@ static Lab *acquire_until(Trainer *t, const struct timespec *until) {
     int late = 0, waits = !until && (t->stepping || t->held);
     /* A wait for ever ends with the step: a signal meanwhile waits for it. */
     if (waits) watchdog_busy(t->watchdog, 1);
-    while ((t->stepping || t->held) && !late)
+    while ((t->stepping || t->held) && !late) {
+      if (serve_here(t)) {   /* the step waits for this thread: serve it, or neither goes on */
+        serve_locked(t);
+        continue;
+      }
       late = (until ? pthread_cond_timedwait(&t->cv, &t->mu, until) : pthread_cond_wait(&t->cv, &t->mu)) == ETIMEDOUT;
+    }
     if (waits) watchdog_busy(t->watchdog, 0);
     t->waiters--;
     if (t->stepping || t->held) {   /* gave up: the trainer may go on */

@@ -142,6 +142,19 @@ void trainer_set_handover(Trainer *t, int on);
 long trainer_handover(Trainer *t, long *step);
 void trainer_handover_done(Trainer *t, long seq);
 
+/* A step's hooks run on the Lua thread: 'trainer_call', on the thread
+** that steps, runs 'fn(arg)' there and waits for it (at once when called on
+** the Lua thread itself, a step that thread takes). The Lua thread runs a
+** waiting call in 'trainer_serve_call', and while it waits in
+** 'trainer_acquire' (else the two would wait for each other). A call the
+** trainer gives up on (the trainer quits) returns -1. The Lua thread is the
+** one that called 'trainer_host' (or 'trainer_set_lua_thread'). */
+typedef int (*TrainerCallFn)(void *arg);
+void trainer_set_lua_thread(Trainer *t);
+int trainer_call(Trainer *t, TrainerCallFn fn, void *arg);
+int trainer_call_waiting(Trainer *t);
+void trainer_serve_call(Trainer *t);
+
 /* Keep every ticket waiting (1), or serve them again (0); the snapshot's
 ** 'holding' says which. */
 void trainer_hold(Trainer *t, int on);

@@ -32,6 +32,13 @@ typedef struct Ticket {
   long done, total;
 } Ticket;
 
+/* A hook's call waiting for the Lua thread (trainer_call). */
+typedef struct TrainerCall {
+  TrainerCallFn fn;
+  void *arg;
+  int rc, running, done;
+} TrainerCall;
+
 typedef struct Command {
   TrainerFn fn;
   size_t n;
@@ -63,6 +70,9 @@ struct Trainer {
   long handover_step;            /* the lab-wide step of the last one */
   long handover_ticket;          /* the ticket it ended (-1: none) */
   int hold;                      /* tickets wait: a script is paused */
+  TrainerCall *call;             /* a step's hook waiting for the Lua thread */
+  pthread_t lua_thread;          /* where calls run (trainer_host's caller) */
+  int has_lua_thread;
   pthread_t holder;
   int n_active;                  /* runs not paused, at the last publication */
 

@@ -270,14 +270,15 @@ static void handle_signals(Ui *ui) {
 
 /* ------------------------------------------------------------ the loop */
 
-/* The on_step callbacks of the step the trainer handed over, if one
+/* The hooks of the step in progress, if they wait for the Lua thread, and
+** the on_step callbacks of the step the trainer handed over, if one
 ** waits: while there are callbacks it hands over every step, with the
 ** lab-wide step (which goes on from a resumed checkpoint), and waits for
 ** them. Ctrl-C stops one that never returns; SIGTERM too, and the lab then
 ** saves and ends. */
 void ui_after_step(Ui *ui) {
   long step;
-  if (!ui->host.serve || !trainer_handover(ui->trainer, &step)) return;
+  if (!ui->host.serve || (!trainer_call_waiting(ui->trainer) && !trainer_handover(ui->trainer, &step))) return;
   sig_arm_interrupt(1);
   ui->host.serve(&ui->host);
   sig_arm_interrupt(0);

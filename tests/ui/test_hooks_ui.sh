@@ -1,0 +1,59 @@
+#!/bin/sh
+# test_hooks_ui.sh -- step hooks in the lab, at 80x24 in a private tmux
+# server. The trainer thread steps and a hook is a Lua function: every
+# hooked step waits for the Lua thread mid-step. A script's r:step (which
+# yields while the trainer works) calls its hooks once a step; then the
+# keyboard's free run calls them too, while the REPL reads and changes the
+# lab (its calls wait for the lab while the trainer waits for a hook: the
+# wait serves the hook, or neither would go on); a hook that raises pauses
+# the run with its message; lab.off ends the calls; q quits with status 0.
+# Prints TAP.
+
+: "${top_builddir:=.}" "${top_srcdir:=.}"
+tmux_name=hooks; . "$top_srcdir/tests/lib/tmux.sh"
+
+cat >"$WORK/hooks.lua" <<'LUA'
+r = lab.run{name = "hooked", vocab = 256, dim = 32, layers = 2, heads = 2, ctx = 32, batch = 4}
+calls, hidden, last = 0, 0, 0
+grad_hook = r:on_grad(function(g, step)
+  calls = calls + 1
+  last = step
+  assert(g.E_in:norm() > 0)
+end)
+hidden_hook = r:on_hidden(1, function(h, dh) hidden = hidden + 1; return 0.25 end)
+r:step(30)
+print(string.format("script: %d grad calls, %d hidden, last %d, aux %.2f", calls, hidden, last, r:metrics().aux_loss))
+LUA
+
+session 80 24
+start "$WORK/hooks.lua"
+wait_for '^script: 30 grad calls, 30 hidden, last 30, aux 0.25' 600
+check $? "a script's r:step calls its hooks once a step, on the lab's trainer"
+
+key Space
+wait_for 'RUNNING' 50
+sleep 1
+key :
+type_line 'print("free", calls > 30, math.abs(calls - r:metrics().step) <= 2)'
+wait_for '^free +true +true' 300
+check $? "the keyboard's free run calls the hooks too, and the REPL reads the run meanwhile"
+type_line 'r:set{lr = 0.002}; print("set", r:options().lr)'
+wait_for '^set +0.002' 300
+check $? "r:set from the REPL while hooked steps run: no deadlock"
+type_line 'lab.off(grad_hook); lab.off(hidden_hook); n0 = calls'
+type_line 'bad = r:on_grad(function() error("hook broke") end)'
+wait_for 'hook broke' 300
+check $? "a hook that raises during the free run says so"
+wait_for 'PAUSED|paused' 100
+check $? "and the run stops with its weights kept"
+type_line 'print("offed", calls == n0, lab.off(bad))'
+wait_for '^offed +true +false' 100
+check $? "lab.off ended the calls, and the failed hook was removed"
+leave_repl
+key q
+wait_for 'Save [0-9]+ run' 50
+key n
+wait_dead 100 && [ "$(status)" = 0 ]
+check $? "q quits with status 0"
+
+finish

@@ -20,6 +20,9 @@
 **   lmetrics.c metrics, alignment and history as Lua tables
 **   largs.c    table arguments read against the settings table
 **   ljson.c    lab.json: JSON text to and from Lua values
+**   lmatrix.c  lab.matrix: the matrix userdata, its memory, views, access
+**   lmatrix_ops.c     its arithmetic and operators, on OpenBLAS
+**   lmatrix_lapack.c  m:svd and m:lstsq, on LAPACKE
 **   lsys.c     lab.executable, lab.cwd, lab.mkdir, lab.command, lab.read
 **   lrunaway.c string.rep and table.move that an interrupt stops
 **   lpattern.c the pattern functions (string.find, ...) that one stops
@@ -35,6 +38,7 @@
 
 #include "base/buf.h"
 #include "lab/steer.h"
+#include "luaapi/lmatrix.h"
 #include "luaapi/luaapi.h"
 
 /* Where 'make install' puts the scripts (Makefile.am defines it). */
@@ -256,6 +260,26 @@ void llab_unwatch(LuaApi *api);
 
 /* ljson.c: pushes the table lab.json */
 void ljson_open(lua_State *L);
+
+/* lmatrix.c: what the matrix files share (lmatrix.h is for the lab). */
+#define LMATRIX_META "tielab.matrix"
+/* Push a new rows x cols matrix of zeros for 'fname' ("m:mul"); one that
+** does not fit is refused (raising) before anything is allocated. */
+LMatrix *lmatrix_alloc(lua_State *L, int rows, int cols, const char *fname);
+/* Push an owned copy of 'a'. */
+LMatrix *lmatrix_copy(lua_State *L, const LMatrix *a, const char *fname);
+/* Push a block of 'bytes' of scratch for one call of 'fname' (the
+** collector frees it), refused as a matrix that does not fit is. */
+void *lmatrix_scratch(lua_State *L, size_t bytes, const char *fname);
+/* The matrix at 'idx', which 'fname' changes: a read-only view raises. */
+LMatrix *lmatrix_writable(lua_State *L, int idx, const char *fname);
+/* Raise unless 'a' and 'b' have the same shape. */
+void lmatrix_same_shape(lua_State *L, const LMatrix *a, const LMatrix *b, const char *fname);
+/* How many numbers 'm' holds. */
+size_t lmatrix_count(const LMatrix *m);
+/* lmatrix_ops.c: the arithmetic methods and the operators (__add, ...);
+** lmatrix_lapack.c: the decompositions. */
+extern const luaL_Reg lmatrix_ops_methods[], lmatrix_ops_meta[], lmatrix_lapack_methods[];
 
 /* lsys.c: sets lab.executable, lab.cwd and lab.mkdir in the table on top */
 void lsys_open(lua_State *L);

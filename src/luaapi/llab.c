@@ -2,7 +2,7 @@
 ** llab.c -- the module table "tielab" (the global 'lab'): creating,
 ** loading, listing and removing runs, stepping every run in lockstep,
 ** alignment between two runs, on_step callbacks, key bindings, custom
-** series, captions and the settings table.
+** series, captions, the settings table, and (lmatrix.c) lab.matrix.
 **
 ** Programming errors raise (a misspelled key, a wrong type); expected
 ** failures return nil and a message (a file that cannot be loaded).
@@ -689,6 +689,7 @@ int luaopen_tielab(lua_State *L) {
   ljson_open(L);
   lua_setfield(L, -2, "json");
   lsys_open(L);
+  lmatrix_register(L);
   /* 'runs', 'version', 'rank' and 'world' are read through the metatable,
   ** so that assigning to them is an error rather than a lost view;
   ** functions stay plain fields (a script may wrap one) and new fields may

@@ -15,7 +15,7 @@
 
 typedef struct LMatrix {
   int rows, cols;
-  float *data;     /* row-major, rows*cols */
+  float *data;     /* row-major, rows*cols; NULL once a view has expired */
   int writable;    /* 0: a read-only view */
   int expired;     /* a view whose call has ended */
   const char *what;/* a view's name in errors ("g.E_in"); NULL for an owned matrix */
@@ -26,11 +26,14 @@ typedef struct LMatrix {
 ** limit, before allocating. */
 LMatrix *lmatrix_new(lua_State *L, int rows, int cols);
 
-/* Push a view of 'data' (rows x cols, row-major), writable or not, named
-** 'what' in errors (a static string). */
+/* Push a view of 'data' (rows x cols, row-major, both at least 1),
+** writable or not, named 'what' in errors (a static string). The caller
+** keeps the view reachable (on the stack, in the registry) until it calls
+** lmatrix_expire, and keeps 'data' alive until then. */
 LMatrix *lmatrix_view(lua_State *L, float *data, int rows, int cols, int writable, const char *what);
 
-/* End a view: from now on touching it raises an error. */
+/* End a view: from now on touching it raises an error. An owned matrix is
+** left as it is. */
 void lmatrix_expire(LMatrix *m);
 
 /* The matrix at 'idx', raising a Lua error when it is not one or is an
@@ -41,7 +44,7 @@ LMatrix *lmatrix_check(lua_State *L, int idx);
 LMatrix *lmatrix_test(lua_State *L, int idx);
 
 /* Put the constructor 'matrix' into the table at the top of the stack
-** (the module 'lab'). */
+** (the module 'lab'), and make the matrices' metatable. */
 void lmatrix_register(lua_State *L);
 
 #endif

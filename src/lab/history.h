@@ -56,7 +56,7 @@ size_t history_bytes(const History *h);
 ** many series exist (HISTORY_MAX_SERIES), on a bad name or a bad step; the
 ** point is then dropped. Values may be NaN or infinite: min and max skip
 ** NaN, the mean carries it. */
-#define HISTORY_MAX_SERIES 2048   /* 23 run series + 4 per layer position up to 256 layers */
+#define HISTORY_MAX_SERIES 2048   /* 33 run series + 4 per layer position up to 256 layers */
 
 /* Bytes a history of 'cap' buckets per series holds with 'n_series' series. */
 size_t history_memory_bytes(int cap, int n_series);

@@ -64,6 +64,16 @@ int run_evaluate(Run *r, const int32_t *rows, int b, int t, EvalResult *out, Err
   return 0;
 }
 
+int run_hidden(Run *r, const int32_t *rows, int b, int t, float *const *out, Err *err) {
+  if (run_check_rows(r, rows, b, t, err) < 0) return -1;
+  const ModelConfig *c = model_config(r->model);
+  batch_split(rows, b, t, r->inputs, r->targets);
+  model_forward(r->model, r->inputs, NULL, b, t);
+  size_t n = (size_t)b * t * c->dim;
+  for (int p = 0; p <= c->layers; p++) memcpy(out[p], model_residual(r->model, p), n * sizeof(float));
+  return 0;
+}
+
 /* Draw from softmax(logits / temp); temp <= 0 means the most likely id. */
 static int32_t draw(const float *logits, int v, double temp, Rng *rng) {
   int best = 0;

@@ -18,7 +18,10 @@
 **   run.c       one run: its parts, a step, measurements, batches, row norms
 **   live.c      settings changed while a run lives
 **   lensfit.c   the freeze of a run while its lens is fitted
-**   inspect.c   evaluation, text samples, exports of the history
+**   inspect.c   evaluation, text samples, hidden states, exports of the
+**               history
+**   params.c    a run's parameters by name, read and written between steps
+**   tokens.c    a run's tokenizer: text to token ids and back
 **   ckpt.c      checkpoints: save and load
 */
 #ifndef TIELAB_LAB_H
@@ -321,6 +324,14 @@ int run_sample(Run *r, const char *prompt, int n, double temp, uint64_t seed, ch
 int run_sample_bytes(Run *r, const char *prompt, int n, double temp, uint64_t seed, char *out, size_t cap,
                      size_t *len, Err *err);
 
+/* The residual stream of a forward on rows [b, t+1] (checked as
+** run_evaluate checks them; the last id of a row is a target, not read)
+** at every position p in 0..L (0 after the embeddings, p after block
+** p-1): 'out[p]' gets [b*t, d] floats, row i*t+j for position j of row i.
+** No targets, no gradient, nothing stored: the activations a backward
+** would need are overwritten, so this runs between steps only. */
+int run_hidden(Run *r, const int32_t *rows, int b, int t, float *const *out, Err *err);
+
 /* Export the history as CSV or JSONL. */
 /* By extension: .jsonl, or .csv (the long form; run_export_wide: a column
 ** per series) beside NAME.events.csv and NAME.meta.json (docs/export.md). */
@@ -331,6 +342,54 @@ int run_export_wide(Run *r, const char *path, Err *err);
 #define RUN_EXPORT_EVENTS ".events.csv"
 #define RUN_EXPORT_META ".meta.json"
 const char *run_export_sidecar(const char *path, const char *suffix, char *buf, size_t cap);
+
+/* ---------------------------------------------------------------- params.c
+** A run's parameters as matrices, by their nanoGPT names (the checkpoint's
+** tensors, in its order) or the aliases RUN_PARAM_E_IN (the token
+** embedding, transformer.wte.weight) and RUN_PARAM_E_OUT (the logits side,
+** lm_head.weight). A 2-D tensor is rows x cols as stored (row-major); a
+** 1-D tensor of n entries (a bias, a LayerNorm) is an n x 1 column.
+**
+** E_out is read as the logits see it: its first tie_k columns hold E_in's
+** (the shared columns), so a tied run reads the shared matrix from both.
+** Those columns are E_in's parameters: writing E_out writes them into
+** E_in and the rest into lm_head's own columns, then mirrors, so writing
+** E_out of a tied run writes the shared matrix. Writing E_in re-mirrors
+** the shared columns into E_out.
+**
+** A write is refused, the weights untouched, when the shape differs (the
+** error names both), an entry is not finite (the error names the first),
+** or a lens fit holds the weights (run_fitting). It leaves the optimizer's
+** moments and step count as they were, and marks the run changed for the
+** next save. Between steps only: the caller holds the lab. */
+
+#define RUN_PARAM_E_IN "E_in"
+#define RUN_PARAM_E_OUT "E_out"
+
+int run_param_count(const Run *r);
+const char *run_param_name(const Run *r, int i);   /* NULL outside 0..count-1 */
+int run_param_shape(const Run *r, const char *name, int *rows, int *cols, Err *err);
+/* Copy parameter 'name' into 'out' of rows x cols floats (its shape). */
+int run_param_read(const Run *r, const char *name, float *out, int rows, int cols, Err *err);
+int run_param_write(Run *r, const char *name, const float *in, int rows, int cols, Err *err);
+
+/* ---------------------------------------------------------------- tokens.c
+** The run's tokenizer (byte-level, or BPE trained on its corpus), also
+** there for a run loaded without its corpus; a run with none (a model
+** made without a byte vocabulary) refuses with an error saying so. */
+
+/* The number of ids the tokenizer knows (at most the model's vocab). */
+int run_token_count(const Run *r, Err *err);
+/* Encode 'len' bytes of 'text' into 'ids' (room for 'cap'; 'len' is
+** always enough: a token is at least one byte); '*n' gets how many. */
+int run_tokenize(const Run *r, const char *text, size_t len, int32_t *ids, size_t cap, size_t *n, Err *err);
+/* Decode 'n' ids into 'out' (room for 'cap' bytes, no NUL added): '*len'
+** gets the bytes they make, which may be more than 'cap' (call with cap 0
+** to learn it). An id outside the tokenizer is an error naming it. */
+int run_detokenize(const Run *r, const int32_t *ids, size_t n, char *out, size_t cap, size_t *len, Err *err);
+/* The bytes of token 'id', owned by the run; NULL with 'err' set when out
+** of range. */
+const char *run_token(const Run *r, int32_t id, size_t *len, Err *err);
 
 /* ---------------------------------------------------------------- ckpt.c */
 

@@ -116,9 +116,11 @@ void lab_data_release(Lab *lab, SharedData *d) {
 ** checks its own room before making it, so it cannot refuse a run that
 ** would train. */
 
-/* Series a run records: 25 of its own and 4 per layer position for each
-** of the tuned and the logit lens. */
-static int run_series(const ModelConfig *c) { return 25 + 8 * (c->layers + 1); }
+/* Series a run records: 33 of its own (the loss, 12 of the gradient, the
+** rates and scales of each step, throughput, validation, 4 of drift and
+** norms, 10 of alignment) and, per layer position, kl and acc of the
+** tuned and of the logit lens. */
+static int run_series(const ModelConfig *c) { return 33 + 4 * (c->layers + 1); }
 
 /* The alignment workspace a run of these options may make. */
 static size_t align_planned(const RunOptions *o) {
@@ -661,6 +663,18 @@ static void run_instruments(Run *r, int b, int t) {
   if (r->data && r->opt.eval_every > 0 && (due(mt->step, r->opt.eval_every) || mt->step == 1)) measure_all(r);
 }
 
+/* The rates and scales step 'step' trained with, each step a point: a
+** schedule shows in full, where its changes as events would be capped
+** (HISTORY_MAX_EVENTS) and say nothing of a rate that follows a curve. */
+static void record_schedule(Run *r, long step) {
+  RunMetrics *mt = &r->metrics;
+  set_rates(mt, &r->opt);
+  history_push(r->hist, setting_name(SETTING_LR), step, mt->lr);
+  history_push(r->hist, "emb_lr", step, mt->emb_lr);
+  history_push(r->hist, setting_name(SETTING_IN_SCALE), step, r->opt.in_scale);
+  history_push(r->hist, setting_name(SETTING_OUT_SCALE), step, r->opt.out_scale);
+}
+
 /* One training step on the 'b' rows of t+1 tokens in r->rows and the
 ** instruments due; tokens/s counts the training step alone, so that
 ** instruments never read as a slower model. */
@@ -684,9 +698,7 @@ static int step_on_rows(Run *r, int b, int t, Err *err) {
   mt->aux_loss = res.aux_reported ? res.aux_loss : NAN;
   if (res.aux_reported) history_push(r->hist, "aux_loss", mt->step, res.aux_loss);
   record_grad(r, &res.grad, mt->step);
-  set_rates(mt, &r->opt);
-  history_push(r->hist, setting_name(SETTING_LR), mt->step, mt->lr);
-  history_push(r->hist, "emb_lr", mt->step, mt->emb_lr);
+  record_schedule(r, mt->step);
   r->step_seconds_ema = r->step_seconds_ema > 0 ? 0.9 * r->step_seconds_ema + 0.1 * dt : dt;
   mt->tokens_per_s = (double)b * t / r->step_seconds_ema;
   history_push(r->hist, "tokens_per_s", mt->step, mt->tokens_per_s);

@@ -48,6 +48,7 @@ typedef struct HookCall {
   int n, d;
   long step;
   double aux;
+  lua_Integer calling;   /* the handle of the hook being called */
   Err *err;
   LMatrix *views[VIEWS_MAX];
   int n_views;
@@ -124,45 +125,22 @@ static int call_body(lua_State *L) {
     lua_getfield(L, -2, "pos");
     int mine = lua_tointeger(L, -2) == c->rh->run_id && lua_tointeger(L, -1) == c->pos;
     lua_pop(L, 2);
-    if (mine && lua_getfield(L, -1, "removed") == LUA_TNIL) {
-      lua_getfield(L, -2, "fn");
+    int live = mine && lua_getfield(L, -1, "removed") == LUA_TNIL;
+    if (mine) lua_pop(L, 1);
+    if (live) {
+      lua_getfield(L, -1, "id");
+      c->calling = lua_tointeger(L, -1);
+      lua_pop(L, 1);
+      lua_getfield(L, -1, "fn");
       for (int a = 2; a <= 1 + args; a++) lua_pushvalue(L, a);
       lua_pushinteger(L, c->step);
       lua_call(L, args + 1, 1);
       if (c->pos != HOOK_GRAD && lua_type(L, -1) == LUA_TNUMBER) c->aux += lua_tonumber(L, -1);
       lua_pop(L, 1);
     }
-    lua_pop(L, 2);
+    lua_pop(L, 1);   /* the entry */
   }
   return 0;
-}
-
-/* The hook entry that failed, by the function on top of the traceback: all
-** of this run's entries at this point go, so that a run the keyboard goes on
-** stepping does not fail at every step. */
-static void drop_point(lua_State *L, const HookCall *c) {
-  lua_getfield(L, LUA_REGISTRYINDEX, HOOKS_KEY);
-  int t = lua_gettop(L);
-  lua_Integer n = luaL_len(L, t), kept = 0;
-  for (lua_Integer i = 1; i <= n; i++) {
-    lua_rawgeti(L, t, i);
-    lua_getfield(L, -1, "run");
-    lua_getfield(L, -2, "pos");
-    int mine = lua_tointeger(L, -2) == c->rh->run_id && lua_tointeger(L, -1) == c->pos;
-    lua_pop(L, 2);
-    if (mine) {
-      lua_pushboolean(L, 1);
-      lua_setfield(L, -2, "removed");
-      lua_pop(L, 1);
-    } else {
-      lua_rawseti(L, t, ++kept);
-    }
-  }
-  for (lua_Integer i = kept + 1; i <= n; i++) {
-    lua_pushnil(L);
-    lua_rawseti(L, t, i);
-  }
-  lua_pop(L, 1);
 }
 
 static int run_call(void *arg) {
@@ -184,7 +162,7 @@ static int run_call(void *arg) {
     err_set(c->err, "%s hook removed after an error: %s", c->pos == HOOK_GRAD ? "r:on_grad" : "r:on_hidden",
             msg ? msg : "(error object is not a string)");
     lua_pop(L, 1);
-    drop_point(L, c);
+    lhooks_off(L, c->calling);   /* or a run the keyboard steps fails at every step */
   }
   lapi_leave(api);
   api->in_hook = 0;
@@ -237,7 +215,9 @@ static RunHooks *run_hooks(LuaApi *api, int run_id, int create) {
 }
 
 /* Give run 'run_id' the StepHooks its Lua entries call for (none: NULL, so
-** that its steps cost nothing). Needs the lab: outside a hook only. */
+** that its steps cost nothing). Inside a hook the run's step is parked (or
+** is this thread's own): the StepHooks change in place, and the run keeps
+** pointing at them until the next change outside a hook. */
 static void sync_run(lua_State *L, LuaApi *api, int run_id) {
   uint64_t positions = 0;
   int grad = 0;
@@ -263,6 +243,7 @@ static void sync_run(lua_State *L, LuaApi *api, int run_id) {
   rh->sh.on_grad = grad ? on_grad : NULL;
   rh->sh.on_hidden = positions ? on_hidden : NULL;
   rh->sh.hidden_positions = positions;
+  if (api->in_hook) return;
   rh->lab = lapi_lock(api);
   Run *r = lab_run_by_id(rh->lab, run_id);
   if (r) lab_run_set_hooks(r, grad || positions ? &rh->sh : NULL);
@@ -332,9 +313,7 @@ int lhooks_off(lua_State *L, lua_Integer id) {
     lua_pop(L, 2);
   }
   lua_pop(L, 1);
-  /* Inside a hook the run keeps its StepHooks until the next change: the
-  ** entry is gone, so they call nothing for it meanwhile. */
-  if (run >= 0 && !api->in_hook) sync_run(L, api, run);
+  if (run >= 0) sync_run(L, api, run);
   return run >= 0;
 }
 

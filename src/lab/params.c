@@ -54,7 +54,7 @@ static const TensorInfo *param_of_shape(const Run *r, const char *name, int rows
   int want_rows, want_cols;
   shape_of(ti, &want_rows, &want_cols);
   if (rows != want_rows || cols != want_cols) {
-    err_set(err, "'%s' is %d x %d, the matrix given is %d x %d", name, want_rows, want_cols, rows, cols);
+    err_set(err, "'%s' is %dx%d, the matrix given is %dx%d", name, want_rows, want_cols, rows, cols);
     return NULL;
   }
   return ti;

@@ -175,10 +175,10 @@ static void test_write_refusals(Run *r) {
      "a write of the wrong shape names both shapes: %s", err.msg);
   x[1 * cols + 4] = NAN;
   x[7 * cols] = INFINITY;
-  ok(run_param_write(r, "E_in", x, rows, cols, &err) < 0 && strstr(err.msg, "NaN at row 2, column 5"),
+  ok(run_param_write(r, "E_in", x, rows, cols, &err) < 0 && strstr(err.msg, "a NaN at (2, 5)"),
      "NaN is refused, naming the first bad entry: %s", err.msg);
   x[1 * cols + 4] = 0;
-  ok(run_param_write(r, "E_in", x, rows, cols, &err) < 0 && strstr(err.msg, "inf at row 8, column 1"),
+  ok(run_param_write(r, "E_in", x, rows, cols, &err) < 0 && strstr(err.msg, "an infinity at (8, 1)"),
      "so is an infinity: %s", err.msg);
   ok(memcmp(before, stored(r, WTE), sizeof *before * rows * cols) == 0, "a refused write changes nothing");
   x[7 * cols] = 0;

@@ -89,7 +89,7 @@ tap.raises("'E_in' is 300x32, the matrix given is 3x4", "a wrong shape names bot
            lab.matrix(3, 4))
 local bad = r:param("E_in")
 bad:set(2, 3, 0 / 0)
-tap.raises("NaN at row 2, column 3", "NaN is refused, naming the entry", r.set_param, r, "E_in", bad)
+tap.raises("a NaN at (2, 3)", "NaN is refused, naming the entry", r.set_param, r, "E_in", bad)
 tap.ok(r:param("E_in"):get(2, 3) == 0.25, "and nothing was written")
 tap.raises("no parameter 'nope'", "an unknown name", r.param, r, "nope")
 tap.raises("no parameter 'e_in'", "the aliases are spelled E_in and E_out", r.set_param, r, "e_in", x)

@@ -1,6 +1,7 @@
 /*
 ** inspect.c -- looking into a run without training it: loss and gradients
-** on given token rows, text sampled from the model, the history exported.
+** on given token rows, the hidden states of a forward, text sampled from
+** the model, the history exported.
 */
 #include <errno.h>
 #include <limits.h>

@@ -54,7 +54,7 @@ static const TensorInfo *param_of_shape(const Run *r, const char *name, int rows
   int want_rows, want_cols;
   shape_of(ti, &want_rows, &want_cols);
   if (rows != want_rows || cols != want_cols) {
-    err_set(err, "'%s' is %d x %d, the matrix given is %d x %d", name, want_rows, want_cols, rows, cols);
+    err_set(err, "'%s' is %dx%d, the matrix given is %dx%d", name, want_rows, want_cols, rows, cols);
     return NULL;
   }
   return ti;
@@ -67,13 +67,13 @@ int run_param_read(const Run *r, const char *name, float *out, int rows, int col
   return 0;
 }
 
-/* Every entry finite, or an error naming the first that is not (row and
-** column from 1, as a script counts). */
+/* Every entry finite, or an error naming the first that is not as
+** (row, column), from 1 as a script counts. */
 static int check_finite(const char *name, const float *in, int rows, int cols, Err *err) {
   for (size_t i = 0; i < (size_t)rows * cols; i++)
     if (!isfinite(in[i]))
-      return err_set(err, "'%s' cannot take %s at row %zu, column %zu: every entry must be finite", name,
-                     isnan(in[i]) ? "NaN" : in[i] > 0 ? "inf" : "-inf", i / cols + 1, i % cols + 1);
+      return err_set(err, "the matrix holds %s at (%zu, %zu); '%s' takes finite numbers only",
+                     isnan(in[i]) ? "a NaN" : "an infinity", i / cols + 1, i % cols + 1, name);
   return 0;
 }
 

@@ -16,6 +16,8 @@
 **   lrepl.c    REPL entries, the pretty-printer, tab completion
 **   llab.c     the module table: lab.run, lab.load, lab.align, ...
 **   lrun.c     the run handle 'tielab.run' and its methods
+**   lrun_data.c       its methods on the run's data: tokenizer,
+**                     parameters, hidden states
 **   lui.c      the 'ui' table's functions that change training
 **   lmetrics.c metrics, alignment and history as Lua tables
 **   largs.c    table arguments read against the settings table
@@ -316,6 +318,11 @@ void lhooks_free(LuaApi *api);
 void lrun_push(lua_State *L, int id);
 int lrun_check(lua_State *L, int idx);
 Run *lrun_lock(lua_State *L, int idx, LuaApi *api);
+/* Read the batch at 'idx' (1 to B rows of 2 to T+1 token ids, all alike)
+** into a buffer pushed on the stack: b rows of t+1; errors name 'fname'. */
+int32_t *lrun_read_batch(lua_State *L, int idx, const ModelConfig *c, const char *fname, int *b, int *t);
+/* lrun_data.c: put the data methods into the methods table on top. */
+void lrun_data_methods(lua_State *L);
 /* A run copied out of the view: lrun_copy is the HostViewFn that fills it. */
 typedef struct RunCopy {
   char name[64];

@@ -250,7 +250,7 @@ static int lrun_events(lua_State *L) {
 
 /* Read 'batch' (B arrays of T+1 token ids) into a buffer on the stack;
 ** errors start with 'fname'. */
-static int32_t *read_batch(lua_State *L, int idx, const ModelConfig *c, const char *fname, int *b, int *t) {
+int32_t *lrun_read_batch(lua_State *L, int idx, const ModelConfig *c, const char *fname, int *b, int *t) {
   luaL_checktype(L, idx, LUA_TTABLE);
   lua_Integer nb = luaL_len(L, idx);
   if (nb < 1 || nb > c->batch) luaL_error(L, "%s: the batch needs 1 to %d rows, got %d", fname, c->batch, (int)nb);
@@ -303,7 +303,7 @@ static int lrun_evaluate(lua_State *L) {
   int nt = run_tensor_count(r);
   lapi_unlock(api);
   int b, t;
-  int32_t *rows = read_batch(L, 2, &c, "r:evaluate", &b, &t);
+  int32_t *rows = lrun_read_batch(L, 2, &c, "r:evaluate", &b, &t);
   char(*names)[64] = lua_newuserdatauv(L, (sizeof *names + sizeof(double)) * (size_t)nt, 0);
   double *norms = (double *)(names + nt);
   EvalResult res;
@@ -467,7 +467,7 @@ static int lrun_train_on(lua_State *L) {
   if (api->in_callback) return luaL_error(L, "r:train_on: training cannot be stepped from an on_step callback");
   ModelConfig c = run_shape(L, api, 1);
   int b, t;
-  int32_t *rows = read_batch(L, 2, &c, "r:train_on", &b, &t);
+  int32_t *rows = lrun_read_batch(L, 2, &c, "r:train_on", &b, &t);
   Err err;
   int rc = run_train_on(lrun_lock(L, 1, api), rows, b, t, &err);
   lapi_unlock(api);
@@ -669,7 +669,8 @@ void lrun_open(lua_State *L) {
 
   luaL_newmetatable(L, LAPI_RUN_META);
   luaL_newlib(L, methods);
-  lhooks_open(L, lua_gettop(L));
+  lhooks_open(L, lua_gettop(L));         /* r:on_grad, r:on_hidden */
+  lrun_data_methods(L);                  /* the tokenizer, the parameters, hidden states */
   lua_pushvalue(L, -1);
   lua_setfield(L, -3, "__methods");      /* for completion and documentation checks */
   /* Found there, a method has a name in argument errors even when called

@@ -52,6 +52,9 @@ w:write("fine") w:close()
 tap.is(io.open("inside.txt"):read("a"), "fine", "files in the working directory work")
 tap.ok(os.remove("inside.txt"), "and can be removed")
 tap.is(load("return 1 + 1")(), 2, "text chunks load")
+local d = lab.run{vocab = 256, dim = 32, layers = 1, heads = 2, ctx = 16, batch = 2, name = "data"}
+tap.is(d:detokenize(d:tokenize("ok")), "ok", "a run's tokenizer works, touching no file")
+tap.ok(d:set_param("E_in", d:param("E_in")) == d and #d:hidden() == 2, "and so do its parameters and hidden states")
 tap.done()
 LUA
 cd "$tmp/work" || exit 1

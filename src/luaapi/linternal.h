@@ -4,7 +4,7 @@
 ** the entry points of each file. Outsiders include luaapi.h only.
 **
 **   luaapi.c   the state: allocator, output routing, os.exit, the lock
-**              on the lab and the read-only view of it
+**              on the lab and the read-only view of it, handles' methods
 **   lsandbox.c the sandbox: the file, load and debug functions a
 **              sandboxed script gets, and sealed metatables
 **   lpath.c    the sandbox's rule for the files a script names
@@ -135,6 +135,11 @@ void lapi_unlock(LuaApi *api);
 void lapi_unlock_all(LuaApi *api);
 int lapi_view(LuaApi *api, int id, HostViewFn fn, void *ctx);
 void lapi_write(LuaApi *api, const char *s, size_t n, int is_err);
+/* The handle metatable at -2 gets the table of methods on top (popped) as
+** its __methods, an __index closure 'index' with that table as upvalue,
+** and package.loaded[name] is that table too (so methods have names in
+** argument errors: "bad argument #2 to 'tielab.run.step'"). */
+void lapi_set_methods(lua_State *L, const char *name, lua_CFunction index);
 /* The message of lab.args's error object at 'idx' (a bad script argument),
 ** or NULL for any other value. */
 const char *largs_usage_message(lua_State *L, int idx);

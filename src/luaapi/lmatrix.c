@@ -331,22 +331,14 @@ static const luaL_Reg access_methods[] = {
   {"t", lmatrix_t},     {"row", lmatrix_row},         {"totable", lmatrix_totable},
   {NULL, NULL}};
 
-/* The metatable on top of the stack gets __index (over 'methods', with the
-** methods of every matrix file), __fields, __methods and the operators. */
+/* The metatable on top of the stack gets the methods of every matrix file
+** (__methods, and __index over them and the fields), __fields, __tostring
+** and the operators, and is sealed. */
 static void fill_metatable(lua_State *L) {
   const luaL_Reg *const method_lists[] = {access_methods, lmatrix_ops_methods, lmatrix_lapack_methods};
   lua_newtable(L);
   for (size_t k = 0; k < sizeof method_lists / sizeof method_lists[0]; k++) luaL_setfuncs(L, method_lists[k], 0);
-  lua_pushvalue(L, -1);
-  lua_setfield(L, -3, "__methods");      /* for completion and documentation checks */
-  /* Found there, a method has a name in argument errors: "bad argument #2
-  ** to 'tielab.matrix.mul'". */
-  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
-  lua_pushvalue(L, -2);
-  lua_setfield(L, -2, LMATRIX_META);
-  lua_pop(L, 1);
-  lua_pushcclosure(L, lmatrix_index, 1);
-  lua_setfield(L, -2, "__index");
+  lapi_set_methods(L, LMATRIX_META, lmatrix_index);
   lua_createtable(L, sizeof fields / sizeof fields[0], 0);
   for (size_t k = 0; k < sizeof fields / sizeof fields[0]; k++) {
     lua_pushstring(L, fields[k].name);

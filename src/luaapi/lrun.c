@@ -671,16 +671,7 @@ void lrun_open(lua_State *L) {
   luaL_newlib(L, methods);
   lhooks_open(L, lua_gettop(L));         /* r:on_grad, r:on_hidden */
   lrun_data_methods(L);                  /* the tokenizer, the parameters, hidden states */
-  lua_pushvalue(L, -1);
-  lua_setfield(L, -3, "__methods");      /* for completion and documentation checks */
-  /* Found there, a method has a name in argument errors even when called
-  ** through pcall: "bad argument #2 to 'tielab.run.step'". */
-  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
-  lua_pushvalue(L, -2);
-  lua_setfield(L, -2, LAPI_RUN_META);
-  lua_pop(L, 1);
-  lua_pushcclosure(L, lrun_index, 1);
-  lua_setfield(L, -2, "__index");
+  lapi_set_methods(L, LAPI_RUN_META, lrun_index);
   lua_pushcfunction(L, lrun_tostring);
   lua_setfield(L, -2, "__tostring");
   lua_createtable(L, 2, 0);

@@ -28,10 +28,18 @@ typedef enum DataUse { DATA_READ, DATA_FORWARD, DATA_WRITE } DataUse;
 ** write lands between that step and the next. A hook that runs inside a
 ** step (its trainer parked there) would find its run here too, reading
 ** it in place; there DATA_FORWARD and DATA_WRITE must be refused, for
-** the step's backward and update are still to come. */
+** the step's backward and update are still to come: they raise. */
 static Run *data_run(lua_State *L, int idx, DataUse use) {
-  (void)use;   /* between steps every use is safe; lab.h's calls refuse what is not (a lens fit) */
-  return lrun_lock(L, idx, lapi_get(L));
+  LuaApi *api = lapi_get(L);
+  if (!api->in_hook) return lrun_lock(L, idx, api);   /* between steps every use is safe */
+  int id = lrun_check(L, idx);
+  if (use != DATA_READ) lhooks_refuse(L);
+  Run *r = lab_run_by_id(lapi_lock(api), id);          /* lent as it is at this step */
+  if (!r) {
+    lapi_unlock(api);
+    luaL_error(L, "attempt to use a removed run");
+  }
+  return r;
 }
 
 static void data_done(lua_State *L) { lapi_unlock(lapi_get(L)); }

@@ -63,6 +63,21 @@ int lapi_view(LuaApi *api, int id, HostViewFn fn, void *ctx) {
   return seen;
 }
 
+/* ------------------------------------------------------------ handles */
+
+void lapi_set_methods(lua_State *L, const char *name, lua_CFunction index) {
+  lua_pushvalue(L, -1);
+  lua_setfield(L, -3, "__methods");      /* for completion and documentation checks */
+  /* Found there, a method has a name in argument errors even when called
+  ** through pcall: "bad argument #2 to 'tielab.run.step'". */
+  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+  lua_pushvalue(L, -2);
+  lua_setfield(L, -2, name);
+  lua_pop(L, 1);
+  lua_pushcclosure(L, index, 1);
+  lua_setfield(L, -2, "__index");
+}
+
 /* ------------------------------------------------------------ memory */
 
 /* Lua's allocator contract: free on nsize 0, never fail a shrink, return

@@ -25,10 +25,10 @@ typedef enum DataUse { DATA_READ, DATA_FORWARD, DATA_WRITE } DataUse;
 /* The run behind the handle at 'idx', held for a call that 'use's it,
 ** until 'data_done'. It is taken between two steps: the lab's lock
 ** (lapi_lock, the host's acquire) waits for the step in progress, so a
-** write lands between that step and the next. A hook that runs inside a
-** step (its trainer parked there) would find its run here too, reading
-** it in place; there DATA_FORWARD and DATA_WRITE must be refused, for
-** the step's backward and update are still to come: they raise. */
+** write lands between that step and the next. A hook runs inside a step
+** (its trainer parked there): it reads a run in place, and DATA_FORWARD
+** and DATA_WRITE raise, for the step's backward and update are still to
+** come. */
 static Run *data_run(lua_State *L, int idx, DataUse use) {
   LuaApi *api = lapi_get(L);
   if (!api->in_hook) return lrun_lock(L, idx, api);   /* between steps every use is safe */

@@ -45,7 +45,9 @@ end
 local function run_example(what, code)
   local r = lab.run(tap.tiny{name = "doc_r", eval_every = 1000})
   local u = lab.run(tap.tiny{name = "doc_u", tie = "untied", init_seed = 9, eval_every = 1000})
-  local env = setmetatable({r = r, u = u, print = function() end}, {__index = _G})
+  local quiet = function() end   -- what an example prints would break the TAP stream
+  local env = setmetatable({r = r, u = u, print = quiet, io = setmetatable({write = quiet}, {__index = io})},
+                           {__index = _G})
   local chunk, err = load(code, "=" .. what, "t", env)
   local ok, msg = chunk ~= nil, err
   if chunk then ok, msg = pcall(chunk) end

@@ -528,7 +528,7 @@ static int train_rows(Run *r, int b, int t, StepResult *res, Err *err) {
   else if (rc == STEP_NOT_FINITE)
     err_set(err, "run '%s': gradient is not finite at step %ld; run paused, weights kept", r->opt.name, step + 1);
   else if (rc == STEP_HOOK)
-    err_prefix(err, "run '%s', step %ld", r->opt.name, step + 1);
+    err_prefix(err, "run '%s' paused, weights kept from step %ld", r->opt.name, step);
   return rc;
 }
 
@@ -682,12 +682,12 @@ static int step_on_rows(Run *r, int b, int t, Err *err) {
   double t0 = clock_seconds();
   StepResult res;
   int rc = train_rows(r, b, t, &res, err);
-  /* The other ranks are gone, or the script's hook failed: nothing to
-  ** pause for. */
-  if (rc == STEP_RANKS || rc == STEP_HOOK) return -1;
+  /* The other ranks are gone: nothing to pause for. A failed hook pauses
+  ** the run as a NaN does: the experiment it was is not what would go on. */
+  if (rc == STEP_RANKS) return -1;
   if (rc < 0) {
     run_set_paused(r, 1);
-    history_event(r->hist, r->metrics.step, "paused: loss not finite");
+    history_event(r->hist, r->metrics.step, rc == STEP_HOOK ? "paused: a step hook failed" : "paused: loss not finite");
     return -1;
   }
   double dt = clock_seconds() - t0;

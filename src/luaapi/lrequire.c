@@ -96,10 +96,12 @@ int lapi_path_searcher(lua_State *L) {
 }
 
 /* require's searcher for the running script's own folder ('script_dir'),
-** tried before package.path: a script gets the modules shipped beside it
-** (lua/tielab/stats.lua beside lua/paper.lua, in the sources and
-** installed alike), never an installed copy of another version. Under the
-** sandbox that folder may be read, as the script itself was. */
+** then the folder above it, tried before package.path: a script gets the
+** modules shipped beside it (lua/tielab/stats.lua beside lua/paper.lua,
+** and above lua/interventions/align_reg.lua, in the sources and installed
+** alike), never an installed copy of another version. Under the sandbox
+** the script's folder may be read, as the script itself was; the folder
+** above as the sandbox's rule says. */
 static int script_searcher(lua_State *L) {
   LuaApi *api = lapi_get(L);
   const char *name = lapi_name_arg(L, 1, "require");
@@ -107,8 +109,8 @@ static int script_searcher(lua_State *L) {
     lua_pushliteral(L, "no script folder (no script is running)");
     return 1;
   }
-  char path[PATH_MAX + 8];
-  snprintf(path, sizeof path, "%s/?.lua", api->script_dir);
+  char path[2 * PATH_MAX + 16];
+  snprintf(path, sizeof path, "%s/?.lua;%s/../?.lua", api->script_dir, api->script_dir);
   return search_and_load(L, name, path);
 }
 

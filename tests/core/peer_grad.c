@@ -6,8 +6,8 @@
 ** step, each tensor's largest difference printed.
 **
 **   peer_grad --resave IN OUT          load weights, write them back (tielab's writer)
-**   peer_grad [--tap-start N] [--label S] --model M --tokens T --grads G
-**             --step W1 [--s-in X]     compare, printing TAP lines numbered from N+1
+**   peer_grad [--label S] --model M --tokens T --grads G --step W1 [--s-in X]
+**                                      compare, printing TAP lines
 **
 ** Gradients must agree to 1e-4 relative to the tensor: max|ours - ref| / max|ref|.
 ** The weights after the step must agree to 1e-6 (1 + |w|), except where the
@@ -267,8 +267,7 @@ int main(int argc, char **argv) {
   if (argc == 4 && strcmp(argv[1], "--resave") == 0) return resave(argv[2], argv[3]);
   for (int i = 1; i + 1 < argc; i += 2) {
     const char *k = argv[i], *v = argv[i + 1];
-    if (strcmp(k, "--tap-start") == 0) tap_n = atoi(v);
-    else if (strcmp(k, "--label") == 0) label = v;
+    if (strcmp(k, "--label") == 0) label = v;
     else if (strcmp(k, "--model") == 0) a.model = v;
     else if (strcmp(k, "--tokens") == 0) a.tokens = v;
     else if (strcmp(k, "--grads") == 0) a.grads = v;
@@ -280,7 +279,7 @@ int main(int argc, char **argv) {
     }
   }
   if (!a.model || !a.tokens || !a.grads || !a.step) {
-    fprintf(stderr, "usage: peer_grad [--tap-start N] [--label S] --model M --tokens T "
+    fprintf(stderr, "usage: peer_grad [--label S] --model M --tokens T "
                     "--grads G --step W1 [--s-in X]\n       peer_grad --resave IN OUT\n");
     return 2;
   }

@@ -1,8 +1,10 @@
 /*
-** bench.c -- see bench.h. Each step is timed in three parts: forward;
-** backward; combine + clip + the optimizer step ("opt"). Medians over the timed steps,
-** as the peer reports them. The batches are random tokens from the data
-** seed, or with --corpus the run's own training batches of that file.
+** bench.c -- see bench.h. Each step is one 'train_step', timed in three
+** parts through its own callbacks: forward (until 'after_forward');
+** backward (until 'on_grad'); combine + clip + the optimizer step ("opt").
+** Medians over the timed steps, as the peer reports them. The batches are
+** random tokens from the data seed, or with --corpus the run's own
+** training batches of that file.
 */
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +16,7 @@
 #include "core/data.h"
 #include "core/model.h"
 #include "core/rng.h"
+#include "core/step.h"
 
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
@@ -87,6 +90,21 @@ static void data_batch(BenchData *d, const RunOptions *o, int i, int32_t *rows, 
   batch_split(rows, cfg->batch, cfg->ctx, inputs, targets);
 }
 
+/* The clock when a step's forward and backward end. */
+typedef struct StepClock {
+  double forward_end, backward_end;
+} StepClock;
+
+static int forward_ended(void *ctx, double *loss, Err *err) {
+  ((StepClock *)ctx)->forward_end = clock_seconds();
+  return 0;
+}
+
+static int backward_ended(void *ctx, Model *m, long step, Err *err) {
+  ((StepClock *)ctx)->backward_end = clock_seconds();
+  return 0;
+}
+
 int bench_run(const RunOptions *o, int steps, int warmup, FILE *out, Err *err) {
   const ModelConfig *cfg = &o->model;
   int threads = o->threads;
@@ -114,29 +132,36 @@ int bench_run(const RunOptions *o, int steps, int warmup, FILE *out, Err *err) {
   int32_t *inputs = tokens, *targets = tokens + n, *rows = tokens + 2 * n;
   double *t_step = times, *t_fwd = times + steps, *t_bwd = times + 2 * steps, *t_opt = times + 3 * steps;
   float loss_first = 0.0f, loss_last = 0.0f;
+  int failed = 0;
+  StepClock clk;
+  StepHooks timing = {.ctx = &clk, .on_grad = backward_ended};
+  StepPlan plan = {.inputs = inputs, .targets = targets, .rows = cfg->batch, .t = cfg->ctx,
+                   .batch_rows = cfg->batch, .in_scale = (float)o->in_scale, .out_scale = (float)o->out_scale,
+                   .hooks = &timing, .after_forward = forward_ended, .after_forward_ctx = &clk};
   for (int i = 0; i < warmup + steps; i++) {
     data_batch(&data, o, i, rows, inputs, targets);
-    GradStats gs;
+    plan.optim = run_options_optim_at(o, i + 1);
+    plan.step = i + 1;
+    StepResult res;
     double t0 = clock_seconds();
-    float loss = model_forward(m, inputs, targets, cfg->batch, cfg->ctx);
-    double t1 = clock_seconds();
-    model_backward(m, &gs);
-    double t2 = clock_seconds();
-    model_combine(m, (float)o->in_scale, (float)o->out_scale);
-    OptimConfig oc = run_options_optim_at(o, i + 1);
-    model_clip_scaled(m, oc.grad_scale, oc.clip);
-    model_update(m, &oc);
+    int rc = train_step(m, &plan, &res, err);
     double t3 = clock_seconds();
+    if (rc < 0) {   /* its times would be another step's */
+      failed = err_prefix(err, "bench: step %d", i + 1);
+      break;
+    }
+    float loss = (float)res.loss;
     if (i == 0) loss_first = loss;
     loss_last = loss;
     if (i >= warmup) {
       int k = i - warmup;
-      t_fwd[k] = t1 - t0;
-      t_bwd[k] = t2 - t1;
-      t_opt[k] = t3 - t2;
+      t_fwd[k] = clk.forward_end - t0;
+      t_bwd[k] = clk.backward_end - clk.forward_end;
+      t_opt[k] = t3 - clk.backward_end;
       t_step[k] = t3 - t0;
     }
   }
+  if (failed) goto done;
   double lo = t_step[0], hi = t_step[0];
   for (int k = 1; k < steps; k++) {
     if (t_step[k] < lo) lo = t_step[k];
@@ -160,9 +185,10 @@ int bench_run(const RunOptions *o, int steps, int warmup, FILE *out, Err *err) {
   bench_print_data(out, o, 0);
   fputs("}\n", out);
   fflush(out);
+done:
   free(tokens);
   free(times);
   model_free(m);
   if (data.from_corpus) dataset_free(&data.ds);
-  return 0;
+  return failed;
 }

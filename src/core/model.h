@@ -24,7 +24,7 @@
 ** So with tie_k == d the model is exactly nanoGPT's tied model, and the
 ** forward pass never needs to know the tie mode.
 **
-** The step, in the order the trainer calls it:
+** The step, in the order core/step.h's 'train_step' calls it:
 **   model_forward    -> mean loss over B*T positions
 **   model_backward   -> every gradient; E_in's gradient slot holds G_in (the
 **                       lookup side) and E_out's holds G_out (the logits
@@ -35,7 +35,6 @@
 **                       parameter (each once) and the clip, in one pass
 **   model_update     -> one AdamW, Adam or SGD update, then shared columns
 **                       re-mirrored
-** 'model_train_step' does all five.
 */
 #ifndef TIELAB_MODEL_H
 #define TIELAB_MODEL_H
@@ -124,6 +123,22 @@ void model_backward(Model *m, GradStats *gs);
 ** the Reducer fails (a rank is gone); the weights are untouched. */
 int model_backward_reduced(Model *m, GradStats *gs, const Reducer *red, Err *err);
 
+/* The same with the hooks of a step (core/step.h; NULL: none): at each
+** residual position p of 'hooks->hidden_positions', from L down to 0, once
+** the gradient there is complete (p = L after the head and ln_f; p < L
+** after block p, the gradient at its input; p = 0 before it is scattered
+** into the embeddings), 'on_hidden' gets it with the stream there
+** ('model_residual(m, p)'), on the calling thread, and may change it: the
+** blocks below and the embeddings then see the change, and so do the
+** GradStats. What the hooks report is added to '*aux' (may be NULL),
+** summed across ranks with the GradStats under a Reducer ('gs' given).
+** 'step' is handed to them. Returns 0, BACKWARD_RANKS (the Reducer failed)
+** or BACKWARD_HOOK (a hook did, 'err' its message), the weights untouched. */
+struct StepHooks;
+enum { BACKWARD_RANKS = -1, BACKWARD_HOOK = -2 };
+int model_backward_hooked(Model *m, GradStats *gs, const Reducer *red, const struct StepHooks *hooks, long step,
+                          double *aux, Err *err);
+
 /* Apply scales and fold the shared columns (see the top of this file). */
 void model_combine(Model *m, float in_scale, float out_scale);
 
@@ -139,13 +154,6 @@ double model_clip_scaled(Model *m, float grad_scale, float max_norm);
 
 /* One optimizer step with 'oc' (its kind), then re-mirror shared columns. */
 void model_update(Model *m, const OptimConfig *oc);
-
-/* forward + backward + combine + clip + update. Returns the loss; 'gs' may be
-** NULL. A loss or gradient that is not finite returns NaN or the infinite
-** loss with the weights untouched. */
-float model_train_step(Model *m, const int32_t *inputs, const int32_t *targets,
-                       float in_scale, float out_scale, const OptimConfig *oc,
-                       GradStats *gs);
 
 /* Change the number of shared columns. Columns that stop being shared give
 ** E_out a copy of the shared values and of their moments; columns that

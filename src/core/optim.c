@@ -193,20 +193,6 @@ void model_update(Model *m, const OptimConfig *oc) {
   model_mirror_shared(m);
 }
 
-float model_train_step(Model *m, const int32_t *inputs, const int32_t *targets, float in_scale,
-                       float out_scale, const OptimConfig *oc, GradStats *gs) {
-  const ModelConfig *c = &m->cfg;
-  float loss = model_forward(m, inputs, targets, c->batch, c->ctx);
-  if (!isfinite(loss)) return loss;   /* nothing updated */
-  model_backward(m, gs);
-  model_combine(m, in_scale, out_scale);
-  double norm = model_clip_scaled(m, oc->grad_scale, oc->clip);
-  if (gs) gs->total_norm = norm;
-  if (!isfinite(norm)) return NAN;    /* a non-finite gradient is never applied */
-  model_update(m, oc);
-  return loss;
-}
-
 /* ---- tying */
 
 int model_set_tie(Model *m, int new_k, TieMerge merge, Err *err) {

@@ -26,19 +26,27 @@
 typedef struct StepHooks {
   void *ctx;
   /* Residual positions 0..L (0 after the embeddings, p after block p-1)
-  ** whose 'on_hidden' is called: bit p set. */
+  ** whose 'on_hidden' is called: bit p set (positions past 63 cannot be
+  ** asked for). */
   uint64_t hidden_positions;
   /* During the backward, when the gradient at residual position 'p' is
   ** complete: 'h' [n,d] the residual stream there (read only), 'dh' [n,d]
   ** the loss's gradient there (writable); 'n' = rows*t of this process's
   ** part. '*aux' (0 on entry) may be set to a loss term the hook added,
   ** reported as the step's aux_loss. 'step' is the step this update
-  ** completes. */
+  ** completes. Called on the thread that called 'train_step', from the
+  ** top position down; it changes 'dh' only (the gradients above 'p' are
+  ** done, and under a Reducer already on their way to the other ranks).
+  ** Under a Reducer 'dh' is the gradient of this process's share of the
+  ** whole batch's mean loss: a term added should be its share too. */
   int (*on_hidden)(void *ctx, Model *m, int p, const float *h, float *dh, int n, int d, long step, double *aux,
                    Err *err);
   /* After the backward: the gradient arena holds G_in in E_in's slot and
   ** G_out in E_out's, both unscaled and unfolded, and every other
-  ** parameter's gradient; all writable. */
+  ** parameter's gradient; all writable. The GradStats are taken already.
+  ** Under a Reducer every rank holds the whole batch's gradient here and
+  ** must change it alike. A NaN left in it stops the step at the clip
+  ** (STEP_NOT_FINITE). */
   int (*on_grad)(void *ctx, Model *m, long step, Err *err);
 } StepHooks;
 
@@ -57,12 +65,19 @@ typedef struct StepPlan {
   ** it is finite); a negative return stops the step with that code. */
   int (*after_forward)(void *ctx, double *loss, Err *err);
   void *after_forward_ctx;
+  /* 1: the gradient only (r:evaluate): stop after the scales, the
+  ** combined gradient left in the arena, no clip, no update; 'optim' is
+  ** not read, and a loss that is not finite is not refused (nothing is
+  ** updated), its gradient computed as it comes. */
+  int gradient_only;
 } StepPlan;
 
 typedef struct StepResult {
   double loss;       /* this process's mean loss (the caller averages ranks) */
-  double aux_loss;   /* sum of what the hooks reported; 0 without hooks */
-  GradStats grad;    /* as the backward computed them (hooks included) */
+  double aux_loss;   /* sum of what the hooks reported (every rank's); 0 without hooks */
+  int aux_reported;  /* an 'on_hidden' hook ran: 'aux_loss' is its report (0 included) */
+  GradStats grad;    /* as the backward computed them (hooks included);
+                     ** total_norm from the clip (0 with gradient_only) */
 } StepResult;
 
 /* How a step ended. */
@@ -75,7 +90,10 @@ enum {
 
 /* One step of 'm' as 'p' says: forward, after_forward, backward (with
 ** on_hidden), on_grad, in/out scales, grad_scale and clip, update.
-** Returns STEP_OK with 'res' filled, or a STEP_* code with 'err' set. */
+** Returns STEP_OK with 'res' filled, or a STEP_* code with 'err' set and
+** 'res' filled as far as the step went ('res->loss' once the forward ran,
+** 'res->grad' once the backward did), the weights untouched. With no hook
+** it is exactly the sequence of model.h's calls, bit for bit. */
 int train_step(Model *m, const StepPlan *p, StepResult *res, Err *err);
 
 #endif

@@ -37,9 +37,13 @@ static double tensor_norm(const float *g, size_t n) {
 int run_evaluate(Run *r, const int32_t *rows, int b, int t, EvalResult *out, Err *err) {
   if (run_check_rows(r, rows, b, t, err) < 0) return -1;
   batch_split(rows, b, t, r->inputs, r->targets);
-  out->loss = model_forward(r->model, r->inputs, r->targets, b, t);
-  model_backward(r->model, &out->grad);
-  model_combine(r->model, (float)r->opt.in_scale, (float)r->opt.out_scale);
+  /* The loss's own gradient: the run's hooks are its training's. */
+  StepPlan plan = {.inputs = r->inputs, .targets = r->targets, .rows = b, .t = t, .batch_rows = b,
+                   .in_scale = (float)r->opt.in_scale, .out_scale = (float)r->opt.out_scale, .gradient_only = 1};
+  StepResult res;
+  if (train_step(r->model, &plan, &res, err) < 0) return -1;
+  out->loss = res.loss;
+  out->grad = res.grad;
   const float *g = model_grads(r->model);
   const ModelConfig *c = model_config(r->model);
   int n = 0;

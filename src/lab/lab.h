@@ -33,6 +33,7 @@
 #include "core/config.h"
 #include "core/reduce.h"
 #include "core/schedule.h"
+#include "core/step.h"
 #include "lab/align.h"
 #include "lab/history.h"
 #include "lab/settings.h"
@@ -140,6 +141,8 @@ typedef struct LensFitInfo {
 typedef struct RunMetrics {
   long step;
   double loss, val_loss, val_ppl;  /* val_* NaN until first evaluated */
+  double aux_loss;                 /* what the step hooks' on_hidden reported at the last
+                                   ** step (summed over ranks); NaN when none ran */
   long val_step;
   GradStats grad;
   double grad_ratio, grad_ratio_act;        /* L2: out/in, out/in_act */
@@ -248,6 +251,14 @@ int run_set_paused(Run *r, int paused);
 ** run_evaluate checks them) with the run's schedule, scales and clip; the
 ** step count advances and the instruments due run, as after run_step. */
 int run_train_on(Run *r, const int32_t *rows, int b, int t, Err *err);
+
+/* The hooks every training step of 'r' runs with from now on (r:step,
+** r:train_on, lab_step; not r:evaluate), or none with NULL. The pointer is
+** the caller's: what it points to must live, unchanged or changed only
+** between steps, until it is cleared or the run is gone. A hook that
+** fails stops the step before the update (weights untouched, the run not
+** paused) and the step's caller returns -1 with the hook's message. */
+void lab_run_set_hooks(Run *r, const StepHooks *hooks);
 
 /* The rows [B, T+1] that training step 'step' (1-based: the update that
 ** makes the step count 'step') trains on, into 'rows'. */

@@ -201,7 +201,7 @@ static void run_keep_step0(Run *r) {
 /* Everything not yet measured reads NaN (or step -1), never a made-up 0. */
 static void metrics_reset(RunMetrics *mt) {
   memset(mt, 0, sizeof *mt);
-  mt->loss = mt->val_loss = mt->val_ppl = NAN;
+  mt->loss = mt->val_loss = mt->val_ppl = mt->aux_loss = NAN;
   mt->grad_ratio = mt->grad_ratio_act = mt->grad_ratio_l1 = mt->grad_ratio_act_l1 = NAN;
   mt->grad.in_l2 = mt->grad.in_act_l2 = mt->grad.out_l2 = NAN;
   mt->grad.in_l1 = mt->grad.in_act_l1 = mt->grad.out_l1 = NAN;
@@ -482,39 +482,52 @@ static int settings_differ(Run *r, const Reducer *red, long step, Err *err) {
   return err_set(err, "%s (start every rank with the same command line and script)", said);
 }
 
-/* Forward, backward, scales, clip, update on the 'b' rows of t+1 tokens in
-** r->rows: stops before touching the weights when the loss or the gradient
-** is not finite (-1) or a rank sharing the step is gone (-2). The rates are
-** those the schedule gives the next step. */
-static int train_rows(Run *r, int b, int t, double *loss_out, GradStats *gs, Err *err) {
+/* A step shared with other ranks: after the forward, the loss becomes the
+** mean of the ranks' means, so that every rank agrees on whether it is
+** finite (the step's 'after_forward'). */
+typedef struct SharedLoss {
+  Run *r;
+  const Reducer *red;
+  long step;
+  int b, t;
+} SharedLoss;
+
+static int average_loss(void *ctx, double *loss, Err *err) {
+  SharedLoss *s = ctx;
+  char what[128];
+  SumKey key = step_key(s->r, s->step, s->b, s->t, what, sizeof what);
+  int rc = s->red->sum(s->red->ctx, &key, loss, 1, err);
+  if (rc == REDUCE_SETTINGS_DIFFER) settings_differ(s->r, s->red, s->step, err);
+  if (rc < 0) return STEP_RANKS;
+  *loss /= s->red->world;
+  return 0;
+}
+
+/* One step on the 'b' rows of t+1 tokens in r->rows, with the run's hooks:
+** stops before touching the weights when the loss or the gradient is not
+** finite (STEP_NOT_FINITE), a rank sharing the step is gone (STEP_RANKS) or
+** a hook failed (STEP_HOOK). The rates are those the schedule gives the
+** next step. */
+static int train_rows(Run *r, int b, int t, StepResult *res, Err *err) {
   long step = r->metrics.step;
   batch_split(r->rows, b, t, r->inputs, r->targets);
   const Reducer *red = step_reducer(r, step + 1, b);
   int rows = red ? b / red->world : b;
   size_t first = red ? (size_t)red->rank * rows * t : 0;
-  double loss = model_forward_part(r->model, r->inputs + first, r->targets + first, rows, t, b);
-  /* the mean of the ranks' means: every rank then agrees on whether it is finite */
-  if (red) {
-    char what[128];
-    SumKey key = step_key(r, step + 1, b, t, what, sizeof what);
-    int rc = red->sum(red->ctx, &key, &loss, 1, err);
-    if (rc == REDUCE_SETTINGS_DIFFER) settings_differ(r, red, step + 1, err);
-    if (rc < 0) return -2;
-    loss /= red->world;
-  }
-  if (!isfinite(loss))
-    return err_set(err, "run '%s': loss is %s at step %ld; run paused, weights kept from step %ld",
-                   r->opt.name, isnan(loss) ? "NaN" : "infinite", step + 1, step);
-  if (model_backward_reduced(r->model, gs, red, err) < 0) return -2;
-  model_combine(r->model, (float)r->opt.in_scale, (float)r->opt.out_scale);
-  OptimConfig oc = run_options_optim_at(&r->opt, step + 1);
-  gs->total_norm = model_clip_scaled(r->model, oc.grad_scale, oc.clip);
-  if (!isfinite(gs->total_norm))
-    return err_set(err, "run '%s': gradient is not finite at step %ld; run paused, weights kept",
-                   r->opt.name, step + 1);
-  model_update(r->model, &oc);
-  *loss_out = loss;
-  return 0;
+  SharedLoss shared = {r, red, step + 1, b, t};
+  StepPlan plan = {.inputs = r->inputs + first, .targets = r->targets + first, .rows = rows, .t = t,
+                   .batch_rows = b, .in_scale = (float)r->opt.in_scale, .out_scale = (float)r->opt.out_scale,
+                   .optim = run_options_optim_at(&r->opt, step + 1), .red = red, .step = step + 1,
+                   .hooks = r->hooks, .after_forward = red ? average_loss : NULL, .after_forward_ctx = &shared};
+  int rc = train_step(r->model, &plan, res, err);
+  if (rc == STEP_NOT_FINITE && !isfinite(res->loss))
+    err_set(err, "run '%s': loss is %s at step %ld; run paused, weights kept from step %ld", r->opt.name,
+            isnan(res->loss) ? "NaN" : "infinite", step + 1, step);
+  else if (rc == STEP_NOT_FINITE)
+    err_set(err, "run '%s': gradient is not finite at step %ld; run paused, weights kept", r->opt.name, step + 1);
+  else if (rc == STEP_HOOK)
+    err_prefix(err, "run '%s', step %ld", r->opt.name, step + 1);
+  return rc;
 }
 
 static void validate(Run *r) {
@@ -652,11 +665,12 @@ static void run_instruments(Run *r, int b, int t) {
 ** instruments due; tokens/s counts the training step alone, so that
 ** instruments never read as a slower model. */
 static int step_on_rows(Run *r, int b, int t, Err *err) {
-  double t0 = clock_seconds(), loss = 0;
-  GradStats gs;
-  memset(&gs, 0, sizeof gs);
-  int rc = train_rows(r, b, t, &loss, &gs, err);
-  if (rc == -2) return -1;   /* the other ranks are gone: nothing to pause for */
+  double t0 = clock_seconds();
+  StepResult res;
+  int rc = train_rows(r, b, t, &res, err);
+  /* The other ranks are gone, or the script's hook failed: nothing to
+  ** pause for. */
+  if (rc == STEP_RANKS || rc == STEP_HOOK) return -1;
   if (rc < 0) {
     run_set_paused(r, 1);
     history_event(r->hist, r->metrics.step, "paused: loss not finite");
@@ -665,9 +679,11 @@ static int step_on_rows(Run *r, int b, int t, Err *err) {
   double dt = clock_seconds() - t0;
   RunMetrics *mt = &r->metrics;
   mt->step++;
-  mt->loss = loss;
-  history_push(r->hist, "loss", mt->step, loss);
-  record_grad(r, &gs, mt->step);
+  mt->loss = res.loss;
+  history_push(r->hist, "loss", mt->step, res.loss);
+  mt->aux_loss = res.aux_reported ? res.aux_loss : NAN;
+  if (res.aux_reported) history_push(r->hist, "aux_loss", mt->step, res.aux_loss);
+  record_grad(r, &res.grad, mt->step);
   set_rates(mt, &r->opt);
   history_push(r->hist, setting_name(SETTING_LR), mt->step, mt->lr);
   history_push(r->hist, "emb_lr", mt->step, mt->emb_lr);
@@ -713,6 +729,8 @@ int run_train_on(Run *r, const int32_t *rows, int b, int t, Err *err) {
   lab_align_if_due(r->lab, r);
   return 0;
 }
+
+void lab_run_set_hooks(Run *r, const StepHooks *hooks) { r->hooks = hooks; }
 
 int run_batch(Run *r, long step, int32_t *rows, Err *err) {
   if (!r->data) return err_set(err, "run '%s' has no training data to draw batches from", r->opt.name);

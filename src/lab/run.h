@@ -62,6 +62,7 @@ struct Run {
 
   int name_given;                /* its name came from its script (or file), not from the lab */
   long next_state_check;         /* data-parallel: the step whose key holds the weights (run.c) */
+  const StepHooks *hooks;        /* every training step's (lab_run_set_hooks); NULL: none */
 };
 
 struct Lab {

@@ -86,11 +86,12 @@ void lmetrics_push(lua_State *L, const RunMetrics *m, const char *name) {
   const GradStats *g = &m->grad;
   char tie_buf[16];
   const char *tie = config_tie_name(m->tie_k, m->dim, tie_buf);
-  lua_createtable(L, 0, 36);
+  lua_createtable(L, 0, 37);
   lua_pushstring(L, name);
   lua_setfield(L, -2, setting_name(SETTING_NAME));
   integer(L, "step", m->step);
   num(L, "loss", m->loss);
+  num(L, "aux_loss", m->aux_loss);
   num(L, "val_loss", m->val_loss);
   num(L, "val_ppl", m->val_ppl);
   integer(L, "val_step", m->val_step);

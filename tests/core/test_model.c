@@ -11,6 +11,7 @@
 #include "core/config.h"
 #include "core/model.h"
 #include "core/rng.h"
+#include "core/step.h"
 #include "tap.h"
 
 /* The tiny model every check runs on. */
@@ -56,6 +57,19 @@ static void perturb(Model *m, uint64_t seed) {
   float *eout = p + model_find_tensor(m, "lm_head.weight")->offset;
   for (int v = 0; v < c->vocab; v++)
     memcpy(eout + (size_t)v * c->dim, ein + (size_t)v * c->dim, (size_t)c->tie_k * sizeof(float));
+}
+
+/* One training step on a whole batch: the loss, NaN when the step was
+** refused; 'gs' may be NULL. */
+static float step_on(Model *m, const int32_t *in, const int32_t *tg, float in_scale, float out_scale,
+                     const OptimConfig *oc, GradStats *gs) {
+  const ModelConfig *c = model_config(m);
+  StepPlan plan = {.inputs = in, .targets = tg, .rows = c->batch, .t = c->ctx, .batch_rows = c->batch,
+                   .in_scale = in_scale, .out_scale = out_scale, .optim = *oc};
+  StepResult res;
+  int rc = train_step(m, &plan, &res, NULL);
+  if (gs) *gs = res.grad;
+  return rc == STEP_OK ? (float)res.loss : NAN;
 }
 
 static double max_abs_diff(const float *a, const float *b, size_t n) {
@@ -528,16 +542,16 @@ static size_t check_determinism(int threads, float **out) {
   int32_t in[192], tg[192];
   random_batch(&c, 62, in, tg);
   OptimConfig oc = optim_default();
-  model_train_step(m, in, tg, 2.0f, 1.0f, &oc, NULL);
+  step_on(m, in, tg, 2.0f, 1.0f, &oc, NULL);
   Snapshot s;
   snap(m, &s, 0);
   size_t n = model_n_floats(m);
   GradStats g1, g2;
-  float l1 = model_train_step(m, in, tg, 2.0f, 1.0f, &oc, &g1);
+  float l1 = step_on(m, in, tg, 2.0f, 1.0f, &oc, &g1);
   float *p1 = malloc(n * sizeof(float));
   memcpy(p1, model_params(m), n * sizeof(float));
   snap(m, &s, 1);
-  float l2 = model_train_step(m, in, tg, 2.0f, 1.0f, &oc, &g2);
+  float l2 = step_on(m, in, tg, 2.0f, 1.0f, &oc, &g2);
   ok(l1 == l2 && !memcmp(p1, model_params(m), n * sizeof(float)) && !memcmp(&g1, &g2, sizeof g1),
      "threads=%d: the same step from the same state is bit-identical", threads);
   *out = p1;
@@ -575,7 +589,7 @@ static void check_same_runs(const char *a, const char *b, int retie) {
   for (int s = 0; s < 4; s++) {
     int32_t in[24], tg[24];
     toy_batch(&ca, s, in, tg);
-    same &= model_train_step(ma, in, tg, 1.5f, 1.0f, &oc, NULL) == model_train_step(mb, in, tg, 1.5f, 1.0f, &oc, NULL);
+    same &= step_on(ma, in, tg, 1.5f, 1.0f, &oc, NULL) == step_on(mb, in, tg, 1.5f, 1.0f, &oc, NULL);
   }
   same &= !memcmp(model_params(ma), model_params(mb), model_n_floats(ma) * sizeof(float));
   ok(same, "tie '%s'%s and '%s' train identically", a, retie >= 0 ? " retied at init" : "", b);
@@ -643,7 +657,7 @@ static void train(Toy *toy, int n) {
   toy->noise = 0.0f;
   for (int i = 0; i < n; i++, toy->step++) {
     toy_batch(c, toy->step % 4, in, tg);
-    toy->last = model_train_step(toy->m, in, tg, 1.0f, 1.0f, &toy->oc, NULL);
+    toy->last = step_on(toy->m, in, tg, 1.0f, 1.0f, &toy->oc, NULL);
     if (toy->step == 0) toy->first = toy->last;
     if (i >= n - 5 && !isnan(prev)) toy->noise = fmaxf(toy->noise, fabsf(toy->last - prev));
     prev = toy->last;

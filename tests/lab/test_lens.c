@@ -11,6 +11,7 @@
 
 #include "core/model.h"
 #include "core/rng.h"
+#include "core/step.h"
 #include "lab/lens.h"
 #include "tap.h"
 
@@ -247,9 +248,13 @@ static void test_learned_model(Lens **trained, Model **model) {
   OptimConfig oc = optim_default();
   oc.lr = 3e-3f;
   float first = 0, loss = 0;
+  StepPlan plan = {.inputs = in, .targets = tg, .rows = c.batch, .t = c.ctx, .batch_rows = c.batch,
+                   .in_scale = 1, .out_scale = 1, .optim = oc};
   for (int s = 0; s < 200; s++) {
     markov_rows(&rng, next, c.vocab, c.batch, c.ctx, in, tg);
-    loss = model_train_step(m, in, tg, 1, 1, &oc, NULL);
+    StepResult res;
+    train_step(m, &plan, &res, &err);
+    loss = (float)res.loss;
     if (s == 0) first = loss;
   }
   ok(loss < first - 1.0, "the model learned the chain (loss %.3f -> %.3f nats)", first, loss);

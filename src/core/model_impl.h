@@ -1,7 +1,7 @@
 /*
-** model_impl.h -- the inside of a Model, shared by model.c (forward,
-** backward) and optim.c (combine, clip, AdamW, tying). Nothing outside
-** those two files includes it.
+** model_impl.h -- the inside of a Model, shared by model.c (the table,
+** the buffers, init), model_pass.c (forward, backward) and optim.c
+** (combine, clip, AdamW, tying). Nothing outside those files includes it.
 */
 #ifndef TIELAB_MODEL_IMPL_H
 #define TIELAB_MODEL_IMPL_H

@@ -13,51 +13,7 @@
 #include "core/rng.h"
 #include "core/step.h"
 #include "tap.h"
-
-/* The tiny model every check runs on. */
-static ModelConfig tiny(int tie_k) {
-  return (ModelConfig){.vocab = 32, .dim = 16, .layers = 2, .heads = 2, .ctx = 8, .batch = 3, .tie_k = tie_k};
-}
-
-static Model *make(const ModelConfig *c, int threads, uint64_t seed) {
-  Err err;
-  Model *m = model_create(c, threads, &err);
-  if (!m) {
-    diag("model_create: %s", err.msg);
-    exit(1);
-  }
-  model_init(m, seed);
-  return m;
-}
-
-/* A random batch: inputs and targets [B,T]. */
-static void random_batch(const ModelConfig *c, uint64_t seed, int32_t *in, int32_t *tg) {
-  Rng r;
-  rng_seed(&r, seed);
-  for (int i = 0; i < c->batch * c->ctx; i++) {
-    in[i] = (int32_t)rng_below(&r, (uint64_t)c->vocab);
-    tg[i] = (int32_t)rng_below(&r, (uint64_t)c->vocab);
-  }
-}
-
-/* Move the weights away from their init (LayerNorm gains around 1, every
-** bias non-zero) so that every term of the gradient matters. E_out's
-** shared columns are re-mirrored. */
-static void perturb(Model *m, uint64_t seed) {
-  Rng r;
-  rng_seed(&r, seed);
-  float *p = model_params(m);
-  for (int i = 0; i < model_tensor_count(m); i++) {
-    const TensorInfo *t = model_tensor(m, i);
-    double sd = strstr(t->name, "ln_") && strstr(t->name, "weight") ? 0.2 : 0.1;
-    for (size_t j = 0; j < t->numel; j++) p[t->offset + j] += (float)(sd * rng_normal(&r));
-  }
-  const ModelConfig *c = model_config(m);
-  float *ein = p + model_find_tensor(m, "transformer.wte.weight")->offset;
-  float *eout = p + model_find_tensor(m, "lm_head.weight")->offset;
-  for (int v = 0; v < c->vocab; v++)
-    memcpy(eout + (size_t)v * c->dim, ein + (size_t)v * c->dim, (size_t)c->tie_k * sizeof(float));
-}
+#include "tiny_model.h"
 
 /* One training step on a whole batch: the loss, NaN when the step was
 ** refused; 'gs' may be NULL. */
@@ -194,17 +150,6 @@ static void test_layout(void) {
 }
 
 /* ---- gradients against finite differences */
-
-/* The loss at the current weights, from the probabilities in double: the
-** float the model returns is rounded to 2e-7, too coarse for differences. */
-static double loss_of(Model *m, const int32_t *in, const int32_t *tg) {
-  const ModelConfig *c = model_config(m);
-  int n = c->batch * c->ctx;
-  model_forward(m, in, tg, c->batch, c->ctx);
-  double sum = 0.0;
-  for (int i = 0; i < n; i++) sum -= log((double)model_logits(m)[(size_t)i * c->vocab + tg[i]]);
-  return sum / n;
-}
 
 /* Move tensor i by eps*u; for E_in, E_out's mirrored columns move with it;
 ** for E_out only its own columns move. */

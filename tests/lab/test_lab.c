@@ -3,8 +3,8 @@
 ** language, checkpoints round-trip bit-exactly and resume bit-identically,
 ** bad checkpoints are refused cleanly, a NaN loss pauses only its run, live
 ** tie toggles keep training, a tied run finds its untied partner, the
-** steering verbs move what they say, and a save to the autosave folder
-** saves every run it can.
+** steering verbs move what they say, a save to the autosave folder
+** saves every run it can, and a run's step hooks run on every step.
 */
 #include <math.h>
 #include <stdlib.h>
@@ -486,6 +486,68 @@ static void test_nan_pauses(void) {
   lab_free(lab);
 }
 
+/* A run's step hooks: what they see and report, on every path a step takes. */
+typedef struct LabProbe {
+  int hidden_calls, grad_calls, fail;
+  long last_step;
+} LabProbe;
+
+static int probe_hidden(void *ctx, Model *m, int p, const float *h, float *dh, int n, int d, long step,
+                        double *aux, Err *err) {
+  LabProbe *pr = ctx;
+  pr->hidden_calls++;
+  *aux = 0.25;
+  return 0;
+}
+
+static int probe_grad(void *ctx, Model *m, long step, Err *err) {
+  LabProbe *pr = ctx;
+  pr->grad_calls++;
+  pr->last_step = step;
+  return pr->fail ? err_set(err, "the probe says no") : 0;
+}
+
+static void test_step_hooks(void) {
+  Err err;
+  Lab *lab = lab_new(&err);
+  RunOptions o = tiny("hooked", "untied");
+  Run *r = lab_add_run(lab, &o, &err);
+  if (!r) {
+    ok(0, "a run for the hooks: %s", err.msg);
+    return;
+  }
+  LabProbe pr = {0};
+  StepHooks hooks = {.ctx = &pr, .hidden_positions = 1, .on_hidden = probe_hidden, .on_grad = probe_grad};
+  lab_run_set_hooks(r, &hooks);
+  int32_t rows[8 * 33];
+  int good = run_step(r, &err) == 0;
+  good &= run_batch(r, 2, rows, &err) == 0 && run_train_on(r, rows, 8, 32, &err) == 0;
+  good &= lab_step(lab, &err) == 0;
+  int n = 0;
+  const HistBucket *b = history_series(run_history(r), "aux_loss", &n);
+  ok(good && pr.hidden_calls == 3 && pr.grad_calls == 3 && pr.last_step == 3 && run_metrics(r)->aux_loss == 0.25,
+     "r:step, r:train_on and lab_step each run the hooks (%d, %d calls), with the step they complete; aux_loss "
+     "%.2f", pr.hidden_calls, pr.grad_calls, run_metrics(r)->aux_loss);
+  ok(b && n > 0 && b[n - 1].step_last == 3 && b[0].step_first == 1 && b[n - 1].last == 0.25,
+     "the history has an aux_loss series from step 1");
+  lab_run_set_hooks(r, NULL);
+  good = run_step(r, &err) == 0;
+  b = history_series(run_history(r), "aux_loss", &n);
+  ok(good && pr.grad_calls == 3 && isnan(run_metrics(r)->aux_loss) && b[n - 1].step_last == 3,
+     "hooks cleared: none runs, aux_loss is NaN and its series gets no point");
+  pr.fail = 1;
+  lab_run_set_hooks(r, &hooks);
+  size_t bytes = model_n_floats(run_model(r)) * sizeof(float);
+  float *before = malloc(bytes);
+  memcpy(before, model_params(run_model(r)), bytes);
+  int rc = run_step(r, &err);
+  ok(rc < 0 && strstr(err.msg, "hooked") && strstr(err.msg, "the probe says no") && !run_metrics(r)->paused &&
+         run_metrics(r)->step == 4 && !memcmp(before, model_params(run_model(r)), bytes),
+     "a failing hook: the step is refused with its message (%s), weights kept, the run not paused", err.msg);
+  free(before);
+  lab_free(lab);
+}
+
 static void test_toggles_and_partner(void) {
   Err err;
   Lab *lab = lab_new(&err);
@@ -735,6 +797,7 @@ int main(void) {
   test_comma_locale(dir);
   test_save_targets(dir);
   test_nan_pauses();
+  test_step_hooks();
   test_toggles_and_partner();
   test_steer();
   test_optimizer_checkpoint(dir);

@@ -20,14 +20,14 @@
 # pointing TIELAB_PYTHON (the tests' Python, tests/lib/tap.sh) at nothing; a
 # Python module by a package of its name first on PYTHONPATH whose import
 # fails as a missing module's does.
-# --skippers: a skip helper of tests/lib/tap.*, or tmux.sh, slurm.sh or
-# comma_locale.h, which skip for their own tools.
+# --skippers: a skip helper of tests/lib/tap.*, or tmux.sh, slurm.sh,
+# peer.sh or comma_locale.h, which skip for their own tools.
 if [ "${1:-}" = --skippers ]; then
   shift
   srcdir=${srcdir:-.}
   for t in "$@"; do
     case $t in *.sh | *.lua) src=$srcdir/$t ;; *) src=$srcdir/$t.c ;; esac
-    grep -Eq '(^|[^[:alnum:]_.])(skip|skip_all|tap\.skip|tap\.skip_all)[ (]|tmux\.sh|slurm\.sh|comma_locale\.h' \
+    grep -Eq '(^|[^[:alnum:]_.])(skip|skip_all|tap\.skip|tap\.skip_all)[ (]|tmux\.sh|slurm\.sh|peer\.sh|comma_locale\.h' \
       "$src" 2>/dev/null && echo "$t"
   done
   exit 0

@@ -125,6 +125,12 @@ struct Host {
   ** calls 'fn' itself. */
   int (*call)(Host *h, HostCallFn fn, void *arg);
 
+  /* Optional (NULL: nothing steps but the caller): whether run 'id' is
+  ** being stepped by someone else, with the lab held by the caller: 1
+  ** while a request for its steps (or every run's) is in flight, 2 while
+  ** the host steps every unpaused run freely (the lab's run key), else 0. */
+  int (*stepping)(Host *h, int id);
+
   void *ud;   /* the implementation's own state */
 
   /* Optional, set by whoever owns the lab: every answer lab.wait_key

@@ -159,11 +159,26 @@ static int lrun_param(lua_State *L) {
 }
 
 /* r:set_param(name, m) -> r */
+/* Weights written while other steps of the run are on their way would land
+** between two of them, where nobody asked: refused instead. */
+static void refuse_if_stepping(lua_State *L, Run *r) {
+  Host *h = lapi_get(L)->host;
+  int how = h->stepping ? h->stepping(h, run_id(r)) : 0;
+  if (how == 1 || (how == 2 && !run_metrics(r)->paused)) {
+    data_done(L);
+    luaL_error(L, "r:set_param: run '%s' is training elsewhere (%s): write its weights between the steps "
+                  "you ask for, or pause it first", run_name(r), how == 1 ? "a request for its steps is in flight"
+                                                                          : "the lab is running");
+  }
+}
+
 static int lrun_set_param(lua_State *L) {
   const char *name = lapi_name_arg(L, 2, "r:set_param");
   LMatrix *m = lmatrix_check(L, 3);
   Err err;
-  int rc = run_param_write(data_run(L, 1, DATA_WRITE), name, m->data, m->rows, m->cols, &err);
+  Run *r = data_run(L, 1, DATA_WRITE);
+  refuse_if_stepping(L, r);
+  int rc = run_param_write(r, name, m->data, m->rows, m->cols, &err);
   data_done(L);
   if (rc < 0) return luaL_error(L, "r:set_param: %s", err.msg);
   lua_settop(L, 1);

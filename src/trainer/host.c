@@ -34,11 +34,12 @@ static void host_serve(Host *h) {
 }
 
 static int host_call(Host *h, HostCallFn fn, void *arg) { return trainer_call(h->ud, fn, arg); }
+static int host_stepping(Host *h, int id) { return trainer_stepping(h->ud, id); }
 
 void trainer_host(Trainer *t, Host *h) {
   trainer_set_lua_thread(t);
   *h = (Host){.acquire = host_acquire, .release = host_release, .submit = host_submit, .poll = host_poll,
               .cancel = host_cancel, .submit_job = host_submit_job, .drop_job = host_drop_job,
               .post = host_post, .view = host_view, .handover = host_handover, .hold = host_hold,
-              .serve = host_serve, .call = host_call, .inline_steps = 0, .ud = t};
+              .serve = host_serve, .call = host_call, .stepping = host_stepping, .inline_steps = 0, .ud = t};
 }

@@ -24,6 +24,17 @@ Ticket *ticket_next(Trainer *t) {
   return best;
 }
 
+int trainer_stepping(Trainer *t, int id) {
+  pthread_mutex_lock(&t->mu);
+  int how = t->running ? 2 : 0;
+  for (int i = 0; i < N_TICKETS; i++) {
+    const Ticket *k = &t->tickets[i];
+    if (k->id >= 0 && k->state == 0 && !k->fn && (k->run_id == id || k->run_id < 0)) how = 1;
+  }
+  pthread_mutex_unlock(&t->mu);
+  return how;
+}
+
 long trainer_submit(Trainer *t, int id, long n, Err *err) {
   pthread_mutex_lock(&t->mu);
   long tid = t->next_ticket;

@@ -153,6 +153,9 @@ typedef int (*TrainerCallFn)(void *arg);
 void trainer_set_lua_thread(Trainer *t);
 int trainer_call(Trainer *t, TrainerCallFn fn, void *arg);
 int trainer_call_waiting(Trainer *t);
+/* Whether run 'id' is being stepped: 1 a step request for it (or for
+** every run) is in flight, 2 the trainer runs freely, else 0 (Host.stepping). */
+int trainer_stepping(Trainer *t, int id);
 void trainer_serve_call(Trainer *t);
 
 /* Keep every ticket waiting (1), or serve them again (0); the snapshot's

@@ -5,8 +5,10 @@
 # yields while the trainer works) calls its hooks once a step; then the
 # keyboard's free run calls them too, while the REPL reads and changes the
 # lab (its calls wait for the lab while the trainer waits for a hook: the
-# wait serves the hook, or neither would go on); a hook that raises pauses
-# the run with its message; lab.off ends the calls; q quits with status 0.
+# wait serves the hook, or neither would go on); r:set_param is refused
+# while the run trains freely; a hook that raises pauses the run with its
+# message; lab.off ends the calls; a paused run's weights are written; q
+# quits with status 0.
 # Prints TAP.
 
 : "${top_builddir:=.}" "${top_srcdir:=.}"
@@ -40,6 +42,9 @@ check $? "the keyboard's free run calls the hooks too, and the REPL reads the ru
 type_line 'r:set{lr = 0.002}; print("set", r:options().lr)'
 wait_for '^set +0.002' 300
 check $? "r:set from the REPL while hooked steps run: no deadlock"
+type_line 'print("write", pcall(r.set_param, r, "E_in", r:param("E_in")))'
+wait_for '^write +false.*is training elsewhere' 300
+check $? "r:set_param is refused while the lab runs the run freely"
 type_line 'lab.off(grad_hook); lab.off(hidden_hook); n0 = calls'
 type_line 'bad = r:on_grad(function() error("hook broke") end)'
 wait_for 'hook broke' 300
@@ -49,6 +54,9 @@ check $? "and the run stops with its weights kept"
 type_line 'print("offed", calls == n0, lab.off(bad))'
 wait_for '^offed +true +false' 100
 check $? "lab.off ended the calls, and the failed hook was removed"
+type_line 'E = r:param("E_in"); E:scale(0.5); r:set_param("E_in", E); print("halved", (r:param("E_in") - E):norm())'
+wait_for '^halved +0(\.0)?$' 100
+check $? "and with the run paused r:set_param writes"
 leave_repl
 key q
 wait_for 'Save [0-9]+ run' 50

@@ -534,6 +534,14 @@ static int hidden_hook(Model *m, const StepHooks *hooks, int p, long step, doubl
   return 0;
 }
 
+/* A hook failed mid-backward: the sums already started are waited for, so
+** that none is left in flight into the next step. */
+static int hook_failed(const Reducer *red) {
+  Err ignored;
+  if (red) red->wait(red->ctx, &ignored);
+  return BACKWARD_HOOK;
+}
+
 /* Whether position 'p' is among the hooks' (one test of a mask: no hooks
 ** cost nothing more). */
 static int wants(uint64_t mask, int p) { return p < 64 && (mask >> p & 1); }
@@ -550,7 +558,7 @@ int model_backward_hooked(Model *m, GradStats *gs, const Reducer *red, const Ste
   pool_run(m->pool, head_backward, &s);
   layernorm_reduce(m, tensor_ptr(m, m->a.grads, t_lnf_w(c)), tensor_ptr(m, m->a.grads, t_lnf_w(c) + 1), n);
   if (reduce_tensors(m, red, t_lnf_w(c), m->n_tensors, err) < 0) return BACKWARD_RANKS;
-  if (wants(mask, c->layers) && hidden_hook(m, hooks, c->layers, step, aux, err) < 0) return BACKWARD_HOOK;
+  if (wants(mask, c->layers) && hidden_hook(m, hooks, c->layers, step, aux, err) < 0) return hook_failed(red);
   for (int l = c->layers - 1; l >= 0; l--) {
     s.l = l;
     pool_run(m->pool, mlp_output_backward, &s);
@@ -564,7 +572,7 @@ int model_backward_hooked(Model *m, GradStats *gs, const Reducer *red, const Ste
     layernorm_reduce(m, layer_ptr(m, m->a.grads, l, LN1_W), layer_ptr(m, m->a.grads, l, LN1_B), n);
     int first = T_LAYER0 + l * LAYER_TENSORS;
     if (reduce_tensors(m, red, first, first + LAYER_TENSORS, err) < 0) return BACKWARD_RANKS;
-    if (wants(mask, l) && hidden_hook(m, hooks, l, step, aux, err) < 0) return BACKWARD_HOOK;
+    if (wants(mask, l) && hidden_hook(m, hooks, l, step, aux, err) < 0) return hook_failed(red);
   }
   encoder_backward(m);
   if (reduce_tensors(m, red, 0, T_LAYER0, err) < 0) return BACKWARD_RANKS;

@@ -22,7 +22,8 @@
 #include "core/reduce.h"
 
 /* A step's hooks. Every function may be NULL. A hook returns 0, or -1 with
-** 'err' set: the step then stops before the update, weights untouched. */
+** 'err' set (a message is made for it when it sets none): the step then
+** stops before the update, weights untouched. */
 typedef struct StepHooks {
   void *ctx;
   /* Residual positions 0..L (0 after the embeddings, p after block p-1)
@@ -73,7 +74,7 @@ typedef struct StepPlan {
 } StepPlan;
 
 typedef struct StepResult {
-  double loss;       /* this process's mean loss (the caller averages ranks) */
+  double loss;       /* this process's mean loss, as 'after_forward' left it (the lab's: every rank's mean) */
   double aux_loss;   /* sum of what the hooks reported (every rank's); 0 without hooks */
   int aux_reported;  /* an 'on_hidden' hook ran: 'aux_loss' is its report (0 included) */
   GradStats grad;    /* as the backward computed them (hooks included);

@@ -4,10 +4,10 @@
 ** that rides on it.
 **
 ** The step order: draw batch 'step' of the data seed (or take the rows a
-** script gives), forward, refuse a non-finite loss before anything is
-** updated, backward, scales, clip, the optimizer at the scheduled rate;
-** then the instruments that are due (lens training, validation, lens
-** evaluation, drift). The training step allocates nothing: its buffers come
+** script gives), then core's 'train_step' with the run's hooks (forward,
+** refuse a non-finite loss before anything is updated, backward, scales,
+** clip, the optimizer at the scheduled rate); then the instruments that
+** are due (lens training, validation, lens evaluation, drift). The training step allocates nothing: its buffers come
 ** from run_create. An instrument allocates once, on first use (a history
 ** series, the alignment workspace), and never again.
 */

@@ -27,9 +27,12 @@ static int grad_hook(Model *m, const StepHooks *hooks, long step, Err *err) {
   return STEP_HOOK;
 }
 
-/* Forward, after_forward, backward with its hooks, on_grad, the scales. */
+/* Forward, after_forward, backward with its hooks, on_grad, the scales.
+** The step reads its own copy of the hooks: a hook that adds or removes
+** hooks changes the next step's, never the rest of this one. */
 static int step_gradient(Model *m, const StepPlan *p, StepResult *res, Err *err) {
-  const StepHooks *hooks = p->hooks;
+  StepHooks copy;
+  const StepHooks *hooks = p->hooks ? (copy = *p->hooks, &copy) : NULL;
   res->loss = model_forward_part(m, p->inputs, p->targets, p->rows, p->t, p->batch_rows);
   if (p->after_forward) {
     int rc = p->after_forward(p->after_forward_ctx, &res->loss, err);

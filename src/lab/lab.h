@@ -258,9 +258,10 @@ int run_train_on(Run *r, const int32_t *rows, int b, int t, Err *err);
 /* The hooks every training step of 'r' runs with from now on (r:step,
 ** r:train_on, lab_step; not r:evaluate), or none with NULL. The pointer is
 ** the caller's: what it points to must live, unchanged or changed only
-** between steps, until it is cleared or the run is gone. A hook that
-** fails stops the step before the update (weights untouched, the run not
-** paused) and the step's caller returns -1 with the hook's message. */
+** between steps (each step works on its own copy), until it is cleared or
+** the run is gone. A hook that fails stops the step before the update
+** (weights untouched), the run pauses, and the step's caller returns -1
+** with the hook's message. */
 void lab_run_set_hooks(Run *r, const StepHooks *hooks);
 
 /* The rows [B, T+1] that training step 'step' (1-based: the update that

@@ -28,7 +28,7 @@
 
 #define HOOKS_KEY "tielab.step_hooks"   /* registry: the list of {id, run, pos, fn} */
 #define HOOK_GRAD (-1)                  /* the 'pos' of an on_grad entry */
-#define VIEWS_MAX 1024                  /* views one call lends (a model has 5 + 12 per layer) */
+#define MAX_POSITION 63                 /* the highest residual position a hook takes (a 64-bit mask) */
 
 struct RunHooks {
   StepHooks sh;        /* what the run holds */
@@ -48,10 +48,10 @@ typedef struct HookCall {
   int n, d;
   long step;
   double aux;
-  lua_Integer calling;   /* the handle of the hook being called */
+  lua_Integer calling;   /* the handle of the hook being called, 0 before one */
   Err *err;
-  LMatrix *views[VIEWS_MAX];
-  int n_views;
+  int n_views, cap_views;
+  LMatrix *views[];      /* what the call lent: every gradient, or h and dh */
 } HookCall;
 
 /* A parameter as a matrix: a weight [rows, cols] as it is, a vector [n]
@@ -76,9 +76,13 @@ int lhooks_refuse(lua_State *L) {
 
 /* ------------------------------------------------------------ the call on the Lua thread */
 
+/* A view of the step's memory, kept in the call's anchor table (argument
+** 2 of call_body) until run_call expires it, whatever the hook did. */
 static void lend(lua_State *L, HookCall *c, float *data, int rows, int cols, int writable, const char *what) {
-  if (c->n_views >= VIEWS_MAX) luaL_error(L, "a step hook lends at most %d matrices", VIEWS_MAX);
+  if (c->n_views >= c->cap_views) luaL_error(L, "a step hook lends at most %d matrices", c->cap_views);
   c->views[c->n_views++] = lmatrix_view(L, data, rows, cols, writable, what);
+  lua_pushvalue(L, -1);
+  lua_rawseti(L, 2, c->n_views);
 }
 
 /* g: every parameter's gradient by name, E_in and E_out beside. */
@@ -104,13 +108,14 @@ static void push_gradients(lua_State *L, HookCall *c) {
 ** on_hidden function returns adds to the step's aux_loss. */
 static int call_body(lua_State *L) {
   HookCall *c = lua_touserdata(L, 1);
+  lua_settop(L, 2);   /* the call, the anchor */
   if (c->pos == HOOK_GRAD) {
     push_gradients(L, c);
   } else {
     lend(L, c, (float *)c->h, c->n, c->d, 0, "h of a step hook");
     lend(L, c, c->dh, c->n, c->d, 1, "dh of a step hook");
   }
-  int args = lua_gettop(L) - 1;
+  int args = lua_gettop(L) - 2;
   lua_getfield(L, LUA_REGISTRYINDEX, HOOKS_KEY);
   lua_Integer n = luaL_len(L, -1);
   lua_createtable(L, (int)n, 0);   /* walk a copy: a hook may add or remove hooks */
@@ -132,7 +137,7 @@ static int call_body(lua_State *L) {
       c->calling = lua_tointeger(L, -1);
       lua_pop(L, 1);
       lua_getfield(L, -1, "fn");
-      for (int a = 2; a <= 1 + args; a++) lua_pushvalue(L, a);
+      for (int a = 3; a <= 2 + args; a++) lua_pushvalue(L, a);
       lua_pushinteger(L, c->step);
       lua_call(L, args + 1, 1);
       if (c->pos != HOOK_GRAD && lua_type(L, -1) == LUA_TNUMBER) c->aux += lua_tonumber(L, -1);
@@ -143,30 +148,58 @@ static int call_body(lua_State *L) {
   return 0;
 }
 
+static int remove_body(lua_State *L) {
+  lhooks_off(L, lua_tointeger(L, 1));
+  return 0;
+}
+
+/* What a failed call says, and the hook that failed removed (or a run the
+** keyboard steps would fail at every step), the error value on top of L. */
+static void failed(lua_State *L, LuaApi *api, HookCall *c) {
+  const char *what = c->pos == HOOK_GRAD ? "r:on_grad" : "r:on_hidden";
+  const char *msg = lua_tostring(L, -1);
+  if (api->exiting) msg = "os.exit in a step hook ends a script, never the lab";
+  if (!msg) msg = "(error object is not a string)";
+  if (!c->calling) {
+    err_set(c->err, "%s: %s", what, msg);
+    return;
+  }
+  err_set(c->err, "%s hook removed after an error: %s", what, msg);
+  lua_pushcfunction(L, remove_body);
+  lua_pushinteger(L, c->calling);
+  lua_pcall(L, 1, 0, 0);   /* a failure here (no memory) leaves the entry: its next call fails again */
+}
+
+/* On the Lua thread: every hook of this point, with the state of the call
+** that may be under way on this thread (the lab's lock count, a script's
+** exit) kept as it was: a hook is a call inside it, never its end. */
 static int run_call(void *arg) {
   HookCall *c = arg;
   LuaApi *api = c->rh->api;
   lua_State *L = api->hook_L;
   if (api->in_hook) return err_set(c->err, "a step hook cannot step a run");
+  int locks = api->locks, exiting = api->exiting;
+  Lab *lab = api->lab;
+  api->locks = 0;
   api->in_hook = 1;
   api->hook_model = c->m;
   api->hook_lab = c->rh->lab;
   api->hook_run = c->rh->run_id;
   lapi_enter(api);
+  lua_createtable(L, c->cap_views, 0);   /* the anchor of the views lent */
   lua_pushcfunction(L, call_body);
   lua_pushlightuserdata(L, c);
-  int status = lapi_docall(L, 1, 0);
+  lua_pushvalue(L, -3);
+  int status = lapi_docall(L, 2, 0);
   for (int i = 0; i < c->n_views; i++) lmatrix_expire(c->views[i]);
-  if (status != LUA_OK) {
-    const char *msg = lua_tostring(L, -1);
-    err_set(c->err, "%s hook removed after an error: %s", c->pos == HOOK_GRAD ? "r:on_grad" : "r:on_hidden",
-            msg ? msg : "(error object is not a string)");
-    lua_pop(L, 1);
-    lhooks_off(L, c->calling);   /* or a run the keyboard steps fails at every step */
-  }
+  if (status != LUA_OK) failed(L, api, c);
+  lua_settop(L, 0);
   lapi_leave(api);
   api->in_hook = 0;
   api->hook_model = NULL;
+  api->locks = locks;
+  api->lab = lab;
+  api->exiting |= exiting;
   return status == LUA_OK ? 0 : -1;
 }
 
@@ -178,10 +211,17 @@ static int hand_over(HookCall *c) {
   return rc;
 }
 
+static HookCall *new_call(RunHooks *rh, Model *m, int pos, int views, Err *err) {
+  HookCall *c = malloc(sizeof *c + (size_t)views * sizeof c->views[0]);
+  if (!c) return err_set(err, "out of memory calling a step hook"), NULL;
+  *c = (HookCall){.rh = rh, .m = m, .pos = pos, .err = err, .cap_views = views};
+  return c;
+}
+
 static int on_grad(void *ctx, Model *m, long step, Err *err) {
-  HookCall *c = malloc(sizeof *c);
-  if (!c) return err_set(err, "out of memory calling a step hook");
-  *c = (HookCall){.rh = ctx, .m = m, .pos = HOOK_GRAD, .step = step, .err = err};
+  HookCall *c = new_call(ctx, m, HOOK_GRAD, model_tensor_count(m), err);
+  if (!c) return -1;
+  c->step = step;
   int rc = hand_over(c);
   free(c);
   return rc;
@@ -189,9 +229,9 @@ static int on_grad(void *ctx, Model *m, long step, Err *err) {
 
 static int on_hidden(void *ctx, Model *m, int p, const float *h, float *dh, int n, int d, long step, double *aux,
                      Err *err) {
-  HookCall *c = malloc(sizeof *c);
-  if (!c) return err_set(err, "out of memory calling a step hook");
-  *c = (HookCall){.rh = ctx, .m = m, .pos = p, .h = h, .dh = dh, .n = n, .d = d, .step = step, .err = err};
+  HookCall *c = new_call(ctx, m, p, 2, err);
+  if (!c) return -1;
+  c->h = h, c->dh = dh, c->n = n, c->d = d, c->step = step;
   int rc = hand_over(c);
   *aux += c->aux;
   free(c);
@@ -215,12 +255,14 @@ static RunHooks *run_hooks(LuaApi *api, int run_id, int create) {
 }
 
 /* Give run 'run_id' the StepHooks its Lua entries call for (none: NULL, so
-** that its steps cost nothing). Inside a hook the run's step is parked (or
-** is this thread's own): the StepHooks change in place, and the run keeps
-** pointing at them until the next change outside a hook. */
+** that its steps cost nothing), with the lab held: no step reads them
+** meanwhile. Inside a hook nothing changes here (the step in progress is
+** the lab's): a removed entry is skipped by the calls, and the StepHooks
+** catch up at the next change made outside a hook. */
 static void sync_run(lua_State *L, LuaApi *api, int run_id) {
   uint64_t positions = 0;
   int grad = 0;
+  if (api->in_hook || api->hooks_closed) return;
   lua_getfield(L, LUA_REGISTRYINDEX, HOOKS_KEY);
   lua_Integer n = luaL_len(L, -1);
   for (lua_Integer i = 1; i <= n; i++) {
@@ -240,11 +282,10 @@ static void sync_run(lua_State *L, LuaApi *api, int run_id) {
     if (grad || positions) luaL_error(L, "out of memory installing a step hook");
     return;
   }
+  rh->lab = lapi_lock(api);
   rh->sh.on_grad = grad ? on_grad : NULL;
   rh->sh.on_hidden = positions ? on_hidden : NULL;
   rh->sh.hidden_positions = positions;
-  if (api->in_hook) return;
-  rh->lab = lapi_lock(api);
   Run *r = lab_run_by_id(rh->lab, run_id);
   if (r) lab_run_set_hooks(r, grad || positions ? &rh->sh : NULL);
   lapi_unlock(api);
@@ -252,6 +293,7 @@ static void sync_run(lua_State *L, LuaApi *api, int run_id) {
 
 static int add_entry(lua_State *L, int run_id, int pos, int fn_idx) {
   LuaApi *api = lapi_get(L);
+  if (api->hooks_closed) return luaL_error(L, "the Lua state is closing: no step hook can be added");
   lua_getfield(L, LUA_REGISTRYINDEX, HOOKS_KEY);
   lua_createtable(L, 0, 4);
   lua_pushinteger(L, ++api->next_hook);
@@ -286,6 +328,8 @@ static int lhooks_on_hidden(lua_State *L) {
   if (pos < 0 || pos > layers)
     return luaL_error(L, "r:on_hidden: position %I is not in 0..%d (0 after the embeddings, %d before ln_f)", pos,
                       layers, layers);
+  if (pos > MAX_POSITION)
+    return luaL_error(L, "r:on_hidden: position %I is beyond %d, the highest a step hook takes", pos, MAX_POSITION);
   return add_entry(L, id, (int)pos, 3);
 }
 
@@ -331,6 +375,7 @@ void lhooks_open(lua_State *L, int methods) {
 }
 
 void lhooks_free(LuaApi *api) {
+  api->hooks_closed = 1;   /* finalisers that run as the state closes add none */
   if (api->run_hooks && api->host) {
     Lab *lab = lapi_lock(api);
     for (RunHooks *rh = api->run_hooks; rh; rh = rh->next) {

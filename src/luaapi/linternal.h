@@ -121,6 +121,7 @@ struct LuaApi {
   lua_State *hook_L;      /* the thread hooks run on */
   int hook_ref;
   int in_hook;            /* a hook runs: the step is in progress */
+  int hooks_closed;       /* lhooks_free ran: no hook is added or installed */
   int hook_run;           /* its run's id */
   struct Model *hook_model; /* its run's model, as it is at that step */
   Lab *hook_lab;          /* the lab, lent without waiting while a hook runs */

@@ -96,12 +96,14 @@ int lapi_path_searcher(lua_State *L) {
 }
 
 /* require's searcher for the running script's own folder ('script_dir'),
-** then the folder above it, tried before package.path: a script gets the
-** modules shipped beside it (lua/tielab/stats.lua beside lua/paper.lua,
-** and above lua/interventions/align_reg.lua, in the sources and installed
-** alike), never an installed copy of another version. Under the sandbox
-** the script's folder may be read, as the script itself was; the folder
-** above as the sandbox's rule says. */
+** tried before package.path: a script gets the modules shipped beside it
+** (lua/tielab/stats.lua beside lua/paper.lua, in the sources and installed
+** alike), never an installed copy of another version. tielab's own
+** modules ("tielab.*") are looked for in the folder above too, where they
+** are for the scripts in lua/interventions/; no other name is, so that a
+** script in a shared folder does not load what others put above it. Under
+** the sandbox the script's folder may be read, as the script itself was;
+** the folder above as the sandbox's rule says. */
 static int script_searcher(lua_State *L) {
   LuaApi *api = lapi_get(L);
   const char *name = lapi_name_arg(L, 1, "require");
@@ -110,7 +112,10 @@ static int script_searcher(lua_State *L) {
     return 1;
   }
   char path[2 * PATH_MAX + 16];
-  snprintf(path, sizeof path, "%s/?.lua;%s/../?.lua", api->script_dir, api->script_dir);
+  if (strncmp(name, "tielab.", 7) == 0)
+    snprintf(path, sizeof path, "%s/?.lua;%s/../?.lua", api->script_dir, api->script_dir);
+  else
+    snprintf(path, sizeof path, "%s/?.lua", api->script_dir);
   return search_and_load(L, name, path);
 }
 

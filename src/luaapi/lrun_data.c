@@ -160,10 +160,12 @@ static int lrun_param(lua_State *L) {
 
 /* r:set_param(name, m) -> r */
 /* Weights written while other steps of the run are on their way would land
-** between two of them, where nobody asked: refused instead. */
+** between two of them, where nobody asked: refused instead. An on_step
+** callback is where a script asked: the trainer waits for it. */
 static void refuse_if_stepping(lua_State *L, Run *r) {
-  Host *h = lapi_get(L)->host;
-  int how = h->stepping ? h->stepping(h, run_id(r)) : 0;
+  LuaApi *api = lapi_get(L);
+  Host *h = api->host;
+  int how = h->stepping && !api->in_callback ? h->stepping(h, run_id(r)) : 0;
   if (how == 1 || (how == 2 && !run_metrics(r)->paused)) {
     data_done(L);
     luaL_error(L, "r:set_param: run '%s' is training elsewhere (%s): write its weights between the steps "

@@ -175,4 +175,44 @@ do
   r:remove()
 end
 
+-- ------------------------------------------------------------ hooks changed inside a hook, deep models
+do
+  local r = lab.run(tiny("inner"))
+  local low, high, calls = nil, nil, 0
+  high = r:on_hidden(2, function()
+    calls = calls + 1
+    lab.off(low)                                   -- the hook below goes, this step too
+    lab.off(high)
+  end)
+  low = r:on_hidden(0, function() calls = calls + 100 end)
+  tap.is(r:step(1).step, 1, "a hook that removes itself and the hook below it: the step goes on")
+  tap.is(calls, 1, "and the hook removed inside the step is not called in it")
+  r:step(1)
+  tap.is(calls, 1, "nor after")
+  r:remove()
+
+  local deep = lab.run{name = "deep", vocab = 256, dim = 8, layers = 90, heads = 1, ctx = 4, batch = 1}
+  local seen = 0
+  deep:on_grad(function(g) for _ in pairs(g) do seen = seen + 1 end end)
+  deep:step(1)
+  tap.is(seen, 5 + 12 * 90 + 2, "a 90-layer model lends every gradient (5 + 12 L, E_in and E_out beside)")
+  tap.raises("beyond 63", "a position beyond 63 is refused by name", function() deep:on_hidden(70, function() end) end)
+  deep:remove()
+end
+
+-- ------------------------------------------------------------ r:set_param from an on_step callback
+do
+  local r = lab.run(tiny("cb"))
+  local wrote = 0
+  local h = lab.on_step(function()
+    local e = r:param("E_in")
+    r:set_param("E_in", e:scale(0.999))
+    wrote = wrote + 1
+  end)
+  r:step(3)
+  lab.off(h)
+  tap.is(wrote, 3, "an on_step callback writes weights between the steps it is called for")
+  r:remove()
+end
+
 tap.done()

@@ -42,6 +42,9 @@ check $? "the keyboard's free run calls the hooks too, and the REPL reads the ru
 type_line 'r:set{lr = 0.002}; print("set", r:options().lr)'
 wait_for '^set +0.002' 300
 check $? "r:set from the REPL while hooked steps run: no deadlock"
+type_line 'f = function() end; for i = 1, 500 do local a, b = r:on_hidden(2, f), r:on_hidden(0, f); lab.off(a); lab.off(b) end; print("churn", r:metrics().step > 0)'
+wait_for '^churn +true' 600
+check $? "hooks added and removed 500 times while the run trains freely: no crash"
 type_line 'print("write", pcall(r.set_param, r, "E_in", r:param("E_in")))'
 wait_for '^write +false.*is training elsewhere' 300
 check $? "r:set_param is refused while the lab runs the run freely"

@@ -160,6 +160,19 @@ static int step_once(Inline *in, int id, long *step, Err *err) {
   return 0;
 }
 
+/* A step's hook, inside the step (the gate held): Lua, which may never
+** return. Until the update the runs are as a save wants them, so the gate
+** is let go meanwhile: a signal's save goes on without waiting for it. */
+static int inline_call(Host *h, HostCallFn fn, void *arg) {
+  Inline *in = h->ud;
+  watchdog_busy(in->watchdog, 0);
+  pthread_mutex_unlock(&in->gate);
+  int rc = fn(arg);
+  pthread_mutex_lock(&in->gate);
+  watchdog_busy(in->watchdog, 1);
+  return rc;
+}
+
 /* The on_step callbacks run between two steps, without the gate: a
 ** callback that never returns leaves the runs to the watchdog. */
 static long inline_submit(Host *h, int id, long n, Err *err) {
@@ -286,7 +299,7 @@ static int run_script(const CliOptions *o) {
   gate_init(&in.gate);
   Host host = {.acquire = inline_acquire, .release = inline_release, .submit = inline_submit,
                .poll = inline_poll, .cancel = inline_cancel, .submit_job = inline_submit_job,
-               .drop_job = inline_drop_job, .inline_steps = 1, .ud = &in};
+               .drop_job = inline_drop_job, .call = inline_call, .inline_steps = 1, .ud = &in};
   LuaApiOptions lo = {.heap_cap = (size_t)o->lua_mem_mb << 20, .sandbox = o->sandbox, .out = headless_out,
                       .log = headless_log, .progress = headless_progress, .ctx = &in, .defaults = &o->run,
                       .escape_output = isatty(STDOUT_FILENO), .quiet_interrupt = 1,

@@ -332,6 +332,7 @@ int trainer_call(Trainer *t, TrainerCallFn fn, void *arg) {
   wake(t, 1);                       /* the UI's loop */
   while (!c.done && !t->quit) pthread_cond_wait(&t->cv, &t->mu);
   if (!c.done) t->call = NULL;      /* quitting: the Lua thread is the one quitting, never inside 'fn' */
+  while (t->held && !t->quit) pthread_cond_wait(&t->cv, &t->mu);   /* a save took the parked lab */
   pthread_mutex_unlock(&t->mu);
   return c.done ? c.rc : -1;
 }
@@ -372,11 +373,16 @@ static Lab *acquire_until(Trainer *t, const struct timespec *until) {
         serve_locked(t);
         continue;
       }
+      /* A step parked on a hook has not touched the weights yet: the
+      ** watchdog's save (the one timed acquirer) may have the lab as it
+      ** is; the step waits for it before going on (trainer_call). */
+      if (until && t->call && !t->held) break;
       late = (until ? pthread_cond_timedwait(&t->cv, &t->mu, until) : pthread_cond_wait(&t->cv, &t->mu)) == ETIMEDOUT;
     }
     if (waits) watchdog_busy(t->watchdog, 0);
     t->waiters--;
-    if (t->stepping || t->held) {   /* gave up: the trainer may go on */
+    int parked = until && t->call && !t->held;
+    if (!parked && (t->stepping || t->held)) {   /* gave up: the trainer may go on */
       pthread_cond_broadcast(&t->cv);
       pthread_mutex_unlock(&t->mu);
       return NULL;

@@ -8,7 +8,8 @@
 # wait serves the hook, or neither would go on); r:set_param is refused
 # while the run trains freely; a hook that raises pauses the run with its
 # message; lab.off ends the calls; a paused run's weights are written; q
-# quits with status 0.
+# quits with status 0; SIGTERM with the trainer parked on a stuck hook saves
+# the runs and ends tielab.
 # Prints TAP.
 
 : "${top_builddir:=.}" "${top_srcdir:=.}"
@@ -66,5 +67,26 @@ wait_for 'Save [0-9]+ run' 50
 key n
 wait_dead 100 && [ "$(status)" = 0 ]
 check $? "q quits with status 0"
+
+# A hook stuck where no interrupt reaches (a finaliser that loops), the
+# trainer parked on it mid-step, then SIGTERM: the watchdog saves the lab as
+# it was before that step and ends tielab.
+cat >"$WORK/stuck.lua" <<'LUA'
+r = lab.run{name = "stuck", vocab = 256, dim = 32, layers = 2, heads = 2, ctx = 16, batch = 2}
+r:step(2)
+r:on_grad(function()
+  print("in the hook")
+  setmetatable({}, {__gc = function() while true do end end})
+  collectgarbage()
+end)
+r:step(1)
+LUA
+EXTRA="XDG_STATE_HOME=$WORK/stuckstate"
+start "$WORK/stuck.lua"
+EXTRA=
+wait_for 'in the hook' 300
+kill -TERM "$(tielab_pid)"
+wait_dead 200 && [ "$(status)" = 130 ] && find "$WORK/stuckstate" -name 'stuck*.safetensors' | grep -q .
+check $? "SIGTERM with the trainer parked on a stuck hook: the runs are saved, status 130 (status $(status))"
 
 finish

@@ -11,7 +11,9 @@
 -- gradient reaches the model through both hooks: r:on_hidden adds
 -- coef (P - Y) E_in / n to dh (it flows into block 0, the positions and
 -- E_in's lookup), r:on_grad adds coef (P - Y)^T h / n to g.E_in (the
--- readout's own use of the matrix). The term is logged as aux_loss.
+-- readout's own use of the matrix). The term is logged as aux_loss. One
+-- process only: under mpirun each rank's h holds its own rows of the batch,
+-- which this script does not pair with their tokens.
 --
 --   tielab --headless interventions/aux_recon.lua [key=value ...]
 --     coef=0.1 position=1 steps=300 seeds=1,2,3

@@ -13,7 +13,7 @@
 -- each against the tied baseline and against 'untied'. With partial tying
 -- (tie=K) the shared columns are equal and the penalty falls on the rest.
 --
---   tielab --headless interventions/align_reg.lua [key=value ...]
+--   tielab --headless lua/interventions/align_reg.lua [key=value ...]
 --     lambda=0.1 tie=untied steps=300 seeds=1,2,3
 --     vocab=256 dim=64 layers=2 heads=4 ctx=32 batch=16 lr=0.001 corpus=
 local intervene = require "tielab.intervene"

@@ -15,7 +15,7 @@
 -- process only: under mpirun each rank's h holds its own rows of the batch,
 -- which this script does not pair with their tokens.
 --
---   tielab --headless interventions/aux_recon.lua [key=value ...]
+--   tielab --headless lua/interventions/aux_recon.lua [key=value ...]
 --     coef=0.1 position=1 steps=300 seeds=1,2,3
 --     vocab=256 dim=64 layers=2 heads=4 ctx=32 batch=16 lr=0.001 corpus=
 local lab = require "tielab"

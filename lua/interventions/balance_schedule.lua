@@ -10,7 +10,7 @@
 -- where the applied ratio is out_scale |G_out| / (in_scale |G_in|), and
 -- kept in [0.01, 1000]. The schedule is the run's in_scale history series.
 --
---   tielab --headless interventions/balance_schedule.lua [key=value ...]
+--   tielab --headless lua/interventions/balance_schedule.lua [key=value ...]
 --     target=1 gain=0.5 steps=300 seeds=1,2,3
 --     vocab=256 dim=64 layers=2 heads=4 ctx=32 batch=16 lr=0.001 corpus=
 local intervene = require "tielab.intervene"

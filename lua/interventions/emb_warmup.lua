@@ -9,7 +9,7 @@
 -- embedding's rate is scaled by step/emb_warmup until then (the lr series
 -- of its history is the rest of the model's).
 --
---   tielab --headless interventions/emb_warmup.lua [key=value ...]
+--   tielab --headless lua/interventions/emb_warmup.lua [key=value ...]
 --     fraction=0.2 steps=300 seeds=1,2,3
 --     vocab=256 dim=64 layers=2 heads=4 ctx=32 batch=16 lr=0.001 corpus=
 local intervene = require "tielab.intervene"

@@ -9,7 +9,7 @@
 -- the shared matrix and of its Adam moments, and the two train apart from
 -- there.
 --
---   tielab --headless interventions/untie_late.lua [key=value ...]
+--   tielab --headless lua/interventions/untie_late.lua [key=value ...]
 --     at=0.667 steps=300 seeds=1,2,3
 --     vocab=256 dim=64 layers=2 heads=4 ctx=32 batch=16 lr=0.001 corpus=
 local intervene = require "tielab.intervene"

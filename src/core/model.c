@@ -229,6 +229,11 @@ int model_tensor_count(const Model *m) { return m->n_tensors; }
 const TensorInfo *model_tensor(const Model *m, int i) {
   return i >= 0 && i < m->n_tensors ? &m->tensors[i] : NULL;
 }
+void tensor_matrix_shape(const TensorInfo *t, int *rows, int *cols) {
+  *rows = t->shape[0];
+  *cols = t->ndim == 2 ? t->shape[1] : 1;
+}
+
 const TensorInfo *model_find_tensor(const Model *m, const char *name) {
   for (int i = 0; i < m->n_tensors; i++)
     if (!strcmp(m->tensors[i].name, name)) return &m->tensors[i];

@@ -88,6 +88,9 @@ const ModelConfig *model_config(const Model *m);
 int model_tensor_count(const Model *m);
 const TensorInfo *model_tensor(const Model *m, int i);
 const TensorInfo *model_find_tensor(const Model *m, const char *name);
+/* A tensor as a matrix, as scripts see it: a weight [rows, cols] as it
+** is, a vector [n] as an n x 1 column. */
+void tensor_matrix_shape(const TensorInfo *t, int *rows, int *cols);
 size_t model_n_floats(const Model *m);
 float *model_params(Model *m);   /* arenas of n_floats */
 float *model_grads(Model *m);

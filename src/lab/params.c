@@ -34,15 +34,10 @@ static const TensorInfo *find_param(const Run *r, const char *name, Err *err) {
 }
 
 /* A 1-D tensor is a column: n x 1. */
-static void shape_of(const TensorInfo *ti, int *rows, int *cols) {
-  *rows = ti->shape[0];
-  *cols = ti->ndim == 2 ? ti->shape[1] : 1;
-}
-
 int run_param_shape(const Run *r, const char *name, int *rows, int *cols, Err *err) {
   const TensorInfo *ti = find_param(r, name, err);
   if (!ti) return -1;
-  shape_of(ti, rows, cols);
+  tensor_matrix_shape(ti, rows, cols);
   return 0;
 }
 
@@ -52,7 +47,7 @@ static const TensorInfo *param_of_shape(const Run *r, const char *name, int rows
   const TensorInfo *ti = find_param(r, name, err);
   if (!ti) return NULL;
   int want_rows, want_cols;
-  shape_of(ti, &want_rows, &want_cols);
+  tensor_matrix_shape(ti, &want_rows, &want_cols);
   if (rows != want_rows || cols != want_cols) {
     err_set(err, "'%s' is %dx%d, the matrix given is %dx%d", name, want_rows, want_cols, rows, cols);
     return NULL;

@@ -54,13 +54,6 @@ typedef struct HookCall {
   LMatrix *views[];      /* what the call lent: every gradient, or h and dh */
 } HookCall;
 
-/* A parameter as a matrix: a weight [rows, cols] as it is, a vector [n]
-** as an n x 1 column. */
-static void tensor_matrix_shape(const TensorInfo *t, int *rows, int *cols) {
-  *rows = t->shape[0];
-  *cols = t->ndim == 2 ? t->shape[1] : 1;
-}
-
 /* ------------------------------------------------------------ refusals */
 
 int lhooks_refuse(lua_State *L) {
@@ -116,14 +109,8 @@ static int call_body(lua_State *L) {
     lend(L, c, c->dh, c->n, c->d, 1, "dh of a step hook");
   }
   int args = lua_gettop(L) - 2;
-  lua_getfield(L, LUA_REGISTRYINDEX, HOOKS_KEY);
-  lua_Integer n = luaL_len(L, -1);
-  lua_createtable(L, (int)n, 0);   /* walk a copy: a hook may add or remove hooks */
-  for (lua_Integer i = 1; i <= n; i++) {
-    lua_rawgeti(L, -2, i);
-    lua_rawseti(L, -2, i);
-  }
-  int copy = lua_gettop(L);
+  lua_Integer n;
+  int copy = lapi_push_list_copy(L, HOOKS_KEY, &n);   /* a hook may add or remove hooks */
   for (lua_Integer i = 1; i <= n; i++) {
     lua_rawgeti(L, copy, i);
     lua_getfield(L, -1, "run");

@@ -131,6 +131,9 @@ struct LuaApi {
 
 /* luaapi.c */
 LuaApi *lapi_get(lua_State *L);
+/* Push the list in the registry at 'key' and a copy of it, to walk while
+** what is walked changes the list; returns the copy's index, '*n' its length. */
+int lapi_push_list_copy(lua_State *L, const char *key, lua_Integer *n);
 Lab *lapi_lock(LuaApi *api);
 void lapi_unlock(LuaApi *api);
 void lapi_unlock_all(LuaApi *api);

@@ -406,14 +406,8 @@ static int llab_off(lua_State *L) {
 static int after_body(lua_State *L) {
   LuaApi *api = lapi_get(L);
   long step = *(const long *)lua_touserdata(L, 1);
-  lua_getfield(L, LUA_REGISTRYINDEX, "tielab.hooks");
-  lua_Integer n = luaL_len(L, -1);
-  lua_createtable(L, (int)n, 0);               /* walk a copy: callbacks may add or remove */
-  for (lua_Integer i = 1; i <= n; i++) {
-    lua_rawgeti(L, -2, i);
-    lua_rawseti(L, -2, i);
-  }
-  int copy = lua_gettop(L);
+  lua_Integer n;
+  int copy = lapi_push_list_copy(L, "tielab.hooks", &n);   /* callbacks may add or remove */
   for (lua_Integer i = 1; i <= n; i++) {
     lua_rawgeti(L, copy, i);
     if (lua_getfield(L, -1, "removed") != LUA_TNIL) {

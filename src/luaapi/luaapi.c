@@ -26,6 +26,17 @@ LuaApi *lapi_get(lua_State *L) { return *(LuaApi **)lua_getextraspace(L); }
 ** by a pcall in the script) can never deadlock: the top-level call and every
 ** wait for steps release whatever is still held. */
 
+int lapi_push_list_copy(lua_State *L, const char *key, lua_Integer *n) {
+  lua_getfield(L, LUA_REGISTRYINDEX, key);
+  *n = luaL_len(L, -1);
+  lua_createtable(L, (int)*n, 0);
+  for (lua_Integer i = 1; i <= *n; i++) {
+    lua_rawgeti(L, -2, i);
+    lua_rawseti(L, -2, i);
+  }
+  return lua_gettop(L);
+}
+
 /* Inside a step hook the thread that steps is parked until the hook
 ** returns: the lab is lent as it is (waiting for it would wait for ever). */
 Lab *lapi_lock(LuaApi *api) {

@@ -4,7 +4,7 @@
 ** --step-out), in the spirit of llm.c's test_gpt2.c: loss, the two
 ** embedding-gradient components, every tensor's gradient, the clip norm and
 ** the weights after one AdamW step, each tensor's largest difference printed.
-** The reference can add loss terms to the cross-entropy (its README); the
+** tests/lib/peer_terms.py adds loss terms to the reference's cross-entropy; the
 ** step then adds their gradients through its hooks, as a script would.
 **
 **   peer_grad --resave IN OUT          load weights, write them back (tielab's writer)

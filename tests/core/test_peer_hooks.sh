@@ -1,6 +1,7 @@
 #!/bin/sh
 # test_peer_hooks.sh -- the gradients a training step's hooks add, against
-# PyTorch autograd (torch_gpt.py grad, float64). The reference adds a loss
+# PyTorch autograd (float64): tests/lib/peer_terms.py takes the reference
+# model's step (torch_gpt.py) and adds a loss
 # term of the residual stream h at position P to the cross-entropy; tielab's
 # step adds its gradient by hand in on_hidden, at P = 0 (the embeddings'
 # output), 1 (after the first block) and 2 (before ln_f) of a 2-layer model:
@@ -13,6 +14,7 @@
 
 tap_name=peerhooks; . "${srcdir:-.}/tests/lib/tap.sh"
 . "${srcdir:-.}/tests/lib/peer.sh"
+terms="${srcdir:-.}/tests/lib/peer_terms.py"
 
 # hooks_case TIE P: the reference model of tie mode TIE, one step with the
 # terms of that mode at residual position P.
@@ -33,7 +35,7 @@ hooks_case() {
       ours="--aux-coef 0.2 --aux-matrix $tmp/r.safetensors --reg-align 0.05"
       theirs="--aux-kind lin --aux-seed 7 $ours" ;;
   esac
-  "$py" "$peer" grad --model "$m" --tokens "$t" --dtype float64 --aux-hidden "$pos" $theirs \
+  "$py" "$terms" "$peer" --model "$m" --tokens "$t" --aux-hidden "$pos" $theirs \
     --dump-grads "$tmp/g.safetensors" --step-out "$tmp/w1.safetensors" >/dev/null 2>"$tmp/err"
   rc=$?
   result $rc "$label: the reference takes a step with the terms"

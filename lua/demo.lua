@@ -5,7 +5,7 @@
 --   1. the runs start; 2. they train 'steps' steps;
 --   3. the gradient ratio out/in of tied beside untied, as the window means
 --      paper.lua's early_l2_dominance and untied_ratio_spikes use (the
---      early window: the warmup, else the first 10% of those steps);
+--      first and the last 10% of those steps);
 --   4-5. tied and control are untied and tied again live (mean merge);
 --   6. where the tied matrix lies (align_toward_output: linear map to the
 --      untied run's E_out against its E_in);
@@ -72,9 +72,9 @@ local untied = run{name = "untied", tie = "untied", init_seed = opt.seed + 1000}
 phase("loss", "One matrix: tokens in, tokens out")
 
 -- The gradient ratios over the first phase, in the windows paper.lua
--- averages (its early window, then the steps after it).
-local early = findings.early_window(opt.steps, tied:options().warmup)
-local windows = {tied = findings.ratio_windows(early), untied = findings.ratio_windows(early)}
+-- averages: the first and the last 10% of its steps.
+local win = findings.windows(opt.steps)
+local windows = {tied = findings.ratio_windows(opt.steps), untied = findings.ratio_windows(opt.steps)}
 local watched = {tied = tied, untied = untied}
 local hook = lab.on_step(function(step)
   for name, w in pairs(windows) do
@@ -101,12 +101,12 @@ local function pair(key, named)
   return string.format(named and "tied %s, untied %s" or "%s, %s", findings.ratio_text(ratios.tied[key]),
                        findings.ratio_text(ratios.untied[key]))
 end
-local windows_text = string.format("steps 1-%d: %s", early, pair("ratio_act_early", true))
-if early < opt.steps then
-  windows_text = windows_text .. string.format("; %d-%d: %s", early + 1, opt.steps, pair("ratio_act_late"))
+local windows_text = string.format("steps 1-%d: %s", win.early, pair("ratio_act_early", true))
+if win.late_from > win.early then
+  windows_text = windows_text .. string.format("; %d-%d: %s", win.late_from, opt.steps, pair("ratio_act_late"))
 end
 print("  out/in, L2 with G_in at the lookup's output (the paper's): " .. windows_text)
-print(string.format("  the chart's out/in, G_in at E_in's rows, steps 1-%d: %s", early, pair("ratio_early", true)))
+print(string.format("  the chart's out/in, G_in at E_in's rows, steps 1-%d: %s", win.early, pair("ratio_early", true)))
 claim("early_l2_dominance", ratios)
 claim("untied_ratio_spikes", ratios)
 phase("ratio", "This seed, out/in %s", windows_text)

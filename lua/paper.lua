@@ -12,10 +12,9 @@
 --   tied_xK        tied with the input-side gradient scaled by K (scales=)
 -- The training recipe is the paper's (recipe=olmo: AdamW lr 3e-4, eps 1e-5,
 -- decay on every tensor, cosine to 0.1x) with the warmup at 10% of the steps
--- and the cosine reaching its floor at the last step. The paper's early
--- window (its first 10% of training) is that warmup here, and the table
--- says so; with no warmup (recipe= lr=1e-3: today's constant rate) it is
--- the first 10% of the steps.
+-- and the cosine reaching its floor at the last step. The windows are the
+-- paper's analysis's (tielab.findings): early = the first 10% of the
+-- steps (the warmup, under this recipe), late = the last 10%.
 --
 -- After training, the tuned lens of tied, untied and untied_shared (fit=)
 -- is fitted post hoc (r:fit_lens, the tuned-lens package's recipe) and
@@ -26,13 +25,20 @@
 -- Each finding is the paired difference across seeds (the arms of a seed
 -- share its batches), with its 95% t interval, n (seeds) and a verdict on
 -- the direction the paper claims: held (the interval lies on that side of
--- 0), not held (on the other), inconclusive (it holds 0, or n < 2):
+-- 0), not held (on the other), inconclusive (it holds 0, or n < 2, or the
+-- model cannot show it), and the reason in a line of its own (the reason
+-- column of PREFIX_summary.csv): the window, the values, and for anything
+-- but held what would have to differ:
 --   align_toward_output       tied: linear_out - linear_in > 0
 --   early_l2_dominance        tied: log mean L2 ratio |G_out|/|G_in act|
 --                             over the early window > 0 (ratio > 1)
---   l1_crossover              tied: log mean L1 ratio after it < 0
+--   l1_crossover              tied: log mean L1 ratio over the late
+--                             window < 0 (ratio < 1); the table also
+--                             gives the step after which it stays below 1
 --   untied_ratio_spikes       untied: log early ratio - log late ratio > 0
 --   lens_kl_early             fitted KL tied - untied, positions 1..L/2 > 0
+--                             (L >= 4; a fit that did not converge is
+--                             marked in the table, the CSV and the reason)
 --   scaling_moves_toward_in   procrustes_in tied_x5 - tied > 0 (Table 2)
 --   scaling_moves_toward_in_linear   the same with the linear map
 --   scaling_costs_ppl         val_ppl tied_x5 - tied > 0
@@ -173,10 +179,28 @@ local function cell(x)
   if x == nil or (type(x) == "number" and x ~= x) then return "" end
   if math.type(x) == "integer" then return string.format("%d", x) end
   if type(x) == "number" then return string.format("%.6g", x) end
-  return tostring(x)
+  local text = tostring(x)
+  -- RFC 4180: a cell with a comma, a quote or a line break is quoted
+  if text:find('[,"\r\n]') then return '"' .. text:gsub('"', '""') .. '"' end
+  return text
 end
 
 -- One CSV line of the cells given.
+-- 'text' cut into lines of at most 'width' characters at spaces.
+local function wrapped(text, width)
+  local lines, line = {}, ""
+  for word in text:gmatch("%S+") do
+    if line ~= "" and #line + 1 + #word > width then
+      lines[#lines + 1] = line
+      line = word
+    else
+      line = line == "" and word or line .. " " .. word
+    end
+  end
+  if line ~= "" then lines[#lines + 1] = line end
+  return lines
+end
+
 local function line_of(...)
   local t = table.pack(...)
   for i = 1, t.n do t[i] = cell(t[i]) end
@@ -189,8 +213,8 @@ end
 
 local headers = {
   steps = "seed,arm,step,loss,lr,warmup,grad_ratio,grad_ratio_act,grad_ratio_l1,grad_ratio_act_l1",
-  lens = "seed,arm,position,lens,kl,ce,entropy,acc",
-  summary = "finding,measure,arm,mean,ci_low,ci_high,n,verdict",
+  lens = "seed,arm,position,lens,kl,ce,entropy,acc,converged",
+  summary = "finding,measure,arm,mean,ci_low,ci_high,n,verdict,reason",
 }
 
 -- PREFIX_steps.csv, PREFIX_lens.csv and PREFIX_summary.csv, opened (none
@@ -204,6 +228,8 @@ end
 
 local function finite(x) return type(x) == "number" and x == x and x ~= math.huge and x ~= -math.huge end
 
+-- The lens finding's early half: positions 1..L/2 (findings.list says
+-- when L is too shallow for one).
 local mid = math.max(1, opt.layers // 2)
 
 local align_keys = {"linear_in", "linear_out", "procrustes_in", "procrustes_out", "knn_in", "knn_out",
@@ -216,6 +242,25 @@ local align_keys = {"linear_in", "linear_out", "procrustes_in", "procrustes_out"
 -- and recipe as the table names them. The runs stay in the lab when
 -- 'keep' (its charts show them).
 -- The options of arm 'a''s run for 'seed'.
+-- The recipe as the runs have it, in one line: the rate, the warmup and
+-- the schedule with the floor it decays to (lr_min, or lr_min_ratio of
+-- the rate when lr_min is 0).
+local function recipe_line(o)
+  local lr = tonumber(o.lr)
+  local decay = "constant"
+  if (o.schedule or "constant") ~= "constant" then
+    local floor = tonumber(o.lr_min) or 0
+    local how = ""
+    if floor == 0 and (tonumber(o.lr_min_ratio) or 0) > 0 then
+      floor = lr * tonumber(o.lr_min_ratio)
+      how = string.format(" (%sx lr)", cell(tonumber(o.lr_min_ratio)))
+    end
+    decay = string.format("%s to %s%s at step %s", o.schedule, cell(floor), how, o.decay_steps or "-")
+  end
+  return string.format("recipe %s: lr %s, warmup %s, %s", opt.recipe == "" and "(none)" or opt.recipe, cell(lr),
+                       o.warmup or "-", decay)
+end
+
 local function arm_options(a, seed)
   local o = {name = string.format("%s_s%s", a.name, sweep.num(seed)), tie = a.tie, in_scale = a.in_scale,
              init_seed = seed + a.init, data_seed = seed}
@@ -235,11 +280,12 @@ local function run_seed(seed, progress, label, keep)
       put(arm, k .. suffix .. "_base", al.baseline and al.baseline[k])
     end
   end
-  local function put_lens(arm, which, t)
+  -- converged: "" for the online lens, else whether the fit converged.
+  local function put_lens(arm, which, t, converged)
     if not t or not t.kl then return end
     for p = 1, #t.kl do
       rec.lens[#rec.lens + 1] = line_of(seed, arm, p - 1, which, t.kl[p], t.ce and t.ce[p], t.entropy and t.entropy[p],
-                                        t.acc and t.acc[p])
+                                        t.acc and t.acc[p], converged)
       if which == "fitted" then put(arm, "kl." .. (p - 1), t.kl[p]) end
     end
     if which == "fitted" then
@@ -253,14 +299,11 @@ local function run_seed(seed, progress, label, keep)
   for i, a in ipairs(arms) do runs[i] = lab.run(arm_options(a, seed)) end
   local o = runs[1]:options()
   local warmup = tonumber(o.warmup) or 0
-  local early
-  early, rec.early_label = findings.early_window(opt.steps, warmup)
+  local win = findings.windows(opt.steps)
+  rec.early_label, rec.late_label = win.early_label, win.late_label
   local acc = {}
-  for i = 1, #runs do acc[i] = findings.ratio_windows(early) end
-  local decay = (o.schedule or "constant") == "constant" and "constant"
-                or string.format("%s to lr_min %s at step %s", o.schedule, o.lr_min or "-", o.decay_steps or "-")
-  rec.recipe_line = string.format("recipe %s: lr %s, warmup %s, %s", opt.recipe == "" and "(none)" or opt.recipe,
-                                  cell(tonumber(o.lr)), o.warmup or "-", decay)
+  for i = 1, #runs do acc[i] = findings.ratio_windows(opt.steps) end
+  rec.recipe_line = recipe_line(o)
   local hook = lab.on_step(function(step)
     progress:step(#runs, label)
     for i, r in ipairs(runs) do
@@ -279,21 +322,24 @@ local function run_seed(seed, progress, label, keep)
   local untied, untied_shared = runs[arm_index.untied], runs[arm_index.untied_shared]
   for i, r in ipairs(runs) do
     local a, w, m = arms[i], acc[i]:values(), r:metrics()
-    for _, k in ipairs{"ratio_act_early", "ratio_early", "ratio_act_late", "ratio_act_l1_late"} do put(a.name, k, w[k]) end
+    for _, k in ipairs{"ratio_act_early", "ratio_early", "ratio_act_late", "ratio_act_l1_late", "l1_below_from"} do
+      put(a.name, k, w[k])
+    end
     for _, k in ipairs{"val_ppl", "drift_in", "drift_out", "normfreq_in", "normfreq_out"} do put(a.name, k, m[k]) end
     -- Each matrix against the untied run of another init: for the tied arms
     -- the paper's comparison; for untied_shared how alike two untied runs'
     -- matrices come out, the level "aligned" is read against.
     if a.name ~= "untied" then put_alignment(a.name, lab.align(r, untied), "") end
     if a.name == "tied" then put_alignment(a.name, lab.align(r, untied_shared), "_shared_init") end
-    put_lens(a.name, "online", m.lens)
+    put_lens(a.name, "online", m.lens, "")
     if fitted[a.name] then
       if not r.fit_lens then error("this tielab has no r:fit_lens (the post-hoc tuned lens)", 0) end
       lab.log("seed %d: fitting the tuned lens of %s", seed, a.name)
       local f = r:fit_lens{steps = opt.lens_steps > 0 and opt.lens_steps or nil,
                            tokens_per_step = opt.lens_tokens > 0 and opt.lens_tokens or nil}
-      put_lens(a.name, "fitted", f)
-      rec.fits[a.name] = {steps = f.steps, converged = f.converged and true or false, tokens = f.tokens_per_step}
+      put_lens(a.name, "fitted", f, f.converged and "true" or "false")
+      rec.fits[a.name] = {steps = f.steps, converged = f.converged and true or false, tokens = f.tokens_per_step,
+                          seconds = f.seconds}
     end
   end
   if not keep then
@@ -327,22 +373,36 @@ local function report(done, files)
     return none
   end
   local steps_csv, lens_csv, summary_csv = files.steps, files.lens, files.summary
-  local early_label, recipe_line, fit_notes = nil, nil, {}
+  local labels, fit_notes = {}, {}
   for _, d in ipairs(done) do
     local rec = d.rec
-    early_label, recipe_line = early_label or rec.early_label, recipe_line or rec.recipe_line
+    for _, k in ipairs{"early_label", "late_label", "recipe_line"} do labels[k] = labels[k] or rec[k] end
     for _, a in ipairs(arms) do
       for k, v in pairs(rec.values[a.name] or {}) do record(a.name, k, d.si, v) end
       local f = rec.fits[a.name]
       if f then
-        local note = fit_notes[a.name] or {steps = {}, converged = 0, tokens = f.tokens}
+        local note = fit_notes[a.name] or {steps = {}, seconds = {}, converged = 0, tokens = f.tokens}
         note.steps[#note.steps + 1] = f.steps
+        note.seconds[#note.seconds + 1] = f.seconds
         note.converged = note.converged + (f.converged and 1 or 0)
         fit_notes[a.name] = note
       end
     end
     if steps_csv then for _, l in ipairs(rec.steps) do steps_csv:write(l, "\n") end end
     if lens_csv then for _, l in ipairs(rec.lens) do lens_csv:write(l, "\n") end end
+  end
+
+  -- "k of n lens fits of ARM did not converge", for the arms a lens
+  -- finding compares; nil when every fit converged.
+  local function unconverged(f)
+    local parts = {}
+    for _, side in ipairs{f.x, f.y} do
+      local n = fit_notes[side[1]]
+      if n and n.converged < #n.steps then
+        parts[#parts + 1] = string.format("%d of %d %s lens fits not converged", #n.steps - n.converged, #n.steps, side[1])
+      end
+    end
+    return #parts > 0 and table.concat(parts, ", ") or nil
   end
 
   -- Per-seed quantities the findings difference.
@@ -356,10 +416,10 @@ local function report(done, files)
 
   -- The findings, as tielab.findings defines them (demo.lua reports one
   -- seed's by the same definitions).
-  local findings_list = findings.list{scaled = scaled, mid = mid}
+  local findings_list = findings.list{scaled = scaled, layers = opt.layers, steps = opt.steps}
   for _, f in ipairs(findings_list) do
-    f.d, f.verdict = findings.decide(f, values)
-    row(summary_csv, f.id, f.measure, f.arm, f.d.mean, f.d.lo, f.d.hi, f.d.n, f.verdict)
+    f.d, f.verdict, f.reason = findings.decide(f, values, f.window == "lens" and unconverged(f) or nil)
+    row(summary_csv, f.id, f.measure, f.arm, f.d.mean, f.d.lo, f.d.hi, f.d.n, f.verdict, f.reason)
   end
 
   -- Descriptive rows: each measure of each arm, mean over seeds and its 95%
@@ -375,7 +435,7 @@ local function report(done, files)
     return {mean = m, lo = lo, hi = hi, n = #xs}
   end
 
-  local measures = {"val_ppl", "ratio_act_early", "ratio_early", "ratio_act_late", "ratio_act_l1_late"}
+  local measures = {"val_ppl", "ratio_act_early", "ratio_early", "ratio_act_late", "ratio_act_l1_late", "l1_below_from"}
   for _, suffix in ipairs{"", "_shared_init"} do
     for _, k in ipairs(align_keys) do
       measures[#measures + 1] = k .. suffix
@@ -387,7 +447,7 @@ local function report(done, files)
   for _, k in ipairs(measures) do
     for _, a in ipairs(arms) do
       local d = describe(a.name, k)
-      if d.n > 0 then row(summary_csv, "", k, a.name, d.mean, d.lo, d.hi, d.n, "") end
+      if d.n > 0 then row(summary_csv, "", k, a.name, d.mean, d.lo, d.hi, d.n, "", "") end
     end
   end
   for _, f in ipairs{steps_csv, lens_csv, summary_csv} do f:close() end
@@ -436,8 +496,8 @@ local function report(done, files)
 
   print(string.format("tielab paper comparison: %d steps, seeds %s, V=%d d=%d L=%d H=%d T=%d B=%d",
                       opt.steps, table.concat(seeds, ","), opt.vocab, opt.dim, opt.layers, opt.heads, opt.ctx, opt.batch))
-  print(recipe_line or "recipe -")
-  print(string.format("early window: %s (the paper's first 10%%)", early_label or "-"))
+  print(labels.recipe_line or "recipe -")
+  print(string.format("windows: early %s; late %s", labels.early_label or "-", labels.late_label or "-"))
   print()
   print("the paper's findings: paired difference across seeds (same batches),")
   print("mean and 95% t interval; verdict on the direction the paper claims")
@@ -446,6 +506,7 @@ local function report(done, files)
     local ci = f.d.lo == f.d.lo and string.format("[%s, %s]", signed(f.d.lo), signed(f.d.hi)) or "-"
     print(string.format("  %-31s %7s %19s %2d  %s", f.id, signed(f.d.mean), ci, f.d.n, f.verdict))
     print(string.format("    %s, claim %s 0", f.label, f.dir == "+" and ">" or "<"))
+    for _, l in ipairs(wrapped("why: " .. f.reason, 80 - 6)) do print("      " .. l) end
   end
   print()
   print("below: mean over seeds +- half width of its 95% t interval")
@@ -456,6 +517,15 @@ local function report(done, files)
   end
   table_of("gradient ratio |G_out|/|G_in|: G_in at the lookup's output (rows: V x d)",
            gradient_columns(), arm_rows())
+  print("  early and late: the first and last 10% of the steps")
+  print()
+  print("the L1 crossover: the step after which the L1 ratio stays below 1")
+  for _, a in ipairs(arms) do
+    local d = describe(a.name, "l1_below_from")
+    print(string.format("  %-13s %s", a.name, d.n == 0 and "never, in any seed"
+                        or string.format("%s (in %d of %d seeds; the others never)", show(a.name, "l1_below_from", "%.0f"),
+                                         d.n, #done)))
+  end
   table_of("alignment with the untied run of another init, after a map (mean row cosine)",
            {{title = "linear E_in", key = "linear_in"}, {title = "linear E_out", key = "linear_out"},
             {title = "procr. E_in", key = "procrustes_in"}, {title = "procr. E_out", key = "procrustes_out"}},
@@ -476,16 +546,23 @@ local function report(done, files)
 
   local lens_columns = {}
   for p = 0, opt.layers do lens_columns[#lens_columns + 1] = {title = string.format("pos %d", p), key = "kl." .. p, fmt = "%.2f"} end
-  local lens_rows = arm_rows(function(a) return fitted[a.name] end)
+  local lens_rows, marked = arm_rows(function(a) return fitted[a.name] end), false
+  for _, r in ipairs(lens_rows) do
+    local n = fit_notes[r.arm]
+    if n and n.converged < #n.steps then r.label, marked = r.label .. " *", true end
+  end
   if #lens_rows > 0 then
     table_of("fitted tuned lens KL(final || lens), bits/token, by position (0: embeddings)",
              lens_columns, lens_rows)
-    print("  fits (lens steps per seed, how many converged, positions a lens step):")
+    if marked then print("  * from fits that did not all converge: read these numbers with care") end
+    print("  fits (steps per seed, how many converged, seconds in all, positions a step):")
     for _, a in ipairs(arms) do
       local n = fit_notes[a.name]
       if n then
-        print(string.format("    %-13s %s, %d/%d converged, %d a step", a.name, table.concat(n.steps, "/"), n.converged,
-                            #n.steps, n.tokens))
+        local seconds = 0
+        for _, t in ipairs(n.seconds) do seconds = seconds + t end
+        print(string.format("    %-13s %s, %d/%d converged, %.1f s, %d a step", a.name, table.concat(n.steps, "/"),
+                            n.converged, #n.steps, seconds, n.tokens))
       end
     end
   end
@@ -544,10 +621,11 @@ local sw = sweep.new{
   run = function(p, task) return run_seed(p.seed, task.progress, task.label, false) end,
   -- a seed's record: per arm its measures, the CSV lines of its steps and
   -- lenses, and how each post-hoc lens fit went
-  result = {seed = "number", early_label = "line", recipe_line = "line",
+  result = {seed = "number", early_label = "line", late_label = "line", recipe_line = "line",
             values = sweep.map_of(sweep.map_of("number")), steps = sweep.array_of("line"),
             lens = sweep.array_of("line"),
-            fits = sweep.map_of({steps = "number", converged = "boolean", tokens = sweep.optional("number")})},
+            fits = sweep.map_of({steps = "number", converged = "boolean", tokens = sweep.optional("number"),
+                                 seconds = sweep.optional("number")})},
 }
 os.exit(sw:main(opt, function(done)
   local list = {}

@@ -39,7 +39,7 @@ end
 local captions = {
   lab = function() return nil end,
   ratio = function()
-    local early = findings.early_window(opt.steps, 0)
+    local early = findings.early_window(opt.steps)
     return string.format("Steps 1-%d: out/in %s tied, %s untied", early,
                          findings.ratio_text(mean_to(tied, "grad_ratio", early)),
                          findings.ratio_text(mean_to(untied, "grad_ratio", early)))

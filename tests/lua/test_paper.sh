@@ -17,9 +17,24 @@ cd "$tmp" || exit 1
 ok $? "paper.lua runs tiny with two seeds ($(tail -n 3 stderr | tr '\n' ' '))"
 
 cat >check.lua <<'EOF'
+-- The cells of a CSV line, a quoted cell ("a, ""b""") unquoted.
 local function split(line)
-  local t = {}
-  for f in (line .. ","):gmatch("([^,]*),") do t[#t + 1] = f end
+  local t, i = {}, 1
+  while i <= #line + 1 do
+    if line:sub(i, i) == '"' then
+      local cell, j = {}, i + 1
+      while true do
+        local q = line:find('"', j, true)
+        cell[#cell + 1] = line:sub(j, q - 1)
+        if line:sub(q + 1, q + 1) == '"' then cell[#cell + 1], j = '"', q + 2 else i = q + 2; break end
+      end
+      t[#t + 1] = table.concat(cell)
+    else
+      local c = line:find(",", i, true) or #line + 1
+      t[#t + 1] = line:sub(i, c - 1)
+      i = c + 1
+    end
+  end
   return t
 end
 local function read(name)
@@ -58,11 +73,11 @@ local lh, lens = read("tiny_lens.csv")
 local uh, summary = read("tiny_summary.csv")
 ok(sh == "seed,arm,step,loss,lr,warmup,grad_ratio,grad_ratio_act,grad_ratio_l1,grad_ratio_act_l1",
    "the steps CSV has exactly its columns: " .. sh)
-ok(lh == "seed,arm,position,lens,kl,ce,entropy,acc", "the lens CSV has exactly its columns: " .. lh)
-ok(uh == "finding,measure,arm,mean,ci_low,ci_high,n,verdict", "the summary CSV has exactly its columns: " .. uh)
+ok(lh == "seed,arm,position,lens,kl,ce,entropy,acc,converged", "the lens CSV has exactly its columns: " .. lh)
+ok(uh == "finding,measure,arm,mean,ci_low,ci_high,n,verdict,reason", "the summary CSV has exactly its columns: " .. uh)
 local ragged = 0
-for _, set in ipairs{steps, lens, summary} do
-  for _, r in ipairs(set) do if r._ncols ~= 8 and r._ncols ~= 10 then ragged = ragged + 1 end end
+for _, set in ipairs{{steps, 10}, {lens, 9}, {summary, 9}} do
+  for _, r in ipairs(set[1]) do if r._ncols ~= set[2] then ragged = ragged + 1 end end
 end
 ok(ragged == 0, "every row has as many cells as its header")
 
@@ -78,8 +93,13 @@ for _, r in ipairs(summary) do
     if not (lo and hi and lo == lo and hi == hi and lo <= hi) then bad[#bad + 1] = r.finding .. " interval" end
     if r.n ~= "2" then bad[#bad + 1] = r.finding .. " n=" .. r.n end
     if not words[r.verdict] then bad[#bad + 1] = r.finding .. " verdict '" .. r.verdict .. "'" end
+    -- Its reason: the window it read, then why.
+    if not (r.reason:match("^steps %d") or r.reason:match("^at step 30") or r.reason:match("^fitted lens, positions"))
+       or not r.reason:find("; ", 1, true) then
+      bad[#bad + 1] = r.finding .. " reason '" .. r.reason .. "'"
+    end
     -- The verdict follows from the interval and the claimed direction.
-    if lo and hi then
+    if lo and hi and r.finding ~= "lens_kl_early" then
       local want = (lo > 0 and hi > 0) and "held" or ((lo < 0 and hi < 0) and "not held" or "inconclusive")
       if r.finding == "l1_crossover" then
         want = (lo < 0 and hi < 0) and "held" or ((lo > 0 and hi > 0) and "not held" or "inconclusive")
@@ -124,16 +144,31 @@ local function check_finding(id, diffs, scale)
 end
 
 -- early_l2_dominance from the steps CSV: per seed, log of the tied arm's
--- mean grad_ratio_act over the warmup.
-local sums = {}
-for _, r in ipairs(steps) do
-  if r.arm == "tied" and tonumber(r.step) <= tonumber(r.warmup) then
-    local s = sums[r.seed] or {0, 0}
-    s[1], s[2] = s[1] + tonumber(r.grad_ratio_act), s[2] + 1
-    sums[r.seed] = s
+-- mean grad_ratio_act over the first 10% of the steps (1-3), which is also
+-- the warmup here; l1_crossover: of its mean grad_ratio_act_l1 over the
+-- last 10% (28-30).
+local function window_sums(arm, column, first, last)
+  local sums = {}
+  for _, r in ipairs(steps) do
+    local step = tonumber(r.step)
+    if r.arm == arm and step >= first and step <= last then
+      local s = sums[r.seed] or {0, 0}
+      s[1], s[2] = s[1] + tonumber(r[column]), s[2] + 1
+      sums[r.seed] = s
+    end
   end
+  return sums
 end
-ok(sums["1"] and sums["2"] and sums["1"][2] == 3, "the warmup is 10% of 30 steps: 3 steps per seed")
+local sums = window_sums("tied", "grad_ratio_act", 1, 3)
+ok(sums["1"] and sums["2"] and sums["1"][2] == 3, "the early window is 10% of 30 steps: 3 steps per seed")
+local warm = 0
+for _, r in ipairs(steps) do if r.step == "1" and r.warmup ~= "3" then warm = warm + 1 end end
+ok(warm == 0, "the olmo recipe's warmup is 10% of the steps, the early window")
+local late = window_sums("tied", "grad_ratio_act_l1", 28, 30)
+ok(late["1"] and late["2"] and late["1"][2] == 3, "the late window is the last 10%: steps 28-30")
+if late["1"] and late["2"] then
+  check_finding("l1_crossover", {math.log(late["1"][1] / late["1"][2]), math.log(late["2"][1] / late["2"][2])}, 1)
+end
 -- The olmo recipe as the script sets it, with the lr given: 0.01 ramped
 -- over the warmup from a tenth of it (OLMo's start), down to the preset's
 -- floor, a tenth of it, at the last step (decay_steps = steps).
@@ -148,14 +183,16 @@ if sums["1"] and sums["2"] then
 end
 
 -- lens_kl_early from the lens CSV: fitted KL at position 1 (L = 2), tied - untied.
-local kl, at_top = {}, true
+local kl, at_top, marks = {}, true, 0
 for _, r in ipairs(lens) do
+  if (r.lens == "fitted") ~= (r.converged == "true" or r.converged == "false") then marks = marks + 1 end
   if r.lens == "fitted" then
     kl[r.seed .. "/" .. r.arm .. "/" .. r.position] = tonumber(r.kl)
     if r.position == "2" and tonumber(r.kl) ~= 0 then at_top = false end
   end
 end
 ok(at_top, "the fitted lens's KL at the last position is 0")
+ok(marks == 0, "every fitted row says whether its fit converged, no online row does")
 local count = {}
 for _, r in ipairs(lens) do count[r.lens] = (count[r.lens] or 0) + 1 end
 -- 2 seeds x 3 positions: of every arm (5) online, of tied, untied and untied_shared fitted.
@@ -197,15 +234,20 @@ done <check.out
 [ $status -eq 0 ]
 ok $? "the CSV checks ran to their end"
 
-grep -q '^  early_l2_dominance ' stdout && grep -q 'the warmup, steps 1-3' stdout && ! grep -qiw nan stdout
-ok $? "the table leads with the findings, names the warmup as the early window, and shows no nan"
+grep -q '^  early_l2_dominance ' stdout &&
+  grep -q '^windows: early steps 1-3, the first 10%; late steps 28-30, the last 10%$' stdout && ! grep -qiw nan stdout
+ok $? "the table leads with the findings, names the windows, and shows no nan"
+grep -A4 '^  l1_crossover ' stdout | grep -q '^      why: steps 28-30, the last 10%: tied ratio_act_l1_late '
+ok $? "each verdict says why: l1_crossover names its window and value"
+grep -A6 '^  lens_kl_early ' stdout | tr '\n' ' ' | grep -q 'L=2 is too shallow'
+ok $? "the lens finding says the model is too shallow for an early half"
 awk 'length($0) > 80 { bad = 1 } END { exit bad }' stdout
 ok $? "the table fits 80 columns"
-grep -Eq '^    tied +[0-9]+/[0-9]+, [0-9]/2 converged, 64 a step$' stdout
+grep -Eq '^    tied +[0-9]+/[0-9]+, [0-9]/2 converged, [0-9.]+ s, 64 a step$' stdout
 ok $? "lens_tokens=64: every fit takes 64 positions a lens step, and the table says so"
 mkdir none && cd none &&
   "$tielab" --headless "$lua_dir/paper.lua" $ARGS recipe= lr=1e-3 decay_all=false out= >../const.out 2>&1 &&
-  grep -q 'the first 10%, steps 1-3' ../const.out && grep -q '^recipe (none): lr 0.001, warmup 0, constant$' ../const.out &&
+  grep -q 'early steps 1-3, the first 10%' ../const.out && grep -q '^recipe (none): lr 0.001, warmup 0, constant$' ../const.out &&
   [ -z "$(ls)" ]
 ok $? "recipe= lr=1e-3 decay_all=false: the constant rate, the first 10% as the early window; out= writes nothing"
 tap_done

@@ -197,6 +197,14 @@ n=$((n + 1))
 if [ "$(wc -l <"$tmp/err")" = 1 ] && ! grep -q traceback "$tmp/err"; then echo "ok $n - and it is one line, no traceback"
 else failed=$((failed + 1)); echo "not ok $n - a bad script argument printed:"; sed 's/^/# /' "$tmp/err" | head -5; fi
 check "a script argument missing its value" 2 "argument 'steps' needs a value" -- "$tielab" --headless "$tmp/args.lua" --steps
+# A run option before the script's name is the default of the key of its
+# name: as a number over a number, as text over text ("" or a list).
+cat >"$tmp/given.lua" <<'LUA'
+local a = lab.args(arg, {dim = "128", lr = "", layers = 4, recipe = ""})
+print(string.format("dim=%s lr=%s layers=%s recipe=%s", a.dim, a.lr, math.type(a.layers), a.recipe))
+LUA
+check "run options before the script: defaults of their keys, text where the default is text" 0 \
+  "^dim=32 lr=0.003 layers=integer recipe=olmo$" -- "$tielab" --headless --dim 32 --lr 3e-3 --layers 2 --recipe olmo "$tmp/given.lua"
 
 # Every setting the settings table gives a script's mode is an option a
 # --headless script takes, at its default; the names and defaults come

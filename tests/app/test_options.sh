@@ -100,7 +100,7 @@ companion_of() {
   case $1 in
     --warmup-start) echo "--warmup 2 --schedule cosine --decay-steps 10" ;;
     --decay-steps) echo "--schedule cosine --decay-steps 50" ;;
-    --lr-min | --lr-min-ratio) echo "--schedule linear --decay-steps 3" ;;
+    --lr-min | --lr-min-ratio) echo "--lr 0.001 --schedule linear --decay-steps 3" ;;   # an lr above the floor (--compare's recipe has 3e-4)
     --momentum) echo "--optimizer sgd" ;;
     --grad-scale) echo "--optimizer sgd --lr 0.5 --clip 0" ;;
     --weight-decay | --decay-all | --clip | --eps) echo "--lr 0.1" ;;

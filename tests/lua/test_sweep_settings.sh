@@ -41,6 +41,11 @@ sweep "$script" $G dim=16 out=plain tasks >/dev/null 2>&1 &&
   sweep --recipe olmo "$script" $G dim=16 out=plain tasks >/dev/null 2>plain.err
 [ $? -eq 2 ] && grep -q 'recipe recorded (none), given olmo' plain.err
 ok $? "a folder trained without a recipe refuses --recipe olmo: $(cat plain.err)"
+ppl() { sed -n 's/.*"val_ppl":\([^,}]*\).*/\1/p' "$1"; }
+sweep "$script" $G dim=16 out=plain task=0 >/dev/null 2>&1 &&
+  [ -n "$(ppl plain/task-0.json)" ] && [ -n "$(ppl before/task-0.json)" ] &&
+  [ "$(ppl plain/task-0.json)" != "$(ppl before/task-0.json)" ]
+ok $? "the recipe given before the script trains the task: val_ppl $(ppl before/task-0.json) with it, $(ppl plain/task-0.json) without"
 
 # ---- settings as values and axes
 sweep "$script" $G dim=16 recipe=olmo lr=1e-3,3e-3 eps=1e-6 out= >axis.out 2>axis.err

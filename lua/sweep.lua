@@ -10,10 +10,20 @@
 -- seeds, and each scale's paired difference from the first scale (the same
 -- seed's tasks) with its 95% t interval.
 --
---   tielab --headless sweep.lua [key=value ...] [VERB]
---     scales=1,2,5,10 seeds=1,2,3 steps=500 lr=0.001 corpus= threads=1
+--   tielab --headless [RUN OPTIONS] sweep.lua [key=value ...] [VERB]
+--     scales=1,2,5,10 seeds=1,2,3 steps=500 corpus= threads=1
 --     vocab=1024 dim=128 layers=4 heads=4 ctx=64 batch=16
 --                   each of the six sizes may be a list too (dim=64,128)
+--     recipe=olmo   any run setting too (lr=, warmup=, eps=, clip=, ...)
+--                   but those each run sets itself (name, tie, tie_merge,
+--                   seed, init_seed, data_seed, in_scale, partner); a
+--                   numeric one may be a list, an axis after the sizes
+--                   (lr=1e-3,3e-3); with recipe=olmo, warmup defaults to
+--                   10% of steps and decay_steps to steps. A run option
+--                   given to tielab before the script (--recipe olmo,
+--                   --dim 32) is the default of its key, so it is in the
+--                   grid, every task line and the report like one given
+--                   after it
 --     out=sweep     the folder of the tasks' results (out= keeps none)
 --     VERB          tasks | task=K | slurm | merge (see tielab.sweep, and
 --                   docs/scale.md); none: every unfinished task here, then
@@ -21,7 +31,8 @@
 --     partition= time= cpus=   the slurm verb's #SBATCH lines
 --
 -- The tasks go in this order (task=0 first): model size slowest (vocab,
--- then dim, layers, heads, ctx, batch), then seed, then scale fastest;
+-- then dim, layers, heads, ctx, batch), then the settings given as lists
+-- (in lab.settings() order), then seed, then scale fastest;
 -- seeds=1,2 scales=1,5 is task 0 seed 1 x1, 1 seed 1 x5, 2 seed 2 x1,
 -- 3 seed 2 x5. DIR/sweep.csv has one row per task in that order.
 --
@@ -30,26 +41,51 @@
 -- digits, so a folder's tasks all use one count.
 local lab = require "tielab"
 local stats = require "tielab.stats"
+local settings = require "tielab.settings"
 local sweep = require "tielab.sweep"
 
-local opt = lab.args(arg, {
-  scales = "1,2,5,10", seeds = "1,2,3", steps = 500, lr = 1e-3, corpus = "", threads = 1,
+local defaults, passthrough = settings.defaults{
+  scales = "1,2,5,10", seeds = "1,2,3", steps = 500, corpus = "", threads = 1,
   vocab = "1024", dim = "128", layers = "4", heads = "4", ctx = "64", batch = "16",
   out = "sweep", tasks = false, task = -1, slurm = false, merge = false, partition = "", time = "", cpus = "",
-})
+}
+local opt = lab.args(arg, defaults)
 
 local sizes = {"vocab", "dim", "layers", "heads", "ctx", "batch"}
 local size_label = {vocab = "V", dim = "d", layers = "L", heads = "H", ctx = "T", batch = "B"}
 
 -- The grid: every argument that changes results, written canonically.
-local grid = {steps = opt.steps, lr = opt.lr, threads = opt.threads, corpus = sweep.absolute(opt.corpus)}
+local grid = {steps = opt.steps, threads = opt.threads, corpus = sweep.absolute(opt.corpus)}
 local lists = {}
 for _, k in ipairs{"seeds", "scales", table.unpack(sizes)} do lists[k], grid[k] = sweep.list(k, opt[k]) end
 if opt.steps < 1 then sweep.usage("sweep.lua: steps= must be at least 1") end
 if opt.threads < 1 then sweep.usage("sweep.lua: threads= must be at least 1") end
 
+-- The run settings given: each numeric one given as a list an axis (its
+-- values in 'lists'), the others fixed (in 'fixed', in their own types);
+-- those not given are not in the grid, so that a folder's record names
+-- every setting its tasks were trained with.
+local function typed(s, text)
+  local ok, v = pcall(settings.value, s, text)
+  if not ok then sweep.usage("sweep.lua: %s", tostring(v)) end
+  return v
+end
+local fixed, setting_axes = {}, {}
+for _, s in ipairs(passthrough) do
+  local text = opt[s.name]
+  if text ~= "" and (s.type == "integer" or s.type == "number") and text:find(",") then
+    lists[s.name], grid[s.name] = sweep.list(s.name, text)
+    for _, x in ipairs(lists[s.name]) do typed(s, sweep.num(x)) end
+    setting_axes[#setting_axes + 1] = s.name
+  elseif text ~= "" then
+    fixed[s.name] = typed(s, text)
+    grid[s.name] = fixed[s.name]
+  end
+end
+
 local axes = {}
 for _, k in ipairs(sizes) do axes[#axes + 1] = {k, lists[k]} end
+for _, k in ipairs(setting_axes) do axes[#axes + 1] = {k, lists[k]} end
 axes[#axes + 1] = {"seed", lists.seeds}
 axes[#axes + 1] = {"in_scale", lists.scales}
 local points = sweep.product(axes)
@@ -60,9 +96,12 @@ for _, p in ipairs(points) do
   if p.dim % p.heads ~= 0 then sweep.usage("sweep.lua: heads=%d does not divide dim=%d", p.heads, p.dim) end
 end
 
+-- A point's model size and the settings it takes from lists: what the
+-- report groups the seeds and scales by.
 local function size_of(p)
   local t = {}
   for _, k in ipairs(sizes) do t[#t + 1] = size_label[k] .. "=" .. p[k] end
+  for _, k in ipairs(setting_axes) do t[#t + 1] = k .. "=" .. sweep.num(p[k]) end
   return table.concat(t, " ")
 end
 
@@ -76,8 +115,11 @@ local tenth = math.max(1, math.ceil(opt.steps / 10))
 -- the tied run's at this scale.
 local function options(p)
   local shape = {vocab = p.vocab, dim = p.dim, layers = p.layers, heads = p.heads, ctx = p.ctx, batch = p.batch,
-                 lr = opt.lr, threads = opt.threads, align_every = 0, eval_every = math.max(1, math.min(50, opt.steps))}
+                 threads = opt.threads, align_every = 0, eval_every = math.max(1, math.min(50, opt.steps))}
+  for k, v in pairs(fixed) do shape[k] = v end
+  for _, k in ipairs(setting_axes) do shape[k] = p[k] end
   if grid.corpus ~= "" then shape.corpus = grid.corpus end
+  settings.fit_recipe(shape, opt.steps)
   return shape, {name = string.format("untied_s%s", sweep.num(p.seed)), tie = "untied", data_seed = p.seed,
                  init_seed = p.seed + 1000},
          {name = string.format("x%s_s%s", sweep.num(p.in_scale), sweep.num(p.seed)), in_scale = p.in_scale, seed = p.seed}
@@ -138,6 +180,19 @@ local function difference(d, fmt)
   return string.format("%s [%s, %s]", signed(d.mean, fmt), signed(d.lo, fmt), signed(d.hi, fmt))
 end
 
+-- The recipe and every other run setting given (the rest are the lab's
+-- defaults, or the recipe's).
+local function settings_line()
+  local t = {"recipe " .. (grid.recipe or "(none)")}
+  for _, s in ipairs(passthrough) do
+    local v = grid[s.name]
+    if v ~= nil and s.name ~= "recipe" then
+      t[#t + 1] = s.name .. " " .. (type(v) == "number" and sweep.num(v) or tostring(v))
+    end
+  end
+  return table.concat(t, ", ")
+end
+
 local function report(done)
   -- results[size][scale index][seed index] = result (nil: missing)
   local size_index, size_list, results = {}, {}, {}
@@ -165,9 +220,9 @@ local function report(done)
     return xs
   end
 
-  print(string.format("in_scale sweep: %d steps, lr %s, seeds %s, scales %s, threads %d, corpus %s", opt.steps,
-                      sweep.num(opt.lr), grid.seeds, grid.scales, opt.threads,
-                      grid.corpus == "" and "(synthetic)" or grid.corpus))
+  print(string.format("in_scale sweep: %d steps, seeds %s, scales %s, threads %d, corpus %s", opt.steps,
+                      grid.seeds, grid.scales, opt.threads, grid.corpus == "" and "(synthetic)" or grid.corpus))
+  print(settings_line())
   print(string.format("%d of %d tasks", #done, #points))
   for _, s in ipairs(size_list) do
     print()
@@ -209,10 +264,14 @@ local sw = sweep.new{name = "sweep", script = arg[0], out = opt.out, grid = grid
 local function report_and_csv(done)
   report(done)
   if not sw.dir then return end
-  local rows = {"seed,in_scale,vocab,dim,layers,heads,ctx,batch,val_ppl,ratio_10pct,linear_in,linear_out"}
+  local columns = {"seed", "in_scale", table.unpack(sizes)}
+  for _, k in ipairs(setting_axes) do columns[#columns + 1] = k end
+  local head = {table.concat(columns, ",")}
+  for _, m in ipairs(measures) do head[#head + 1] = m.key end
+  local rows = {table.concat(head, ",")}
   for _, d in ipairs(done) do
     local p, r, t = d.point, d.result, {}
-    for _, k in ipairs{"seed", "in_scale", "vocab", "dim", "layers", "heads", "ctx", "batch"} do t[#t + 1] = sweep.num(p[k]) end
+    for _, k in ipairs(columns) do t[#t + 1] = sweep.num(p[k]) end
     for _, m in ipairs(measures) do t[#t + 1] = sweep.num(r[m.key]) end
     rows[#rows + 1] = table.concat(t, ",")
   end

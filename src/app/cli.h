@@ -24,7 +24,7 @@ typedef struct CliOptions {
   int steps;               /* --steps: bench steps, or steps of the built-in headless loop */
   int bench_warmup;        /* --bench-warmup: bench steps not timed */
   int print_every;         /* --print-every: built-in headless loop */
-  const char *compare;     /* --compare: the built-in paper comparison ("paper") */
+  const char *compare;     /* --compare paper: runs paper.lua ("paper") */
   const char *script;      /* SCRIPT.lua, or NULL */
   int script_argc;         /* arguments after the script */
   char **script_argv;

@@ -27,7 +27,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "app/compare.h"
 #include "app/headless.h"
 #include "app/progress.h"
 #include "base/clock.h"
@@ -392,7 +391,27 @@ static int builtin_loop(const CliOptions *o) {
   return code;
 }
 
+/* --compare paper: paper.lua, found as a script named without a folder
+** is, run as any script with the run options given (lab.args makes them
+** its defaults) and --steps as its steps=N. Its findings and their
+** definitions are the script's (tielab.findings), the only ones. */
+static int compare_paper(const CliOptions *o) {
+  static char found[PATH_MAX];
+  Err err;
+  if (luaapi_find_script("paper.lua", found, &err) < 0) {
+    fprintf(stderr, "tielab: --compare paper: %s\n", err.msg);
+    return EXIT_USAGE;
+  }
+  char steps[32], *argv[2] = {steps, NULL};
+  snprintf(steps, sizeof steps, "steps=%d", o->steps);
+  CliOptions paper = *o;
+  paper.script = found;
+  paper.script_argc = o->steps > 0 ? 1 : 0;
+  paper.script_argv = argv;
+  return run_script(&paper);
+}
+
 int headless_main(const CliOptions *o) {
-  if (o->compare) return compare_paper(o, stdout, watchdog_save);
+  if (o->compare) return compare_paper(o);
   return o->script ? run_script(o) : builtin_loop(o);
 }

@@ -4,7 +4,7 @@
 **
 ** Whoever owns the process's main loop asks what came: the screen polls
 ** 'sig_fd' and drains it with 'sig_take' (save, resize, clear the line);
-** a loop without a screen (headless, the paper comparison) asks
+** a loop without a screen (the built-in headless loop) asks
 ** 'sig_ended' between two steps. The one exception is Lua code running on
 ** the calling thread (a REPL entry, a script, an on_step callback): nothing
 ** polls then, so SIGINT, SIGTERM and SIGHUP also call the armed interrupt

@@ -60,7 +60,7 @@ static const Setting settings[N_SETTINGS] = {
   [SETTING_BATCH] = {.name = MODEL_KEY_BATCH, .type = SET_INT, .min = 1, .max = CONFIG_MAX_BATCH, .deflt = "16",
                      .help = "sequences per step B", .group = GROUP_SHAPE, .modes = IN_RUNS, .memory = 1,
                      .headline = 1, .store = STORE_INT, .offset = AT(model.batch)},
-  /* --compare sets each run's tie; both embeddings are held whole either way */
+  /* --compare (paper.lua) sets each run's tie; both embeddings are held whole either way */
   [SETTING_TIE] = {.name = MODEL_KEY_TIE, .type = SET_TIE, .max = CONFIG_MAX_DIM, .deflt = "tied", .live = 1,
                    .help = "tied, untied, or K: the first K embedding columns shared", .group = GROUP_TIE,
                    .modes = IN_RUNS & ~IN_COMPARE, .headline = 1, .store = STORE_TIE, .offset = AT(tie_text),
@@ -69,15 +69,17 @@ static const Setting settings[N_SETTINGS] = {
   [SETTING_TIE_MERGE] = {.name = "tie_merge", .type = SET_STRING, .deflt = "in", .live = 1,
                          .help = "when tying: which matrix survives, in, out or mean", .group = GROUP_TIE,
                          .modes = IN_SCRIPTS, .store = STORE_CHOICE, .offset = AT(tie_merge), .choices = merge_names},
-  /* a journal keeps the two seeds 'seed' sets, not 'seed' */
+  /* a journal keeps the two seeds 'seed' sets, not 'seed'; --compare
+  ** (paper.lua) sets each run's seeds from its own seeds= */
   [SETTING_SEED] = {.name = "seed", .type = SET_SEED, .max = SEED_MAX, .deflt = "1",
                     .help = "sets init_seed and data_seed unless given on their own", .group = GROUP_SEEDS,
-                    .modes = IN_RUNS, .headline = 1, .alias = 1, .store = STORE_SEED_BOTH},
+                    .modes = IN_RUNS & ~IN_COMPARE, .headline = 1, .alias = 1, .store = STORE_SEED_BOTH},
   [SETTING_INIT_SEED] = {.name = "init_seed", .type = SET_SEED, .max = SEED_MAX, .deflt = "1",
-                         .help = "seed of the initial weights", .group = GROUP_SEEDS, .modes = IN_RUNS,
+                         .help = "seed of the initial weights", .group = GROUP_SEEDS, .modes = IN_RUNS & ~IN_COMPARE,
                          .headline = 1, .store = STORE_U64, .offset = AT(init_seed)},
   [SETTING_DATA_SEED] = {.name = "data_seed", .type = SET_SEED, .max = SEED_MAX, .deflt = "1",
-                         .help = "seed of the batches and their order", .group = GROUP_SEEDS, .modes = IN_RUNS,
+                         .help = "seed of the batches and their order", .group = GROUP_SEEDS,
+                         .modes = IN_RUNS & ~IN_COMPARE,
                          .headline = 1, .store = STORE_U64, .offset = AT(data_seed)},
   /* --bench draws random tokens, or reads --corpus */
   [SETTING_CORPUS_SEED] = {.name = "corpus_seed", .type = SET_SEED, .max = SEED_MAX, .deflt = "1",
@@ -105,16 +107,15 @@ static const Setting settings[N_SETTINGS] = {
   [SETTING_LENS_EVERY] = {.name = "lens_every", .type = SET_INT, .max = BIG, .deflt = "20", .live = 1,
                           .help = "train the tuned lens every N steps (0: off)", .group = GROUP_INSTRUMENTS,
                           .modes = IN_RUNS & ~(IN_BENCH | IN_LOOP), .store = STORE_INT, .offset = AT(lens_every)},
-  /* --compare evaluates once, at the end */
   [SETTING_EVAL_EVERY] = {.name = "eval_every", .type = SET_INT, .max = BIG, .deflt = "100", .live = 1,
                           .help = "validation loss every N steps (0: off)", .group = GROUP_INSTRUMENTS,
-                          .modes = IN_RUNS & ~(IN_BENCH | IN_COMPARE), .store = STORE_INT, .offset = AT(eval_every)},
-  /* the loop's single run has no partner; --compare aligns its runs once,
-  ** at the end; turned on, the alignment's workspace is made */
+                          .modes = IN_RUNS & ~IN_BENCH, .store = STORE_INT, .offset = AT(eval_every)},
+  /* the loop's single run has no partner; turned on, the alignment's
+  ** workspace is made */
   [SETTING_ALIGN_EVERY] = {.name = "align_every", .type = SET_INT, .max = BIG, .deflt = "100", .live = 1,
                            .help = "alignment with the partner every N steps (0: off)", .group = GROUP_INSTRUMENTS,
-                           .modes = IN_SCRIPTS | IN_BENCH_LAB, .memory = 1, .store = STORE_INT,
-                           .offset = AT(align_every)},
+                           .modes = IN_SCRIPTS | IN_COMPARE | IN_BENCH_LAB, .memory = 1,
+                           .store = STORE_INT, .offset = AT(align_every)},
   /* the other modes choose the partner themselves */
   [SETTING_PARTNER] = {.name = "partner", .type = SET_STRING, .deflt = "",
                        .help = "untied run to align with (empty: the first that fits)", .group = GROUP_INSTRUMENTS,

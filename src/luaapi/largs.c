@@ -262,8 +262,11 @@ static const char *arg_at(lua_State *L, lua_Integer i) {
 /* A run setting given on tielab's command line (--dim 16 before the
 ** script's name) replaces the script's default of the same name, so that
 ** no option given to tielab is ignored by a script that sets its own
-** model; the script's own arguments still come last and win. Table 3 is
-** the result being built, table 2 the script's defaults. */
+** model; the script's own arguments still come last and win. A default
+** that is text (a list of sizes, "" for a setting the script passes on
+** when given) takes the setting as text, as "dim=16" after the script's
+** name would give it. Table 3 is the result being built, table 2 the
+** script's defaults. */
 static void defaults_from_command_line(lua_State *L) {
   const RunOptions *given = lapi_get(L)->opt.defaults;
   if (!given || !given->given) return;
@@ -278,7 +281,11 @@ static void defaults_from_command_line(lua_State *L) {
     }
     int type = lua_type(L, -1);
     lua_pop(L, 1);
-    lua_getfield(L, -1, s[i].name);
+    char text[1100];
+    if (type == LUA_TSTRING && run_options_get_text(given, s[i].name, text, sizeof text, NULL) >= 0)
+      lua_pushstring(L, text);
+    else
+      lua_getfield(L, -1, s[i].name);
     if (lua_type(L, -1) == type) lua_setfield(L, 3, s[i].name);
     else lua_pop(L, 1);
   }

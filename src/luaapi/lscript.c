@@ -16,7 +16,8 @@
 ** A script named without a '/' ("paper.lua") is looked for along a search
 ** path, as a shell looks for a command, so that an installed tielab runs
 ** its scripts from any folder: the working directory, then the user's
-** $XDG_DATA_HOME/tielab, then the installed data directory. A name with a
+** $XDG_DATA_HOME/tielab, then the installed data directory (for the binary
+** in the folder it was built in, the lua/ folder of its sources). A name with a
 ** '/' is a path and is used as given. The running script's own folder is
 ** where require looks first (lapi_script_searcher), and where dofile and
 ** loadfile look for a bare name the working directory does not have. */
@@ -33,16 +34,33 @@ static int is_file(const char *path) {
   return stat(path, &st) == 0 && !S_ISDIR(st.st_mode);
 }
 
-/* PREFIX/share/tielab for a binary that is PREFIX/bin/tielab, into 'dir'
-** when that folder exists; 0 otherwise. */
-static int beside_binary(char dir[PATH_MAX]) {
-  char exe[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+/* The folder of the running binary, into 'exe'; 0 when unknown. */
+static int binary_folder(char exe[PATH_MAX]) {
+  ssize_t n = readlink("/proc/self/exe", exe, PATH_MAX - 1);
   if (n <= 0) return 0;
   exe[n] = '\0';
   char *slash = strrchr(exe, '/');
   if (!slash) return 0;
-  *slash = '\0';   /* PREFIX/bin */
+  *slash = '\0';
+  return 1;
+}
+
+/* The lua/ folder of the sources for the binary in the folder it was built
+** in, into 'dir' (0 for any other binary): run from there it is the
+** version its sources' scripts are, which an installed data directory of
+** another version need not be. */
+static int in_build_tree(char dir[PATH_MAX]) {
+  char exe[PATH_MAX], built[PATH_MAX];
+  if (!binary_folder(exe) || !realpath(TIELAB_BUILDDIR, built) || strcmp(exe, built) != 0) return 0;
+  int k = snprintf(dir, PATH_MAX, "%s", TIELAB_SOURCE_SCRIPTS);
+  return k > 0 && k < PATH_MAX && is_dir(dir);
+}
+
+/* PREFIX/share/tielab for a binary that is PREFIX/bin/tielab, into 'dir'
+** when that folder exists; 0 otherwise. */
+static int beside_binary(char dir[PATH_MAX]) {
+  char exe[PATH_MAX];
+  if (!binary_folder(exe)) return 0;   /* PREFIX/bin */
   size_t len = strlen(exe);
   if (len < 4 || strcmp(exe + len - 4, "/bin") != 0) return 0;
   exe[len - 4] = '\0';
@@ -51,11 +69,12 @@ static int beside_binary(char dir[PATH_MAX]) {
 }
 
 /* A binary installed with its data (and moved since, or installed with
-** DESTDIR) takes the data beside it: that is its own version's. Anywhere
-** else (the build tree) the configured folder serves. */
+** DESTDIR) takes the data beside it: that is its own version's; so does
+** the binary in its build tree, its sources' scripts. Anywhere else the
+** configured folder serves. */
 const char *lapi_data_dir(void) {
   static char dir[PATH_MAX];
-  if (!dir[0] && !beside_binary(dir)) snprintf(dir, sizeof dir, "%s", TIELAB_DATADIR);
+  if (!dir[0] && !in_build_tree(dir) && !beside_binary(dir)) snprintf(dir, sizeof dir, "%s", TIELAB_DATADIR);
   return dir;
 }
 

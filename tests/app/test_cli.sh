@@ -1,7 +1,7 @@
 #!/bin/sh
 # test_cli.sh -- the command line as a user meets it: exit statuses 0/1/2,
 # one clear line for each bad input, --bench's JSON line, the built-in
-# headless loop and the paper comparison, boolean settings and the recipe,
+# headless loop and --compare paper (paper.lua), boolean settings and the recipe,
 # short options and dashed names, options refused by the modes that do not
 # use them, and script arguments.
 tap_name=cli; . "${srcdir:-.}/tests/lib/tap.sh"
@@ -102,8 +102,27 @@ else
   skip "--resume with a damaged checkpoint: no script(1) to give the lab a terminal"
 fi
 
-check "paper comparison prints its table" 0 "tied_in5" -- \
-  "$tielab" --headless --compare paper $TINY --steps 30 --print-every 10 --lens_every 10
+# --compare paper runs paper.lua (found along the script search path:
+# from the build tree, the sources' lua/), with the run options given and
+# --steps as steps=; in a folder of its own, for the paper_*.csv it writes.
+mkdir "$tmp/paper"
+(cd "$tmp/paper" && "$tielab" --headless --compare paper --vocab 256 --dim 8 --layers 1 --heads 1 --ctx 4 --batch 1 \
+  --steps 3 --lens-every 0 --threads 1 --lr 0.01 >out 2>err)
+n=$((n + 1))
+p=$tmp/paper
+if grep -qx 'tielab paper comparison: 3 steps, seeds 1,2,3, V=256 d=8 L=1 H=1 T=4 B=1' "$p/out" &&
+   grep -q '^recipe olmo: lr 0.01, warmup 1, cosine' "$p/out" && grep -q "^the paper's findings" "$p/out" &&
+   [ "$(grep -cE '^  (align_toward_output|early_l2_dominance|scaling_costs_ppl|shared_init_biases_in) ' "$p/out")" = 4 ] &&
+   grep -q '^validation perplexity' "$p/out" && [ "$(grep -c '^1,tied,' "$p/paper_steps.csv")" = 3 ]; then
+  echo "ok $n - --compare paper runs paper.lua with the sizes, --lr and --steps given, and prints its findings table"
+else
+  failed=$((failed + 1)); echo "not ok $n - --compare paper did not print paper.lua's table"
+  sed 's/^/# /' "$p/out" "$p/err" | head -8
+fi
+check "--compare paper takes no --print-every now" 2 "--print-every is not used by --compare paper" -- \
+  "$tielab" --headless --compare paper --print-every 10
+check "--compare refuses --seed: paper.lua's arms set their seeds" 2 "--seed is not used by --compare paper" -- \
+  "$tielab" --headless --compare paper --seed 4
 
 # Run settings from the command line, as a script's lab.run sees them.
 cat >"$tmp/opts.lua" <<'LUA'
@@ -197,6 +216,14 @@ n=$((n + 1))
 if [ "$(wc -l <"$tmp/err")" = 1 ] && ! grep -q traceback "$tmp/err"; then echo "ok $n - and it is one line, no traceback"
 else failed=$((failed + 1)); echo "not ok $n - a bad script argument printed:"; sed 's/^/# /' "$tmp/err" | head -5; fi
 check "a script argument missing its value" 2 "argument 'steps' needs a value" -- "$tielab" --headless "$tmp/args.lua" --steps
+# A run option before the script's name is the default of the key of its
+# name: as a number over a number, as text over text ("" or a list).
+cat >"$tmp/given.lua" <<'LUA'
+local a = lab.args(arg, {dim = "128", lr = "", layers = 4, recipe = ""})
+print(string.format("dim=%s lr=%s layers=%s recipe=%s", a.dim, a.lr, math.type(a.layers), a.recipe))
+LUA
+check "run options before the script: defaults of their keys, text where the default is text" 0 \
+  "^dim=32 lr=0.003 layers=integer recipe=olmo$" -- "$tielab" --headless --dim 32 --lr 3e-3 --layers 2 --recipe olmo "$tmp/given.lua"
 
 # Every setting the settings table gives a script's mode is an option a
 # --headless script takes, at its default; the names and defaults come

@@ -4,8 +4,9 @@
 # and docs/ where they belong; the installed binary, run from another
 # folder, finds a script by its bare name along the search path (the
 # working directory, then $XDG_DATA_HOME/tielab or ~/.local/share/tielab,
-# then the installed data directory), says where it looked when none has
-# it, and 'make uninstall' takes everything away again.
+# then the installed data directory), --compare paper runs the installed
+# paper.lua, it says where it looked when none has it, and 'make
+# uninstall' takes everything away again.
 tap_name=install; . "${srcdir:-.}/tests/lib/tap.sh"
 root="$tmp/root"
 build=$(cd "${top_builddir:-.}" && pwd)
@@ -18,7 +19,8 @@ bin=$(find "$root" -path '*/bin/tielab' -type f | head -n 1)
 ok $? "the binary is installed in bin/ (${bin#"$root"})"
 prefix=${bin%/bin/tielab}
 for f in share/tielab/paper.lua share/tielab/sweep.lua share/tielab/tielab/stats.lua share/tielab/tielab/findings.lua \
-         share/tielab/tielab/script.lua share/tielab/tielab/sweep.lua share/man/man1/tielab.1 \
+         share/tielab/tielab/script.lua share/tielab/tielab/sweep.lua share/tielab/tielab/settings.lua \
+         share/man/man1/tielab.1 \
          share/doc/tielab/README.md share/doc/tielab/LICENSE share/doc/tielab/docs/lua-api.md \
          share/doc/tielab/docs/autosave.md share/doc/tielab/docs/scale.md \
          share/doc/tielab/assets/lab.png; do
@@ -38,6 +40,16 @@ run "$bin" --headless paper.lua bogus=1 >"$tmp/paper.out" 2>&1
 st=$?
 [ "$st" -eq 2 ] && grep -q "^tielab: unknown argument 'bogus' (known: .*seeds" "$tmp/paper.out"
 ok $? "from another folder, 'paper.lua' is the installed one, and runs (status $st: $(head -c 120 "$tmp/paper.out"))"
+
+# --compare paper runs the installed paper.lua, tiny by its run options:
+# its table, and its files in the working directory.
+run "$bin" --headless --compare paper --vocab 256 --dim 8 --layers 1 --heads 1 --ctx 4 --batch 1 --steps 2 \
+  --lens-every 0 --threads 1 >"$tmp/compare.out" 2>"$tmp/compare.err"
+st=$?
+[ "$st" -eq 0 ] && grep -qx 'tielab paper comparison: 2 steps, seeds 1,2,3, V=256 d=8 L=1 H=1 T=4 B=1' "$tmp/compare.out" &&
+  grep -q '^  shared_init_biases_in ' "$tmp/compare.out" && [ -s paper_summary.csv ]
+ok $? "--compare paper runs the installed paper.lua and prints its findings (status $st: $(tail -n 1 "$tmp/compare.err"))"
+rm -f paper_steps.csv paper_lens.csv paper_summary.csv
 
 mkdir -p "$home/.local/share/tielab" "$tmp/xdg/tielab"
 echo 'print("home " .. arg[0]); print(select(2, require "tielab.stats"))' >"$home/.local/share/tielab/paper.lua"

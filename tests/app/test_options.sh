@@ -7,6 +7,7 @@
 # script(1) and are judged by the cast it records.
 : "${top_builddir:=.}" "${top_srcdir:=.}"
 tap_name=opts; . "${srcdir:-.}/tests/lib/tap.sh"
+paper=$(cd "$top_srcdir/lua" && pwd)/paper.lua
 cd "$tmp" || exit 1
 # an init file that says it ran, so that --no-init shows where it is used
 mkdir -p "$tmp/config/tielab"
@@ -26,6 +27,14 @@ print("run=" .. r.name)
 print("execute=" .. tostring(os.execute ~= nil))
 local _, cap = lab.mem()
 print("lua_cap=" .. cap)
+LUA
+# --compare paper runs the paper.lua the script search path finds first:
+# here the working directory's, which runs the shipped one at one seed and
+# no lens fits (as quick as the other modes), then the probe on its first arm.
+cat >paper.lua <<LUA
+arg = {[0] = "$paper", "seeds=1", "scales=5", "fit=", "out=", table.unpack(arg)}
+dofile(arg[0])
+dofile("probe.lua")
 LUA
 awk 'BEGIN { for (i = 0; i < 400; i++) print "the quick brown fox jumps over the lazy dog " i }' >corpus.txt
 printf 'print(1 + 1)\n' | $RUN "$tielab" --journal "$tmp/journal" $BASE >/dev/null 2>&1
@@ -91,7 +100,7 @@ companion_of() {
   case $1 in
     --warmup-start) echo "--warmup 2 --schedule cosine --decay-steps 10" ;;
     --decay-steps) echo "--schedule cosine --decay-steps 50" ;;
-    --lr-min | --lr-min-ratio) echo "--schedule linear --decay-steps 3" ;;
+    --lr-min | --lr-min-ratio) echo "--lr 0.001 --schedule linear --decay-steps 3" ;;   # an lr above the floor (--compare's recipe has 3e-4)
     --momentum) echo "--optimizer sgd" ;;
     --grad-scale) echo "--optimizer sgd --lr 0.5 --clip 0" ;;
     --weight-decay | --decay-all | --clip | --eps) echo "--lr 0.1" ;;

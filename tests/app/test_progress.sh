@@ -7,7 +7,7 @@
 # file gets plain lines instead (a total as large as 2^62 too), and the
 # built-in loop's rows stay as they were. SIGINT and SIGTERM end a
 # training script with status 130, its run saved in the autosave folder,
-# in one line with no traceback; the paper's comparison saves its runs too.
+# in one line with no traceback; --compare paper (paper.lua) saves its runs too.
 tap_name=progress; . "${srcdir:-.}/tests/lib/tap.sh"
 export XDG_STATE_HOME="$tmp/state"
 MODEL="vocab = 256, dim = 32, layers = 2, heads = 2, ctx = 32, batch = 4, eval_every = 0, lens_every = 0"
@@ -164,19 +164,22 @@ for sig in INT TERM; do
   ok $? "SIG$sig: one line on stderr saying where, no traceback"
 done
 
-# The paper's comparison, interrupted, saves its three runs as well.
+# --compare paper (paper.lua), interrupted while its first seed's six arms
+# train, saves them as well (its CSV files go to a folder of their own).
 rm -rf "$XDG_STATE_HOME" "$tmp/err"
-"$tielab" --headless --compare paper --vocab 256 --dim 32 --layers 2 --heads 2 --ctx 32 --batch 4 \
-  --steps 100000000 --print-every 2 >"$tmp/out" 2>"$tmp/err" &
+mkdir -p "$tmp/paper"
+(cd "$tmp/paper" && exec "$tielab" --headless --compare paper --vocab 256 --dim 32 --layers 2 --heads 2 --ctx 32 \
+  --batch 4 --steps 100000000) >"$tmp/out" 2>"$tmp/err" &
 pid=$!
 i=0
-while [ $i -lt 400 ] && ! grep -q '^step 2/' "$tmp/err" 2>/dev/null; do sleep 0.05; i=$((i + 1)); done
+while [ $i -lt 400 ] && ! grep -q '^seed 1: training 6 runs' "$tmp/err" 2>/dev/null; do sleep 0.05; i=$((i + 1)); done
+sleep 0.3
 kill -INT $pid
 wait $pid
 rc=$?
 ok $((rc != 130)) "SIGINT in --compare paper: status 130 (got $rc)"
-[ "$(ls "$XDG_STATE_HOME"/tielab/autosave/*/*.safetensors 2>/dev/null | wc -l)" -eq 3 ] &&
-  grep -q '^tielab: interrupted at step [0-9]*; saved in ' "$tmp/err"
-ok $? "its three runs are saved, and it says where"
+[ "$(ls "$XDG_STATE_HOME"/tielab/autosave/*/*.safetensors 2>/dev/null | wc -l)" -eq 6 ] &&
+  grep -q '^tielab: .*paper.lua:[0-9]*: interrupted; saved in ' "$tmp/err"
+ok $? "its six runs are saved, and it says where"
 
 tap_done

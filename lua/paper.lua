@@ -83,6 +83,7 @@ local lab = require "tielab"
 local findings = require "tielab.findings"
 local script = require "tielab.script"
 local stats = require "tielab.stats"
+local settings = require "tielab.settings"
 local sweep = require "tielab.sweep"
 
 local nan = 0 / 0
@@ -97,36 +98,12 @@ local script_defaults = {
 -- The arguments that choose what to do, not what is measured.
 local not_grid = {out = true, tasks = true, task = true, slurm = true, merge = true, partition = true, time = true,
                   cpus = true}
--- Settings each arm sets itself: not the user's to give.
-local per_arm = {name = true, tie = true, tie_merge = true, seed = true, init_seed = true, data_seed = true,
-                 in_scale = true, partner = true}
 
--- Every other run setting may be given as key=value; "" = not given.
-local defaults, passthrough = {}, {}
-for k, v in pairs(script_defaults) do defaults[k] = v end
-for _, s in ipairs(lab.settings()) do
-  if not per_arm[s.name] and defaults[s.name] == nil then
-    defaults[s.name] = ""
-    passthrough[#passthrough + 1] = s
-  end
-end
+-- Every other run setting may be given as key=value ("" = not given),
+-- before the script's name or after it (tielab.settings).
+local defaults, passthrough = settings.defaults(script_defaults)
 local opt = lab.args(arg, defaults)
-
--- A run setting given as text, in its own type.
-local function setting_value(s, text)
-  if s.type == "integer" or s.type == "number" then
-    local x = tonumber(text)
-    if not x or (s.type == "integer" and not math.tointeger(x)) then
-      error(string.format("argument '%s' must be %s, got '%s'", s.name, s.type == "integer" and "a whole number" or "a number", text), 0)
-    end
-    return s.type == "integer" and math.tointeger(x) or x
-  elseif s.type == "boolean" or s.type == "bool" then
-    if text == "true" or text == "1" then return true end
-    if text == "false" or text == "0" then return false end
-    error(string.format("argument '%s' must be true or false, got '%s'", s.name, text), 0)
-  end
-  return text
-end
+local given = settings.given(opt, passthrough)
 
 local numbers = script.numbers
 
@@ -138,14 +115,8 @@ local shared = {vocab = opt.vocab, dim = opt.dim, layers = opt.layers, heads = o
                 batch = opt.batch, corpus = opt.corpus, align_every = 0,
                 eval_every = math.max(1, math.min(50, opt.steps))}
 if opt.recipe ~= "" then shared.recipe = opt.recipe end
-for _, s in ipairs(passthrough) do
-  if opt[s.name] ~= "" then shared[s.name] = setting_value(s, opt[s.name]) end
-end
-if opt.recipe == "olmo" then
-  if shared.warmup == nil then shared.warmup = math.max(1, math.ceil(opt.steps / 10)) end
-  -- the decay must end after the warmup, even for a run of a step or two
-  if shared.decay_steps == nil then shared.decay_steps = math.max(opt.steps, (tonumber(shared.warmup) or 0) + 1) end
-end
+for k, v in pairs(given) do shared[k] = v end
+settings.fit_recipe(shared, opt.steps)
 
 -- The arms: name, tie mode, in_scale, init seed offset from the seed.
 local arms = {
@@ -497,6 +468,14 @@ local function report(done, files)
   print(string.format("tielab paper comparison: %d steps, seeds %s, V=%d d=%d L=%d H=%d T=%d B=%d",
                       opt.steps, table.concat(seeds, ","), opt.vocab, opt.dim, opt.layers, opt.heads, opt.ctx, opt.batch))
   print(labels.recipe_line or "recipe -")
+  local given_words = {}
+  for _, s in ipairs(passthrough) do
+    local v = given[s.name]
+    if v ~= nil then given_words[#given_words + 1] = s.name .. " " .. (type(v) == "number" and sweep.num(v) or tostring(v)) end
+  end
+  if #given_words > 0 then
+    for _, l in ipairs(wrapped("settings given: " .. table.concat(given_words, ", "), 80)) do print(l) end
+  end
   print(string.format("windows: early %s; late %s", labels.early_label or "-", labels.late_label or "-"))
   print()
   print("the paper's findings: paired difference across seeds (same batches),")
@@ -598,7 +577,8 @@ end
 -- given left out.
 local grid = {}
 for k, v in pairs(opt) do
-  if not not_grid[k] and not (defaults[k] == "" and v == "" and script_defaults[k] == nil) then grid[k] = v end
+  if given[k] ~= nil then grid[k] = given[k]   -- in its own type: lr=3e-3 and lr=0.003 are one grid
+  elseif not not_grid[k] and not (defaults[k] == "" and v == "" and script_defaults[k] == nil) then grid[k] = v end
 end
 grid.seeds = select(2, sweep.list("seeds", opt.seeds))
 local scale_words = {}

@@ -1,6 +1,6 @@
 #!/bin/sh
 # test_install.sh -- 'make install' into a scratch root (DESTDIR) puts the
-# binary, the scripts and their modules, the man page, the README, LICENSE
+# binary, tielab-plot, the scripts and their modules, the man page, the README, LICENSE
 # and docs/ where they belong; the installed binary, run from another
 # folder, finds a script by its bare name along the search path (the
 # working directory, then $XDG_DATA_HOME/tielab or ~/.local/share/tielab,
@@ -27,6 +27,21 @@ for f in share/tielab/paper.lua share/tielab/sweep.lua share/tielab/tielab/stats
   test -s "$prefix/$f"
   ok $? "installed: PREFIX/$f"
 done
+
+# The figures' program, installed beside the binary: it runs from there and
+# names itself in what it says (a CSV it does not know is refused before
+# matplotlib is needed).
+test -x "$prefix/bin/tielab-plot"
+ok $? "installed: PREFIX/bin/tielab-plot"
+if [ -x "$py" ]; then
+  printf 'a,b\n1,2\n' >"$tmp/odd.csv"
+  "$prefix/bin/tielab-plot" "$tmp/odd.csv" --out "$tmp/figs" >"$tmp/plot.out" 2>&1
+  st=$?
+  [ "$st" -eq 1 ] && grep -q "^tielab-plot: $tmp/odd.csv: unknown CSV header 'a,b'; expected the columns of" "$tmp/plot.out"
+  ok $? "the installed tielab-plot runs and refuses a CSV it does not know (status $st: $(head -c 120 "$tmp/plot.out"))"
+else
+  skip "the installed tielab-plot: no $py to run it"
+fi
 
 home="$tmp/home" elsewhere="$tmp/elsewhere"
 mkdir -p "$home" "$elsewhere"

@@ -1,8 +1,10 @@
 #!/bin/sh
-# test_plot.sh -- scripts/plot on the CSV files the shipped scripts write for
-# a tiny model: every figure as a PNG that is a real, non-blank picture and
-# as a PDF; a clear error for each kind of bad input; the t quantile it
-# computes itself.
+# test_plot.sh -- scripts/plot on the CSV files the shipped scripts and
+# r:export write for a tiny model: every figure at a column's and at the
+# text's width as a 300 dpi PNG of that width that is a real, non-blank
+# picture and as a PDF; what a reader needs of each (text size, series told
+# apart, legend clear of the data); a clear error for each kind of bad
+# input; the t quantile it computes itself.
 tap_name=plot; . "${srcdir:-.}/tests/lib/tap.sh"
 top="$(cd "${srcdir:-.}" && pwd)"
 plot="$top/scripts/plot"
@@ -22,85 +24,151 @@ ok $? "balance.lua writes balance_steps.csv and balance_summary.csv"
   >>"$tmp/log" 2>&1
 ok $? "paper.lua runs with seeds=1,2"
 
-# paper.lua's files are used when they are in the format scripts/plot reads;
-# until paper.lua writes that format, a minimal hand-written set in it
-# exercises the reader instead (and says so).
 want="seed,arm,step,loss,lr,warmup,grad_ratio,grad_ratio_act,grad_ratio_l1,grad_ratio_act_l1"
-if [ "$(head -n 1 "$tmp/paper_steps.csv" 2>/dev/null)" != "$want" ]; then
-  echo "# paper.lua does not write the steps/lens/summary format yet: hand-written paper CSV files used"
-  mkdir -p "$tmp/hand"
-  {
-    echo "$want"
-    for seed in 1 2; do for arm in tied untied tied_x5; do for step in 1 2 3 4 5 6; do
-      echo "$seed,$arm,$step,5.5,0.0005,2,$((10 - step)).5,$((8 - step)).25,0.$((9 - step)),0.0$step"
-    done; done; done
-  } >"$tmp/hand/paper_steps.csv"
-  {
-    echo "seed,arm,position,lens,kl,ce,entropy,acc"
-    for seed in 1 2; do for arm in tied untied untied_shared; do for p in 0 1 2; do
-      echo "$seed,$arm,$p,fitted,$((2 - p)).$seed,4,3,0.1"
-      echo "$seed,$arm,$p,online,$((3 - p)).$seed,4,3,0.1"
-    done; done; done
-  } >"$tmp/hand/paper_lens.csv"
-  cat >"$tmp/hand/paper_summary.csv" <<'EOF'
-finding,measure,arm,mean,ci_low,ci_high,n,verdict
-,linear_in,tied,0.31,0.28,0.34,2,
-,linear_out,tied,0.52,0.49,0.55,2,
-,linear_in_base,tied,0.12,0.11,0.13,2,
-,linear_out_base,tied,0.12,0.11,0.13,2,
-,procrustes_in,tied,0.21,0.18,0.24,2,
-,procrustes_out,tied,0.41,0.38,0.44,2,
-,procrustes_in_base,tied,0.05,0.04,0.06,2,
-,procrustes_out_base,tied,0.05,0.04,0.06,2,
-,val_ppl,tied,41.2,40.1,42.3,2,
-,linear_in,tied_x5,0.36,0.33,0.39,2,
-,linear_out,tied_x5,0.48,0.45,0.51,2,
-,procrustes_in,tied_x5,0.26,0.23,0.29,2,
-,procrustes_out,tied_x5,0.37,0.34,0.40,2,
-,val_ppl,tied_x5,42.9,41.0,44.8,2,
-align_toward_output,linear_out-linear_in,tied-tied,0.21,0.1,0.32,2,held
-EOF
-  paper="$tmp/hand/paper_steps.csv $tmp/hand/paper_lens.csv $tmp/hand/paper_summary.csv"
-else
-  paper="$tmp/paper_steps.csv $tmp/paper_lens.csv $tmp/paper_summary.csv"
-fi
+[ "$(head -n 1 "$tmp/paper_steps.csv" 2>/dev/null)" = "$want" ]
+ok $? "paper_steps.csv has the columns scripts/plot reads"
+paper="$tmp/paper_steps.csv $tmp/paper_lens.csv $tmp/paper_summary.csv"
 
-# shellcheck disable=SC2086
-"$plot" $paper "$tmp/sw/sweep.csv" "$tmp/balance_steps.csv" "$tmp/balance_summary.csv" --out "$tmp/figs" \
-  >"$tmp/plot.out" 2>"$tmp/plot.err"
-ok $? "scripts/plot reads every kind of CSV and ends with status 0"
-sed 's/^/# /' "$tmp/plot.err"
+# r:export's files: a tied and an untied run (its alignment partner) of two
+# seeds each, in the long form and the wide form.
+cat >"$tmp/export.lua" <<'LUA'
+local runs = {}
+for _, seed in ipairs{1, 2} do
+  for _, tie in ipairs{"tied", "untied"} do
+    runs[#runs + 1] = lab.run{name = string.format("%s_s%d", tie, seed), tie = tie, seed = seed, vocab = 256,
+                              dim = 32, layers = 2, heads = 2, ctx = 32, batch = 4, align_every = 4}
+  end
+end
+lab.step(12)
+for _, r in ipairs(runs) do
+  assert(r:export(r.name .. ".csv"))
+  assert(r:export(r.name .. "-wide.csv", {wide = true}))
+end
+LUA
+(cd "$tmp" && mkdir -p exp && cd exp && "$tielab" --headless "$tmp/export.lua") >>"$tmp/log" 2>&1
+[ "$(head -n 1 "$tmp/exp/tied_s1.csv" 2>/dev/null)" = "series,step_first,step_last,first,last,min,mean,max,count" ]
+ok $? "r:export writes the long and the wide form of four runs"
+exports="$tmp/exp/tied_s1.csv $tmp/exp/untied_s1.csv $tmp/exp/tied_s2-wide.csv $tmp/exp/untied_s2-wide.csv"
 
-# A PNG: its magic bytes, width and height from the IHDR chunk, and more
-# than a handful of distinct colours (a blank or one-colour image has few).
-png_check() {
-  "$py" - "$1" <<'EOF'
+# Every figure at both widths from every kind of CSV at once.
+for width in single double; do
+  # shellcheck disable=SC2086
+  "$plot" $paper $exports "$tmp/exp/tied_s1.events.csv" "$tmp/sw/sweep.csv" "$tmp/balance_steps.csv" \
+    "$tmp/balance_summary.csv" --width $width --out "$tmp/figs-$width" >"$tmp/plot.out" 2>"$tmp/plot.err"
+  ok $? "scripts/plot --width $width reads every kind of CSV, r:export's too, and ends with status 0"
+  sed 's/^/# /' "$tmp/plot.err"
+done
+
+# A PNG: its magic bytes, its width in pixels from the IHDR chunk against
+# the width asked for at the dots per inch its pHYs chunk records (300), and
+# more than a handful of distinct colours (a blank or one-colour image has few).
+png_check() {   # png_check FILE INCHES
+  "$py" - "$1" "$2" <<'EOF'
 import struct, sys
 import matplotlib
 matplotlib.use("Agg")
 import matplotlib.image
-path = sys.argv[1]
-head = open(path, "rb").read(33)
-assert head[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
-assert head[12:16] == b"IHDR", "no IHDR first"
-width, height = struct.unpack(">II", head[16:24])
-assert width >= 600 and height >= 300, f"{width}x{height} is too small to read"
+path, inches = sys.argv[1], float(sys.argv[2])
+data = open(path, "rb").read()
+assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+assert data[12:16] == b"IHDR", "no IHDR first"
+width, height = struct.unpack(">II", data[16:24])
+at = data.find(b"pHYs")
+assert at > 0, "no pHYs chunk: no resolution recorded"
+per_metre_x, per_metre_y, unit = struct.unpack(">IIB", data[at + 4:at + 13])
+dpi = per_metre_x * 0.0254
+assert unit == 1 and per_metre_x == per_metre_y and abs(dpi - 300) < 0.5, f"{dpi:.1f} dpi, not 300"
+assert abs(width - inches * dpi) <= 1, f"{width} px wide at {dpi:.0f} dpi is {width / dpi:.2f} in, not {inches} in"
+assert height >= 0.5 * dpi, f"{height} px is too short to hold a panel"
 pixels = matplotlib.image.imread(path)
 colours = {tuple(p) for p in pixels.reshape(-1, pixels.shape[2])}
 assert len(colours) > 20, f"only {len(colours)} colours: blank"
+print(f"{width}x{height} px, {dpi:.0f} dpi")
 EOF
 }
-for fig in ratio alignment lens scaling balance balance_summary; do
-  png_check "$tmp/figs/$fig.png" 2>"$tmp/png.err"
-  ok $? "figure $fig: a PNG of readable size that is not blank"
-  sed 's/^/# /' "$tmp/png.err" | tail -2
-  [ "$(head -c 5 "$tmp/figs/$fig.pdf" 2>/dev/null)" = "%PDF-" ] && [ "$(wc -c <"$tmp/figs/$fig.pdf")" -gt 2000 ]
-  ok $? "figure $fig: a PDF"
+for width in single:3.3 double:6.9; do
+  for fig in ratio alignment lens scaling balance balance_summary history; do
+    size=$(png_check "$tmp/figs-${width%:*}/$fig.png" "${width#*:}" 2>"$tmp/png.err")
+    ok $? "figure $fig at ${width%:*} width: a 300 dpi PNG ${width#*:} in wide that is not blank ($size)"
+    sed 's/^/# /' "$tmp/png.err" | tail -2
+    [ "$(head -c 5 "$tmp/figs-${width%:*}/$fig.pdf" 2>/dev/null)" = "%PDF-" ] &&
+      [ "$(wc -c <"$tmp/figs-${width%:*}/$fig.pdf")" -gt 2000 ]
+    ok $? "figure $fig at ${width%:*} width: a PDF"
+  done
 done
+
+# What a reader of each figure needs, checked on the figures themselves: no
+# text under 8 pt, no two labelled series of one figure alike in line style
+# and marker (in greyscale, whatever their colours), the legend inside the figure and clear of every panel,
+# and each tied_xK a shade of the tied arm's hue, darker as K grows.
+# shellcheck disable=SC2086
+"$py" - "$plot" $paper $exports "$tmp/sw/sweep.csv" "$tmp/balance_steps.csv" "$tmp/balance_summary.csv" \
+  <<'EOF' >"$tmp/look.out" 2>&1
+import colorsys, importlib.machinery, importlib.util, sys
+loader = importlib.machinery.SourceFileLoader("plot", sys.argv[1])
+spec = importlib.util.spec_from_loader("plot", loader)
+plot = importlib.util.module_from_spec(spec)
+loader.exec_module(plot)
+plt = plot.load_matplotlib()
+import matplotlib.colors
+import matplotlib.text
+data = plot.read_inputs(sys.argv[2:])
+bad = []
+for width in ("single", "double"):
+    page = plot.Page(width)
+    page.assign([r["arm"] for rows in data.values() for r in rows if "arm" in r])
+    for name, make in plot.FIGURES:
+        fig = make(plt, page, data)
+        if fig is None:
+            bad.append(f"{name}: no figure")
+            continue
+        fig.canvas.draw()
+        r = fig.canvas.get_renderer()
+        for t in fig.findobj(matplotlib.text.Text):
+            if t.get_text().strip() and t.get_visible() and t.get_fontsize() < 8:
+                bad.append(f"{name} {width}: '{t.get_text()}' at {t.get_fontsize()} pt")
+        seen = {}
+        for ax in fig.axes:
+            for line in ax.get_lines():
+                label = line.get_label()
+                if label.startswith("_"):
+                    continue
+                # as greyscale shows it: the dash pattern (no public getter) and the marker
+                look = (line.get_linestyle(), str(getattr(line, "_unscaled_dash_pattern", "")), line.get_marker())
+                if seen.get(look, label) != label:
+                    bad.append(f"{name} {width}: '{label}' and '{seen[look]}' look alike {look}")
+                seen[look] = label
+        panels = [ax for ax in fig.axes if ax.axison]
+        for leg in [ax.get_legend() for ax in fig.axes if ax.get_legend()]:
+            box = leg.get_window_extent(r)
+            if box.x0 < -1 or box.y0 < -1 or box.x1 > fig.bbox.x1 + 1 or box.y1 > fig.bbox.y1 + 1:
+                bad.append(f"{name} {width}: the legend leaves the figure")
+            for ax in panels:
+                if box.overlaps(ax.get_window_extent(r)):
+                    bad.append(f"{name} {width}: the legend covers a panel")
+        plt.close(fig)
+    scaled = sorted((float(m.group(1)), a) for a in page.styles
+                    for m in [plot.SCALED_ARM.match(a)] if m and m.group(1))
+    hue = colorsys.rgb_to_hls(*matplotlib.colors.to_rgb(page.style("tied")["color"]))[0]
+    shades = [colorsys.rgb_to_hls(*matplotlib.colors.to_rgb(page.style(a)["color"])) for _, a in scaled]
+    if not scaled or any(abs(h - hue) > 0.05 for h, _, _ in shades) or \
+            any(a[1] <= b[1] for a, b in zip(shades, shades[1:])):
+        bad.append(f"tied_xK shades: {scaled} {shades} (tied hue {hue:.3f})")
+print("\n".join(bad))
+sys.exit(1 if bad else 0)
+EOF
+ok $? "each figure at both widths: text of 8 pt or more, series told apart, legend clear of the panels, tied_xK graded"
+sed 's/^/# /' "$tmp/look.out" | tail -5
+
+# --format: one kind of file only.
+"$plot" "$tmp/paper_summary.csv" --format png --width single --out "$tmp/pngonly" >/dev/null 2>&1 &&
+  [ -f "$tmp/pngonly/alignment.png" ] && [ ! -e "$tmp/pngonly/alignment.pdf" ]
+ok $? "--format png writes the PNG only"
 
 # The sweep's CSV as sweep.lua wrote it before it had sizes: still read.
 cut -d, -f1,2,9-12 "$tmp/sw/sweep.csv" >"$tmp/old_sweep.csv"
-"$plot" "$tmp/old_sweep.csv" --out "$tmp/oldfigs" >"$tmp/old.out" 2>"$tmp/old.err" && png_check "$tmp/oldfigs/scaling.png"
+"$plot" "$tmp/old_sweep.csv" --out "$tmp/oldfigs" >"$tmp/old.out" 2>"$tmp/old.err" &&
+  png_check "$tmp/oldfigs/scaling.png" 6.9 >/dev/null
 ok $? "a sweep CSV without the size columns is read too ($(head -n 1 "$tmp/old.err"))"
 
 # Bad input: one clear line on stderr and status 1.
@@ -114,6 +182,10 @@ bad() {   # bad DESCRIPTION PATTERN FILE...
 }
 printf 'a,b,c\n1,2,3\n' >"$tmp/unknown.csv"
 bad "an unknown header is named" "unknown CSV header 'a,b,c'" "$tmp/unknown.csv"
+grep -q "paper steps (seed,arm,step,loss,lr,warmup," "$tmp/err" &&
+  grep -q "export (long) (series,step_first,step_last,first,last,min,mean,max,count)" "$tmp/err" &&
+  grep -q "export (wide) (step,loss," "$tmp/err"
+ok $? "an unknown header: the columns of every kind it reads are named"
 bad "a missing file is named" "nothing.csv: no such file" "$tmp/nothing.csv"
 : >"$tmp/empty.csv"
 bad "an empty file is named" "empty.csv: empty file" "$tmp/empty.csv"

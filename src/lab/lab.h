@@ -248,6 +248,10 @@ History *run_history(Run *r);
 int run_step(Run *r, Err *err);
 /* Validation loss, lens evaluation and drift now, whatever the intervals. */
 int run_measure(Run *r, Err *err);
+/* The validation loss alone, now: on the held-out batches the periodic
+** evaluation uses, so that at step s it gives what eval_every dividing s
+** would have; sets val_loss, val_ppl and val_step (the current step). */
+int run_measure_val(Run *r, Err *err);
 int run_set_paused(Run *r, int paused);
 
 /* One training step on explicit rows [b, t+1] (b <= B, t <= T, checked as

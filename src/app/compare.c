@@ -78,9 +78,10 @@ static void print_table(FILE *out, Arm *arms, long steps) {
   for (int k = 0; k < N_ARMS; k++) {
     const RunMetrics *m = run_metrics(arms[k].run);
     const Arm *a = &arms[k];
-    fprintf(out, "%-10s %11.3f %11.3f %11.3f %11.3f %9.4f %9.2f\n", a->name, mean(a->act_100, a->n_100),
+    char loss[48], ppl[48];   /* measured at the last step; one that could not be says its own */
+    fprintf(out, "%-10s %11.3f %11.3f %11.3f %11.3f %9s %9s\n", a->name, mean(a->act_100, a->n_100),
             mean(a->act_10pct, a->n_10pct), mean(a->ratio_100, a->n_100), mean(a->ratio_10pct, a->n_10pct),
-            m->val_loss, m->val_ppl);
+            run_val_text(m, m->val_loss, 4, loss, sizeof loss), run_val_text(m, m->val_ppl, 2, ppl, sizeof ppl));
   }
   fprintf(out,
           "(mean L2 ratio of the output-side gradient to the input side over the first 100 steps and the\n"

@@ -252,6 +252,10 @@ int run_measure(Run *r, Err *err);
 ** evaluation uses, so that at step s it gives what eval_every dividing s
 ** would have; sets val_loss, val_ppl and val_step (the current step). */
 int run_measure_val(Run *r, Err *err);
+/* A validation number as shown: "4.5123" when measured at the current
+** step, "4.5123@50" when it is step 50's (a stale value says its step),
+** "-" before any. 'v' is m->val_loss or m->val_ppl. */
+const char *run_val_text(const RunMetrics *m, double v, int decimals, char *buf, size_t cap);
 int run_set_paused(Run *r, int paused);
 
 /* One training step on explicit rows [b, t+1] (b <= B, t <= T, checked as

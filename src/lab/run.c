@@ -663,6 +663,13 @@ int run_measure_val(Run *r, Err *err) {
   return 0;
 }
 
+const char *run_val_text(const RunMetrics *m, double v, int decimals, char *buf, size_t cap) {
+  if (!isfinite(v) || m->val_step < 0) snprintf(buf, cap, "-");
+  else if (m->val_step == m->step) snprintf(buf, cap, "%.*f", decimals, v);
+  else snprintf(buf, cap, "%.*f@%ld", decimals, v, m->val_step);
+  return buf;
+}
+
 /* The instruments due after a step on 'b' rows of 't' tokens. */
 static void run_instruments(Run *r, int b, int t) {
   RunMetrics *mt = &r->metrics;

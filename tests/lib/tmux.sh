@@ -76,6 +76,16 @@ wait_for() {
   done
   return 1
 }
+# wait_row ROW REGEX [TENTHS]: until screen row ROW (1-based) matches.
+wait_row() {
+  i=0
+  while [ $i -lt "${3:-100}" ]; do
+    screen | sed -n "$1p" | grep -Eq -- "$2" && return 0
+    sleep 0.1
+    i=$((i + 1))
+  done
+  return 1
+}
 # wait_gone REGEX [TENTHS]: until the screen no longer matches.
 wait_gone() {
   i=0

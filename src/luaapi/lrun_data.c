@@ -1,6 +1,6 @@
 /*
 ** lrun_data.c -- a run's data for scripts: its tokenizer (r:tokenize,
-** r:detokenize, r:token), its parameters as lab.matrix copies
+** r:detokenize, r:token, r:tokenizer), its parameters as lab.matrix copies
 ** (r:param_names, r:param, r:set_param), the hidden states of a forward
 ** (r:hidden) and its validation loss now (r:evaluate_val). The rules (aliases, shapes, the tie) are lab.h's,
 ** under params.c and tokens.c.
@@ -128,6 +128,29 @@ static int lrun_token(lua_State *L) {
   return 1;
 }
 
+/* r:tokenizer() -> {kind=, source=, ids=, own=, text=}: where the ids that
+** r:sample, r:tokenize and r:detokenize use come from. */
+static int lrun_tokenizer(lua_State *L) {
+  TokenizerInfo t;
+  Err err;
+  int rc = run_tokenizer_info(data_run(L, 1, DATA_READ), &t, &err);
+  data_done(L);
+  if (rc < 0) return luaL_error(L, "r:tokenizer: %s", err.msg);
+  char text[sizeof t.source + 96];
+  lua_createtable(L, 0, 5);
+  lua_pushstring(L, t.kind);
+  lua_setfield(L, -2, "kind");
+  lua_pushstring(L, t.source);
+  lua_setfield(L, -2, "source");
+  lua_pushinteger(L, t.ids);
+  lua_setfield(L, -2, "ids");
+  lua_pushboolean(L, t.own);
+  lua_setfield(L, -2, "own");
+  lua_pushstring(L, run_tokenizer_text(&t, text, sizeof text));
+  lua_setfield(L, -2, "text");
+  return 1;
+}
+
 /* ------------------------------------------------------------ parameters */
 
 /* r:param_names() -> {name, ...}, the checkpoint's order */
@@ -226,18 +249,13 @@ static int lrun_evaluate_val(lua_State *L) {
   RunMetrics m = *run_metrics(r);
   data_done(L);
   if (rc < 0) return luaL_error(L, "r:evaluate_val: %s", err.msg);
-  lua_createtable(L, 0, 3);
-  lua_pushnumber(L, m.val_loss);
-  lua_setfield(L, -2, "loss");
-  lua_pushnumber(L, m.val_ppl);
-  lua_setfield(L, -2, "ppl");
-  lua_pushinteger(L, m.val_step);
-  lua_setfield(L, -2, "step");
+  lmetrics_push_val(L, &m);
   return 1;
 }
 
 static const luaL_Reg data_methods[] = {
   {"tokenize", lrun_tokenize}, {"detokenize", lrun_detokenize}, {"token", lrun_token},
+  {"tokenizer", lrun_tokenizer},
   {"param_names", lrun_param_names}, {"param", lrun_param}, {"set_param", lrun_set_param},
   {"hidden", lrun_hidden}, {"evaluate_val", lrun_evaluate_val},
   {NULL, NULL}};

@@ -74,9 +74,6 @@ if [ "$vs" -eq "$s" ]; then want=" step $s "; else want="stale @$vs "; fi
 wait_row 3 "$want" 50
 check $? "paused at step $s: the label says '$want' (the periodic evaluation, every 50 steps)"
 
-key q
-wait_for 'Save [0-9]+ run' 50
-key n
-wait_dead 100 && [ "$(status)" = 0 ]
+quit_unsaved
 check $? "q quits with status 0"
 finish

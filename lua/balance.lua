@@ -180,7 +180,7 @@ for _, seed in ipairs(seeds) do
     keep(a, "in_scale", s.in_scale / n)
     keep(a, "out_scale", s.out_scale / n)
     keep(a, "grad_scale", s.grad_scale / n)
-    keep(a, "val_ppl", r:metrics().val_ppl)
+    keep(a, "val_ppl", r:evaluate_val().ppl)   -- at the last step, whatever eval_every
     if a ~= "untied" then
       local al = lab.align(r, runs.untied)
       for _, k in ipairs{"linear_in", "linear_out", "procrustes_in", "procrustes_out"} do keep(a, k, al[k]) end

@@ -86,6 +86,8 @@ local all = {tied}
 for _, v in ipairs(variants) do all[#all + 1] = v.run end
 for _, r in ipairs(all) do
   local m, al = r:metrics(), lab.align(r, untied)
-  print(string.format("  %-12s %10s %10.2f %14.3f %14.3f", r.name, m.tie, m.val_ppl, al.linear_in, al.linear_out))
+  -- at the last step, whatever eval_every
+  print(string.format("  %-12s %10s %10.2f %14.3f %14.3f", r.name, m.tie, r:evaluate_val().ppl, al.linear_in,
+                      al.linear_out))
 end
-print(string.format("  %-12s %10s %10.2f", "untied", "untied", untied:metrics().val_ppl))
+print(string.format("  %-12s %10s %10.2f", "untied", "untied", untied:evaluate_val().ppl))

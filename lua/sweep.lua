@@ -146,10 +146,10 @@ local function run(p, task)
   end)
   lab.step(opt.steps)
   lab.off(hook)
-  local m, al = r:metrics(), lab.align(r, partner)
+  local ppl, al = r:evaluate_val().ppl, lab.align(r, partner)   -- at the last step, whatever eval_every
   r:remove()
   partner:remove()
-  return {val_ppl = m.val_ppl, ratio_10pct = sum / math.min(tenth, opt.steps), linear_in = al.linear_in,
+  return {val_ppl = ppl, ratio_10pct = sum / math.min(tenth, opt.steps), linear_in = al.linear_in,
           linear_out = al.linear_out}
 end
 

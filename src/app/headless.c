@@ -339,12 +339,11 @@ static int run_script(const CliOptions *o) {
 
 /* ------------------------------------------------------------ the built-in loop */
 
+/* A validation loss from an earlier step (eval_every apart) says which. */
 static void print_row(Progress *p, const RunMetrics *m) {
-  char val[32];
-  if (isnan(m->val_loss)) snprintf(val, sizeof val, "%10s", "-");
-  else snprintf(val, sizeof val, "%10.4f", m->val_loss);
-  progress_printf(p, stdout, "%8ld %10.4f %s %10.3f %10.0f\n", m->step, m->loss, val, m->grad_ratio,
-                  m->tokens_per_s);
+  char val[48];
+  progress_printf(p, stdout, "%8ld %10.4f %10s %10.3f %10.0f\n", m->step, m->loss,
+                  run_val_text(m, m->val_loss, 4, val, sizeof val), m->grad_ratio, m->tokens_per_s);
   fflush(stdout);
 }
 

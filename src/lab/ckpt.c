@@ -581,6 +581,11 @@ static Run *load_weights_only(Lab *lab, const StFile *f, const char *path, const
   if (weights_config(f, o.model.batch, &o.model, err) < 0 || weights_check(f, &o.model, 1, err) < 0 ||
       run_options_check(&o, err) < 0)
     return NULL;
+  /* The file holds no tokenizer: one is learned from the corpus named, or
+  ** from the synthetic language, at the file's vocabulary. */
+  if (lo && lo->corpus && *lo->corpus) snprintf(o.corpus, sizeof o.corpus, "%s", lo->corpus);
+  if (corpus_policy(&o, lo, err) < 0) return NULL;
+  o.corpus_nofollow = lo && lo->corpus_nofollow;
   snprintf(o.tie_text, sizeof o.tie_text, "%d", o.model.tie_k);
   o.tie_given = 1;
   if (lo && lo->name && *lo->name) snprintf(o.name, sizeof o.name, "%s", lo->name);
@@ -598,6 +603,7 @@ static Run *load_weights_only(Lab *lab, const StFile *f, const char *path, const
     return NULL;
   }
   Run *r = run_create(lab, &o, m, err);
+  if (r) r->weights_only = 1;
   return r ? lab_adopt(lab, r, err) : NULL;
 }
 
@@ -609,6 +615,7 @@ Run *lab_load_with(Lab *lab, const char *path, const LabLoadOptions *lo, Err *er
   Run *r = format && strcmp(format, CKPT_FORMAT) == 0 ? load_checkpoint(lab, &f, lo, err)
                                                       : load_weights_only(lab, &f, path, lo, err);
   st_free(&f);
+  if (r) snprintf(r->origin, sizeof r->origin, "%s", path);
   if (!r) {
     err_prefix(err, "%s", path);
     for (char *s = err ? err->msg : NULL; s && *s; s++)   /* one line, whatever a name holds */

@@ -248,6 +248,14 @@ History *run_history(Run *r);
 int run_step(Run *r, Err *err);
 /* Validation loss, lens evaluation and drift now, whatever the intervals. */
 int run_measure(Run *r, Err *err);
+/* The validation loss alone, now: on the held-out batches the periodic
+** evaluation uses, so that at step s it gives what eval_every dividing s
+** would have; sets val_loss, val_ppl and val_step (the current step). */
+int run_measure_val(Run *r, Err *err);
+/* A validation number as shown: "4.5123" when measured at the current
+** step, "4.5123@50" when it is step 50's (a stale value says its step),
+** "-" before any. 'v' is m->val_loss or m->val_ppl. */
+const char *run_val_text(const RunMetrics *m, double v, int decimals, char *buf, size_t cap);
 int run_set_paused(Run *r, int paused);
 
 /* One training step on explicit rows [b, t+1] (b <= B, t <= T, checked as
@@ -381,6 +389,20 @@ int run_param_write(Run *r, const char *name, const float *in, int rows, int col
 
 /* The number of ids the tokenizer knows (at most the model's vocab). */
 int run_token_count(const Run *r, Err *err);
+/* Where the tokenizer comes from, for what a run's samples are decoded
+** with: a run loaded from a weights file that held none decodes with one
+** learned here, not the one its model was trained with. */
+typedef struct TokenizerInfo {
+  const char *kind;   /* "corpus" (learned from it), "checkpoint" (the merges its file holds,
+                      ** the corpus gone) or "synthetic" (learned from the built-in language) */
+  char source[1024];  /* the corpus's path, the checkpoint's, or "" (synthetic) */
+  int ids;            /* 256 + its merges, at most the model's vocab */
+  int own;            /* 1: the one the model trained with; 0: a stand-in */
+} TokenizerInfo;
+int run_tokenizer_info(const Run *r, TokenizerInfo *t, Err *err);
+/* The same in a few words: "learned from data/a.txt, 300 ids", "stored in
+** the checkpoint m.safetensors, 300 ids"; a stand-in says so. */
+const char *run_tokenizer_text(const TokenizerInfo *t, char *buf, size_t cap);
 /* Encode 'len' bytes of 'text' into 'ids' (room for 'cap'; 'len' is
 ** always enough: a token is at least one byte); '*n' gets how many. */
 int run_tokenize(const Run *r, const char *text, size_t len, int32_t *ids, size_t cap, size_t *n, Err *err);

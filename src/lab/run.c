@@ -541,10 +541,12 @@ static void validate(Run *r) {
     sum += model_forward(r->model, r->inputs, r->targets, c->batch, c->ctx);
   }
   RunMetrics *mt = &r->metrics;
+  /* A step measured twice (periodically, then asked for) is one point. */
+  int fresh = mt->val_step != mt->step;
   mt->val_loss = sum / RUN_VAL_BATCHES;
   mt->val_ppl = exp(mt->val_loss);
   mt->val_step = mt->step;
-  history_push(r->hist, "val_loss", mt->step, mt->val_loss);
+  if (fresh) history_push(r->hist, "val_loss", mt->step, mt->val_loss);
 }
 
 static void push_lens_series(Run *r, const char *prefix, const LensStats *ls) {
@@ -648,6 +650,24 @@ int run_measure(Run *r, Err *err) {
   if (!r->data) return err_set(err, "run '%s' has no validation data", r->opt.name);
   measure_all(r);
   return 0;
+}
+
+int run_measure_val(Run *r, Err *err) {
+  if (!r->data)
+    return err_set(err, "run '%s' has no held-out text to measure a validation loss on: a vocabulary of %d "
+                   "is below the 256 byte ids, so no corpus was tokenized for it", r->opt.name,
+                   model_config(r->model)->vocab);
+  if (run_refuse_if_fitting(r, "measure its validation loss", err) < 0) return -1;
+  validate(r);
+  r->dirty = 1;
+  return 0;
+}
+
+const char *run_val_text(const RunMetrics *m, double v, int decimals, char *buf, size_t cap) {
+  if (!isfinite(v) || m->val_step < 0) snprintf(buf, cap, "-");
+  else if (m->val_step == m->step) snprintf(buf, cap, "%.*f", decimals, v);
+  else snprintf(buf, cap, "%.*f@%ld", decimals, v, m->val_step);
+  return buf;
 }
 
 /* The instruments due after a step on 'b' rows of 't' tokens. */

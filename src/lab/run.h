@@ -63,6 +63,8 @@ struct Run {
   int name_given;                /* its name came from its script (or file), not from the lab */
   long next_state_check;         /* data-parallel: the step whose key holds the weights (run.c) */
   const StepHooks *hooks;        /* every training step's (lab_run_set_hooks); NULL: none */
+  char origin[1024];             /* the file it was loaded from; "" when made in the lab */
+  int weights_only;              /* loaded from a weights file: its tokenizer is learned here */
 };
 
 struct Lab {

@@ -2,8 +2,9 @@
 ** tokens.c -- a run's tokenizer for a client: text to token ids, ids back
 ** to bytes, one token's bytes. The tokenizer is the run's shared data's
 ** (core/bpe.h: ids 0..255 the bytes, then the merges), which a run loaded
-** without its corpus keeps too (held_out_only).
+** without its corpus keeps too (held_out_only), and where it came from.
 */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,6 +22,26 @@ static const Bpe *tokenizer(const Run *r, Err *err) {
 int run_token_count(const Run *r, Err *err) {
   const Bpe *bpe = tokenizer(r, err);
   return bpe ? bpe_vocab(bpe) : -1;
+}
+
+int run_tokenizer_info(const Run *r, TokenizerInfo *t, Err *err) {
+  const Bpe *bpe = tokenizer(r, err);
+  if (!bpe) return -1;
+  const SharedData *d = r->data;
+  t->ids = bpe_vocab(bpe);
+  t->own = !r->weights_only;
+  t->kind = d->held_out_only ? "checkpoint" : r->opt.corpus[0] ? "corpus" : "synthetic";
+  snprintf(t->source, sizeof t->source, "%s", d->held_out_only ? r->origin : r->opt.corpus);
+  return 0;
+}
+
+const char *run_tokenizer_text(const TokenizerInfo *t, char *buf, size_t cap) {
+  const char *stand_in = t->own ? "" : " (not the model's own: its file held none)";
+  if (!strcmp(t->kind, "synthetic"))
+    snprintf(buf, cap, "learned from the synthetic language, %d ids%s", t->ids, stand_in);
+  else if (!strcmp(t->kind, "corpus")) snprintf(buf, cap, "learned from %s, %d ids%s", t->source, t->ids, stand_in);
+  else snprintf(buf, cap, "stored in the checkpoint %s, %d ids", t->source, t->ids);
+  return buf;
 }
 
 static int id_known(const Bpe *bpe, int32_t id) { return id >= 0 && id < bpe_vocab(bpe); }

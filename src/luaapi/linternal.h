@@ -342,6 +342,8 @@ void lrun_copy(void *ctx, const HostRunView *v);
 
 /* lmetrics.c */
 void lmetrics_push(lua_State *L, const RunMetrics *m, const char *name);
+/* {loss=, ppl=, step=}: the validation loss of 'm' and the step it was measured at. */
+void lmetrics_push_val(lua_State *L, const RunMetrics *m);
 void lmetrics_push_align(lua_State *L, const AlignStats *a);
 void lmetrics_push_fitted(lua_State *L, const LensStats *s, const LensFitInfo *f);
 int lmetrics_push_history(lua_State *L, const HistBucket *b, int n);

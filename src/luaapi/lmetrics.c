@@ -82,6 +82,13 @@ void lmetrics_push_align(lua_State *L, const AlignStats *a) {
   lua_setfield(L, -2, "baseline");
 }
 
+void lmetrics_push_val(lua_State *L, const RunMetrics *m) {
+  lua_createtable(L, 0, 3);
+  num(L, "loss", m->val_loss);
+  num(L, "ppl", m->val_ppl);
+  integer(L, "step", m->val_step);
+}
+
 void lmetrics_push(lua_State *L, const RunMetrics *m, const char *name) {
   const GradStats *g = &m->grad;
   char tie_buf[16];

@@ -1,8 +1,8 @@
 /*
 ** lrun_data.c -- a run's data for scripts: its tokenizer (r:tokenize,
-** r:detokenize, r:token), its parameters as lab.matrix copies
-** (r:param_names, r:param, r:set_param) and the hidden states of a
-** forward (r:hidden). The rules (aliases, shapes, the tie) are lab.h's,
+** r:detokenize, r:token, r:tokenizer), its parameters as lab.matrix copies
+** (r:param_names, r:param, r:set_param), the hidden states of a forward
+** (r:hidden) and its validation loss now (r:evaluate_val). The rules (aliases, shapes, the tie) are lab.h's,
 ** under params.c and tokens.c.
 **
 ** Every method reaches its run through 'data_run' and gives it back
@@ -128,6 +128,29 @@ static int lrun_token(lua_State *L) {
   return 1;
 }
 
+/* r:tokenizer() -> {kind=, source=, ids=, own=, text=}: where the ids that
+** r:sample, r:tokenize and r:detokenize use come from. */
+static int lrun_tokenizer(lua_State *L) {
+  TokenizerInfo t;
+  Err err;
+  int rc = run_tokenizer_info(data_run(L, 1, DATA_READ), &t, &err);
+  data_done(L);
+  if (rc < 0) return luaL_error(L, "r:tokenizer: %s", err.msg);
+  char text[sizeof t.source + 96];
+  lua_createtable(L, 0, 5);
+  lua_pushstring(L, t.kind);
+  lua_setfield(L, -2, "kind");
+  lua_pushstring(L, t.source);
+  lua_setfield(L, -2, "source");
+  lua_pushinteger(L, t.ids);
+  lua_setfield(L, -2, "ids");
+  lua_pushboolean(L, t.own);
+  lua_setfield(L, -2, "own");
+  lua_pushstring(L, run_tokenizer_text(&t, text, sizeof text));
+  lua_setfield(L, -2, "text");
+  return 1;
+}
+
 /* ------------------------------------------------------------ parameters */
 
 /* r:param_names() -> {name, ...}, the checkpoint's order */
@@ -160,17 +183,19 @@ static int lrun_param(lua_State *L) {
 
 /* r:set_param(name, m) -> r */
 /* Weights written while other steps of the run are on their way would land
-** between two of them, where nobody asked: refused instead. An on_step
-** callback is where a script asked: the trainer waits for it. */
-static void refuse_if_stepping(lua_State *L, Run *r) {
+** between two of them, where nobody asked, and a measure taken there would
+** be of a step already gone when it returns: both refused instead. An
+** on_step callback is where a script asked: the trainer waits for it.
+** 'fname' names the call, 'doing' what to do between the steps. */
+static void refuse_if_stepping(lua_State *L, Run *r, const char *fname, const char *doing) {
   LuaApi *api = lapi_get(L);
   Host *h = api->host;
   int how = h->stepping && !api->in_callback ? h->stepping(h, run_id(r)) : 0;
   if (how == 1 || (how == 2 && !run_metrics(r)->paused)) {
     data_done(L);
-    luaL_error(L, "r:set_param: run '%s' is training elsewhere (%s): write its weights between the steps "
-                  "you ask for, or pause it first", run_name(r), how == 1 ? "a request for its steps is in flight"
-                                                                          : "the lab is running");
+    luaL_error(L, "%s: run '%s' is training elsewhere (%s): %s between the steps you ask for, or pause it "
+                  "first", fname, run_name(r), how == 1 ? "a request for its steps is in flight" : "the lab is running",
+               doing);
   }
 }
 
@@ -179,7 +204,7 @@ static int lrun_set_param(lua_State *L) {
   LMatrix *m = lmatrix_check(L, 3);
   Err err;
   Run *r = data_run(L, 1, DATA_WRITE);
-  refuse_if_stepping(L, r);
+  refuse_if_stepping(L, r, "r:set_param", "write its weights");
   int rc = run_param_write(r, name, m->data, m->rows, m->cols, &err);
   data_done(L);
   if (rc < 0) return luaL_error(L, "r:set_param: %s", err.msg);
@@ -212,10 +237,27 @@ static int lrun_hidden(lua_State *L) {
   return 1;
 }
 
+/* ------------------------------------------------------------ validation */
+
+/* r:evaluate_val() -> {loss=, ppl=, step=}: the validation loss now, as the
+** periodic evaluation measures it, kept in the run's metrics. */
+static int lrun_evaluate_val(lua_State *L) {
+  Err err;
+  Run *r = data_run(L, 1, DATA_FORWARD);
+  refuse_if_stepping(L, r, "r:evaluate_val", "measure it");
+  int rc = run_measure_val(r, &err);
+  RunMetrics m = *run_metrics(r);
+  data_done(L);
+  if (rc < 0) return luaL_error(L, "r:evaluate_val: %s", err.msg);
+  lmetrics_push_val(L, &m);
+  return 1;
+}
+
 static const luaL_Reg data_methods[] = {
   {"tokenize", lrun_tokenize}, {"detokenize", lrun_detokenize}, {"token", lrun_token},
+  {"tokenizer", lrun_tokenizer},
   {"param_names", lrun_param_names}, {"param", lrun_param}, {"set_param", lrun_set_param},
-  {"hidden", lrun_hidden},
+  {"hidden", lrun_hidden}, {"evaluate_val", lrun_evaluate_val},
   {NULL, NULL}};
 
 void lrun_data_methods(lua_State *L) { luaL_setfuncs(L, data_methods, 0); }

@@ -80,6 +80,18 @@ static void copy_history(TrainerRun *tr, const History *src) {
 
 /* ------------------------------------------------------------ samples and row norms */
 
+/* What a run's samples are decoded with, when that is not the tokenizer its
+** model was trained with (a weights file holds none): "" otherwise. */
+static void sample_note(const Run *r, char *buf, size_t cap) {
+  TokenizerInfo ti;
+  Err err;
+  buf[0] = '\0';
+  if (run_tokenizer_info(r, &ti, &err) < 0 || ti.own) return;
+  const char *base = strrchr(ti.source, '/');
+  snprintf(buf, cap, "%.60s's tokenizer, not its own", !strcmp(ti.kind, "synthetic") ? "the synthetic language"
+                                                      : base ? base + 1 : ti.source);
+}
+
 /* Room for 'cap' points, keeping none of the old ones. */
 static int norms_reserve(TrainerNorms *nm, int cap) {
   if (cap <= nm->cap) return 0;
@@ -241,6 +253,7 @@ void snap_fill(Trainer *t, double now, int full) {
     tr->opt = *o;
     if (!tr->m.paused) t->n_active++;
     if (full) copy_history(tr, run_history(r));
+    sample_note(r, tr->sample_note, sizeof tr->sample_note);
     Sample *sm = sample_for(t, tr->id);
     if (sm) {
       memcpy(tr->sample, sm->text, sizeof tr->sample);

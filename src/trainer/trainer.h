@@ -51,6 +51,7 @@ typedef struct TrainerRun {
   char sample[TRAINER_SAMPLE_MAX];  /* the bytes the model writes now, as its tokens hold them */
   size_t sample_len;                /* how many (0 until the first): not UTF-8 checked, may hold a 0 */
   long sample_step;                 /* when it was written, -1: none */
+  char sample_note[96];             /* "", or the tokenizer it is decoded with when not the model's own */
   TrainerNorms norms;               /* owned by the snapshot */
 } TrainerRun;
 

@@ -32,7 +32,14 @@ void panel_sample(Ui *ui, WINDOW *w, int h, int wd) {
     fit_print(t, w, 0, 0, wd, ROLE_TITLE, "sample of %s: not yet", r->name);
     return;
   }
-  fit_print(t, w, 0, 0, wd, ROLE_TITLE, "%s writes @%ld:", r->name, r->sample_step);
+  /* Text decoded with a tokenizer the model did not train with says so,
+  ** in full where the panel is wide enough. */
+  char title[256];
+  snprintf(title, sizeof title, "%s writes @%ld (%s):", r->name, r->sample_step, r->sample_note);
+  if (!r->sample_note[0]) snprintf(title, sizeof title, "%s writes @%ld:", r->name, r->sample_step);
+  else if (term_width(title) > wd)
+    snprintf(title, sizeof title, "%s writes @%ld (tokenizer not its own):", r->name, r->sample_step);
+  fit_print(t, w, 0, 0, wd, ROLE_TITLE, "%s", title);
   /* Newlines become a visible mark, bytes that form no character an escape. */
   char text[TEXTESC_CAP(TRAINER_SAMPLE_MAX)];
   textesc(r->sample, r->sample_len, term_glyph(t, GLYPH_NEWLINE), t->utf8, text, sizeof text);

@@ -287,7 +287,9 @@ int figures_loss(Ui *ui, const TrainerRun *r, Figure *f) {
   f[0] = (Figure){{labels[0][0], labels[0][1]}, isfinite(train) ? train : r->m.loss, 2};
   if (!isfinite(r->m.val_loss)) return 1;
   snprintf(labels[1][0], sizeof labels[1][0], "val loss");
-  snprintf(labels[1][1], sizeof labels[1][1], "step %ld", r->m.val_step);
+  /* Measured every eval_every steps: an older one says so beside its step. */
+  if (r->m.val_step == r->m.step) snprintf(labels[1][1], sizeof labels[1][1], "step %ld", r->m.val_step);
+  else snprintf(labels[1][1], sizeof labels[1][1], "stale @%ld", r->m.val_step);
   f[1] = (Figure){{labels[1][0], labels[1][1]}, r->m.val_loss, 2};
   return 2;
 }

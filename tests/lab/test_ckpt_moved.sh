@@ -1,6 +1,7 @@
 #!/bin/sh
 # test_ckpt_moved.sh -- a checkpoint whose corpus has moved away: it loads
 # (tokenizer, held-out tokens and token frequencies are inside), evaluates,
+# measures its validation loss as the original did (r:evaluate_val),
 # samples, aligns and fits its lens, refuses to train naming the corpus;
 # pointed to the corpus's new place it trains on exactly as the original;
 # a corpus with other bytes is refused by its hash.
@@ -22,6 +23,7 @@ run() {   # run NAME LUA: the script's output in NAME.out
 
 run save "local r = lab.run{name = 'm', corpus = 'data/corpus.txt', $tiny}
 r:step(4)
+print(string.format('val4 %.17g', r:evaluate_val().loss))
 assert(r:save('m.safetensors'))
 r:step(2)
 print(string.format('after %.17g', r:metrics().loss))
@@ -36,6 +38,9 @@ local e = r:evaluate{{1, 2, 3, 4, 5, 6, 7, 8, 9}}
 print('evaluate', e.loss == e.loss and e.loss > 0)
 local m = r:metrics()
 print('val', m.val_loss == m.val_loss and m.val_loss > 0)
+local v = r:evaluate_val()
+print(string.format('val4 %.17g', v.loss))
+print('valstep', v.step)
 local s = r:sample{n = 30, seed = 3}
 print('sample', type(s) == 'string' and #s > 0)
 local twin = assert(lab.load('m.safetensors', 'twin'))
@@ -53,6 +58,8 @@ grep -q '^load	true' away.out
 ok $? "lab.load loads it"
 grep -q '^step	4' away.out
 ok $? "at its step"
+[ "$(grep '^val4' away.out)" = "$(grep '^val4' save.out)" ] && grep -q '^valstep	4' away.out
+ok $? "r:evaluate_val on the held-out tokens gives the original run's validation loss at step 4: $(grep '^val4' away.out)"
 for what in evaluate val sample align fit norms; do
   grep -q "^$what	true" away.out
   ok $? "$what works without the corpus"

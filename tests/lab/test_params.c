@@ -287,6 +287,8 @@ static void test_tokenizer(Lab *lab, Run *bpe_run) {
   Run *none = lab_adopt(lab, run_create(lab, &small, m, &err), &err);
   ok(none && run_tokenize(none, "a", 1, ids, 16, &n, &err) < 0 && strstr(err.msg, "has no tokenizer"),
      "a run without a tokenizer says so: %s", none ? err.msg : "not created");
+  ok(none && run_measure_val(none, &err) < 0 && strstr(err.msg, "no held-out text") && strstr(err.msg, "64"),
+     "nor has it a validation loss to measure: %s", none ? err.msg : "not created");
 }
 
 /* ------------------------------------------------------------ hidden states */

@@ -76,6 +76,16 @@ wait_for() {
   done
   return 1
 }
+# wait_row ROW REGEX [TENTHS]: until screen row ROW (1-based) matches.
+wait_row() {
+  i=0
+  while [ $i -lt "${3:-100}" ]; do
+    screen | sed -n "$1p" | grep -Eq -- "$2" && return 0
+    sleep 0.1
+    i=$((i + 1))
+  done
+  return 1
+}
 # wait_gone REGEX [TENTHS]: until the screen no longer matches.
 wait_gone() {
   i=0
@@ -117,6 +127,13 @@ wait_dead() { wait_file "$WORK/status" "${1:-100}"; }
 key() { $T send-keys -t t "$@"; }
 # type_line TEXT: TEXT as typed (-l: no word read as a key's name), then Enter.
 type_line() { $T send-keys -t t -l "$1"; $T send-keys -t t Enter; }
+# quit_unsaved: q, no to the save, and whether tielab ended with status 0.
+quit_unsaved() {
+  key q
+  wait_for 'Save [0-9]+ run' 50
+  key n
+  wait_dead 100 && [ "$(status)" = 0 ]
+}
 # leave_repl: Esc, then wait until the keys are the lab's again: an Esc
 # and the next key read together are Alt+key, which goes to the REPL.
 leave_repl() { key Escape; wait_for ': or Enter to type Lua' 50; }

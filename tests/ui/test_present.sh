@@ -11,16 +11,6 @@
 tmux_name=present; . "$top_srcdir/tests/lib/tmux.sh"
 DIGITS=$srcdir/tests/ui/bigdigits.lua
 
-# wait_row ROW REGEX [TENTHS]: until screen row ROW (1-based) matches.
-wait_row() {
-  i=0
-  while [ $i -lt "${3:-100}" ]; do
-    screen | sed -n "$1p" | grep -Eq -- "$2" && return 0
-    sleep 0.1
-    i=$((i + 1))
-  done
-  return 1
-}
 # lua CHUNK: run a line in the REPL and go back to the keys (Ctrl-D on
 # the empty line: an Escape could merge with the next key into Alt+key).
 lua() {

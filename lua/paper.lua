@@ -292,6 +292,7 @@ local function run_seed(seed, progress, label, keep)
 
   local untied, untied_shared = runs[arm_index.untied], runs[arm_index.untied_shared]
   for i, r in ipairs(runs) do
+    r:evaluate_val()   -- the validation loss of the last step, not of the last eval_every
     local a, w, m = arms[i], acc[i]:values(), r:metrics()
     for _, k in ipairs{"ratio_act_early", "ratio_early", "ratio_act_late", "ratio_act_l1_late", "l1_below_from"} do
       put(a.name, k, w[k])

@@ -1,0 +1,78 @@
+-- bench_workers.lua -- several small runs on identical batches, as
+-- lua/paper.lua trains its arms, stepped two ways: one run at a time on
+-- 'threads' kernel threads each (one worker), against 'workers' runs at a
+-- time on one kernel thread each. Prints the tokens/s of each way (the
+-- median of the rounds) and their ratio.
+--
+--   tielab --headless scripts/bench_workers.lua [key=value ...]
+--   tielab --headless scripts/bench_workers.lua corpus=tiny.txt vocab=512 dim=64 layers=3
+--
+-- The two ways alternate within each round, and which goes first
+-- alternates between rounds, so that a machine whose load drifts slows
+-- both alike. Each way trains fresh runs from the same seeds: a few warmup
+-- steps, then 'steps' timed steps of lab.step.
+local lab = require "tielab"
+
+local opt = lab.args(arg, {vocab = 1024, dim = 128, layers = 4, heads = 4, ctx = 64, batch = 16, corpus = "",
+                           steps = 20, warmup = 2, rounds = 5, threads = 2, workers = 2, eval_every = 50})
+
+-- paper.lua's arms: tied, untied, untied from the tied init, tied with
+-- in_scale 2, 5 and 10.
+local arms = {{tie = "tied", in_scale = 1, init = 0}, {tie = "untied", in_scale = 1, init = 1000},
+              {tie = "untied", in_scale = 1, init = 0}, {tie = "tied", in_scale = 2, init = 0},
+              {tie = "tied", in_scale = 5, init = 0}, {tie = "tied", in_scale = 10, init = 0}}
+
+local function options(i, threads)
+  local a = arms[i]
+  return {name = "arm" .. i, vocab = opt.vocab, dim = opt.dim, layers = opt.layers, heads = opt.heads,
+          ctx = opt.ctx, batch = opt.batch, corpus = opt.corpus ~= "" and opt.corpus or nil, tie = a.tie,
+          in_scale = a.in_scale, init_seed = 1 + a.init, data_seed = 1, threads = threads, align_every = 0,
+          eval_every = opt.eval_every}
+end
+
+-- A paused run that holds the tokenized corpus between the rounds, so that
+-- no round pays for tokenizing it again.
+local keeper = options(1, 1)
+keeper.name = "corpus_keeper"
+lab.run(keeper):pause()
+
+-- Tokens per second of the arms stepped with 'workers' at a time, each on
+-- 'threads' kernel threads.
+local function measure(workers, threads)
+  local runs = {}
+  for i = 1, #arms do runs[i] = lab.run(options(i, threads)) end
+  local before = lab.workers(workers)
+  lab.step(opt.warmup)
+  local t0 = lab.clock()
+  lab.step(opt.steps)
+  local seconds = lab.clock() - t0
+  lab.workers(before)
+  for _, r in ipairs(runs) do lab.remove(r) end
+  return #arms * opt.steps * opt.batch * opt.ctx / seconds
+end
+
+local function median(xs)
+  local s = {}
+  for i, x in ipairs(xs) do s[i] = x end
+  table.sort(s)
+  local n = #s
+  return n % 2 == 1 and s[(n + 1) // 2] or (s[n // 2] + s[n // 2 + 1]) / 2
+end
+
+local ways = {{label = string.format("1 worker, threads=%d", opt.threads), workers = 1, threads = opt.threads},
+              {label = string.format("%d workers, threads=1", opt.workers), workers = opt.workers, threads = 1}}
+local rates = {{}, {}}
+print(string.format("%d runs, vocab %d dim %d layers %d heads %d ctx %d batch %d, corpus %s: %d rounds of %d steps",
+                    #arms, opt.vocab, opt.dim, opt.layers, opt.heads, opt.ctx, opt.batch,
+                    opt.corpus ~= "" and opt.corpus or "(synthetic)", opt.rounds, opt.steps))
+for round = 1, opt.rounds do
+  local order = round % 2 == 1 and {1, 2} or {2, 1}
+  for _, w in ipairs(order) do
+    local way = ways[w]
+    rates[w][round] = measure(way.workers, way.threads)
+  end
+  print(string.format("round %d: %s %.0f tok/s, %s %.0f tok/s", round, ways[1].label, rates[1][round],
+                      ways[2].label, rates[2][round]))
+end
+local a, b = median(rates[1]), median(rates[2])
+print(string.format("median: %s %.0f tok/s; %s %.0f tok/s; ratio %.3f", ways[1].label, a, ways[2].label, b, b / a))

@@ -663,9 +663,12 @@ static int llab_workers(lua_State *L) {
   if (set) {
     lhooks_refuse(L);
     if (lua_type(L, 1) == LUA_TNUMBER) n = lua_tointegerx(L, 1, &whole);
-    if (!whole || n < 1 || n > LAB_WORKERS_MAX)
+    if (!whole || n < 1 || n > LAB_WORKERS_MAX) {
+      const char *got = lua_type(L, 1) == LUA_TNUMBER ? luaL_tolstring(L, 1, NULL)
+                                                      : lua_pushfstring(L, "a %s", luaL_typename(L, 1));
       return luaL_error(L, "lab.workers: the runs stepped at once must be a whole number from 1 to %d, not %s",
-                        LAB_WORKERS_MAX, luaL_tolstring(L, 1, NULL));
+                        LAB_WORKERS_MAX, got);
+    }
   }
   Lab *lab = lapi_lock(api);
   int before = lab_workers(lab);

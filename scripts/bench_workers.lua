@@ -7,14 +7,12 @@
 --   tielab --headless scripts/bench_workers.lua [key=value ...]
 --   tielab --headless scripts/bench_workers.lua corpus=tiny.txt vocab=512 dim=64 layers=3
 --
--- The two ways alternate within each round, and which goes first
--- alternates between rounds, so that a machine whose load drifts slows
--- both alike. Each way trains fresh runs from the same seeds: a few warmup
--- steps, then 'steps' timed steps of lab.step.
+-- Each round times 'steps' lab.steps of each way; which goes first
+-- alternates between rounds. Both ways' runs start from the same seeds.
 local lab = require "tielab"
 
 local opt = lab.args(arg, {vocab = 1024, dim = 128, layers = 4, heads = 4, ctx = 64, batch = 16, corpus = "",
-                           steps = 20, warmup = 2, rounds = 5, threads = 2, workers = 2, eval_every = 50})
+                           steps = 5, warmup = 2, rounds = 10, threads = 2, workers = 2, eval_every = 50})
 
 -- paper.lua's arms: tied, untied, untied from the tied init, tied with
 -- in_scale 2, 5 and 10.
@@ -30,25 +28,32 @@ local function options(i, threads)
           eval_every = opt.eval_every}
 end
 
--- A paused run that holds the tokenized corpus between the rounds, so that
--- no round pays for tokenizing it again.
-local keeper = options(1, 1)
-keeper.name = "corpus_keeper"
-lab.run(keeper):pause()
+-- Both ways' runs live side by side, the way not being timed paused, so
+-- that the two alternate in short bursts (a machine whose load drifts slows
+-- both alike) and no burst pays for making runs or tokenizing the corpus.
+local ways = {{label = string.format("1 worker, threads=%d", opt.threads), workers = 1, threads = opt.threads},
+              {label = string.format("%d workers, threads=1", opt.workers), workers = opt.workers, threads = 1}}
+for w, way in ipairs(ways) do
+  way.runs = {}
+  for i = 1, #arms do
+    local o = options(i, way.threads)
+    o.name = string.format("way%d_arm%d", w, i)
+    way.runs[i] = lab.run(o):pause()
+  end
+end
 
--- Tokens per second of the arms stepped with 'workers' at a time, each on
--- 'threads' kernel threads.
-local function measure(workers, threads)
-  local runs = {}
-  for i = 1, #arms do runs[i] = lab.run(options(i, threads)) end
-  local before = lab.workers(workers)
-  lab.step(opt.warmup)
+-- Tokens per second of 'steps' lab.steps of 'way''s runs alone, after
+-- 'warmup' untimed ones (a run's first step allocates and measures).
+local function measure(way, steps, warmup)
+  for _, r in ipairs(way.runs) do r:resume() end
+  local before = lab.workers(way.workers)
+  lab.step(warmup)
   local t0 = lab.clock()
-  lab.step(opt.steps)
+  lab.step(steps)
   local seconds = lab.clock() - t0
   lab.workers(before)
-  for _, r in ipairs(runs) do lab.remove(r) end
-  return #arms * opt.steps * opt.batch * opt.ctx / seconds
+  for _, r in ipairs(way.runs) do r:pause() end
+  return #arms * steps * opt.batch * opt.ctx / seconds
 end
 
 local function median(xs)
@@ -59,20 +64,16 @@ local function median(xs)
   return n % 2 == 1 and s[(n + 1) // 2] or (s[n // 2] + s[n // 2 + 1]) / 2
 end
 
-local ways = {{label = string.format("1 worker, threads=%d", opt.threads), workers = 1, threads = opt.threads},
-              {label = string.format("%d workers, threads=1", opt.workers), workers = opt.workers, threads = 1}}
 local rates = {{}, {}}
 print(string.format("%d runs, vocab %d dim %d layers %d heads %d ctx %d batch %d, corpus %s: %d rounds of %d steps",
                     #arms, opt.vocab, opt.dim, opt.layers, opt.heads, opt.ctx, opt.batch,
                     opt.corpus ~= "" and opt.corpus or "(synthetic)", opt.rounds, opt.steps))
 for round = 1, opt.rounds do
-  local order = round % 2 == 1 and {1, 2} or {2, 1}
-  for _, w in ipairs(order) do
-    local way = ways[w]
-    rates[w][round] = measure(way.workers, way.threads)
+  for _, w in ipairs(round % 2 == 1 and {1, 2} or {2, 1}) do
+    rates[w][round] = measure(ways[w], opt.steps, round == 1 and opt.warmup or 0)
   end
-  print(string.format("round %d: %s %.0f tok/s, %s %.0f tok/s", round, ways[1].label, rates[1][round],
-                      ways[2].label, rates[2][round]))
+  print(string.format("round %d: %s %.0f tok/s, %s %.0f tok/s, ratio %.3f", round, ways[1].label, rates[1][round],
+                      ways[2].label, rates[2][round], rates[2][round] / rates[1][round]))
 end
 local a, b = median(rates[1]), median(rates[2])
 print(string.format("median: %s %.0f tok/s; %s %.0f tok/s; ratio %.3f", ways[1].label, a, ways[2].label, b, b / a))

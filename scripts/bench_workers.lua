@@ -43,17 +43,21 @@ for w, way in ipairs(ways) do
 end
 
 -- Tokens per second of 'steps' lab.steps of 'way''s runs alone, after
--- 'warmup' untimed ones (a run's first step allocates and measures).
+-- 'warmup' untimed ones (a run's first step allocates and measures), and
+-- tokens per second of the process's CPU time (os.clock counts every
+-- thread's): on a machine others load, the wall clock says what each way
+-- got, the CPU time what each way needs.
 local function measure(way, steps, warmup)
   for _, r in ipairs(way.runs) do r:resume() end
   local before = lab.workers(way.workers)
   lab.step(warmup)
-  local t0 = lab.clock()
+  local t0, c0 = lab.clock(), os.clock()
   lab.step(steps)
-  local seconds = lab.clock() - t0
+  local seconds, cpu = lab.clock() - t0, os.clock() - c0
   lab.workers(before)
   for _, r in ipairs(way.runs) do r:pause() end
-  return #arms * steps * opt.batch * opt.ctx / seconds
+  local tokens = #arms * steps * opt.batch * opt.ctx
+  return tokens / seconds, tokens / cpu
 end
 
 local function median(xs)
@@ -64,16 +68,20 @@ local function median(xs)
   return n % 2 == 1 and s[(n + 1) // 2] or (s[n // 2] + s[n // 2 + 1]) / 2
 end
 
-local rates = {{}, {}}
+local rates, per_cpu, ratios = {{}, {}}, {{}, {}}, {}
 print(string.format("%d runs, vocab %d dim %d layers %d heads %d ctx %d batch %d, corpus %s: %d rounds of %d steps",
                     #arms, opt.vocab, opt.dim, opt.layers, opt.heads, opt.ctx, opt.batch,
                     opt.corpus ~= "" and opt.corpus or "(synthetic)", opt.rounds, opt.steps))
 for round = 1, opt.rounds do
   for _, w in ipairs(round % 2 == 1 and {1, 2} or {2, 1}) do
-    rates[w][round] = measure(ways[w], opt.steps, round == 1 and opt.warmup or 0)
+    rates[w][round], per_cpu[w][round] = measure(ways[w], opt.steps, round == 1 and opt.warmup or 0)
   end
-  print(string.format("round %d: %s %.0f tok/s, %s %.0f tok/s, ratio %.3f", round, ways[1].label, rates[1][round],
-                      ways[2].label, rates[2][round], rates[2][round] / rates[1][round]))
+  ratios[round] = rates[2][round] / rates[1][round]
+  print(string.format("round %d: %s %.0f tok/s (%.0f per CPU s), %s %.0f tok/s (%.0f per CPU s), ratio %.3f", round,
+                      ways[1].label, rates[1][round], per_cpu[1][round], ways[2].label, rates[2][round],
+                      per_cpu[2][round], ratios[round]))
 end
-local a, b = median(rates[1]), median(rates[2])
-print(string.format("median: %s %.0f tok/s; %s %.0f tok/s; ratio %.3f", ways[1].label, a, ways[2].label, b, b / a))
+print(string.format("median: %s %.0f tok/s (%.0f per CPU s); %s %.0f tok/s (%.0f per CPU s)", ways[1].label,
+                    median(rates[1]), median(per_cpu[1]), ways[2].label, median(rates[2]), median(per_cpu[2])))
+print(string.format("ratio %s / %s: %.3f of the medians, %.3f the median of the rounds' ratios", ways[2].label,
+                    ways[1].label, median(rates[2]) / median(rates[1]), median(ratios)))

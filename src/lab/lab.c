@@ -248,6 +248,11 @@ static int concurrent_ready(Lab *lab, Err *err) {
   return 0;
 }
 
+/* What a concurrent step does with each run, decided before any steps (a
+** hook may add hooks to a run that has stepped already): kept in its result
+** slot until its result replaces it. */
+enum { RUN_RESTS = 0, RUN_AT_ONCE = 1, RUN_AFTER = 2 };
+
 /* The runs of a concurrent step, taken by the pool's threads one at a
 ** time as each finishes its last, so that a large run does not hold back
 ** the small ones queued behind it on the same thread. */
@@ -259,26 +264,26 @@ typedef struct StepQueue {
 static void step_queued(void *arg, int part, int parts) {
   StepQueue *q = arg;
   Lab *lab = q->lab;
-  for (int i; (i = atomic_fetch_add(&q->next, 1)) < lab->n_runs;) {
-    Run *r = lab->runs[i];
-    if (!r->paused && steps_concurrently(lab, r)) lab->step_rcs[i] = run_step_alone(r, &lab->step_errs[i]);
-  }
+  for (int i; (i = atomic_fetch_add(&q->next, 1)) < lab->n_runs;)
+    if (lab->step_rcs[i] == RUN_AT_ONCE) lab->step_rcs[i] = run_step_alone(lab->runs[i], &lab->step_errs[i]);
 }
 
 /* Every unpaused run once: those that may, at once on the lab's pool with
 ** OpenBLAS on one thread; then the others in order on this thread. Each
 ** run's result into step_rcs/step_errs. */
 static void step_concurrently(Lab *lab) {
-  for (int i = 0; i < lab->n_runs; i++) lab->step_rcs[i] = 0;
+  for (int i = 0; i < lab->n_runs; i++) {
+    Run *r = lab->runs[i];
+    lab->step_rcs[i] = r->paused ? RUN_RESTS : steps_concurrently(lab, r) ? RUN_AT_ONCE : RUN_AFTER;
+  }
   int blas = linalg_threads();
   linalg_set_threads(1);
   StepQueue q = {lab, 0};
   pool_run(lab->pool, step_queued, &q);
   linalg_set_threads(blas);
-  for (int i = 0; i < lab->n_runs; i++) {
-    Run *r = lab->runs[i];
-    if (!r->paused && !steps_concurrently(lab, r)) lab->step_rcs[i] = run_step_alone(r, &lab->step_errs[i]);
-  }
+  for (int i = 0; i < lab->n_runs; i++)
+    if (lab->step_rcs[i] == RUN_AFTER)
+      lab->step_rcs[i] = lab->runs[i]->paused ? 0 : run_step_alone(lab->runs[i], &lab->step_errs[i]);
 }
 
 int lab_step(Lab *lab, Err *err) {

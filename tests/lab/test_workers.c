@@ -133,6 +133,41 @@ static void test_hooks_beside(void) {
   lab_free(lab);
 }
 
+/* A hook that gives another run hooks mid-step (as a script's hook may). */
+typedef struct Spreader {
+  Run *other;
+  StepHooks *give;
+} Spreader;
+
+static int spread_hooks(void *ctx, Model *m, long step, Err *err) {
+  Spreader *s = ctx;
+  lab_run_set_hooks(s->other, s->give);
+  return 0;
+}
+
+static void test_hooks_added_mid_step(void) {
+  Err err;
+  Lab *lab = arms_lab(2, 1);
+  if (!lab) {
+    ok(0, "a lab for hooks added mid-step");
+    return;
+  }
+  ThreadProbe probe = {.expected = pthread_self()};
+  StepHooks counted = {.ctx = &probe, .on_grad = note_grad};
+  Run *later = lab_run(lab, 3);
+  Spreader spreader = {later, &counted};
+  StepHooks spreading = {.ctx = &spreader, .on_grad = spread_hooks};
+  lab_run_set_hooks(lab_run(lab, 0), &spreading);
+  int rc = lab_step(lab, &err);
+  ok(rc == 0 && run_metrics(later)->step == 1 && probe.calls == 0,
+     "a run that stepped at once and gets hooks from an earlier run's hook steps once (step %ld)",
+     run_metrics(later)->step);
+  rc = lab_step(lab, &err);
+  ok(rc == 0 && run_metrics(later)->step == 2 && probe.calls == 1 && probe.elsewhere == 0,
+     "and its hooks run from the next step on, on the caller's thread");
+  lab_free(lab);
+}
+
 static void test_pause_and_remove(void) {
   Err err;
   Lab *lab = arms_lab(2, 1);
@@ -208,6 +243,7 @@ int main(void) {
   test_same_bits(1, 12);
   test_same_bits(2, 6);
   test_hooks_beside();
+  test_hooks_added_mid_step();
   test_pause_and_remove();
   test_errors();
   test_workers_checked();

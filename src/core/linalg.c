@@ -31,4 +31,5 @@ void linalg_colsum(float *y, const float *a, int lda, int n, int c, const float 
 }
 
 void linalg_set_threads(int n) { openblas_set_num_threads(n < 1 ? 1 : n); }
+int linalg_threads(void) { return openblas_get_num_threads(); }
 

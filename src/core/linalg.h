@@ -35,7 +35,9 @@ void linalg_gemm(int ta, int tb, int m, int n, int k, float alpha, const float *
 /* y[c] = sum over the n rows of a[n,c] (column sums: a bias gradient). */
 void linalg_colsum(float *y, const float *a, int lda, int n, int c, const float *ones);
 
-/* Threads OpenBLAS itself may use for one call (process-wide). */
+/* Threads OpenBLAS itself may use for one call (process-wide), and how
+** many it may use now. */
 void linalg_set_threads(int n);
+int linalg_threads(void);
 
 #endif

@@ -4,11 +4,13 @@
 ** settings changes recorded as history events.
 */
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/num.h"
 #include "base/sysmem.h"
+#include "core/linalg.h"
 #include "lab/run.h"
 
 Lab *lab_new(Err *err) {
@@ -18,6 +20,7 @@ Lab *lab_new(Err *err) {
     return NULL;
   }
   lab->next_id = 1;
+  lab->workers = 1;
   return lab;
 }
 
@@ -25,6 +28,9 @@ void lab_free(Lab *lab) {
   if (!lab) return;
   for (int i = 0; i < lab->n_runs; i++) run_destroy(lab->runs[i]);
   free(lab->runs);
+  pool_free(lab->pool);
+  free(lab->step_errs);
+  free(lab->step_rcs);
   free(lab);
 }
 
@@ -208,15 +214,96 @@ int lab_remove_run(Lab *lab, Run *r) {
   return -1;
 }
 
+/* ------------------------------------------------------------ stepping */
+
+int lab_workers(const Lab *lab) { return lab->workers; }
+
+int lab_set_workers(Lab *lab, int workers, Err *err) {
+  if (workers < 1 || workers > LAB_WORKERS_MAX)
+    return err_set(err, "workers must be a whole number from 1 to %d, not %d", LAB_WORKERS_MAX, workers);
+  if (lab->pool && pool_threads(lab->pool) != workers) {
+    pool_free(lab->pool);
+    lab->pool = NULL;
+  }
+  lab->workers = workers;
+  return 0;
+}
+
+/* A run that may step beside others: its hooks would call into the one
+** thread that serves them, and a shared batch sums with the other ranks in
+** the order every rank steps its runs. */
+static int steps_concurrently(const Lab *lab, const Run *r) { return !r->hooks && !lab->reducer; }
+
+/* The pool and a result slot per run, for a concurrent step; -1 when
+** they cannot be had (the runs then step one at a time). */
+static int concurrent_ready(Lab *lab, Err *err) {
+  if (!lab->pool && !(lab->pool = pool_create(lab->workers, err))) return -1;
+  if (lab->cap_step >= lab->n_runs) return 0;
+  Err *errs = realloc(lab->step_errs, sizeof *errs * (size_t)lab->n_runs);
+  if (errs) lab->step_errs = errs;
+  int *rcs = realloc(lab->step_rcs, sizeof *rcs * (size_t)lab->n_runs);
+  if (rcs) lab->step_rcs = rcs;
+  if (!errs || !rcs) return err_set(err, "out of memory stepping %d runs at once", lab->n_runs);
+  lab->cap_step = lab->n_runs;
+  return 0;
+}
+
+/* What a concurrent step does with each run, decided before any steps (a
+** hook may add hooks to a run that has stepped already): kept in its result
+** slot until its result replaces it. */
+enum { RUN_RESTS = 0, RUN_AT_ONCE = 1, RUN_AFTER = 2 };
+
+/* The runs of a concurrent step, taken by the pool's threads one at a
+** time as each finishes its last, so that a large run does not hold back
+** the small ones queued behind it on the same thread. */
+typedef struct StepQueue {
+  Lab *lab;
+  atomic_int next;
+} StepQueue;
+
+static void step_queued(void *arg, int part, int parts) {
+  StepQueue *q = arg;
+  Lab *lab = q->lab;
+  for (int i; (i = atomic_fetch_add(&q->next, 1)) < lab->n_runs;)
+    if (lab->step_rcs[i] == RUN_AT_ONCE) lab->step_rcs[i] = run_step_alone(lab->runs[i], &lab->step_errs[i]);
+}
+
+/* Every unpaused run once: those that may, at once on the lab's pool with
+** OpenBLAS on one thread; then the others in order on this thread. Each
+** run's result into step_rcs/step_errs. */
+static void step_concurrently(Lab *lab) {
+  for (int i = 0; i < lab->n_runs; i++) {
+    Run *r = lab->runs[i];
+    lab->step_rcs[i] = r->paused ? RUN_RESTS : steps_concurrently(lab, r) ? RUN_AT_ONCE : RUN_AFTER;
+  }
+  int blas = linalg_threads();
+  linalg_set_threads(1);
+  StepQueue q = {lab, 0};
+  pool_run(lab->pool, step_queued, &q);
+  linalg_set_threads(blas);
+  for (int i = 0; i < lab->n_runs; i++)
+    if (lab->step_rcs[i] == RUN_AFTER)
+      lab->step_rcs[i] = lab->runs[i]->paused ? 0 : run_step_alone(lab->runs[i], &lab->step_errs[i]);
+}
+
 int lab_step(Lab *lab, Err *err) {
   int rc = 0;
   Err one;
-  for (int i = 0; i < lab->n_runs; i++) {
-    Run *r = lab->runs[i];
-    if (r->paused) continue;
-    if (run_step_alone(r, &one) < 0 && rc == 0) {
-      rc = -1;
-      if (err) *err = one;
+  if (lab->workers > 1 && concurrent_ready(lab, &one) == 0) {
+    step_concurrently(lab);
+    for (int i = 0; i < lab->n_runs && rc == 0; i++)
+      if (lab->step_rcs[i] < 0) {
+        rc = -1;
+        if (err) *err = lab->step_errs[i];
+      }
+  } else {
+    for (int i = 0; i < lab->n_runs; i++) {
+      Run *r = lab->runs[i];
+      if (r->paused) continue;
+      if (run_step_alone(r, &one) < 0 && rc == 0) {
+        rc = -1;
+        if (err) *err = one;
+      }
     }
   }
   for (int i = 0; i < lab->n_runs; i++)

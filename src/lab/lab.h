@@ -223,12 +223,28 @@ Run *lab_run(Lab *lab, int i);
 Run *lab_find(Lab *lab, const char *name);
 Run *lab_run_by_id(Lab *lab, int id);
 
-/* Step every run that is not paused once, in order, then run the alignment
+/* Step every run that is not paused once, then run the alignment
 ** instrument of every tied run that is due (so that it compares runs at the
 ** same step). A run whose loss turns NaN or infinite is paused with a
-** message naming the step, and the call returns -1 with that message; the
-** other runs have stepped. */
+** message naming the step, and the call returns -1 with that message (the
+** first failing run's, in the lab's order); the other runs have stepped.
+**
+** With one worker (the default) the runs step one after another, in order.
+** With more, as many runs step at once, each on a thread of the lab's own
+** pool, OpenBLAS held at one thread meanwhile (its thread count is the
+** process's); a run's kernel pool of 'threads' is its own either way, so a
+** run's weights after a step are the same bits whatever the workers. Runs
+** with step hooks (whose calls one thread serves, one at a time) and runs
+** that share their batches with other ranks (whose sums go in order) step
+** after the others, one at a time, as with one worker. */
 int lab_step(Lab *lab, Err *err);
+
+/* How many runs lab_step steps at once: 1..LAB_WORKERS_MAX, else an
+** error saying so. Small models gain most from several workers of one
+** kernel thread each; one large run from one worker of several. */
+#define LAB_WORKERS_MAX 256
+int lab_set_workers(Lab *lab, int workers, Err *err);
+int lab_workers(const Lab *lab);
 
 /* Alignment of a's shared (input) matrix against b's E_in and E_out. */
 int lab_align(Run *a, Run *b, AlignStats *out, Err *err);

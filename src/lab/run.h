@@ -9,6 +9,7 @@
 #include "base/sysmem.h"
 #include "core/data.h"
 #include "core/model.h"
+#include "core/parallel.h"
 #include "core/reduce.h"
 #include "lab/lab.h"
 #include "lab/lens.h"
@@ -76,6 +77,11 @@ struct Lab {
   const Reducer *reducer;        /* data-parallel: the ranks sharing each batch; NULL: one process */
   char memory_note[128];         /* lab_headroom's name of the limit it shares */
   Cancel cancel;                 /* asked while a corpus is tokenized (lab_set_cancel) */
+  int workers;                   /* runs lab_step steps at once (lab_set_workers) */
+  Pool *pool;                    /* of 'workers' threads, made by the first step that uses it */
+  Err *step_errs;                /* [cap_step] each run's error of a concurrent step */
+  int *step_rcs;                 /* [cap_step] and its result */
+  int cap_step;
 };
 
 /* How much more memory this process can get (sysmem_read): under a

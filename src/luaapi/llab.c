@@ -654,6 +654,32 @@ static int llab_mem(lua_State *L) {
   return 3;
 }
 
+/* lab.workers([n]): how many runs lab.step steps at once; n sets it.
+** Returns the number before. */
+static int llab_workers(lua_State *L) {
+  LuaApi *api = lapi_get(L);
+  int set = !lua_isnoneornil(L, 1), whole = 0;
+  lua_Integer n = 0;
+  if (set) {
+    lhooks_refuse(L);
+    if (lua_type(L, 1) == LUA_TNUMBER) n = lua_tointegerx(L, 1, &whole);
+    if (!whole || n < 1 || n > LAB_WORKERS_MAX) {
+      const char *got = lua_type(L, 1) == LUA_TNUMBER ? luaL_tolstring(L, 1, NULL)
+                                                      : lua_pushfstring(L, "a %s", luaL_typename(L, 1));
+      return luaL_error(L, "lab.workers: the runs stepped at once must be a whole number from 1 to %d, not %s",
+                        LAB_WORKERS_MAX, got);
+    }
+  }
+  Lab *lab = lapi_lock(api);
+  int before = lab_workers(lab);
+  Err err;
+  int rc = set ? lab_set_workers(lab, (int)n, &err) : 0;
+  lapi_unlock(api);
+  if (rc < 0) return luaL_error(L, "lab.workers: %s", err.msg);
+  lua_pushinteger(L, before);
+  return 1;
+}
+
 static const luaL_Reg lablib[] = {
   {"run", llab_run},         {"check_run", llab_check_run}, {"load", llab_load}, {"align", llab_align},
   {"remove", llab_remove},   {"step", llab_step},       {"on_step", llab_on_step},
@@ -662,6 +688,7 @@ static const luaL_Reg lablib[] = {
   {"plot", llab_plot},       {"plots", llab_plots},
   {"bind", llab_bind},       {"unbind", llab_unbind},   {"settings", llab_settings},
   {"mem", llab_mem},         {"args", largs_args},      {"progress", lprogress_new},
+  {"workers", llab_workers},
   {NULL, NULL}};
 
 static int lab_newindex(lua_State *L) {

@@ -3,7 +3,8 @@
 # server. The trainer thread steps and a hook is a Lua function: every
 # hooked step waits for the Lua thread mid-step. A script's r:step (which
 # yields while the trainer works) calls its hooks once a step; then the
-# keyboard's free run calls them too, while the REPL reads and changes the
+# keyboard's free run calls them too (two workers stepping an unhooked run
+# beside it), while the REPL reads and changes the
 # lab (its calls wait for the lab while the trainer waits for a hook: the
 # wait serves the hook, or neither would go on); r:set_param is refused
 # while the run trains freely; a hook that raises pauses the run with its
@@ -25,6 +26,8 @@ grad_hook = r:on_grad(function(g, step)
 end)
 hidden_hook = r:on_hidden(1, function(h, dh) hidden = hidden + 1; return 0.25 end)
 r:step(30)
+lab.workers(2)
+beside = lab.run{name = "beside", vocab = 256, dim = 32, layers = 2, heads = 2, ctx = 32, batch = 4, threads = 1}
 print(string.format("script: %d grad calls, %d hidden, last %d, aux %.2f", calls, hidden, last, r:metrics().aux_loss))
 LUA
 
@@ -37,9 +40,11 @@ key Space
 wait_for 'RUNNING' 50
 sleep 1
 key :
-type_line 'print("free", calls > 30, calls >= r:metrics().step)'
-wait_for '^free +true +true' 300
-check $? "the keyboard's free run calls the hooks too, and the REPL reads the run meanwhile"
+type_line 'print("free", calls > 30, calls >= r:metrics().step, beside:metrics().step > 0)'
+wait_for '^free +true +true +true' 300
+check $? "the keyboard's free run calls the hooks too, two workers step a run beside, and the REPL reads the run meanwhile"
+type_line 'beside:pause(); print("beside paused")'
+wait_for '^beside paused' 100
 type_line 'r:set{lr = 0.002}; print("set", r:options().lr)'
 wait_for '^set +0.002' 300
 check $? "r:set from the REPL while hooked steps run: no deadlock"

@@ -70,6 +70,9 @@
 --     lens_steps=0  the most steps of each fit (0: r:fit_lens's default)
 --     lens_tokens=0 positions per lens step (0: r:fit_lens's default; the
 --                   paper's lenses take 131072)
+--     workers=2     arms of a seed trained at once, each on one thread
+--                   (threads=1 unless given); 1: one arm at a time on
+--                   the runs' own threads
 --     out=paper     PREFIX_steps.csv, PREFIX_lens.csv, PREFIX_summary.csv
 --                   (out= writes none); with a verb, the folder DIR
 --     VERB          tasks | task=K | slurm | merge: one seed a task, run
@@ -93,11 +96,11 @@ local nan = 0 / 0
 local script_defaults = {
   steps = 1000, seeds = "1,2,3", scales = "2,5,10", fit = "tied,untied,untied_shared", lens_steps = 0, lens_tokens = 0, out = "paper",
   vocab = 1024, dim = 128, layers = 4, heads = 4, ctx = 64, batch = 16, corpus = "", recipe = "olmo",
-  tasks = false, task = -1, slurm = false, merge = false, partition = "", time = "", cpus = "",
+  workers = 2, tasks = false, task = -1, slurm = false, merge = false, partition = "", time = "", cpus = "",
 }
 -- The arguments that choose what to do, not what is measured.
 local not_grid = {out = true, tasks = true, task = true, slurm = true, merge = true, partition = true, time = true,
-                  cpus = true}
+                  cpus = true, workers = true}
 
 -- Every other run setting may be given as key=value ("" = not given),
 -- before the script's name or after it (tielab.settings).
@@ -117,6 +120,11 @@ local shared = {vocab = opt.vocab, dim = opt.dim, layers = opt.layers, heads = o
 if opt.recipe ~= "" then shared.recipe = opt.recipe end
 for k, v in pairs(given) do shared[k] = v end
 settings.fit_recipe(shared, opt.steps)
+-- Small models train fastest side by side, one thread each: the arms of
+-- a seed step at once on 'workers' threads (lab.workers). A run's bits
+-- depend on its thread count, not on how many step beside it.
+if math.type(opt.workers) ~= "integer" or opt.workers < 1 then error("workers= must be a whole number >= 1", 0) end
+if opt.workers > 1 and shared.threads == nil then shared.threads = 1 end
 
 -- The arms: name, tie mode, in_scale, init seed offset from the seed.
 local arms = {
@@ -286,8 +294,10 @@ local function run_seed(seed, progress, label, keep)
       end
     end
   end)
-  lab.log("seed %d: training %d runs for %d steps", seed, #runs, opt.steps)
+  lab.log("seed %d: training %d runs for %d steps, %d at a time", seed, #runs, opt.steps, math.min(opt.workers, #runs))
+  local workers = lab.workers(opt.workers)
   lab.step(opt.steps)
+  lab.workers(workers)
   lab.off(hook)
 
   local untied, untied_shared = runs[arm_index.untied], runs[arm_index.untied_shared]
@@ -586,6 +596,7 @@ local scale_words = {}
 for _, k in ipairs(scales) do scale_words[#scale_words + 1] = sweep.num(k) end
 grid.scales = table.concat(scale_words, ",")
 grid.corpus = sweep.absolute(opt.corpus)
+grid.threads = shared.threads   -- a run's bits depend on its thread count
 shared.corpus = grid.corpus ~= "" and grid.corpus or nil
 
 local sw = sweep.new{

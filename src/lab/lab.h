@@ -137,7 +137,7 @@ typedef struct AlignStats {
 /* Why a fit stopped: its held-out KL no longer improved (converged), the
 ** live lens ended well above the kept one (diverged), or it reached its
 ** step limit still improving (max_steps). Names: lensfit_stop_name. */
-typedef enum LensFitStop { LENSFIT_CONVERGED, LENSFIT_DIVERGED, LENSFIT_MAX_STEPS } LensFitStop;
+typedef enum LensFitStop { LENSFIT_STOP_CONVERGED, LENSFIT_STOP_DIVERGED, LENSFIT_STOP_MAX_STEPS } LensFitStop;
 
 typedef struct LensFitInfo {
   long steps;                      /* lens steps it took */

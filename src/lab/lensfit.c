@@ -105,7 +105,10 @@ static int eval_every(const LensFitOptions *o) {
 int lensfit_curve_cap(const LensFitOptions *o) { return o->steps / eval_every(o) + 2; }
 
 static const char *const stop_names[] = {
-  [LENSFIT_CONVERGED] = "converged", [LENSFIT_DIVERGED] = "diverged", [LENSFIT_MAX_STEPS] = "max_steps"};
+  [LENSFIT_STOP_CONVERGED] = "converged",
+  [LENSFIT_STOP_DIVERGED] = "diverged",
+  [LENSFIT_STOP_MAX_STEPS] = "max_steps",
+};
 
 const char *lensfit_stop_name(LensFitStop s) {
   return (unsigned)s < sizeof stop_names / sizeof stop_names[0] ? stop_names[s] : "?";
@@ -330,7 +333,7 @@ static int fit_loop(Run *r, LensFit *f, const LensFitOptions *o, LensFitResult *
   }
   out->diverged = diverged(&out->curve[out->n_curve - 1]);
   out->info.converged = stall && !out->diverged;
-  out->info.stopped = out->diverged ? LENSFIT_DIVERGED : stall ? LENSFIT_CONVERGED : LENSFIT_MAX_STEPS;
+  out->info.stopped = out->diverged ? LENSFIT_STOP_DIVERGED : stall ? LENSFIT_STOP_CONVERGED : LENSFIT_STOP_MAX_STEPS;
   return 0;
 }
 
@@ -410,7 +413,7 @@ int run_fit_lens(Run *r, const LensFitOptions *o, LensFitResult *out, Err *err) 
   out->cancelled = 0;
   out->diverged = 0;
   out->info = (LensFitInfo){.lr = o->lr, .tol = o->tol, .tokens_per_step = o->tokens_per_step,
-                            .patience = o->patience, .stopped = LENSFIT_MAX_STEPS};
+                            .patience = o->patience, .stopped = LENSFIT_STOP_MAX_STEPS};
   out->start.n = out->lsq.n = 0;
   if (lensfit_check_options(o, err) < 0 || run_refuse_if_fitting(r, "start another fit", err) < 0) return -1;
   if (!out->curve || out->curve_cap < lensfit_curve_cap(o))

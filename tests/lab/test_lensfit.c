@@ -130,7 +130,7 @@ static void test_fit(Run *r) {
   diag("fit: %ld steps, converged %d, mean KL %.4f -> %.4f over %d points", a.info.steps, a.info.converged,
        curve[0].kl, curve[a.n_curve - 1].kl, a.n_curve);
   int stall = stalled(curve, a.n_curve, LENSFIT_DEFAULT_PATIENCE, LENSFIT_DEFAULT_TOL);
-  ok(a.info.converged && stall && !a.diverged && a.info.stopped == LENSFIT_CONVERGED &&
+  ok(a.info.converged && stall && !a.diverged && a.info.stopped == LENSFIT_STOP_CONVERGED &&
          a.info.steps < LENSFIT_DEFAULT_STEPS,
      "at the defaults the fit converges before its limit (%ld of %d steps, %s): the kept held-out KL fell by less "
      "than tol over the last %d steps", a.info.steps, LENSFIT_DEFAULT_STEPS, lensfit_stop_name(a.info.stopped),
@@ -215,7 +215,7 @@ static void test_fit(Run *r) {
   capped.steps = 2;
   LensFitResult cp = {.curve = curve, .curve_cap = cap};
   ok(run_fit_lens(r, &capped, &cp, &err) == 0 && cp.info.steps == 2 && !cp.info.converged &&
-         cp.info.stopped != LENSFIT_CONVERGED && !mt->fitted.converged && has_event(r, "2 steps, not converged ("),
+         cp.info.stopped != LENSFIT_STOP_CONVERGED && !mt->fitted.converged && has_event(r, "2 steps, not converged ("),
      "a fit capped at 2 steps says not converged (%s)", lensfit_stop_name(cp.info.stopped));
   /* A rate far too high: the live lens blows up; never called converged. */
   LensFitOptions hot;

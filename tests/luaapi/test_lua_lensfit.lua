@@ -73,6 +73,9 @@ tap.ok(r:save(path), "a run with a fitted lens saves")
 local back = lab.load(path, "back")
 tap.ok(back and back:metrics().fitted_lens and back:metrics().fitted_lens.kl[1] == f.kl[1],
        "and loads with it")
+local bf = back and back:metrics().fitted_lens
+tap.ok(bf and bf.stopped == f.stopped and bf.converged == f.converged and bf.seconds == f.seconds and
+       bf.patience == f.patience, "with why it stopped, its wall time and patience")
 os.remove(path)
 
 local hot = r:fit_lens{steps = 100, lr = 1000, tokens_per_step = 128}

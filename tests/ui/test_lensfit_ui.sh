@@ -90,7 +90,7 @@ type_line 'f = lab.runs.tied:fit_lens{steps = 20, tokens_per_step = 64}; print("
 wait_for '^fitted [0-9]' 100 && wait_for 'fitted @[0-9]+' 30
 check $? "after a fit the lens panel notes the fitted lens"
 type_line 'ui.lens("fitted")'
-wait_for 'fitted @[0-9]+ !NOT CONVERGED' 30
+wait_for '╭ lens.* fitted.* !NOT CONVERGED' 30
 check $? "the fitted lens of a fit stopped by its 20-step limit is marked not converged on screen"
 type_line 'ui.lens("tuned")'
 wait_for 'lens KL bits.*online @[0-9]' 30

@@ -299,9 +299,12 @@ static void add_point(LensFitResult *out, int step, double kl, double kept) {
 
 /* ------------------------------------------------------------ when to stop */
 
-/* The live lens ended well above the translators kept: the rate was too
-** high for the fit to hold the best point it passed. */
-static int diverged(const LensFitPoint *end) { return end->kl > (1 + LENSFIT_DIVERGED_GAP) * end->kept; }
+/* The live lens ended well above the translators kept, relatively and by
+** more than the held-out noise: the rate was too high for the fit to hold
+** the best point it passed. */
+static int diverged(const LensFitPoint *end) {
+  return end->kl > (1 + LENSFIT_DIVERGED_GAP) * end->kept && end->kl > end->kept + LENSFIT_DIVERGED_FLOOR;
+}
 
 /* The held-out KL no longer improves: the kept mean is above (1 - tol)
 ** times what it was 'patience' lens steps ago (the last point at least

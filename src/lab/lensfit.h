@@ -29,7 +29,9 @@
 ** When it stops. Converged: the mean held-out KL of the kept translators
 ** (below) fell by less than 'tol' of itself over the last 'patience' lens
 ** steps, i.e. kept(now) > (1 - tol) * kept(now - patience). A fit whose
-** live mean KL then ends more than LENSFIT_DIVERGED_GAP above the kept one
+** live mean KL then ends more than LENSFIT_DIVERGED_GAP above the kept one,
+** and more than LENSFIT_DIVERGED_FLOOR bits (the held-out means are
+** steady to a few hundredths of a bit: a smaller gap is their noise),
 ** diverged: its rate was too high to hold the best point it passed; it is
 ** reported so ('diverged'), never converged, and keeps that best point.
 ** A fit still improving at 'steps' stops there, not converged
@@ -54,12 +56,13 @@
 
 #define LENSFIT_EVAL_EVERY 10     /* lens steps between held-out measurements */
 #define LENSFIT_DIVERGED_GAP 0.25 /* live mean KL this far (relative) above the kept: diverged */
+#define LENSFIT_DIVERGED_FLOOR 0.02 /* ... and this many bits above it (below, the held-out noise) */
 #define LENSFIT_LSQ_POSITIONS 4096 /* positions of the least-squares start (at least 8 (d+1)) */
 #define LENSFIT_LSQ_RCOND 1e-7    /* singular values below this share of the largest count as 0 */
 
 /* The defaults (docs/architecture.md has the measurements behind them). */
 #define LENSFIT_DEFAULT_STEPS 1000
-#define LENSFIT_DEFAULT_LR 0.3
+#define LENSFIT_DEFAULT_LR 0.5
 #define LENSFIT_DEFAULT_TOKENS 1024
 #define LENSFIT_DEFAULT_TOL 1e-2
 #define LENSFIT_DEFAULT_PATIENCE 50

@@ -664,7 +664,10 @@ static int add_fitted(StWriter *w, Run *r, double *stats, Err *err) {
       add_meta_long(w, "lens_fit.steps", mt->fitted.steps, err) < 0 ||
       add_meta_long(w, "lens_fit.converged", mt->fitted.converged, err) < 0 ||
       add_meta_long(w, "lens_fit.tokens_per_step", mt->fitted.tokens_per_step, err) < 0 ||
-      add_meta_num(w, "lens_fit.lr", mt->fitted.lr, err) < 0 || add_meta_num(w, "lens_fit.tol", mt->fitted.tol, err) < 0)
+      add_meta_num(w, "lens_fit.lr", mt->fitted.lr, err) < 0 || add_meta_num(w, "lens_fit.tol", mt->fitted.tol, err) < 0 ||
+      add_meta_long(w, "lens_fit.patience", mt->fitted.patience, err) < 0 ||
+      add_meta_long(w, "lens_fit.stopped", mt->fitted.stopped, err) < 0 ||
+      add_meta_num(w, "lens_fit.seconds", mt->fitted.seconds, err) < 0)
     return -1;
   return 0;
 }
@@ -689,6 +692,26 @@ static int meta_positive(const StFile *f, const char *key, double *out, Err *err
   return 0;
 }
 
+/* Why the fit stopped, its patience and wall time: absent from files
+** written before fits stopped early, whose fits ran to their limit unless
+** converged (patience 0 and the time NaN: not known). */
+static int read_fit_stop(const StFile *f, LensFitInfo *fi, Err *err) {
+  long stopped = fi->converged ? LENSFIT_STOP_CONVERGED : LENSFIT_STOP_MAX_STEPS, patience = 0;
+  fi->seconds = NAN;
+  if (st_meta(f, "lens_fit.stopped") &&
+      meta_long(f, "lens_fit.stopped", LENSFIT_STOP_CONVERGED, LENSFIT_STOP_MAX_STEPS, &stopped, err) < 0)
+    return -1;
+  if (st_meta(f, "lens_fit.patience") && meta_long(f, "lens_fit.patience", 1, COUNT_MAX, &patience, err) < 0)
+    return -1;
+  if (st_meta(f, "lens_fit.seconds") && meta_positive(f, "lens_fit.seconds", &fi->seconds, err) < 0) return -1;
+  if ((stopped == LENSFIT_STOP_CONVERGED) != fi->converged)
+    return err_set(err, "metadata 'lens_fit.stopped' (%ld) contradicts 'lens_fit.converged' (%d)", stopped,
+                   fi->converged);
+  fi->stopped = (LensFitStop)stopped;
+  fi->patience = (int)patience;
+  return 0;
+}
+
 /* How the fit went, each counter in its range. */
 static int read_fit_meta(const StFile *f, long step, long *lens_steps, long *at, LensFitInfo *fi, Err *err) {
   long conv, tokens;
@@ -701,7 +724,7 @@ static int read_fit_meta(const StFile *f, long step, long *lens_steps, long *at,
     return -1;
   fi->converged = (int)conv;
   fi->tokens_per_step = (int)tokens;
-  return 0;
+  return read_fit_stop(f, fi, err);
 }
 
 /* The rows of "lens_fit.stats" in stat_row's order, with the range each

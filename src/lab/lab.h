@@ -134,11 +134,19 @@ typedef struct AlignStats {
 } AlignStats;
 
 /* How the last post-hoc fit of the tuned lens went (lensfit.h). */
+/* Why a fit stopped: its held-out KL no longer improved (converged), the
+** live lens ended well above the kept one (diverged), or it reached its
+** step limit still improving (max_steps). Names: lensfit_stop_name. */
+typedef enum LensFitStop { LENSFIT_STOP_CONVERGED, LENSFIT_STOP_DIVERGED, LENSFIT_STOP_MAX_STEPS } LensFitStop;
+
 typedef struct LensFitInfo {
   long steps;                      /* lens steps it took */
   int converged;                   /* stopped by its tolerance, not its step limit */
   double lr, tol;                  /* its starting rate and tolerance */
   int tokens_per_step;
+  int patience;                    /* lens steps over which the tolerance is judged */
+  LensFitStop stopped;             /* why it stopped */
+  double seconds;                  /* wall time of the fit */
 } LensFitInfo;
 
 typedef struct RunMetrics {

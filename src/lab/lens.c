@@ -380,10 +380,13 @@ static void stats_clear(LensStats *s, int n, long step) {
   s->step = step;
 }
 
-/* Sums over 'count' positions into means, nats into bits, contributions. */
+/* Sums over 'count' positions into means, nats into bits, contributions.
+** A KL is never negative; a lens that matches the final distribution to
+** float rounding (a least-squares translator on a near-linear layer) can
+** sum to a hair below 0, which is 0. */
 static void stats_finish(LensStats *s, int count) {
   for (int i = 0; i < s->n; i++) {
-    s->kl[i] /= count * LENS_LN2;
+    s->kl[i] = fmax(s->kl[i] / (count * LENS_LN2), 0.0);
     s->ce[i] /= count * LENS_LN2;
     s->entropy[i] /= count * LENS_LN2;
     s->acc[i] /= count;

@@ -1,32 +1,44 @@
 /*
 ** lensfit.h -- the tuned lens fitted post hoc: the run's model frozen, a
-** second lens trained to convergence on it, as the tuned-lens package
-** trains its lenses after the fact (SGD with Nesterov momentum 0.9, the
-** rate decaying linearly to 0 over the steps, weight decay 1e-3, clip 1.0).
+** second lens trained to convergence on it, on the tuned-lens package's
+** loss and step (KL(final || lens); SGD with Nesterov momentum 0.9, the
+** rate decaying linearly to 0 over the step limit, weight decay 1e-3,
+** clip 1.0), started from least squares and stopped early.
 **
 ** The online lens of a run ('RunMetrics.lens') learns a few hundred
 ** positions every few training steps at a constant rate and trails the
 ** model; the fitted lens ('RunMetrics.fitted_lens') is what the lens can
-** read out of the model as it stands. The first fit starts from the online
-** lens's translators, each later one from the last fit's (a warm restart);
-** the momentum starts at zero each time. The run's weights never change.
+** read out of the model as it stands. The run's weights never change.
 **
-** Each step draws 'tokens_per_step' positions of training batches from a
-** seed stream of the fit's own (the model's batches are untouched), runs
-** the model forward on them (at most B rows at a time, no backward), and
-** takes one lens step at lr * (1 - k/steps). Every LENSFIT_EVAL_EVERY steps
-** the mean KL over the translators is measured on the same fixed held-out
-** positions as the online lens, into the curve; the fit stops, converged,
-** once that live curve (the lens as it is, smoothed by a least-squares
-** line over the last LENSFIT_STRETCH steps) moved by less than 'tol' of
-** itself over them and is not well above the kept translators (below),
-** else at 'steps' (converged if the test passes there). A fit whose live
-** mean KL ends more than LENSFIT_DIVERGED_GAP above the kept one diverged:
-** its rate was too high to hold the best point it passed; it is reported
-** so ('diverged'), never converged, and keeps that best point.
+** The start. Each translator starts from the better, on the held-out
+** positions, of the translators the fit finds (the online lens's on the
+** first fit, the last fit's after) and the least-squares map of the
+** residual stream at its position onto the final one (before ln_f, with a
+** bias), over LENSFIT_LSQ_POSITIONS positions of the fit's own batches
+** (LAPACK's dgelsd). The momentum starts at zero.
+**
+** The steps. Each draws 'tokens_per_step' positions of training batches
+** from a seed stream of the fit's own (the model's batches are untouched),
+** runs the model forward on them (at most B rows at a time, no backward),
+** and takes one lens step at lr * (1 - k/steps). Every LENSFIT_EVAL_EVERY
+** steps (or every 'patience' steps, if fewer) the KL per translator is
+** measured on the same fixed held-out positions as the online lens's,
+** drawn from the validation split and so apart from every training
+** position; those are the fit's curve.
+**
+** When it stops. Converged: the mean held-out KL of the kept translators
+** (below) fell by less than 'tol' of itself over the last 'patience' lens
+** steps, i.e. kept(now) > (1 - tol) * kept(now - patience). A fit whose
+** live mean KL then ends more than LENSFIT_DIVERGED_GAP above the kept one,
+** and more than LENSFIT_DIVERGED_FLOOR bits (the held-out means are
+** steady to a few hundredths of a bit: a smaller gap is their noise),
+** diverged: its rate was too high to hold the best point it passed; it is
+** reported so ('diverged'), never converged, and keeps that best point.
+** A fit still improving at 'steps' stops there, not converged
+** ('max_steps'): the limit is a safety cap, not the plan.
 **
 ** What is kept: for each translator, the parameters with the lowest
-** held-out KL at its position seen during the fit, the starting ones
+** held-out KL at its position seen during the fit, the two starts
 ** included. Translators do not interact in the readout (each position's KL
 ** depends on its own translator alone), so this is a per-position choice
 ** of the best point of the fit, and the fitted lens is at no position worse,
@@ -43,23 +55,28 @@
 #include "lab/lens.h"
 
 #define LENSFIT_EVAL_EVERY 10     /* lens steps between held-out measurements */
-#define LENSFIT_STRETCH 50        /* lens steps over which convergence is judged */
 #define LENSFIT_DIVERGED_GAP 0.25 /* live mean KL this far (relative) above the kept: diverged */
+#define LENSFIT_DIVERGED_FLOOR 0.02 /* ... and this many bits above it (below, the held-out noise) */
+#define LENSFIT_LSQ_POSITIONS 4096 /* positions of the least-squares start (at least 8 (d+1)) */
+#define LENSFIT_LSQ_RCOND 1e-7    /* singular values below this share of the largest count as 0 */
 
-/* The defaults (see lensfit.c for the measurements behind them). */
-#define LENSFIT_DEFAULT_STEPS 250
-#define LENSFIT_DEFAULT_LR 1.0
+/* The defaults (docs/architecture.md has the measurements behind them). */
+#define LENSFIT_DEFAULT_STEPS 1000
+#define LENSFIT_DEFAULT_LR 0.5
 #define LENSFIT_DEFAULT_TOKENS 1024
 #define LENSFIT_DEFAULT_TOL 1e-2
+#define LENSFIT_DEFAULT_PATIENCE 50
 
 typedef struct LensFitOptions {
-  int steps;                /* at most this many lens steps (>= 1) */
+  int steps;                /* at most this many lens steps (>= 1): a safety cap */
   double lr;                /* the starting rate (> 0), linearly decayed to 0 over 'steps' */
   int tokens_per_step;      /* positions per lens step (>= 1) */
-  double tol;               /* relative change of the held-out mean KL (> 0) */
-  /* Called after every lens step and between the forwards of one, with
-  ** the lens steps taken and the limit; nonzero stops the fit, which then
-  ** fails and leaves the fitted lens as it was. May be NULL. */
+  double tol;               /* relative fall of the held-out mean KL that still counts (> 0) */
+  int patience;             /* lens steps over which that fall is judged (>= 1) */
+  /* Called after every lens step and between the forwards of one (and of
+  ** the least-squares start, as step 0), with the lens steps taken and the
+  ** limit; nonzero stops the fit, which then fails and leaves the fitted
+  ** lens as it was. May be NULL. */
   int (*progress)(void *ctx, int step, int steps);
   void *ctx;
 } LensFitOptions;
@@ -75,9 +92,11 @@ typedef struct LensFitPoint {
 
 typedef struct LensFitResult {
   LensStats stats;          /* the kept translators on the held-out positions */
+  LensStats start;          /* the translators the fit found, there (n 0 until measured) */
+  LensStats lsq;            /* their least-squares maps, there (n 0 until measured) */
   LensFitInfo info;
   LensFitPoint *curve;      /* the caller's buffer of 'curve_cap' points */
-  int curve_cap, n_curve;   /* at least lensfit_curve_cap(steps) points */
+  int curve_cap, n_curve;   /* at least lensfit_curve_cap(options) points */
   int cancelled;            /* the progress callback stopped it */
   int diverged;             /* the live lens ended well above the kept (see above) */
 } LensFitResult;
@@ -86,8 +105,10 @@ typedef struct LensFitResult {
 void lensfit_default_options(LensFitOptions *o);
 /* Check 'o': an error names the offending key ("'steps' must be ..."). */
 int lensfit_check_options(const LensFitOptions *o, Err *err);
-/* Points a curve of a fit of at most 'steps' lens steps can have. */
-int lensfit_curve_cap(int steps);
+/* Points the curve of a fit with options 'o' can have. */
+int lensfit_curve_cap(const LensFitOptions *o);
+/* "converged", "diverged" or "max_steps". */
+const char *lensfit_stop_name(LensFitStop s);
 
 /* Fit the run's fitted lens on its model as it stands; fills 'out' and
 ** the run's metrics (fitted_lens, fitted) and records the fit as an event.
@@ -95,8 +116,8 @@ int lensfit_curve_cap(int steps);
 ** on bad options, a curve buffer too small, a run without training data,
 ** memory that does not allow the fitted lens, a failed step or
 ** measurement, or a stop from the progress callback ('out->cancelled'
-** then set). 'out->cancelled', 'diverged', 'n_curve' and 'info' are set
-** on every path. */
+** then set). 'out->cancelled', 'diverged', 'n_curve' and 'info' (its
+** 'seconds' the wall time) are set on every path. */
 int run_fit_lens(Run *r, const LensFitOptions *o, LensFitResult *out, Err *err);
 
 /* ---- inside the lab (run.c, ckpt.c) */

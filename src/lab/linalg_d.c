@@ -67,3 +67,14 @@ int linalg_d_svd_square(double *a, int n, double *u, double *sv, double *vt, Err
   lapack_int info = LAPACKE_dgesdd(LAPACK_ROW_MAJOR, 'A', n, n, a, n, sv, u, n, vt, n);
   return info != 0 ? lapack_failed(err, "dgesdd", info) : 0;
 }
+
+int linalg_d_lstsq(double *a, int m, int n, double *b, int p, double rcond, int *rank, Err *err) {
+  double *sv = malloc(sizeof *sv * (size_t)(m < n ? m : n));
+  if (!sv) return err_set(err, "dgelsd: out of memory");
+  lapack_int r = 0;
+  lapack_int info = LAPACKE_dgelsd(LAPACK_ROW_MAJOR, m, n, p, a, n, b, p, sv, rcond, &r);
+  free(sv);
+  if (info != 0) return lapack_failed(err, "dgelsd", info);
+  if (rank) *rank = (int)r;
+  return 0;
+}

@@ -28,4 +28,11 @@ int linalg_d_svdvals(const double *a, int m, int n, int lda, double *sv, double 
 /* Thin SVD of the [n,n] matrix 'a' (destroyed): a = u diag(sv) vt. */
 int linalg_d_svd_square(double *a, int n, double *u, double *sv, double *vt, Err *err);
 
+/* Least squares: x [n,p] minimising |a x - b| for a [m,n] (destroyed) and
+** b [max(m,n),p], by LAPACK's SVD solver (dgelsd): singular values below
+** 'rcond' times the largest count as zero, so a rank-deficient 'a' gets the
+** minimum-norm solution. x overwrites the first n rows of b; '*rank' (may
+** be NULL) is the rank found. */
+int linalg_d_lstsq(double *a, int m, int n, double *b, int p, double rcond, int *rank, Err *err);
+
 #endif

@@ -316,6 +316,13 @@ void lapi_spend(lua_State *L, LuaApi *api, size_t *work, size_t units);
 
 /* lprogress.c */
 int lprogress_new(lua_State *L);
+/* A lab.progress object's state, for C that advances it (a lens fit). */
+typedef struct LProgress LProgress;
+/* The lab.progress object at 'idx', or NULL when it is something else. */
+LProgress *lprogress_test(lua_State *L, int idx);
+/* 'k' more units done, as p:step(k) without a label; nothing once the
+** progress ended. On the Lua thread only: the count is the Lua layer's. */
+void lprogress_add(LuaApi *api, LProgress *p, long k);
 
 /* lrun.c */
 void lrun_open(lua_State *L);

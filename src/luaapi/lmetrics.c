@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "lab/lensfit.h"
 #include "luaapi/linternal.h"
 
 static void num(lua_State *L, const char *k, double v) {
@@ -152,6 +153,10 @@ void lmetrics_push_fitted(lua_State *L, const LensStats *s, const LensFitInfo *f
   num(L, "lr", f->lr);
   num(L, "tol", f->tol);
   integer(L, "tokens_per_step", f->tokens_per_step);
+  integer(L, "patience", f->patience);
+  lua_pushstring(L, lensfit_stop_name(f->stopped));
+  lua_setfield(L, -2, "stopped");
+  num(L, "seconds", f->seconds);
 }
 
 /* {steps=, values=, min=, max=, n=}: one entry per bucket, at the bucket's

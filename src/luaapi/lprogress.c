@@ -17,15 +17,25 @@
 
 #define LAPI_PROGRESS_META "tielab.progress"
 
-typedef struct LProgress {
+struct LProgress {
   long id;          /* which lab.progress call made it */
   lua_Integer total, done;
   int ended;
-} LProgress;
+};
 
 static void tell(LuaApi *api, LuaApiProgress what, const LProgress *p, const char *label) {
   if (api->opt.progress && p->id == api->progress_id)
     api->opt.progress(api->opt.ctx, what, (long)p->done, (long)p->total, label);
+}
+
+/* 'k' (>= 0) more units done; a count past the total stays at the total
+** (and never wraps around). */
+static void advance(LuaApi *api, LProgress *p, lua_Integer k, const char *label) {
+  lua_Integer room = (p->total > 0 ? p->total : LUA_MAXINTEGER) - p->done;
+  p->done += k < room ? k : room;
+  char text[256];
+  if (label) text_escape(label, strlen(label), text, sizeof text);
+  tell(api, LUAAPI_PROGRESS_STEP, p, label ? text : NULL);
 }
 
 static int progress_step(lua_State *L) {
@@ -34,14 +44,15 @@ static int progress_step(lua_State *L) {
   const char *label = luaL_optstring(L, 3, NULL);
   luaL_argcheck(L, k >= 0, 2, "the units done cannot go back");
   if (p->ended) return luaL_error(L, "p:step: the progress has ended (p:done)");
-  /* a count past the total stays at the total (and never wraps around) */
-  lua_Integer room = (p->total > 0 ? p->total : LUA_MAXINTEGER) - p->done;
-  p->done += k < room ? k : room;
-  char text[256];
-  if (label) text_escape(label, strlen(label), text, sizeof text);
-  tell(lapi_get(L), LUAAPI_PROGRESS_STEP, p, label ? text : NULL);
+  advance(lapi_get(L), p, k, label);
   lua_pushinteger(L, p->done);
   return 1;
+}
+
+LProgress *lprogress_test(lua_State *L, int idx) { return luaL_testudata(L, idx, LAPI_PROGRESS_META); }
+
+void lprogress_add(LuaApi *api, LProgress *p, long k) {
+  if (!p->ended && k > 0) advance(api, p, k, NULL);
 }
 
 static int progress_done(lua_State *L) {

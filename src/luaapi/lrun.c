@@ -504,11 +504,47 @@ static int lrun_batch(lua_State *L) {
 
 /* ------------------------------------------------------------ the fitted lens */
 
+/* r:fit_lens's options besides the fit's own: where its progress goes. */
+typedef struct FitExtras {
+  LProgress *progress;      /* a lab.progress object the fit advances (NULL: none) */
+  long units;               /* of it, the whole fit's share (0: its step limit) */
+} FitExtras;
+
+#define FIT_KEYS "steps, lr, tokens_per_step, tol, patience, progress, units"
+
+/* An integer option >= 1 (an error naming 'key' otherwise). */
+static long fit_integer(lua_State *L, const char *key) {
+  int isint = 0;
+  lua_Integer v = lua_tointegerx(L, -1, &isint);
+  if (!isint || v < 1 || v > INT32_MAX) luaL_error(L, "r:fit_lens: '%s' must be an integer >= 1", key);
+  return (long)v;
+}
+
+static double fit_number(lua_State *L, const char *key) {
+  int isnum = 0;
+  double v = lua_tonumberx(L, -1, &isnum);
+  if (!isnum || !(v > 0)) luaL_error(L, "r:fit_lens: '%s' must be a number > 0", key);
+  return v;
+}
+
+/* One option, the key and value on top of the stack. */
+static void read_fit_option(lua_State *L, const char *key, LensFitOptions *o, FitExtras *x) {
+  if (!strcmp(key, "steps")) o->steps = (int)fit_integer(L, key);
+  else if (!strcmp(key, "tokens_per_step")) o->tokens_per_step = (int)fit_integer(L, key);
+  else if (!strcmp(key, "patience")) o->patience = (int)fit_integer(L, key);
+  else if (!strcmp(key, "units")) x->units = fit_integer(L, key);
+  else if (!strcmp(key, "lr")) o->lr = fit_number(L, key);
+  else if (!strcmp(key, "tol")) o->tol = fit_number(L, key);
+  else if (!strcmp(key, "progress") && !(x->progress = lprogress_test(L, -1)))
+    luaL_error(L, "r:fit_lens: 'progress' must be a lab.progress object, got %s", luaL_typename(L, -1));
+}
+
 /* r:fit_lens's options: unknown keys and bad values are errors that name
 ** the key. */
-static void read_fit_options(lua_State *L, int idx, LensFitOptions *o) {
-  static const char *const keys[] = {"steps", "lr", "tokens_per_step", "tol", NULL};
+static void read_fit_options(lua_State *L, int idx, LensFitOptions *o, FitExtras *x) {
+  static const char *const keys[] = {"steps", "lr", "tokens_per_step", "tol", "patience", "progress", "units", NULL};
   lensfit_default_options(o);
+  *x = (FitExtras){NULL, 0};
   if (lua_isnoneornil(L, idx)) return;
   luaL_checktype(L, idx, LUA_TTABLE);
   lua_pushnil(L);
@@ -516,23 +552,11 @@ static void read_fit_options(lua_State *L, int idx, LensFitOptions *o) {
     int k = -1;
     for (int i = 0; keys[i] && lua_type(L, -2) == LUA_TSTRING; i++)
       if (strcmp(lua_tostring(L, -2), keys[i]) == 0) k = i;
-    if (k < 0)
-      luaL_error(L, "r:fit_lens: unknown key '%s' (steps, lr, tokens_per_step, tol)", luaL_tolstring(L, -2, NULL));
-    int isint = 0;
-    lua_Integer iv = lua_tointegerx(L, -1, &isint);
-    int isnum = 0;
-    double v = lua_tonumberx(L, -1, &isnum);
-    if (k == 0 || k == 2) {
-      if (!isint || iv < 1 || iv > INT32_MAX) luaL_error(L, "r:fit_lens: '%s' must be an integer >= 1", keys[k]);
-      if (k == 0) o->steps = (int)iv;
-      else o->tokens_per_step = (int)iv;
-    } else {
-      if (!isnum || !(v > 0)) luaL_error(L, "r:fit_lens: '%s' must be a number > 0", keys[k]);
-      if (k == 1) o->lr = v;
-      else o->tol = v;
-    }
+    if (k < 0) luaL_error(L, "r:fit_lens: unknown key '%s' (" FIT_KEYS ")", luaL_tolstring(L, -2, NULL));
+    read_fit_option(L, keys[k], o, x);
     lua_pop(L, 1);
   }
+  if (x->units && !x->progress) luaL_error(L, "r:fit_lens: 'units' needs 'progress'");
   Err err;
   if (lensfit_check_options(o, &err) < 0) luaL_error(L, "r:fit_lens: %s", err.msg);
 }
@@ -546,8 +570,24 @@ typedef struct FitJob {
   LensFitOptions o;
   LensFitResult res;
   HostJobProgress *p;
+  /* The script's lab.progress, advanced as the fit goes only where the
+  ** job runs on the Lua thread (an inline host, or none): elsewhere the
+  ** fit's thread never touches it, and it takes the whole share at the end. */
+  LuaApi *api;
+  FitExtras x;
+  int on_lua_thread;
+  long units_added;
   LensFitPoint curve[];   /* res.curve_cap points */
 } FitJob;
+
+/* The fit's share of the script's progress: 'units' in all, by the share
+** of the step limit done ('step' of 'steps'). */
+static void fit_advance(FitJob *j, long step, long steps) {
+  if (!j->x.progress) return;
+  long due = (long)((double)j->x.units * step / steps);
+  if (due > j->units_added) lprogress_add(j->api, j->x.progress, due - j->units_added);
+  if (due > j->units_added) j->units_added = due;
+}
 
 /* After every lens step: the host shows how far the fit is and says
 ** whether to stop (a cancel, an interrupt). */
@@ -555,6 +595,7 @@ static int fit_progress(void *ctx, int step, int steps) {
   FitJob *j = ctx;
   char what[80];
   snprintf(what, sizeof what, "fitting lens %s", j->name);
+  if (j->on_lua_thread) fit_advance(j, step, steps);
   return j->p->report(j->p, what, step, steps);
 }
 
@@ -577,14 +618,19 @@ static int fit_job(Lab *lab, void *arg, HostJobProgress *p, Err *err) {
   return err_set(err, "r:fit_lens: %s", msg);
 }
 
-/* The result table, from the job that ended (the handle at 'ctx'). */
-static int lrun_fit_lens_k(lua_State *L, int status, lua_KContext ctx) {
-  if (status == LUA_YIELD) lapi_step_result(L);
-  const FitJob *j = ((LapiJob *)lua_touserdata(L, (int)ctx))->arg;
-  const LensFitResult *res = &j->res;
-  lmetrics_push_fitted(L, &res->stats, &res->info);
-  lua_pushboolean(L, res->diverged);   /* the live lens ended well above the kept one */
-  lua_setfield(L, -2, "diverged");
+/* KL per position of a lens table ('s'), as a field 'key' (nothing when
+** never measured). */
+static void push_kl(lua_State *L, const char *key, const LensStats *s) {
+  if (s->n <= 0) return;
+  lua_createtable(L, s->n, 0);
+  for (int i = 0; i < s->n; i++) {
+    lua_pushnumber(L, s->kl[i]);
+    lua_rawseti(L, -2, i + 1);
+  }
+  lua_setfield(L, -2, key);
+}
+
+static void push_curve(lua_State *L, const LensFitResult *res) {
   lua_createtable(L, res->n_curve, 0);
   for (int i = 0; i < res->n_curve; i++) {
     lua_createtable(L, 0, 3);
@@ -597,6 +643,20 @@ static int lrun_fit_lens_k(lua_State *L, int status, lua_KContext ctx) {
     lua_rawseti(L, -2, i + 1);
   }
   lua_setfield(L, -2, "curve");
+}
+
+/* The result table, from the job that ended (the handle at 'ctx'). */
+static int lrun_fit_lens_k(lua_State *L, int status, lua_KContext ctx) {
+  if (status == LUA_YIELD) lapi_step_result(L);
+  FitJob *j = ((LapiJob *)lua_touserdata(L, (int)ctx))->arg;
+  const LensFitResult *res = &j->res;
+  fit_advance(j, 1, 1);   /* the rest of its share: a fit that stopped early is whole */
+  lmetrics_push_fitted(L, &res->stats, &res->info);
+  lua_pushboolean(L, res->diverged);   /* the live lens ended well above the kept one */
+  lua_setfield(L, -2, "diverged");
+  push_kl(L, "start_kl", &res->start);
+  push_kl(L, "lsq_kl", &res->lsq);
+  push_curve(L, res);
   return 1;
 }
 
@@ -606,9 +666,10 @@ static int lrun_fit_lens(lua_State *L) {
   LuaApi *api = lapi_get(L);
   int id = lrun_check(L, 1);
   LensFitOptions o;
-  read_fit_options(L, 2, &o);
+  FitExtras x;
+  read_fit_options(L, 2, &o, &x);
   lua_settop(L, 2);
-  int cap = lensfit_curve_cap(o.steps);
+  int cap = lensfit_curve_cap(&o);
   FitJob *j = malloc(sizeof *j + sizeof j->curve[0] * (size_t)cap);
   if (!j) return luaL_error(L, "r:fit_lens: not enough memory");
   memset(j, 0, sizeof *j);
@@ -617,7 +678,12 @@ static int lrun_fit_lens(lua_State *L) {
   j->o = o;
   j->res.curve = j->curve;
   j->res.curve_cap = cap;
+  j->api = api;
+  j->x = x;
+  if (!j->x.units) j->x.units = o.steps;
+  j->on_lua_thread = !api->host->submit_job || api->host->inline_steps;
   LapiJob *h = lapi_push_job(L, j, free);   /* index 3 */
+  if (x.progress) lua_getfield(L, 2, "progress");   /* held here too: the table may change while the fit runs */
   return lapi_wait_job(L, h, fit_job, 3, lrun_fit_lens_k);
 }
 

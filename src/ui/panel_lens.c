@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "lab/lensfit.h"
 #include "ui/fit.h"
 #include "ui/uistate.h"
 
@@ -55,8 +56,18 @@ static void delta_text(double d, char *buf, size_t cap) {
   snprintf(buf, cap, fabs(d) < 9.995 ? "%+.2f" : "%+.1f", d);
 }
 
+/* The first run shown whose fitted lens did not converge, or NULL. */
+static const TrainerRun *unconverged_fit(const LensPair *p) {
+  for (int k = 0; k < p->n; k++)
+    if (p->run[k]->m.fitted_lens.step >= 0 && !p->run[k]->m.fitted.converged) return p->run[k];
+  return NULL;
+}
+
+#define NOT_CONVERGED_MARK " !NOT CONVERGED"
+
 /* The title: which lens, at which step (each run's when they differ),
-** shorter forms when narrow. */
+** shorter forms when narrow; the fitted lens of a fit that did not
+** converge marked after it, in the warning colour. */
 static void title(const Ui *ui, WINDOW *w, int wd, const LensPair *p) {
   const LensModeName *m = &lens_modes[ui->lens_mode];
   long s0 = p->ls[0]->step, s1 = p->n > 1 ? p->ls[1]->step : s0;
@@ -67,8 +78,11 @@ static void title(const Ui *ui, WINDOW *w, int wd, const LensPair *p) {
   snprintf(v[1], sizeof v[1], "lens KL bits, %s %s", m->brief, when);
   snprintf(v[2], sizeof v[2], "lens %s", m->brief);
   const char *const variants[] = {v[0], v[1], v[2]};
-  term_print(&ui->term, w, 0, 0, wd, ROLE_TITLE,
-             fit_choose(variants, 3, wd, term_glyph(&ui->term, GLYPH_ELLIPSIS), buf, sizeof buf));
+  int mark = ui->lens_mode == LENS_FITTED && unconverged_fit(p) ? (int)strlen(NOT_CONVERGED_MARK) : 0;
+  int room = wd - mark > 8 ? wd - mark : wd;
+  int x = term_print(&ui->term, w, 0, 0, room, ROLE_TITLE,
+                     fit_choose(variants, 3, room, term_glyph(&ui->term, GLYPH_ELLIPSIS), buf, sizeof buf));
+  if (mark) term_print(&ui->term, w, 0, x, wd - x, ROLE_WARN, NOT_CONVERGED_MARK);
 }
 
 /* Why a run has no numbers in this lens. */
@@ -197,15 +211,20 @@ static void tall(const Ui *ui, WINDOW *w, int h, int wd, const LensPair *p) {
   }
 }
 
-/* On the bottom border: a run left out, else a fit the panel does not
-** show, else what the difference is. */
+/* On the bottom border: a run left out, else (the fitted lens shown) a
+** fit that did not converge, whose numbers are not the converged lens's,
+** else a fit the panel does not show, else what the difference is. */
 static void foot(const Ui *ui, WINDOW *w, int h, int wd, const LensPair *p) {
   const Term *t = &ui->term;
   long fitted = -1;
   for (int k = 0; k < p->n; k++)
     if (p->run[k]->m.fitted_lens.step > fitted) fitted = p->run[k]->m.fitted_lens.step;
+  const TrainerRun *loose = ui->lens_mode == LENS_FITTED ? unconverged_fit(p) : NULL;
   if (p->unmeasured[0])
     fit_print(t, w, h, 0, wd, ROLE_DIM, "%s: %s", p->unmeasured[0]->name, why_absent(ui, p->unmeasured[0]));
+  else if (loose)
+    fit_print(t, w, h, 0, wd, ROLE_WARN, "! %s fit NOT CONVERGED (%s, %ld steps)", loose->name,
+              lensfit_stop_name(loose->m.fitted.stopped), loose->m.fitted.steps);
   else if (fitted >= 0 && ui->lens_mode != LENS_FITTED)
     fit_print(t, w, h, 0, wd, ROLE_DIM, "fitted @%ld: ui.lens('fitted')", fitted);
   else if (p->n > 1 && wd >= 24)

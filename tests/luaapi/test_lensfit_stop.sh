@@ -11,7 +11,7 @@ fit_and_stop() {
 local r = lab.run{vocab = 256, dim = 32, layers = 2, heads = 2, ctx = 32, batch = 4, eval_every = 0, lens_every = 0}
 r:step(2)
 io.stderr:write("ready\\n") io.stderr:flush()
-local fit = function() return r:fit_lens{steps = 1000000, tol = 1e-12} end
+local fit = function() return r:fit_lens{steps = 1000000, tol = 1e-12, patience = 1000000} end
 if "$1" == "pcall" then while true do pcall(fit) end else fit() end
 LUA
   rm -f "$tmp/err"

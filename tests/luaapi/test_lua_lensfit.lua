@@ -18,6 +18,10 @@ tap.raises("'lr'", "lr <= 0 is refused by name", r.fit_lens, r, {lr = 0})
 tap.raises("'tokens_per_step'", "tokens_per_step < 1 is refused by name", r.fit_lens, r, {tokens_per_step = 0})
 tap.raises("'tol'", "tol <= 0 is refused by name", r.fit_lens, r, {tol = -1})
 tap.raises("'tol'", "a tol that is not a number is refused by name", r.fit_lens, r, {tol = "x"})
+tap.raises("'patience'", "patience = 0 is refused by name", r.fit_lens, r, {patience = 0})
+tap.raises("'progress' must be a lab.progress object", "a progress that is not one is refused", r.fit_lens, r,
+           {progress = 3})
+tap.raises("'units' needs 'progress'", "units without a progress is refused", r.fit_lens, r, {units = 3})
 tap.is(r:metrics().fitted_lens, nil, "refused fits leave no fitted lens")
 
 local before = r:evaluate({{1, 2, 3, 4, 5, 6, 7, 8, 9}}).loss
@@ -40,9 +44,15 @@ tap.ok(f.curve[1].step == 0 and f.curve[#f.curve].step == f.steps, "the curve ru
 local kept_falls = true
 for i = 2, #f.curve do kept_falls = kept_falls and f.curve[i].kept <= f.curve[i - 1].kept end
 tap.ok(kept_falls and type(f.curve[2].kl) == "number", "each point has kl, and the kept mean never rises")
-local live_end = f.curve[#f.curve].kl
-tap.ok(live_end < 0.8 * f.curve[1].kl,
-       string.format("the live held-out curve falls (%.4f -> %.4f)", f.curve[1].kl, live_end))
+tap.is(f.patience, 50, "f.patience (the default)")
+tap.ok(f.stopped == "converged" or f.stopped == "max_steps" or f.stopped == "diverged", "f.stopped " .. f.stopped)
+tap.is(f.converged, f.stopped == "converged", "converged exactly when stopped says so")
+tap.ok(type(f.seconds) == "number" and f.seconds > 0, "f.seconds, the fit's wall time")
+tap.ok(#f.start_kl == 3 and #f.lsq_kl == 3, "f.start_kl and f.lsq_kl per position")
+local function mean(t) return (t[1] + t[2]) / 2 end
+tap.ok(mean(f.kl) < 0.8 * mean(f.start_kl),
+       string.format("the fitted lens is well below the online lens it started from (%.4f vs %.4f)", mean(f.kl),
+                     mean(f.start_kl)))
 
 local m = r:metrics()
 tap.ok(type(m.fitted_lens) == "table", "metrics().fitted_lens after a fit")
@@ -63,6 +73,9 @@ tap.ok(r:save(path), "a run with a fitted lens saves")
 local back = lab.load(path, "back")
 tap.ok(back and back:metrics().fitted_lens and back:metrics().fitted_lens.kl[1] == f.kl[1],
        "and loads with it")
+local bf = back and back:metrics().fitted_lens
+tap.ok(bf and bf.stopped == f.stopped and bf.converged == f.converged and bf.seconds == f.seconds and
+       bf.patience == f.patience, "with why it stopped, its wall time and patience")
 os.remove(path)
 
 local hot = r:fit_lens{steps = 100, lr = 1000, tokens_per_step = 128}
@@ -75,5 +88,32 @@ tap.ok(hot.converged == false and hot_end.kl > 1.25 * hot_end.kept,
 local g = r:fit_lens{steps = 10, tokens_per_step = 64}
 tap.is(g.step, 45, "a later fit is stamped with the run's step then")
 tap.is(r:metrics().fitted_lens.steps, g.steps, "and replaces the last one in the metrics")
+
+-- At the defaults, on a small model trained on the structured synthetic
+-- language, the fit converges; capped at 2 steps it says it did not.
+local c = lab.run(tap.tiny{name = "conv", seed = 5, batch = 8, lens_every = 0, eval_every = 0, align_every = 0})
+c:step(150)
+local p = lab.progress(100)
+local d = c:fit_lens{progress = p, units = 60}
+tap.ok(d.converged == true and d.stopped == "converged" and d.steps < 1000,
+       string.format("at the defaults the fit converges (%d steps, %.1f s, %s)", d.steps, d.seconds, d.stopped))
+tap.is(p.count, 60, "a fit with progress = p adds its units to p (60)")
+-- lens_every = 0: the online lens never trained, its translators are the
+-- identity, so the fit's start_kl is the identity translator's (the logit lens)
+local logit = d.start_kl
+local lsq_better = true
+for i = 1, 2 do lsq_better = lsq_better and d.lsq_kl[i] < 0.5 * logit[i] end
+tap.ok(lsq_better, string.format("the least-squares start alone is under half the identity translator's KL " ..
+                                 "(%.4f, %.4f vs %.4f, %.4f)", d.lsq_kl[1], d.lsq_kl[2], logit[1], logit[2]))
+local not_above = true
+for i = 1, 2 do not_above = not_above and d.kl[i] <= d.start_kl[i] and d.kl[i] <= d.lsq_kl[i] end
+tap.ok(not_above, "the held-out KL is not above either start at any position")
+local e = c:fit_lens{steps = 2, progress = p}
+tap.ok(e.converged == false and e.stopped ~= "converged" and e.steps == 2,
+       "capped at 2 steps the fit says not converged (" .. e.stopped .. ")")
+tap.is(c:metrics().fitted_lens.converged, false, "and so do the metrics")
+tap.is(c:metrics().fitted_lens.stopped, e.stopped, "with the reason")
+tap.is(p.count, 62, "its units default to its step limit (2)")
+p:done()
 
 tap.done()

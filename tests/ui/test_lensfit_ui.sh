@@ -17,7 +17,7 @@ fit_now() { screen | sed -n '1s/.*fitting lens fit \([0-9]*\)\/.*/\1/p'; }
 
 # A fit of 40 lens steps of 4096 positions each: some seconds. Its end is
 # fixed (convergence is judged over 50 steps), so is what it prints. The
-# second, of 120 steps that never converge (tol 1e-12), is long enough for
+# second, of 120 steps that never converge (a patience beyond its limit), is long enough for
 # ',' to arrive while it runs on a fast machine too.
 cat >"$WORK/fit.lua" <<'LUA'
 local r = lab.run{name = "fit", vocab = 256, dim = 32, layers = 2, heads = 2, ctx = 32, batch = 4,
@@ -28,9 +28,9 @@ local f = r:fit_lens{steps = 40, tokens_per_step = 4096}
 print("fit done", f.steps, #f.curve, r:metrics().fitted_lens.steps)
 r:step(3)
 print("after", r:metrics().step)
-local g = r:fit_lens{steps = 120, tokens_per_step = 4096, tol = 1e-12}
+local g = r:fit_lens{steps = 120, tokens_per_step = 4096, tol = 1e-12, patience = 1000000}
 print("second fit done", g.steps)
-r:fit_lens{steps = 100000, tokens_per_step = 4096, tol = 1e-12}
+r:fit_lens{steps = 100000, tokens_per_step = 4096, tol = 1e-12, patience = 1000000}
 print("third fit done")
 LUA
 
@@ -89,9 +89,14 @@ key :
 type_line 'f = lab.runs.tied:fit_lens{steps = 20, tokens_per_step = 64}; print("fitted", f.steps)'
 wait_for '^fitted [0-9]' 100 && wait_for 'fitted @[0-9]+' 30
 check $? "after a fit the lens panel notes the fitted lens"
+type_line 'ui.lens("fitted")'
+wait_for '╭ lens.* fitted.* !NOT CONVERGED' 30
+check $? "the fitted lens of a fit stopped by its 20-step limit is marked not converged on screen"
+type_line 'ui.lens("tuned")'
+wait_for 'lens KL bits.*online @[0-9]' 30
 ! screen | grep -Eq '(●|!)(setting|change)'
 check $? "a fit is no change of training: no event marker for it in the charts' legends"
-type_line 'ui.running(true); lab.runs.tied:fit_lens{steps = 1000000, tol = 1e-12}'
+type_line 'ui.running(true); lab.runs.tied:fit_lens{steps = 1000000, tol = 1e-12, patience = 1000000}'
 wait_for 'RUNNING step [0-9]+ fitting lens tied [0-9]+/1000000' 100
 check $? "a fit typed in the REPL shows its progress"
 ! screen | sed -n 1p | grep -q 'tok/s'

@@ -247,6 +247,26 @@ local function arm_options(a, seed)
   return o
 end
 
+-- What a lens fit counts for on the progress line, in training steps of
+-- one arm: a typical fit's lens steps (about 250: most converge in 100-400)
+-- times the work of a lens step against a training step's, from their
+-- matrix products (a lens step: the model's forward on its positions and,
+-- per position, the translator and the V-wide readout forward and back).
+local function lens_fit_units()
+  local n_fitted = 0
+  for _ in pairs(fitted) do n_fitted = n_fitted + 1 end
+  if n_fitted == 0 then return 0, 0 end
+  local L, d, V, T = opt.layers, opt.dim, opt.vocab, opt.ctx
+  local tokens = opt.lens_tokens > 0 and opt.lens_tokens or 1024
+  local train = opt.batch * T * (6 * (12 * L * d * d + V * d) + 12 * L * T * d)
+  local lens = tokens * (2 * (12 * L * d * d + V * d) + (L + 1) * 6 * (d * d + V * d))
+  local typical = math.min(250, opt.lens_steps > 0 and opt.lens_steps or 250)
+  return math.max(1, math.ceil(typical * lens / train)), n_fitted
+end
+local fit_units, n_fitted = lens_fit_units()
+-- A seed's progress units: its arms' steps and its fits.
+local seed_units = #arms * opt.steps + n_fitted * fit_units
+
 local function run_seed(seed, progress, label, keep)
   local rec = {seed = seed, values = {}, steps = {}, lens = {}, fits = {}}
   for _, a in ipairs(arms) do rec.values[a.name] = {} end
@@ -318,7 +338,8 @@ local function run_seed(seed, progress, label, keep)
       if not r.fit_lens then error("this tielab has no r:fit_lens (the post-hoc tuned lens)", 0) end
       lab.log("seed %d: fitting the tuned lens of %s", seed, a.name)
       local f = r:fit_lens{steps = opt.lens_steps > 0 and opt.lens_steps or nil,
-                           tokens_per_step = opt.lens_tokens > 0 and opt.lens_tokens or nil}
+                           tokens_per_step = opt.lens_tokens > 0 and opt.lens_tokens or nil,
+                           progress = progress, units = fit_units}
       put_lens(a.name, "fitted", f, f.converged and "true" or "false")
       rec.fits[a.name] = {steps = f.steps, converged = f.converged and true or false, tokens = f.tokens_per_step,
                           seconds = f.seconds}
@@ -566,7 +587,7 @@ local verb = opt.tasks or opt.slurm or opt.merge or opt.task ~= -1
 if not verb then
   -- Every seed here, one after another, as one comparison.
   local files = csv_files(opt.out)
-  local progress = lab.progress(#seeds * #arms * opt.steps)
+  local progress = lab.progress(#seeds * seed_units)
   local done = {}
   for si, seed in ipairs(seeds) do
     -- The last seed's runs stay in the lab (its charts show them); the
@@ -601,7 +622,7 @@ shared.corpus = grid.corpus ~= "" and grid.corpus or nil
 
 local sw = sweep.new{
   name = "paper", script = arg[0], out = opt.out, grid = grid,
-  points = sweep.product{{"seed", seeds}}, units = #arms * opt.steps,
+  points = sweep.product{{"seed", seeds}}, units = seed_units,
   describe = function(p) return "seed " .. sweep.num(p.seed) end,
   check = function(p)
     for _, a in ipairs(arms) do

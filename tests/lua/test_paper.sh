@@ -200,7 +200,9 @@ ok(count.online == 2 * 5 * 3 and count.fitted == 2 * 3 * 3,
    string.format("fitted lens rows and, labelled online, the online lens's: %s fitted, %s online",
                  tostring(count.fitted), tostring(count.online)))
 local kls = {kl["1/tied/1"], kl["1/untied/1"], kl["2/tied/1"], kl["2/untied/1"]}
-ok(#kls == 4 and math.min(table.unpack(kls)) > 0, "the fitted KL at position 1 is measured, and above 0: " ..
+-- (a least-squares start can fit a tiny model's position 1 to within
+-- rounding: a KL of 0 is a measurement, not a gap)
+ok(#kls == 4 and math.min(table.unpack(kls)) >= 0, "the fitted KL at position 1 is measured, and not below 0: " ..
    table.concat(kls, " "))
 if #kls == 4 then
   check_finding("lens_kl_early", {kls[1] - kls[2], kls[3] - kls[4]}, math.max(table.unpack(kls)))

@@ -303,27 +303,41 @@ static void add_point(LensFitResult *out, int step, double kl, double kept) {
 ** more than the held-out noise: the rate was too high for the fit to hold
 ** the best point it passed. */
 static int diverged(const LensFitPoint *end) {
+  if (!isfinite(end->kl)) return 1;   /* blown up to inf or NaN, which no comparison catches */
   return end->kl > (1 + LENSFIT_DIVERGED_GAP) * end->kept && end->kl > end->kept + LENSFIT_DIVERGED_FLOOR;
 }
 
 /* The held-out KL no longer improves: the kept mean is above (1 - tol)
 ** times what it was 'patience' lens steps ago (the last point at least
-** that far back). 0 while the curve is shorter than the patience. */
-static int stalled(const LensFitResult *out, const LensFitOptions *o) {
+** that far back, from point 'from' on: the last restart). 0 while that
+** stretch is shorter than the patience. */
+static int stalled(const LensFitResult *out, const LensFitOptions *o, int from) {
   const LensFitPoint *now = &out->curve[out->n_curve - 1];
-  for (int i = out->n_curve - 2; i >= 0; i--)
+  for (int i = out->n_curve - 2; i >= from; i--)
     if (now->step - out->curve[i].step >= o->patience) return now->kept > (1 - o->tol) * out->curve[i].kept;
   return 0;
 }
 
-/* The fit's steps until its held-out KL stalls, it reaches its limit or is
-** stopped; returns 1 when stopped by the callback. */
+/* Back to the kept translators with the momentum cleared (the caller
+** halves the rate): the stall is judged again from the curve's last point,
+** whose kept mean is where this stretch starts. */
+static void restart_from_kept(LensFit *f, const LensFitResult *out, int *from) {
+  memcpy(lens_params(f->lens), f->best, lens_state_size(f->lens) * sizeof(float));
+  lens_clear_momentum(f->lens);
+  *from = out->n_curve - 1;
+}
+
+/* The fit's steps until its held-out KL stalls with the live lens holding
+** the kept one, the rate has been halved LENSFIT_BACKOFFS times in vain,
+** it reaches its limit or is stopped; returns 1 when stopped by the
+** callback. */
 static int fit_loop(Run *r, LensFit *f, const LensFitOptions *o, LensFitResult *out, double *best_kl,
                     Err *err) {
   LensStats s;
-  int every = eval_every(o), stall = 0;
+  int every = eval_every(o), stall = 0, from = 0, backoffs = 0;
+  double rate = o->lr;
   for (int k = 0; k < o->steps && !stall; k++) {
-    float lr = (float)(o->lr * (1.0 - (double)k / o->steps));
+    float lr = (float)(rate * (1.0 - (double)k / o->steps));
     int rc = fit_step(r, f->lens, o, k, lr, err);
     if (rc != 0) return rc;
     out->info.steps = k + 1;
@@ -331,8 +345,15 @@ static int fit_loop(Run *r, LensFit *f, const LensFitOptions *o, LensFitResult *
     if ((k + 1) % every != 0 && k + 1 != o->steps) continue;
     if (eval_heldout(r, f->lens, &s, err) < 0) return -1;
     keep_best(f, &s, best_kl);
-    add_point(out, k + 1, mean_kl(&s), kept_mean(best_kl, s.n - 1));
-    stall = stalled(out, o);
+    double kept = kept_mean(best_kl, s.n - 1);
+    add_point(out, k + 1, mean_kl(&s), kept);
+    stall = stalled(out, o, from);
+    if (stall && diverged(&out->curve[out->n_curve - 1]) && backoffs < LENSFIT_BACKOFFS) {
+      backoffs++;
+      rate /= 2;
+      restart_from_kept(f, out, &from);
+      stall = 0;
+    }
   }
   out->diverged = diverged(&out->curve[out->n_curve - 1]);
   out->info.converged = stall && !out->diverged;

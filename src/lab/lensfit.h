@@ -26,14 +26,19 @@
 ** drawn from the validation split and so apart from every training
 ** position; those are the fit's curve.
 **
-** When it stops. Converged: the mean held-out KL of the kept translators
-** (below) fell by less than 'tol' of itself over the last 'patience' lens
-** steps, i.e. kept(now) > (1 - tol) * kept(now - patience). A fit whose
-** live mean KL then ends more than LENSFIT_DIVERGED_GAP above the kept one,
-** and more than LENSFIT_DIVERGED_FLOOR bits (the held-out means are
-** steady to a few hundredths of a bit: a smaller gap is their noise),
-** diverged: its rate was too high to hold the best point it passed; it is
-** reported so ('diverged'), never converged, and keeps that best point.
+** When it stops. The kept translators (below) have stalled when their
+** mean held-out KL fell by less than 'tol' of itself over the last
+** 'patience' lens steps, i.e. kept(now) > (1 - tol) * kept(now - patience).
+** If the live lens (as it is, not as kept) is then more than
+** LENSFIT_DIVERGED_GAP above the kept one, and more than
+** LENSFIT_DIVERGED_FLOOR bits (the held-out means are steady to a few
+** hundredths of a bit: a smaller gap is their noise), the rate is too high
+** to hold the best point the fit passed -- as it is when a start is
+** already near the optimum: the fit goes back to the kept translators,
+** halves its rate, clears the momentum and waits 'patience' steps again,
+** up to LENSFIT_BACKOFFS times. Converged: stalled with the live lens
+** holding the kept one. Still too far after the last halving: diverged,
+** reported so ('diverged'), never converged, and keeping the best point.
 ** A fit still improving at 'steps' stops there, not converged
 ** ('max_steps'): the limit is a safety cap, not the plan.
 **
@@ -57,6 +62,7 @@
 #define LENSFIT_EVAL_EVERY 10     /* lens steps between held-out measurements */
 #define LENSFIT_DIVERGED_GAP 0.25 /* live mean KL this far (relative) above the kept: diverged */
 #define LENSFIT_DIVERGED_FLOOR 0.02 /* ... and this many bits above it (below, the held-out noise) */
+#define LENSFIT_BACKOFFS 5        /* halvings of the rate before a fit is called diverged */
 #define LENSFIT_LSQ_POSITIONS 4096 /* positions of the least-squares start (at least 8 (d+1)) */
 #define LENSFIT_LSQ_RCOND 1e-7    /* singular values below this share of the largest count as 0 */
 

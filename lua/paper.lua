@@ -70,9 +70,8 @@
 --     lens_steps=0  the most steps of each fit (0: r:fit_lens's default)
 --     lens_tokens=0 positions per lens step (0: r:fit_lens's default; the
 --                   paper's lenses take 131072)
---     workers=2     arms of a seed trained at once, each on one thread
---                   (threads=1 unless given); 1: one arm at a time on
---                   the runs' own threads
+--     workers=2     arms of a seed trained at once (each arm on one
+--                   thread: threads=1 unless given); 1: one at a time
 --     out=paper     PREFIX_steps.csv, PREFIX_lens.csv, PREFIX_summary.csv
 --                   (out= writes none); with a verb, the folder DIR
 --     VERB          tasks | task=K | slurm | merge: one seed a task, run
@@ -111,7 +110,12 @@ local given = settings.given(opt, passthrough)
 local numbers = script.numbers
 
 local seeds, scales = numbers(opt.seeds), numbers(opt.scales)
-if #seeds == 0 then error("seeds= names no seed", 0) end
+-- What cannot be run is said in one line, before any run is made.
+if #seeds == 0 then sweep.usage("paper.lua: seeds= names no seed") end
+if opt.steps < 1 then sweep.usage("paper.lua: steps= must be at least 1, got %d", opt.steps) end
+if opt.workers < 1 or opt.workers > 256 then
+  sweep.usage("paper.lua: workers= must be a whole number from 1 to 256, got %d", opt.workers)
+end
 
 -- The settings every arm shares.
 local shared = {vocab = opt.vocab, dim = opt.dim, layers = opt.layers, heads = opt.heads, ctx = opt.ctx,
@@ -121,10 +125,11 @@ if opt.recipe ~= "" then shared.recipe = opt.recipe end
 for k, v in pairs(given) do shared[k] = v end
 settings.fit_recipe(shared, opt.steps)
 -- Small models train fastest side by side, one thread each: the arms of
--- a seed step at once on 'workers' threads (lab.workers). A run's bits
--- depend on its thread count, not on how many step beside it.
-if math.type(opt.workers) ~= "integer" or opt.workers < 1 then error("workers= must be a whole number >= 1", 0) end
-if opt.workers > 1 and shared.threads == nil then shared.threads = 1 end
+-- a seed step at once on 'workers' threads (lab.workers), each arm on one
+-- thread unless threads= says otherwise. A run's bits depend on its
+-- thread count, not on how many step beside it, so 'threads' is part of
+-- the tasks' grid and 'workers' is not.
+if shared.threads == nil then shared.threads = 1 end
 
 -- The arms: name, tie mode, in_scale, init seed offset from the seed.
 local arms = {
@@ -143,7 +148,7 @@ if opt.fit == "all" then
   for _, a in ipairs(arms) do fitted[a.name] = true end
 else
   for name in tostring(opt.fit):gmatch("[^,%s]+") do
-    if not arm_index[name] then error("fit=: no arm '" .. name .. "'", 0) end
+    if not arm_index[name] then sweep.usage("paper.lua: fit=: no arm '%s'", name) end
     fitted[name] = true
   end
 end
@@ -207,9 +212,9 @@ end
 
 local function finite(x) return type(x) == "number" and x == x and x ~= math.huge and x ~= -math.huge end
 
--- The lens finding's early half: positions 1..L/2 (findings.list says
+-- The lens finding's early half, as tielab.findings defines it (it says
 -- when L is too shallow for one).
-local mid = math.max(1, opt.layers // 2)
+local mid = findings.get("lens_kl_early", {layers = opt.layers}).mid
 
 local align_keys = {"linear_in", "linear_out", "procrustes_in", "procrustes_out", "knn_in", "knn_out",
                     "cka_in", "cka_out"}
@@ -341,6 +346,9 @@ local function run_seed(seed, progress, label, keep)
                            tokens_per_step = opt.lens_tokens > 0 and opt.lens_tokens or nil,
                            progress = progress, units = fit_units}
       put_lens(a.name, "fitted", f, f.converged and "true" or "false")
+      -- its time on stderr: the report stays the same from run to run
+      lab.log("seed %d: %s's lens: %d lens steps, %.1f s, %s", seed, a.name, f.steps, f.seconds,
+              f.converged and "converged" or "NOT CONVERGED (" .. tostring(f.stopped) .. ")")
       rec.fits[a.name] = {steps = f.steps, converged = f.converged and true or false, tokens = f.tokens_per_step,
                           seconds = f.seconds}
     end
@@ -384,9 +392,8 @@ local function report(done, files)
       for k, v in pairs(rec.values[a.name] or {}) do record(a.name, k, d.si, v) end
       local f = rec.fits[a.name]
       if f then
-        local note = fit_notes[a.name] or {steps = {}, seconds = {}, converged = 0, tokens = f.tokens}
+        local note = fit_notes[a.name] or {steps = {}, converged = 0, tokens = f.tokens}
         note.steps[#note.steps + 1] = f.steps
-        note.seconds[#note.seconds + 1] = f.seconds
         note.converged = note.converged + (f.converged and 1 or 0)
         fit_notes[a.name] = note
       end
@@ -472,15 +479,15 @@ local function report(done, files)
   -- A table of arms (rows) by measures (columns), as narrow as 80 columns
   -- allow.
   local function table_of(title, columns, rows_of)
-    local width = math.max(8, math.min(14, (80 - 15) // #columns - 1))
+    local width = math.max(8, math.min(14, (80 - 17) // #columns - 1))
     local cellfmt = " %" .. width .. "s"
     print()
     print(title)
-    local head = string.format("  %-13s", "arm")
+    local head = string.format("  %-15s", "arm")
     for _, c in ipairs(columns) do head = head .. string.format(cellfmt, c.title) end
     print(head)
     for _, r in ipairs(rows_of) do
-      local line = string.format("  %-13s", r.label)
+      local line = string.format("  %-15s", r.label)
       for _, c in ipairs(columns) do line = line .. string.format(cellfmt, show(r.arm, c.key .. (r.suffix or ""), c.fmt)) end
       print(line)
     end
@@ -566,14 +573,12 @@ local function report(done, files)
     table_of("fitted tuned lens KL(final || lens), bits/token, by position (0: embeddings)",
              lens_columns, lens_rows)
     if marked then print("  * from fits that did not all converge: read these numbers with care") end
-    print("  fits (steps per seed, how many converged, seconds in all, positions a step):")
+    print("  fits (lens steps per seed, how many converged, positions a lens step):")
     for _, a in ipairs(arms) do
       local n = fit_notes[a.name]
       if n then
-        local seconds = 0
-        for _, t in ipairs(n.seconds) do seconds = seconds + t end
-        print(string.format("    %-13s %s, %d/%d converged, %.1f s, %d a step", a.name, table.concat(n.steps, "/"),
-                            n.converged, #n.steps, seconds, n.tokens))
+        print(string.format("    %-13s %s, %d/%d converged, %d a step", a.name, table.concat(n.steps, "/"),
+                            n.converged, #n.steps, n.tokens))
       end
     end
   end

@@ -40,6 +40,7 @@
 -- another order with another count of threads, which moves their last
 -- digits, so a folder's tasks all use one count.
 local lab = require "tielab"
+local findings = require "tielab.findings"
 local stats = require "tielab.stats"
 local settings = require "tielab.settings"
 local sweep = require "tielab.sweep"
@@ -109,7 +110,6 @@ local function describe(p)
   return string.format("seed %s, in_scale %s, %s", sweep.num(p.seed), sweep.num(p.in_scale), size_of(p))
 end
 
-local tenth = math.max(1, math.ceil(opt.steps / 10))
 
 -- A task's two runs: the options they share, the untied partner's own and
 -- the tied run's at this scale.
@@ -139,17 +139,19 @@ local function run(p, task)
   local shape, untied, tied = options(p)
   local partner = lab.run(shape, untied)
   local r = lab.run(shape, tied)
-  local sum = 0
+  -- the early window as tielab.findings (and so paper.lua) reads it
+  local window = findings.ratio_windows(opt.steps)
   local hook = lab.on_step(function(step)
     task.progress:step(2, task.label)
-    if step <= tenth then sum = sum + r:metrics().grad_ratio_act end
+    local m = r:metrics()
+    if m.step == step then window:add(m) end
   end)
   lab.step(opt.steps)
   lab.off(hook)
   local ppl, al = r:evaluate_val().ppl, lab.align(r, partner)   -- at the last step, whatever eval_every
   r:remove()
   partner:remove()
-  return {val_ppl = ppl, ratio_10pct = sum / math.min(tenth, opt.steps), linear_in = al.linear_in,
+  return {val_ppl = ppl, ratio_10pct = window:values().ratio_act_early, linear_in = al.linear_in,
           linear_out = al.linear_out}
 end
 

@@ -63,16 +63,21 @@ end
 -- noisy step neither makes nor breaks it. NaN when it ends at 1 or above,
 -- or nothing was measured.
 local function below_one_from(series, last, half)
+  -- prefix sums of the finite values and of their count: each window's
+  -- mean in constant time
+  local sum, count = {[0] = 0}, {[0] = 0}
+  for s = 1, last do
+    local v = series[s]
+    local ok = finite(v)
+    sum[s], count[s] = sum[s - 1] + (ok and v or 0), count[s - 1] + (ok and 1 or 0)
+  end
   local from, seen = nil, false
   for s = 1, last do
-    local sum, n = 0, 0
-    for k = math.max(1, s - half), math.min(last, s + half) do
-      local v = series[k]
-      if finite(v) then sum, n = sum + v, n + 1 end
-    end
+    local lo, hi = math.max(1, s - half), math.min(last, s + half)
+    local n = count[hi] - count[lo - 1]
     if n > 0 then
       seen = true
-      if sum / n >= 1 then from = nil elseif not from then from = s end
+      if (sum[hi] - sum[lo - 1]) / n >= 1 then from = nil elseif not from then from = s end
     end
   end
   return seen and from or nan

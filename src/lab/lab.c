@@ -289,7 +289,12 @@ static void step_concurrently(Lab *lab) {
 int lab_step(Lab *lab, Err *err) {
   int rc = 0;
   Err one;
-  if (lab->workers > 1 && concurrent_ready(lab, &one) == 0) {
+  if (lab->workers > 1) {
+    /* the worker count asked for is not quietly dropped: no threads, no step */
+    if (concurrent_ready(lab, &one) < 0) {
+      if (err) err_set(err, "cannot step %d runs at once: %s", lab->workers, one.msg);
+      return -1;
+    }
     step_concurrently(lab);
     for (int i = 0; i < lab->n_runs && rc == 0; i++)
       if (lab->step_rcs[i] < 0) {

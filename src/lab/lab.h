@@ -1,8 +1,10 @@
 /*
 ** lab.h -- the lab: named runs stepped in lockstep, with their instruments.
 ** The one header the Lua API, the trainer thread, the UI and headless mode
-** include from below. Nothing here knows of Lua, curses or threads: a lab is
-** used by one thread at a time (the trainer while it steps, the UI between).
+** include from below. Nothing here knows of Lua or curses, and a lab is used
+** by one thread at a time (the trainer while it steps, the UI between); only
+** lab_step, with several workers, steps runs on threads of the lab's own
+** pool, each run on one of them, and returns when all are done.
 **
 ** A run is a model, its optimizer, its data stream, its settings and its
 ** history. Runs are named and carry a stable integer id, so a client can hold

@@ -419,7 +419,7 @@ int run_token_count(const Run *r, Err *err);
 ** with: a run loaded from a weights file that held none decodes with one
 ** learned here, not the one its model was trained with. */
 typedef struct TokenizerInfo {
-  const char *kind;   /* "corpus" (learned from it), "checkpoint" (the merges its file holds,
+  const char *kind;   /* "text" (learned from the corpus), "checkpoint" (the merges its file holds,
                       ** the corpus gone) or "synthetic" (learned from the built-in language) */
   char source[1024];  /* the corpus's path, the checkpoint's, or "" (synthetic) */
   int ids;            /* 256 + its merges, at most the model's vocab */

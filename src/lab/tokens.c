@@ -30,7 +30,7 @@ int run_tokenizer_info(const Run *r, TokenizerInfo *t, Err *err) {
   const SharedData *d = r->data;
   t->ids = bpe_vocab(bpe);
   t->own = !r->weights_only;
-  t->kind = d->held_out_only ? "checkpoint" : r->opt.corpus[0] ? "corpus" : "synthetic";
+  t->kind = d->held_out_only ? "checkpoint" : r->opt.corpus[0] ? "text" : "synthetic";
   snprintf(t->source, sizeof t->source, "%s", d->held_out_only ? r->origin : r->opt.corpus);
   return 0;
 }
@@ -39,7 +39,7 @@ const char *run_tokenizer_text(const TokenizerInfo *t, char *buf, size_t cap) {
   const char *stand_in = t->own ? "" : " (not the model's own: its file held none)";
   if (!strcmp(t->kind, "synthetic"))
     snprintf(buf, cap, "learned from the synthetic language, %d ids%s", t->ids, stand_in);
-  else if (!strcmp(t->kind, "corpus")) snprintf(buf, cap, "learned from %s, %d ids%s", t->source, t->ids, stand_in);
+  else if (!strcmp(t->kind, "text")) snprintf(buf, cap, "learned from %s, %d ids%s", t->source, t->ids, stand_in);
   else snprintf(buf, cap, "stored in the checkpoint %s, %d ids", t->source, t->ids);
   return buf;
 }

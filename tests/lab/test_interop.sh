@@ -104,6 +104,7 @@ print("own " .. tostring(t.own))
 print("tokenizer " .. t.text)
 local c = assert(lab.load("from_python.safetensors", {corpus = "corpus.txt", name = "with_corpus"}))
 print("corpus_tokenizer " .. c:tokenizer().text)
+print("corpus_kind " .. c:tokenizer().kind)
 print("corpus_encoded [" .. table.concat(c:tokenize("$TEXT"), ", ") .. "]")
 print("sample " .. #c:sample{n = 5})
 LUA
@@ -115,7 +116,8 @@ ok $? "the same model: r:evaluate's loss bit for bit ($(field back exact)), tied
 ok $? "r:tokenizer says its tokenizer is not the model's own: $(field back tokenizer)"
 field save tokenizer | grep -q "^learned from .*corpus.txt, [0-9]* ids$"
 ok $? "a run trained here names its corpus: $(field save tokenizer)"
-field back corpus_tokenizer | grep -q "^learned from corpus.txt, [0-9]* ids (not the model's own" &&
+[ "$(field back corpus_kind)" = text ] &&
+  field back corpus_tokenizer | grep -q "^learned from corpus.txt, [0-9]* ids (not the model's own" &&
   [ "$(sed -n 's/^corpus_encoded //p' back.out)" = "$(field save encoded)" ]
 ok $? "with {corpus = FILE} the tokenizer is learned from it, the very one the model had: $(field back corpus_tokenizer)"
 

@@ -171,6 +171,114 @@ cut -d, -f1,2,9-12 "$tmp/sw/sweep.csv" >"$tmp/old_sweep.csv"
   png_check "$tmp/oldfigs/scaling.png" 6.9 >/dev/null
 ok $? "a sweep CSV without the size columns is read too ($(head -n 1 "$tmp/old.err"))"
 
+# The sweep's run settings given as lists: one axis (warmup), then two (lr
+# and warmup) over two model sizes, each a column of sweep.csv after batch.
+(cd "$tmp" && "$tielab" --headless "$top/lua/sweep.lua" steps=10 seeds=1,2 scales=1,5 out=ax1 $tiny warmup=1,2) \
+  >>"$tmp/log" 2>&1
+[ "$(head -n 1 "$tmp/ax1/sweep.csv" 2>/dev/null)" = \
+  "seed,in_scale,vocab,dim,layers,heads,ctx,batch,warmup,val_ppl,ratio_10pct,linear_in,linear_out" ]
+ok $? "sweep.lua warmup=1,2 writes the axis as a column after batch"
+(cd "$tmp" && "$tielab" --headless "$top/lua/sweep.lua" steps=10 seeds=1,2 scales=1,5 out=ax2 $tiny dim=16,32 \
+  warmup=1,2 lr=1e-3,3e-3) >>"$tmp/log" 2>&1
+[ "$(head -n 1 "$tmp/ax2/sweep.csv" 2>/dev/null)" = \
+  "seed,in_scale,vocab,dim,layers,heads,ctx,batch,lr,warmup,val_ppl,ratio_10pct,linear_in,linear_out" ]
+ok $? "sweep.lua lr=1e-3,3e-3 warmup=1,2 writes both axes as columns after batch"
+for sw in ax1 ax2; do
+  for width in single:3.3 double:6.9; do
+    "$plot" "$tmp/$sw/sweep.csv" --width ${width%:*} --out "$tmp/figs-$sw-${width%:*}" >/dev/null 2>"$tmp/ax.err" &&
+      size=$(png_check "$tmp/figs-$sw-${width%:*}/scaling.png" "${width#*:}" 2>>"$tmp/ax.err")
+    ok $? "a sweep with setting axes ($sw) at ${width%:*} width: the scaling figure ($size)"
+    sed 's/^/# /' "$tmp/ax.err" | tail -2
+  done
+done
+
+# The series of the scaling figure, read back from it: one per model size and
+# value of each axis, named by what differs ("d=32 lr=0.003 warmup=2"), each
+# point the mean over the seeds of that group's tasks alone (recomputed here
+# from the CSV); one colour family per model size, every series its own
+# colour and marker; the legend names them all; no text under 8 pt.
+"$py" - "$plot" "$tmp/ax1/sweep.csv" "$tmp/ax2/sweep.csv" <<'EOF' >"$tmp/axes.out" 2>&1
+import colorsys, csv, importlib.machinery, importlib.util, statistics, sys
+loader = importlib.machinery.SourceFileLoader("plot", sys.argv[1])
+spec = importlib.util.spec_from_loader("plot", loader)
+plot = importlib.util.module_from_spec(spec)
+loader.exec_module(plot)
+plt = plot.load_matplotlib()
+import matplotlib.colors
+import matplotlib.text
+short = {"vocab": "V", "dim": "d", "layers": "L", "heads": "H", "ctx": "T", "batch": "B"}
+bad = []
+for path in sys.argv[2:]:
+    rows = list(csv.DictReader(open(path)))
+    header = list(rows[0])
+    keys = header[header.index("vocab"):header.index("val_ppl")]   # the sizes, then the axes
+    varying = [k for k in keys if len({r[k] for r in rows}) > 1]
+
+    def label(r):
+        return " ".join(f"{short.get(k, k)}={float(r[k]):g}" for k in varying)
+    labels = sorted({label(r) for r in rows})
+    scales = sorted({float(r["in_scale"]) for r in rows})
+    want = {(lab, column): [statistics.fmean(float(r[column]) for r in rows
+                                             if label(r) == lab and float(r["in_scale"]) == k) for k in scales]
+            for lab in labels for column in ("linear_in", "linear_out", "val_ppl")}
+    print(f"{path.split('/')[-2]}: {len(labels)} series: {', '.join(labels)}")
+    for width in ("single", "double"):
+        fig = plot.fig_scaling(plt, plot.Page(width), plot.read_inputs([path]))
+        fig.canvas.draw()
+        got, looks = {}, {}
+        for panel, ax in enumerate(fig.axes[:2]):
+            for c in ax.containers:
+                line = c.lines[0]
+                column = "val_ppl" if panel == 1 else f"linear_{line.get_gid()}"
+                got[(c.get_label(), column)] = list(line.get_ydata())
+                looks.setdefault(c.get_label(), (matplotlib.colors.to_hex(line.get_color()), line.get_marker()))
+        if sorted(got) != sorted(want):
+            bad.append(f"{path} {width}: series {sorted(got)}, want {sorted(want)}")
+        for k, ys in want.items():
+            if k in got and any(abs(a - b) > 1e-9 * abs(b) for a, b in zip(got[k], ys)):
+                bad.append(f"{path} {width}: {k} drawn {got[k]}, the group's mean is {ys}")
+        if len({c for c, _ in looks.values()}) != len(looks) or len({m for _, m in looks.values()}) != len(looks):
+            bad.append(f"{path} {width}: series alike in colour or marker: {looks}")
+        for size in {lab.split(" ")[0] for lab in looks if lab.startswith("d=")}:
+            hues = [colorsys.rgb_to_hls(*matplotlib.colors.to_rgb(c))[0] for lab, (c, _) in looks.items()
+                    if lab.split(" ")[0] == size]
+            if max(hues) - min(hues) > 0.05:
+                bad.append(f"{path} {width}: the series of {size} are not one colour family ({hues})")
+        legend = [t.get_text() for ax in fig.axes if ax.get_legend() for t in ax.get_legend().get_texts()]
+        if not set(looks) <= set(legend):
+            bad.append(f"{path} {width}: the legend {legend} lacks {sorted(set(looks) - set(legend))}")
+        for t in fig.findobj(matplotlib.text.Text):
+            if t.get_text().strip() and t.get_visible() and t.get_fontsize() < 8:
+                bad.append(f"{path} {width}: '{t.get_text()}' at {t.get_fontsize()} pt")
+        plt.close(fig)
+print("\n".join(bad))
+sys.exit(1 if bad else 0)
+EOF
+ok $? "the scaling figure of a sweep with setting axes: a series per model size and axis value, each its group's mean"
+sed 's/^/# /' "$tmp/axes.out" | tail -6
+
+# What plot takes as a sweep's axis is what lab.settings() calls a numeric
+# run setting (but the model's size and in_scale, columns of their own).
+cat >"$tmp/numeric.lua" <<'LUA'
+local names = {}
+local own = {vocab = 1, dim = 1, layers = 1, heads = 1, ctx = 1, batch = 1, in_scale = 1}
+for _, s in ipairs(lab.settings()) do
+  if (s.type == "integer" or s.type == "number") and not own[s.name] then names[#names + 1] = s.name end
+end
+print(table.concat(names, " "))
+LUA
+numeric=$("$tielab" --headless "$tmp/numeric.lua" 2>>"$tmp/log")
+axes=$("$py" - "$plot" <<'EOF'
+import importlib.machinery, importlib.util, sys
+loader = importlib.machinery.SourceFileLoader("plot", sys.argv[1])
+plot = importlib.util.module_from_spec(importlib.util.spec_from_loader("plot", loader))
+loader.exec_module(plot)
+print(" ".join(plot.SETTING_AXES))
+EOF
+)
+[ -n "$numeric" ] && [ "$numeric" = "$axes" ]
+ok $? "plot's sweep axes are lab.settings()'s numeric run settings ($axes)"
+
 # Bad input: one clear line on stderr and status 1.
 bad() {   # bad DESCRIPTION PATTERN FILE...
   desc=$1 pattern=$2
@@ -193,6 +301,12 @@ head -n 1 "$tmp/sw/sweep.csv" >"$tmp/header_only.csv"
 bad "a header with no rows" "header_only.csv: header only" "$tmp/header_only.csv"
 { head -n 1 "$tmp/sw/sweep.csv"; echo "1,5,256,32,2,2,32,4,abc,2,0.3,0.5"; } >"$tmp/word.csv"
 bad "a word where a number belongs names file, line and column" "word.csv:2: column 'val_ppl'" "$tmp/word.csv"
+sed '1s/,batch,/,batch,foo,/; 2,$s/^\(\([^,]*,\)\{8\}\)/\11,/' "$tmp/ax1/sweep.csv" >"$tmp/foo.csv"
+bad "a sweep's column that is no run setting is named" \
+  "unknown CSV header 'seed,in_scale,vocab,dim,layers,heads,ctx,batch,foo,warmup,val_ppl" "$tmp/foo.csv"
+grep -q "'foo' is not a run setting" "$tmp/err" && grep -q "sweep with setting axes (seed,in_scale,.* warmup" "$tmp/err" &&
+  grep -q "paper steps (seed,arm,step," "$tmp/err"
+ok $? "a sweep's column that is no run setting: it is named, and the columns of every kind"
 { head -n 1 "$tmp/sw/sweep.csv"; echo "1,5,40"; } >"$tmp/short.csv"
 bad "a short row" "short.csv:2: 3 cells" "$tmp/short.csv"
 mkdir -p "$tmp/nompl/matplotlib"

@@ -66,17 +66,20 @@ void dataset_train_batch(const Dataset *ds, uint64_t data_seed, uint64_t index,
     copy_window(ds->tokens, n, (size_t)rng_below(&r, starts), t, out + (size_t)i * ((size_t)t + 1));
 }
 
+size_t dataset_val_window(const Dataset *ds, int index, int n_val_batches, int b, int t, int i) {
+  size_t n_val = ds->n - ds->n_train, last = window_starts(n_val, t) - 1;
+  size_t windows = (size_t)n_val_batches * (size_t)b, w = (size_t)index * (size_t)b + (size_t)i;
+  /* Window w of 'windows' starts at w/(windows-1) of the way to the last start. */
+  size_t start = windows > 1 ? (size_t)((double)last * (double)w / (double)(windows - 1)) : 0;
+  return start > last ? last : start;
+}
+
 void dataset_val_batch(const Dataset *ds, int index, int n_val_batches, int b, int t, int32_t *out) {
   const int32_t *val = ds->tokens + ds->n_train;
-  size_t n_val = ds->n - ds->n_train, last = window_starts(n_val, t) - 1;
-  size_t windows = (size_t)n_val_batches * (size_t)b;
-  for (int i = 0; i < b; i++) {
-    size_t w = (size_t)index * (size_t)b + (size_t)i;
-    /* Window w of 'windows' starts at w/(windows-1) of the way to the last start. */
-    size_t start = windows > 1 ? (size_t)((double)last * (double)w / (double)(windows - 1)) : 0;
-    if (start > last) start = last;
-    copy_window(val, n_val, start, t, out + (size_t)i * ((size_t)t + 1));
-  }
+  size_t n_val = ds->n - ds->n_train;
+  for (int i = 0; i < b; i++)
+    copy_window(val, n_val, dataset_val_window(ds, index, n_val_batches, b, t, i), t,
+                out + (size_t)i * ((size_t)t + 1));
 }
 
 void batch_split(const int32_t *rows, int b, int t, int32_t *inputs, int32_t *targets) {

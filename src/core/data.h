@@ -39,6 +39,9 @@ void dataset_train_batch(const Dataset *ds, uint64_t data_seed, uint64_t index,
 
 /* Fill 'out' [b, t+1] with fixed validation batch 'index' (0 .. n_val_batches-1). */
 void dataset_val_batch(const Dataset *ds, int index, int n_val_batches, int b, int t, int32_t *out);
+/* Where row 'i' of that batch starts in the validation split (its t+1
+** tokens follow; a split shorter than them wraps). */
+size_t dataset_val_window(const Dataset *ds, int index, int n_val_batches, int b, int t, int i);
 
 /* Split rows of [b, t+1] into inputs [b,t] and targets [b,t]. */
 void batch_split(const int32_t *rows, int b, int t, int32_t *inputs, int32_t *targets);

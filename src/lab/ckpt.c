@@ -632,7 +632,7 @@ Run *lab_load(Lab *lab, const char *path, const char *name, Err *err) {
 /* ------------------------------------------------------------- the fitted lens
 ** Saved once a fit has completed: its translators as "lens_fit.params" (in
 ** the layout of "lens.params"; no momentum, a fit starts its own), its
-** results on the held-out positions as "lens_fit.stats" [6, L+1] float64
+** results on the report set (lensfit.h) as "lens_fit.stats" [6, L+1] float64
 ** (rows kl, ce, entropy, acc, agree, contrib), and in the metadata the run
 ** step it was fitted at, how the fit went and the fitted lens's own step
 ** count (which seeds the batches of the next fit). A file without them

@@ -169,9 +169,10 @@ typedef struct RunMetrics {
   int paused;
   LensStats lens, logit_lens;
   AlignStats align;
-  /* ---- the fitted lens (lensfit.h): the last post-hoc fit, on the same
-  ** held-out positions as 'lens'; fitted_lens.step is the run step it was
-  ** fitted at, -1 before any fit. */
+  /* ---- the fitted lens (lensfit.h): the last post-hoc fit, measured on
+  ** a second fixed held-out set, apart from the positions of 'lens' the
+  ** fit chose it on; fitted_lens.step is the run step it was fitted at,
+  ** -1 before any fit. */
   LensStats fitted_lens;
   LensFitInfo fitted;
 } RunMetrics;

@@ -137,12 +137,23 @@ static double mean_kl(const LensStats *s) {
   return L > 0 ? sum / L : 0;
 }
 
-/* The lens on the fixed held-out positions of the online lens: drawn from
-** the validation split, apart from every position the fit trains on. */
-static int eval_heldout(Run *r, Lens *ln, LensStats *s, Err *err) {
-  int rows = run_lens_heldout(r);
+/* The lens on the 'rows' held-out rows now in r->inputs, r->targets. */
+static int eval_rows(Run *r, Lens *ln, int rows, LensStats *s, Err *err) {
   return lens_eval(ln, r->model, r->inputs, r->targets, rows, model_config(r->model)->ctx,
                    r->metrics.step, s, NULL, err);
+}
+
+/* The lens on the fixed held-out positions of the online lens, which the
+** fit chooses on: drawn from the validation split, apart from every
+** position the fit trains on. */
+static int eval_heldout(Run *r, Lens *ln, LensStats *s, Err *err) {
+  return eval_rows(r, ln, run_lens_heldout(r), s, err);
+}
+
+/* The lens on the second held-out set, which the fit never chooses on. */
+static int eval_report(Run *r, Lens *ln, LensStats *s, Err *err) {
+  int rows = run_lens_report(r, err);
+  return rows < 0 ? -1 : eval_rows(r, ln, rows, s, err);
 }
 
 /* The progress callback: nonzero to stop. */
@@ -422,7 +433,7 @@ static int fit_run(Run *r, LensFit *f, const LensFitOptions *o, LensFitResult *o
   }
   if (rc == 0) {
     memcpy(lens_params(f->lens), f->best, lens_state_size(f->lens) * sizeof(float));
-    if (eval_heldout(r, f->lens, &out->stats, err) < 0) rc = -1;
+    if (eval_heldout(r, f->lens, &out->chosen, err) < 0 || eval_report(r, f->lens, &out->stats, err) < 0) rc = -1;
   }
   if (rc != 0) {
     fit_undo(f);
@@ -438,7 +449,7 @@ int run_fit_lens(Run *r, const LensFitOptions *o, LensFitResult *out, Err *err) 
   out->diverged = 0;
   out->info = (LensFitInfo){.lr = o->lr, .tol = o->tol, .tokens_per_step = o->tokens_per_step,
                             .patience = o->patience, .stopped = LENSFIT_STOP_MAX_STEPS};
-  out->start.n = out->lsq.n = 0;
+  out->start.n = out->lsq.n = out->chosen.n = 0;
   if (lensfit_check_options(o, err) < 0 || run_refuse_if_fitting(r, "start another fit", err) < 0) return -1;
   if (!out->curve || out->curve_cap < lensfit_curve_cap(o))
     return err_set(err, "lens fit: a curve of %d points is needed for %d steps, got %d", lensfit_curve_cap(o),
@@ -446,6 +457,8 @@ int run_fit_lens(Run *r, const LensFitOptions *o, LensFitResult *out, Err *err) 
   if (!r->data)
     return err_set(err, "run '%s' has no training data to fit its lens on (a vocabulary of %d is below "
                    "the 256 byte ids)", r->opt.name, model_config(r->model)->vocab);
+  /* Both held-out sets must fit in the split before the fit starts. */
+  if (run_lens_report(r, err) < 0) return -1;
   if (ensure_fitted_lens(r, err) < 0 || fit_start(r, r->lens_fit, err) < 0) return -1;
   LensFit *f = r->lens_fit;
   r->fitting = 1;   /* until it ends: the host may serve others between lens steps */

@@ -22,9 +22,9 @@
 ** runs the model forward on them (at most B rows at a time, no backward),
 ** and takes one lens step at lr * (1 - k/steps). Every LENSFIT_EVAL_EVERY
 ** steps (or every 'patience' steps, if fewer) the KL per translator is
-** measured on the same fixed held-out positions as the online lens's,
-** drawn from the validation split and so apart from every training
-** position; those are the fit's curve.
+** measured on the choice set: the same fixed held-out positions as the
+** online lens's, drawn from the validation split and so apart from every
+** training position; those are the fit's curve.
 **
 ** When it stops. The kept translators (below) have stalled when their
 ** mean held-out KL fell by less than 'tol' of itself over the last
@@ -42,14 +42,25 @@
 ** A fit still improving at 'steps' stops there, not converged
 ** ('max_steps'): the limit is a safety cap, not the plan.
 **
-** What is kept: for each translator, the parameters with the lowest
-** held-out KL at its position seen during the fit, the two starts
+** What is kept: for each translator, the parameters with the lowest KL
+** on the choice set at its position seen during the fit, the two starts
 ** included. Translators do not interact in the readout (each position's KL
 ** depends on its own translator alone), so this is a per-position choice
 ** of the best point of the fit, and the fitted lens is at no position worse,
-** on those held-out positions, than where it started. The selection uses
-** the positions it is reported on: its numbers are the best of a handful
-** of checkpoints on them, not a fresh sample.
+** on the choice set, than where it started.
+**
+** Where it is measured: the minimum over many checkpoints on the choice
+** set is biased low there, so what the fit reports ('stats', and the run's
+** 'fitted_lens') is the kept lens on the report set: as many rows again,
+** the validation split's last fixed batch (run_lens_report), sharing no
+** token with the choice set nor with any training position. Its numbers
+** are a fresh sample of the kept lens; 'chosen' holds the kept lens on the
+** choice set, the numbers it was chosen by. Both sets are drawn into the
+** run's batch buffers, so the report needs no memory of its own; a split
+** too short for two sets that share no token is refused before the fit.
+** (A checkpoint loaded without its corpus has only its validation split:
+** the fit's batches are drawn from it too, and neither set is then apart
+** from them.)
 */
 #ifndef TIELAB_LENSFIT_H
 #define TIELAB_LENSFIT_H
@@ -87,18 +98,19 @@ typedef struct LensFitOptions {
   void *ctx;
 } LensFitOptions;
 
-/* One point of the curve, after 'step' lens steps: the held-out mean KL
-** over the translators, bits per token, of the lens as it is ('kl', the
-** live curve) and of the translators kept so far ('kept': the best of the
-** checkpoints so far, per translator, on these same positions). */
+/* One point of the curve, after 'step' lens steps: the mean KL on the
+** choice set over the translators, bits per token, of the lens as it is
+** ('kl', the live curve) and of the translators kept so far ('kept': the
+** best of the checkpoints so far, per translator, on these same positions). */
 typedef struct LensFitPoint {
   int step;
   double kl, kept;
 } LensFitPoint;
 
 typedef struct LensFitResult {
-  LensStats stats;          /* the kept translators on the held-out positions */
-  LensStats start;          /* the translators the fit found, there (n 0 until measured) */
+  LensStats stats;          /* the kept translators on the report set */
+  LensStats chosen;         /* the same on the choice set (n 0 until measured) */
+  LensStats start;          /* the translators the fit found, on the choice set (n 0 until measured) */
   LensStats lsq;            /* their least-squares maps, there (n 0 until measured) */
   LensFitInfo info;
   LensFitPoint *curve;      /* the caller's buffer of 'curve_cap' points */

@@ -559,15 +559,45 @@ static void push_lens_series(Run *r, const char *prefix, const LensStats *ls) {
   }
 }
 
-int run_lens_heldout(Run *r) {
-  const ModelConfig *c = model_config(r->model);
-  /* About 512 held-out positions: the per-layer means are steady to a few
-  ** hundredths of a bit there, and more would cost the training step. */
+/* Rows of each set of held-out lens positions: about 512 positions, where
+** the per-layer means are steady to a few hundredths of a bit; more would
+** cost the training step. */
+static int lens_heldout_rows(const ModelConfig *c) {
   int rows = LENS_EVAL_POSITIONS / c->ctx;
-  rows = rows < 1 ? 1 : rows > c->batch ? c->batch : rows;
-  dataset_val_batch(&r->data->ds, 0, RUN_VAL_BATCHES, rows, c->ctx, r->rows);
+  return rows < 1 ? 1 : rows > c->batch ? c->batch : rows;
+}
+
+/* Fixed validation batch 'index' of lens_heldout_rows rows into r->inputs,
+** r->targets; returns the rows. */
+static int lens_heldout_batch(Run *r, int index) {
+  const ModelConfig *c = model_config(r->model);
+  int rows = lens_heldout_rows(c);
+  dataset_val_batch(&r->data->ds, index, RUN_VAL_BATCHES, rows, c->ctx, r->rows);
   batch_split(r->rows, rows, c->ctx, r->inputs, r->targets);
   return rows;
+}
+
+/* The online lens's (and a fit's choice) is the split's first batch; a
+** fit's report is its last, at the split's far end. */
+#define LENS_CHOICE_BATCH 0
+#define LENS_REPORT_BATCH (RUN_VAL_BATCHES - 1)
+
+int run_lens_heldout(Run *r) { return lens_heldout_batch(r, LENS_CHOICE_BATCH); }
+
+int run_lens_report(Run *r, Err *err) {
+  const ModelConfig *c = model_config(r->model);
+  const Dataset *ds = &r->data->ds;
+  int rows = lens_heldout_rows(c);
+  size_t n_val = ds->n - ds->n_train;
+  /* The windows rise through the split: the sets share no token when the
+  ** report's first window starts after the choice's last one ends. */
+  size_t choice_end = dataset_val_window(ds, LENS_CHOICE_BATCH, RUN_VAL_BATCHES, rows, c->ctx, rows - 1) + c->ctx;
+  size_t report_start = dataset_val_window(ds, LENS_REPORT_BATCH, RUN_VAL_BATCHES, rows, c->ctx, 0);
+  if (choice_end >= n_val || report_start <= choice_end)
+    return err_set(err, "run '%s': its validation split of %zu tokens is too short for two held-out sets of %d "
+                   "rows of %d+1 tokens that share no token (the fitted lens is chosen on one and measured on "
+                   "the other)", r->opt.name, n_val, rows, c->ctx);
+  return lens_heldout_batch(r, LENS_REPORT_BATCH);
 }
 
 static void evaluate_lenses(Run *r) {

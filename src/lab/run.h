@@ -104,6 +104,10 @@ size_t run_memory_pending(const Run *r);
 /* The fixed held-out lens positions into r->inputs, r->targets: returns
 ** the rows (of ctx positions each). */
 int run_lens_heldout(Run *r);
+/* A second fixed set as many, from the validation split's far end, sharing
+** no token with the first: what a lens fit reports, having chosen on the
+** first. Fails when the split is too short for both. */
+int run_lens_report(Run *r, Err *err);
 size_t data_memory_bytes(const RunOptions *o);
 int lab_shares_data(const Lab *lab, const RunOptions *o);
 void lab_data_release(Lab *lab, SharedData *d);

@@ -654,6 +654,7 @@ static int lrun_fit_lens_k(lua_State *L, int status, lua_KContext ctx) {
   lmetrics_push_fitted(L, &res->stats, &res->info);
   lua_pushboolean(L, res->diverged);   /* the live lens ended well above the kept one */
   lua_setfield(L, -2, "diverged");
+  push_kl(L, "chosen_kl", &res->chosen);   /* the kept lens where it was chosen: biased low */
   push_kl(L, "start_kl", &res->start);
   push_kl(L, "lsq_kl", &res->lsq);
   push_curve(L, res);

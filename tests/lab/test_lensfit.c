@@ -4,7 +4,10 @@
 ** its steps, its live held-out curve falls, it leaves the weights and the
 ** online lens alone, keeps KL 0 at position L, and beats the online lens
 ** on a second held-out set not used to choose the kept translators; a
-** second fit from its translators is not worse there; a huge rate is
+** second fit from its translators is not worse there; what it reports is
+** the kept lens on a second fixed set of the validation split that shares
+** no token with the one it chose on, evaluated afresh, and not the numbers
+** it chose by; a split too short for both is refused; a huge rate is
 ** reported diverged, not converged; a stopped fit leaves the fitted lens
 ** and its step count as they were; checkpoints keep the fitted lens bit
 ** for bit, files without it load without it, and misshapen or
@@ -66,19 +69,33 @@ static int has_event(Run *r, const char *text) {
   return 0;
 }
 
-/* Mean KL over the translators of 'ln' on held-out batch 'index' (0 is
-** the one the fit chooses its kept translators on). */
-static double heldout_kl(Run *r, Lens *ln, int index) {
+/* Rows of each held-out set: about 512 positions, at most a batch. */
+static int heldout_rows(const ModelConfig *c) { return 512 / c->ctx < c->batch ? 512 / c->ctx : c->batch; }
+
+/* 'ln' on held-out batch 'index' of the validation split, drawn here (0 is
+** the one the fit chooses its kept translators on, RUN_VAL_BATCHES - 1 the
+** one it reports on), into 's'; the run's step as theirs. */
+static int heldout_stats(Run *r, Lens *ln, int index, LensStats *s) {
   const ModelConfig *c = model_config(r->model);
-  int rows = 512 / c->ctx < c->batch ? 512 / c->ctx : c->batch;
-  LensStats s;
+  int rows = heldout_rows(c);
   Err err;
   dataset_val_batch(&r->data->ds, index, RUN_VAL_BATCHES, rows, c->ctx, r->rows);
   batch_split(r->rows, rows, c->ctx, r->inputs, r->targets);
-  if (lens_eval(ln, r->model, r->inputs, r->targets, rows, c->ctx, 0, &s, NULL, &err) < 0) return NAN;
+  return lens_eval(ln, r->model, r->inputs, r->targets, rows, c->ctx, r->metrics.step, s, NULL, &err);
+}
+
+/* Mean over the translators of the KL in 's'. */
+static double mean_kl(const LensStats *s) {
+  int L = s->n - 1;
   double sum = 0;
-  for (int i = 0; i < c->layers; i++) sum += s.kl[i];
-  return sum / c->layers;
+  for (int i = 0; i < L; i++) sum += s->kl[i];
+  return L > 0 ? sum / L : NAN;
+}
+
+/* Mean KL over the translators of 'ln' on held-out batch 'index'. */
+static double heldout_kl(Run *r, Lens *ln, int index) {
+  LensStats s;
+  return heldout_stats(r, ln, index, &s) < 0 ? NAN : mean_kl(&s);
 }
 
 static int stop_at_three(void *ctx, int step, int steps) {
@@ -103,6 +120,55 @@ static int stop_mid_step(void *ctx, int step, int steps) {
 }
 
 /* ---- the fit on a trained model */
+
+/* The two held-out sets share no token: each window of the choice set
+** ends before every window of the report set starts (the windows rise
+** through the split). */
+static int sets_apart(Run *r) {
+  const ModelConfig *c = model_config(r->model);
+  const Dataset *ds = &r->data->ds;
+  int rows = heldout_rows(c);
+  for (int i = 0; i < rows; i++)
+    for (int j = 0; j < rows; j++) {
+      size_t a = dataset_val_window(ds, 0, RUN_VAL_BATCHES, rows, c->ctx, i);
+      size_t b = dataset_val_window(ds, RUN_VAL_BATCHES - 1, RUN_VAL_BATCHES, rows, c->ctx, j);
+      if (b <= a + (size_t)c->ctx) return 0;
+    }
+  return 1;
+}
+
+/* What a fit reports is the kept lens on the report set, not where it was
+** chosen. 'online': the online lens on the choice set. */
+static void test_report(Run *r, const LensFitResult *a, const LensFitPoint *curve, const LensStats *online) {
+  int L = model_config(r->model)->layers;
+  ok(sets_apart(r), "the choice and report sets share no token of the validation split");
+  LensStats fresh, online_report;
+  Lens *kept = lensfit_lens(r->lens_fit);
+  int same = heldout_stats(r, kept, RUN_VAL_BATCHES - 1, &fresh) == 0 && fresh.n == a->stats.n;
+  for (int p = 0; same && p <= L; p++)
+    same &= fresh.kl[p] == a->stats.kl[p] && fresh.ce[p] == a->stats.ce[p] && fresh.acc[p] == a->stats.acc[p] &&
+            fresh.entropy[p] == a->stats.entropy[p];
+  ok(same, "the reported kl, ce, entropy and acc are those of the kept translators on the validation split's last "
+     "fixed batch, evaluated afresh");
+  int differs = a->chosen.n == L + 1;
+  for (int p = 0; p < L; p++) {
+    diag("position %d: kept lens %.4f bits where chosen, %.4f on the report set", p, a->chosen.kl[p],
+         a->stats.kl[p]);
+    differs &= a->chosen.kl[p] != a->stats.kl[p];
+  }
+  ok(differs, "and differ at every translator from the numbers it was chosen by");
+  ok(fabs(mean_kl(&a->chosen) - curve[a->n_curve - 1].kept) < 1e-9,
+     "the numbers it was chosen by are the curve's last kept mean (%.6f vs %.6f)", mean_kl(&a->chosen),
+     curve[a->n_curve - 1].kept);
+  /* The choice picks each translator's luckiest checkpoint on the choice
+  ** set: against the online lens, chosen on neither, the kept lens gains
+  ** more there than on the report set. */
+  double gain_chosen = mean_kl(online) - mean_kl(&a->chosen);
+  double gain_report = heldout_stats(r, r->lens, RUN_VAL_BATCHES - 1, &online_report) < 0
+                           ? NAN : mean_kl(&online_report) - mean_kl(&a->stats);
+  ok(gain_chosen >= gain_report, "its gain over the online lens is no larger on the report set (%.4f bits) than "
+     "where it was chosen (%.4f)", gain_report, gain_chosen);
+}
 
 static void test_fit(Run *r) {
   Err err;
@@ -143,21 +209,24 @@ static void test_fit(Run *r) {
   ok(a.stats.kl[L] == 0.0, "KL at position L is exactly 0 for the fitted lens (%g)", a.stats.kl[L]);
   int below = 1;
   for (int p = 0; p < L; p++) {
-    diag("position %d: online %.4f bits, fitted %.4f bits", p, online.kl[p], a.stats.kl[p]);
-    below &= a.stats.kl[p] <= online.kl[p];
+    diag("position %d: online %.4f bits, fitted %.4f bits there", p, online.kl[p], a.chosen.kl[p]);
+    below &= a.chosen.n == L + 1 && a.chosen.kl[p] <= online.kl[p];
   }
-  ok(below, "on the online lens's held-out positions the fitted KL is at no position above the online one");
-  ok(a.stats.kl[0] < 0.9 * online.kl[0], "the fit improves position 0 (%.4f vs online %.4f)", a.stats.kl[0],
+  ok(below, "on the online lens's held-out positions (where it was chosen) the fitted KL is at no position above "
+     "the online one");
+  ok(a.chosen.kl[0] < 0.9 * online.kl[0], "the fit improves position 0 (%.4f vs online %.4f)", a.chosen.kl[0],
      online.kl[0]);
   int lsq_beats_logit = a.lsq.n == L + 1, kept_below_start = a.start.n == L + 1;
   for (int p = 0; p < L; p++) {
     diag("position %d: logit lens %.4f, start %.4f, least squares %.4f, fitted %.4f bits", p, mt->logit_lens.kl[p],
-         a.start.kl[p], a.lsq.kl[p], a.stats.kl[p]);
+         a.start.kl[p], a.lsq.kl[p], a.chosen.kl[p]);
     lsq_beats_logit &= a.lsq.kl[p] < 0.5 * mt->logit_lens.kl[p];
-    kept_below_start &= a.stats.kl[p] <= a.start.kl[p] && a.stats.kl[p] <= a.lsq.kl[p];
+    kept_below_start &= a.chosen.kl[p] <= a.start.kl[p] && a.chosen.kl[p] <= a.lsq.kl[p];
   }
   ok(lsq_beats_logit, "the least-squares start alone has under half the identity translator's KL at every position");
-  ok(kept_below_start, "the fitted held-out KL is at no position above either start (the one found, least squares)");
+  ok(kept_below_start, "on the positions it was chosen on, the kept KL is at no position above either start (the "
+     "one found, least squares)");
+  test_report(r, &a, curve, &online);
   double online_other = heldout_kl(r, r->lens, 1), fitted_other = heldout_kl(r, lensfit_lens(r->lens_fit), 1);
   ok(fitted_other < 0.9 * online_other,
      "on a second held-out set, not used to choose them, the kept translators beat the online lens (%.4f vs %.4f)",
@@ -402,6 +471,32 @@ static void test_refusals(Lab *lab, Run *r) {
   run_destroy(nodata);
 }
 
+/* A validation split too short for two held-out sets apart: 4100 bytes of
+** corpus (the least a corpus may be) at the byte vocabulary hold 410
+** validation tokens, where windows of 257 tokens at its two ends overlap. */
+static void test_short_split(Lab *lab, const char *dir) {
+  Err err;
+  char corpus[512];
+  snprintf(corpus, sizeof corpus, "%s/short.txt", dir);
+  FILE *fp = fopen(corpus, "w");
+  for (int i = 0; fp && i < 4100; i++) fputc("the cat sat on the mat\n"[i % 23], fp);
+  if (fp) fclose(fp);
+  RunOptions o = tiny("short");
+  run_options_set_text(&o, "vocab", "256", &err);
+  run_options_set_text(&o, "corpus", corpus, &err);
+  run_options_set_text(&o, "ctx", "256", &err);
+  Run *r = lab_add_run(lab, &o, &err);
+  LensFitPoint curve[LENSFIT_DEFAULT_STEPS / LENSFIT_EVAL_EVERY + 2];
+  LensFitResult out = {.curve = curve, .curve_cap = (int)(sizeof curve / sizeof curve[0])};
+  LensFitOptions fo;
+  lensfit_default_options(&fo);
+  ok(r && run_fit_lens(r, &fo, &out, &err) < 0 && strstr(err.msg, "too short for two held-out sets") &&
+         !r->lens_fit && run_metrics(r)->fitted_lens.step == -1,
+     "a validation split too short for a report set apart from the choice set is refused: %s", err.msg);
+  if (r) lab_remove_run(lab, r);
+  unlink(corpus);
+}
+
 /* What a fit in progress lets in, tried once from its progress callback. */
 typedef struct Midway {
   Lab *lab;
@@ -492,6 +587,7 @@ int main(void) {
     if (run_step(r, &err) < 0) break;
   ok(run_metrics(r)->step == 200, "the tiny run trained 200 steps (loss %.3f)", run_metrics(r)->loss);
   test_refusals(lab, r);
+  test_short_split(lab, dir);
   test_no_room(r);
   test_old_checkpoint(lab, r, dir);
   test_fit(r);

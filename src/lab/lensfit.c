@@ -262,15 +262,16 @@ static int lsq_translator(const float *h, int n, int d, int L, int l, float *par
 }
 
 /* Every translator of 'ln' set to its least-squares map. Returns 1 when
-** stopped (the translators then as they were). */
+** stopped (the translators then as they were), LSQ_SKIPPED when the
+** residual streams it gathers would not fit in the memory the process may
+** still take (then the fit starts from the translators it found alone). */
+#define LSQ_SKIPPED 2
 static int lsq_start(Run *r, Lens *ln, const LensFitOptions *o, Err *err) {
   const ModelConfig *c = model_config(r->model);
   int n = lsq_positions(c), d = c->dim, L = c->layers;
   SysMem m;
   lab_headroom(r->lab, &m);
-  if (lsq_bytes(c) > m.headroom)
-    return err_set(err, "the least-squares start of the lens fit needs about %.1f MiB, but this process can get "
-                   "only %.1f MiB more (%s)", lsq_bytes(c) / 1048576.0, m.headroom / 1048576.0, m.limit);
+  if (lsq_bytes(c) > m.headroom) return LSQ_SKIPPED;   /* a large model: the fit starts from what it has */
   float *h = malloc((size_t)(L + 1) * n * d * sizeof *h);
   double *a = malloc((size_t)n * d * sizeof *a), *b = malloc((size_t)n * d * sizeof *b);
   double *means = malloc(2 * (size_t)d * sizeof *means);
@@ -412,9 +413,13 @@ static int fit_begin(Run *r, LensFit *f, const LensFitOptions *o, LensFitResult 
   if (eval_heldout(r, f->lens, &out->start, err) < 0) return -1;
   for (int l = 0; l < LAB_MAX_POS; l++) best_kl[l] = l < out->start.n - 1 ? out->start.kl[l] : INFINITY;
   int rc = lsq_start(r, f->lens, o, err);
-  if (rc != 0) return rc;
-  if (eval_heldout(r, f->lens, &out->lsq, err) < 0) return -1;
-  keep_best(f, &out->lsq, best_kl);
+  if (rc == LSQ_SKIPPED) {
+    out->lsq.n = 0;   /* no least-squares start: the table has no lsq_kl */
+  } else {
+    if (rc != 0) return rc;
+    if (eval_heldout(r, f->lens, &out->lsq, err) < 0) return -1;
+    keep_best(f, &out->lsq, best_kl);
+  }
   memcpy(lens_params(f->lens), f->best, lens_state_size(f->lens) * sizeof(float));
   double kept = kept_mean(best_kl, out->start.n - 1);
   add_point(out, 0, kept, kept);   /* per position the lens now is the kept one */

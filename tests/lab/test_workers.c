@@ -52,6 +52,14 @@ static Lab *arms_lab(int workers, int threads) {
   return lab;
 }
 
+/* A lab of the arms on two workers, one thread each, or a failed check
+** saying what it was for. */
+static Lab *two_workers_lab(const char *what) {
+  Lab *lab = arms_lab(2, 1);
+  if (!lab) ok(0, "%s", what);
+  return lab;
+}
+
 static int steps(Lab *lab, int n, Err *err) {
   for (int i = 0; i < n; i++)
     if (lab_step(lab, err) < 0) return -1;
@@ -150,11 +158,8 @@ static int spread_hooks(void *ctx, Model *m, long step, Err *err) {
 
 static void test_hooks_added_mid_step(void) {
   Err err;
-  Lab *lab = arms_lab(2, 1);
-  if (!lab) {
-    ok(0, "a lab for hooks added mid-step");
-    return;
-  }
+  Lab *lab = two_workers_lab("a lab for hooks added mid-step");
+  if (!lab) return;
   ThreadProbe probe = {.expected = pthread_self()};
   StepHooks counted = {.ctx = &probe, .on_grad = note_grad};
   Run *later = lab_run(lab, 3);
@@ -173,11 +178,8 @@ static void test_hooks_added_mid_step(void) {
 
 static void test_pause_and_remove(void) {
   Err err;
-  Lab *lab = arms_lab(2, 1);
-  if (!lab) {
-    ok(0, "a lab to pause and remove in");
-    return;
-  }
+  Lab *lab = two_workers_lab("a lab to pause and remove in");
+  if (!lab) return;
   Run *paused = lab_run(lab, 2);
   run_set_paused(paused, 1);
   int rc = steps(lab, 3, &err);

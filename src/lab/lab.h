@@ -20,7 +20,7 @@
 **   run.c       one run: its parts, a step, measurements, batches, row norms
 **   live.c      settings changed while a run lives
 **   lensfit.c   the freeze of a run while its lens is fitted
-**   inspect.c   evaluation, text samples, hidden states, exports of the
+**   readout.c   evaluation, text samples, hidden states, exports of the
 **               history
 **   params.c    a run's parameters by name, read and written between steps
 **   tokens.c    a run's tokenizer: text to token ids and back
@@ -334,7 +334,7 @@ int run_fitting(const Run *r);
 ** when no fit is in progress. */
 int run_refuse_if_fitting(const Run *r, const char *what, Err *err);
 
-/* ---------------------------------------------------------------- inspect.c */
+/* ---------------------------------------------------------------- readout.c */
 
 /* Loss and gradients on explicit rows [b, t+1] without updating weights. */
 typedef struct EvalResult {

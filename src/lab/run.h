@@ -116,7 +116,7 @@ void lab_data_release(Lab *lab, SharedData *d);
 ** the half-way ones of a fit in progress) and their lens-step count. */
 const float *lensfit_saved_params(const Run *r, long *lens_steps);
 
-/* inspect.c: rows [b, t+1] of token ids this run can take, or an error
+/* readout.c: rows [b, t+1] of token ids this run can take, or an error
 ** naming the first that it cannot. */
 int run_check_rows(const Run *r, const int32_t *rows, int b, int t, Err *err);
 

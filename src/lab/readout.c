@@ -1,5 +1,5 @@
 /*
-** inspect.c -- looking into a run without training it: loss and gradients
+** readout.c -- looking into a run without training it: loss and gradients
 ** on given token rows, the hidden states of a forward, text sampled from
 ** the model, the history exported.
 */

@@ -1,0 +1,62 @@
+/*
+** hftok.h -- a released model's tokenizer, read as Hugging Face distributes
+** it: tokenizer.json (a BPE model, byte-level as GPT-2, GPT-NeoX, OLMo,
+** Llama 3 and Qwen have it, or SentencePiece-style with "▁" for a space
+** and <0xNN> byte pieces as Llama 2 and Gemma have it), or GPT-2's older
+** vocab.json + merges.txt.
+**
+** Every id's token is kept as the bytes it stands for (byte-level
+** characters and "▁" undone), so two tokenizers' vocabularies compare by
+** what the tokens say, not by how each file spells them. A vocabulary that
+** gives one token string two ids, or one id two strings, is refused.
+**
+** Encoding is for byte-level BPE (GPT-2's family): the pre-tokenizer's
+** regular expression (GPT-2's, or the one tokenizer.json names) splits the
+** text, via PCRE2, then merges apply by rank within each piece; special
+** tokens (added_tokens) are matched first, whole. decode(encode(x)) == x.
+*/
+#ifndef TIELAB_HFTOK_H
+#define TIELAB_HFTOK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/cancel.h"
+#include "base/err.h"
+
+typedef struct HfTok HfTok;
+
+/* Open the tokenizer of model folder 'folder': tokenizer.json, else
+** vocab.json + merges.txt. An error names the file and the problem. */
+HfTok *hftok_open(const char *folder, Err *err);
+void hftok_free(HfTok *t);
+
+/* One past the largest id. */
+int hftok_size(const HfTok *t);
+/* Tokens it has (ids may have gaps). */
+int hftok_count(const HfTok *t);
+/* "byte-level BPE", "SentencePiece BPE". */
+const char *hftok_kind(const HfTok *t);
+/* The file it was read from. */
+const char *hftok_file(const HfTok *t);
+/* Whether hftok_encode can encode with it. */
+int hftok_can_encode(const HfTok *t);
+
+/* The bytes token 'id' stands for; NULL when no token has that id. */
+const uint8_t *hftok_bytes(const HfTok *t, int32_t id, size_t *len);
+/* The token as the file spells it ("Ġthe", "▁the", "<0x0A>"); NULL likewise. */
+const char *hftok_spelling(const HfTok *t, int32_t id);
+/* 1 for special (added) tokens, 2 for a byte-fallback piece <0xNN>, else 0. */
+int hftok_kind_of(const HfTok *t, int32_t id);
+/* The id whose bytes are these; -1 when none. Where two ids stand for the
+** same bytes (a piece and its byte-fallback twin), the ordinary piece. */
+int32_t hftok_lookup(const HfTok *t, const uint8_t *bytes, size_t len);
+
+/* Encode 'n' bytes; '*out' malloc'd with '*n_out' ids. */
+int hftok_encode(const HfTok *t, const uint8_t *text, size_t n, int32_t **out, size_t *n_out,
+                 const Cancel *cancel, Err *err);
+/* Decode into 'out' of capacity 'cap'; returns the bytes needed. Unknown
+** ids decode to nothing. */
+size_t hftok_decode(const HfTok *t, const int32_t *ids, size_t n, uint8_t *out, size_t cap);
+
+#endif

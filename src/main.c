@@ -17,6 +17,7 @@
 #include "app/bench_lab.h"
 #include "app/cli.h"
 #include "app/headless.h"
+#include "app/inspect.h"
 #include "app/replay.h"
 #include "core/jsonmem.h"
 #include "dist/dist.h"
@@ -77,6 +78,7 @@ static int run_mode(CliOptions *o) {
     case MODE_HEADLESS: return headless_main(o);
     case MODE_UI: return main_ui(o);
     case MODE_REPLAY: return replay_main(o);
+    case MODE_INSPECT: return inspect_main(o);
   }
   return EXIT_RUNTIME;
 }

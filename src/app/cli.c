@@ -32,6 +32,7 @@ enum {
   USE_BENCH = IN_BENCH,
   USE_BENCH_LAB = IN_BENCH_LAB,
   USE_REPLAY = IN_REPLAY,
+  USE_INSPECT = IN_INSPECT,
   USE_ANY = IN_ANY,
   USE_SCRIPTS = IN_SCRIPTS,
   USE_SCREEN = USE_LAB | USE_LAB_SCRIPT,
@@ -52,6 +53,7 @@ static const struct {
   {USE_BENCH, "--bench", "bench"},
   {USE_BENCH_LAB, "--bench --instruments", "bench-instruments"},
   {USE_REPLAY, "--replay", "replay"},
+  {USE_INSPECT, "--inspect", "inspect"},
 };
 
 #define N_MODES (sizeof mode_names / sizeof mode_names[0])
@@ -145,6 +147,20 @@ static int set_compare(CliOptions *o, const char *v, Err *e) {
   return 0;
 }
 
+static int set_inspect(CliOptions *o, const char *v, Err *e) {
+  if (!*v) return err_set(e, "--inspect takes a model folder or .safetensors file, got an empty name");
+  o->inspect = v;
+  return 0;
+}
+
+static int set_against(CliOptions *o, const char *v, Err *e) {
+  if (!*v) return err_set(e, "--against takes a model folder or .safetensors file, got an empty name");
+  o->against = v;
+  return 0;
+}
+
+static int set_json(CliOptions *o, const char *v, Err *e) { o->json = 1; return 0; }
+
 static int set_list_options(CliOptions *o, const char *v, Err *e) { o->mode = MODE_LIST_OPTIONS; return 0; }
 
 static const CliOption cli_options[] = {
@@ -176,6 +192,12 @@ static const CliOption cli_options[] = {
   {"replay", 0, "FILE", set_replay, USE_REPLAY, "play a journal again with no UI; check the final figures"},
   {"trust", 0, NULL, set_trust, USE_REPLAY,
    "--replay as recorded: in its folder, sandboxed only if it was (a journal is code)"},
+  {"inspect", 0, "MODEL", set_inspect, USE_INSPECT,
+   "describe a released model (a folder or .safetensors file) and its embedding; --corpus: norms against "
+   "token frequency"},
+  {"against", 0, "MODEL", set_against, USE_INSPECT,
+   "--inspect: the paper's Table 1, MODEL's input matrix against this one's E_in and E_out"},
+  {"json", 0, NULL, set_json, USE_INSPECT, "--inspect: end with one JSON line"},
   {"help", 'h', NULL, set_help, USE_ANY, "this text"},
   {"version", 'V', NULL, set_version, USE_ANY, "print the version"},
   {"list-options", 0, NULL, set_list_options, 0, NULL},   /* for the shell's completion; not in --help */
@@ -530,6 +552,7 @@ static int parse_short(const char *arg, CliOptions *o, Err *err) {
 /* The mode the options chose, as one of the USE_ bits. */
 static unsigned choose_mode(CliOptions *o) {
   if (o->replay) return o->mode = MODE_REPLAY, USE_REPLAY;
+  if (o->inspect) return o->mode = MODE_INSPECT, USE_INSPECT;
   if (o->bench) return o->mode = MODE_BENCH, o->instruments ? USE_BENCH_LAB : USE_BENCH;
   if (o->headless) return o->mode = MODE_HEADLESS, o->compare ? USE_COMPARE : o->script ? USE_SCRIPT : USE_LOOP;
   return o->mode = MODE_UI, o->script ? USE_LAB_SCRIPT : USE_LAB;
@@ -634,6 +657,8 @@ int cli_parse(int argc, char **argv, CliOptions *o, Err *err) {
   if (check_bench_warmup(o, mode, err) < 0) return -1;
   if (o->mode == MODE_REPLAY && o->script)
     return err_set(err, "--replay takes no script: the journal names it ('%s')", o->script);
+  if (o->mode == MODE_INSPECT && o->script)
+    return err_set(err, "--inspect takes no script ('%s')", o->script);
   if (o->compare && o->script)
     return err_set(err, "--compare paper takes no script ('%s')", o->script);
   if (check_uses(o, mode, err) < 0) return -1;

@@ -12,7 +12,7 @@
 #include "lab/lab.h"
 
 typedef enum CliMode {
-  MODE_UI, MODE_HEADLESS, MODE_BENCH, MODE_HELP, MODE_VERSION, MODE_REPLAY, MODE_LIST_OPTIONS
+  MODE_UI, MODE_HEADLESS, MODE_BENCH, MODE_HELP, MODE_VERSION, MODE_REPLAY, MODE_LIST_OPTIONS, MODE_INSPECT
 } CliMode;
 
 typedef struct CliOptions {
@@ -39,6 +39,9 @@ typedef struct CliOptions {
   const char *record;      /* --record: asciicast v2 file of the screen */
   const char *journal;     /* --journal: the lab's actions, for --replay */
   const char *replay;      /* --replay: the journal to play again */
+  const char *inspect;     /* --inspect: a released model */
+  const char *against;     /* --against: the second model of Table 1 */
+  int json;                /* --json: --inspect ends with one JSON line */
   int argc;                /* the whole command line, as the journal keeps it */
   char **argv;
   const Reducer *reducer;   /* set by main under mpirun: the job's ranks share each batch; NULL: one process */

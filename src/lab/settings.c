@@ -98,10 +98,10 @@ static const Setting settings[N_SETTINGS] = {
   /* the lab holds a copy of the corpus's text and tokens */
   [SETTING_CORPUS] = {.name = "corpus", .type = SET_STRING, .deflt = "",
                       .help = "text file to train on (empty: the built-in synthetic language)", .group = GROUP_DATA,
-                      .modes = IN_RUNS, .memory = 1, .headline = 1, .store = STORE_TEXT,
+                      .modes = IN_RUNS | IN_INSPECT, .memory = 1, .headline = 1, .store = STORE_TEXT,
                       .offset = AT(corpus), .size = SIZE(corpus)},
   [SETTING_CORPUS_MAX] = {.name = "corpus_max", .type = SET_INT, .min = 1, .max = 1 << 20, .deflt = "1024",
-                          .help = "largest corpus file read, in MiB", .group = GROUP_DATA, .modes = IN_RUNS,
+                          .help = "largest corpus file read, in MiB", .group = GROUP_DATA, .modes = IN_RUNS | IN_INSPECT,
                           .store = STORE_INT, .offset = AT(corpus_max_mb)},
   /* --bench times the bare step; the loop shows no lens */
   [SETTING_LENS_EVERY] = {.name = "lens_every", .type = SET_INT, .max = BIG, .deflt = "20", .live = 1,
@@ -122,7 +122,7 @@ static const Setting settings[N_SETTINGS] = {
                        .modes = IN_SCRIPTS, .store = STORE_TEXT, .offset = AT(partner), .size = SIZE(partner)},
   /* how fast, not what: the ranks of a job may differ */
   [SETTING_THREADS] = {.name = "threads", .type = SET_INT, .min = 1, .max = 256, .deflt = "2",
-                       .help = "threads for attention and elementwise work", .group = GROUP_RUN, .modes = IN_RUNS,
+                       .help = "threads for attention and elementwise work", .group = GROUP_RUN, .modes = IN_RUNS | IN_INSPECT,
                        .local = 1, .store = STORE_INT, .offset = AT(threads)},
   /* the optimizer and its schedule */
   [SETTING_WARMUP] = {.name = "warmup", .type = SET_INT, .max = BIG, .deflt = "0", .live = 1,

@@ -54,9 +54,10 @@ enum {
   IN_BENCH = 1 << 5,        /* --bench */
   IN_BENCH_LAB = 1 << 6,    /* --bench --instruments */
   IN_REPLAY = 1 << 7,       /* --replay */
-  IN_ANY = (1 << 8) - 1,
+  IN_INSPECT = 1 << 8,      /* --inspect: released models, no run */
+  IN_ANY = (1 << 9) - 1,
   IN_SCRIPTS = IN_LAB | IN_LAB_SCRIPT | IN_SCRIPT,   /* Lua runs and builds runs */
-  IN_RUNS = IN_ANY & ~IN_REPLAY,   /* wherever runs are made from the command line */
+  IN_RUNS = IN_ANY & ~(IN_REPLAY | IN_INSPECT),   /* wherever runs are made from the command line */
 };
 
 /* How a value is stored in a RunOptions. */

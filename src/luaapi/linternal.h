@@ -25,6 +25,7 @@
 **   lmatrix.c  lab.matrix: the matrix userdata, its memory, views, access
 **   lmatrix_ops.c     its arithmetic and operators, on OpenBLAS
 **   lmatrix_lapack.c  m:svd and m:lstsq, on LAPACKE
+**   lmodel.c   lab.open_model: released models, their matrices, Table 1
 **   lsys.c     lab.executable, lab.cwd, lab.mkdir, lab.command, lab.read
 **   lrunaway.c string.rep and table.move that an interrupt stops
 **   lpattern.c the pattern functions (string.find, ...) that one stops
@@ -305,6 +306,9 @@ extern const luaL_Reg lmatrix_ops_methods[], lmatrix_ops_meta[], lmatrix_lapack_
 
 /* lsys.c: sets lab.executable, lab.cwd and lab.mkdir in the table on top */
 void lsys_open(lua_State *L);
+/* lmodel.c: lab.open_model, lab.shared_rows, lab.compare_models into the
+** table on top, and the models' metatable. */
+void lmodel_register(lua_State *L);
 
 /* lrunaway.c: string.rep, table.move and (lpattern_open) string.find,
 ** match, gmatch and gsub replaced by ones that stop on an interrupt */
@@ -352,6 +356,8 @@ void lmetrics_push(lua_State *L, const RunMetrics *m, const char *name);
 /* {loss=, ppl=, step=}: the validation loss of 'm' and the step it was measured at. */
 void lmetrics_push_val(lua_State *L, const RunMetrics *m);
 void lmetrics_push_align(lua_State *L, const AlignStats *a);
+/* One pair's scores in a new table, by the names lab.align gives them. */
+void lmetrics_push_scores(lua_State *L, const AlignScores *s);
 void lmetrics_push_fitted(lua_State *L, const LensStats *s, const LensFitInfo *f);
 int lmetrics_push_history(lua_State *L, const HistBucket *b, int n);
 

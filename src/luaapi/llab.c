@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "luaapi/linternal.h"
+#include "luaapi/lmatrix.h"
 
 /* ------------------------------------------------------------ runs */
 
@@ -188,8 +189,28 @@ static int llab_load(lua_State *L) {
   return 1;
 }
 
+/* lab.align(x, y): two matrices of one shape, x the source of the maps;
+** the scores and, under 'baseline', x against a random matrix. */
+static int align_matrices(lua_State *L) {
+  LMatrix *x = lmatrix_check(L, 1), *y = lmatrix_check(L, 2);
+  if (x->rows != y->rows || x->cols != y->cols)
+    return luaL_error(L, "lab.align: shapes differ (%d x %d and %d x %d): rows are paired, columns compared",
+                      x->rows, x->cols, y->rows, y->cols);
+  AlignResult res;
+  Err err;
+  if (align_compare(x->data, y->data, x->rows, x->cols, NULL, &res, &err) < 0)
+    return luaL_error(L, "lab.align: %s", err.msg);
+  lmetrics_push_scores(L, &res.score);
+  lua_pushinteger(L, res.topk);
+  lua_setfield(L, -2, "topk");
+  lmetrics_push_scores(L, &res.baseline);
+  lua_setfield(L, -2, "baseline");
+  return 1;
+}
+
 static int llab_align(lua_State *L) {
   lhooks_refuse(L);
+  if (lmatrix_test(L, 1) || lmatrix_test(L, 2)) return align_matrices(L);
   LuaApi *api = lapi_get(L);
   lrun_check(L, 1);
   lrun_check(L, 2);
@@ -718,6 +739,7 @@ int luaopen_tielab(lua_State *L) {
   lua_setfield(L, -2, "json");
   lsys_open(L);
   lmatrix_register(L);
+  lmodel_register(L);
   /* 'runs', 'version', 'rank' and 'world' are read through the metatable,
   ** so that assigning to them is an error rather than a lost view;
   ** functions stay plain fields (a script may wrap one) and new fields may

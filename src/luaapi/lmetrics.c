@@ -69,6 +69,12 @@ static void push_scores(lua_State *L, const AlignScores *in, const AlignScores *
   }
 }
 
+void lmetrics_push_scores(lua_State *L, const AlignScores *s) {
+  lua_createtable(L, 0, 10);
+  for (size_t i = 0; i < sizeof score_fields / sizeof *score_fields; i++)
+    num(L, score_fields[i].name, score(s, score_fields[i].offset));
+}
+
 void lmetrics_push_align(lua_State *L, const AlignStats *a) {
   lua_createtable(L, 0, 24);
   integer(L, "step", a->step);

@@ -2,13 +2,27 @@
 ** released.c -- see released.h: pairing two released models' rows by
 ** token, their embeddings' statistics, and the paper's Table 1.
 */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/clock.h"
 #include "lab/released.h"
+
+/* Whether the folder holds a tokenizer's file: one that is there and
+** cannot be read is an error, not a model without a tokenizer. */
+static int has_tokenizer_file(const char *folder) {
+  static const char *const names[] = {"tokenizer.json", "vocab.json", "merges.txt"};
+  char path[PATH_MAX];
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+    snprintf(path, sizeof path, "%s/%s", folder, names[i]);
+    if (access(path, F_OK) == 0) return 1;
+  }
+  return 0;
+}
 
 int released_open(Released *r, const char *path, Err *err) {
   memset(r, 0, sizeof *r);
@@ -16,8 +30,12 @@ int released_open(Released *r, const char *path, Err *err) {
   if (!r->model) return -1;
   Err tok_err;
   r->tok = hftok_open(hf_folder(r->model), &tok_err);
-  if (!r->tok) snprintf(r->tok_problem, sizeof r->tok_problem, "%s", tok_err.msg);
-  return 0;
+  if (r->tok) return 0;
+  snprintf(r->tok_problem, sizeof r->tok_problem, "%s", tok_err.msg);
+  if (!has_tokenizer_file(hf_folder(r->model))) return 0;
+  err_set(err, "%s", tok_err.msg);
+  released_close(r);
+  return -1;
 }
 
 void released_close(Released *r) {

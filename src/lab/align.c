@@ -315,16 +315,20 @@ static int score_subspace(AlignWork *w, const Side *x, const Side *y, int topk, 
   return mean_cosines(w, w->blk, k, k, k, &sc->subspace, err);
 }
 
-/* The asked maps side by side in maps [d,n*d]: Q = U V^T (Procrustes, from
-** the SVD of X^T Y), then W = white_x white_x^T X^T Y (least squares,
+/* The asked maps side by side in maps [d,n*d]: Q = U V^T (Procrustes, the
+** polar factor of X^T Y, by its SVD when ill-conditioned), then W = white_x white_x^T X^T Y (least squares,
 ** minimum norm). */
 static int build_maps(AlignWork *w, const Side *x, int procrustes, int linear, Err *err) {
   int d = w->d, rx = x->rank, n = procrustes + linear;
   double *q = w->maps, *lin = w->maps + (procrustes ? d : 0);
   if (procrustes) {
-    memcpy(w->blk, w->cross, sizeof(double) * (size_t)d * d);
-    if (linalg_d_svd_square(w->blk, d, w->u, w->sv, w->vt, err) < 0) return -1;
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, d, d, d, 1.0, w->u, d, w->vt, d, 0.0, q, n * d);
+    int rc = linalg_d_polar(w->cross, d, q, n * d, w->blk, w->u, w->sv, err);
+    if (rc < 0) return -1;
+    if (rc > 0) {  /* too ill-conditioned for the fast way: the SVD */
+      memcpy(w->blk, w->cross, sizeof(double) * (size_t)d * d);
+      if (linalg_d_svd_square(w->blk, d, w->u, w->sv, w->vt, err) < 0) return -1;
+      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, d, d, d, 1.0, w->u, d, w->vt, d, 0.0, q, n * d);
+    }
   }
   if (linear) {
     cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, rx, d, d, 1.0, x->white, rx, w->cross, d, 0.0, w->tmp,

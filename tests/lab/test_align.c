@@ -405,6 +405,11 @@ static void test_random_and_baseline(void) {
   ok(near(a.score.linear, 1, 1e-6) && near(a.score.cca, 1, 1e-6), "rank V-1 fits anything: linear %.9f, CCA %.9f",
      a.score.linear, a.score.cca);
   ok(a.topk == v - 1, "subspace k capped at the rank (%d)", a.topk);
+  /* X^T Y has rank V-1 < d: its polar factor is not unique, so Procrustes
+  ** takes the SVD's; X's rows see only the determined part of it. */
+  double pr = procrustes_ref(x, y, v, d);
+  ok(near(a.score.procrustes, pr, 1e-9), "rank-deficient Procrustes %.10f equals the reference %.10f",
+     a.score.procrustes, pr);
   free(x), free(y);
 
   /* A duplicated column: exact rank deficiency with V >> d. */

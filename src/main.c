@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "app/bench.h"
+#include "app/bench_align.h"
 #include "app/bench_lab.h"
 #include "app/cli.h"
 #include "app/headless.h"
@@ -32,7 +33,10 @@ static int main_bench(const CliOptions *o) {
     fprintf(stderr, "tielab: %s\n", err.msg);
     return EXIT_RUNTIME;
   }
-  if (bench_run(&o->run, steps, o->bench_warmup, stdout, &err) < 0) {
+  int rc = o->align     ? bench_align_run(&o->run, o->steps > 0 ? o->steps : 3, o->align_warmup, stdout, &err)
+           : o->forward ? bench_forward_run(&o->run, steps, o->bench_warmup, stdout, &err)
+                        : bench_run(&o->run, steps, o->bench_warmup, stdout, &err);
+  if (rc < 0) {
     fprintf(stderr, "tielab: %s\n", err.msg);
     return EXIT_RUNTIME;
   }

@@ -60,6 +60,17 @@ void bench_print_data(FILE *out, const RunOptions *o, int synthetic) {
   json_decref(data);
 }
 
+/* What every bench line starts with: the implementation, the model's
+** shape, its parameter count and the thread count. */
+static void print_head(FILE *out, const ModelConfig *cfg, int threads) {
+  char tie[16];
+  fprintf(out,
+          "{\"impl\":\"tielab\",\"config\":{\"vocab\":%d,\"dim\":%d,\"layers\":%d,\"heads\":%d,\"ctx\":%d,"
+          "\"batch\":%d,\"tie\":\"%s\"},\"params\":%zu,\"threads\":%d,",
+          cfg->vocab, cfg->dim, cfg->layers, cfg->heads, cfg->ctx, cfg->batch,
+          config_tie_name(cfg->tie_k, cfg->dim, tie), config_param_count(cfg), threads);
+}
+
 /* The batches: random tokens, or a corpus tokenized as a run would. */
 typedef struct BenchData {
   Dataset ds;
@@ -168,15 +179,13 @@ int bench_run(const RunOptions *o, int steps, int warmup, FILE *out, Err *err) {
     if (t_step[k] > hi) hi = t_step[k];
   }
   double step = median(t_step, steps), fpt = config_flops_per_token(cfg);
-  char tie[16];
+  print_head(out, cfg, threads);
   fprintf(out,
-          "{\"impl\":\"tielab\",\"config\":{\"vocab\":%d,\"dim\":%d,\"layers\":%d,\"heads\":%d,\"ctx\":%d,"
-          "\"batch\":%d,\"tie\":\"%s\"},\"params\":%zu,\"threads\":%d,\"steps\":%d,\"bench_warmup\":%d,"
+          "\"steps\":%d,\"bench_warmup\":%d,"
           "\"tokens_per_step\":%zu,\"tokens_per_s\":%.1f,\"step_ms\":%.3f,\"step_ms_min\":%.3f,"
           "\"step_ms_max\":%.3f,\"fwd_ms\":%.3f,\"bwd_ms\":%.3f,\"opt_ms\":%.3f,\"flops_per_token\":%.0f,"
           "\"gflops\":%.2f,\"loss_first\":%.6f,\"loss_last\":%.6f,",
-          cfg->vocab, cfg->dim, cfg->layers, cfg->heads, cfg->ctx, cfg->batch,
-          config_tie_name(cfg->tie_k, cfg->dim, tie), config_param_count(cfg), threads, steps, warmup, n,
+          steps, warmup, n,
           (double)n / step, step * 1e3, lo * 1e3, hi * 1e3, median(t_fwd, steps) * 1e3,
           median(t_bwd, steps) * 1e3, median(t_opt, steps) * 1e3, fpt, fpt * (double)n / step / 1e9,
           (double)loss_first, (double)loss_last);
@@ -188,6 +197,57 @@ int bench_run(const RunOptions *o, int steps, int warmup, FILE *out, Err *err) {
 done:
   free(tokens);
   free(times);
+  model_free(m);
+  if (data.from_corpus) dataset_free(&data.ds);
+  return failed;
+}
+
+/* Forward passes alone: model_forward on each batch, logits and loss, the
+** activations kept as always (the model has no lighter inference path). */
+int bench_forward_run(const RunOptions *o, int steps, int warmup, FILE *out, Err *err) {
+  const ModelConfig *cfg = &o->model;
+  if (steps < 1) return err_set(err, "bench: steps (%d) must be at least 1", steps);
+  if (warmup < 0) return err_set(err, "bench: warmup (%d) must not be negative", warmup);
+  BenchData data;
+  if (data_open(&data, o, err) < 0) return -1;
+  Model *m = model_create(cfg, o->threads, err);
+  if (!m) {
+    if (data.from_corpus) dataset_free(&data.ds);
+    return -1;
+  }
+  model_init(m, o->init_seed);
+  size_t n = (size_t)cfg->batch * cfg->ctx;
+  int32_t *tokens = malloc((3 * n + (size_t)cfg->batch) * sizeof(int32_t));
+  double *t_fwd = malloc((size_t)steps * sizeof(double));
+  int failed = 0;
+  if (!tokens || !t_fwd) failed = err_set(err, "bench: out of memory");
+  float loss = 0;
+  for (int i = 0; !failed && i < warmup + steps; i++) {
+    int32_t *inputs = tokens, *targets = tokens + n, *rows = tokens + 2 * n;
+    data_batch(&data, o, i, rows, inputs, targets);
+    double t0 = clock_seconds();
+    loss = model_forward(m, inputs, targets, cfg->batch, cfg->ctx);
+    double t1 = clock_seconds();
+    if (loss != loss) failed = err_set(err, "bench: forward %d gave no loss (a token out of range)", i + 1);
+    else if (i >= warmup) t_fwd[i - warmup] = t1 - t0;
+  }
+  if (!failed) {
+    double lo = t_fwd[0];
+    for (int k = 1; k < steps; k++) lo = t_fwd[k] < lo ? t_fwd[k] : lo;
+    /* Training is three forwards' worth of FLOPs (the peer's count). */
+    double fwd = median(t_fwd, steps), fpt = config_flops_per_token(cfg) / 3;
+    print_head(out, cfg, o->threads);
+    fprintf(out,
+            "\"mode\":\"forward\",\"steps\":%d,\"bench_warmup\":%d,\"tokens_per_step\":%zu,"
+            "\"tokens_per_s\":%.1f,\"fwd_ms\":%.3f,\"fwd_ms_min\":%.3f,\"flops_per_token\":%.0f,"
+            "\"gflops\":%.2f,\"loss_last\":%.6f,",
+            steps, warmup, n, (double)n / fwd, fwd * 1e3, lo * 1e3, fpt, fpt * (double)n / fwd / 1e9, (double)loss);
+    bench_print_data(out, o, 0);
+    fputs("}\n", out);
+    fflush(out);
+  }
+  free(tokens);
+  free(t_fwd);
   model_free(m);
   if (data.from_corpus) dataset_free(&data.ds);
   return failed;

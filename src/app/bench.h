@@ -20,6 +20,11 @@
 ** FLOPs and the first/last loss. */
 int bench_run(const RunOptions *o, int steps, int warmup, FILE *out, Err *err);
 
+/* The same for forward passes alone (logits and loss, no backward, no
+** optimizer): median forward time and tokens/s, as the PyTorch peer's
+** forward under torch.no_grad() is timed beside it by scripts/bench. */
+int bench_forward_run(const RunOptions *o, int steps, int warmup, FILE *out, Err *err);
+
 /* '"optim":{...}' -- the optimizer and schedule settings of 'o', on which
 ** a bench's losses depend, as JSON values. */
 void bench_print_optim(FILE *out, const RunOptions *o);

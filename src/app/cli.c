@@ -94,6 +94,8 @@ static int set_theme(CliOptions *o, const char *v, Err *e) {
   return err_set(e, "--theme takes dark, light or mono, got '%s'", v);
 }
 static int set_instruments(CliOptions *o, const char *v, Err *e) { o->instruments = 1; return 0; }
+static int set_forward(CliOptions *o, const char *v, Err *e) { o->forward = 1; return 0; }
+static int set_align(CliOptions *o, const char *v, Err *e) { o->align = 1; return 0; }
 
 static int set_steps(CliOptions *o, const char *v, Err *e) {
   long n = 0;
@@ -169,10 +171,14 @@ static const CliOption cli_options[] = {
   {"bench", 0, NULL, set_bench, USE_BENCHES, "time training steps, print one JSON line"},
   {"instruments", 0, NULL, set_instruments, USE_BENCH_LAB,
    "--bench: whole lab steps with every instrument at its interval"},
+  {"forward", 0, NULL, set_forward, USE_BENCH, "--bench: forward passes alone (logits and loss, no backward)"},
+  {"align", 0, NULL, set_align, USE_BENCH,
+   "--bench: the Table 1 alignment metrics and their baselines on two random [vocab,dim] matrices"},
   {"steps", 0, "N", set_steps, USE_LOOP | USE_COMPARE | USE_BENCHES,
-   "steps of the built-in headless loop (default 200), --bench (20; 100 with --instruments); --compare: "
-   "paper.lua's steps=N (default 1000)"},
-  {"bench-warmup", 0, "N", set_bench_warmup, USE_BENCHES, "--bench: steps run before timing (default 5)"},
+   "steps of the built-in headless loop (default 200), --bench (20; 100 with --instruments; with --align "
+   "the calls per metric, 3); --compare: paper.lua's steps=N (default 1000)"},
+  {"bench-warmup", 0, "N", set_bench_warmup, USE_BENCHES,
+   "--bench: steps run before timing (default 5; with --align, untimed calls of each metric, 0)"},
   {"print-every", 0, "N", set_print_every, USE_LOOP, "built-in headless loop: a line every N steps (default 10)"},
   {"compare", 0, "paper", set_compare, USE_COMPARE,
    "headless: runs paper.lua (the paper's findings across seeds) with the run options given"},
@@ -308,7 +314,7 @@ void cli_usage(FILE *f) {
           "usage: tielab [OPTIONS] [SCRIPT.lua [ARGS...]]      the interactive lab\n"
           "       tielab --headless [OPTIONS] [SCRIPT.lua [ARGS...]]\n"
           "       tielab --headless --compare paper [OPTIONS]\n"
-          "       tielab --bench [--instruments] [OPTIONS]\n"
+          "       tielab --bench [--instruments | --forward | --align] [OPTIONS]\n"
           "       tielab --replay JOURNAL [--trust]\n\n");
   wrap_words(f, 0, 0,
                   "Each mode takes the options it uses and refuses the others. A script's arguments "
@@ -458,6 +464,20 @@ static int check_bench_warmup(const CliOptions *o, unsigned mode, Err *err) {
     return 0;
   return err_set(err, "%s: --warmup is the learning rate's warmup and needs --schedule or --recipe; "
                       "the untimed steps before timing are --bench-warmup N", mode_name(mode));
+}
+
+/* --forward and --align each choose what --bench times, one at a time;
+** --align makes no untimed calls unless --bench-warmup asks (each of its
+** calls is a whole comparison, a minute at a released model's size). */
+static int option_given(const CliOptions *o, const char *name) {
+  const CliOption *c = find_option(name);
+  return c && (o->options_given >> (c - cli_options)) & 1;
+}
+
+static int check_bench_kind(CliOptions *o, Err *err) {
+  if (o->forward && o->align) return err_set(err, "--bench times --forward or --align, not both");
+  o->align_warmup = option_given(o, "bench-warmup") ? o->bench_warmup : 0;
+  return 0;
 }
 
 static int parse_one(int argc, char **argv, int i, CliOptions *o, int *consumed, Err *err) {
@@ -654,6 +674,7 @@ int cli_parse(int argc, char **argv, CliOptions *o, Err *err) {
   unsigned mode = choose_mode(o);
   if (o->mode == MODE_BENCH && o->script)
     return err_set(err, "--bench takes no script ('%s')", o->script);
+  if (check_bench_kind(o, err) < 0) return -1;
   if (check_bench_warmup(o, mode, err) < 0) return -1;
   if (o->mode == MODE_REPLAY && o->script)
     return err_set(err, "--replay takes no script: the journal names it ('%s')", o->script);

@@ -35,6 +35,9 @@ typedef struct CliOptions {
   int ascii;               /* --ascii */
   const char *theme;       /* --theme: dark, light or mono; NULL: from the terminal */
   int instruments;         /* --bench --instruments: whole lab steps */
+  int forward;             /* --bench --forward: forward passes alone */
+  int align;               /* --bench --align: the Table 1 alignment metrics */
+  int align_warmup;        /* --bench --align: untimed calls, --bench-warmup when given (default 0) */
   long lua_mem_mb;         /* --lua-mem: cap on the Lua heap, MiB */
   const char *record;      /* --record: asciicast v2 file of the screen */
   const char *journal;     /* --journal: the lab's actions, for --replay */

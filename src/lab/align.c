@@ -20,6 +20,11 @@
 #define BLOCK_ROWS 256        /* rows per block for the [v,2d] and [s,v] products */
 #define SCAN 32               /* entries per block in the top-k scan */
 
+/* How much of a matrix the asked metrics need, each level including the
+** ones before it: its KNN lists (any level), the centred copy, its Gram
+** matrix's Frobenius norm (CKA), its eigendecomposition and whitener. */
+enum { NEED_KNN = 1, NEED_CENTRED = 2, NEED_GRAM = 4, NEED_EIGH = 8 };
+
 /* One matrix and everything the metrics need from it. */
 typedef struct Side {
   const float *raw;  /* [v,d] as given */
@@ -31,6 +36,7 @@ typedef struct Side {
   double gram_f;     /* ||c^T c||_F */
   int rank, k99;     /* directions kept; directions holding 99% of the variance */
   int *nbr;          /* [s,k] neighbours of the sampled rows */
+  unsigned have;     /* NEED_* parts computed */
 } Side;
 
 struct AlignWork {
@@ -47,12 +53,13 @@ struct AlignWork {
   double *maps;      /* [d,2d] Procrustes Q | least-squares W */
   double *z;         /* [BLOCK_ROWS,2d] rows of X [Q | W] */
   int g_ready;       /* side g holds the baseline for this seed and sample: */
-  uint64_t g_seed;
+  uint64_t g_seed;   /* (and g.have says which of its parts) */
   int g_rows;        /* (the sample is a function of v, seed and its size) */
 };
 
 AlignOptions align_default_options(void) {
-  AlignOptions o = {.topk = 100, .knn_k = 10, .knn_rows = 1024, .seed = 0x7469656c, .baseline = 1};
+  AlignOptions o = {.topk = 100, .knn_k = 10, .knn_rows = 1024, .seed = 0x7469656c, .baseline = 1,
+                    .metrics = ALIGN_ALL};
   return o;
 }
 
@@ -155,10 +162,11 @@ static int work_reserve(AlignWork *w, int v, int d, int k, Err *err) {
 
 /* ------------------------------------------------------------ one matrix */
 
-/* Copy to double and centre the columns; meanwhile the KNN's unit rows,
-** from the rows as given (the paper normalises raw rows by norm + 1e-8). */
-static int side_load(Side *s, AlignWork *w, const float *raw, const char *name, Err *err) {
-  int v = w->v, d = w->d;
+/* Copy to double and centre the columns (when 'need' has NEED_CENTRED);
+** meanwhile the KNN's unit rows, from the rows as given (the paper
+** normalises raw rows by norm + 1e-8). */
+static int side_load(Side *s, AlignWork *w, const float *raw, unsigned need, const char *name, Err *err) {
+  int v = w->v, d = w->d, centred = (need & NEED_CENTRED) != 0;
   double *mean = s->lam;  /* free until side_factor */
   memset(mean, 0, sizeof(double) * d);
   s->raw = raw;
@@ -167,13 +175,15 @@ static int side_load(Side *s, AlignWork *w, const float *raw, const char *name, 
     double *u = s->c + (size_t)i * d, nn = 0;
     for (int j = 0; j < d; j++) {
       if (!isfinite(r[j])) return err_set(err, "%s: row %d column %d is not finite", name, i, j);
-      u[j] = r[j];
-      mean[j] += u[j];
-      nn += u[j] * u[j];
+      double e = r[j];
+      if (centred) u[j] = e, mean[j] += e;
+      nn += e * e;
     }
     float inv = (float)(1.0 / (sqrt(nn) + ROW_EPS)), *unit = w->unit + (size_t)i * d;
-    for (int j = 0; j < d; j++) unit[j] = r[j] * inv;
+    if (need & NEED_KNN)
+      for (int j = 0; j < d; j++) unit[j] = r[j] * inv;
   }
+  if (!centred) return 0;
   for (int j = 0; j < d; j++) mean[j] /= v;
   for (int i = 0; i < v; i++) {
     double *u = s->c + (size_t)i * d, nn = 0;
@@ -186,12 +196,17 @@ static int side_load(Side *s, AlignWork *w, const float *raw, const char *name, 
   return 0;
 }
 
-/* The Gram matrix's eigenpairs, the rank, the 99% count and the whitener. */
-static int side_factor(Side *s, int v, int d, const char *name, Err *err) {
+/* The Gram matrix's Frobenius norm; with NEED_EIGH its eigenpairs, the
+** rank, the 99% count and the whitener. */
+static int side_factor(Side *s, int v, int d, unsigned need, const char *name, Err *err) {
+  if (!(need & NEED_GRAM)) return 0;
   linalg_d_gram(s->c, v, d, s->evec);
   double f = 0;
   for (size_t i = 0; i < (size_t)d * d; i++) f += s->evec[i] * s->evec[i];
   s->gram_f = sqrt(f);
+  /* A constant matrix has a zero Gram matrix; without it CKA divides by 0. */
+  if (!(f > 0)) return err_set(err, "%s is constant: no variance after centring its columns", name);
+  if (!(need & NEED_EIGH)) return 0;
   if (linalg_d_eigh(s->evec, d, s->lam, err) < 0) return err_prefix(err, "%s", name);
   if (!(s->lam[0] > 0)) return err_set(err, "%s is constant: no variance after centring its columns", name);
   double total = 0, acc = 0;
@@ -252,9 +267,11 @@ static void side_knn(Side *s, AlignWork *w) {
   }
 }
 
-static int side_init(Side *s, AlignWork *w, const float *raw, const char *name, Err *err) {
-  if (side_load(s, w, raw, name, err) < 0 || side_factor(s, w->v, w->d, name, err) < 0) return -1;
-  side_knn(s, w);
+static int side_init(Side *s, AlignWork *w, const float *raw, unsigned need, const char *name, Err *err) {
+  s->have = 0;
+  if (side_load(s, w, raw, need, name, err) < 0 || side_factor(s, w->v, w->d, need, name, err) < 0) return -1;
+  if (need & NEED_KNN) side_knn(s, w);
+  s->have = need;
   return 0;
 }
 
@@ -276,14 +293,14 @@ static int mean_cosines(AlignWork *w, const double *a, int m, int n, int lda, do
 /* CCA and SVCCA from the whitened cross product white_x^T (X^T Y) white_y:
 ** its leading block over the 99% directions is SVCCA's, because the
 ** directions are ordered by variance. */
-static int score_cca(AlignWork *w, const Side *x, const Side *y, AlignScores *sc, Err *err) {
+static int score_cca(AlignWork *w, const Side *x, const Side *y, unsigned metrics, AlignScores *sc, Err *err) {
   int d = w->d, rx = x->rank, ry = y->rank;
   cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, d, ry, d, 1.0, w->cross, d, y->white, ry, 0.0,
               w->tmp, ry);
   cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, rx, ry, d, 1.0, x->white, rx, w->tmp, ry, 0.0,
               w->blk, ry);
-  if (mean_cosines(w, w->blk, rx, ry, ry, &sc->cca, err) < 0) return -1;
-  return mean_cosines(w, w->blk, x->k99, y->k99, ry, &sc->svcca, err);
+  if ((metrics & ALIGN_CCA) && mean_cosines(w, w->blk, rx, ry, ry, &sc->cca, err) < 0) return -1;
+  return metrics & ALIGN_SVCCA ? mean_cosines(w, w->blk, x->k99, y->k99, ry, &sc->svcca, err) : 0;
 }
 
 /* k is capped at either rank: beyond it the singular vectors are arbitrary. */
@@ -298,17 +315,27 @@ static int score_subspace(AlignWork *w, const Side *x, const Side *y, int topk, 
   return mean_cosines(w, w->blk, k, k, k, &sc->subspace, err);
 }
 
-/* The two maps side by side in maps [d,2d]: Q = U V^T (Procrustes, from the
-** SVD of X^T Y) on the left, W = white_x white_x^T X^T Y (least squares,
-** minimum norm) on the right. */
-static int build_maps(AlignWork *w, const Side *x, Err *err) {
-  int d = w->d, rx = x->rank;
-  memcpy(w->blk, w->cross, sizeof(double) * (size_t)d * d);
-  if (linalg_d_svd_square(w->blk, d, w->u, w->sv, w->vt, err) < 0) return -1;
-  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, d, d, d, 1.0, w->u, d, w->vt, d, 0.0, w->maps, 2 * d);
-  cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, rx, d, d, 1.0, x->white, rx, w->cross, d, 0.0, w->tmp, d);
-  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, d, d, rx, 1.0, x->white, rx, w->tmp, d, 0.0,
-              w->maps + d, 2 * d);
+/* The asked maps side by side in maps [d,n*d]: Q = U V^T (Procrustes, the
+** polar factor of X^T Y, by its SVD when ill-conditioned), then W = white_x white_x^T X^T Y (least squares,
+** minimum norm). */
+static int build_maps(AlignWork *w, const Side *x, int procrustes, int linear, Err *err) {
+  int d = w->d, rx = x->rank, n = procrustes + linear;
+  double *q = w->maps, *lin = w->maps + (procrustes ? d : 0);
+  if (procrustes) {
+    int rc = linalg_d_polar(w->cross, d, q, n * d, w->blk, w->u, w->sv, err);
+    if (rc < 0) return -1;
+    if (rc > 0) {  /* too ill-conditioned for the fast way: the SVD */
+      memcpy(w->blk, w->cross, sizeof(double) * (size_t)d * d);
+      if (linalg_d_svd_square(w->blk, d, w->u, w->sv, w->vt, err) < 0) return -1;
+      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, d, d, d, 1.0, w->u, d, w->vt, d, 0.0, q, n * d);
+    }
+  }
+  if (linear) {
+    cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, rx, d, d, 1.0, x->white, rx, w->cross, d, 0.0, w->tmp,
+                d);
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, d, d, rx, 1.0, x->white, rx, w->tmp, d, 0.0, lin,
+                n * d);
+  }
   return 0;
 }
 
@@ -322,23 +349,25 @@ static double row_cosine(const double *a, const double *b, int d, double nb) {
   return dot / ((sqrt(na) + ROW_EPS) * (nb + ROW_EPS));
 }
 
-/* Mean row cosine of X Q and of X W to centred Y, a block of rows at a time. */
-static int score_maps(AlignWork *w, const Side *x, const Side *y, AlignScores *sc, Err *err) {
-  int v = w->v, d = w->d;
-  if (build_maps(w, x, err) < 0) return -1;
-  double sum_q = 0, sum_w = 0;
+/* Mean row cosine of X Q and of X W (those asked) to centred Y, a block of
+** rows at a time. */
+static int score_maps(AlignWork *w, const Side *x, const Side *y, unsigned metrics, AlignScores *sc, Err *err) {
+  int v = w->v, d = w->d, procrustes = (metrics & ALIGN_PROCRUSTES) != 0, linear = (metrics & ALIGN_LINEAR) != 0;
+  int n = procrustes + linear;
+  if (n == 0) return 0;
+  if (build_maps(w, x, procrustes, linear, err) < 0) return -1;
+  double sum[2] = {0, 0};
   for (int b0 = 0; b0 < v; b0 += BLOCK_ROWS) {
     int nb = v - b0 < BLOCK_ROWS ? v - b0 : BLOCK_ROWS;
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nb, 2 * d, d, 1.0, x->c + (size_t)b0 * d, d,
-                w->maps, 2 * d, 0.0, w->z, 2 * d);
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nb, n * d, d, 1.0, x->c + (size_t)b0 * d, d,
+                w->maps, n * d, 0.0, w->z, n * d);
     for (int r = 0; r < nb; r++) {
-      const double *zr = w->z + (size_t)r * 2 * d, *yr = y->c + (size_t)(b0 + r) * d;
-      sum_q += row_cosine(zr, yr, d, y->cnorm[b0 + r]);
-      sum_w += row_cosine(zr + d, yr, d, y->cnorm[b0 + r]);
+      const double *zr = w->z + (size_t)r * n * d, *yr = y->c + (size_t)(b0 + r) * d;
+      for (int m = 0; m < n; m++) sum[m] += row_cosine(zr + (size_t)m * d, yr, d, y->cnorm[b0 + r]);
     }
   }
-  sc->procrustes = sum_q / v;
-  sc->linear = sum_w / v;
+  if (procrustes) sc->procrustes = sum[0] / v;
+  if (linear) sc->linear = sum[procrustes] / v;
   return 0;
 }
 
@@ -352,16 +381,31 @@ static double score_knn(const AlignWork *w, const Side *x, const Side *y) {
   return (double)hits / ((double)w->s * w->k);
 }
 
-static int score_pair(AlignWork *w, const Side *x, const Side *y, int topk, AlignScores *sc, Err *err) {
+/* Every score of 'sc' is NaN until computed, so a metric not asked for
+** can never be read as a number. */
+static void scores_unknown(AlignScores *sc) {
+  double *f[] = {&sc->cos_raw, &sc->procrustes, &sc->linear, &sc->cka, &sc->cca, &sc->svcca, &sc->subspace, &sc->knn};
+  for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) *f[i] = NAN;
+}
+
+/* The metrics that use X^T Y, the centred cross product. */
+#define ALIGN_CROSS (ALIGN_PROCRUSTES | ALIGN_LINEAR | ALIGN_CKA | ALIGN_CCA | ALIGN_SVCCA)
+
+static int score_pair(AlignWork *w, const Side *x, const Side *y, int topk, unsigned metrics, AlignScores *sc,
+                      Err *err) {
   int d = w->d;
-  linalg_d_cross(x->c, y->c, w->v, d, d, w->cross);
-  double f = 0;
-  for (size_t i = 0; i < (size_t)d * d; i++) f += w->cross[i] * w->cross[i];
-  sc->cka = f / (x->gram_f * y->gram_f);
-  sc->cos_raw = align_row_cosine(x->raw, y->raw, w->v, d);
-  sc->knn = score_knn(w, x, y);
-  if (score_cca(w, x, y, sc, err) < 0 || score_subspace(w, x, y, topk, sc, err) < 0) return -1;
-  return score_maps(w, x, y, sc, err);
+  scores_unknown(sc);
+  if (metrics & ALIGN_CROSS) linalg_d_cross(x->c, y->c, w->v, d, d, w->cross);
+  if (metrics & ALIGN_CKA) {
+    double f = 0;
+    for (size_t i = 0; i < (size_t)d * d; i++) f += w->cross[i] * w->cross[i];
+    sc->cka = f / (x->gram_f * y->gram_f);
+  }
+  if (metrics & ALIGN_COS_RAW) sc->cos_raw = align_row_cosine(x->raw, y->raw, w->v, d);
+  if (metrics & ALIGN_KNN) sc->knn = score_knn(w, x, y);
+  if ((metrics & (ALIGN_CCA | ALIGN_SVCCA)) && score_cca(w, x, y, metrics, sc, err) < 0) return -1;
+  if ((metrics & ALIGN_SUBSPACE) && score_subspace(w, x, y, topk, sc, err) < 0) return -1;
+  return score_maps(w, x, y, metrics, sc, err);
 }
 
 /* ------------------------------------------------------------ the entry */
@@ -374,6 +418,8 @@ static int check_args(const float *x, const float *y, int v, int d, const AlignO
   if (o->knn_k < 1 || o->knn_k > ALIGN_MAX_KNN_K)
     return err_set(err, "align: knn_k must be between 1 and %d, got %d", ALIGN_MAX_KNN_K, o->knn_k);
   if (o->knn_rows < 0) return err_set(err, "align: knn_rows must be 0 (all) or more, got %d", o->knn_rows);
+  if (o->metrics == 0 || (o->metrics & ~(unsigned)ALIGN_ALL))
+    return err_set(err, "align: metrics must be a non-empty set of ALIGN_* bits, got 0x%x", o->metrics);
   return 0;
 }
 
@@ -414,13 +460,26 @@ static void gaussian(float *g, size_t n, uint64_t seed) {
   }
 }
 
+/* What each side needs for 'metrics': the partner side (Y or the
+** baseline) is decomposed only for CCA, SVCCA and the subspace overlap,
+** the mapped side X also for the linear map's whitener. */
+static unsigned side_needs(unsigned metrics, int mapped) {
+  unsigned eigh = ALIGN_CCA | ALIGN_SVCCA | ALIGN_SUBSPACE | (mapped ? ALIGN_LINEAR : 0);
+  unsigned need = metrics & ALIGN_KNN ? NEED_KNN : 0;
+  if (metrics & ALIGN_CROSS) need |= NEED_CENTRED;
+  if (metrics & (ALIGN_CKA | eigh)) need |= NEED_CENTRED | NEED_GRAM;
+  if (metrics & eigh) need |= NEED_EIGH;
+  return need;
+}
+
 /* The baseline side depends only on the shape, the seed and the KNN
-** sample, so a workspace keeps it between calls. */
-static int baseline_side(AlignWork *w, const AlignOptions *o, Err *err) {
-  if (w->g_ready && w->g_seed == o->seed && w->g_rows == w->s) return 0;
+** sample, so a workspace keeps it between calls while it holds what is
+** needed. */
+static int baseline_side(AlignWork *w, const AlignOptions *o, unsigned need, Err *err) {
+  if (w->g_ready && w->g_seed == o->seed && w->g_rows == w->s && (w->g.have & need) == need) return 0;
   w->g_ready = 0;
   gaussian(w->gauss, (size_t)w->v * w->d, o->seed);
-  if (side_init(&w->g, w, w->gauss, "baseline", err) < 0) return -1;
+  if (side_init(&w->g, w, w->gauss, need, "baseline", err) < 0) return -1;
   w->g_ready = 1, w->g_seed = o->seed, w->g_rows = w->s;
   return 0;
 }
@@ -443,16 +502,20 @@ static int compare_in(AlignWork *w, const float *x, const float *y, int v, int d
                       AlignResult *out, Err *err) {
   AlignOptions o = opt ? *opt : align_default_options();
   memset(out, 0, sizeof *out);
+  scores_unknown(&out->score);
+  scores_unknown(&out->baseline);
   if (check_args(x, y, v, d, &o, err) < 0) return -1;
   if (work_reserve(w, v, d, o.knn_k < v - 1 ? o.knn_k : v - 1, err) < 0) return -1;
   pick_rows(w, o.knn_rows, o.seed);
-  if (side_init(&w->x, w, x, "x", err) < 0 || side_init(&w->y, w, y, "y", err) < 0 ||
-      score_pair(w, &w->x, &w->y, o.topk, &out->score, err) < 0)
+  unsigned m = o.metrics, partner = side_needs(m, 0);
+  if (side_init(&w->x, w, x, side_needs(m, 1), "x", err) < 0 || side_init(&w->y, w, y, partner, "y", err) < 0 ||
+      score_pair(w, &w->x, &w->y, o.topk, m, &out->score, err) < 0)
     return -1;
   if (o.baseline &&
-      (baseline_side(w, &o, err) < 0 || score_pair(w, &w->x, &w->g, o.topk, &out->baseline, err) < 0))
+      (baseline_side(w, &o, partner, err) < 0 || score_pair(w, &w->x, &w->g, o.topk, m, &out->baseline, err) < 0))
     return -1;
-  out->topk = subspace_k(&w->x, &w->y, o.topk);
+  out->topk = m & ALIGN_SUBSPACE ? subspace_k(&w->x, &w->y, o.topk) : 0;
+  out->computed = m;
   return 0;
 }
 

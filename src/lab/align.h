@@ -27,10 +27,29 @@ typedef struct AlignScores {
   double knn;          /* mean overlap of each row's 10 nearest neighbours (cosine) */
 } AlignScores;
 
+/* The metrics, one bit each, for AlignOptions.metrics. ALIGN_TABLE1 is the
+** paper's Table 1 (linear map, Procrustes, KNN@10, CKA): asking for it alone
+** skips the eigendecompositions of Y and of the baseline, CCA's products and
+** the subspace overlap, which is what makes released 50k x 2048 matrices
+** quick to compare. */
+enum {
+  ALIGN_COS_RAW = 1u << 0,
+  ALIGN_PROCRUSTES = 1u << 1,
+  ALIGN_LINEAR = 1u << 2,
+  ALIGN_CKA = 1u << 3,
+  ALIGN_CCA = 1u << 4,
+  ALIGN_SVCCA = 1u << 5,
+  ALIGN_SUBSPACE = 1u << 6,
+  ALIGN_KNN = 1u << 7,
+  ALIGN_ALL = (1u << 8) - 1,
+  ALIGN_TABLE1 = ALIGN_LINEAR | ALIGN_PROCRUSTES | ALIGN_KNN | ALIGN_CKA,
+};
+
 typedef struct AlignResult {
   AlignScores score;      /* X against Y */
   AlignScores baseline;   /* X against a random matrix shaped like Y */
-  int topk;               /* k used for 'subspace' */
+  int topk;               /* k used for 'subspace' (0 when not computed) */
+  unsigned computed;      /* the ALIGN_* bits computed; the others' scores are NaN */
 } AlignResult;
 
 typedef struct AlignOptions {
@@ -40,6 +59,7 @@ typedef struct AlignOptions {
   uint64_t seed;     /* baseline matrix and KNN sample */
   int baseline;      /* compute the baseline (default 1) */
   int threads;       /* BLAS threads for this call (0: leave OpenBLAS as set) */
+  unsigned metrics;  /* ALIGN_* bits to compute (default ALIGN_ALL; 0 is an error) */
 } AlignOptions;
 
 #define ALIGN_MAX_KNN_K 1024

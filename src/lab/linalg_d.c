@@ -68,6 +68,18 @@ int linalg_d_svd_square(double *a, int n, double *u, double *sv, double *vt, Err
   return info != 0 ? lapack_failed(err, "dgesdd", info) : 0;
 }
 
+int linalg_d_polar(const double *a, int n, double *q, int ldq, double *s, double *t, double *lam, Err *err) {
+  linalg_d_gram(a, n, n, s);
+  if (linalg_d_eigh(s, n, lam, err) < 0) return -1;
+  /* lam is descending: its last is the smallest squared singular value. */
+  if (!(lam[n - 1] > lam[0] * LINALG_POLAR_MIN * LINALG_POLAR_MIN)) return 1;
+  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0, a, n, s, n, 0.0, t, n);
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < n; j++) t[(size_t)i * n + j] /= sqrt(lam[j]);
+  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, n, n, 1.0, t, n, s, n, 0.0, q, ldq);
+  return 0;
+}
+
 int linalg_d_lstsq(double *a, int m, int n, double *b, int p, double rcond, int *rank, Err *err) {
   double *sv = malloc(sizeof *sv * (size_t)(m < n ? m : n));
   if (!sv) return err_set(err, "dgelsd: out of memory");

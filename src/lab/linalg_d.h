@@ -28,6 +28,16 @@ int linalg_d_svdvals(const double *a, int m, int n, int lda, double *sv, double 
 /* Thin SVD of the [n,n] matrix 'a' (destroyed): a = u diag(sv) vt. */
 int linalg_d_svd_square(double *a, int n, double *u, double *sv, double *vt, Err *err);
 
+/* The orthogonal polar factor of the [n,n] matrix 'a' (not changed): q =
+** u vt where a = u diag(sv) vt, into q with row stride 'ldq', from the
+** eigendecomposition of a^T a = V L V^T as q = a V L^-1/2 V^T. That is
+** two to three times faster than the SVD and agrees with it to ~1e-12 while
+** a is well conditioned; when it is not (sv_min / sv_max below
+** LINALG_POLAR_MIN) it returns 1, computing nothing, and the caller takes
+** the SVD. 's' and 't' are [n,n] scratch, 'lam' [n]. */
+#define LINALG_POLAR_MIN 1e-6
+int linalg_d_polar(const double *a, int n, double *q, int ldq, double *s, double *t, double *lam, Err *err);
+
 /* Least squares: x [n,p] minimising |a x - b| for a [m,n] (destroyed) and
 ** b [max(m,n),p], by LAPACK's SVD solver (dgelsd): singular values below
 ** 'rcond' times the largest count as zero, so a rank-deficient 'a' gets the

@@ -201,6 +201,23 @@ check "--bench --corpus trains on it" 0 "\"data\":\\{\"corpus\":\"$tmp/bench.txt
 check "--bench honours --in-scale" 0 '"in_scale":3' -- "$tielab" --bench $TINY --steps 1 --bench-warmup 0 --in-scale 3
 check "--bench --instruments --tie untied times an untied run" 0 '"tie":"untied"' -- \
   "$tielab" --bench --instruments $TINY --steps 1 --bench-warmup 0 --tie untied
+check "--bench --forward times forward passes alone" 0 '"mode":"forward".*"fwd_ms":[0-9.]+' -- \
+  "$tielab" --bench --forward $TINY --steps 2 --bench-warmup 0
+check "--bench --align times each Table 1 metric and the four together" 0 \
+  '"ms":\{"linear":[0-9.]+,"procrustes":[0-9.]+,"knn":[0-9.]+,"cka":[0-9.]+,"table1":[0-9.]+\}' -- \
+  "$tielab" --bench --align --vocab 300 --dim 16 --threads 1 --steps 1
+check "--bench --align with --forward is refused" 2 "--forward or --align, not both" -- \
+  "$tielab" --bench --align --forward
+check "--bench --align --bench-warmup 1 makes one untimed call first" 0 '"warmup_calls":1,' -- \
+  "$tielab" --bench --align --vocab 256 --dim 8 --threads 1 --steps 1 --bench-warmup 1
+check "--align is --bench's alone" 2 "--align is not used by --bench --instruments" -- \
+  "$tielab" --bench --instruments --align
+if command -v prlimit >/dev/null; then
+  check "--bench --align that cannot fit says what it needs" 1 "needs about .*, but this process can get only" -- \
+    prlimit --as=400000000 "$tielab" --bench --align --vocab 50000 --dim 2048
+else
+  skip "--bench --align's memory check: no prlimit"
+fi
 
 # Script arguments: --key value, and a bad one is one line with status 2.
 cat >"$tmp/args.lua" <<'LUA'

@@ -87,7 +87,7 @@ args_of() {
     --emb-lr-scale) echo "--emb-lr-scale 2" ;;
     --emb-warmup) echo "--emb-warmup 2" ;;
     --recipe) echo "--recipe olmo" ;;
-    --headless | --bench | --instruments | --resume | --sandbox | --no-init | --ascii | --trust | --help | --version | \
+    --headless | --bench | --instruments | --forward | --align | --resume | --sandbox | --no-init | --ascii | --trust | --help | --version | \
     --decay-all) echo "$1" ;;
     *) return 1 ;;
   esac

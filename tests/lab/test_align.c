@@ -385,7 +385,8 @@ static void test_random_and_baseline(void) {
          b.score.linear == a.score.linear,
      "the seed changes the baseline, not the score");
   o.baseline = 0;
-  ok(align_compare(x, y, v, d, &o, &b, &err) == 0 && b.baseline.linear == 0, "baseline can be turned off");
+  ok(align_compare(x, y, v, d, &o, &b, &err) == 0 && isnan(b.baseline.linear) && isnan(b.baseline.cka),
+     "baseline can be turned off: its scores read NaN, not a number");
   free(x), free(y);
 
   /* Few rows: the linear map and CCA inflate, which the baseline shows. */
@@ -404,6 +405,11 @@ static void test_random_and_baseline(void) {
   ok(near(a.score.linear, 1, 1e-6) && near(a.score.cca, 1, 1e-6), "rank V-1 fits anything: linear %.9f, CCA %.9f",
      a.score.linear, a.score.cca);
   ok(a.topk == v - 1, "subspace k capped at the rank (%d)", a.topk);
+  /* X^T Y has rank V-1 < d: its polar factor is not unique, so Procrustes
+  ** takes the SVD's; X's rows see only the determined part of it. */
+  double pr = procrustes_ref(x, y, v, d);
+  ok(near(a.score.procrustes, pr, 1e-9), "rank-deficient Procrustes %.10f equals the reference %.10f",
+     a.score.procrustes, pr);
   free(x), free(y);
 
   /* A duplicated column: exact rank deficiency with V >> d. */
@@ -471,6 +477,79 @@ static void test_workspace(void) {
   free(x), free(y), free(p), free(bad);
 }
 
+/* Reads score 'i' (in AlignScores order) of 'sc'. */
+static double score_at(const AlignScores *sc, int i) {
+  const double f[] = {sc->cos_raw, sc->procrustes, sc->linear, sc->cka, sc->cca, sc->svcca, sc->subspace, sc->knn};
+  return f[i];
+}
+
+/* The ALIGN_* bit of each score, in AlignScores order. */
+static const unsigned score_bits[] = {ALIGN_COS_RAW, ALIGN_PROCRUSTES, ALIGN_LINEAR, ALIGN_CKA,
+                                      ALIGN_CCA,     ALIGN_SVCCA,      ALIGN_SUBSPACE, ALIGN_KNN};
+static const char *score_names[] = {"cos_raw", "procrustes", "linear", "cka", "cca", "svcca", "subspace", "knn"};
+
+/* A subset computes exactly what the full call computes for its metrics
+** and marks the others NaN, score and baseline alike. */
+static int subset_agrees(const AlignResult *full, const AlignResult *part, unsigned metrics, char *why, size_t n) {
+  if (part->computed != metrics) return snprintf(why, n, "computed 0x%x, asked 0x%x", part->computed, metrics), 0;
+  for (int i = 0; i < 8; i++) {
+    const AlignScores *sides[2][2] = {{&full->score, &part->score}, {&full->baseline, &part->baseline}};
+    for (int s = 0; s < 2; s++) {
+      double want = score_at(sides[s][0], i), got = score_at(sides[s][1], i);
+      int asked = (metrics & score_bits[i]) != 0;
+      if (asked ? !(fabs(got - want) <= 1e-12 * fabs(want) + 1e-15) : !isnan(got))
+        return snprintf(why, n, "%s %s: %.17g, full call %.17g", s ? "baseline" : "score", score_names[i], got,
+                        want), 0;
+    }
+  }
+  return 1;
+}
+
+static void test_subsets(void) {
+  int v = 500, d = 24;
+  float *x = randn(v, d, 71), *y = randn(v, d, 72);
+  for (int i = 0; i < v * d; i++) y[i] += 0.6f * x[i];
+  AlignOptions o = align_default_options();
+  o.knn_rows = 200;
+  AlignResult full, part;
+  Err err;
+  char why[200] = "";
+  ok(align_compare(x, y, v, d, &o, &full, &err) == 0 && full.computed == ALIGN_ALL && full.topk > 0,
+     "the default computes every metric");
+  for (int i = 0; i < 8; i++) ok(!isnan(score_at(&full.score, i)) && !isnan(score_at(&full.baseline, i)),
+                                 "the full call fills %s and its baseline", score_names[i]);
+  unsigned sets[] = {ALIGN_TABLE1, ALIGN_LINEAR, ALIGN_PROCRUSTES, ALIGN_KNN, ALIGN_CKA, ALIGN_CCA | ALIGN_SUBSPACE,
+                     ALIGN_SVCCA | ALIGN_COS_RAW};
+  for (size_t k = 0; k < sizeof sets / sizeof sets[0]; k++) {
+    o.metrics = sets[k];
+    int rc = align_compare(x, y, v, d, &o, &part, &err);
+    ok(rc == 0 && subset_agrees(&full, &part, sets[k], why, sizeof why), "metrics 0x%02x: the full call's values, "
+       "the rest NaN %s", sets[k], rc < 0 ? err.msg : why);
+  }
+  ok(part.topk == 0, "topk is 0 when the subspace overlap is not computed (%d)", part.topk);
+
+  /* One workspace through a subset and back: the baseline side kept from
+  ** the Table 1 call lacks the eigendecomposition the full call needs. */
+  AlignWork *w = align_work_new();
+  o.metrics = ALIGN_TABLE1;
+  ok(align_compare_in(w, x, y, v, d, &o, &part, &err) == 0 && subset_agrees(&full, &part, ALIGN_TABLE1, why, sizeof why),
+     "Table 1 in a workspace %s", why);
+  o.metrics = ALIGN_ALL;
+  ok(align_compare_in(w, x, y, v, d, &o, &part, &err) == 0 && memcmp(&part, &full, sizeof full) == 0,
+     "then every metric in the same workspace equals the fresh full call");
+  o.metrics = ALIGN_KNN;
+  ok(align_compare_in(w, x, y, v, d, &o, &part, &err) == 0 && subset_agrees(&full, &part, ALIGN_KNN, why, sizeof why),
+     "then KNN alone %s", why);
+  align_work_free(w);
+
+  o.metrics = 0;
+  ok(align_compare(x, y, v, d, &o, &part, &err) < 0 && strstr(err.msg, "metrics") && isnan(part.score.linear),
+     "no metrics asked is refused: %s", err.msg);
+  o.metrics = ALIGN_ALL + 1;
+  ok(align_compare(x, y, v, d, &o, &part, &err) < 0 && strstr(err.msg, "metrics"), "an unknown bit is refused");
+  free(x), free(y);
+}
+
 static double now_ms(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
@@ -517,6 +596,7 @@ static void test_speed(void) {
 
 int main(void) {
   test_identities();
+  test_subsets();
   test_subspace_known();
   test_references();
   test_random_and_baseline();

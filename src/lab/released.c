@@ -297,6 +297,7 @@ static int check_pair(const Released *a, const Released *b, Err *err) {
 static AlignOptions table1_options(int threads) {
   AlignOptions o = align_default_options();
   o.threads = threads;
+  o.metrics = ALIGN_TABLE1;
   return o;
 }
 

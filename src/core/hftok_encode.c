@@ -49,7 +49,7 @@ static int list_specials(HfTok *t) {
   }
   int n = 0;
   for (int32_t id = 0; id < t->size; id++)
-    if (t->spell_off[id] != HFTOK_NONE && t->kind[id] == HFTOK_SPECIAL && t->byte_len[id] > 0)
+    if (t->spell_off[id] != HFTOK_NONE && hftok_kind_at(t, id) == HFTOK_SPECIAL && t->byte_len[id] > 0)
       sp[n++] = (Special){t->byte_len[id], id};
   qsort(sp, (size_t)n, sizeof *sp, longer_first);
   for (int i = 0; i < n; i++) {
@@ -65,7 +65,8 @@ static int compile_splits(HfTok *t) {
   for (int i = 0; i < t->n_splits; i++) {
     int code;
     PCRE2_SIZE at;
-    uint32_t opts = PCRE2_UTF | PCRE2_UCP | PCRE2_MATCH_INVALID_UTF | (t->split_literal[i] ? PCRE2_LITERAL : 0);
+    /* A literal takes no Unicode properties (PCRE2 refuses UCP with it). */
+    uint32_t opts = PCRE2_UTF | PCRE2_MATCH_INVALID_UTF | (t->split_literal[i] ? PCRE2_LITERAL : PCRE2_UCP);
     pcre2_code *re = pcre2_compile((PCRE2_SPTR)t->split_pattern[i], PCRE2_ZERO_TERMINATED, opts, &code, &at, NULL);
     if (!re) {
       PCRE2_UCHAR msg[120];
@@ -260,7 +261,7 @@ static int encode_piece(Enc *e, const uint8_t *p, size_t n) {
   if (!s->p) {
     int32_t whole = e->t->ignore_merges ? hftok_lookup(e->t, p, n) : -1;
     size_t at = e->n_cache;
-    int k = whole >= 0 && e->t->kind[whole] == HFTOK_ORDINARY
+    int k = whole >= 0 && hftok_kind_at(e->t, whole) == HFTOK_ORDINARY
                 ? (push_ids(&e->cache, &e->n_cache, &e->cap_cache, &whole, 1) < 0 ? -1 : 1)
                 : merge_piece(e, p, n);
     if (k < 0) return err_set(e->err, "tokenizer: out of memory encoding %zu bytes", e->total);

@@ -168,8 +168,8 @@ static int read_added(HfTok *t, const json_t *added, Err *err) {
     const json_t *id = json_object_get(a, "id"), *content = json_object_get(a, "content");
     if (!json_is_integer(id) || !json_is_string(content) || json_string_length(content) == 0)
       return err_set(err, "%s: added_tokens[%zu] lacks an integer id or a non-empty content", t->file, i);
-    if (hftok_add(t, json_integer_value(id), json_string_value(content), json_string_length(content), HFTOK_SPECIAL,
-                  "added_tokens", err) < 0)
+    if (hftok_add_added(t, json_integer_value(id), json_string_value(content), json_string_length(content),
+                        json_is_true(json_object_get(a, "special")), err) < 0)
       return -1;
   }
   return 0;
@@ -209,17 +209,19 @@ int hftok_read_json(HfTok *t, const char *path, Err *err) {
   json_t *root = load_json(path, err);
   if (!root) return -1;
   const json_t *pre = json_object_get(root, "pre_tokenizer"), *dec = json_object_get(root, "decoder");
-  int r = read_model(t, root, err);
-  int byte_fallback = json_is_true(json_object_get(json_object_get(root, "model"), "byte_fallback"));
+  /* How spellings stand for bytes, known before added tokens are compared
+  ** with the vocabulary's. */
+  t->byte_fallback = json_is_true(json_object_get(json_object_get(root, "model"), "byte_fallback"));
   t->byte_level = find_type(pre, "ByteLevel") || find_type(dec, "ByteLevel");
-  int spm = find_type(pre, "Metaspace") || find_type(dec, "Metaspace") || replaces_metaspace(dec) || byte_fallback;
+  int spm = find_type(pre, "Metaspace") || find_type(dec, "Metaspace") || replaces_metaspace(dec) || t->byte_fallback;
+  int r = read_model(t, root, err);
   if (r == 0 && !t->byte_level && !spm && !t->unigram)
     r = err_set(err, "%s: cannot tell how its tokens spell bytes: neither ByteLevel nor Metaspace (or a \"\xe2\x96\x81\" "
                 "Replace) in pre_tokenizer or decoder",
                 path);
   if (r == 0 && !t->byte_level) no_encode(t, "only byte-level BPE is encoded (this is SentencePiece-style)");
   if (r == 0 && read_pre_tokenizer(t, pre) < 0) r = err_set(err, "%s: out of memory", path);
-  if (r == 0) r = hftok_finish_bytes(t, byte_fallback, err);
+  if (r == 0) r = hftok_finish_bytes(t, err);
   json_decref(root);
   return r;
 }
@@ -260,6 +262,6 @@ int hftok_read_vocab_merges(HfTok *t, const char *vocab, const char *merges, Err
   json_decref(root);
   if (r == 0) r = read_merges_txt(t, merges, err);
   if (r == 0) r = add_split(t, gpt2_pattern, 0) < 0 ? err_set(err, "%s: out of memory", vocab) : 0;
-  if (r == 0) r = hftok_finish_bytes(t, 0, err);
+  if (r == 0) r = hftok_finish_bytes(t, err);
   return r;
 }

@@ -253,6 +253,70 @@ static void test_hostile(void) {
   hftok_free(t);
 }
 
+/* Added tokens meeting the vocabulary, and what the pre-tokenizer asks. */
+static void test_variants(void) {
+  Err err;
+  const char *merges = "\"h e\", \"l l\", \"he ll\", \"hell o\", \"Ġ w\", \"Ġw o\"";
+  const char *added = "{\"id\": 263, \"content\": \"  \", \"special\": false}, "
+                      "{\"id\": 264, \"content\": \"\\n\\n\", \"special\": true}, " /* spelt "ĊĊ" below */
+                      "{\"id\": 265, \"content\": \"<pad>\", \"special\": true}";
+  char extra[512];
+  snprintf(extra, sizeof extra, "%s, \"ĠĠ\": 263, \"ĊĊ\": 264, \"Ġworld\": 266", small_extra);
+  HfTok *t = hftok_open(folder("neox", "tokenizer.json", byte_level_json(extra, merges, added, gpt2_pre), NULL), &err);
+  ok(t && hftok_kind_of(t, 263) == 0 && same_bytes(t, 263, "  ") && strcmp(hftok_spelling(t, 263), "ĠĠ") == 0,
+     "an added token the vocabulary spells otherwise for the same bytes (\"  \" as \"ĠĠ\") is that token%s%s",
+     t ? "" : ": ", t ? "" : err.msg);
+  if (!t) return;
+  ok(hftok_kind_of(t, 264) == 1 && same_bytes(t, 264, "\n\n") && same_bytes(t, 265, "<pad>"),
+     "special added tokens stand for their content");
+  size_t k;
+  int32_t *ids = encode(t, "a\n\n<pad> world", 14, &k);
+  int32_t want[] = {'a', 264, 265, 261, 'r', 'l', 'd'};
+  ok(ids && k == 7 && memcmp(ids, want, sizeof want) == 0, "special tokens are matched whole before the pre-tokenizer (%zu ids)", k);
+  free(ids);
+  hftok_free(t);
+
+  /* With "ignore_merges" a piece the vocabulary has is taken whole, as
+  ** Llama 3's tokenizer.json asks; without, the merges decide. */
+  char doc[70000];
+  snprintf(doc, sizeof doc, "%s", byte_level_json(extra, merges, added, gpt2_pre));
+  char *model = strstr(doc, "\"model\": {") + 10, *rest = strdup(model);
+  snprintf(model, sizeof doc - (size_t)(model - doc), " \"ignore_merges\": true, %s", rest);
+  free(rest);
+  t = hftok_open(folder("whole", "tokenizer.json", doc, NULL), &err);
+  ids = t ? encode(t, " world", 6, &k) : NULL;
+  ok(ids && k == 1 && ids[0] == 266, "with ignore_merges \" world\" is its vocabulary token%s%s", t ? "" : ": ",
+     t ? "" : err.msg);
+  free(ids);
+  hftok_free(t);
+
+  const char *pres[][2] = {
+      {"{\"type\": \"Sequence\", \"pretokenizers\": [{\"type\": \"Digits\"}, {\"type\": \"ByteLevel\"}]}",
+       "Digits is not supported"},
+      {"{\"type\": \"Split\", \"pattern\": {\"Regex\": \"(unclosed\"}, \"behavior\": \"Isolated\"}",
+       "does not compile"},
+      {"{\"type\": \"Split\", \"pattern\": {\"Regex\": \"a\"}, \"behavior\": \"Removed\"}", "Split other than"},
+  };
+  for (size_t i = 0; i < sizeof pres / sizeof *pres; i++) {
+    char name[16];
+    snprintf(name, sizeof name, "pre%zu", i);
+    t = hftok_open(folder(name, "tokenizer.json", byte_level_json(small_extra, merges, eot, pres[i][0]), NULL), &err);
+    ok(t && !hftok_can_encode(t) && strstr(hftok_why_not_encode(t), pres[i][1]),
+       "a tokenizer whose pre-tokenizer cannot be followed reads, but does not encode: %s",
+       t ? hftok_why_not_encode(t) : err.msg);
+    hftok_free(t);
+  }
+  snprintf(doc, sizeof doc, "%s", byte_level_json(small_extra, merges, eot,
+           "{\"type\": \"Sequence\", \"pretokenizers\": [{\"type\": \"Split\", \"pattern\": {\"String\": \"l\"}, "
+           "\"behavior\": \"Isolated\"}, {\"type\": \"ByteLevel\", \"use_regex\": false}]}"));
+  t = hftok_open(folder("literal", "tokenizer.json", doc, NULL), &err);
+  ids = t ? encode(t, "hello", 5, &k) : NULL;
+  ok(ids && k == 4 && ids[0] == 256 && ids[1] == 'l' && ids[2] == 'l' && ids[3] == 'o',
+     "a Split on the string \"l\" keeps \"ll\" from merging (%zu ids)", k);
+  free(ids);
+  hftok_free(t);
+}
+
 /* Random bytes, invalid UTF-8 among them, round-trip through both
 ** pre-tokenizers. */
 static void test_round_trips(const HfTok *gpt2, const HfTok *llama) {
@@ -446,6 +510,7 @@ int main(void) {
   if (!mkdtemp(dir)) return skip_all("cannot make a temporary folder");
   test_byte_level();
   test_any_bytes();
+  test_variants();
   test_vocab_merges();
   test_sentencepiece();
   test_hostile();

@@ -260,6 +260,10 @@ int hftok_read_vocab_merges(HfTok *t, const char *vocab, const char *merges, Err
   t->byte_level = 1;
   int r = read_bpe_vocab(t, root, err);
   json_decref(root);
+  /* This layout lists no added tokens: "<|endoftext|>" is special as
+  ** Hugging Face's GPT2Tokenizer makes it by default (its bos, eos, unk). */
+  int32_t eot = hftok_id_of_spelling(t, "<|endoftext|>", 13);
+  if (r == 0 && eot >= 0) r = hftok_add_added(t, eot, "<|endoftext|>", 13, 1, err);
   if (r == 0) r = read_merges_txt(t, merges, err);
   if (r == 0) r = add_split(t, gpt2_pattern, 0) < 0 ? err_set(err, "%s: out of memory", vocab) : 0;
   if (r == 0) r = hftok_finish_bytes(t, err);

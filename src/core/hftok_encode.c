@@ -285,14 +285,18 @@ static int split(Enc *e, int level, const uint8_t *s, size_t n) {
   while (at < n) {
     int rc = pcre2_match(re, s, n, at, PCRE2_NOTEMPTY, e->md, NULL);
     if (rc == PCRE2_ERROR_NOMATCH) break;
+    if (rc == PCRE2_ERROR_MATCHLIMIT || rc == PCRE2_ERROR_DEPTHLIMIT || rc == PCRE2_ERROR_HEAPLIMIT ||
+        rc == PCRE2_ERROR_JIT_STACKLIMIT)
+      break;   /* a pattern that backtracks past PCRE2's limits here: the rest is one part, still encoded */
     if (rc < 0) {
       PCRE2_UCHAR msg[120];
       pcre2_get_error_message(rc, msg, sizeof msg);
       return err_set(e->err, "tokenizer: the pre-tokenizer's regular expression failed: %s", (const char *)msg);
     }
-    PCRE2_SIZE *ov = pcre2_get_ovector_pointer(e->md);
-    if (split(e, level + 1, s + at, ov[0] - at) < 0 || split(e, level + 1, s + ov[0], ov[1] - ov[0]) < 0) return -1;
-    at = ov[1];
+    /* Copied out: the next level matches with the same match data. */
+    size_t from = pcre2_get_ovector_pointer(e->md)[0], to = pcre2_get_ovector_pointer(e->md)[1];
+    if (split(e, level + 1, s + at, from - at) < 0 || split(e, level + 1, s + from, to - from) < 0) return -1;
+    at = to;
   }
   return split(e, level + 1, s + at, n - at);
 }

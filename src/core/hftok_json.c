@@ -115,7 +115,7 @@ static int read_pre_tokenizer(HfTok *t, const json_t *pre) {
 /* ---- the model ---------------------------------------------------------- */
 
 static int read_bpe_vocab(HfTok *t, const json_t *vocab, Err *err) {
-  if (!json_is_object(vocab)) return err_set(err, "%s: model.vocab is not an object of token: id", t->file);
+  if (!json_is_object(vocab)) return err_set(err, "%s: the vocabulary is not an object of token: id", t->file);
   const char *key;
   const json_t *v;
   json_object_foreach((json_t *)vocab, key, v) {

@@ -229,7 +229,34 @@ static const struct {
     {"a merge naming an unknown token", "\"he\": 256", "\"h zz\"", "", "names \"zz\", which is not"},
 };
 
+/* Files of the wrong shape. */
+static const struct {
+  const char *what, *doc, *why;
+} shapes[] = {
+    {"a file that is no object", "[]", "no \"model\" object"},
+    {"a BPE vocabulary that is an array", "{\"model\": {\"type\": \"BPE\", \"vocab\": [], \"merges\": []}}",
+     "the vocabulary is not an object"},
+    {"merges that are no array", "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0}, \"merges\": 3}}",
+     "model.merges is not an array"},
+    {"a merge that is a number", "{\"decoder\": {\"type\": \"ByteLevel\"}, \"model\": {\"type\": \"BPE\", "
+     "\"vocab\": {\"a\": 0}, \"merges\": [7]}}", "merge 1 is neither"},
+    {"an id that is not an integer", "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0.5}, \"merges\": []}}",
+     "\"a\" has an id that is not an integer"},
+    {"a Unigram entry that is no pair", "{\"model\": {\"type\": \"Unigram\", \"vocab\": [\"a\"]}}",
+     "vocab entry 0 is not [piece, score]"},
+    {"an added token without an id", "{\"added_tokens\": [{\"content\": \"<s>\"}], \"decoder\": {\"type\": "
+     "\"ByteLevel\"}, \"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0}, \"merges\": []}}",
+     "added_tokens[0] lacks an integer id"},
+    {"a BPE model that says nothing of how tokens spell bytes", "{\"pre_tokenizer\": null, \"decoder\": null, "
+     "\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0}, \"merges\": []}}", "cannot tell how its tokens spell bytes"},
+};
+
 static void test_hostile(void) {
+  for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++) {
+    char name[32];
+    snprintf(name, sizeof name, "shape%zu", i);
+    refused(shapes[i].what, folder(name, "tokenizer.json", shapes[i].doc, NULL), shapes[i].why);
+  }
   char doc[70000], name[32];
   for (size_t i = 0; i < sizeof faults / sizeof *faults; i++) {
     snprintf(doc, sizeof doc, "%s", byte_level_json(faults[i].extra, faults[i].merges, faults[i].added, gpt2_pre));
@@ -323,7 +350,7 @@ static void test_variants(void) {
 
 /* Random bytes, invalid UTF-8 among them, round-trip through both
 ** pre-tokenizers. */
-static void test_round_trips(const HfTok *gpt2, const HfTok *llama) {
+static void test_round_trips(const HfTok *gpt2, const HfTok *llama, const HfTok *chain) {
   Rng rng;
   rng_seed(&rng, 11);
   int all = 1;
@@ -340,9 +367,9 @@ static void test_round_trips(const HfTok *gpt2, const HfTok *llama) {
         n += strlen(s);
       }
     }
-    all &= round_trips(gpt2, buf, n) && round_trips(llama, buf, n);
+    all &= round_trips(gpt2, buf, n) && round_trips(llama, buf, n) && round_trips(chain, buf, n);
   }
-  ok(all, "300 random byte strings (invalid UTF-8 among them) come back through encode and decode, both pre-tokenizers");
+  ok(all, "300 random byte strings (invalid UTF-8 among them) come back through encode and decode, with each of three pre-tokenizers");
   uint8_t *big = malloc(1 << 20);
   for (size_t i = 0; i < 1 << 20; i++) big[i] = i % 1000 < 500 ? 'a' : ' ';
   ok(round_trips(gpt2, big, 1 << 20), "a megabyte of long runs round-trips");
@@ -512,12 +539,23 @@ static void test_any_bytes(void) {
   HfTok *gpt2 = hftok_open(folder("any_gpt2", "tokenizer.json", byte_level_json(small_extra, merges, eot, gpt2_pre), NULL), &err);
   HfTok *llama = hftok_open(folder("any_llama", "tokenizer.json", byte_level_json(small_extra, merges, eot, pre), NULL), &err);
   ok(gpt2 && llama, "a Split + ByteLevel pre-tokenizer opens%s%s", llama ? "" : ": ", llama ? "" : err.msg);
-  if (gpt2 && llama) {
-    test_round_trips(gpt2, llama);
+  /* Two expressions in a chain: Split on "o", then ByteLevel's own. */
+  HfTok *chain = hftok_open(folder("any_chain", "tokenizer.json", byte_level_json(small_extra, merges, eot,
+      "{\"type\": \"Sequence\", \"pretokenizers\": [{\"type\": \"Split\", \"pattern\": {\"String\": \"o\"}, "
+      "\"behavior\": \"Isolated\"}, {\"type\": \"ByteLevel\"}]}"), NULL), &err);
+  size_t k;
+  int32_t *ids = chain ? encode(chain, "hello world", 11, &k) : NULL;
+  int32_t want[] = {258, 'o', 260, 'o', 'r', 'l', 'd'};   /* "hell" "o" "Ġw" "o" ...: no "hello", no "Ġwo" */
+  ok(ids && k == 7 && memcmp(ids, want, sizeof want) == 0,
+     "a Split and ByteLevel's own expression apply one after the other (%zu ids)", k);
+  free(ids);
+  if (gpt2 && llama && chain) {
+    test_round_trips(gpt2, llama, chain);
     test_cancel(gpt2);
   }
   hftok_free(gpt2);
   hftok_free(llama);
+  hftok_free(chain);
 }
 
 int main(void) {

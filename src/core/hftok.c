@@ -1,16 +1,17 @@
 /*
-** hftok.c -- a released tokenizer's vocabulary: reading tokenizer.json or
-** vocab.json + merges.txt, each id's spelling and bytes, lookup by bytes
-** (see hftok.h; encoding is in hftok_encode.c, the files' JSON in
-** hftok_json.c).
+** hftok.c -- a released tokenizer's vocabulary: each id's spelling and
+** bytes, the merges, lookup by bytes (see hftok.h; the files are read in
+** hftok_json.c, encoding is in hftok_encode.c).
 **
 ** Tokens are added one at a time as the files give them, each check made
 ** as it comes: an id already spelt otherwise, a spelling that already has
-** another id. Bytes are worked out once everything is read, because how a
-** spelling stands for bytes (byte-level characters, "▁") is known only
-** from the pre-tokenizer and decoder, which come after the vocabulary.
+** another id. Bytes are worked out once everything is read, and the lookup
+** by bytes made then: which of two ids with the same bytes it gives
+** depends on both ids' kinds, and an added token can make a vocabulary
+** piece special after it was read.
 */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -208,20 +209,23 @@ int hftok_add_merge(HfTok *t, size_t rank, const char *a, size_t na, const char 
 
 /* GPT-2's bytes_to_unicode, undone: the byte each of its 256 characters
 ** stands for (printable Latin-1 stands for itself, the rest were moved to
-** U+0100 on in byte order); -1 for any other character. */
-static int byte_of_char(uint32_t cp) {
-  static int16_t byte[256 + 68];
-  static int ready;
-  if (!ready) {
-    int moved = 0;
-    for (int i = 0; i < 256 + 68; i++) byte[i] = -1;
-    for (int b = 0; b < 256; b++) {
-      int kept = (b >= 33 && b <= 126) || (b >= 161 && b <= 172) || b >= 174;
-      byte[kept ? b : 256 + moved++] = (int16_t)b;
-    }
-    ready = 1;
+** U+0100 on in byte order); -1 for any other character. Made once, for
+** every thread. */
+static int16_t byte_of[256 + 68];
+static pthread_once_t byte_of_once = PTHREAD_ONCE_INIT;
+
+static void byte_of_make(void) {
+  int moved = 0;
+  for (int i = 0; i < 256 + 68; i++) byte_of[i] = -1;
+  for (int b = 0; b < 256; b++) {
+    int kept = (b >= 33 && b <= 126) || (b >= 161 && b <= 172) || b >= 174;
+    byte_of[kept ? b : 256 + moved++] = (int16_t)b;
   }
-  return cp < 256 + 68 ? byte[cp] : -1;
+}
+
+static int byte_of_char(uint32_t cp) {
+  pthread_once(&byte_of_once, byte_of_make);
+  return cp < 256 + 68 ? byte_of[cp] : -1;
 }
 
 /* A byte-level spelling's bytes into 'out' (room for 'n'); -1 when a

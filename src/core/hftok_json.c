@@ -85,6 +85,8 @@ static int read_pre_one(HfTok *t, const json_t *p) {
     const json_t *re = json_object_get(p, "use_regex");
     return re && json_is_false(re) ? 0 : add_split(t, gpt2_pattern, 0);
   }
+  if (ty && strcmp(ty, "Digits") == 0)   /* SmolLM's: digits apart from the rest, one by one if asked */
+    return add_split(t, json_is_true(json_object_get(p, "individual_digits")) ? "\\p{N}" : "\\p{N}+", 0);
   if (ty && strcmp(ty, "Split") == 0) {
     const json_t *pat = json_object_get(p, "pattern");
     const char *re = json_string_value(json_object_get(pat, "Regex")), *s = json_string_value(json_object_get(pat, "String"));
@@ -192,6 +194,10 @@ static int read_model(HfTok *t, const json_t *root, Err *err) {
     return err_set(err, "%s: model type %s is not supported (BPE or Unigram)", t->file, ty ? ty : "(none)");
   if (!json_is_array(merges)) return err_set(err, "%s: model.merges is not an array", t->file);
   t->ignore_merges = json_is_true(json_object_get(model, "ignore_merges"));
+  const char *prefix = json_string_value(json_object_get(model, "continuing_subword_prefix")),
+             *suffix = json_string_value(json_object_get(model, "end_of_word_suffix"));
+  if ((prefix && *prefix) || (suffix && *suffix))
+    no_encode(t, "a BPE model with a subword prefix or word suffix is not supported for encoding");
   if (read_bpe_vocab(t, json_object_get(model, "vocab"), err) < 0 ||
       read_added(t, json_object_get(root, "added_tokens"), err) < 0)
     return -1;

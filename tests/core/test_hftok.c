@@ -322,8 +322,8 @@ static void test_variants(void) {
   hftok_free(t);
 
   const char *pres[][2] = {
-      {"{\"type\": \"Sequence\", \"pretokenizers\": [{\"type\": \"Digits\"}, {\"type\": \"ByteLevel\"}]}",
-       "Digits is not supported"},
+      {"{\"type\": \"Sequence\", \"pretokenizers\": [{\"type\": \"Punctuation\"}, {\"type\": \"ByteLevel\"}]}",
+       "Punctuation is not supported"},
       {"{\"type\": \"Split\", \"pattern\": {\"Regex\": \"(unclosed\"}, \"behavior\": \"Isolated\"}",
        "does not compile"},
       {"{\"type\": \"Split\", \"pattern\": {\"Regex\": \"a\"}, \"behavior\": \"Removed\"}", "Split other than"},
@@ -341,6 +341,21 @@ static void test_variants(void) {
            "{\"type\": \"Sequence\", \"pretokenizers\": [{\"type\": \"Split\", \"pattern\": {\"String\": \"l\"}, "
            "\"behavior\": \"Isolated\"}, {\"type\": \"ByteLevel\", \"use_regex\": false}]}"));
   t = hftok_open(folder("literal", "tokenizer.json", doc, NULL), &err);
+  HfTok *digits = hftok_open(folder("digits", "tokenizer.json", byte_level_json("\"12\": 267", "\"1 2\"", eot,
+      "{\"type\": \"Sequence\", \"pretokenizers\": [{\"type\": \"Digits\", \"individual_digits\": true}, "
+      "{\"type\": \"ByteLevel\"}]}"), NULL), &err);
+  HfTok *runs = hftok_open(folder("digit_runs", "tokenizer.json", byte_level_json("\"12\": 267", "\"1 2\"", eot,
+      "{\"type\": \"Sequence\", \"pretokenizers\": [{\"type\": \"Digits\"}, {\"type\": \"ByteLevel\"}]}"),
+      NULL), &err);
+  int32_t *one = digits ? encode(digits, "a12", 3, &k) : NULL;
+  size_t k2;
+  int32_t *two = runs ? encode(runs, "a12", 3, &k2) : NULL;
+  ok(one && two && k == 3 && one[1] == '1' && one[2] == '2' && k2 == 2 && two[1] == 267,
+     "Digits (SmolLM's) keeps digits apart, one by one when asked");
+  free(one);
+  free(two);
+  hftok_free(digits);
+  hftok_free(runs);
   ids = t ? encode(t, "hello", 5, &k) : NULL;
   ok(ids && k == 4 && ids[0] == 256 && ids[1] == 'l' && ids[2] == 'l' && ids[3] == 'o',
      "a Split on the string \"l\" keeps \"ll\" from merging (%zu ids)", k);

@@ -2,18 +2,24 @@
 ** hftok.h -- a released model's tokenizer, read as Hugging Face distributes
 ** it: tokenizer.json (a BPE model, byte-level as GPT-2, GPT-NeoX, OLMo,
 ** Llama 3 and Qwen have it, or SentencePiece-style with "▁" for a space
-** and <0xNN> byte pieces as Llama 2 and Gemma have it), or GPT-2's older
-** vocab.json + merges.txt.
+** and <0xNN> byte pieces as Llama 2 and Gemma have it; a Unigram model for
+** its vocabulary alone), or GPT-2's older vocab.json + merges.txt.
 **
 ** Every id's token is kept as the bytes it stands for (byte-level
-** characters and "▁" undone), so two tokenizers' vocabularies compare by
-** what the tokens say, not by how each file spells them. A vocabulary that
-** gives one token string two ids, or one id two strings, is refused.
+** characters and "▁" undone, an added token's content as it is), so two
+** tokenizers' vocabularies compare by what the tokens say, not by how each
+** file spells them. A vocabulary that gives one token string two ids, or
+** one id two strings, is refused.
 **
-** Encoding is for byte-level BPE (GPT-2's family): the pre-tokenizer's
-** regular expression (GPT-2's, or the one tokenizer.json names) splits the
-** text, via PCRE2, then merges apply by rank within each piece; special
-** tokens (added_tokens) are matched first, whole. decode(encode(x)) == x.
+** Encoding is for byte-level BPE (GPT-2's family): added tokens are matched
+** first, whole; the pre-tokenizer's regular expressions (GPT-2's, or the
+** Split tokenizer.json names) split the rest, via PCRE2; then merges apply
+** by rank within each piece. The text is taken as it is (no normalizer, no
+** prefix space, no beginning-of-text token), so decode(encode(x)) == x for
+** any bytes. docs/tokenizers.md says what is read and what is refused.
+**
+** The files are in hftok.c (tokens, bytes, lookup), hftok_json.c (reading)
+** and hftok_encode.c (encoding).
 */
 #ifndef TIELAB_HFTOK_H
 #define TIELAB_HFTOK_H
@@ -35,7 +41,7 @@ void hftok_free(HfTok *t);
 int hftok_size(const HfTok *t);
 /* Tokens it has (ids may have gaps). */
 int hftok_count(const HfTok *t);
-/* "byte-level BPE", "SentencePiece BPE". */
+/* "byte-level BPE", "SentencePiece BPE", "SentencePiece Unigram". */
 const char *hftok_kind(const HfTok *t);
 /* The file it was read from. */
 const char *hftok_file(const HfTok *t);
@@ -51,6 +57,11 @@ int hftok_kind_of(const HfTok *t, int32_t id);
 /* The id whose bytes are these; -1 when none. Where two ids stand for the
 ** same bytes (a piece and its byte-fallback twin), the ordinary piece. */
 int32_t hftok_lookup(const HfTok *t, const uint8_t *bytes, size_t len);
+/* How many ordinary or special ids stand for the same bytes as a lower id
+** (possible only in odd or hostile files); hftok_lookup gives the lower. */
+int hftok_ambiguous(const HfTok *t);
+/* Why hftok_encode cannot encode with it ("" when it can). */
+const char *hftok_why_not_encode(const HfTok *t);
 
 /* Encode 'n' bytes; '*out' malloc'd with '*n_out' ids. */
 int hftok_encode(const HfTok *t, const uint8_t *text, size_t n, int32_t **out, size_t *n_out,

@@ -108,10 +108,14 @@ refused() {   # refused KIND PATTERN WHAT
   [ $st -eq 1 ] && grep -q "$2" "H-$1.err"
   ok $? "$3 is refused (status $st): $(head -n 1 "H-$1.err")"
 }
-refused config-contradicts-tensors "config.json" "a config that contradicts its tensors"
+refused config-says-tied "config.json" "a config that says tied beside a separate head"
+refused config-says-untied "config.json" "a config that says untied beside no head"
 refused index-missing-shard "model-0000" "a shard index naming a missing file"
-refused shape-disagrees-with-config "config.json" "a matrix whose shape disagrees with the config"
-refused duplicate-token "tokenizer" "a tokenizer with one token twice"
+refused index-escapes "index" "a shard index naming a file outside the folder"
+refused index-unlisted "index" "a tensor its shard does not list"
+refused shard-duplicate "shard" "a tensor held by two shards"
+refused shape-disagrees "config.json" "a matrix whose shape disagrees with the config"
+refused duplicate-token "duplicate" "a tokenizer with one token twice"
 refused truncated-shard "safetensors" "a truncated shard"
 "$tielab" --inspect nowhere >no.out 2>no.err
 [ $? -eq 1 ] && grep -q "nowhere" no.err
@@ -133,6 +137,8 @@ head = json.dumps({"gpt_neox.embed_in.weight": {"dtype": "F32", "shape": [50000,
 with open(sys.argv[1] + "/model.safetensors", "wb") as f:
     f.write(struct.pack("<Q", len(head)) + head)
     f.truncate(8 + len(head) + 2 * n)
+    f.seek(8 + len(head) + n)   # a head that differs from the embedding: untied
+    f.write(struct.pack("<f", 1.0))
 with open(sys.argv[1] + "/config.json", "w") as f:
     json.dump({"model_type": "gpt_neox", "vocab_size": 50000, "hidden_size": 2048, "tie_word_embeddings": False}, f)
 PY

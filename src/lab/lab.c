@@ -145,7 +145,7 @@ static void absolute_corpus(RunOptions *o) {
 static size_t data_held(const Lab *lab) {
   size_t n = 0;
   for (const SharedData *d = lab->data; d; d = d->next)
-    n += d->ds.n * sizeof(int32_t) + (size_t)bpe_vocab(d->ds.bpe) * sizeof(double);
+    n += d->ds.n * sizeof(int32_t) + (size_t)tokenizer_size(d->ds.tok) * sizeof(double);
   return n;
 }
 

@@ -108,6 +108,33 @@ EOF
   ok $? "$m: and the same tokenizer, still the model's own: $(grep '^K' "$m-back.out")"
 done
 
+# A checkpoint's tokenizer is read as warily as the rest: a file name that
+# is none of a tokenizer's, or its files without the metadata saying whose.
+rewrite() {   # rewrite IN OUT PYTHON: the header's JSON 'h' changed by PYTHON
+  "$py" - "$1" "$2" "$3" <<'EOF'
+import json, struct, sys
+raw = open(sys.argv[1], "rb").read()
+n = struct.unpack("<Q", raw[:8])[0]
+h = json.loads(raw[8:8 + n])
+exec(sys.argv[3])
+b = json.dumps(h).encode()
+b += b" " * (-len(b) % 8)
+open(sys.argv[2], "wb").write(struct.pack("<Q", len(b)) + b + raw[8 + n:])
+EOF
+}
+rewrite tied.ckpt.safetensors evil.safetensors \
+  'h["tokenizer.file.../evil.json"] = h.pop("tokenizer.file.tokenizer.json")'
+rewrite tied.ckpt.safetensors nokind.safetensors 'del h["__metadata__"]["tokenizer.kind"]'
+cat >hostile.lua <<'EOF'
+print("Y", lab.load("evil.safetensors"))
+print("Z", lab.load("nokind.safetensors"))
+EOF
+run hostile
+grep "^Y" hostile.out | grep -q "nil.*evil.safetensors: .*a tokenizer file named '../evil.json', expected tokenizer.json"
+ok $? "a checkpoint naming a tokenizer file outside the three is refused: $(grep '^Y' hostile.out | cut -c1-160)"
+grep "^Z" hostile.out | grep -q "nil.*nokind.safetensors: tensor 'tokenizer.file.tokenizer.json' without metadata 'tokenizer.kind'"
+ok $? "and one holding the files without saying their kind: $(grep '^Z' hostile.out | cut -c1-160)"
+
 # A corpus read with the model's tokenizer: batches, validation, a lens
 # fit, fine-tuning with in_scale, untying and a hook, and a resume.
 i=0

@@ -35,7 +35,7 @@ void hftok_free(HfTok *t);
 int hftok_size(const HfTok *t);
 /* Tokens it has (ids may have gaps). */
 int hftok_count(const HfTok *t);
-/* "byte-level BPE", "SentencePiece BPE". */
+/* "byte-level BPE", "SentencePiece BPE", "SentencePiece Unigram". */
 const char *hftok_kind(const HfTok *t);
 /* The file it was read from. */
 const char *hftok_file(const HfTok *t);
@@ -51,6 +51,11 @@ int hftok_kind_of(const HfTok *t, int32_t id);
 /* The id whose bytes are these; -1 when none. Where two ids stand for the
 ** same bytes (a piece and its byte-fallback twin), the ordinary piece. */
 int32_t hftok_lookup(const HfTok *t, const uint8_t *bytes, size_t len);
+/* How many ordinary or special ids stand for the same bytes as a lower id
+** (possible only in odd or hostile files); hftok_lookup gives the lower. */
+int hftok_ambiguous(const HfTok *t);
+/* Why hftok_encode cannot encode with it ("" when it can). */
+const char *hftok_why_not_encode(const HfTok *t);
 
 /* Encode 'n' bytes; '*out' malloc'd with '*n_out' ids. */
 int hftok_encode(const HfTok *t, const uint8_t *text, size_t n, int32_t **out, size_t *n_out,

@@ -133,7 +133,11 @@ Run *lab_load_released(Lab *lab, const char *path, const LabLoadOptions *lo, Err
   if (!hm) return NULL;
   RunOptions o;
   Run *r = NULL;
-  if (released_options(hm, lo, &o, err) == 0 && lab_check_memory(lab, &o, lo ? lo->budget : 0, err) == 0)
+  /* The model's shape is its own: only the batch can be lowered. */
+  if (released_options(hm, lo, &o, err) == 0 &&
+      lab_check_memory_advising(lab, &o, lo ? lo->budget : 0,
+                                "a released model's shape is its own: give a smaller batch "
+                                "(lab.load(path, {batch = B}), at least 1)", err) == 0)
     r = released_run(lab, hm, &o, err);
   hf_close(hm);
   return r;

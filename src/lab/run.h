@@ -149,6 +149,9 @@ int load_corpus_policy(RunOptions *o, const LabLoadOptions *lo, Err *err);
 int lab_is_released_model(const char *path, int flags);
 Run *lab_load_released(Lab *lab, const char *path, const LabLoadOptions *lo, Err *err);
 
+/* lab.c: lab_check_memory ending its refusal with 'advice' (what to lower). */
+int lab_check_memory_advising(Lab *lab, const RunOptions *o, size_t budget, const char *advice, Err *err);
+
 /* lab.c: take a created run into the lab (giving it an id), or destroy it
 ** when its name is taken. */
 Run *lab_adopt(Lab *lab, Run *r, Err *err);

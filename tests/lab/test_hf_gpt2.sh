@@ -10,9 +10,9 @@
 # a hook, a lens fit) and resumes from its checkpoint exactly, and the
 # memory refusal with the estimate.
 tap_name=hf_gpt2; . "${srcdir:-.}/tests/lib/tap.sh"
-fixture="${srcdir:-.}/tests/lib/hf_gpt2_fixture.py"
-peer_hf="$(cd "${srcdir:-.}" && pwd)/tests/lib/peer_hf_gpt2.py"
-peer=${TIELAB_PEER:-"${top_srcdir:-.}/../shared/peer/torch_gpt.py"}
+lib="$(cd "${srcdir:-.}" && pwd)/tests/lib"
+fixture=$lib/hf_gpt2_fixture.py peer_hf=$lib/peer_hf_gpt2.py
+peer=${TIELAB_PEER:-"$(cd "${top_srcdir:-.}" && pwd)/../shared/peer/torch_gpt.py"}
 cd "$tmp" || exit 1
 
 printf '%s\n' "the cat sat on the mat." "Hello, world! the dog ran 42 times." \
@@ -59,7 +59,8 @@ EOF
 for m in tied untied; do
   cat >"$m.lua" <<EOF
 local show = dofile("show.lua")
-local r = assert(lab.load("$m"))
+print("D", assert(lab.load("$m", "plain")):options().batch)
+local r = assert(lab.load("$m", {batch = 2}))
 print("N", r.name)
 show(r)
 local h = r:hidden({dofile("rows.lua")[1]})
@@ -72,6 +73,8 @@ EOF
   ok $? "$m: lab.load of the folder, r:param, r:tokenize, r:evaluate, r:hidden, r:save: $(grep -i 'error\|traceback' "$m.out" | head -n 1)"
   grep -q "^N	$m\$" "$m.out"
   ok $? "$m: the run is named after the folder"
+  grep -q "^D	1\$" "$m.out"
+  ok $? "$m: its batch is 1 unless one is given"
   grep '^P ' "$m.out" | cut -c3- | cmp -s - "$m.params"
   ok $? "$m: every parameter is what the folder holds, bit for bit, Conv1D weights transposed ($(grep -c '^P ' "$m.out") tensors)"
   grep '^T ' "$m.out" | cut -c3- | cmp -s - "$m.ids"
@@ -192,7 +195,7 @@ cat >big.lua <<'EOF'
 local r, err = lab.load("tied", {batch = 4096})
 print("M", r, err)
 EOF
-prlimit --as=1500000000 -- "$tielab" --headless big.lua >big.out 2>&1
-grep "^M" big.out | grep -q "nil.*tied.*needs about .*GiB.*can get only"
+prlimit --as=600000000 -- "$tielab" --headless big.lua >big.out 2>&1
+grep "^M" big.out | grep -q "nil	tied: run 'tied' needs about [0-9.]* [MG]iB .* can get only [0-9.]* [MG]iB more (RLIMIT_AS); .*batch"
 ok $? "a batch that does not fit is refused with the estimate: $(grep '^M' big.out | cut -c1-200)"
 tap_done

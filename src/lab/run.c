@@ -740,6 +740,7 @@ int run_measure(Run *r, Err *err) {
 }
 
 int run_measure_val(Run *r, Err *err) {
+  if (run_refuse_no_corpus(r, "measure its validation loss", err) < 0) return -1;
   if (!r->data)
     return err_set(err, "run '%s' has no held-out text to measure a validation loss on: a vocabulary of %d "
                    "is below the 256 byte ids, so no corpus was tokenized for it", r->opt.name,

@@ -66,6 +66,8 @@ show(r)
 local h = r:hidden({dofile("rows.lua")[1]})
 print("H", #h, h[1].rows, h[1].cols)
 print("S", pcall(r.step, r, 1))
+print("S2", pcall(r.evaluate_val, r))
+print("S3", pcall(r.fit_lens, r, {steps = 2}))
 print("X", type(r:sample{n = 12, seed = 3}))
 assert(r:save("$m.ckpt.safetensors"))
 EOF
@@ -83,8 +85,11 @@ EOF
   ok $? "$m: r:tokenizer() says it is the model's own: $(grep '^K' "$m.out")"
   grep -q "^H	3	16	16\$" "$m.out"
   ok $? "$m: r:hidden gives the residual stream at the 3 positions of 2 layers"
-  grep "^S" "$m.out" | grep -q "false.*needs a corpus to train.*lab.load(path, {corpus = FILE})"
-  ok $? "$m: r:step refuses without a corpus, saying how to give one: $(grep '^S' "$m.out" | cut -c1-120)"
+  grep "^S	" "$m.out" | grep -q "false.*needs a corpus to train.*lab.load(path, {corpus = FILE})"
+  ok $? "$m: r:step refuses without a corpus, saying how to give one: $(grep '^S	' "$m.out" | cut -c1-120)"
+  grep "^S2" "$m.out" | grep -q "false.*needs a corpus to measure its validation loss" &&
+    grep "^S3" "$m.out" | grep -q "false.*needs a corpus to fit its lens on"
+  ok $? "$m: so do r:evaluate_val and r:fit_lens"
   grep -q "^X	string" "$m.out"
   ok $? "$m: r:sample writes text"
   if [ -f "$peer" ] && "$py" -c "import torch" >/dev/null 2>&1; then

@@ -195,6 +195,15 @@ ok $? "and takes the next step exactly as the run did: $(grep '^L' resume.out)"
 grep -q "^K	pretrained	untied" resume.out
 ok $? "untied, with the model's tokenizer"
 
+mv corpus.txt gone.txt
+cat >gone.lua <<'EOF'
+local r = assert(lab.load("c.ckpt.safetensors"))
+print("G", r:tokenizer().kind, r:evaluate_val().loss > 0, pcall(r.step, r, 1))
+EOF
+run gone
+grep -q "^G	pretrained	true	false	.*corpus.txt' was not found" gone.out
+ok $? "with its corpus gone it validates on the held-out tokens it keeps, and refuses to train: $(grep '^G' gone.out | cut -c1-100)"
+
 # Memory: the estimate is refused before anything is allocated.
 cat >big.lua <<'EOF'
 local r, err = lab.load("tied", {batch = 4096})

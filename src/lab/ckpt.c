@@ -465,6 +465,25 @@ static Tokenizer *checkpoint_tokenizer(const StFile *f, Err *err) {
 
 static int is_pretrained(const StFile *f) { return st_meta(f, "tokenizer.kind") != NULL; }
 
+/* What tells one released tokenizer's held-out tokens from another's: the
+** SHA-256 of its files ("" for a learned one, which the corpus and the
+** vocabulary decide). */
+static const char *tokenizer_files_hash(const StFile *f, char out[SHA256_HEX]) {
+  Sha256 s;
+  uint8_t d[32];
+  out[0] = '\0';
+  if (!is_pretrained(f)) return out;
+  sha256_begin(&s);
+  for (int i = 0; i < f->n; i++)
+    if (!strncmp(f->tensors[i].name, TOKENIZER_FILE_PREFIX, strlen(TOKENIZER_FILE_PREFIX))) {
+      sha256_add(&s, f->tensors[i].name, strlen(f->tensors[i].name) + 1);
+      sha256_add(&s, f->tensors[i].data, f->tensors[i].nbytes);
+    }
+  sha256_end(&s, d);
+  for (int i = 0; i < 32; i++) snprintf(out + 2 * i, 3, "%02x", d[i]);
+  return out;
+}
+
 /* Everything about the file that needs no allocation. */
 static int check_checkpoint(const StFile *f, RunOptions *o, Counters *k, Err *err) {
   const char *version = st_meta(f, "version");
@@ -548,8 +567,9 @@ static int read_held_out(const StFile *f, const RunOptions *o, SharedData *d, Er
 static SharedData *held_out_data(Lab *lab, const StFile *f, const RunOptions *o, const char *why, Err *err) {
   char key[sizeof ((SharedData *)0)->key];
   const char *hash = st_meta(f, "data.sha256");
+  char tok_hash[SHA256_HEX];
   snprintf(key, sizeof key, "held-out:%s|%d|%s|%s", o->corpus, o->model.vocab, hash ? hash : "",
-           is_pretrained(f) ? "pretrained" : "");
+           tokenizer_files_hash(f, tok_hash));
   for (SharedData *d = lab->data; d; d = d->next)
     if (strcmp(d->key, key) == 0) {
       d->refs++;

@@ -65,6 +65,8 @@ print("N", r.name)
 show(r)
 local h = r:hidden({dofile("rows.lua")[1]})
 print("H", #h, h[1].rows, h[1].cols)
+local f = assert(lab.load("$m/model.safetensors", {batch = 2, name = "file"}))
+print(string.format("F %s %.17g", f:tokenizer().kind, f:evaluate(dofile("rows.lua")).loss))
 print("S", pcall(r.step, r, 1))
 print("S2", pcall(r.evaluate_val, r))
 print("S3", pcall(r.fit_lens, r, {steps = 2}))
@@ -75,6 +77,8 @@ EOF
   ok $? "$m: lab.load of the folder, r:param, r:tokenize, r:evaluate, r:hidden, r:save: $(grep -i 'error\|traceback' "$m.out" | head -n 1)"
   grep -q "^N	$m\$" "$m.out"
   ok $? "$m: the run is named after the folder"
+  [ "$(grep '^F ' "$m.out")" = "F pretrained $(grep '^E ' "$m.out" | cut -c3-)" ]
+  ok $? "$m: its model.safetensors beside config.json loads as the folder does"
   grep -q "^D	1\$" "$m.out"
   ok $? "$m: its batch is 1 unless one is given"
   grep '^P ' "$m.out" | cut -c3- | cmp -s - "$m.params"

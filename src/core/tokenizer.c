@@ -199,6 +199,13 @@ static void remove_folder(const char *dir, const TokenizerFile *files, int n) {
   rmdir(dir);
 }
 
+/* The reader's message names the file by the folder made for it, which
+** is gone: the file's own name says more. */
+static void strip_folder(Err *err, const char *dir) {
+  size_t n = strlen(dir);
+  if (err && strncmp(err->msg, dir, n) == 0 && err->msg[n] == '/') memmove(err->msg, err->msg + n + 1, strlen(err->msg + n));
+}
+
 static int check_files(const TokenizerFile *files, int n, Err *err) {
   if (n < 1 || n > TOKENIZER_MAX_FILES) return err_set(err, "a tokenizer of %d files, expected 1 or 2", n);
   for (int i = 0; i < n; i++) {
@@ -225,6 +232,7 @@ Tokenizer *tokenizer_from_files(const TokenizerFile *files, int n, const char *s
   while (written < n && (rc = write_file(dir, &files[written], err)) == 0) written++;
   HfTok *h = rc == 0 ? hftok_open(dir, err) : NULL;
   remove_folder(dir, files, written);
+  if (!h) strip_folder(err, dir);
   Tokenizer *t = h ? tokenizer_new(&hf_ops, h, err) : NULL;
   for (int i = 0; t && i < n; i++)
     if (keep_file(t, files[i].name, files[i].bytes, files[i].len, err) < 0) {

@@ -161,9 +161,9 @@ static int64_t json_count(const json_t *v) {
   return x < 0 ? -1 : (int64_t)x;
 }
 
-/* Fill 't' from one header entry; 'data' and 'dlen' are the byte buffer. */
-static int parse_tensor(StTensor *t, const char *name, json_t *v, const uint8_t *data,
-                        size_t dlen, Err *err) {
+/* Fill 'e' from one header entry; 'dlen' is the byte buffer's length, and
+** e->offset is left relative to the buffer. */
+static int parse_entry(StEntry *e, const char *name, json_t *v, size_t dlen, Err *err) {
   if (!json_is_object(v)) return err_set(err, "tensor '%s': entry is not an object", name);
   json_t *dt = json_object_get(v, "dtype"), *sh = json_object_get(v, "shape");
   json_t *off = json_object_get(v, "data_offsets");
@@ -172,19 +172,19 @@ static int parse_tensor(StTensor *t, const char *name, json_t *v, const uint8_t 
   int d = dtype_lookup(json_string_value(dt));
   if (d < 0)
     return err_set(err, "tensor '%s': unknown dtype '%.32s'", name, json_string_value(dt));
-  t->dtype = (StDtype)d;
+  e->dtype = (StDtype)d;
 
   if (!json_is_array(sh)) return err_set(err, "tensor '%s': shape is not an array", name);
   if (json_array_size(sh) > ST_MAX_DIMS)
     return err_set(err, "tensor '%s': %zu dims, more than %d", name, json_array_size(sh),
                    ST_MAX_DIMS);
-  t->ndim = (int)json_array_size(sh);
-  for (int i = 0; i < t->ndim; i++) {
-    t->shape[i] = json_count(json_array_get(sh, (size_t)i));
-    if (t->shape[i] < 0)
+  e->ndim = (int)json_array_size(sh);
+  for (int i = 0; i < e->ndim; i++) {
+    e->shape[i] = json_count(json_array_get(sh, (size_t)i));
+    if (e->shape[i] < 0)
       return err_set(err, "tensor '%s': shape entry %d is not a non-negative integer", name, i);
   }
-  if (shape_size(t->dtype, t->ndim, t->shape, &t->numel, &t->nbytes) != 0)
+  if (shape_size(e->dtype, e->ndim, e->shape, &e->numel, &e->nbytes) != 0)
     return err_set(err, "tensor '%s': shape overflows", name);
 
   if (!json_is_array(off) || json_array_size(off) != 2)
@@ -198,10 +198,10 @@ static int parse_tensor(StTensor *t, const char *name, json_t *v, const uint8_t 
   if ((uint64_t)end > dlen)
     return err_set(err, "tensor '%s': data_offsets end %lld is beyond the %zu-byte buffer", name,
                    (long long)end, dlen);
-  if ((uint64_t)(end - begin) != t->nbytes)
+  if ((uint64_t)(end - begin) != e->nbytes)
     return err_set(err, "tensor '%s': byte range of %lld bytes but %s x %zu elements is %zu", name,
-                   (long long)(end - begin), dtypes[d].name, t->numel, t->nbytes);
-  t->data = data + begin;
+                   (long long)(end - begin), dtypes[d].name, e->numel, e->nbytes);
+  e->offset = (uint64_t)begin;
   return 0;
 }
 
@@ -226,67 +226,96 @@ static int parse_meta(StFile *f, json_t *meta, Err *err) {
 }
 
 static int by_offset(const void *a, const void *b) {
-  const StTensor *x = a, *y = b;
-  if (x->data != y->data) return x->data < y->data ? -1 : 1;
+  const StEntry *x = a, *y = b;
+  if (x->offset != y->offset) return x->offset < y->offset ? -1 : 1;
   return x->nbytes < y->nbytes ? -1 : x->nbytes > y->nbytes;
 }
 
-/* Sorted by offset, the tensors must tile [0, dlen) exactly. */
-static int check_coverage(StFile *f, const uint8_t *data, size_t dlen, Err *err) {
-  qsort(f->tensors, (size_t)f->n, sizeof *f->tensors, by_offset);
-  size_t pos = 0;
-  for (int i = 0; i < f->n; i++) {
-    const StTensor *t = &f->tensors[i];
-    size_t begin = (size_t)(t->data - data);
-    if (begin < pos)
-      return err_set(err, "tensors '%s' and '%s' overlap", f->tensors[i - 1].name, t->name);
-    if (begin > pos)
-      return err_set(err, "gap of %zu bytes before tensor '%s'", begin - pos, t->name);
-    pos = begin + t->nbytes;
+/* Sorted by offset, the entries must tile [0, dlen) exactly. */
+static int check_coverage(StHeader *h, size_t dlen, Err *err) {
+  qsort(h->entries, (size_t)h->n, sizeof *h->entries, by_offset);
+  uint64_t pos = 0;
+  for (int i = 0; i < h->n; i++) {
+    const StEntry *e = &h->entries[i];
+    if (e->offset < pos)
+      return err_set(err, "tensors '%s' and '%s' overlap", h->entries[i - 1].name, e->name);
+    if (e->offset > pos)
+      return err_set(err, "gap of %llu bytes before tensor '%s'",
+                     (unsigned long long)(e->offset - pos), e->name);
+    pos = e->offset + e->nbytes;
   }
   if (pos != dlen)
-    return err_set(err, "%zu trailing bytes after the last tensor", dlen - pos);
+    return err_set(err, "%llu trailing bytes after the last tensor", (unsigned long long)(dlen - pos));
   return 0;
 }
 
-static int parse_header(StFile *f, json_t *root, const uint8_t *data, size_t dlen, Err *err) {
+/* The entries of header 'root' over a 'dlen'-byte buffer, sorted by offset
+** (relative to the buffer); __metadata__ is handed to 'meta' when not NULL. */
+static int parse_entries(StHeader *h, json_t *root, size_t dlen, StFile *meta, Err *err) {
   if (!json_is_object(root)) return err_set(err, "header is not a JSON object");
   size_t n = json_object_size(root);
-  f->tensors = calloc(n ? n : 1, sizeof *f->tensors);
-  if (!f->tensors) return err_set(err, "out of memory");
+  h->entries = calloc(n ? n : 1, sizeof *h->entries);
+  if (!h->entries) return err_set(err, "out of memory");
   const char *key;
   json_t *v;
   json_object_foreach(root, key, v) {
     if (strcmp(key, "__metadata__") == 0) {
-      if (parse_meta(f, v, err) != 0) return -1;
+      if (meta && parse_meta(meta, v, err) != 0) return -1;
+      if (!meta && !json_is_null(v) && !json_is_object(v))
+        return err_set(err, "__metadata__ is not an object");
       continue;
     }
-    StTensor *t = &f->tensors[f->n++];
-    if (!(t->name = strdup(key))) return err_set(err, "out of memory");
-    if (parse_tensor(t, key, v, data, dlen, err) != 0) return -1;
+    StEntry *e = &h->entries[h->n++];
+    if (!(e->name = strdup(key))) return err_set(err, "out of memory");
+    if (parse_entry(e, key, v, dlen, err) != 0) return -1;
   }
-  return check_coverage(f, data, dlen, err);
+  return check_coverage(h, dlen, err);
+}
+
+/* The header length at the start of a 'len'-byte file, checked. */
+static int header_length(const uint8_t first8[8], uint64_t len, uint64_t *n, Err *err) {
+  if (len < 8) return err_set(err, "file is %llu bytes, shorter than the 8-byte header length",
+                              (unsigned long long)len);
+  memcpy(n, first8, 8);
+  if (*n > ST_MAX_HEADER)
+    return err_set(err, "header length %llu is absurd (over %llu bytes)", (unsigned long long)*n,
+                   ST_MAX_HEADER);
+  if (*n > len - 8)
+    return err_set(err, "header length %llu is past the end of the file (%llu bytes)",
+                   (unsigned long long)*n, (unsigned long long)len);
+  return 0;
+}
+
+/* The JSON header of 'n' bytes at 'text' over a 'dlen'-byte buffer. */
+static int parse_json_header(StHeader *h, const char *text, uint64_t n, size_t dlen, StFile *meta,
+                             Err *err) {
+  if (n == 0 || text[0] != '{') return err_set(err, "header does not start with '{'");
+  json_error_t je;
+  json_t *root = json_loadb(text, (size_t)n, JSON_REJECT_DUPLICATES, &je);
+  if (!root) return err_set(err, "bad JSON header at byte %d: %s", je.position, je.text);
+  int rc = parse_entries(h, root, dlen, meta, err);
+  json_decref(root);
+  return rc;
 }
 
 static int parse(StFile *f, Err *err) {
   const uint8_t *buf = f->buf;
   size_t len = f->len;
-  if (len < 8) return err_set(err, "file is %zu bytes, shorter than the 8-byte header length", len);
   uint64_t n;
-  memcpy(&n, buf, 8);
-  if (n > ST_MAX_HEADER)
-    return err_set(err, "header length %llu is absurd (over %llu bytes)", (unsigned long long)n,
-                   ST_MAX_HEADER);
-  if (n > len - 8)
-    return err_set(err, "header length %llu is past the end of the file (%zu bytes)",
-                   (unsigned long long)n, len);
-  if (n == 0 || buf[8] != '{') return err_set(err, "header does not start with '{'");
-
-  json_error_t je;
-  json_t *root = json_loadb((const char *)buf + 8, (size_t)n, JSON_REJECT_DUPLICATES, &je);
-  if (!root) return err_set(err, "bad JSON header at byte %d: %s", je.position, je.text);
-  int rc = parse_header(f, root, buf + 8 + n, len - 8 - (size_t)n, err);
-  json_decref(root);
+  if (header_length(buf, len, &n, err) != 0) return -1;
+  StHeader h = {0};
+  const uint8_t *data = buf + 8 + n;
+  int rc = parse_json_header(&h, (const char *)buf + 8, n, len - 8 - (size_t)n, f, err);
+  if (rc == 0 && !(f->tensors = calloc(h.n ? (size_t)h.n : 1, sizeof *f->tensors)))
+    rc = err_set(err, "out of memory");
+  for (int i = 0; rc == 0 && i < h.n; i++) {
+    StEntry *e = &h.entries[i];
+    f->tensors[f->n++] = (StTensor){.name = e->name, .dtype = e->dtype, .ndim = e->ndim,
+                                     .numel = e->numel, .data = data + e->offset, .nbytes = e->nbytes};
+    memcpy(f->tensors[i].shape, e->shape, sizeof e->shape);
+    e->name = NULL;   /* the tensor has it now */
+  }
+  st_header_free(&h);
   return rc;
 }
 
@@ -345,6 +374,14 @@ const char *st_meta(const StFile *f, const char *key) {
   return NULL;
 }
 
+const char *st_shape_str(char *buf, size_t size, int ndim, const int64_t *shape) {
+  size_t n = (size_t)snprintf(buf, size, "[");
+  for (int i = 0; i < ndim && n < size; i++)
+    n += (size_t)snprintf(buf + n, size - n, "%s%lld", i ? ", " : "", (long long)shape[i]);
+  if (n < size) snprintf(buf + n, size - n, "]");
+  return buf;
+}
+
 int st_to_f32(const StTensor *t, float *dst, size_t n, Err *err) {
   if (!dtypes[t->dtype].to_f32)
     return err_set(err, "tensor '%s': dtype %s is not a float type", t->name,
@@ -353,6 +390,96 @@ int st_to_f32(const StTensor *t, float *dst, size_t n, Err *err) {
     return err_set(err, "tensor '%s': %zu elements, expected %zu", t->name, t->numel, n);
   dtypes[t->dtype].to_f32(t->data, dst, n);
   return 0;
+}
+
+/* ---------------------------------------------------------------- header only */
+
+/* 'n' bytes at 'offset' of 'fd', all of them. */
+static int pread_all(int fd, void *dst, size_t n, uint64_t offset, Err *err) {
+  uint8_t *p = dst;
+  while (n > 0) {
+    ssize_t r = pread(fd, p, n, (off_t)offset);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) return err_set(err, "%s", strerror(errno));
+    if (r == 0) return err_set(err, "file shrank while being read");
+    p += r, n -= (size_t)r, offset += (uint64_t)r;
+  }
+  return 0;
+}
+
+static int read_header_fd(StHeader *h, int fd, uint64_t size, Err *err) {
+  uint8_t first8[8] = {0};
+  uint64_t n;
+  if (pread_all(fd, first8, size < 8 ? (size_t)size : 8, 0, err) != 0) return -1;
+  if (header_length(first8, size, &n, err) != 0) return -1;
+  char *text = malloc(n ? (size_t)n : 1);
+  if (!text) return err_set(err, "out of memory for a %llu-byte header", (unsigned long long)n);
+  int rc = pread_all(fd, text, (size_t)n, 8, err);
+  if (rc == 0) {
+    uint64_t dlen = size - 8 - n;
+    if (dlen > SIZE_MAX) rc = err_set(err, "file too large for this machine");
+    if (rc == 0) rc = parse_json_header(h, text, n, (size_t)dlen, NULL, err);
+    for (int i = 0; rc == 0 && i < h->n; i++) h->entries[i].offset += 8 + n;
+  }
+  free(text);
+  return rc;
+}
+
+int st_read_header(StHeader *h, const char *path, Err *err) {
+  struct stat sb;
+  memset(h, 0, sizeof *h);
+  int fd = safeopen_read(path, 0, &sb, err);
+  if (fd < 0) return -1;
+  h->file_size = (uint64_t)sb.st_size;
+  int rc = read_header_fd(h, fd, h->file_size, err);
+  close(fd);
+  if (rc != 0) {
+    st_header_free(h);
+    err_prefix(err, "%s", path);
+    one_line(err);
+  }
+  return rc;
+}
+
+void st_header_free(StHeader *h) {
+  for (int i = 0; i < h->n; i++) free(h->entries[i].name);
+  free(h->entries);
+  memset(h, 0, sizeof *h);
+}
+
+const StEntry *st_header_find(const StHeader *h, const char *name) {
+  for (int i = 0; i < h->n; i++)
+    if (strcmp(h->entries[i].name, name) == 0) return &h->entries[i];
+  return NULL;
+}
+
+/* Whole rows of at least this many bytes go through the buffer at once:
+** fewer reads for narrow rows, and still no more than a row or two of a
+** wide matrix in memory. */
+#define ST_CHUNK_BYTES (1u << 20)
+
+int st_pread_f32(int fd, StDtype dtype, uint64_t offset, size_t numel, size_t row, float *dst,
+                 const char *what, Err *err) {
+  if ((unsigned)dtype >= ST_NDTYPES || !dtypes[dtype].to_f32)
+    return err_set(err, "%s: dtype %s is not a float type", what, st_dtype_name(dtype));
+  size_t size = dtypes[dtype].size;
+  if (row == 0) row = 1;
+  size_t rows = ST_CHUNK_BYTES / (row * size);
+  size_t chunk = (rows ? rows : 1) * row;
+  if (chunk > numel) chunk = numel;
+  /* float32 needs no conversion: read straight into place. */
+  uint8_t *buf = dtype == ST_F32 ? NULL : malloc(chunk ? chunk * size : 1);
+  if (dtype != ST_F32 && !buf) return err_set(err, "%s: out of memory for a row buffer", what);
+  int rc = 0;
+  for (size_t done = 0; done < numel && rc == 0; done += chunk) {
+    size_t k = numel - done < chunk ? numel - done : chunk;
+    uint8_t *into = buf ? buf : (uint8_t *)(dst + done);
+    rc = pread_all(fd, into, k * size, offset + done * size, err);
+    if (rc == 0 && buf) dtypes[dtype].to_f32(buf, dst + done, k);
+  }
+  free(buf);
+  if (rc != 0) err_prefix(err, "%s", what);
+  return rc;
 }
 
 /* ---------------------------------------------------------------- writer */

@@ -56,8 +56,41 @@ const char *st_meta(const StFile *f, const char *key);   /* NULL when absent */
 const char *st_dtype_name(StDtype d);
 size_t st_dtype_size(StDtype d);
 
+/* A shape as messages show it, "[300, 16]", into 'buf'; returns 'buf'. */
+const char *st_shape_str(char *buf, size_t size, int ndim, const int64_t *shape);
+
 /* Copy tensor 't' into 'dst' as float32 (F32, F64, F16, BF16 accepted). */
 int st_to_f32(const StTensor *t, float *dst, size_t n, Err *err);
+
+/* ---- Header-only reading, for files too large to hold: the same checks
+** as st_parse on the header and the ranges it names (against the file's
+** size), then one tensor at a time with pread. */
+
+typedef struct StEntry {
+  char *name;
+  StDtype dtype;
+  int ndim;
+  int64_t shape[ST_MAX_DIMS];
+  size_t numel;
+  uint64_t offset;   /* of its first byte, from the start of the file */
+  size_t nbytes;
+} StEntry;
+
+typedef struct StHeader {
+  StEntry *entries;  /* sorted by offset */
+  int n;
+  uint64_t file_size;   /* when the header was read */
+} StHeader;
+
+int st_read_header(StHeader *h, const char *path, Err *err);
+void st_header_free(StHeader *h);
+const StEntry *st_header_find(const StHeader *h, const char *name);
+
+/* Read 'numel' values of 'dtype' at byte 'offset' of the open file 'fd'
+** into 'dst' as float32, 'row' values (at least) at a time through a buffer
+** of that size; 'what' names the tensor in messages (its file first). */
+int st_pread_f32(int fd, StDtype dtype, uint64_t offset, size_t numel, size_t row, float *dst,
+                 const char *what, Err *err);
 
 /* Writer: collect tensors (pointers, not copies: keep them alive until
 ** st_write) and metadata, then write atomically. */

@@ -100,14 +100,6 @@ int weights_config(const StFile *f, int batch, ModelConfig *cfg, Err *err) {
 
 /* ---------------------------------------------------------------- reading */
 
-static const char *shape_str(char *buf, size_t size, int ndim, const int64_t *shape) {
-  size_t n = (size_t)snprintf(buf, size, "[");
-  for (int i = 0; i < ndim && n < size; i++)
-    n += (size_t)snprintf(buf + n, size - n, "%s%lld", i ? ", " : "", (long long)shape[i]);
-  if (n < size) snprintf(buf + n, size - n, "]");
-  return buf;
-}
-
 static int shape_matches(const TensorInfo *ti, const StTensor *t) {
   if (t->ndim != ti->ndim) return 0;
   for (int i = 0; i < ti->ndim; i++)
@@ -142,7 +134,7 @@ static int check_table(const TensorInfo *ts, int nt, const ModelConfig *c, const
       n_miss++, buf_item(&miss, ", ", "%s", ti->name);
     else if (t && !shape_matches(ti, t))
       n_shape++, buf_item(&shape, ", ", "%s is %s, the model needs %s", ti->name,
-                          shape_str(a, sizeof a, t->ndim, t->shape), shape_str(b, sizeof b, ti->ndim, want));
+                          st_shape_str(a, sizeof a, t->ndim, t->shape), st_shape_str(b, sizeof b, ti->ndim, want));
   }
   for (int i = 0; i < f->n; i++) {
     const char *s = f->tensors[i].name;

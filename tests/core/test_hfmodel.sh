@@ -1,0 +1,208 @@
+#!/bin/sh
+# test_hfmodel.sh -- released checkpoints (hfmodel.h) read from small
+# models tests/lib/make_models.py writes in each family's layout: the
+# family, embedding and head found by name, in a folder and as a bare file;
+# float32, float16 and bfloat16, one file and three shards, tied and
+# untied, every value read bit for bit; each hostile model refused with a
+# message naming its file and its problem; a tensor too large for the
+# memory left refused with the estimate; GPT-2's Conv1D weights transposed
+# into the reference model's layout.
+
+tap_name=hfmodel; . "${srcdir:-.}/tests/lib/tap.sh"
+
+have python3 || skip_all "python3 is not installed"
+probe="${top_builddir:-.}/tests/core/hfprobe"
+[ -x "$probe" ] || bail_out "tests/core/hfprobe is not built"
+make_models="${srcdir:-.}/tests/lib/make_models.py"
+
+# model DIR FAMILY ARGS...: write a model, or fail the check that needs it.
+model() {
+  dir=$tmp/$1; fam=$2; shift 2
+  python3 "$make_models" "$fam" "$dir" "$@" 2>"$tmp/mk.err"
+}
+
+# field KEY: what hfprobe info said of KEY.
+field() { sed -n "s/^$1=//p" "$tmp/info"; }
+
+# expected: what expected.json says of the model in $dir, as check_model
+# prints what hfprobe found.
+expected() {
+  python3 - "$dir/expected.json" <<'EOF'
+import json, sys
+e = json.load(open(sys.argv[1]))
+print("%s %dx%d %s tied=%d %s %s" % (e["family"], e["vocab"], e["dim"], e["dtype"], e["tied"], e["embed"], e["head"]))
+EOF
+}
+
+# check_model LABEL WANT_FAMILY [PATH]: info agrees with what was written,
+# and every value reads back bit for bit.
+check_model() {
+  label=$1 want=$2 path=${3:-$dir}
+  if ! "$probe" info "$path" >"$tmp/info" 2>"$tmp/err"; then
+    ok 1 "$label: opens ($(cat "$tmp/err"))"
+    return
+  fi
+  got="$(field family) $(field vocab)x$(field dim) $(field dtype) tied=$(field tied) $(field embed) $(field head)"
+  exp=$(expected)
+  [ "$got" = "$exp" ] && [ "$(field family)" = "$want" ]
+  ok $? "$label: $got"
+  [ "$(field head_is_embed)" = "$(field tied)" ]
+  ok $? "$label: the head is the embedding exactly when tied"
+  "$probe" values "$path" "$dir/expected.safetensors" >"$tmp/values" 2>"$tmp/err"
+  ok $? "$label: every tensor reads back bit for bit ($(cat "$tmp/values" "$tmp/err"))"
+}
+
+# Every family in a folder, with its own tying, and as a bare file (no
+# config: the family from the tensor names alone).
+for fam in gpt2 gpt-neo gpt-neox olmo olmo-original llama qwen2 qwen3 gemma; do
+  model "$fam" "$fam" --seed 3 && check_model "$fam folder" "$fam"
+  model "$fam-bare" "$fam" --bare --seed 4 && check_model "$fam bare file" "$fam" "$dir/model.safetensors"
+done
+
+# Dtypes, shards and tying across the layouts.
+for dtype in f32 f16 bf16; do
+  for shards in 1 3; do
+    model "llama-$dtype-$shards" llama --dtype "$dtype" --shards "$shards" --untied --seed 5 &&
+      check_model "llama $dtype, $shards shard(s), untied" llama
+    model "gpt2-$dtype-$shards" gpt2 --dtype "$dtype" --shards "$shards" --tied --prefix --seed 6 &&
+      check_model "gpt2 $dtype, $shards shard(s), tied, transformer. prefix" gpt2
+  done
+done
+model olmo-orig-tied olmo-original --tied --shards 3 --dtype bf16 && check_model "olmo-original tied (weight_tying)" olmo-original
+model qwen3-tied qwen3 --tied --dtype f16 && check_model "qwen3 tied" qwen3
+model neox-untied-3 gpt-neox --untied --shards 3 && check_model "gpt-neox untied, 3 shards" gpt-neox
+"$probe" info "$dir" | grep -qx 'n_files=3'
+ok $? "gpt-neox: three shards read"
+
+# Hostile models: each refused, the message naming the file and the problem.
+# refuse KIND FAMILY PATTERN ARGS...: hfprobe info fails and says PATTERN.
+n_hostile=0
+refuse() {
+  kind=$1 fam=$2 pattern=$3; shift 3
+  n_hostile=$((n_hostile + 1))
+  model "hostile-$n_hostile-$kind" "$fam" --hostile "$kind" "$@" || { ok 1 "$kind: written"; return; }
+  if "$probe" info "$dir" >/dev/null 2>"$tmp/err"; then
+    ok 1 "$kind ($fam): refused"
+  else
+    grep -q -- "$pattern" "$tmp/err"
+    ok $? "$kind ($fam): $(head -n 1 "$tmp/err")"
+  fi
+}
+refuse config-says-tied llama ": config.json says tie_word_embeddings=true but model.safetensors holds a separate lm_head.weight \[300, 16\]" --tied
+refuse config-says-tied llama "config.json says tie_word_embeddings=true but model-00001-of-00003.safetensors holds a separate lm_head.weight" --untied --shards 3
+refuse config-says-untied qwen2 "config.json says tie_word_embeddings=false but no output head is stored (none of lm_head.weight): only model.embed_tokens.weight \[300, 16\]"
+refuse config-says-tied gpt2 "config.json does not say tie_word_embeddings, which for gpt2 means true, but model.safetensors holds a separate lm_head.weight"
+refuse config-says-untied olmo-original "config.json says weight_tying=false but no output head"
+refuse index-missing-shard llama "model.safetensors.index.json: names shard 'model-00002-of-00002.safetensors' (for '.*'), which is not in "
+refuse index-escapes llama "model.safetensors.index.json: tensor '.*' is mapped to '../model-00001-of-00002.safetensors', a path outside the folder"
+refuse index-unlisted gemma "model.safetensors.index.json: maps tensor 'model.not_stored.weight' to 'model-00001-of-00002.safetensors', which does not hold it"
+refuse shard-duplicate gpt-neox ": tensor 'embed_out.weight' is in both model-00001-of-00002.safetensors and model-00002-of-00002.safetensors" --untied
+refuse shape-disagrees llama "/model.safetensors: model.embed_tokens.weight is \[299, 16\] but config.json says vocab_size=300"
+refuse shape-disagrees olmo-original "model.transformer.wte.weight is \[299, 16\] but config.json says embedding_size=300"
+refuse truncated-shard qwen3 "/model.safetensors: .*beyond the .*-byte buffer"
+refuse truncated-shard llama "/model-00003-of-00003.safetensors: " --shards 3
+
+# A shard holding a tensor the index maps to another shard.
+model moved llama --shards 2 && python3 - "$dir/model.safetensors.index.json" <<'EOF'
+import json, sys
+p = sys.argv[1]
+d = json.load(open(p))
+d["weight_map"]["lm_head.weight"] = "model-00002-of-00002.safetensors" if d["weight_map"]["lm_head.weight"].startswith("model-00001") else "model-00001-of-00002.safetensors"
+json.dump(d, open(p, "w"))
+EOF
+"$probe" info "$dir" >/dev/null 2>"$tmp/err"
+[ $? -ne 0 ] && grep -q "safetensors: holds tensor 'lm_head.weight', which model.safetensors.index.json maps to 'model-0000" "$tmp/err"
+ok $? "index mapping a tensor to the wrong shard: $(cat "$tmp/err")"
+
+# A model type outside the table is refused, listing the families read.
+model other llama && sed -i 's/"model_type": "llama"/"model_type": "mamba"/' "$dir/config.json"
+"$probe" info "$dir" >/dev/null 2>"$tmp/err"
+[ $? -ne 0 ] && grep -q "config.json: model_type 'mamba' is none of the families read (.*gpt2.*qwen3" "$tmp/err"
+ok $? "unknown model_type: $(cat "$tmp/err")"
+
+# A folder without safetensors weights.
+mkdir "$tmp/empty" && echo '{"model_type": "gpt2"}' >"$tmp/empty/config.json"
+"$probe" info "$tmp/empty" >/dev/null 2>"$tmp/err"
+[ $? -ne 0 ] && grep -q "empty: neither model.safetensors nor model.safetensors.index.json" "$tmp/err"
+ok $? "no weights: $(cat "$tmp/err")"
+
+# Memory: a 50000 x 1024 embedding (bfloat16, all zeros, a sparse file) is
+# 204.8 MB as float32. Under an address-space cap that leaves less, reading
+# it is refused with the estimate, the headroom and the limit; with room,
+# it is read.
+if [ -z "$CAP" ]; then
+  skip "prlimit is not available (or AddressSanitizer is on)"
+  skip "prlimit is not available (or AddressSanitizer is on)"
+elif model big llama --zeros --vocab 50000 --dim 1024 --layers 1 --dtype bf16 --tied; then
+  OPENBLAS_NUM_THREADS=1 timeout 60 prlimit --as=200000000 -- "$probe" read "$dir" model.embed_tokens.weight \
+    >/dev/null 2>"$tmp/err"
+  [ $? -eq 1 ] && grep -q "reading model.embed_tokens.weight as float32 needs 204.8 MB, more than the .* MB this process can still allocate (limit: RLIMIT_AS)" "$tmp/err"
+  ok $? "refused under a 200 MB cap: $(cat "$tmp/err")"
+  OPENBLAS_NUM_THREADS=1 timeout 60 prlimit --as=1500000000 -- "$probe" read "$dir" model.embed_tokens.weight \
+    >"$tmp/out" 2>"$tmp/err"
+  [ $? -eq 0 ] && grep -qx "read=51200000" "$tmp/out"
+  ok $? "read under a 1.5 GB cap ($(cat "$tmp/out" "$tmp/err"))"
+else
+  ok 1 "large sparse model written"
+fi
+
+# GPT-2 into the reference model: every tensor where nanoGPT keeps it,
+# the four Conv1D weights of each block transposed, the head from lm_head
+# or, tied, from wte.
+for v in "tied f32 1" "untied bf16 3" "tied f16 3"; do
+  set -- $v
+  model "gpt2-ref-$1-$2-$3" gpt2 --"$1" --dtype "$2" --shards "$3" --layers 3 --dim 24 --heads 3 --ctx 20 --seed 9 || continue
+  tie_k=$([ "$1" = tied ] && echo 24 || echo 0)
+  "$probe" gpt2 "$dir" "$dir/expected.safetensors" >"$tmp/out" 2>"$tmp/err"
+  [ $? -eq 0 ] && [ "$(tr '\n' ' ' <"$tmp/out")" = "tensors=41 transposed=12 tie_k=$tie_k " ]
+  ok $? "gpt2 $1 $2 $3 shard(s) into the reference layout: $(cat "$tmp/out" "$tmp/err" | tr '\n' ' ')"
+done
+
+# GPT-2 configs the reference model cannot compute are refused.
+gpt2_refuses() {
+  key=$1 value=$2 pattern=$3
+  model "gpt2-$key" gpt2 && python3 - "$dir/config.json" "$key" "$value" <<'EOF'
+import json, sys
+p, key, value = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+d = json.load(open(p)); d[key] = value; json.dump(d, open(p, "w"))
+EOF
+  "$probe" gpt2 "$dir" "$dir/expected.safetensors" >/dev/null 2>"$tmp/err"
+  [ $? -ne 0 ] && grep -q "$pattern" "$tmp/err"
+  ok $? "gpt2 with $key=$value refused: $(cat "$tmp/err")"
+}
+gpt2_refuses activation_function '"relu"' 'config.json: activation_function is "relu", which cannot be read as the reference model'
+gpt2_refuses layer_norm_epsilon 1e-6 "config.json: layer_norm_epsilon is 1e-06, which cannot be read as the reference model: its LayerNorm's epsilon is 1e-5"
+gpt2_refuses n_inner 100 "n_inner is 100"
+model neo-as-gpt2 gpt-neo && "$probe" gpt2 "$dir" "$dir/expected.safetensors" >/dev/null 2>"$tmp/err"
+[ $? -ne 0 ] && grep -q "a gpt-neo model, not GPT-2" "$tmp/err"
+ok $? "a GPT-Neo folder is not read as GPT-2: $(cat "$tmp/err")"
+
+# The Table 1 fixture: a tied model whose embedding is another model's head
+# with its rows shuffled, the token strings shuffled alike; paired by token
+# string, the two matrices are the same.
+model head-source gpt2 --untied --dtype f16 --seed 11 && src=$dir &&
+  model from-head llama --from-head "$src" --shuffle-seed 7 && check_model "--from-head model" llama
+python3 - "$src" "$dir" <<'EOF'
+import json, struct, sys
+def load(d, f):
+    e = json.load(open(d + "/expected.json"))
+    raw = open(d + "/" + f, "rb").read()
+    return e["dim"], [raw[i:i + 4 * e["dim"]] for i in range(0, len(raw), 4 * e["dim"])]
+def tokens(d):
+    for name, get in (("tokenizer.json", lambda j: j["model"]["vocab"]), ("vocab.json", lambda j: j)):
+        try:
+            return dict((i, t) for t, i in get(json.load(open(d + "/" + name))).items())
+        except FileNotFoundError:
+            pass
+a, b = sys.argv[1], sys.argv[2]
+_, head = load(a, "head.f32")
+_, emb = load(b, "embed.f32")
+ta, tb = tokens(a), tokens(b)
+by_string = dict((t, head[i]) for i, t in ta.items())
+moved = sum(1 for i in tb if tb[i] != ta[i])
+same = all(emb[i] == by_string[tb[i]] for i in tb)
+sys.exit(0 if same and moved > len(tb) // 2 else 1)
+EOF
+ok $? "--from-head: rows paired by token string are the other model's head, in another order"
+
+tap_done

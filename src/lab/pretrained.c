@@ -128,8 +128,24 @@ static Run *released_run(Lab *lab, const HfModel *hm, const RunOptions *o, Err *
   return r;
 }
 
+/* hf_open reads config.json with a folder only: a model.safetensors given
+** on its own is opened as the folder that holds it, config.json and all
+** (the folder's weights are then this very file). */
+static HfModel *open_released(const char *path, Err *err) {
+  char folder[4096], beside[4200], *a = realpath(path, NULL), *b = NULL;
+  const char *slash = strrchr(path, '/');
+  snprintf(folder, sizeof folder, "%.*s", slash ? (int)(slash - path) + (slash == path) : 1, slash ? path : ".");
+  snprintf(beside, sizeof beside, "%s/model.safetensors", folder);
+  struct stat st;
+  int whole_folder = stat(path, &st) == 0 && !S_ISDIR(st.st_mode) && a && (b = realpath(beside, NULL)) &&
+                     strcmp(a, b) == 0;
+  free(a);
+  free(b);
+  return hf_open(whole_folder ? folder : path, err);
+}
+
 Run *lab_load_released(Lab *lab, const char *path, const LabLoadOptions *lo, Err *err) {
-  HfModel *hm = hf_open(path, err);
+  HfModel *hm = open_released(path, err);
   if (!hm) return NULL;
   RunOptions o;
   Run *r = NULL;

@@ -6,15 +6,31 @@
 #include "core/data.h"
 #include "core/rng.h"
 
-int dataset_build(Dataset *ds, const Corpus *c, int vocab, double val_fraction, int ctx, const Cancel *cancel,
-                  Err *err) {
-  memset(ds, 0, sizeof *ds);
+static int check_split_args(double val_fraction, int ctx, Err *err) {
   if (ctx < 1) return err_set(err, "dataset: context length %d, expected at least 1", ctx);
   if (!(val_fraction > 0 && val_fraction < 1))
     return err_set(err, "dataset: validation fraction %g, expected between 0 and 1", val_fraction);
-  ds->bpe = bpe_train_cached(c->text, c->len, vocab, cancel, err);
-  if (!ds->bpe) return err_prefix(err, "%s", c->name);
-  if (bpe_encode(ds->bpe, c->text, c->len, &ds->tokens, &ds->n, cancel, err) < 0) {
+  return 0;
+}
+
+int dataset_build(Dataset *ds, const Corpus *c, int vocab, double val_fraction, int ctx, const Cancel *cancel,
+                  Err *err) {
+  memset(ds, 0, sizeof *ds);
+  if (check_split_args(val_fraction, ctx, err) < 0) return -1;
+  Tokenizer *tok = tokenizer_from_bpe(bpe_train_cached(c->text, c->len, vocab, cancel, err), err);
+  if (!tok) return err_prefix(err, "%s", c->name);
+  return dataset_build_with(ds, c, tok, val_fraction, ctx, cancel, err);
+}
+
+int dataset_build_with(Dataset *ds, const Corpus *c, Tokenizer *tok, double val_fraction, int ctx,
+                       const Cancel *cancel, Err *err) {
+  memset(ds, 0, sizeof *ds);
+  ds->tok = tok;
+  if (check_split_args(val_fraction, ctx, err) < 0) {
+    dataset_free(ds);
+    return -1;
+  }
+  if (tokenizer_encode(ds->tok, c->text, c->len, &ds->tokens, &ds->n, cancel, err) < 0) {
     dataset_free(ds);
     return err_prefix(err, "%s", c->name);
   }
@@ -31,7 +47,7 @@ int dataset_build(Dataset *ds, const Corpus *c, int vocab, double val_fraction, 
 }
 
 void dataset_free(Dataset *ds) {
-  bpe_free(ds->bpe);
+  tokenizer_free(ds->tok);
   free(ds->tokens);
   memset(ds, 0, sizeof *ds);
 }

@@ -14,11 +14,11 @@
 #include <stdint.h>
 
 #include "base/err.h"
-#include "core/bpe.h"
 #include "core/corpus.h"
+#include "core/tokenizer.h"
 
 typedef struct Dataset {
-  Bpe *bpe;            /* owned */
+  Tokenizer *tok;      /* owned */
   int32_t *tokens;     /* all tokens; train = [0, n_train), val = [n_train, n) */
   size_t n, n_train;
   char name[256];      /* corpus name */
@@ -30,6 +30,10 @@ typedef struct Dataset {
 ** (may be NULL) stops training and encoding a large corpus early. */
 int dataset_build(Dataset *ds, const Corpus *c, int vocab, double val_fraction, int ctx, const Cancel *cancel,
                   Err *err);
+/* The same with the tokenizer 'tok' (taken over, freed on failure too):
+** a released model's, whose ids the corpus must be read in. */
+int dataset_build_with(Dataset *ds, const Corpus *c, Tokenizer *tok, double val_fraction, int ctx,
+                       const Cancel *cancel, Err *err);
 void dataset_free(Dataset *ds);
 
 /* Fill 'out' [b, t+1] with training batch 'index' of 'data_seed' (from all

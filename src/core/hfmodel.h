@@ -91,7 +91,8 @@ float *hf_read_f32_alloc(const HfModel *m, const HfTensor *t, Err *err);
 
 /* The reference model's shape for a model of family "gpt2" (learned
 ** positions, LayerNorm with biases, tanh GELU, 4d MLP): vocab, dim, layers,
-** heads and ctx from config.json; 'batch' and tying set by the caller.
+** heads and ctx from config.json, tie_k from the checkpoint's tying (dim
+** or 0); 'batch' is left as the caller set it.
 ** Refused, saying why, for any other family or an unsupported config
 ** (activation, layer_norm_epsilon other than 1e-5, ...). */
 int hf_gpt2_config(const HfModel *m, ModelConfig *c, Err *err);

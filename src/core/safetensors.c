@@ -250,7 +250,7 @@ static int check_coverage(StHeader *h, size_t dlen, Err *err) {
 }
 
 /* The entries of header 'root' over a 'dlen'-byte buffer, sorted by offset
-** (relative to the buffer); __metadata__ is handed to 'meta' when not NULL. */
+** (relative to the buffer); __metadata__ goes to 'meta'. */
 static int parse_entries(StHeader *h, json_t *root, size_t dlen, StFile *meta, Err *err) {
   if (!json_is_object(root)) return err_set(err, "header is not a JSON object");
   size_t n = json_object_size(root);
@@ -260,9 +260,7 @@ static int parse_entries(StHeader *h, json_t *root, size_t dlen, StFile *meta, E
   json_t *v;
   json_object_foreach(root, key, v) {
     if (strcmp(key, "__metadata__") == 0) {
-      if (meta && parse_meta(meta, v, err) != 0) return -1;
-      if (!meta && !json_is_null(v) && !json_is_object(v))
-        return err_set(err, "__metadata__ is not an object");
+      if (parse_meta(meta, v, err) != 0) return -1;
       continue;
     }
     StEntry *e = &h->entries[h->n++];
@@ -418,7 +416,9 @@ static int read_header_fd(StHeader *h, int fd, uint64_t size, Err *err) {
   if (rc == 0) {
     uint64_t dlen = size - 8 - n;
     if (dlen > SIZE_MAX) rc = err_set(err, "file too large for this machine");
-    if (rc == 0) rc = parse_json_header(h, text, n, (size_t)dlen, NULL, err);
+    StFile meta = {0};   /* checked as st_parse checks it, then dropped */
+    if (rc == 0) rc = parse_json_header(h, text, n, (size_t)dlen, &meta, err);
+    st_free(&meta);
     for (int i = 0; rc == 0 && i < h->n; i++) h->entries[i].offset += 8 + n;
   }
   free(text);

@@ -22,7 +22,7 @@ static int add_fitted(StWriter *w, Run *r, double *stats, Err *err);
 static int check_fitted_present(const StFile *f, Err *err);
 static int read_fitted(const StFile *f, Run *r, long step, Err *err);
 
-#define CKPT_FORMAT "tielab-checkpoint"
+#define CKPT_FORMAT LAB_CHECKPOINT_FORMAT
 #define CKPT_VERSION "1"
 
 /* ------------------------------------------------------------- writing */
@@ -95,6 +95,31 @@ static int add_data(StWriter *w, Run *r, Err *err) {
   return r->data->sha256[0] ? st_writer_meta(w, "data.sha256", r->data->sha256, err) : 0;
 }
 
+/* A learned tokenizer as its merges; a released model's as the bytes of
+** its files, each a tensor "tokenizer.file.NAME", with its kind and where
+** it was first read from in the metadata. */
+#define TOKENIZER_FILE_PREFIX "tokenizer.file."
+
+static int add_tokenizer(StWriter *w, const Tokenizer *tok, Err *err) {
+  const Bpe *bpe = tokenizer_bpe(tok);
+  if (bpe) {
+    int nm;
+    const int32_t *merges = bpe_merges(bpe, &nm);
+    int64_t shape[2] = {nm, 2};
+    return nm > 0 ? st_writer_add(w, "tokenizer.merges", ST_I32, 2, shape, merges, err) : 0;
+  }
+  TokenizerFile files[TOKENIZER_MAX_FILES];
+  char name[96];
+  int n = tokenizer_files(tok, files);
+  for (int i = 0; i < n; i++) {
+    int64_t len = (int64_t)files[i].len;
+    snprintf(name, sizeof name, TOKENIZER_FILE_PREFIX "%s", files[i].name);
+    if (st_writer_add(w, name, ST_U8, 1, &len, files[i].bytes, err) < 0) return -1;
+  }
+  if (st_writer_meta(w, "tokenizer.kind", "pretrained", err) < 0) return -1;
+  return st_writer_meta(w, "tokenizer.source", tokenizer_source(tok), err);
+}
+
 static int add_extras(StWriter *w, Run *r, SaveBufs *b, Err *err) {
   const ModelConfig *c = model_config(r->model);
   int64_t n = (int64_t)lens_state_size(r->lens);
@@ -104,13 +129,8 @@ static int add_extras(StWriter *w, Run *r, SaveBufs *b, Err *err) {
   if (add_f32(w, "drift.e_in0", r->e_in0, c->vocab, c->dim, err) < 0 ||
       add_f32(w, "drift.e_out0", r->e_out0, c->vocab, c->dim, err) < 0)
     return -1;
-  if (r->data) {
-    int nm;
-    const int32_t *merges = bpe_merges(r->data->ds.bpe, &nm);
-    int64_t shape[2] = {nm, 2};
-    if (nm > 0 && st_writer_add(w, "tokenizer.merges", ST_I32, 2, shape, merges, err) < 0) return -1;
-    if (add_data(w, r, err) < 0) return -1;
-  }
+  if (run_tok(r) && add_tokenizer(w, run_tok(r), err) < 0) return -1;
+  if (r->data && add_data(w, r, err) < 0) return -1;
   if (history_pack(r->hist, &b->hist, &b->hist_n, &b->hist_names, err) < 0) return -1;
   int64_t hn = (int64_t)b->hist_n;
   if (st_writer_add(w, "history", ST_F64, 1, &hn, b->hist, err) < 0) return -1;
@@ -172,6 +192,8 @@ static int want_of(const char *name, const ModelConfig *c, const TensorInfo *ts,
   if (!strcmp(name, "drift.e_in0") || !strcmp(name, "drift.e_out0")) return 1;
   *w = (Want){ST_I32, 2, {-1, 2}};
   if (!strcmp(name, "tokenizer.merges")) return 1;
+  *w = (Want){ST_U8, 1, {-1, 0}};
+  if (!strncmp(name, TOKENIZER_FILE_PREFIX, strlen(TOKENIZER_FILE_PREFIX))) return 1;
   *w = (Want){ST_F64, 1, {-1, 0}};
   if (!strcmp(name, "history")) return 1;
   *w = (Want){ST_I32, 1, {-1, 0}};
@@ -330,9 +352,10 @@ static int check_corpus_hash(const StFile *f, const Run *r, Err *err) {
 static int check_tokenizer(const StFile *f, Run *r, Err *err) {
   const StTensor *t = st_find(f, "tokenizer.merges");
   if (check_corpus_hash(f, r, err) < 0) return -1;
-  if (!r->data) return 0;
+  /* A released model's tokenizer came from the file itself. */
+  if (!r->data || !tokenizer_bpe(r->data->ds.tok)) return 0;
   int nm;
-  const int32_t *merges = bpe_merges(r->data->ds.bpe, &nm);
+  const int32_t *merges = bpe_merges(tokenizer_bpe(r->data->ds.tok), &nm);
   size_t want = (size_t)nm * 2;
   if ((!t && nm == 0) || (t && t->numel == want && memcmp(t->data, merges, want * 4) == 0)) return 0;
   return err_set(err, "the corpus '%s' no longer gives the tokenizer this run was trained with",
@@ -404,18 +427,76 @@ static int read_counters(const StFile *f, Counters *k, Err *err) {
   return read_loss(f, k->step, &k->loss, err);
 }
 
+/* A released model's tokenizer: its kind, its source and its files come
+** together, and never with learned merges. */
+static int check_tokenizer_meta(const StFile *f, Err *err) {
+  const char *kind = st_meta(f, "tokenizer.kind");
+  int files = 0;
+  for (int i = 0; i < f->n; i++)
+    if (!strncmp(f->tensors[i].name, TOKENIZER_FILE_PREFIX, strlen(TOKENIZER_FILE_PREFIX))) {
+      if (!kind) return err_set(err, "tensor '%s' without metadata 'tokenizer.kind'", f->tensors[i].name);
+      files++;
+    }
+  if (!kind) return 0;
+  if (strcmp(kind, "pretrained") != 0)
+    return err_set(err, "metadata 'tokenizer.kind' is '%.40s', expected 'pretrained'", kind);
+  if (files == 0 || files > TOKENIZER_MAX_FILES)
+    return err_set(err, "metadata 'tokenizer.kind' is 'pretrained' with %d '" TOKENIZER_FILE_PREFIX "' tensors, "
+                   "expected 1 or %d", files, TOKENIZER_MAX_FILES);
+  if (st_find(f, "tokenizer.merges")) return err_set(err, "a pretrained tokenizer and 'tokenizer.merges' both");
+  if (!st_meta(f, "tokenizer.source")) return err_set(err, "metadata lacks 'tokenizer.source'");
+  return 0;
+}
+
+/* The released model's tokenizer the file holds (check_tokenizer_meta
+** passed), read as from the model's folder. */
+static Tokenizer *checkpoint_tokenizer(const StFile *f, Err *err) {
+  TokenizerFile files[TOKENIZER_MAX_FILES];
+  int n = 0;
+  for (int i = 0; i < f->n && n < TOKENIZER_MAX_FILES; i++) {
+    const StTensor *t = &f->tensors[i];
+    if (strncmp(t->name, TOKENIZER_FILE_PREFIX, strlen(TOKENIZER_FILE_PREFIX))) continue;
+    files[n++] = (TokenizerFile){t->name + strlen(TOKENIZER_FILE_PREFIX), t->data, t->nbytes};
+  }
+  Tokenizer *tok = tokenizer_from_files(files, n, st_meta(f, "tokenizer.source"), err);
+  if (!tok) err_prefix(err, "its tokenizer");
+  return tok;
+}
+
+static int is_pretrained(const StFile *f) { return st_meta(f, "tokenizer.kind") != NULL; }
+
+/* What tells one released tokenizer's held-out tokens from another's: the
+** SHA-256 of its files ("" for a learned one, which the corpus and the
+** vocabulary decide). */
+static const char *tokenizer_files_hash(const StFile *f, char out[SHA256_HEX]) {
+  Sha256 s;
+  uint8_t d[32];
+  out[0] = '\0';
+  if (!is_pretrained(f)) return out;
+  sha256_begin(&s);
+  for (int i = 0; i < f->n; i++)
+    if (!strncmp(f->tensors[i].name, TOKENIZER_FILE_PREFIX, strlen(TOKENIZER_FILE_PREFIX))) {
+      sha256_add(&s, f->tensors[i].name, strlen(f->tensors[i].name) + 1);
+      sha256_add(&s, f->tensors[i].data, f->tensors[i].nbytes);
+    }
+  sha256_end(&s, d);
+  for (int i = 0; i < 32; i++) snprintf(out + 2 * i, 3, "%02x", d[i]);
+  return out;
+}
+
 /* Everything about the file that needs no allocation. */
 static int check_checkpoint(const StFile *f, RunOptions *o, Counters *k, Err *err) {
   const char *version = st_meta(f, "version");
   if (!version || strcmp(version, CKPT_VERSION) != 0)
     return err_set(err, "checkpoint version '%.20s', this tielab reads version " CKPT_VERSION,
                    version ? version : "(none)");
-  if (read_settings(f, o, err) < 0 || check_config_keys(f, o, err) < 0 || read_counters(f, k, err) < 0)
+  if (read_settings(f, o, err) < 0 || check_config_keys(f, o, err) < 0 || read_counters(f, k, err) < 0 ||
+      check_tokenizer_meta(f, err) < 0)
     return -1;
   return check_shapes(f, &o->model, err);
 }
 
-static int corpus_policy(RunOptions *o, const LabLoadOptions *lo, Err *err) {
+int load_corpus_policy(RunOptions *o, const LabLoadOptions *lo, Err *err) {
   if (!o->corpus[0] || !lo || !lo->corpus_allowed || lo->corpus_allowed(lo->ctx, o->corpus, sizeof o->corpus)) return 0;
   return err_set(err, "the corpus '%.900s' is not allowed here", o->corpus);
 }
@@ -433,14 +514,26 @@ static Model *read_model(const StFile *f, const RunOptions *o, Err *err) {
 ** a count, or NaN for none. */
 static int check_held_out(const SharedData *d, int vocab, Err *err) {
   for (size_t i = 0; i < d->ds.n; i++)
-    if (d->ds.tokens[i] < 0 || d->ds.tokens[i] >= bpe_vocab(d->ds.bpe))
+    if (d->ds.tokens[i] < 0 || d->ds.tokens[i] >= tokenizer_size(d->ds.tok))
       return err_set(err, "tensor 'data.val_tokens': token %zu is %d, outside the tokenizer's [0, %d)", i,
-                     d->ds.tokens[i], bpe_vocab(d->ds.bpe));
+                     d->ds.tokens[i], tokenizer_size(d->ds.tok));
   for (int i = 0; i < vocab; i++)
     if (!isnan(d->log_freq[i]) && !(d->log_freq[i] >= 0 && isfinite(d->log_freq[i])))
       return err_set(err, "tensor 'data.log_freq': element %d is %g, expected a log count >= 0 or NaN", i,
                      d->log_freq[i]);
   return 0;
+}
+
+/* The checkpoint's tokenizer: a released model's, or the BPE of its
+** merges (none: the bytes alone). */
+static int read_merges(const StFile *f, const StTensor *tm, Tokenizer **tok, Err *err) {
+  if (is_pretrained(f)) return (*tok = checkpoint_tokenizer(f, err)) ? 0 : -1;
+  int32_t *merges = malloc(tm ? tm->nbytes : 1);   /* copied out: the file need not be aligned */
+  if (!merges) return err_set(err, "out of memory");
+  if (tm) memcpy(merges, tm->data, tm->nbytes);
+  *tok = tokenizer_from_bpe(bpe_from_merges(merges, tm ? (int)(tm->numel / 2) : 0, err), err);
+  free(merges);
+  return *tok ? 0 : err_prefix(err, "tensor 'tokenizer.merges'");
 }
 
 /* The checkpoint's data tensors as a dataset of held-out tokens only. */
@@ -453,12 +546,7 @@ static int read_held_out(const StFile *f, const RunOptions *o, SharedData *d, Er
                    "held-out tokens to stand in for it: load it with lab.load(path, {corpus = FILE})", o->corpus);
   if (tv->numel < (size_t)o->model.ctx + 1)
     return err_set(err, "tensor 'data.val_tokens' holds %zu tokens, fewer than ctx+1 = %d", tv->numel, o->model.ctx + 1);
-  int32_t *merges = malloc(tm ? tm->nbytes : 1);   /* copied out: the file need not be aligned */
-  if (!merges) return err_set(err, "out of memory");
-  if (tm) memcpy(merges, tm->data, tm->nbytes);
-  d->ds.bpe = bpe_from_merges(merges, tm ? (int)(tm->numel / 2) : 0, err);
-  free(merges);
-  if (!d->ds.bpe) return err_prefix(err, "tensor 'tokenizer.merges'");
+  if (read_merges(f, tm, &d->ds.tok, err) < 0) return -1;
   d->ds.tokens = malloc(tv->nbytes);
   d->log_freq = malloc(sizeof *d->log_freq * (size_t)vocab);
   if (!d->ds.tokens || !d->log_freq) return err_set(err, "out of memory");
@@ -479,7 +567,9 @@ static int read_held_out(const StFile *f, const RunOptions *o, SharedData *d, Er
 static SharedData *held_out_data(Lab *lab, const StFile *f, const RunOptions *o, const char *why, Err *err) {
   char key[sizeof ((SharedData *)0)->key];
   const char *hash = st_meta(f, "data.sha256");
-  snprintf(key, sizeof key, "held-out:%s|%d|%s", o->corpus, o->model.vocab, hash ? hash : "");
+  char tok_hash[SHA256_HEX];
+  snprintf(key, sizeof key, "held-out:%s|%d|%s|%s", o->corpus, o->model.vocab, hash ? hash : "",
+           tokenizer_files_hash(f, tok_hash));
   for (SharedData *d = lab->data; d; d = d->next)
     if (strcmp(d->key, key) == 0) {
       d->refs++;
@@ -504,25 +594,36 @@ static SharedData *held_out_data(Lab *lab, const StFile *f, const RunOptions *o,
   return d;
 }
 
+/* The corpus of 'o' read as the run's own would be: with the tokenizer the
+** checkpoint holds when it is a released model's, else learned. */
+static SharedData *acquire_data(Lab *lab, const StFile *f, const RunOptions *o, Err *err) {
+  if (!is_pretrained(f)) return lab_data_acquire(lab, o, err);
+  Tokenizer *tok = checkpoint_tokenizer(f, err);
+  return tok ? lab_data_acquire_pretrained(lab, o, tok, err) : NULL;
+}
+
 /* The data a loaded run works on, in '*data': its corpus, read (and
 ** hashed) as any run's, or, when that corpus is gone from its path or is no
 ** longer the text the run trained on, the held-out tokens the checkpoint
 ** keeps, so that it evaluates and samples but does not train. A corpus
 ** pointed to by the caller ('pointed') is taken as it is, and checked by
 ** its hash once the run exists. NULL for a checkpoint from before the
-** held-out tokens were kept: the run reads its corpus itself. */
+** held-out tokens were kept: the run reads its corpus itself; and for a
+** released model's run that had no corpus. */
 static int checkpoint_data(Lab *lab, const StFile *f, const RunOptions *o, int pointed, SharedData **data,
                            Err *err) {
   struct stat st;
   const char *want = st_meta(f, "data.sha256");
   *data = NULL;
-  if (!o->corpus[0] || pointed) return 0;
+  if (!o->corpus[0]) return 0;
+  if (pointed) return !is_pretrained(f) ? 0 : (*data = acquire_data(lab, f, o, err)) ? 0 : -1;
   if (stat(o->corpus, &st) < 0 && (errno == ENOENT || errno == ENOTDIR))
     return (*data = held_out_data(lab, f, o, "was not found", err)) ? 0 : -1;
-  if (!want || !st_find(f, "data.val_tokens")) return 0;   /* an older checkpoint: the corpus decides */
+  if (!is_pretrained(f) && (!want || !st_find(f, "data.val_tokens")))
+    return 0;   /* an older checkpoint: the corpus decides */
   Err read_err;
-  SharedData *d = lab_data_acquire(lab, o, &read_err);
-  if (d && strcmp(d->sha256, want) == 0) {
+  SharedData *d = acquire_data(lab, f, o, &read_err);
+  if (d && want && strcmp(d->sha256, want) == 0) {
     *data = d;
     return 0;
   }
@@ -544,19 +645,23 @@ static Run *load_checkpoint(Lab *lab, const StFile *f, const LabLoadOptions *lo,
     }
     snprintf(o.corpus, sizeof o.corpus, "%s", lo->corpus);
   }
-  if (corpus_policy(&o, lo, err) < 0) return NULL;
+  if (load_corpus_policy(&o, lo, err) < 0) return NULL;
   o.corpus_nofollow = lo && lo->corpus_nofollow;
   if (lo && lo->name && *lo->name) snprintf(o.name, sizeof o.name, "%s", lo->name);
   if (lab_check_memory(lab, &o, lo ? lo->budget : 0, err) < 0) return NULL;
   SharedData *data = NULL;
   if (o.model.vocab >= 256 && checkpoint_data(lab, f, &o, lo && lo->corpus && *lo->corpus, &data, err) < 0)
     return NULL;
+  /* A released model's run without a corpus holds its tokenizer itself. */
+  Tokenizer *own = NULL;
+  if (is_pretrained(f) && !data && !(own = checkpoint_tokenizer(f, err))) return NULL;
   Model *m = read_model(f, &o, err);
   if (!m) {
     if (data) lab_data_release(lab, data);
+    tokenizer_free(own);
     return NULL;
   }
-  Run *r = run_create_on(lab, &o, m, data, err);
+  Run *r = run_create_pretrained(lab, &o, m, data, own, err);
   if (!r) return NULL;
   if (read_extras(f, r, err) < 0 || read_fitted(f, r, k.step, err) < 0) {
     run_destroy(r);
@@ -584,7 +689,7 @@ static Run *load_weights_only(Lab *lab, const StFile *f, const char *path, const
   /* The file holds no tokenizer: one is learned from the corpus named, or
   ** from the synthetic language, at the file's vocabulary. */
   if (lo && lo->corpus && *lo->corpus) snprintf(o.corpus, sizeof o.corpus, "%s", lo->corpus);
-  if (corpus_policy(&o, lo, err) < 0) return NULL;
+  if (load_corpus_policy(&o, lo, err) < 0) return NULL;
   o.corpus_nofollow = lo && lo->corpus_nofollow;
   snprintf(o.tie_text, sizeof o.tie_text, "%d", o.model.tie_k);
   o.tie_given = 1;
@@ -607,14 +712,28 @@ static Run *load_weights_only(Lab *lab, const StFile *f, const char *path, const
   return r ? lab_adopt(lab, r, err) : NULL;
 }
 
-Run *lab_load_with(Lab *lab, const char *path, const LabLoadOptions *lo, Err *err) {
+/* A file of tielab's, or a weights-only one: a batch is the released
+** model's alone to be given (a checkpoint keeps its own, a weights file
+** takes the default). */
+static Run *load_file(Lab *lab, const char *path, const LabLoadOptions *lo, Err *err) {
   StFile f;
   int flags = lo && lo->nofollow ? SAFEOPEN_NOFOLLOW : 0;
+  if (lo && lo->batch) {
+    err_set(err, "'batch' is for a released model's folder; a checkpoint or weights file keeps its own");
+    return NULL;
+  }
   if (st_read_flags(&f, path, flags, err) < 0) return NULL;   /* its messages name the file */
   const char *format = st_meta(&f, "format");
   Run *r = format && strcmp(format, CKPT_FORMAT) == 0 ? load_checkpoint(lab, &f, lo, err)
                                                       : load_weights_only(lab, &f, path, lo, err);
   st_free(&f);
+  return r;
+}
+
+Run *lab_load_with(Lab *lab, const char *path, const LabLoadOptions *lo, Err *err) {
+  int flags = lo && lo->nofollow ? SAFEOPEN_NOFOLLOW : 0;
+  Run *r = lab_is_released_model(path, flags) ? lab_load_released(lab, path, lo, err)
+                                               : load_file(lab, path, lo, err);
   if (r) snprintf(r->origin, sizeof r->origin, "%s", path);
   if (!r) {
     err_prefix(err, "%s", path);

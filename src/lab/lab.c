@@ -145,7 +145,7 @@ static void absolute_corpus(RunOptions *o) {
 static size_t data_held(const Lab *lab) {
   size_t n = 0;
   for (const SharedData *d = lab->data; d; d = d->next)
-    n += d->ds.n * sizeof(int32_t) + (size_t)bpe_vocab(d->ds.bpe) * sizeof(double);
+    n += d->ds.n * sizeof(int32_t) + (size_t)tokenizer_size(d->ds.tok) * sizeof(double);
   return n;
 }
 
@@ -156,6 +156,10 @@ size_t lab_memory_need(Lab *lab, const RunOptions *o) {
 }
 
 int lab_check_memory(Lab *lab, const RunOptions *o, size_t budget, Err *err) {
+  return lab_check_memory_advising(lab, o, budget, "lower 'vocab', 'dim', 'layers', 'ctx' or 'batch'", err);
+}
+
+int lab_check_memory_advising(Lab *lab, const RunOptions *o, size_t budget, const char *advice, Err *err) {
   char name[128];
   if (o->name[0]) snprintf(name, sizeof name, "run '%s'", o->name);
   else
@@ -177,9 +181,9 @@ int lab_check_memory(Lab *lab, const RunOptions *o, size_t budget, Err *err) {
   if (need + pending <= m.headroom) return 0;
   return err_set(err,
                  "%s needs about %s (the lab %s in all), but this process can get only "
-                 "%s more (%s); lower 'vocab', 'dim', 'layers', 'ctx' or 'batch'",
+                 "%s more (%s); %s",
                  name, num_bytes(a, sizeof a, need), num_bytes(b, sizeof b, need + pending + held),
-                 num_bytes(c, sizeof c, m.headroom), m.limit);
+                 num_bytes(c, sizeof c, m.headroom), m.limit, advice);
 }
 
 Run *lab_add_run(Lab *lab, const RunOptions *o, Err *err) { return lab_add_run_within(lab, o, 0, err); }

@@ -25,6 +25,7 @@
 **   params.c    a run's parameters by name, read and written between steps
 **   tokens.c    a run's tokenizer: text to token ids and back
 **   ckpt.c      checkpoints: save and load
+**   pretrained.c  a released GPT-2-family model loaded as a run
 */
 #ifndef TIELAB_LAB_H
 #define TIELAB_LAB_H
@@ -445,7 +446,10 @@ const char *run_token(const Run *r, int32_t id, size_t *len, Err *err);
 
 /* Checkpoints (safetensors): model, moments, lens translators (online and
 ** fitted), tokenizer, history, settings. 'lab_load' also takes a
-** weights-only nanoGPT file.
+** weights-only nanoGPT file, and a released GPT-2-family model (its
+** folder, or its .safetensors file beside config.json: pretrained.c),
+** which becomes a run with the model's own tokenizer; the checkpoint of
+** such a run holds that tokenizer's files ("tokenizer.file.NAME").
 **
 ** run_save replaces 'path' only when it is missing or a regular file (a
 ** symbolic link to a regular file is followed: its target is replaced),
@@ -482,7 +486,15 @@ typedef struct LabLoadOptions {
   int nofollow;
   /* The same for the corpus the checkpoint names (a sandboxed script's). */
   int corpus_nofollow;
+  /* A released model's rows per batch (0: LAB_RELEASED_BATCH); refused
+  ** for a checkpoint, which keeps its own. */
+  int batch;
 } LabLoadOptions;
+
+/* A released model's batch unless one is given: its context is the whole
+** of the model's (1024 positions for GPT-2), and a row of it is already
+** the memory of many of the lab's own batches. */
+#define LAB_RELEASED_BATCH 1
 
 Run *lab_load_with(Lab *lab, const char *path, const LabLoadOptions *o, Err *err);
 

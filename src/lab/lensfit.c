@@ -459,6 +459,7 @@ int run_fit_lens(Run *r, const LensFitOptions *o, LensFitResult *out, Err *err) 
   if (!out->curve || out->curve_cap < lensfit_curve_cap(o))
     return err_set(err, "lens fit: a curve of %d points is needed for %d steps, got %d", lensfit_curve_cap(o),
                    o->steps, out->curve ? out->curve_cap : 0);
+  if (run_refuse_no_corpus(r, "fit its lens on", err) < 0) return -1;
   if (!r->data)
     return err_set(err, "run '%s' has no training data to fit its lens on (a vocabulary of %d is below "
                    "the 256 byte ids)", r->opt.name, model_config(r->model)->vocab);

@@ -96,13 +96,13 @@ static int32_t draw(const float *logits, int v, double temp, Rng *rng) {
 static int sample_ids(Run *r, const char *prompt, int n, double temp, uint64_t seed, int32_t **out,
                       size_t *start, size_t *out_len, Err *err) {
   const ModelConfig *c = model_config(r->model);
-  if (!r->data) return err_set(err, "run '%s' has no tokenizer to sample text with", r->opt.name);
-  const Bpe *bpe = r->data->ds.bpe;
+  const Tokenizer *tok = run_tok(r);
+  if (!tok) return err_set(err, "run '%s' has no tokenizer to sample text with", r->opt.name);
   if (n < 0 || n > 100000) return err_set(err, "cannot sample %d tokens", n);
   int32_t *ids = NULL;
   size_t len = 0;
   const char *p = prompt && *prompt ? prompt : "\n";
-  if (bpe_encode(bpe, (const uint8_t *)p, strlen(p), &ids, &len, NULL, err) < 0) return -1;
+  if (tokenizer_encode(tok, (const uint8_t *)p, strlen(p), &ids, &len, NULL, err) < 0) return -1;
   int32_t *all = realloc(ids, sizeof *all * (len + (size_t)n + 1));
   if (!all) {
     free(ids);
@@ -133,7 +133,7 @@ int run_sample(Run *r, const char *prompt, int n, double temp, uint64_t seed, ch
   text_utf8_begin(&u, out, cap);
   for (size_t i = start; i < len; i++) {
     size_t bytes;
-    const uint8_t *token = bpe_token_bytes(r->data->ds.bpe, ids[i], &bytes);
+    const uint8_t *token = tokenizer_token(run_tok(r), ids[i], &bytes);
     if (token) text_utf8_put(&u, (const char *)token, bytes);
   }
   text_utf8_end(&u);
@@ -150,7 +150,7 @@ int run_sample_bytes(Run *r, const char *prompt, int n, double temp, uint64_t se
   /* Whole tokens only: a cut made for want of room is not the model's. */
   for (size_t i = start; i < len; i++) {
     size_t bytes;
-    const uint8_t *token = bpe_token_bytes(r->data->ds.bpe, ids[i], &bytes);
+    const uint8_t *token = tokenizer_token(run_tok(r), ids[i], &bytes);
     if (!token) continue;
     if (w + bytes > cap) break;
     memcpy(out + w, token, bytes);

@@ -51,32 +51,24 @@ static double *token_log_freq(const Dataset *ds, int vocab) {
   return f;
 }
 
-SharedData *lab_data_acquire(Lab *lab, const RunOptions *o, Err *err) {
-  char key[1100];
-  data_key(o, key, sizeof key);
+static SharedData *data_find(Lab *lab, const char *key) {
   for (SharedData *d = lab->data; d; d = d->next)
     if (strcmp(d->key, key) == 0) {
       d->refs++;
       return d;
     }
-  Corpus c;
-  int rc = o->corpus[0] ? corpus_read_max(&c, o->corpus, (uint64_t)o->corpus_max_mb << 20, o->corpus_nofollow, err)
-                        : corpus_synthetic(&c, o->corpus_seed, SYNTHETIC_BYTES, err);
-  if (rc < 0) return NULL;
-  SharedData *d = calloc(1, sizeof *d);
-  if (!d) {
-    corpus_free(&c);
-    err_set(err, "out of memory loading the corpus");
-    return NULL;
-  }
-  if (o->corpus[0]) sha256_hex(c.text, c.len, d->sha256);
-  rc = dataset_build(&d->ds, &c, o->model.vocab, 0.1, o->model.ctx, &lab->cancel, err);
-  corpus_free(&c);
-  if (rc < 0) {
-    free(d);
-    return NULL;
-  }
-  if (!(d->log_freq = token_log_freq(&d->ds, o->model.vocab))) {
+  return NULL;
+}
+
+static int read_corpus(const RunOptions *o, Corpus *c, Err *err) {
+  return o->corpus[0] ? corpus_read_max(c, o->corpus, (uint64_t)o->corpus_max_mb << 20, o->corpus_nofollow, err)
+                      : corpus_synthetic(c, o->corpus_seed, SYNTHETIC_BYTES, err);
+}
+
+/* A dataset just built, with its token counts, into the lab under 'key';
+** 'd' freed on failure. */
+static SharedData *data_adopt(Lab *lab, SharedData *d, const char *key, int vocab, Err *err) {
+  if (!(d->log_freq = token_log_freq(&d->ds, vocab))) {
     dataset_free(&d->ds);
     free(d);
     err_set(err, "out of memory counting tokens");
@@ -84,9 +76,55 @@ SharedData *lab_data_acquire(Lab *lab, const RunOptions *o, Err *err) {
   }
   snprintf(d->key, sizeof d->key, "%s", key);
   d->refs = 1;
-  d->next = lab->data;
-  lab->data = d;
+  lab_data_insert(lab, d);
   return d;
+}
+
+/* The corpus of 'o' read and hashed into a new SharedData, or NULL. */
+static SharedData *data_read(const RunOptions *o, Corpus *c, Err *err) {
+  if (read_corpus(o, c, err) < 0) return NULL;
+  SharedData *d = calloc(1, sizeof *d);
+  if (!d) {
+    corpus_free(c);
+    err_set(err, "out of memory loading the corpus");
+    return NULL;
+  }
+  if (o->corpus[0]) sha256_hex(c->text, c->len, d->sha256);
+  return d;
+}
+
+SharedData *lab_data_acquire(Lab *lab, const RunOptions *o, Err *err) {
+  char key[1100];
+  data_key(o, key, sizeof key);
+  SharedData *d = data_find(lab, key);
+  if (d) return d;
+  Corpus c;
+  if (!(d = data_read(o, &c, err))) return NULL;
+  int rc = dataset_build(&d->ds, &c, o->model.vocab, 0.1, o->model.ctx, &lab->cancel, err);
+  corpus_free(&c);
+  if (rc < 0) {
+    free(d);
+    return NULL;
+  }
+  return data_adopt(lab, d, key, o->model.vocab, err);
+}
+
+SharedData *lab_data_acquire_pretrained(Lab *lab, const RunOptions *o, Tokenizer *tok, Err *err) {
+  char key[1100];
+  snprintf(key, sizeof key, "pretrained:%s|%s|%d", tokenizer_sha256(tok), o->corpus, o->model.vocab);
+  SharedData *d = data_find(lab, key);
+  Corpus c;
+  if (d || !(d = data_read(o, &c, err))) {
+    tokenizer_free(tok);
+    return d;
+  }
+  int rc = dataset_build_with(&d->ds, &c, tok, 0.1, o->model.ctx, &lab->cancel, err);
+  corpus_free(&c);
+  if (rc < 0) {
+    free(d);
+    return NULL;
+  }
+  return data_adopt(lab, d, key, o->model.vocab, err);
 }
 
 void lab_data_insert(Lab *lab, SharedData *d) {
@@ -232,30 +270,44 @@ static int run_check_split(const Run *r, Err *err) {
 }
 
 Run *run_create_on(Lab *lab, const RunOptions *o, Model *model, SharedData *data, Err *err) {
+  return run_create_pretrained(lab, o, model, data, NULL, err);
+}
+
+/* What stands between a run and a tokenizer that fits its model. */
+static int run_check_tokenizer(const Run *r, Err *err) {
+  const Tokenizer *tok = run_tok(r);
+  int vocab = model_config(r->model)->vocab;
+  if (tok && tokenizer_size(tok) > vocab)
+    return err_set(err, "run '%s': the tokenizer has %d ids but the model only %d", r->opt.name,
+                   tokenizer_size(tok), vocab);
+  return 0;
+}
+
+Run *run_create_pretrained(Lab *lab, const RunOptions *o, Model *model, SharedData *data, Tokenizer *tok,
+                           Err *err) {
   Run *r = calloc(1, sizeof *r);
   if (!r) {
     model_free(model);
     if (data) lab_data_release(lab, data);
+    tokenizer_free(tok);
     err_set(err, "out of memory creating run '%s'", o->name);
     return NULL;
   }
   r->lab = lab;
   r->name_given = 1;   /* lab_add_run says when it picked the name */
   r->data = data;   /* released with the run, whatever fails below */
+  r->own_tok = tok;
   r->opt = *o;
   r->model = model;
   metrics_reset(&r->metrics);
   if (run_alloc_buffers(r, err) < 0) goto fail;
   if (!(r->lens = lens_new(model_config(model), err))) goto fail;
   /* A byte-level tokenizer needs 256 ids: a smaller model (a weights file
-  ** made for tests) can be evaluated on given tokens but not trained. */
-  if (!r->data && model_config(model)->vocab >= 256 && !(r->data = lab_data_acquire(lab, o, err))) goto fail;
-  if (r->data && bpe_vocab(r->data->ds.bpe) > model_config(model)->vocab) {
-    err_set(err, "run '%s': the tokenizer has %d ids but the model only %d", o->name,
-            bpe_vocab(r->data->ds.bpe), model_config(model)->vocab);
+  ** made for tests) can be evaluated on given tokens but not trained. A
+  ** released model without a corpus has its own tokenizer and no data. */
+  if (!r->data && !r->own_tok && model_config(model)->vocab >= 256 && !(r->data = lab_data_acquire(lab, o, err)))
     goto fail;
-  }
-  if (run_check_split(r, err) < 0) goto fail;
+  if (run_check_tokenizer(r, err) < 0 || run_check_split(r, err) < 0) goto fail;
   run_keep_step0(r);
   r->dirty = 1;
   run_refresh_metrics(r);
@@ -265,9 +317,12 @@ fail:
   return NULL;
 }
 
+const Tokenizer *run_tok(const Run *r) { return r->data ? r->data->ds.tok : r->own_tok; }
+
 void run_destroy(Run *r) {
   if (!r) return;
   if (r->data) lab_data_release(r->lab, r->data);
+  tokenizer_free(r->own_tok);
   model_free(r->model);
   lens_free(r->lens);
   lensfit_free(r->lens_fit);
@@ -622,6 +677,7 @@ static double row_norm(const float *w, int d) {
 }
 
 int run_row_norms(Run *r, double *norm_in, double *norm_out, double *log_freq, int cap, Err *err) {
+  if (run_refuse_no_corpus(r, "count its tokens", err) < 0) return -1;
   if (!r->data) return err_set(err, "run '%s' has no token frequencies (no training data)", r->opt.name);
   Model *m = r->model;
   const ModelConfig *c = model_config(m);
@@ -677,12 +733,14 @@ static void measure_all(Run *r) {
 }
 
 int run_measure(Run *r, Err *err) {
+  if (run_refuse_no_corpus(r, "measure its validation loss", err) < 0) return -1;
   if (!r->data) return err_set(err, "run '%s' has no validation data", r->opt.name);
   measure_all(r);
   return 0;
 }
 
 int run_measure_val(Run *r, Err *err) {
+  if (run_refuse_no_corpus(r, "measure its validation loss", err) < 0) return -1;
   if (!r->data)
     return err_set(err, "run '%s' has no held-out text to measure a validation loss on: a vocabulary of %d "
                    "is below the 256 byte ids, so no corpus was tokenized for it", r->opt.name,
@@ -766,8 +824,15 @@ static int run_refuse_held_out_only(const Run *r, Err *err) {
                  r->data->held_out_why);
 }
 
+int run_refuse_no_corpus(const Run *r, const char *what, Err *err) {
+  if (r->data || !r->own_tok) return 0;
+  return err_set(err, "run '%s' needs a corpus to %s: it was loaded from the model '%s' alone; load it with "
+                 "lab.load(path, {corpus = FILE}) naming a text to read with the model's tokenizer", r->opt.name,
+                 what, r->origin);
+}
+
 int run_step_alone(Run *r, Err *err) {
-  if (run_refuse_if_fitting(r, "train", err) < 0) return -1;
+  if (run_refuse_if_fitting(r, "train", err) < 0 || run_refuse_no_corpus(r, "train", err) < 0) return -1;
   if (!r->data)
     return err_set(err, "run '%s' has no training data: a vocabulary of %d is below the 256 byte ids",
                    r->opt.name, model_config(r->model)->vocab);
@@ -795,6 +860,7 @@ int run_train_on(Run *r, const int32_t *rows, int b, int t, Err *err) {
 void lab_run_set_hooks(Run *r, const StepHooks *hooks) { r->hooks = hooks; }
 
 int run_batch(Run *r, long step, int32_t *rows, Err *err) {
+  if (run_refuse_no_corpus(r, "draw batches", err) < 0) return -1;
   if (!r->data) return err_set(err, "run '%s' has no training data to draw batches from", r->opt.name);
   if (run_refuse_held_out_only(r, err) < 0) return -1;
   if (step < 1) return err_set(err, "step %ld: training steps count from 1", step);

@@ -8,6 +8,7 @@
 #include "base/sha256.h"
 #include "base/sysmem.h"
 #include "core/data.h"
+#include "core/tokenizer.h"
 #include "core/model.h"
 #include "core/parallel.h"
 #include "core/reduce.h"
@@ -34,6 +35,8 @@ typedef struct SharedData {
 #define RUN_VAL_BATCHES 4
 
 Model *run_model(Run *r);
+/* The run's tokenizer: its data's, or its own; NULL when it has none. */
+const Tokenizer *run_tok(const Run *r);
 
 struct Run {
   int id;
@@ -66,6 +69,9 @@ struct Run {
   const StepHooks *hooks;        /* every training step's (lab_run_set_hooks); NULL: none */
   char origin[1024];             /* the file it was loaded from; "" when made in the lab */
   int weights_only;              /* loaded from a weights file: its tokenizer is learned here */
+  /* A released model's tokenizer, held by the run itself when it has no
+  ** corpus (with one, the tokenizer is its data's). */
+  Tokenizer *own_tok;
 };
 
 struct Lab {
@@ -95,6 +101,14 @@ Run *run_create(Lab *lab, const RunOptions *o, Model *model, Err *err);
 /* The same on 'data', a reference the run takes over (NULL: acquired as
 ** run_create does). */
 Run *run_create_on(Lab *lab, const RunOptions *o, Model *model, SharedData *data, Err *err);
+/* The same for a released model: 'data' (may be NULL: no corpus) read
+** with 'tok', or 'tok' alone, taken over, when there is no data. */
+Run *run_create_pretrained(Lab *lab, const RunOptions *o, Model *model, SharedData *data, Tokenizer *tok,
+                           Err *err);
+/* A corpus read with a released model's tokenizer 'tok' (taken over, even
+** on failure), shared by the runs that read the same text with the same
+** tokenizer. No hash is checked: the model was not trained on it. */
+SharedData *lab_data_acquire_pretrained(Lab *lab, const RunOptions *o, Tokenizer *tok, Err *err);
 /* Put 'd' (refs 0, key set) among the lab's data. */
 void lab_data_insert(Lab *lab, SharedData *d);
 void run_destroy(Run *r);
@@ -116,9 +130,27 @@ void lab_data_release(Lab *lab, SharedData *d);
 ** the half-way ones of a fit in progress) and their lens-step count. */
 const float *lensfit_saved_params(const Run *r, long *lens_steps);
 
+/* An error saying run 'r' needs a corpus to 'what' ("train"), when it is
+** a released model loaded without one; else 0. */
+int run_refuse_no_corpus(const Run *r, const char *what, Err *err);
+
 /* readout.c: rows [b, t+1] of token ids this run can take, or an error
 ** naming the first that it cannot. */
 int run_check_rows(const Run *r, const int32_t *rows, int b, int t, Err *err);
+
+/* ckpt.c: the format a checkpoint's metadata names; a corpus named for a
+** loaded run, put to the caller's policy (LabLoadOptions.corpus_allowed). */
+#define LAB_CHECKPOINT_FORMAT "tielab-checkpoint"
+int load_corpus_policy(RunOptions *o, const LabLoadOptions *lo, Err *err);
+
+/* pretrained.c: whether 'path' is a released model (a folder, or a
+** .safetensors file beside a config.json that is no tielab checkpoint),
+** and such a model loaded as a run. */
+int lab_is_released_model(const char *path, int flags);
+Run *lab_load_released(Lab *lab, const char *path, const LabLoadOptions *lo, Err *err);
+
+/* lab.c: lab_check_memory ending its refusal with 'advice' (what to lower). */
+int lab_check_memory_advising(Lab *lab, const RunOptions *o, size_t budget, const char *advice, Err *err);
 
 /* lab.c: take a created run into the lab (giving it an id), or destroy it
 ** when its name is taken. */

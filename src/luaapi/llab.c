@@ -125,11 +125,13 @@ static int llab_run(lua_State *L) {
   return 1;
 }
 
-/* lab.load's second argument: a name, or {corpus = FILE, name = NAME}. */
-static void load_options(lua_State *L, const char **name, const char **corpus) {
+/* lab.load's second argument: a name, or {corpus = FILE, name = NAME,
+** batch = B}; 'batch' (0 when not given) is for a released model. */
+static void load_options(lua_State *L, const char **name, const char **corpus, int *batch) {
   const char *const keys[] = {setting_name(SETTING_CORPUS), setting_name(SETTING_NAME)};
   const char **out[] = {corpus, name};
   *name = *corpus = NULL;
+  *batch = 0;
   if (!lua_istable(L, 2)) {
     *name = lua_isnoneornil(L, 2) ? NULL : lapi_name_arg(L, 2, "lab.load");
     return;
@@ -137,10 +139,10 @@ static void load_options(lua_State *L, const char **name, const char **corpus) {
   lua_pushnil(L);
   while (lua_next(L, 2)) {
     lua_pop(L, 1);
-    int known = -1;
+    int known = lua_type(L, -1) == LUA_TSTRING && strcmp(lua_tostring(L, -1), "batch") == 0 ? 2 : -1;
     for (int i = 0; i < 2; i++)
       if (lua_type(L, -1) == LUA_TSTRING && strcmp(lua_tostring(L, -1), keys[i]) == 0) known = i;
-    if (known < 0) luaL_error(L, "lab.load: unknown key '%s' (corpus, name)", luaL_tolstring(L, -1, NULL));
+    if (known < 0) luaL_error(L, "lab.load: unknown key '%s' (corpus, name, batch)", luaL_tolstring(L, -1, NULL));
   }
   for (int i = 0; i < 2; i++) {
     lua_getfield(L, 2, keys[i]);
@@ -149,6 +151,15 @@ static void load_options(lua_State *L, const char **name, const char **corpus) {
     *out[i] = lua_isnil(L, -1) ? NULL : lapi_name_arg(L, -1, "lab.load");   /* the table keeps it alive */
     lua_pop(L, 1);
   }
+  lua_getfield(L, 2, "batch");
+  if (!lua_isnil(L, -1)) {
+    int isint;
+    lua_Integer b = lua_tointegerx(L, -1, &isint);
+    if (!isint || b < 1 || b > CONFIG_MAX_BATCH)
+      luaL_error(L, "lab.load: 'batch' must be an integer in [1, %d]", CONFIG_MAX_BATCH);
+    *batch = (int)b;
+  }
+  lua_pop(L, 1);
 }
 
 static int llab_load(lua_State *L) {
@@ -157,7 +168,8 @@ static int llab_load(lua_State *L) {
   char real[PATH_MAX];
   const char *given = lapi_name_arg(L, 1, "lab.load");
   const char *name, *corpus;
-  load_options(L, &name, &corpus);
+  int batch;
+  load_options(L, &name, &corpus, &batch);
   Err err;
   const char *path = lapi_check_path(L, "lab.load", given, 0, real);
   /* The checkpoint names its corpus: the loader asks the sandbox before it
@@ -165,7 +177,7 @@ static int llab_load(lua_State *L) {
   LapiCorpusGuard guard = {.api = api};
   LabLoadOptions lo = {.name = name, .corpus_allowed = lapi_corpus_allowed, .ctx = &guard,
                        .budget = lapi_run_budget(api), .corpus = corpus,
-                       .nofollow = api->opt.sandbox, .corpus_nofollow = api->opt.sandbox};
+                       .nofollow = api->opt.sandbox, .corpus_nofollow = api->opt.sandbox, .batch = batch};
   Lab *lab = lapi_lock(api);
   Run *r = lab_load_with(lab, path, &lo, &err);
   if (r && lapi_own_run(api, run_id(r), run_memory_bytes(run_options(r))) < 0) {

@@ -128,7 +128,7 @@ static long find_window(const Dataset *ds, size_t lo, size_t hi, const int32_t *
 static void test_batches(const Dataset *ds) {
   enum { B = 4, T = 64 };
   int32_t x[B * (T + 1)], y[B * (T + 1)], in[B * T], tg[B * T];
-  int vocab = bpe_vocab(ds->bpe), in_vocab = 1, in_train = 1;
+  int vocab = tokenizer_size(ds->tok), in_vocab = 1, in_train = 1;
   dataset_train_batch(ds, 1, 5, B, T, x);
   dataset_train_batch(ds, 1, 5, B, T, y);
   ok(memcmp(x, y, sizeof x) == 0, "batch (seed 1, index 5) twice is the same");
@@ -248,7 +248,7 @@ static uint8_t *word_salad(const Corpus *c, size_t *len) {
 ** same words shuffled (whose gain comes only from inside words).
 */
 static void test_learnable(const Dataset *ds, const Corpus *c) {
-  int V = bpe_vocab(ds->bpe);
+  int V = tokenizer_size(ds->tok);
   double uni, big, plug[2], s_uni, s_big;
   ngram_bits(ds->tokens, ds->n_train, ds->n, V, &uni, &big, plug);
   diag("training tokens: unigram entropy %.2f bits, bigram conditional entropy %.2f bits", plug[0], plug[1]);
@@ -258,7 +258,7 @@ static void test_learnable(const Dataset *ds, const Corpus *c) {
   size_t len, n;
   uint8_t *salad = word_salad(c, &len);
   int32_t *tok;
-  bpe_encode(ds->bpe, salad, len, &tok, &n, NULL, NULL);
+  tokenizer_encode(ds->tok, salad, len, &tok, &n, NULL, NULL);
   ngram_bits(tok, n - n / 10, n, V, &s_uni, &s_big, NULL);
   diag("the same words shuffled: unigram %.2f bits, bigram %.2f bits", s_uni, s_big);
   ok(uni - big > s_uni - s_big + 0.5, "word order carries over half a bit per token (%.2f vs %.2f)",
@@ -277,7 +277,7 @@ static void test_dataset(void) {
   corpus_synthetic(&c, 3, 300000, &err);
   ok(dataset_build(&ds, &c, 512, 0.1, 64, NULL, &err) == 0, "builds a dataset from %s", c.name);
   size_t n_val = ds.n - ds.n_train;
-  ok(ds.bpe && bpe_vocab(ds.bpe) == 512 && strcmp(ds.name, c.name) == 0, "with its tokenizer and name");
+  ok(ds.tok && tokenizer_bpe(ds.tok) && tokenizer_size(ds.tok) == 512 && strcmp(ds.name, c.name) == 0, "with its tokenizer and name");
   ok(n_val > 0 && fabs((double)n_val / (double)ds.n - 0.1) < 0.001, "holds out 10%% (%zu of %zu tokens)",
      n_val, ds.n);
   test_batches(&ds);

@@ -73,6 +73,25 @@ model qwen3-tied qwen3 --tied --dtype f16 && check_model "qwen3 tied" qwen3
 model neox-untied-3 gpt-neox --untied --shards 3 && check_model "gpt-neox untied, 3 shards" gpt-neox
 "$probe" info "$dir" | grep -qx 'n_files=3'
 ok $? "gpt-neox: three shards read"
+# Tied, the head stored as well, the very bytes of the embedding.
+model head-copy llama --head-copy --dtype bf16 --shards 3 && check_model "llama tied with a stored copy of the head" llama
+stored=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["n_tensors"])' "$dir/expected.json")
+[ "$(field n_tensors)" = "$stored" ] && grep -q '"lm_head.weight"' "$dir/model.safetensors.index.json"
+ok $? "the copy is among the tensors, and not taken for a head of its own"
+
+# The tokenizer with a duplicate is written as such, for hftok's tests.
+model dup-vocab gpt2 --hostile duplicate-token && model dup-json llama --hostile duplicate-token
+python3 - "$tmp/dup-vocab/vocab.json" "$tmp/dup-json/tokenizer.json" <<'EOF'
+import json, sys
+keys = []
+json.load(open(sys.argv[1]), object_pairs_hook=lambda p: keys.append([k for k, _ in p]) or dict(p))
+dup_vocab = len(keys[-1]) - len(set(keys[-1]))
+keys = []
+json.load(open(sys.argv[2]), object_pairs_hook=lambda p: keys.append([k for k, _ in p]) or dict(p))
+dup_json = max(len(k) - len(set(k)) for k in keys)
+sys.exit(0 if dup_vocab == 1 and dup_json == 1 else 1)
+EOF
+ok $? "duplicate-token: vocab.json and tokenizer.json each give one string two ids"
 
 # Hostile models: each refused, the message naming the file and the problem.
 # refuse KIND FAMILY PATTERN ARGS...: hfprobe info fails and says PATTERN.

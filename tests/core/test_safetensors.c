@@ -1,5 +1,6 @@
 /* test_safetensors.c -- the safetensors reader and writer: round trips,
-** hostile files, random mutations, and atomic replacement. */
+** hostile files, random mutations, header-only reading and reading by rows,
+** and atomic replacement. */
 #include <dirent.h>
 #include <errno.h>
 #include <math.h>
@@ -581,6 +582,144 @@ static void remove_tree(const char *d) {
   rmdir(d);
 }
 
+/* ---------------------------------------------------------------- header only */
+
+static int write_bytes(const char *path, const uint8_t *b, size_t len) {
+  FILE *fp = fopen(path, "wb");
+  if (!fp) return -1;
+  int rc = fwrite(b, 1, len, fp) == len ? 0 : -1;
+  return fclose(fp) == 0 ? rc : -1;
+}
+
+/* st_read_header refuses what st_parse refuses, for the same reason, the
+** file named. */
+static void test_header_hostile(void) {
+  char path[512];
+  path_in(path, sizeof path, "hostile.safetensors");
+  int all = 1;
+  for (size_t i = 0; i < sizeof hostile / sizeof *hostile; i++) {
+    size_t len;
+    uint8_t *b = make_file(hostile[i].header, hostile[i].dlen, &len);
+    StHeader h;
+    Err err = {{0}};
+    if (write_bytes(path, b, len) != 0) {
+      all = 0;
+      diag("cannot write %s", path);
+    } else if (st_read_header(&h, path, &err) == 0) {
+      all = 0;
+      diag("%s: accepted", hostile[i].what);
+      st_header_free(&h);
+    } else if (!starts_with(err.msg, path) || !strstr(err.msg, hostile[i].expect)) {
+      all = 0;
+      diag("%s: %s", hostile[i].what, err.msg);
+    }
+    free(b);
+  }
+  ok(all, "st_read_header refuses each of %zu hostile headers as st_parse does",
+     sizeof hostile / sizeof *hostile);
+}
+
+/* The entries of a header agree with the tensors st_read finds. */
+static int header_matches(const StHeader *h, const StFile *f) {
+  if (h->n != f->n || h->file_size != f->len) return 0;
+  for (int i = 0; i < h->n; i++) {
+    const StEntry *e = &h->entries[i];
+    const StTensor *t = st_find(f, e->name);
+    if (!t || t->dtype != e->dtype || t->ndim != e->ndim || t->nbytes != e->nbytes || t->numel != e->numel ||
+        (uint64_t)(t->data - f->buf) != e->offset || memcmp(t->shape, e->shape, sizeof e->shape) != 0)
+      return 0;
+    if (st_header_find(h, e->name) != e) return 0;
+  }
+  return 1;
+}
+
+/* Mutated and cut files: the header reader and the whole-file reader
+** accept and refuse the same ones, and agree on what they accept. */
+static void test_header_agrees(Rng *r) {
+  char path[512], mut[512];
+  write_sample(path_in(path, sizeof path, "sample.safetensors"), r);
+  path_in(mut, sizeof mut, "mutated.safetensors");
+  size_t len;
+  uint8_t *orig = slurp(path, &len);
+  uint64_t hlen;
+  memcpy(&hlen, orig, 8);
+  int rounds = 300, same = 1, accepted = 0;
+  for (int i = 0; i < rounds && same; i++) {
+    uint8_t *b = malloc(len);
+    memcpy(b, orig, len);
+    if (i > 0) b[rng_below(r, 8 + hlen)] ^= (uint8_t)(1u << rng_below(r, 8));
+    size_t blen = i > 0 && rng_below(r, 4) == 0 ? rng_below(r, len + 1) : len;
+    write_bytes(mut, b, blen);
+    free(b);
+    StFile f;
+    StHeader h;
+    Err e1 = {{0}}, e2 = {{0}};
+    int whole = st_read(&f, mut, &e1), head = st_read_header(&h, mut, &e2);
+    if (whole == 0 && head == 0) {
+      accepted++;
+      same &= header_matches(&h, &f);
+    } else {
+      same &= whole != 0 && head != 0 && strcmp(e1.msg, e2.msg) == 0;
+    }
+    if (!same) diag("round %d: '%s' against '%s'", i, e1.msg, e2.msg);
+    if (whole == 0) st_free(&f);
+    if (head == 0) st_header_free(&h);
+  }
+  ok(same, "%d mutated files: the header alone accepted and refused as the whole file (%d accepted)", rounds,
+     accepted);
+  free(orig);
+}
+
+/* st_pread_f32 gives what st_to_f32 gives, across chunks of rows, for
+** every float dtype; a shrunk file and an integer dtype are refused. */
+static void test_pread_f32(Rng *r) {
+  enum { ROWS = 700, COLS = 1001, N = ROWS * COLS };   /* past one 1 MB chunk in every dtype */
+  static const StDtype kinds[] = {ST_F32, ST_F64, ST_F16, ST_BF16};
+  uint8_t *bytes = malloc((size_t)N * 8);
+  float *want = malloc((size_t)N * sizeof *want), *got = malloc((size_t)N * sizeof *got);
+  char path[512];
+  path_in(path, sizeof path, "pread.safetensors");
+  for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++) {
+    for (size_t i = 0; i < (size_t)N * 8; i++) bytes[i] = (uint8_t)rng_u64(r);
+    Err err = {{0}};
+    int64_t shape[2] = {ROWS, COLS}, three[1] = {3};
+    StWriter *w = st_writer_new();
+    st_writer_add(w, "pad", ST_U8, 1, three, bytes, &err);   /* "x" then starts at an odd offset */
+    st_writer_add(w, "x", kinds[k], 2, shape, bytes, &err);
+    int rc = st_writer_write(w, path, &err);
+    st_writer_free(w);
+    StFile f;
+    StHeader h;
+    if (rc == 0) rc = st_read(&f, path, &err);
+    if (rc == 0 && (rc = st_read_header(&h, path, &err)) != 0) st_free(&f);
+    if (rc != 0) {
+      ok(0, "%s file written and read: %s", st_dtype_name(kinds[k]), err.msg);
+      continue;
+    }
+    const StEntry *e = st_header_find(&h, "x");
+    st_to_f32(st_find(&f, "x"), want, N, &err);
+    FILE *fp = fopen(path, "rb");
+    rc = st_pread_f32(fileno(fp), e->dtype, e->offset, N, COLS, got, "x", &err);
+    ok(rc == 0 && memcmp(want, got, (size_t)N * sizeof *got) == 0, "%s read by rows at offset %llu: %d values bit for bit %s",
+       st_dtype_name(kinds[k]), (unsigned long long)e->offset, N, err.msg);
+    if (kinds[k] == ST_BF16) {
+      ok(st_pread_f32(fileno(fp), e->dtype, e->offset + 2, N, COLS, got, "x", &err) != 0 &&
+             strstr(err.msg, "x: file shrank"),
+         "reading past the end is refused: %s", err.msg);
+      const StEntry *pad = st_header_find(&h, "pad");
+      ok(st_pread_f32(fileno(fp), pad->dtype, pad->offset, 3, 3, got, "pad", &err) != 0 &&
+             strstr(err.msg, "pad: dtype U8 is not a float type"),
+         "an integer tensor is refused: %s", err.msg);
+    }
+    fclose(fp);
+    st_free(&f);
+    st_header_free(&h);
+  }
+  free(bytes);
+  free(want);
+  free(got);
+}
+
 int main(void) {
   const char *tmp = getenv("TMPDIR");
   snprintf(dir, sizeof dir, "%s/tielab-st-XXXXXX", tmp && *tmp ? tmp : "/tmp");
@@ -592,6 +731,9 @@ int main(void) {
   test_hostile();
   test_truncated(&r);
   test_mutations(&r);
+  test_header_hostile();
+  test_header_agrees(&r);
+  test_pread_f32(&r);
   test_writer(&r);
   test_targets();
   test_stale_temps();

@@ -91,7 +91,7 @@ local okay, err = pcall(lab.load, 'm.safetensors', {corpuss = 'x'})
 print('key', okay, err)"
 grep "^wrong" wrong.out | grep -q "nil.*corpus 'other.txt' is not the text this run was trained on.*SHA-256"
 ok $? "a corpus with other bytes is refused by its hash: $(grep '^wrong' wrong.out | cut -c1-160)"
-grep -q "^key	false.*unknown key 'corpuss' (corpus, name)" wrong.out
+grep -q "^key	false.*unknown key 'corpuss' (corpus, name, batch)" wrong.out
 ok $? "a misspelled option is an error naming it"
 
 run synthetic "local s = lab.run{name = 's', $tiny}

@@ -260,8 +260,8 @@ static void test_tokenizer(Lab *lab, Run *bpe_run) {
 
   /* BPE: a stretch of the corpus decoded, encoded again, decoded again */
   const Dataset *ds = &bpe_run->data->ds;
-  ok(run_token_count(bpe_run, &err) == bpe_vocab(ds->bpe) && bpe_vocab(ds->bpe) > 256,
-     "BPE: %d ids with merges", bpe_vocab(ds->bpe));
+  ok(run_token_count(bpe_run, &err) == tokenizer_size(ds->tok) && tokenizer_size(ds->tok) > 256,
+     "BPE: %d ids with merges", tokenizer_size(ds->tok));
   size_t need;
   run_detokenize(bpe_run, ds->tokens, 200, NULL, 0, &need, &err);
   char *text = malloc(need);

@@ -386,6 +386,8 @@ def main():
     p.add_argument("--tokenizer", choices=["vocab", "bpe", "sp"], help="the family's own by default")
     p.add_argument("--bare", action="store_true", help="write model.safetensors only: no config, no tokenizer")
     p.add_argument("--hostile", choices=HOSTILE)
+    p.add_argument("--head-copy", action="store_true",
+                   help="tied, but the head stored too, the very bytes of the embedding (as older files have it)")
     p.add_argument("--zeros", action="store_true",
                    help="every value 0, written as holes of a sparse file: large models at no cost")
     p.add_argument("--from-head", metavar="OTHERDIR")
@@ -422,6 +424,9 @@ def main():
         tensors[next(iter(tensors))] = ((a.vocab, a.dim), [x for i in range(a.vocab) for x in rows[order[i]]])
     embed_name = next(iter(tensors))
     head_name = fam["head"]
+    if a.head_copy:
+        tied = True
+        tensors[head_name] = tensors[embed_name]
     if not tied:
         tensors[head_name] = ((a.vocab, a.dim), a.vocab * a.dim if a.zeros else
                               [rng.gauss(0.0, 0.5) for _ in range(a.vocab * a.dim)])

@@ -16,6 +16,9 @@ Beside the model it writes what a test checks the reader against:
   embed.f32, head.f32   E_in and E_out, raw little-endian float32 [V, d]
 
 --hostile KIND writes a model that a reader must refuse (see HOSTILE).
+make_models.py --batch DIR writes the models listed on stdin, one
+"NAME FAMILY ARGS..." a line, into DIR.
+
 --from-head OTHER writes a tied model whose embedding is OTHER's output
 matrix with its rows in a shuffled token order, the token strings shuffled
 the same way, so pairing the two by token string finds the very matrix.
@@ -26,6 +29,7 @@ import json
 import math
 import os
 import random
+import shlex
 import struct
 import sys
 
@@ -367,7 +371,7 @@ def load_other_head(folder):
     return exp, [flat[r * d:(r + 1) * d] for r in range(V)]
 
 
-def main():
+def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("family", choices=sorted(FAMILIES))
     p.add_argument("outdir")
@@ -393,7 +397,9 @@ def main():
                    help="every value 0, written as holes of a sparse file: large models at no cost")
     p.add_argument("--from-head", metavar="OTHERDIR")
     p.add_argument("--shuffle-seed", type=int, default=0)
-    a = p.parse_args()
+    p.add_argument("--set", action="append", default=[], metavar="KEY=JSON",
+                   help="config.json's KEY set to the JSON value (a model a reader must refuse, say)")
+    a = p.parse_args(argv)
     if a.prefix and a.family != "gpt2":
         p.error("--prefix is for gpt2")
 
@@ -465,6 +471,9 @@ def main():
     files = write_weights(a, stored, hostile)
     if not a.bare:
         config = config_for(a.family, fam, a, config_tied)
+        for kv in a.set:
+            key, _, value = kv.partition("=")
+            config[key] = json.loads(value)
         write_json(os.path.join(a.outdir, "config.json"), config)
         files += ["config.json"]
         files += write_tokenizer(a.outdir, tok_kind, tokens, merges, special, hostile == "duplicate-token")
@@ -519,5 +528,19 @@ def write_weights(a, stored, hostile):
     return files + ["model.safetensors.index.json"]
 
 
+def batch(folder):
+    """Models listed on stdin, one "NAME FAMILY ARGS..." a line, written into
+    'folder' (relative paths in ARGS are taken from there too): one Python
+    start for many models."""
+    os.chdir(folder)
+    for line in sys.stdin:
+        words = shlex.split(line, comments=True)
+        if words:
+            main([words[1], words[0]] + words[2:])
+
+
 if __name__ == "__main__":
-    main()
+    if len(sys.argv) == 3 and sys.argv[1] == "--batch":
+        batch(sys.argv[2])
+    else:
+        main()

@@ -26,7 +26,6 @@ the same way, so pairing the two by token string finds the very matrix.
 
 import argparse
 import json
-import math
 import os
 import random
 import shlex

@@ -392,11 +392,11 @@ static int check_matrix(const HfModel *m, const HfTensor *t, Err *err) {
   const char *vkeys[] = {m->fam->vocab_key ? m->fam->vocab_key : "vocab_size", "vocab_size", NULL};
   int v = 0, d = 0, r;
   if ((r = config_int(m, vkeys, &v, err)) < 0 || (r > 0 && v != t->shape[0]))
-    return r < 0 ? -1 : err_set(err, "%s: %s is %s but config.json says %s=%d", t->file,
+    return r < 0 ? err_prefix(err, "%s", m->folder) : err_set(err, "%s: %s is %s but config.json says %s=%d", t->file,
                                 t->name, st_shape_str(shape, sizeof shape, t->ndim, t->shape),
                                 config_get(m, vkeys[0]) ? vkeys[0] : vkeys[1], v);
   if ((r = config_int(m, DIM_KEYS, &d, err)) < 0 || (r > 0 && d != t->shape[1]))
-    return r < 0 ? -1 : err_set(err, "%s: %s is %s but config.json says a width of %d", t->file,
+    return r < 0 ? err_prefix(err, "%s", m->folder) : err_set(err, "%s: %s is %s but config.json says a width of %d", t->file,
                                 t->name, st_shape_str(shape, sizeof shape, t->ndim, t->shape), d);
   return 0;
 }

@@ -46,6 +46,7 @@ noconfig qwen3 --untied
 stranger llama --bare
 moved llama --shards 2
 other llama --set 'model_type="mamba"'
+badvocab llama --set 'vocab_size="300"'
 gpt2-relu gpt2 --set 'activation_function="relu"'
 gpt2-eps gpt2 --set layer_norm_epsilon=1e-6
 gpt2-inner gpt2 --set n_inner=100
@@ -221,6 +222,12 @@ at other
 "$probe" info "$dir" >/dev/null 2>"$tmp/err"
 [ $? -ne 0 ] && grep -q "config.json: model_type 'mamba' is none of the families read (.*gpt2.*qwen3" "$tmp/err"
 ok $? "unknown model_type: $(cat "$tmp/err")"
+
+# A size that is not a number.
+at badvocab
+"$probe" info "$dir" >/dev/null 2>"$tmp/err"
+[ $? -ne 0 ] && grep -q "badvocab: config.json: vocab_size is not a positive integer" "$tmp/err"
+ok $? "vocab_size a string: $(cat "$tmp/err")"
 
 # A folder without safetensors weights.
 mkdir "$tmp/empty" && echo '{"model_type": "gpt2"}' >"$tmp/empty/config.json"

@@ -220,7 +220,7 @@ static int by_name(const void *a, const void *b) {
 }
 
 /* Two shards holding one name (within a file, the header's JSON already
-** refuses it). Sorts the tensors by name. */
+** refuses it). Sorts the tensors by name, as hf_tensor needs them. */
 static int no_duplicates(HfModel *m, Err *err) {
   if (m->n > 1) qsort(m->tensors, (size_t)m->n, sizeof *m->tensors, by_name);
   for (int i = 1; i < m->n; i++)
@@ -392,11 +392,11 @@ static int check_matrix(const HfModel *m, const HfTensor *t, Err *err) {
   const char *vkeys[] = {m->fam->vocab_key ? m->fam->vocab_key : "vocab_size", "vocab_size", NULL};
   int v = 0, d = 0, r;
   if ((r = config_int(m, vkeys, &v, err)) < 0 || (r > 0 && v != t->shape[0]))
-    return r < 0 ? -1 : err_set(err, "%s: %s is %s but config.json says %s=%d", t->file,
+    return r < 0 ? err_prefix(err, "%s", m->folder) : err_set(err, "%s: %s is %s but config.json says %s=%d", t->file,
                                 t->name, st_shape_str(shape, sizeof shape, t->ndim, t->shape),
                                 config_get(m, vkeys[0]) ? vkeys[0] : vkeys[1], v);
   if ((r = config_int(m, DIM_KEYS, &d, err)) < 0 || (r > 0 && d != t->shape[1]))
-    return r < 0 ? -1 : err_set(err, "%s: %s is %s but config.json says a width of %d", t->file,
+    return r < 0 ? err_prefix(err, "%s", m->folder) : err_set(err, "%s: %s is %s but config.json says a width of %d", t->file,
                                 t->name, st_shape_str(shape, sizeof shape, t->ndim, t->shape), d);
   return 0;
 }
@@ -444,7 +444,7 @@ static int open_steps(HfModel *m, Err *err) {
     if (!m->folder) return err_set(err, "out of memory");
     if (add_file(m, m->path, err) != 0 || read_file_header(m, 0, err) != 0) return -1;
   }
-  if (m->n_files == 1 && no_duplicates(m, err) != 0) return -1;
+  if (m->n_files == 1 && no_duplicates(m, err) != 0) return -1;   /* sorts them */
   return find_family(m, err) == 0 ? describe(m, err) : -1;
 }
 
@@ -486,10 +486,10 @@ const char *hf_folder(const HfModel *m) { return m->folder; }
 int hf_tensor_count(const HfModel *m) { return m->n; }
 const HfTensor *hf_tensor_at(const HfModel *m, int i) { return i >= 0 && i < m->n ? &m->tensors[i] : NULL; }
 
+/* The tensors are sorted by name once every file's header is in. */
 const HfTensor *hf_tensor(const HfModel *m, const char *name) {
-  for (int i = 0; i < m->n; i++)
-    if (strcmp(m->tensors[i].name, name) == 0) return &m->tensors[i];
-  return NULL;
+  HfTensor key = {.name = name};
+  return m->n ? bsearch(&key, m->tensors, (size_t)m->n, sizeof *m->tensors, by_name) : NULL;
 }
 
 /* ---------------------------------------------------------------- reading */

@@ -16,6 +16,9 @@ Beside the model it writes what a test checks the reader against:
   embed.f32, head.f32   E_in and E_out, raw little-endian float32 [V, d]
 
 --hostile KIND writes a model that a reader must refuse (see HOSTILE).
+make_models.py --batch DIR writes the models listed on stdin, one
+"NAME FAMILY ARGS..." a line, into DIR.
+
 --from-head OTHER writes a tied model whose embedding is OTHER's output
 matrix with its rows in a shuffled token order, the token strings shuffled
 the same way, so pairing the two by token string finds the very matrix.
@@ -23,9 +26,9 @@ the same way, so pairing the two by token string finds the very matrix.
 
 import argparse
 import json
-import math
 import os
 import random
+import shlex
 import struct
 import sys
 
@@ -367,7 +370,7 @@ def load_other_head(folder):
     return exp, [flat[r * d:(r + 1) * d] for r in range(V)]
 
 
-def main():
+def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("family", choices=sorted(FAMILIES))
     p.add_argument("outdir")
@@ -381,6 +384,7 @@ def main():
     g = p.add_mutually_exclusive_group()
     g.add_argument("--tied", dest="tied", action="store_true", default=None)
     g.add_argument("--untied", dest="tied", action="store_false")
+    p.add_argument("--tok-size", type=int, help="tokens in the tokenizer, fewer than --vocab to pad the embedding")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--prefix", action="store_true", help="gpt2: names with the 'transformer.' prefix")
     p.add_argument("--tokenizer", choices=["vocab", "bpe", "sp"], help="the family's own by default")
@@ -392,7 +396,9 @@ def main():
                    help="every value 0, written as holes of a sparse file: large models at no cost")
     p.add_argument("--from-head", metavar="OTHERDIR")
     p.add_argument("--shuffle-seed", type=int, default=0)
-    a = p.parse_args()
+    p.add_argument("--set", action="append", default=[], metavar="KEY=JSON",
+                   help="config.json's KEY set to the JSON value (a model a reader must refuse, say)")
+    a = p.parse_args(argv)
     if a.prefix and a.family != "gpt2":
         p.error("--prefix is for gpt2")
 
@@ -406,20 +412,24 @@ def main():
         other, rows = load_other_head(a.from_head)
         a.vocab, a.dim = other["vocab"], other["dim"]
         old_tokens, merges = read_tokens(a.from_head), read_merges(a.from_head)
-        order = list(range(a.vocab))
+        order = list(range(len(old_tokens)))
         random.Random(a.shuffle_seed).shuffle(order)   # new id i is old id order[i]
-        tokens = [old_tokens[order[i]] for i in range(a.vocab)]
+        tokens = [old_tokens[order[i]] for i in range(len(old_tokens))]
+        order += range(len(old_tokens), a.vocab)       # padding rows stay where they are
         special = [i for i, t in enumerate(tokens) if t.startswith("<") and t.endswith(">") and
                    not t.startswith("<0x")]
         tied = True
-    elif tok_kind == "sp":
-        tokens, merges, special = sentencepiece_vocab(rng, a.vocab)
     else:
-        tokens, merges, special = byte_level_vocab(rng, a.vocab)
+        size = a.tok_size or a.vocab
+        if size > a.vocab:
+            p.error("--tok-size may not exceed --vocab")
+        tokens, merges, special = (sentencepiece_vocab if tok_kind == "sp" else byte_level_vocab)(rng, size)
 
     tensors = model_tensors(fam, a, rng)
     if a.zeros and (a.from_head or hostile == "shape-disagrees"):
         p.error("--zeros goes with neither --from-head nor --hostile shape-disagrees")
+    if a.zeros and not tied:
+        p.error("--zeros makes tied models: an all-zero head would hold the embedding's very bytes")
     if a.from_head:
         tensors[next(iter(tensors))] = ((a.vocab, a.dim), [x for i in range(a.vocab) for x in rows[order[i]]])
     embed_name = next(iter(tensors))
@@ -462,6 +472,9 @@ def main():
     files = write_weights(a, stored, hostile)
     if not a.bare:
         config = config_for(a.family, fam, a, config_tied)
+        for kv in a.set:
+            key, _, value = kv.partition("=")
+            config[key] = json.loads(value)
         write_json(os.path.join(a.outdir, "config.json"), config)
         files += ["config.json"]
         files += write_tokenizer(a.outdir, tok_kind, tokens, merges, special, hostile == "duplicate-token")
@@ -516,5 +529,19 @@ def write_weights(a, stored, hostile):
     return files + ["model.safetensors.index.json"]
 
 
+def batch(folder):
+    """Models listed on stdin, one "NAME FAMILY ARGS..." a line, written into
+    'folder' (relative paths in ARGS are taken from there too): one Python
+    start for many models."""
+    os.chdir(folder)
+    for line in sys.stdin:
+        words = shlex.split(line, comments=True)
+        if words:
+            main([words[1], words[0]] + words[2:])
+
+
 if __name__ == "__main__":
-    main()
+    if len(sys.argv) == 3 and sys.argv[1] == "--batch":
+        batch(sys.argv[2])
+    else:
+        main()

@@ -53,6 +53,10 @@ static const HfFamily families[] = {
 
 #define N_FAMILIES (sizeof families / sizeof families[0])
 
+int hf_family_count(void) { return (int)N_FAMILIES; }
+
+const HfFamily *hf_family_at(int i) { return i >= 0 && i < (int)N_FAMILIES ? &families[i] : NULL; }
+
 const HfFamily *hf_family_by_type(const char *type) {
   for (size_t f = 0; f < N_FAMILIES; f++)
     for (int i = 0; i < HF_MAX_NAMES && families[f].model_types[i]; i++)

@@ -28,6 +28,10 @@ typedef struct HfFamily {
   int conv1d;
 } HfFamily;
 
+/* The table's rows, in the order names are matched. */
+int hf_family_count(void);
+const HfFamily *hf_family_at(int i);
+
 /* The family whose model_type is 'type', NULL when none. */
 const HfFamily *hf_family_by_type(const char *type);
 /* The family a set of tensor names belongs to: 'has(ctx, s)' says whether

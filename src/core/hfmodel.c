@@ -220,7 +220,7 @@ static int by_name(const void *a, const void *b) {
 }
 
 /* Two shards holding one name (within a file, the header's JSON already
-** refuses it). Sorts the tensors by name. */
+** refuses it). Sorts the tensors by name, as hf_tensor needs them. */
 static int no_duplicates(HfModel *m, Err *err) {
   if (m->n > 1) qsort(m->tensors, (size_t)m->n, sizeof *m->tensors, by_name);
   for (int i = 1; i < m->n; i++)
@@ -444,7 +444,7 @@ static int open_steps(HfModel *m, Err *err) {
     if (!m->folder) return err_set(err, "out of memory");
     if (add_file(m, m->path, err) != 0 || read_file_header(m, 0, err) != 0) return -1;
   }
-  if (m->n_files == 1 && no_duplicates(m, err) != 0) return -1;
+  if (m->n_files == 1 && no_duplicates(m, err) != 0) return -1;   /* sorts them */
   return find_family(m, err) == 0 ? describe(m, err) : -1;
 }
 
@@ -486,10 +486,10 @@ const char *hf_folder(const HfModel *m) { return m->folder; }
 int hf_tensor_count(const HfModel *m) { return m->n; }
 const HfTensor *hf_tensor_at(const HfModel *m, int i) { return i >= 0 && i < m->n ? &m->tensors[i] : NULL; }
 
+/* The tensors are sorted by name once every file's header is in. */
 const HfTensor *hf_tensor(const HfModel *m, const char *name) {
-  for (int i = 0; i < m->n; i++)
-    if (strcmp(m->tensors[i].name, name) == 0) return &m->tensors[i];
-  return NULL;
+  HfTensor key = {.name = name};
+  return m->n ? bsearch(&key, m->tensors, (size_t)m->n, sizeof *m->tensors, by_name) : NULL;
 }
 
 /* ---------------------------------------------------------------- reading */

@@ -93,6 +93,44 @@ sys.exit(0 if dup_vocab == 1 and dup_json == 1 else 1)
 EOF
 ok $? "duplicate-token: vocab.json and tokenizer.json each give one string two ids"
 
+# A padded vocabulary: the embedding's rows are config.json's vocab_size,
+# more than the tokenizer's tokens.
+model padded qwen2 --vocab 320 --tok-size 290 --tied && check_model "qwen2 with 320 rows for 290 tokens" qwen2
+
+# Gemma 3's multimodal config keeps the language model's sizes and tying
+# in text_config, its tensors under language_model.
+model gemma3 gemma --untied --bare && python3 - "$dir" <<'EOF'
+import json, os, struct, sys
+d = sys.argv[1]
+path = os.path.join(d, "model.safetensors")
+raw = open(path, "rb").read()
+n = struct.unpack("<Q", raw[:8])[0]
+header = dict(("language_model." + k, v) for k, v in json.loads(raw[8:8 + n]).items())
+h = json.dumps(header).encode()
+h += b" " * (-len(h) % 8)
+open(path, "wb").write(struct.pack("<Q", len(h)) + h + raw[8 + n:])
+json.dump({"model_type": "gemma3", "text_config": {"model_type": "gemma3_text", "vocab_size": 300, "hidden_size": 16,
+           "num_hidden_layers": 2, "num_attention_heads": 2, "tie_word_embeddings": True}},
+          open(os.path.join(d, "config.json"), "w"))
+EOF
+"$probe" info "$dir" >/dev/null 2>"$tmp/err"
+[ $? -ne 0 ] && grep -q "config.json says tie_word_embeddings=true but model.safetensors holds a separate language_model.lm_head.weight" "$tmp/err"
+ok $? "gemma3: text_config's tying checked: $(cat "$tmp/err")"
+sed -i 's/"tie_word_embeddings": true/"tie_word_embeddings": false/' "$dir/config.json"
+"$probe" info "$dir" >"$tmp/info" 2>"$tmp/err"
+[ "$(field family) $(field model_type) $(field vocab) $(field layers) $(field tied) $(field config_tied) $(field embed)" = \
+  "gemma gemma3 300 2 0 0 language_model.model.embed_tokens.weight" ]
+ok $? "gemma3: text_config's sizes read: $(tr '\n' ' ' <"$tmp/info") $(cat "$tmp/err")"
+
+# A folder with no config.json: the names say what the model is.
+model noconfig qwen3 --untied && rm "$dir/config.json" && check_model "qwen3 folder without config.json" qwen3
+
+# A file whose names are no family's.
+model stranger llama --bare && sed -i 's/model\.embed_tokens\.weight/model.embed_tokenz.weight/' "$dir/model.safetensors"
+"$probe" info "$dir/model.safetensors" >/dev/null 2>"$tmp/err"
+[ $? -ne 0 ] && grep -q "model.safetensors: no tensor is the embedding of any family read (gpt-neo, gpt2, " "$tmp/err"
+ok $? "no family's embedding: $(cat "$tmp/err")"
+
 # Hostile models: each refused, the message naming the file and the problem.
 # refuse KIND FAMILY PATTERN ARGS...: hfprobe info fails and says PATTERN.
 n_hostile=0

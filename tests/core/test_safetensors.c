@@ -364,24 +364,36 @@ static int sane(const StFile *f) {
   return 1;
 }
 
-static void test_mutations(Rng *r) {
+/* The sample file's bytes, and its header's length. */
+static uint8_t *sample_bytes(Rng *r, size_t *len, uint64_t *hlen) {
   char path[512];
   write_sample(path_in(path, sizeof path, "sample.safetensors"), r);
-  size_t len;
-  uint8_t *orig = slurp(path, &len);
+  uint8_t *b = slurp(path, len);
+  memcpy(hlen, b, 8);
+  return b;
+}
+
+/* A copy of 'orig' with a few bytes changed, sometimes cut short too. */
+static uint8_t *mutant(Rng *r, const uint8_t *orig, size_t len, uint64_t hlen, size_t *blen) {
+  uint8_t *b = malloc(len);
+  memcpy(b, orig, len);
+  int flips = 1 + (int)rng_below(r, 4);
+  for (int k = 0; k < flips; k++) {
+    /* Mostly the header, where the parsing happens; sometimes anywhere. */
+    size_t at = rng_below(r, 4) ? rng_below(r, 8 + hlen) : rng_below(r, len);
+    b[at] = rng_below(r, 2) ? (uint8_t)rng_u64(r) : (uint8_t)(b[at] ^ (1u << rng_below(r, 8)));
+  }
+  *blen = rng_below(r, 8) ? len : rng_below(r, len + 1);
+  return b;
+}
+
+static void test_mutations(Rng *r) {
+  size_t len, blen;
   uint64_t hlen;
-  memcpy(&hlen, orig, 8);
+  uint8_t *orig = sample_bytes(r, &len, &hlen);
   int rounds = 4000, accepted = 0, clean = 1;
   for (int i = 0; i < rounds && clean; i++) {
-    uint8_t *b = malloc(len);
-    memcpy(b, orig, len);
-    int flips = 1 + (int)rng_below(r, 4);
-    for (int k = 0; k < flips; k++) {
-      /* Mostly the header, where the parsing happens; sometimes anywhere. */
-      size_t at = rng_below(r, 4) ? rng_below(r, 8 + hlen) : rng_below(r, len);
-      b[at] = rng_below(r, 2) ? (uint8_t)rng_u64(r) : (uint8_t)(b[at] ^ (1u << rng_below(r, 8)));
-    }
-    size_t blen = rng_below(r, 8) ? len : rng_below(r, len + 1);   /* sometimes also cut */
+    uint8_t *b = mutant(r, orig, len, hlen, &blen);
     StFile f;
     Err err = {{0}};
     if (st_parse(&f, b, blen, "m", &err) == 0) {
@@ -636,20 +648,15 @@ static int header_matches(const StHeader *h, const StFile *f) {
 /* Mutated and cut files: the header reader and the whole-file reader
 ** accept and refuse the same ones, and agree on what they accept. */
 static void test_header_agrees(Rng *r) {
-  char path[512], mut[512];
-  write_sample(path_in(path, sizeof path, "sample.safetensors"), r);
+  char mut[512];
   path_in(mut, sizeof mut, "mutated.safetensors");
-  size_t len;
-  uint8_t *orig = slurp(path, &len);
+  size_t len, blen;
   uint64_t hlen;
-  memcpy(&hlen, orig, 8);
+  uint8_t *orig = sample_bytes(r, &len, &hlen);
   int rounds = 300, same = 1, accepted = 0;
   for (int i = 0; i < rounds && same; i++) {
-    uint8_t *b = malloc(len);
-    memcpy(b, orig, len);
-    if (i > 0) b[rng_below(r, 8 + hlen)] ^= (uint8_t)(1u << rng_below(r, 8));
-    size_t blen = i > 0 && rng_below(r, 4) == 0 ? rng_below(r, len + 1) : len;
-    write_bytes(mut, b, blen);
+    uint8_t *b = i == 0 ? NULL : mutant(r, orig, len, hlen, &blen);   /* the first one whole */
+    write_bytes(mut, b ? b : orig, b ? blen : len);
     free(b);
     StFile f;
     StHeader h;

@@ -381,6 +381,7 @@ def main():
     g = p.add_mutually_exclusive_group()
     g.add_argument("--tied", dest="tied", action="store_true", default=None)
     g.add_argument("--untied", dest="tied", action="store_false")
+    p.add_argument("--tok-size", type=int, help="tokens in the tokenizer, fewer than --vocab to pad the embedding")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--prefix", action="store_true", help="gpt2: names with the 'transformer.' prefix")
     p.add_argument("--tokenizer", choices=["vocab", "bpe", "sp"], help="the family's own by default")
@@ -406,16 +407,18 @@ def main():
         other, rows = load_other_head(a.from_head)
         a.vocab, a.dim = other["vocab"], other["dim"]
         old_tokens, merges = read_tokens(a.from_head), read_merges(a.from_head)
-        order = list(range(a.vocab))
+        order = list(range(len(old_tokens)))
         random.Random(a.shuffle_seed).shuffle(order)   # new id i is old id order[i]
-        tokens = [old_tokens[order[i]] for i in range(a.vocab)]
+        tokens = [old_tokens[order[i]] for i in range(len(old_tokens))]
+        order += range(len(old_tokens), a.vocab)       # padding rows stay where they are
         special = [i for i, t in enumerate(tokens) if t.startswith("<") and t.endswith(">") and
                    not t.startswith("<0x")]
         tied = True
-    elif tok_kind == "sp":
-        tokens, merges, special = sentencepiece_vocab(rng, a.vocab)
     else:
-        tokens, merges, special = byte_level_vocab(rng, a.vocab)
+        size = a.tok_size or a.vocab
+        if size > a.vocab:
+            p.error("--tok-size may not exceed --vocab")
+        tokens, merges, special = (sentencepiece_vocab if tok_kind == "sp" else byte_level_vocab)(rng, size)
 
     tensors = model_tensors(fam, a, rng)
     if a.zeros and (a.from_head or hostile == "shape-disagrees"):

@@ -1,16 +1,17 @@
 /*
-** hftok.c -- a released tokenizer's vocabulary: reading tokenizer.json or
-** vocab.json + merges.txt, each id's spelling and bytes, lookup by bytes
-** (see hftok.h; encoding is in hftok_encode.c, the files' JSON in
-** hftok_json.c).
+** hftok.c -- a released tokenizer's vocabulary: each id's spelling and
+** bytes, the merges, lookup by bytes (see hftok.h; the files are read in
+** hftok_json.c, encoding is in hftok_encode.c).
 **
 ** Tokens are added one at a time as the files give them, each check made
 ** as it comes: an id already spelt otherwise, a spelling that already has
-** another id. Bytes are worked out once everything is read, because how a
-** spelling stands for bytes (byte-level characters, "▁") is known only
-** from the pre-tokenizer and decoder, which come after the vocabulary.
+** another id. Bytes are worked out once everything is read, and the lookup
+** by bytes made then: which of two ids with the same bytes it gives
+** depends on both ids' kinds, and an added token can make a vocabulary
+** piece special after it was read.
 */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,21 +87,30 @@ static int pool_add(uint8_t **pool, size_t *used, size_t *cap, const void *p, si
   return 0;
 }
 
-/* Grow the per-id tables to hold id 'id'. */
+/* Grow the per-id tables to hold id 'id', doubling: ids mostly come in
+** order, one more each time. New ids have no token yet. */
 static int ids_reserve(HfTok *t, int32_t id) {
   if (id < t->size) return 0;
-  size_t n = (size_t)id + 1, old = (size_t)t->size;
-  uint32_t **u32[] = {&t->spell_off, &t->spell_len, &t->byte_off, &t->byte_len};
-  for (size_t k = 0; k < sizeof u32 / sizeof *u32; k++) {
-    uint32_t *p = realloc(*u32[k], sizeof *p * n);
-    if (!p) return -1;
-    *u32[k] = p;
-    for (size_t i = old; i < n; i++) p[i] = k == 0 ? HFTOK_NONE : 0;
+  size_t old = (size_t)t->size, n = (size_t)id + 1;
+  if (n > t->ids_cap) {
+    size_t cap = t->ids_cap ? t->ids_cap : 1024;
+    while (cap < n) cap *= 2;
+    uint32_t **u32[] = {&t->spell_off, &t->spell_len, &t->byte_off, &t->byte_len};
+    for (size_t k = 0; k < sizeof u32 / sizeof *u32; k++) {
+      uint32_t *p = realloc(*u32[k], sizeof *p * cap);
+      if (!p) return -1;
+      *u32[k] = p;
+    }
+    uint8_t *kind = realloc(t->kind, cap);
+    if (!kind) return -1;
+    t->kind = kind;
+    t->ids_cap = cap;
   }
-  uint8_t *kind = realloc(t->kind, n);
-  if (!kind) return -1;
-  t->kind = kind;
-  memset(kind + old, 0, n - old);
+  for (size_t i = old; i < n; i++) {
+    t->spell_off[i] = HFTOK_NONE;
+    t->spell_len[i] = t->byte_off[i] = t->byte_len[i] = 0;
+    t->kind[i] = 0;
+  }
   t->size = (int32_t)n;
   return 0;
 }
@@ -117,10 +127,7 @@ int hftok_add(HfTok *t, int64_t id, const char *spelling, size_t len, int kind, 
   int32_t i = (int32_t)id;
   int32_t other = idset_find(&t->by_spelling, hftok_spell_key(t), (const uint8_t *)spelling, len);
   if (t->spell_off[i] != HFTOK_NONE) {
-    if (other == i) {   /* the same token again: added_tokens repeating the vocabulary */
-      if (kind == HFTOK_SPECIAL) t->kind[i] = HFTOK_SPECIAL;
-      return 0;
-    }
+    if (other == i) return 0;   /* the same token again */
     return err_set(err, "%s: %s: id %d is both \"%.*s\" and \"%.*s\"", t->file, where, (int)i,
                    SHOWN(t->spell_len[i]), (const char *)t->spell_pool + t->spell_off[i], SHOWN(len), spelling);
   }
@@ -202,20 +209,23 @@ int hftok_add_merge(HfTok *t, size_t rank, const char *a, size_t na, const char 
 
 /* GPT-2's bytes_to_unicode, undone: the byte each of its 256 characters
 ** stands for (printable Latin-1 stands for itself, the rest were moved to
-** U+0100 on in byte order); -1 for any other character. */
-static int byte_of_char(uint32_t cp) {
-  static int16_t byte[256 + 68];
-  static int ready;
-  if (!ready) {
-    int moved = 0;
-    for (int i = 0; i < 256 + 68; i++) byte[i] = -1;
-    for (int b = 0; b < 256; b++) {
-      int kept = (b >= 33 && b <= 126) || (b >= 161 && b <= 172) || b >= 174;
-      byte[kept ? b : 256 + moved++] = (int16_t)b;
-    }
-    ready = 1;
+** U+0100 on in byte order); -1 for any other character. Made once, for
+** every thread. */
+static int16_t byte_of[256 + 68];
+static pthread_once_t byte_of_once = PTHREAD_ONCE_INIT;
+
+static void byte_of_make(void) {
+  int moved = 0;
+  for (int i = 0; i < 256 + 68; i++) byte_of[i] = -1;
+  for (int b = 0; b < 256; b++) {
+    int kept = (b >= 33 && b <= 126) || (b >= 161 && b <= 172) || b >= 174;
+    byte_of[kept ? b : 256 + moved++] = (int16_t)b;
   }
-  return cp < 256 + 68 ? byte[cp] : -1;
+}
+
+static int byte_of_char(uint32_t cp) {
+  pthread_once(&byte_of_once, byte_of_make);
+  return cp < 256 + 68 ? byte_of[cp] : -1;
 }
 
 /* A byte-level spelling's bytes into 'out' (room for 'n'); -1 when a
@@ -238,7 +248,6 @@ static long byte_level_bytes(const char *s, size_t n, uint8_t *out) {
 static size_t sentencepiece_bytes(const char *s, size_t n, int byte_pieces, uint8_t *out, int *is_byte) {
   unsigned v;
   char end;
-  *is_byte = 0;
   if (byte_pieces && n == 6 && memcmp(s, "<0x", 3) == 0 && s[5] == '>' && sscanf(s + 3, "%2x%c", &v, &end) == 2 &&
       end == '>') {
     out[0] = (uint8_t)v;
@@ -257,35 +266,65 @@ static size_t sentencepiece_bytes(const char *s, size_t n, int byte_pieces, uint
   return w;
 }
 
+/* The bytes a vocabulary spelling stands for, into 'out' (room for 'n');
+** '*is_byte' set for a byte-fallback piece. */
+static size_t spelling_bytes(const HfTok *t, const char *s, size_t n, uint8_t *out, int *is_byte) {
+  *is_byte = 0;
+  if (!t->byte_level) return sentencepiece_bytes(s, n, t->byte_fallback, out, is_byte);
+  long got = byte_level_bytes(s, n, out);
+  if (got >= 0) return (size_t)got;
+  memcpy(out, s, n);
+  return n;
+}
+
+int hftok_add_added(HfTok *t, int64_t id, const char *content, size_t len, int special, Err *err) {
+  if (id >= 0 && id < t->size && t->spell_off[id] != HFTOK_NONE) {
+    const char *s = (const char *)t->spell_pool + t->spell_off[id];
+    size_t n = t->spell_len[id];
+    int as_is = n == len && memcmp(s, content, n) == 0, is_byte, same = as_is;
+    uint8_t *b = same ? NULL : malloc(n + 1);
+    if (!same && !b) return err_set(err, "%s: out of memory", t->file);
+    if (!same) same = spelling_bytes(t, s, n, b, &is_byte) == len && memcmp(b, content, len) == 0;
+    free(b);
+    if (same) {
+      if (special) t->kind[id] = HFTOK_SPECIAL | (as_is ? HFTOK_AS_IS : 0);
+      return 0;
+    }
+  }
+  return hftok_add(t, id, content, len, HFTOK_SPECIAL | HFTOK_AS_IS, "added_tokens", err);
+}
+
 /* Each id's bytes, then the lookup by bytes. Where two ids have the same
 ** bytes the lookup keeps the ordinary piece over a byte-fallback twin, and
 ** otherwise the lower id, counting it. */
-int hftok_finish_bytes(HfTok *t, int byte_pieces, Err *err) {
+int hftok_finish_bytes(HfTok *t, Err *err) {
   uint8_t *tmp = malloc(t->spell_used + 1);   /* a token's bytes are never more than its spelling's */
   if (!tmp) return err_set(err, "%s: out of memory", t->file);
   for (int32_t id = 0; id < t->size; id++) {
     if (t->spell_off[id] == HFTOK_NONE) continue;
     const char *s = (const char *)t->spell_pool + t->spell_off[id];
     size_t n = t->spell_len[id];
-    long got = -1;
     int is_byte = 0;
-    if (t->kind[id] != HFTOK_SPECIAL && t->byte_level)
-      got = byte_level_bytes(s, n, tmp);
-    else if (t->kind[id] != HFTOK_SPECIAL)
-      got = (long)sentencepiece_bytes(s, n, byte_pieces, tmp, &is_byte);
-    if (got < 0) memcpy(tmp, s, (size_t)(got = (long)n));
-    if (is_byte) t->kind[id] = HFTOK_BYTE_PIECE;
-    if (pool_add(&t->byte_pool, &t->byte_used, &t->byte_cap, tmp, (size_t)got, &t->byte_off[id]) < 0) break;
-    t->byte_len[id] = (uint32_t)got;
+    if (t->kind[id] & HFTOK_AS_IS)
+      memcpy(tmp, s, n);
+    else
+      n = spelling_bytes(t, s, n, tmp, &is_byte);
+    if (is_byte && t->kind[id] == HFTOK_ORDINARY) t->kind[id] = HFTOK_BYTE_PIECE;
+    if (pool_add(&t->byte_pool, &t->byte_used, &t->byte_cap, tmp, n, &t->byte_off[id]) < 0) {
+      free(tmp);
+      return err_set(err, "%s: out of memory", t->file);
+    }
+    t->byte_len[id] = (uint32_t)n;
   }
   free(tmp);
   IdKey k = hftok_byte_key(t);
   for (int32_t id = 0; id < t->size; id++) {
     if (t->spell_off[id] == HFTOK_NONE) continue;
     int32_t had = idset_find(&t->by_bytes, k, t->byte_pool + t->byte_off[id], t->byte_len[id]);
-    int replace = had < 0 || (t->kind[had] == HFTOK_BYTE_PIECE && t->kind[id] != HFTOK_BYTE_PIECE);
-    if (had >= 0 && t->kind[had] != HFTOK_BYTE_PIECE && t->kind[id] != HFTOK_BYTE_PIECE) t->ambiguous++;
-    if (replace && idset_put(&t->by_bytes, k, id) < 0) return err_set(err, "%s: out of memory", t->file);
+    int had_byte = had >= 0 && hftok_kind_at(t, had) == HFTOK_BYTE_PIECE, is_byte = hftok_kind_at(t, id) == HFTOK_BYTE_PIECE;
+    if (had >= 0 && !had_byte && !is_byte) t->ambiguous++;
+    if ((had < 0 || (had_byte && !is_byte)) && idset_put(&t->by_bytes, k, id) < 0)
+      return err_set(err, "%s: out of memory", t->file);
   }
   return 0;
 }
@@ -374,7 +413,7 @@ const char *hftok_spelling(const HfTok *t, int32_t id) {
   return has_id(t, id) ? (const char *)t->spell_pool + t->spell_off[id] : NULL;
 }
 
-int hftok_kind_of(const HfTok *t, int32_t id) { return has_id(t, id) ? t->kind[id] : 0; }
+int hftok_kind_of(const HfTok *t, int32_t id) { return has_id(t, id) ? hftok_kind_at(t, id) : 0; }
 
 int32_t hftok_lookup(const HfTok *t, const uint8_t *bytes, size_t len) {
   return idset_find(&t->by_bytes, hftok_byte_key(t), bytes, len);

@@ -49,7 +49,7 @@ static int list_specials(HfTok *t) {
   }
   int n = 0;
   for (int32_t id = 0; id < t->size; id++)
-    if (t->spell_off[id] != HFTOK_NONE && t->kind[id] == HFTOK_SPECIAL && t->byte_len[id] > 0)
+    if (t->spell_off[id] != HFTOK_NONE && hftok_kind_at(t, id) == HFTOK_SPECIAL && t->byte_len[id] > 0)
       sp[n++] = (Special){t->byte_len[id], id};
   qsort(sp, (size_t)n, sizeof *sp, longer_first);
   for (int i = 0; i < n; i++) {
@@ -65,7 +65,8 @@ static int compile_splits(HfTok *t) {
   for (int i = 0; i < t->n_splits; i++) {
     int code;
     PCRE2_SIZE at;
-    uint32_t opts = PCRE2_UTF | PCRE2_UCP | PCRE2_MATCH_INVALID_UTF | (t->split_literal[i] ? PCRE2_LITERAL : 0);
+    /* A literal takes no Unicode properties (PCRE2 refuses UCP with it). */
+    uint32_t opts = PCRE2_UTF | PCRE2_MATCH_INVALID_UTF | (t->split_literal[i] ? PCRE2_LITERAL : PCRE2_UCP);
     pcre2_code *re = pcre2_compile((PCRE2_SPTR)t->split_pattern[i], PCRE2_ZERO_TERMINATED, opts, &code, &at, NULL);
     if (!re) {
       PCRE2_UCHAR msg[120];
@@ -260,7 +261,7 @@ static int encode_piece(Enc *e, const uint8_t *p, size_t n) {
   if (!s->p) {
     int32_t whole = e->t->ignore_merges ? hftok_lookup(e->t, p, n) : -1;
     size_t at = e->n_cache;
-    int k = whole >= 0 && e->t->kind[whole] == HFTOK_ORDINARY
+    int k = whole >= 0 && hftok_kind_at(e->t, whole) == HFTOK_ORDINARY
                 ? (push_ids(&e->cache, &e->n_cache, &e->cap_cache, &whole, 1) < 0 ? -1 : 1)
                 : merge_piece(e, p, n);
     if (k < 0) return err_set(e->err, "tokenizer: out of memory encoding %zu bytes", e->total);
@@ -284,14 +285,18 @@ static int split(Enc *e, int level, const uint8_t *s, size_t n) {
   while (at < n) {
     int rc = pcre2_match(re, s, n, at, PCRE2_NOTEMPTY, e->md, NULL);
     if (rc == PCRE2_ERROR_NOMATCH) break;
+    if (rc == PCRE2_ERROR_MATCHLIMIT || rc == PCRE2_ERROR_DEPTHLIMIT || rc == PCRE2_ERROR_HEAPLIMIT ||
+        rc == PCRE2_ERROR_JIT_STACKLIMIT)
+      break;   /* a pattern that backtracks past PCRE2's limits here: the rest is one part, still encoded */
     if (rc < 0) {
       PCRE2_UCHAR msg[120];
       pcre2_get_error_message(rc, msg, sizeof msg);
       return err_set(e->err, "tokenizer: the pre-tokenizer's regular expression failed: %s", (const char *)msg);
     }
-    PCRE2_SIZE *ov = pcre2_get_ovector_pointer(e->md);
-    if (split(e, level + 1, s + at, ov[0] - at) < 0 || split(e, level + 1, s + ov[0], ov[1] - ov[0]) < 0) return -1;
-    at = ov[1];
+    /* Copied out: the next level matches with the same match data. */
+    size_t from = pcre2_get_ovector_pointer(e->md)[0], to = pcre2_get_ovector_pointer(e->md)[1];
+    if (split(e, level + 1, s + at, from - at) < 0 || split(e, level + 1, s + from, to - from) < 0) return -1;
+    at = to;
   }
   return split(e, level + 1, s + at, n - at);
 }

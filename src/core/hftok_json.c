@@ -85,6 +85,8 @@ static int read_pre_one(HfTok *t, const json_t *p) {
     const json_t *re = json_object_get(p, "use_regex");
     return re && json_is_false(re) ? 0 : add_split(t, gpt2_pattern, 0);
   }
+  if (ty && strcmp(ty, "Digits") == 0)   /* SmolLM's: digits apart from the rest, one by one if asked */
+    return add_split(t, json_is_true(json_object_get(p, "individual_digits")) ? "\\p{N}" : "\\p{N}+", 0);
   if (ty && strcmp(ty, "Split") == 0) {
     const json_t *pat = json_object_get(p, "pattern");
     const char *re = json_string_value(json_object_get(pat, "Regex")), *s = json_string_value(json_object_get(pat, "String"));
@@ -115,7 +117,7 @@ static int read_pre_tokenizer(HfTok *t, const json_t *pre) {
 /* ---- the model ---------------------------------------------------------- */
 
 static int read_bpe_vocab(HfTok *t, const json_t *vocab, Err *err) {
-  if (!json_is_object(vocab)) return err_set(err, "%s: model.vocab is not an object of token: id", t->file);
+  if (!json_is_object(vocab)) return err_set(err, "%s: the vocabulary is not an object of token: id", t->file);
   const char *key;
   const json_t *v;
   json_object_foreach((json_t *)vocab, key, v) {
@@ -168,8 +170,8 @@ static int read_added(HfTok *t, const json_t *added, Err *err) {
     const json_t *id = json_object_get(a, "id"), *content = json_object_get(a, "content");
     if (!json_is_integer(id) || !json_is_string(content) || json_string_length(content) == 0)
       return err_set(err, "%s: added_tokens[%zu] lacks an integer id or a non-empty content", t->file, i);
-    if (hftok_add(t, json_integer_value(id), json_string_value(content), json_string_length(content), HFTOK_SPECIAL,
-                  "added_tokens", err) < 0)
+    if (hftok_add_added(t, json_integer_value(id), json_string_value(content), json_string_length(content),
+                        json_is_true(json_object_get(a, "special")), err) < 0)
       return -1;
   }
   return 0;
@@ -192,6 +194,10 @@ static int read_model(HfTok *t, const json_t *root, Err *err) {
     return err_set(err, "%s: model type %s is not supported (BPE or Unigram)", t->file, ty ? ty : "(none)");
   if (!json_is_array(merges)) return err_set(err, "%s: model.merges is not an array", t->file);
   t->ignore_merges = json_is_true(json_object_get(model, "ignore_merges"));
+  const char *prefix = json_string_value(json_object_get(model, "continuing_subword_prefix")),
+             *suffix = json_string_value(json_object_get(model, "end_of_word_suffix"));
+  if ((prefix && *prefix) || (suffix && *suffix))
+    no_encode(t, "a BPE model with a subword prefix or word suffix is not supported for encoding");
   if (read_bpe_vocab(t, json_object_get(model, "vocab"), err) < 0 ||
       read_added(t, json_object_get(root, "added_tokens"), err) < 0)
     return -1;
@@ -209,17 +215,19 @@ int hftok_read_json(HfTok *t, const char *path, Err *err) {
   json_t *root = load_json(path, err);
   if (!root) return -1;
   const json_t *pre = json_object_get(root, "pre_tokenizer"), *dec = json_object_get(root, "decoder");
-  int r = read_model(t, root, err);
-  int byte_fallback = json_is_true(json_object_get(json_object_get(root, "model"), "byte_fallback"));
+  /* How spellings stand for bytes, known before added tokens are compared
+  ** with the vocabulary's. */
+  t->byte_fallback = json_is_true(json_object_get(json_object_get(root, "model"), "byte_fallback"));
   t->byte_level = find_type(pre, "ByteLevel") || find_type(dec, "ByteLevel");
-  int spm = find_type(pre, "Metaspace") || find_type(dec, "Metaspace") || replaces_metaspace(dec) || byte_fallback;
+  int spm = find_type(pre, "Metaspace") || find_type(dec, "Metaspace") || replaces_metaspace(dec) || t->byte_fallback;
+  int r = read_model(t, root, err);
   if (r == 0 && !t->byte_level && !spm && !t->unigram)
     r = err_set(err, "%s: cannot tell how its tokens spell bytes: neither ByteLevel nor Metaspace (or a \"\xe2\x96\x81\" "
                 "Replace) in pre_tokenizer or decoder",
                 path);
   if (r == 0 && !t->byte_level) no_encode(t, "only byte-level BPE is encoded (this is SentencePiece-style)");
   if (r == 0 && read_pre_tokenizer(t, pre) < 0) r = err_set(err, "%s: out of memory", path);
-  if (r == 0) r = hftok_finish_bytes(t, byte_fallback, err);
+  if (r == 0) r = hftok_finish_bytes(t, err);
   json_decref(root);
   return r;
 }
@@ -258,8 +266,12 @@ int hftok_read_vocab_merges(HfTok *t, const char *vocab, const char *merges, Err
   t->byte_level = 1;
   int r = read_bpe_vocab(t, root, err);
   json_decref(root);
+  /* This layout lists no added tokens: "<|endoftext|>" is special as
+  ** Hugging Face's GPT2Tokenizer makes it by default (its bos, eos, unk). */
+  int32_t eot = hftok_id_of_spelling(t, "<|endoftext|>", 13);
+  if (r == 0 && eot >= 0) r = hftok_add_added(t, eot, "<|endoftext|>", 13, 1, err);
   if (r == 0) r = read_merges_txt(t, merges, err);
   if (r == 0) r = add_split(t, gpt2_pattern, 0) < 0 ? err_set(err, "%s: out of memory", vocab) : 0;
-  if (r == 0) r = hftok_finish_bytes(t, 0, err);
+  if (r == 0) r = hftok_finish_bytes(t, err);
   return r;
 }

@@ -22,6 +22,9 @@
 #include "tap.h"
 
 static char dir[] = "/tmp/test_hftok.XXXXXX";
+/* The tests' Python, as tests/lib/tap.sh has it: $TIELAB_PYTHON, else
+** /usr/bin/python3 (where bootstrap installs python3-regex). */
+static const char *python = "/usr/bin/python3";
 
 static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw) { return remove(path); }
 
@@ -160,8 +163,9 @@ static void test_vocab_merges(void) {
   ok(t && strstr(hftok_file(t), "vocab.json"), "vocab.json + merges.txt open%s%s", t ? "" : ": ", t ? "" : err.msg);
   if (!t) return;
   size_t k;
-  int32_t *ids = encode(t, "hello world", 11, &k);
-  ok(ids && k == 5 && ids[0] == 259 && ids[1] == 261, "and encode as tokenizer.json does");
+  int32_t *ids = encode(t, "hello world<|endoftext|>", 24, &k);
+  ok(ids && k == 6 && ids[0] == 259 && ids[1] == 261 && ids[5] == 262 && hftok_kind_of(t, 262) == 1,
+     "and encode as tokenizer.json does, <|endoftext|> special as GPT2Tokenizer makes it");
   free(ids);
   hftok_free(t);
 }
@@ -225,7 +229,34 @@ static const struct {
     {"a merge naming an unknown token", "\"he\": 256", "\"h zz\"", "", "names \"zz\", which is not"},
 };
 
+/* Files of the wrong shape. */
+static const struct {
+  const char *what, *doc, *why;
+} shapes[] = {
+    {"a file that is no object", "[]", "no \"model\" object"},
+    {"a BPE vocabulary that is an array", "{\"model\": {\"type\": \"BPE\", \"vocab\": [], \"merges\": []}}",
+     "the vocabulary is not an object"},
+    {"merges that are no array", "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0}, \"merges\": 3}}",
+     "model.merges is not an array"},
+    {"a merge that is a number", "{\"decoder\": {\"type\": \"ByteLevel\"}, \"model\": {\"type\": \"BPE\", "
+     "\"vocab\": {\"a\": 0}, \"merges\": [7]}}", "merge 1 is neither"},
+    {"an id that is not an integer", "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0.5}, \"merges\": []}}",
+     "\"a\" has an id that is not an integer"},
+    {"a Unigram entry that is no pair", "{\"model\": {\"type\": \"Unigram\", \"vocab\": [\"a\"]}}",
+     "vocab entry 0 is not [piece, score]"},
+    {"an added token without an id", "{\"added_tokens\": [{\"content\": \"<s>\"}], \"decoder\": {\"type\": "
+     "\"ByteLevel\"}, \"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0}, \"merges\": []}}",
+     "added_tokens[0] lacks an integer id"},
+    {"a BPE model that says nothing of how tokens spell bytes", "{\"pre_tokenizer\": null, \"decoder\": null, "
+     "\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0}, \"merges\": []}}", "cannot tell how its tokens spell bytes"},
+};
+
 static void test_hostile(void) {
+  for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++) {
+    char name[32];
+    snprintf(name, sizeof name, "shape%zu", i);
+    refused(shapes[i].what, folder(name, "tokenizer.json", shapes[i].doc, NULL), shapes[i].why);
+  }
   char doc[70000], name[32];
   for (size_t i = 0; i < sizeof faults / sizeof *faults; i++) {
     snprintf(doc, sizeof doc, "%s", byte_level_json(faults[i].extra, faults[i].merges, faults[i].added, gpt2_pre));
@@ -253,9 +284,88 @@ static void test_hostile(void) {
   hftok_free(t);
 }
 
+/* Added tokens meeting the vocabulary, and what the pre-tokenizer asks. */
+static void test_variants(void) {
+  Err err;
+  const char *merges = "\"h e\", \"l l\", \"he ll\", \"hell o\", \"Ġ w\", \"Ġw o\"";
+  const char *added = "{\"id\": 263, \"content\": \"  \", \"special\": false}, "
+                      "{\"id\": 264, \"content\": \"\\n\\n\", \"special\": true}, " /* spelt "ĊĊ" below */
+                      "{\"id\": 265, \"content\": \"<pad>\", \"special\": true}";
+  char extra[512];
+  snprintf(extra, sizeof extra, "%s, \"ĠĠ\": 263, \"ĊĊ\": 264, \"Ġworld\": 266", small_extra);
+  HfTok *t = hftok_open(folder("neox", "tokenizer.json", byte_level_json(extra, merges, added, gpt2_pre), NULL), &err);
+  ok(t && hftok_kind_of(t, 263) == 0 && same_bytes(t, 263, "  ") && strcmp(hftok_spelling(t, 263), "ĠĠ") == 0,
+     "an added token the vocabulary spells otherwise for the same bytes (\"  \" as \"ĠĠ\") is that token%s%s",
+     t ? "" : ": ", t ? "" : err.msg);
+  if (!t) return;
+  ok(hftok_kind_of(t, 264) == 1 && same_bytes(t, 264, "\n\n") && same_bytes(t, 265, "<pad>"),
+     "special added tokens stand for their content");
+  size_t k;
+  int32_t *ids = encode(t, "a\n\n<pad> world", 14, &k);
+  int32_t want[] = {'a', 264, 265, 261, 'r', 'l', 'd'};
+  ok(ids && k == 7 && memcmp(ids, want, sizeof want) == 0, "special tokens are matched whole before the pre-tokenizer (%zu ids)", k);
+  free(ids);
+  hftok_free(t);
+
+  /* With "ignore_merges" a piece the vocabulary has is taken whole, as
+  ** Llama 3's tokenizer.json asks; without, the merges decide. */
+  char doc[70000];
+  snprintf(doc, sizeof doc, "%s", byte_level_json(extra, merges, added, gpt2_pre));
+  char *model = strstr(doc, "\"model\": {") + 10, *rest = strdup(model);
+  snprintf(model, sizeof doc - (size_t)(model - doc), " \"ignore_merges\": true, %s", rest);
+  free(rest);
+  t = hftok_open(folder("whole", "tokenizer.json", doc, NULL), &err);
+  ids = t ? encode(t, " world", 6, &k) : NULL;
+  ok(ids && k == 1 && ids[0] == 266, "with ignore_merges \" world\" is its vocabulary token%s%s", t ? "" : ": ",
+     t ? "" : err.msg);
+  free(ids);
+  hftok_free(t);
+
+  const char *pres[][2] = {
+      {"{\"type\": \"Sequence\", \"pretokenizers\": [{\"type\": \"Punctuation\"}, {\"type\": \"ByteLevel\"}]}",
+       "Punctuation is not supported"},
+      {"{\"type\": \"Split\", \"pattern\": {\"Regex\": \"(unclosed\"}, \"behavior\": \"Isolated\"}",
+       "does not compile"},
+      {"{\"type\": \"Split\", \"pattern\": {\"Regex\": \"a\"}, \"behavior\": \"Removed\"}", "Split other than"},
+  };
+  for (size_t i = 0; i < sizeof pres / sizeof *pres; i++) {
+    char name[16];
+    snprintf(name, sizeof name, "pre%zu", i);
+    t = hftok_open(folder(name, "tokenizer.json", byte_level_json(small_extra, merges, eot, pres[i][0]), NULL), &err);
+    ok(t && !hftok_can_encode(t) && strstr(hftok_why_not_encode(t), pres[i][1]),
+       "a tokenizer whose pre-tokenizer cannot be followed reads, but does not encode: %s",
+       t ? hftok_why_not_encode(t) : err.msg);
+    hftok_free(t);
+  }
+  snprintf(doc, sizeof doc, "%s", byte_level_json(small_extra, merges, eot,
+           "{\"type\": \"Sequence\", \"pretokenizers\": [{\"type\": \"Split\", \"pattern\": {\"String\": \"l\"}, "
+           "\"behavior\": \"Isolated\"}, {\"type\": \"ByteLevel\", \"use_regex\": false}]}"));
+  t = hftok_open(folder("literal", "tokenizer.json", doc, NULL), &err);
+  HfTok *digits = hftok_open(folder("digits", "tokenizer.json", byte_level_json("\"12\": 267", "\"1 2\"", eot,
+      "{\"type\": \"Sequence\", \"pretokenizers\": [{\"type\": \"Digits\", \"individual_digits\": true}, "
+      "{\"type\": \"ByteLevel\"}]}"), NULL), &err);
+  HfTok *runs = hftok_open(folder("digit_runs", "tokenizer.json", byte_level_json("\"12\": 267", "\"1 2\"", eot,
+      "{\"type\": \"Sequence\", \"pretokenizers\": [{\"type\": \"Digits\"}, {\"type\": \"ByteLevel\"}]}"),
+      NULL), &err);
+  int32_t *one = digits ? encode(digits, "a12", 3, &k) : NULL;
+  size_t k2;
+  int32_t *two = runs ? encode(runs, "a12", 3, &k2) : NULL;
+  ok(one && two && k == 3 && one[1] == '1' && one[2] == '2' && k2 == 2 && two[1] == 267,
+     "Digits (SmolLM's) keeps digits apart, one by one when asked");
+  free(one);
+  free(two);
+  hftok_free(digits);
+  hftok_free(runs);
+  ids = t ? encode(t, "hello", 5, &k) : NULL;
+  ok(ids && k == 4 && ids[0] == 256 && ids[1] == 'l' && ids[2] == 'l' && ids[3] == 'o',
+     "a Split on the string \"l\" keeps \"ll\" from merging (%zu ids)", k);
+  free(ids);
+  hftok_free(t);
+}
+
 /* Random bytes, invalid UTF-8 among them, round-trip through both
 ** pre-tokenizers. */
-static void test_round_trips(const HfTok *gpt2, const HfTok *llama) {
+static void test_round_trips(const HfTok *gpt2, const HfTok *llama, const HfTok *chain) {
   Rng rng;
   rng_seed(&rng, 11);
   int all = 1;
@@ -272,9 +382,9 @@ static void test_round_trips(const HfTok *gpt2, const HfTok *llama) {
         n += strlen(s);
       }
     }
-    all &= round_trips(gpt2, buf, n) && round_trips(llama, buf, n);
+    all &= round_trips(gpt2, buf, n) && round_trips(llama, buf, n) && round_trips(chain, buf, n);
   }
-  ok(all, "300 random byte strings (invalid UTF-8 among them) come back through encode and decode, both pre-tokenizers");
+  ok(all, "300 random byte strings (invalid UTF-8 among them) come back through encode and decode, with each of three pre-tokenizers");
   uint8_t *big = malloc(1 << 20);
   for (size_t i = 0; i < 1 << 20; i++) big[i] = i % 1000 < 500 ? 'a' : ' ';
   ok(round_trips(gpt2, big, 1 << 20), "a megabyte of long runs round-trips");
@@ -355,7 +465,7 @@ static HfTok *learn(const char *script, const char *name, const char *pattern) {
   char cmd[2048], sub[600];
   snprintf(sub, sizeof sub, "%s/%s", dir, name);
   mkdir(sub, 0700);
-  snprintf(cmd, sizeof cmd, "python3 '%s' learn '%s' 300 5%s", script, sub, pattern_arg(pattern));
+  snprintf(cmd, sizeof cmd, "'%s' '%s' learn '%s' 300 5%s", python, script, sub, pattern_arg(pattern));
   char *out = run(cmd, training);
   free(out);
   Err err;
@@ -370,7 +480,7 @@ static void compare(const char *script, const HfTok *t, const char *label, const
   for (size_t i = 0; i < sizeof texts / sizeof *texts; i++) json_array_append_new(list, json_string(texts[i]));
   char *in = json_dumps(list, 0), cmd[2048];
   json_decref(list);
-  snprintf(cmd, sizeof cmd, "python3 '%s' encode '%s/%s'%s", script, dir, name, pattern_arg(pattern));
+  snprintf(cmd, sizeof cmd, "'%s' '%s' encode '%s/%s'%s", python, script, dir, name, pattern_arg(pattern));
   char *out = run(cmd, in);
   free(in);
   json_t *want = out ? json_loads(out, 0, NULL) : NULL;
@@ -391,12 +501,22 @@ static void compare(const char *script, const HfTok *t, const char *label, const
   json_decref(want);
 }
 
+
+/* 0 when 'python' can import the 'regex' module. */
+static int python_with_regex(void) {
+  char cmd[1200];
+  if (getenv("TIELAB_PYTHON")) python = getenv("TIELAB_PYTHON");
+  snprintf(cmd, sizeof cmd, "'%s' -c 'import regex' 2>/dev/null", python);
+  return system(cmd) == 0 ? 0 : -1;
+}
+
 static void test_reference(void) {
   const char *src = getenv("srcdir");
   char script[1024];
   snprintf(script, sizeof script, "%s/tests/lib/gpt2_bpe_ref.py", src ? src : ".");
-  if (system("python3 -c 'import regex' 2>/dev/null") != 0) {
-    skip("python3 with the 'regex' module (Debian: python3-regex) is not there to compare with");
+  if (python_with_regex() < 0) {
+    skip("%s with the 'regex' module (Debian: python3-regex) is not there to compare with", python);
+    skip("likewise for learning a vocabulary");
     skip("likewise for the Llama 3 pre-tokenizer");
     skip("likewise for vocab.json + merges.txt");
     return;
@@ -434,18 +554,30 @@ static void test_any_bytes(void) {
   HfTok *gpt2 = hftok_open(folder("any_gpt2", "tokenizer.json", byte_level_json(small_extra, merges, eot, gpt2_pre), NULL), &err);
   HfTok *llama = hftok_open(folder("any_llama", "tokenizer.json", byte_level_json(small_extra, merges, eot, pre), NULL), &err);
   ok(gpt2 && llama, "a Split + ByteLevel pre-tokenizer opens%s%s", llama ? "" : ": ", llama ? "" : err.msg);
-  if (gpt2 && llama) {
-    test_round_trips(gpt2, llama);
+  /* Two expressions in a chain: Split on "o", then ByteLevel's own. */
+  HfTok *chain = hftok_open(folder("any_chain", "tokenizer.json", byte_level_json(small_extra, merges, eot,
+      "{\"type\": \"Sequence\", \"pretokenizers\": [{\"type\": \"Split\", \"pattern\": {\"String\": \"o\"}, "
+      "\"behavior\": \"Isolated\"}, {\"type\": \"ByteLevel\"}]}"), NULL), &err);
+  size_t k;
+  int32_t *ids = chain ? encode(chain, "hello world", 11, &k) : NULL;
+  int32_t want[] = {258, 'o', 260, 'o', 'r', 'l', 'd'};   /* "hell" "o" "Ġw" "o" ...: no "hello", no "Ġwo" */
+  ok(ids && k == 7 && memcmp(ids, want, sizeof want) == 0,
+     "a Split and ByteLevel's own expression apply one after the other (%zu ids)", k);
+  free(ids);
+  if (gpt2 && llama && chain) {
+    test_round_trips(gpt2, llama, chain);
     test_cancel(gpt2);
   }
   hftok_free(gpt2);
   hftok_free(llama);
+  hftok_free(chain);
 }
 
 int main(void) {
   if (!mkdtemp(dir)) return skip_all("cannot make a temporary folder");
   test_byte_level();
   test_any_bytes();
+  test_variants();
   test_vocab_merges();
   test_sentencepiece();
   test_hostile();

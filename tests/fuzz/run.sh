@@ -8,7 +8,7 @@
 # with the executions it reached.
 : "${srcdir:=.}" "${top_builddir:=.}" "${FUZZ_TIME:=30}"
 progs=${FUZZ_PROGS:-"tests/fuzz/fuzz_safetensors tests/fuzz/fuzz_ckpt tests/fuzz/fuzz_bpe_cache tests/fuzz/fuzz_corpus
-  tests/fuzz/fuzz_sweep_task tests/fuzz/fuzz_journal"}
+  tests/fuzz/fuzz_sweep_task tests/fuzz/fuzz_journal tests/fuzz/fuzz_hftok"}
 # Absolute paths: a harness works inside its own temporary folder.
 top_builddir=$(cd "$top_builddir" && pwd) srcdir=$(cd "$srcdir" && pwd)
 out=$top_builddir/tests/fuzz

@@ -8,6 +8,7 @@
 --   corpus/       text files just over the smallest corpus size
 --   sweep_task/   task records of fuzz_sweep_task.c's sweep of one task:
 --                 a good one, one of NaN and infinities, one of wrong types
+--   hftok/        tokenizer.json files: byte-level (GPT-2, Llama 3), SentencePiece, Unigram
 --   journal/      journals as the lab writes them: every kind of entry, text
 --                 in both of its forms, a final record; and a short one
 -- Run: tielab --headless tests/fuzz/seeds.lua tests/fuzz
@@ -166,3 +167,38 @@ write("journal/full.jsonl", table.concat({
 }, "\n") .. "\n")
 write("journal/short.jsonl", '{"journal":1,"tielab":"0.1.0","argv":["tielab"],"cwd":"/tmp","runs":[]}\n' ..
                              '{"end":true,"step":0,"runs":[]}\n')
+
+-- ---- released tokenizers (tokenizer.json) for fuzz_hftok.c: byte-level
+-- with GPT-2's pre-tokenizer and merges as "a b", Llama 3's Split with
+-- merges as pairs and an ignore_merges, SentencePiece-style with byte
+-- pieces, and a Unigram vocabulary
+local function byte_char(c)   -- GPT-2's bytes_to_unicode
+  local kept = (c >= 33 and c <= 126) or (c >= 161 and c <= 172) or c >= 174
+  if kept then return utf8.char(c) end
+  local moved = 0
+  for d = 0, c - 1 do
+    if not ((d >= 33 and d <= 126) or (d >= 161 and d <= 172) or d >= 174) then moved = moved + 1 end
+  end
+  return utf8.char(256 + moved)
+end
+local function byte_level(pre, merges, model_extra)
+  local v = {}
+  for c = 0, 255 do v[#v + 1] = string.format("%q:%d", byte_char(c), c):gsub("\\\n", "\\n") end
+  local extra = {"he", "ll", "hell", "hello", "\u{120}w", "\u{120}wo", "<|endoftext|>"}
+  for i, s in ipairs(extra) do v[#v + 1] = string.format('"%s":%d', s, 255 + i) end
+  return '{"added_tokens":[{"id":262,"content":"<|endoftext|>","special":true}],"pre_tokenizer":' .. pre ..
+         ',"decoder":{"type":"ByteLevel"},"model":{"type":"BPE",' .. (model_extra or "") .. '"vocab":{' ..
+         table.concat(v, ",") .. '},"merges":[' .. merges .. "]}}"
+end
+write("hftok/gpt2.json", byte_level('{"type":"ByteLevel","add_prefix_space":false}',
+                                    '"h e","l l","he ll","hell o","\u{120} w","\u{120}w o"'))
+write("hftok/llama3.json", byte_level('{"type":"Sequence","pretokenizers":[{"type":"Split","pattern":{"Regex":' ..
+  [["(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|]] ..
+  [[\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"},"behavior":"Isolated","invert":false},{"type":"ByteLevel","use_regex":false}]}]],
+  '["h","e"],["l","l"],["he","ll"],["hell","o"],["\u{120}","w"],["\u{120}w","o"]', '"ignore_merges":true,'))
+write("hftok/spm.json", '{"added_tokens":[{"id":0,"content":"<unk>","special":true}],"pre_tokenizer":null,' ..
+  '"decoder":{"type":"Sequence","decoders":[{"type":"Replace","pattern":{"String":"\u{2581}"},"content":" "}]},' ..
+  '"model":{"type":"BPE","byte_fallback":true,"vocab":{"<unk>":0,"<0x0A>":1,"<0x41>":2,"A":3,"\u{2581}":4,' ..
+  '"t":5,"h":6,"th":7,"\u{2581}th":8},"merges":["t h","\u{2581} th"]}}')
+write("hftok/unigram.json", '{"pre_tokenizer":{"type":"Metaspace"},"model":{"type":"Unigram","vocab":' ..
+  '[["<unk>",0.0],["\u{2581}a",-1.5],["b",-2.0]]}}')

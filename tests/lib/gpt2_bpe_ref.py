@@ -147,7 +147,14 @@ def encode(folder, texts, pattern):
     with open(f"{folder}/merges.txt", encoding="utf-8") as f:
         lines = [l.rstrip("\n") for l in f if not l.startswith("#version")]
     ranks = {tuple(l.split(" ")): i for i, l in enumerate(lines) if l}
-    return [[vocab[t] for p in pieces(text, pattern) for t in bpe(p, ranks)] for text in texts]
+    cache = {}   # as encoder.py's: a piece's tokens once
+
+    def tokens(p):
+        if p not in cache:
+            cache[p] = bpe(p, ranks)
+        return cache[p]
+
+    return [[vocab[t] for p in pieces(text, pattern) for t in tokens(p)] for text in texts]
 
 
 def read_pattern(argv, i):

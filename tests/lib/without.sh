@@ -5,7 +5,7 @@
 #
 #   tests/lib/without.sh tools make check     mandoc, asciinema, parallel, Open MPI,
 #                                         Slurm, clang, ...; torch, matplotlib,
-#                                         pandas, numpy
+#                                         pandas, numpy, regex
 #   tests/lib/without.sh harness make check   tmux, script, pgrep, pkill, python3:
 #                                         what drives the lab in a terminal and
 #                                         reads its files
@@ -37,7 +37,7 @@ case ${1:-} in
   tools)
     hidden_commands="mandoc man groff nroff asciinema parallel mpirun mpiexec mpicc orterun
       sbatch srun salloc scontrol slurmctld slurmd munged munge clang localedef iconv"
-    hidden_python="torch matplotlib pandas numpy" ;;
+    hidden_python="torch matplotlib pandas numpy regex" ;;
   harness)
     hidden_commands="tmux script pgrep pkill python3"
     hidden_python= ;;

@@ -5,8 +5,9 @@ Hugging Face lays it out, for tests/lab/test_hf_gpt2.sh.
 The reference model (torch_gpt.py, which TIELAB_PEER names) is not part of
 tielab; this file imports it and uses its model and safetensors reader
 unchanged. What it adds is reading GPT-2's layout on its own, apart from
-tielab's reader: config.json for the shape and the tie, tensor names with
-or without the "transformer." prefix, Conv1D weights ([in, out]) transposed
+tielab's reader: config.json for the shape and the tie, model.safetensors
+or the shards its index names, tensor names with or without the
+"transformer." prefix, Conv1D weights ([in, out]) transposed
 into the reference's nn.Linear ([out, in]), and the head from lm_head.weight
 or, tied, the embedding. It prints the mean cross-entropy of the rows given
 (raw little-endian int32, ROWS x (T+1)) as %.17g, in float64.
@@ -33,9 +34,22 @@ def load_reference(path):
     return mod
 
 
+def stored_tensors(tg, folder):
+    """Every tensor of model.safetensors, or of the shards its index names."""
+    index = os.path.join(folder, "model.safetensors.index.json")
+    if not os.path.exists(index):
+        return tg.st_load(os.path.join(folder, "model.safetensors"))[0]
+    with open(index) as f:
+        shards = sorted(set(json.load(f)["weight_map"].values()))
+    out = {}
+    for shard in shards:
+        out.update(tg.st_load(os.path.join(folder, shard))[0])
+    return out
+
+
 def gpt2_tensors(tg, folder):
     """The folder's tensors under the reference's names, Conv1D transposed."""
-    stored, _ = tg.st_load(os.path.join(folder, "model.safetensors"))
+    stored = stored_tensors(tg, folder)
     out = {}
     for name, a in stored.items():
         if name.endswith(".attn.bias") or name.endswith(".attn.masked_bias"):

@@ -162,8 +162,8 @@ static int inspect_stats(const Released *a, const CliOptions *o, EmbedStats *st,
 
 static int inspect_pair(const Released *a, const Released *b, const CliOptions *o, Table1 *t, Err *err) {
   if (released_table1(a, b, o->run.threads, t, err) < 0) return -1;
-  fprintf(stderr, "tielab: Table 1 read the matrices in %.1f s and measured them in %.1f s\n", t->seconds_read,
-          t->seconds_align);
+  fprintf(stderr, "tielab: Table 1 (threads=%d) read the matrices in %.1f s and measured them in %.1f s\n",
+          o->run.threads, t->seconds_read, t->seconds_align);
   return 0;
 }
 

@@ -736,7 +736,7 @@ Run *lab_load_with(Lab *lab, const char *path, const LabLoadOptions *lo, Err *er
                                                : load_file(lab, path, lo, err);
   if (r) snprintf(r->origin, sizeof r->origin, "%s", path);
   if (!r) {
-    err_prefix(err, "%s", path);
+    if (err && strncmp(err->msg, path, strlen(path)) != 0) err_prefix(err, "%s", path);   /* the file named once */
     for (char *s = err ? err->msg : NULL; s && *s; s++)   /* one line, whatever a name holds */
       if ((unsigned char)*s < 0x20) *s = '?';
   }

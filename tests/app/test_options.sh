@@ -8,6 +8,7 @@
 : "${top_builddir:=.}" "${top_srcdir:=.}"
 tap_name=opts; . "${srcdir:-.}/tests/lib/tap.sh"
 paper=$(cd "$top_srcdir/lua" && pwd)/paper.lua
+models_py=$(cd "$top_srcdir/tests/lib" && pwd)/make_models.py
 cd "$tmp" || exit 1
 # an init file that says it ran, so that --no-init shows where it is used
 mkdir -p "$tmp/config/tielab"
@@ -51,6 +52,9 @@ args_of() {
     --record) echo "--record $tmp/x.cast" ;;
     --journal) echo "--journal $tmp/x.journal.$2" ;;
     --replay) echo "--replay $tmp/journal" ;;
+    --inspect) echo "--inspect $tmp/model" ;;
+    --against) echo "--against $tmp/model" ;;
+    --json) echo "--json" ;;
     --name) echo "--name zz" ;;
     --vocab) echo "--vocab 300" ;;
     --dim) echo "--dim 24" ;;
@@ -97,6 +101,7 @@ args_of() {
 # warmup, momentum the SGD optimizer, ...): the test runs the option with
 # these words and compares with a run of these words alone.
 companion_of() {
+  [ "$2:$1" = inspect:--threads ] && { echo "--against $tmp/model"; return; }   # threads serve Table 1
   case $1 in
     --warmup-start) echo "--warmup 2 --schedule cosine --decay-steps 10" ;;
     --decay-steps) echo "--schedule cosine --decay-steps 50" ;;
@@ -118,6 +123,7 @@ mode_phrase() {
     bench) echo "--bench" ;;
     bench-instruments) echo "--bench --instruments" ;;
     replay) echo "--replay" ;;
+    inspect) echo "--inspect" ;;
   esac
 }
 
@@ -135,6 +141,7 @@ run() {
     bench) $RUN "$tielab" --bench $BASE --steps 2 --bench-warmup 0 "$@" ;;
     bench-instruments) $RUN "$tielab" --bench --instruments $base --steps 2 --bench-warmup 0 "$@" ;;
     replay) $RUN "$tielab" --replay "$tmp/journal" "$@" ;;
+    inspect) $RUN "$tielab" --inspect "$tmp/model" "$@" ;;
   esac >"out.$mode" 2>&1
   status=$?
   out=out.$mode norm=norm.$mode
@@ -145,7 +152,10 @@ run() {
   return $status
 }
 
-MODES="lab lab-script script loop compare bench bench-instruments replay"
+# --inspect reads a released model's folder, written here in GPT-2's layout.
+INSPECT=inspect
+"$py" "$models_py" gpt2 "$tmp/model" --vocab 300 --dim 16 >/dev/null 2>&1 || INSPECT=
+MODES="lab lab-script script loop compare bench bench-instruments replay $INSPECT"
 for m in $MODES; do run "$m"; cp "$norm" "base.$m"; done
 
 # Screen options in the lab modes: the cast of the screen, quit with q y.
@@ -184,11 +194,11 @@ judge() {
   fi
   case $m:$opt in   # the option that chooses the mode is in the mode's own words
     script:--headless | loop:--headless | compare:--headless | compare:--compare | bench*:--bench | \
-    bench-instruments:--instruments | replay:--replay)
+    bench-instruments:--instruments | replay:--replay | inspect:--inspect)
       echo "pass $m: $opt chooses the mode"
       return ;;
   esac
-  with=$(companion_of "$opt")
+  with=$(companion_of "$opt" "$m")
   baseline=base.$m
   if [ -n "$with" ]; then   # the companion's own run is the baseline
     baseline=base.$m.$(echo "$with" | tr -c 'a-z0-9\n' _)
@@ -200,7 +210,7 @@ judge() {
   run "$m" $with $words
   st=$?
   phrase=$(mode_phrase "$m")
-  case $opt in --headless | --bench | --instruments | --compare | --replay | --help | --version) phrase= ;; esac
+  case $opt in --headless | --bench | --instruments | --compare | --replay | --inspect | --help | --version) phrase= ;; esac
   named=0
   for w in $words; do case $w in --*) grep -qF -- "$w" "$out" && named=1 ;; esac; done
   if [ "$st" = 2 ] && [ "$named" = 1 ] && grep -qF -- "$phrase" "$out"; then
@@ -230,7 +240,8 @@ lane() {
   shift
   for m in "$@"; do for opt in $options; do judge "$m" "$opt"; done; done
 }
-lane 1 lab script compare bench >lane1 &
+lane 1 lab script compare bench $INSPECT >lane1 &
+[ -n "$INSPECT" ] || echo "skip the --inspect mode: no $py to write a model folder" >>lane1
 lane 2 lab-script loop bench-instruments replay >lane2
 wait
 # The lanes' lines in order, each result through tap.sh.

@@ -7,6 +7,10 @@
 -- lab.align(a, b) compares a's matrix with b's E_in and with b's E_out, so
 -- one call is two comparisons; the first call also builds the workspace and
 -- the baseline's factorisation, which later calls reuse.
+--
+-- This is the live instrument, every metric, in a warm workspace. The
+-- paper's Table 1 alone, fresh, at a released model's size (two random
+-- 50k x 2048 matrices) is `tielab --bench --align --vocab 50304 --dim 2048`.
 local lab = require "tielab"
 local vocab, dim, reps = tonumber(arg[1]) or 4096, tonumber(arg[2]) or 256, tonumber(arg[3]) or 5
 local function run(name, tie)

@@ -419,11 +419,17 @@ static int describe(HfModel *m, Err *err) {
   in->vocab = (int)in->embed->shape[0];
   in->dim = (int)in->embed->shape[1];
   in->dtype = in->embed->dtype;
+  if (in->head && (in->head->ndim != 2 || in->head->shape[0] != in->vocab || in->head->shape[1] != in->dim)) {
+    char he[64], em[64];
+    return err_set(err, "%s: the head %s is %s but the embedding %s is %s: an output head has the embedding's shape",
+                   in->head->file, in->head->name, st_shape_str(he, sizeof he, in->head->ndim, in->head->shape),
+                   in->embed->name, st_shape_str(em, sizeof em, in->embed->ndim, in->embed->shape));
+  }
   int same = 0;
   if (in->head && same_bytes(in->embed, in->head, &same, err) != 0) return -1;
   in->tied = !in->head || same;
   if (check_tying(m, err) != 0) return -1;
-  if (in->tied) in->head = in->embed;
+  if (!in->head) in->head = in->embed;   /* tied with a stored copy: 'head' names the copy */
   if (config_int(m, LAYER_KEYS, &in->layers, err) < 0 || config_int(m, HEAD_KEYS, &in->heads, err) < 0 ||
       config_int(m, CTX_KEYS, &in->ctx, err) < 0)
     return err_prefix(err, "%s", m->folder);

@@ -56,7 +56,7 @@ typedef struct HfInfo {
   int tied;                 /* decided from the tensors */
   int config_tied;          /* config.json's tie_word_embeddings: 1, 0, or -1 when absent */
   const HfTensor *embed;    /* E_in */
-  const HfTensor *head;     /* E_out; the same as 'embed' when tied */
+  const HfTensor *head;     /* E_out: 'embed' when tied with no head stored; a stored copy of the same bytes stays itself */
   int n_tensors;            /* in all its files */
   int n_files;              /* safetensors files */
 } HfInfo;

@@ -317,10 +317,14 @@ static int table1_align(Table1 *t, const float *a_in, const float *b_in, const f
   AlignOptions opt = table1_options(threads);
   int n = t->pairs.n, rc = -1;
   double start = clock_seconds();
+  /* One workspace for both: the baseline and its factorisation are made once. */
+  AlignWork *w = align_work_new();
+  if (!w) return err_set(err, "out of memory for the alignment's workspace");
   if (hf_check_memory(align_memory_bytes(n, d, opt.knn_k), "the alignment's workspace", err) == 0 &&
-      align_compare(b_in, a_in, n, d, &opt, &t->vs_in, err) == 0 &&
-      align_compare(b_out, a_in, n, d, &opt, &t->vs_out, err) == 0)
+      align_compare_in(w, b_in, a_in, n, d, &opt, &t->vs_in, err) == 0 &&
+      align_compare_in(w, b_out, a_in, n, d, &opt, &t->vs_out, err) == 0)
     rc = 0;
+  align_work_free(w);
   t->seconds_align = clock_seconds() - start;
   return rc;
 }

@@ -21,6 +21,7 @@ make_model() { "$py" "$MAKE" "$@" >>make.log 2>&1 || bail_out "make_models.py $*
 make_model gpt-neox B --vocab $V --dim $D --layers 2 --heads 4 --ctx 64 --untied --dtype f16 --seed 1
 make_model gpt-neo A --vocab $V --dim $D --layers 2 --heads 4 --ctx 64 --tied --dtype bf16 --shards 3 \
   --from-head B --shuffle-seed 7 --seed 2
+make_model gpt2 G2COPY --vocab 300 --dim 16 --layers 1 --heads 2 --ctx 16 --tied --head-copy
 make_model gpt-neox C --vocab $V --dim $D --layers 2 --heads 4 --ctx 64 --untied --dtype f32 --seed 3
 
 # json FILE KEY: KEY's value in the last line of FILE (a JSON object).
@@ -101,22 +102,36 @@ awk -v a="$u_out" -v b="$u_rnd" 'BEGIN { d = a - b; exit !(a != "" && d < 0.1 &&
 ok $? "an unrelated model scores at its baseline ($u_out against $u_rnd)"
 
 # ---- hostile folders: refused, naming the file and the problem
+# A head whose shape is not the embedding's (a bare file: no config to catch it).
+mkdir -p mism && "$py" - mism/model.safetensors <<'PY'
+import json, struct, sys
+head = json.dumps({"gpt_neox.embed_in.weight": {"dtype": "F32", "shape": [64, 4], "data_offsets": [0, 1024]},
+                   "embed_out.weight": {"dtype": "F32", "shape": [4, 64], "data_offsets": [1024, 2048]}}).encode()
+with open(sys.argv[1], "wb") as f:
+    f.write(struct.pack("<Q", len(head)) + head + bytes(range(256)) * 8)
+PY
+"$tielab" --inspect mism/model.safetensors >mism.out 2>mism.err
+[ $? -eq 1 ] && grep -q "embed_out.weight is \[4, 64\] but the embedding gpt_neox.embed_in.weight is \[64, 4\]" mism.err
+ok $? "a head stored transposed is refused, naming both shapes: $(head -n 1 mism.err)"
+
 refused() {   # refused KIND PATTERN WHAT
   make_model gpt-neo "H-$1" --vocab $V --dim $D --layers 2 --heads 4 --ctx 64 --tied --shards 2 --hostile "$1"
   "$tielab" --inspect "H-$1" >"H-$1.out" 2>"H-$1.err"
   st=$?
-  [ $st -eq 1 ] && grep -q "$2" "H-$1.err"
+  [ $st -eq 1 ] && grep -q "H-$1.*$2" "H-$1.err"
   ok $? "$3 is refused (status $st): $(head -n 1 "H-$1.err")"
 }
-refused config-says-tied "config.json" "a config that says tied beside a separate head"
-refused config-says-untied "config.json" "a config that says untied beside no head"
-refused index-missing-shard "model-0000" "a shard index naming a missing file"
-refused index-escapes "index" "a shard index naming a file outside the folder"
-refused index-unlisted "index" "a tensor its shard does not list"
-refused shard-duplicate "shard" "a tensor held by two shards"
-refused shape-disagrees "config.json" "a matrix whose shape disagrees with the config"
-refused duplicate-token "duplicate" "a tokenizer with one token twice"
-refused truncated-shard "safetensors" "a truncated shard"
+refused config-says-tied "config.json does not say tie_word_embeddings.*holds a separate lm_head.weight" \
+  "a config that says tied beside a separate head"
+refused config-says-untied "config.json says tie_word_embeddings=false but no output head is stored" \
+  "a config that says untied beside no head"
+refused index-missing-shard "index.json: names shard .* which is not in" "a shard index naming a missing file"
+refused index-escapes "a path outside the folder" "a shard index naming a file outside the folder"
+refused index-unlisted "which does not hold it" "a tensor its shard does not list"
+refused shard-duplicate "is in both model-00001" "a tensor held by two shards"
+refused shape-disagrees "is \[511, 32\] but config.json says vocab_size=512" "a matrix whose shape disagrees with the config"
+refused duplicate-token "duplicate object key" "a tokenizer with one token twice"
+refused truncated-shard "beyond the .*-byte buffer" "a truncated shard"
 "$tielab" --inspect nowhere >no.out 2>no.err
 [ $? -eq 1 ] && grep -q "nowhere" no.err
 ok $? "a missing folder is refused: $(head -n 1 no.err)"
@@ -173,6 +188,8 @@ tap.ok(t.linear_out > t.linear_in + 0.3, "compare_models finds the construction"
 io.write(string.format("LUA %.12f %.12f %d\n", t.linear_in, t.linear_out, t.shared_tokens))
 local ok, err = pcall(lab.align, x, lab.matrix(3, 3))
 tap.ok(not ok and tostring(err):find("3 x 3"), "lab.align on mismatched shapes names them: " .. tostring(err))
+local g = assert(lab.load("G2COPY"))
+tap.ok(#g:param_names() > 0, "a tied GPT-2 folder that also stores lm_head.weight loads as a run")
 tap.done()
 LUA
 srcdir=$top "$tielab" --headless lua.lua >lua.out 2>lua.err

@@ -482,7 +482,7 @@ def main(argv=None):
     summary = {
         "family": a.family, "model_type": "" if a.bare else fam["model_type"],
         "vocab": a.vocab, "dim": a.dim, "layers": a.layers, "heads": a.heads, "ctx": a.ctx,
-        "dtype": DTYPES[a.dtype][0], "tied": tied, "embed": embed_name, "head": embed_name if tied else head_name,
+        "dtype": DTYPES[a.dtype][0], "tied": tied, "embed": embed_name, "head": embed_name if tied and not a.head_copy else head_name,
         "n_tensors": len(stored), "files": files, "hostile": hostile, "tokens": len(tokens),
         "from_head": a.from_head or "", "shuffle_seed": a.shuffle_seed}
     write_json(os.path.join(a.outdir, "expected.json"), summary)

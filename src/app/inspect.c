@@ -20,7 +20,6 @@
 
 /* ---------------------------------------------------------------- text */
 
-static const char *yes_no(int b) { return b ? "true" : "false"; }
 
 static void print_tying(const HfInfo *in) {
   if (in->tied && in->head == in->embed)
@@ -29,8 +28,7 @@ static void print_tying(const HfInfo *in) {
     printf("  tied       yes: %s holds the same bytes as %s\n", in->head->name, in->embed->name);
   else
     printf("  tied       no: %s (E_in) and %s (E_out)\n", in->embed->name, in->head->name);
-  if (in->config_tied >= 0)
-    printf("             config.json says tie_word_embeddings %s, as the tensors do\n", yes_no(in->config_tied));
+  if (in->config_tied >= 0) printf("             config.json agrees (%s)\n", in->config_tied ? "tied" : "untied");
 }
 
 static void print_model(const char *role, const Released *r) {
@@ -66,7 +64,9 @@ static void print_table(const Table1 *t, const Released *a, const Released *b) {
   printf("\nTable 1: A's input matrix against B's, rows paired by token string\n");
   printf("  shared tokens %d (A has %d tokens B lacks, B has %d A lacks; rows with no token: A %d, B %d)\n", p->n,
          p->a_only, p->b_only, p->a_blank, p->b_blank);
-  if (!ia->tied) printf("  note: A is untied; its input matrix is compared (the paper's A is a tied model)\n");
+  if (!ia->tied)
+    printf("  note: A is untied; its input matrix is compared (the paper's A is a tied model%s)\n",
+           ib->tied ? ": give the two the other way round" : "");
   if (ib->tied) printf("  note: B is tied; its E_in and E_out are one matrix, so the two columns agree\n");
   printf("\n  %-16s %12s %8s %12s %8s\n", "", "vs B's E_in", "random", "vs B's E_out", "random");
   int n, closer_out = 0;

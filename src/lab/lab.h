@@ -498,4 +498,8 @@ typedef struct LabLoadOptions {
 
 Run *lab_load_with(Lab *lab, const char *path, const LabLoadOptions *o, Err *err);
 
+/* Whether lab_load_with reads 'path' as a released model: a folder, or a
+** folder's model.safetensors beside its config.json (no tielab checkpoint). */
+int lab_is_released_model(const char *path, int flags);
+
 #endif

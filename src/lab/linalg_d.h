@@ -31,11 +31,12 @@ int linalg_d_svd_square(double *a, int n, double *u, double *sv, double *vt, Err
 /* The orthogonal polar factor of the [n,n] matrix 'a' (not changed): q =
 ** u vt where a = u diag(sv) vt, into q with row stride 'ldq', from the
 ** eigendecomposition of a^T a = V L V^T as q = a V L^-1/2 V^T. That is
-** two to three times faster than the SVD and agrees with it to ~1e-12 while
-** a is well conditioned; when it is not (sv_min / sv_max below
-** LINALG_POLAR_MIN) it returns 1, computing nothing, and the caller takes
-** the SVD. 's' and 't' are [n,n] scratch, 'lam' [n]. */
-#define LINALG_POLAR_MIN 1e-6
+** two to three times faster than the SVD. Its error grows with the square
+** of a's condition number (eigenvalues of a^T a are sv^2), so below
+** sv_min / sv_max = LINALG_POLAR_MIN (where it is still within ~1e-8 of the
+** SVD's) it returns 1, computing nothing, and the caller takes the SVD.
+** 's' and 't' are [n,n] scratch, 'lam' [n]. */
+#define LINALG_POLAR_MIN 1e-4
 int linalg_d_polar(const double *a, int n, double *q, int ldq, double *s, double *t, double *lam, Err *err);
 
 /* Least squares: x [n,p] minimising |a x - b| for a [m,n] (destroyed) and

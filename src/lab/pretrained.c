@@ -56,6 +56,9 @@ int lab_is_released_model(const char *path, int flags) {
   if (S_ISDIR(st.st_mode)) return 1;
   char config[4096], format[64];
   const char *slash = strrchr(path, '/');
+  /* Only a folder's own weights file stands for the folder: a nanoGPT
+  ** weights file that happens to sit beside some config.json stays one. */
+  if (strcmp(slash ? slash + 1 : path, "model.safetensors") != 0) return 0;
   int dir_len = slash ? (int)(slash - path) : 1;
   snprintf(config, sizeof config, "%.*s/config.json", dir_len, slash ? path : ".");
   if (stat(config, &st) < 0 || !S_ISREG(st.st_mode)) return 0;

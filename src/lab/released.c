@@ -142,14 +142,15 @@ static double pearson(const double *x, const double *y, int n) {
   return sxx > 0 && syy > 0 ? sxy / sqrt(sxx * syy) : NAN;
 }
 
-static double spearman(const double *x, const double *y, int n, Err *err) {
+/* Spearman's rank correlation of 'x' and 'y' [n] into '*rho'. */
+static int spearman(const double *x, const double *y, int n, double *rho, Err *err) {
   double *rx = malloc((size_t)n * sizeof *rx), *ry = malloc((size_t)n * sizeof *ry);
-  double rho = NAN;
-  if (rx && ry && ranks(x, n, rx) == 0 && ranks(y, n, ry) == 0) rho = pearson(rx, ry, n);
+  int rc = rx && ry && ranks(x, n, rx) == 0 && ranks(y, n, ry) == 0 ? 0 : -1;
+  if (rc == 0) *rho = pearson(rx, ry, n);
   else err_set(err, "out of memory ranking %d tokens", n);
   free(rx);
   free(ry);
-  return rho;
+  return rc;
 }
 
 /* Norms of the rows that name a token, kept in 'norm' (NAN for the others). */
@@ -208,7 +209,7 @@ static int frequency_stats(const HfTok *t, const double *norm, int rows, const u
   }
   st->seen = seen;
   st->norm_unseen = unseen ? unseen_sum / unseen : NAN;
-  st->spearman = seen > 2 ? spearman(nrm, freq, seen, err) : NAN;
+  if (seen > 2 && spearman(nrm, freq, seen, &st->spearman, err) < 0) goto done;
   qsort(order, (size_t)seen, sizeof *order, by_value);   /* rarest first */
   int tenth = seen / 10 > 0 ? seen / 10 : seen;
   st->norm_rare = mean_of(norm, order, 0, tenth);

@@ -143,10 +143,7 @@ int run_check_rows(const Run *r, const int32_t *rows, int b, int t, Err *err);
 #define LAB_CHECKPOINT_FORMAT "tielab-checkpoint"
 int load_corpus_policy(RunOptions *o, const LabLoadOptions *lo, Err *err);
 
-/* pretrained.c: whether 'path' is a released model (a folder, or a
-** .safetensors file beside a config.json that is no tielab checkpoint),
-** and such a model loaded as a run. */
-int lab_is_released_model(const char *path, int flags);
+/* pretrained.c: a released model (lab_is_released_model) loaded as a run. */
 Run *lab_load_released(Lab *lab, const char *path, const LabLoadOptions *lo, Err *err);
 
 /* lab.c: lab_check_memory ending its refusal with 'advice' (what to lower). */

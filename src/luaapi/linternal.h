@@ -309,6 +309,9 @@ void lsys_open(lua_State *L);
 /* lmodel.c: lab.open_model, lab.shared_rows, lab.compare_models into the
 ** table on top, and the models' metatable. */
 void lmodel_register(lua_State *L);
+/* Under the sandbox, raise unless every file of the model folder at
+** 'path' (or of a model file's folder) passes the sandbox's rule. */
+void lapi_check_model_files(lua_State *L, LuaApi *api, const char *fname, const char *path);
 
 /* lrunaway.c: string.rep, table.move and (lpattern_open) string.find,
 ** match, gmatch and gsub replaced by ones that stop on an interrupt */

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "lab/released.h"
 #include "luaapi/linternal.h"
 #include "luaapi/lmatrix.h"
 
@@ -172,6 +173,7 @@ static int llab_load(lua_State *L) {
   load_options(L, &name, &corpus, &batch);
   Err err;
   const char *path = lapi_check_path(L, "lab.load", given, 0, real);
+  if (lab_is_released_model(path, 0)) lapi_check_model_files(L, api, "lab.load", path);
   /* The checkpoint names its corpus: the loader asks the sandbox before it
   ** touches that path at all, so a script cannot even learn it exists. */
   LapiCorpusGuard guard = {.api = api};
@@ -210,6 +212,9 @@ static int align_matrices(lua_State *L) {
                       x->rows, x->cols, y->rows, y->cols);
   AlignResult res;
   Err err;
+  if (hf_check_memory(align_memory_bytes(x->rows, x->cols, align_default_options().knn_k), "the alignment's workspace",
+                      &err) < 0)
+    return luaL_error(L, "lab.align: %s", err.msg);
   if (align_compare(x->data, y->data, x->rows, x->cols, NULL, &res, &err) < 0)
     return luaL_error(L, "lab.align: %s", err.msg);
   lmetrics_push_scores(L, &res.score);

@@ -9,9 +9,11 @@
 ** tokenizer) and a table of its fields, which its __index reads; the
 ** matrices are owned by that table, counted against the script's memory.
 */
+#include <dirent.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "lab/released.h"
 #include "luaapi/linternal.h"
@@ -30,16 +32,49 @@ static int model_gc(lua_State *L) {
   return 0;
 }
 
-/* Every file the model is read from must pass the sandbox's rule, as the
-** folder did: a shard index or a link could name one outside. */
-static void check_files(lua_State *L, LuaApi *api, const Released *r) {
-  const char *files[2] = {NULL, r->tok ? hftok_file(r->tok) : NULL};
-  for (int i = 0; i < hf_tensor_count(r->model); i++) {
-    files[0] = hf_tensor_at(r->model, i)->file;
-    for (int k = 0; k < 2; k++)
-      if (files[k] && !lapi_path_ok(api, files[k], 0))
-        luaL_error(L, "lab.open_model: '%s' is outside the folders this script may read (sandbox)", files[k]);
+/* Under the sandbox every file a model folder holds must pass the rule
+** the folder did, before any is opened: a shard index, a link or a linked
+** subfolder could name one outside, and even a parse error quotes a file's
+** first bytes. A folder is walked a few levels deep (a Hugging Face cache's
+** snapshot links into its blobs, which must be inside too). */
+enum { TREE_DEPTH = 4, TREE_ENTRIES = 4096 };
+
+static int tree_allowed(LuaApi *api, const char *dir, int depth, int *seen, char *bad, size_t cap) {
+  DIR *d = opendir(dir);
+  if (!d) return 1;   /* what cannot be listed will not be opened either */
+  struct dirent *e;
+  int ok = 1;
+  while (ok && (e = readdir(d))) {
+    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+    char path[PATH_MAX];
+    struct stat st;
+    if (++*seen > TREE_ENTRIES || snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >= (int)sizeof path) {
+      snprintf(bad, cap, "%s (too many files to check)", dir);
+      ok = 0;
+    } else if (!lapi_path_ok(api, path, 0)) {
+      snprintf(bad, cap, "%s", path);
+      ok = 0;
+    } else if (depth > 0 && stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+      ok = tree_allowed(api, path, depth - 1, seen, bad, cap);
+    }
   }
+  closedir(d);
+  return ok;
+}
+
+void lapi_check_model_files(lua_State *L, LuaApi *api, const char *fname, const char *path) {
+  if (!api->opt.sandbox) return;
+  struct stat st;
+  char dir[PATH_MAX], bad[PATH_MAX + 64];
+  snprintf(dir, sizeof dir, "%s", path);
+  if (stat(path, &st) == 0 && !S_ISDIR(st.st_mode)) {   /* a file reads its folder's config and tokenizer */
+    char *slash = strrchr(dir, '/');
+    if (slash) *slash = '\0';
+    else snprintf(dir, sizeof dir, ".");
+  }
+  int seen = 0;
+  if (!tree_allowed(api, dir, TREE_DEPTH, &seen, bad, sizeof bad))
+    luaL_error(L, "%s: '%s' is outside the folders this script may read (sandbox)", fname, bad);
 }
 
 /* A tensor read into a new matrix, pushed. */
@@ -96,12 +131,12 @@ static int lmodel_open(lua_State *L) {
   LuaApi *api = lapi_get(L);
   char real[PATH_MAX];
   const char *path = lapi_path_arg(L, 1, "lab.open_model", 0, real);
+  lapi_check_model_files(L, api, "lab.open_model", path);
   LModel *m = lua_newuserdatauv(L, sizeof *m, 1);
   memset(m, 0, sizeof *m);
   luaL_setmetatable(L, MODEL_META);
   Err err;
   if (released_open(&m->r, path, &err) < 0) return luaL_error(L, "lab.open_model: %s", err.msg);
-  check_files(L, api, &m->r);
   const HfInfo *in = hf_info(m->r.model);
   lua_createtable(L, 0, 20);
   push_fields(L, &m->r);
@@ -188,6 +223,22 @@ static ModelPair model_pair(lua_State *L) {
   return p;
 }
 
+#define PAIRS_META "tielab.token_pairs"
+
+static int pairs_gc(lua_State *L) {
+  token_pairs_free(luaL_checkudata(L, 1, PAIRS_META));
+  return 0;
+}
+
+/* A TokenPairs owned by a userdata on the stack, so that an error raised
+** while it is held (a matrix too large for the script) frees it. */
+static TokenPairs *push_pairs(lua_State *L) {
+  TokenPairs *tp = lua_newuserdatauv(L, sizeof *tp, 0);
+  memset(tp, 0, sizeof *tp);
+  luaL_setmetatable(L, PAIRS_META);
+  return tp;
+}
+
 static void push_rows(lua_State *L, const float *m, const int32_t *rows, int n, int d) {
   LMatrix *out = lmatrix_new(L, n, d);
   for (int i = 0; i < n; i++) memcpy(out->data + (size_t)i * d, m + (size_t)rows[i] * d, (size_t)d * sizeof(float));
@@ -203,30 +254,26 @@ static int lmodel_shared_rows(lua_State *L) {
     return luaL_error(L, "lab.shared_rows: rows are paired by token string: %s",
                       p.a->tok ? p.b->tok_problem : p.a->tok_problem);
   if (ia->dim != ib->dim) return luaL_error(L, "lab.shared_rows: the widths differ (%d, %d)", ia->dim, ib->dim);
-  TokenPairs tp;
+  TokenPairs *tp = push_pairs(L);
   Err err;
-  if (released_pair(p.a->tok, ia->vocab, p.b->tok, ib->vocab, &tp, &err) < 0)
+  if (released_pair(p.a->tok, ia->vocab, p.b->tok, ib->vocab, tp, &err) < 0)
     return luaL_error(L, "lab.shared_rows: %s", err.msg);
-  if (tp.n == 0) {
-    token_pairs_free(&tp);
-    return luaL_error(L, "lab.shared_rows: the two tokenizers share no token");
-  }
-  push_rows(L, p.a_in, tp.a, tp.n, ia->dim);
-  push_rows(L, p.b_in, tp.b, tp.n, ia->dim);
-  push_rows(L, p.b_out, tp.b, tp.n, ia->dim);
+  if (tp->n == 0) return luaL_error(L, "lab.shared_rows: the two tokenizers share no token");
+  push_rows(L, p.a_in, tp->a, tp->n, ia->dim);
+  push_rows(L, p.b_in, tp->b, tp->n, ia->dim);
+  push_rows(L, p.b_out, tp->b, tp->n, ia->dim);
   lua_createtable(L, 0, 2);
-  const int32_t *ids[2] = {tp.a, tp.b};
+  const int32_t *ids[2] = {tp->a, tp->b};
   const char *names[2] = {"a", "b"};
   for (int s = 0; s < 2; s++) {
-    lua_createtable(L, tp.n, 0);
-    for (int i = 0; i < tp.n; i++) {
+    lua_createtable(L, tp->n, 0);
+    for (int i = 0; i < tp->n; i++) {
       lua_pushinteger(L, ids[s][i]);
       lua_rawseti(L, -2, i + 1);
     }
     lua_setfield(L, -2, names[s]);
   }
-  token_pairs_free(&tp);
-  return 4;
+  return 4;   /* the pairs' userdata below them goes with the stack */
 }
 
 static void set_number(lua_State *L, const char *key, double v) {
@@ -253,10 +300,12 @@ static int lmodel_compare(lua_State *L) {
     table1_free(&t);
     return luaL_error(L, "lab.compare_models: %s", err.msg);
   }
+  int shared = t.pairs.n;
+  table1_free(&t);   /* before anything that can raise */
   int n;
   const Table1Metric *m = table1_metrics(&n);
   lua_createtable(L, 0, 20);
-  set_int(L, "shared_tokens", t.pairs.n);
+  set_int(L, "shared_tokens", shared);
   char key[64];
   for (int i = 0; i < n; i++) {
     const AlignResult *side[2] = {&t.vs_in, &t.vs_out};
@@ -268,7 +317,6 @@ static int lmodel_compare(lua_State *L) {
       set_number(L, key, m[i].get(&side[s]->baseline));
     }
   }
-  table1_free(&t);
   return 1;
 }
 
@@ -284,5 +332,9 @@ void lmodel_register(lua_State *L) {
                                   {"__tostring", model_tostring},
                                   {NULL, NULL}};
   luaL_setfuncs(L, meta, 0);
+  lua_pop(L, 1);
+  luaL_newmetatable(L, PAIRS_META);
+  lua_pushcfunction(L, pairs_gc);
+  lua_setfield(L, -2, "__gc");
   lua_pop(L, 1);
 }

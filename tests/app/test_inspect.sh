@@ -201,6 +201,20 @@ lua_line=$(grep '^LUA ' lua.out)
 cli_line=$(printf 'LUA %.12f %.12f %d' "$lin_in" "$lin_out" "$shared")
 [ "$lua_line" = "$cli_line" ]
 ok $? "Lua and the command line give the same Table 1 ($lua_line)"
+# A folder inside the working directory whose files link outside it.
+out=$(mktemp -d "${TMPDIR:-/tmp}/tielab-outside.XXXXXX")
+echo SECRETPASSWORD >"$out/secret"
+cp -r B SB && rm SB/tokenizer.json && ln -s "$out/secret" SB/tokenizer.json
+cp -r G2COPY SG && mv SG/model.safetensors "$out/" && ln -s "$out/model.safetensors" SG/model.safetensors
+mkdir -p SD/sub && cp -r B/* SD/ && rm -r SD/sub && ln -s "$out" SD/sub
+for probe in 'lab.open_model("SB")' 'lab.load("SG")' 'lab.open_model("SD")'; do
+  echo "$probe" >sb.lua
+  "$tielab" --headless --sandbox sb.lua >sb.out 2>sb.err
+  st=$?
+  [ $st -ne 0 ] && grep -q "outside the folders this script may read (sandbox)" sb.err && ! grep -q SECRET sb.err
+  ok $? "sandboxed, $probe is refused before any linked file is read: $(head -n 1 sb.err)"
+done
+rm -rf "$out"
 echo 'lab.open_model("/etc")' >sb.lua
 "$tielab" --headless --sandbox sb.lua >sb.out 2>sb.err
 [ $? -ne 0 ] && grep -q "sandbox" sb.err

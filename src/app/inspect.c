@@ -112,21 +112,11 @@ static void stats_json(json_t *o, const EmbedStats *st) {
   json_object_set_new(o, "norm_unseen", number(st->norm_unseen));
 }
 
+static void json_figure(void *o, const char *key, double v) { json_object_set_new(o, key, number(v)); }
+
 static void table_json(json_t *o, const Table1 *t) {
-  char key[64];
-  int n;
-  const Table1Metric *m = table1_metrics(&n);
   json_object_set_new(o, "shared_tokens", json_integer(t->pairs.n));
-  for (int i = 0; i < n; i++) {
-    const AlignResult *side[2] = {&t->vs_in, &t->vs_out};
-    const char *suffix[2] = {"in", "out"};
-    for (int s = 0; s < 2; s++) {
-      snprintf(key, sizeof key, "%s_%s", m[i].key, suffix[s]);
-      json_object_set_new(o, key, number(m[i].get(&side[s]->score)));
-      snprintf(key, sizeof key, "random_%s_%s", m[i].key, suffix[s]);
-      json_object_set_new(o, key, number(m[i].get(&side[s]->baseline)));
-    }
-  }
+  table1_each(t, json_figure, o);
 }
 
 static int print_json(json_t *o) {

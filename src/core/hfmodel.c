@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/num.h"
 #include "base/safeopen.h"
 #include "base/sysmem.h"
 #include "core/hffamily.h"
@@ -93,6 +94,26 @@ static const char *const LAYER_KEYS[] = {"num_hidden_layers", "n_layer", "n_laye
 static const char *const HEAD_KEYS[] = {"num_attention_heads", "n_head", "n_heads", "num_heads", NULL};
 static const char *const CTX_KEYS[] = {"max_position_embeddings", "n_positions", "max_sequence_length", NULL};
 
+/* config.json and the shard index are small: a larger file is no model's. */
+#define JSON_FILE_MAX (64u << 20)
+
+/* A JSON file, read from what was opened (not by name again), refusing a
+** key given twice; NULL with 'err' naming the file. */
+static json_t *load_json(const char *path, Err *err) {
+  struct stat st;
+  FILE *f = safeopen_fread(path, 0, &st, err);
+  if (!f) return NULL;
+  json_t *root = NULL;
+  json_error_t je;
+  if ((uint64_t)st.st_size > JSON_FILE_MAX)
+    err_set(err, "%s: %lld bytes, more than a model's JSON file takes (%u)", path, (long long)st.st_size,
+            JSON_FILE_MAX);
+  else if (!(root = json_loadf(f, JSON_REJECT_DUPLICATES, &je)))
+    err_set(err, "%s: bad JSON at line %d: %s", path, je.line, je.text);
+  fclose(f);
+  return root;
+}
+
 static int read_config(HfModel *m, Err *err) {
   char *path = join(m->folder, CONFIG_JSON);
   if (!path) return err_set(err, "out of memory");
@@ -100,11 +121,10 @@ static int read_config(HfModel *m, Err *err) {
     free(path);
     return 0;
   }
-  json_error_t je;
-  m->config = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+  m->config = load_json(path, err);
   int rc = 0;
   if (!m->config)
-    rc = err_set(err, "%s: bad JSON at line %d: %s", path, je.line, je.text);
+    rc = -1;
   else if (!json_is_object(m->config))
     rc = err_set(err, "%s: not a JSON object", path);
   free(path);
@@ -231,9 +251,8 @@ static int no_duplicates(HfModel *m, Err *err) {
 }
 
 static int read_index(HfModel *m, const char *index, Err *err) {
-  json_error_t je;
-  json_t *root = json_load_file(index, JSON_REJECT_DUPLICATES, &je);
-  if (!root) return err_set(err, "%s: bad JSON at line %d: %s", index, je.line, je.text);
+  json_t *root = load_json(index, err);
+  if (!root) return -1;
   json_t *map = json_object_get(root, "weight_map");
   int rc = 0;
   if (!json_is_object(map))
@@ -508,21 +527,13 @@ static size_t tensor_numel(const HfTensor *t) {
 size_t hf_tensor_f32_bytes(const HfTensor *t) { return tensor_numel(t) * sizeof(float); }
 
 /* Bytes as people read them: "400.0 MB", "1.6 GB". */
-static const char *human(char *buf, size_t cap, uint64_t bytes) {
-  if (bytes >= 1000000000ULL)
-    snprintf(buf, cap, "%.1f GB", (double)bytes / 1e9);
-  else
-    snprintf(buf, cap, "%.1f MB", (double)bytes / 1e6);
-  return buf;
-}
-
 int hf_check_memory(size_t bytes, const char *what, Err *err) {
   SysMem mem;
   sysmem_read(&mem);
   if ((uint64_t)bytes <= mem.headroom) return 0;
   char need[32], room[32];
   return err_set(err, "%s needs %s, more than the %s this process can still allocate (limit: %s)", what,
-                 human(need, sizeof need, bytes), human(room, sizeof room, mem.headroom),
+                 num_bytes(need, sizeof need, bytes), num_bytes(room, sizeof room, mem.headroom),
                  mem.limit ? mem.limit : "unknown");
 }
 

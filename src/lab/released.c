@@ -266,6 +266,23 @@ const Table1Metric *table1_metrics(int *n) {
 
 void table1_free(Table1 *t) { token_pairs_free(&t->pairs); }
 
+void table1_each(const Table1 *t, Table1Visit visit, void *ctx) {
+  static const char *const side_names[2] = {"in", "out"};
+  const AlignResult *side[2] = {&t->vs_in, &t->vs_out};
+  char key[64];
+  for (size_t i = 0; i < sizeof metrics / sizeof metrics[0]; i++)
+    for (int s = 0; s < 2; s++) {
+      snprintf(key, sizeof key, "%s_%s", metrics[i].key, side_names[s]);
+      visit(ctx, key, metrics[i].get(&side[s]->score));
+      snprintf(key, sizeof key, "random_%s_%s", metrics[i].key, side_names[s]);
+      visit(ctx, key, metrics[i].get(&side[s]->baseline));
+    }
+}
+
+void released_gather(float *out, const float *m, const int32_t *rows, int n, int d) {
+  for (int i = 0; i < n; i++) memcpy(out + (size_t)i * d, m + (size_t)rows[i] * d, (size_t)d * sizeof *out);
+}
+
 static float *gather_rows(const float *m, const int32_t *rows, int n, int d, const char *what, Err *err);
 
 /* Tensor 't' of 'm', only the rows 'rows' [n], into a new [n,dim] matrix:
@@ -306,8 +323,7 @@ static AlignOptions table1_options(int threads) {
 static float *gather_rows(const float *m, const int32_t *rows, int n, int d, const char *what, Err *err) {
   float *out = malloc((size_t)n * d * sizeof *out);
   if (!out) err_set(err, "out of memory for %d rows of %s", n, what);
-  else
-    for (int i = 0; i < n; i++) memcpy(out + (size_t)i * d, m + (size_t)rows[i] * d, (size_t)d * sizeof *out);
+  else released_gather(out, m, rows, n, d);
   return out;
 }
 

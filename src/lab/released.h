@@ -87,4 +87,12 @@ typedef struct Table1Metric {
 
 const Table1Metric *table1_metrics(int *n);
 
+/* Each figure of 't' by the name --json gives it -- "linear_in",
+** "random_linear_in", "linear_out", ... -- in the table's order. */
+typedef void (*Table1Visit)(void *ctx, const char *key, double value);
+void table1_each(const Table1 *t, Table1Visit visit, void *ctx);
+
+/* Rows 'rows' [n] of the [*,d] matrix 'm' into 'out' [n,d]. */
+void released_gather(float *out, const float *m, const int32_t *rows, int n, int d);
+
 #endif

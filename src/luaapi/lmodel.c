@@ -240,8 +240,7 @@ static TokenPairs *push_pairs(lua_State *L) {
 }
 
 static void push_rows(lua_State *L, const float *m, const int32_t *rows, int n, int d) {
-  LMatrix *out = lmatrix_new(L, n, d);
-  for (int i = 0; i < n; i++) memcpy(out->data + (size_t)i * d, m + (size_t)rows[i] * d, (size_t)d * sizeof(float));
+  released_gather(lmatrix_new(L, n, d)->data, m, rows, n, d);
 }
 
 /* lab.shared_rows(a, b) -> A's E_in, B's E_in and B's E_out on the rows of
@@ -276,8 +275,10 @@ static int lmodel_shared_rows(lua_State *L) {
   return 4;   /* the pairs' userdata below them goes with the stack */
 }
 
-static void set_number(lua_State *L, const char *key, double v) {
-  if (isnan(v)) return;   /* not computed: nil */
+/* A figure into the table on top; one not computed stays nil. */
+static void lua_figure(void *ctx, const char *key, double v) {
+  lua_State *L = ctx;
+  if (isnan(v)) return;
   lua_pushnumber(L, v);
   lua_setfield(L, -2, key);
 }
@@ -302,21 +303,9 @@ static int lmodel_compare(lua_State *L) {
   }
   int shared = t.pairs.n;
   table1_free(&t);   /* before anything that can raise */
-  int n;
-  const Table1Metric *m = table1_metrics(&n);
   lua_createtable(L, 0, 20);
   set_int(L, "shared_tokens", shared);
-  char key[64];
-  for (int i = 0; i < n; i++) {
-    const AlignResult *side[2] = {&t.vs_in, &t.vs_out};
-    const char *suffix[2] = {"in", "out"};
-    for (int s = 0; s < 2; s++) {
-      snprintf(key, sizeof key, "%s_%s", m[i].key, suffix[s]);
-      set_number(L, key, m[i].get(&side[s]->score));
-      snprintf(key, sizeof key, "random_%s_%s", m[i].key, suffix[s]);
-      set_number(L, key, m[i].get(&side[s]->baseline));
-    }
-  }
+  table1_each(&t, lua_figure, L);
   return 1;
 }
 

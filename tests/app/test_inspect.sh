@@ -160,7 +160,7 @@ PY
 if have prlimit && [ -z "${ASAN_OPTIONS:-}" ]; then
   prlimit --as=350000000 -- "$tielab" --inspect big >mem.out 2>mem.err
   st=$?
-  [ $st -eq 1 ] && grep -q "MB" mem.err
+  [ $st -eq 1 ] && grep -q "needs 390.6 MiB, more than the .* MiB this process can still allocate" mem.err
   ok $? "under a 350 MB cap a 400 MB matrix is refused with the estimate (status $st): $(tail -n 1 mem.err)"
 else
   skip "prlimit is not there, or AddressSanitizer reserves the address space"

@@ -237,7 +237,7 @@ mkdir "$tmp/empty" && echo '{"model_type": "gpt2"}' >"$tmp/empty/config.json"
 ok $? "no weights: $(cat "$tmp/err")"
 
 # Memory: a 50000 x 1024 embedding (bfloat16, all zeros, a sparse file) is
-# 204.8 MB as float32. Under an address-space cap that leaves less, reading
+# 195.3 MiB as float32. Under an address-space cap that leaves less, reading
 # it is refused with the estimate, the headroom and the limit; with room,
 # it is read.
 if [ -z "$CAP" ]; then
@@ -247,7 +247,7 @@ else
   at big
   OPENBLAS_NUM_THREADS=1 timeout 60 prlimit --as=200000000 -- "$probe" read "$dir" model.embed_tokens.weight \
     >/dev/null 2>"$tmp/err"
-  [ $? -eq 1 ] && grep -q "reading model.embed_tokens.weight as float32 needs 204.8 MB, more than the .* MB this process can still allocate (limit: RLIMIT_AS)" "$tmp/err"
+  [ $? -eq 1 ] && grep -q "reading model.embed_tokens.weight as float32 needs 195.3 MiB, more than the .* MiB this process can still allocate (limit: RLIMIT_AS)" "$tmp/err"
   ok $? "refused under a 200 MB cap: $(cat "$tmp/err")"
   OPENBLAS_NUM_THREADS=1 timeout 60 prlimit --as=1500000000 -- "$probe" read "$dir" model.embed_tokens.weight \
     >"$tmp/out" 2>"$tmp/err"

@@ -283,6 +283,7 @@ static const char *const environment[][2] = {
   {"XDG_CONFIG_HOME", "tielab/init.lua, run at start (default ~/.config)"},
   {"XDG_DATA_HOME", "tielab/: scripts found by name (default ~/.local/share)"},
   {"OPENBLAS_NUM_THREADS", "threads of the matrix products (OpenBLAS's own)"},
+  {"TMPDIR", "where a checkpoint's released-model tokenizer is unpacked to be read (default /tmp)"},
 };
 
 static const char *const files[][2] = {

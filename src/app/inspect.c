@@ -90,8 +90,8 @@ static json_t *model_json(const Released *r) {
   json_t *o = json_object();
   json_object_set_new(o, "path", json_string(hf_path(r->model)));
   json_object_set_new(o, "family", json_string(in->family));
-  json_object_set_new(o, "vocab", json_integer(in->vocab));
-  json_object_set_new(o, "dim", json_integer(in->dim));
+  json_object_set_new(o, setting_name(SETTING_VOCAB), json_integer(in->vocab));
+  json_object_set_new(o, setting_name(SETTING_DIM), json_integer(in->dim));
   json_object_set_new(o, "dtype", json_string(st_dtype_name(in->dtype)));
   json_object_set_new(o, "tied", json_boolean(in->tied));
   json_object_set_new(o, "embed", json_string(in->embed->name));

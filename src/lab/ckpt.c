@@ -732,7 +732,8 @@ static Run *load_file(Lab *lab, const char *path, const LabLoadOptions *lo, Err 
 
 Run *lab_load_with(Lab *lab, const char *path, const LabLoadOptions *lo, Err *err) {
   int flags = lo && lo->nofollow ? SAFEOPEN_NOFOLLOW : 0;
-  Run *r = lab_is_released_model(path, flags) ? lab_load_released(lab, path, lo, err)
+  int released = !(lo && lo->checkpoint_only) && lab_is_released_model(path, flags);
+  Run *r = released ? lab_load_released(lab, path, lo, err)
                                                : load_file(lab, path, lo, err);
   if (r) snprintf(r->origin, sizeof r->origin, "%s", path);
   if (!r) {

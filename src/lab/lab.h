@@ -484,6 +484,9 @@ typedef struct LabLoadOptions {
   /* A symbolic link in place of the file is refused, not followed (the
   ** autosave folder, which holds only what tielab wrote there). */
   int nofollow;
+  /* Only a tielab checkpoint or weights file is read: a folder in its
+  ** place is refused, not read as a released model (the autosave folder). */
+  int checkpoint_only;
   /* The same for the corpus the checkpoint names (a sandboxed script's). */
   int corpus_nofollow;
   /* A released model's rows per batch (0: LAB_RELEASED_BATCH); refused

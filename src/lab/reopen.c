@@ -40,7 +40,7 @@ static void reopen_one(Lab *lab, const AutosaveFolder *f, const char *file, Shor
   char path[4400];
   snprintf(path, sizeof path, "%s/%s", f->dir, file);
   Err err = {{0}};
-  LabLoadOptions lo = {.nofollow = 1};   /* the folder holds only what tielab wrote there */
+  LabLoadOptions lo = {.nofollow = 1, .checkpoint_only = 1};   /* the folder holds only what tielab wrote there */
   Run *r = lab_load_with(lab, path, &lo, &err);
   if (!r && want) buf_item(&sf->unreadable, "; ", "cannot reopen %s (%s, step %ld): %s", file, want->name,
                            want->step, reason(err.msg, path));

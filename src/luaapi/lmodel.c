@@ -104,11 +104,12 @@ static void push_fields(lua_State *L, const Released *r) {
   set_string(L, "path", hf_path(r->model));
   set_string(L, "family", in->family);
   set_string(L, "model_type", in->model_type);
-  set_int(L, "vocab", in->vocab);
-  set_int(L, "dim", in->dim);
-  set_int(L, "layers", in->layers);
-  set_int(L, "heads", in->heads);
-  set_int(L, "ctx", in->ctx);
+  /* the shape by the names a run's shape has */
+  set_int(L, setting_name(SETTING_VOCAB), in->vocab);
+  set_int(L, setting_name(SETTING_DIM), in->dim);
+  set_int(L, setting_name(SETTING_LAYERS), in->layers);
+  set_int(L, setting_name(SETTING_HEADS), in->heads);
+  set_int(L, setting_name(SETTING_CTX), in->ctx);
   set_string(L, "dtype", st_dtype_name(in->dtype));
   lua_pushboolean(L, in->tied);
   lua_setfield(L, -2, "tied");
@@ -290,7 +291,7 @@ static int lmodel_compare(lua_State *L) {
   ModelPair p = model_pair(L);
   int threads = 2;
   if (lua_istable(L, 3)) {
-    lua_getfield(L, 3, "threads");
+    lua_getfield(L, 3, setting_name(SETTING_THREADS));
     if (!lua_isnil(L, -1)) threads = (int)luaL_checkinteger(L, -1);
     lua_pop(L, 1);
     if (threads < 1 || threads > 256) return luaL_error(L, "lab.compare_models: threads %d is outside 1..256", threads);

@@ -224,6 +224,16 @@ done:
   return rc;
 }
 
+/* Mean row cosine of 'e' and 'out' over the rows that name a token (those
+** whose 'norm' is a number), as the norms are taken. */
+static double token_row_cosine(const float *e, const float *out, const double *norm, int rows, int d) {
+  double sum = 0;
+  int n = 0;
+  for (int id = 0; id < rows; id++)
+    if (!isnan(norm[id])) sum += align_row_cosine(e + (size_t)id * d, out + (size_t)id * d, 1, d), n++;
+  return n ? sum / n : NAN;
+}
+
 int released_stats(const Released *r, const float *e, const float *out, const uint8_t *corpus, size_t len,
                    const Cancel *cancel, EmbedStats *st, Err *err) {
   const HfInfo *in = hf_info(r->model);
@@ -232,7 +242,7 @@ int released_stats(const Released *r, const float *e, const float *out, const ui
   double *norm = malloc((size_t)in->vocab * sizeof *norm);
   if (!norm) return err_set(err, "out of memory for %d row norms", in->vocab);
   norm_summary(r->tok, e, in->vocab, in->dim, norm, st);
-  st->in_out_cosine = out ? align_row_cosine(e, out, in->vocab, in->dim) : NAN;
+  st->in_out_cosine = out ? token_row_cosine(e, out, norm, in->vocab, in->dim) : NAN;
   int rc = 0;
   if (corpus) {
     if (!r->tok) rc = err_set(err, "--corpus needs the model's tokenizer: %s", r->tok_problem);

@@ -9,6 +9,8 @@
 
 #include <cblas.h>
 
+#include "base/bigmem.h"
+#include "core/parallel.h"
 #include "core/rng.h"
 #include "lab/align.h"
 #include "lab/linalg_d.h"
@@ -19,6 +21,8 @@
 #define MAX_ELEMS (1L << 28)  /* v * d: 2 GiB of doubles per matrix */
 #define BLOCK_ROWS 256        /* rows per block for the [v,2d] and [s,v] products */
 #define SCAN 32               /* entries per block in the top-k scan */
+#define LOAD_PARTS 16         /* row blocks whose column sums make the mean, */
+                              /* fixed so the mean is the same for any thread count */
 
 /* How much of a matrix the asked metrics need, each level including the
 ** ones before it: its KNN lists (any level), the centred copy, its Gram
@@ -55,6 +59,8 @@ struct AlignWork {
   int g_ready;       /* side g holds the baseline for this seed and sample: */
   uint64_t g_seed;   /* (and g.have says which of its parts) */
   int g_rows;        /* (the sample is a function of v, seed and its size) */
+  double *partial;   /* [LOAD_PARTS,d] column sums of each row block */
+  Pool *pool;        /* threads for the loops BLAS does not cover */
 };
 
 AlignOptions align_default_options(void) {
@@ -92,7 +98,7 @@ static void side_free(Side *s) {
 }
 
 static int side_alloc(Side *s, int v, int d, int k) {
-  s->c = malloc(sizeof(double) * (size_t)v * d);
+  s->c = bigmem_alloc(sizeof(double) * (size_t)v * d);
   s->cnorm = malloc(sizeof(double) * v);
   s->evec = malloc(sizeof(double) * (size_t)d * d);
   s->lam = malloc(sizeof(double) * d);
@@ -112,7 +118,10 @@ static void work_release(AlignWork *w) {
   free(w->query);
   free(w->sim);
   free(w->rows);
+  free(w->partial);
+  Pool *pool = w->pool;  /* the pool outlives a change of shape */
   memset(w, 0, sizeof *w);
+  w->pool = pool;
 }
 
 /* What work_reserve and side_alloc take for [v,d] and knn k. */
@@ -120,7 +129,7 @@ size_t align_memory_bytes(int v, int d, int k) {
   size_t vd = (size_t)v * d, dd = (size_t)d * d;
   size_t side = sizeof(double) * (vd + v + 2 * dd + d) + sizeof(int) * (size_t)v * k;
   size_t floats = 2 * vd + (size_t)BLOCK_ROWS * d + (size_t)BLOCK_ROWS * v;
-  size_t doubles = 6 * dd + d + 2 * dd + (size_t)BLOCK_ROWS * 2 * d;
+  size_t doubles = 6 * dd + d + 2 * dd + (size_t)BLOCK_ROWS * 2 * d + (size_t)LOAD_PARTS * d;
   return 3 * side + sizeof(float) * floats + sizeof(double) * doubles + sizeof(int) * (size_t)v;
 }
 
@@ -131,6 +140,7 @@ AlignWork *align_work_new(void) { return calloc(1, sizeof(AlignWork)); }
 void align_work_free(AlignWork *w) {
   if (!w) return;
   work_release(w);
+  pool_free(w->pool);
   free(w);
 }
 
@@ -139,8 +149,9 @@ static int work_reserve(AlignWork *w, int v, int d, int k, Err *err) {
   if (w->v == v && w->d == d && w->k == k) return 0;
   work_release(w);
   size_t vd = (size_t)v * d, dd = (size_t)d * d;
-  w->gauss = malloc(sizeof(float) * vd);
-  w->unit = malloc(sizeof(float) * vd);
+  w->gauss = bigmem_alloc(sizeof(float) * vd);
+  w->unit = bigmem_alloc(sizeof(float) * vd);
+  w->partial = malloc(sizeof(double) * LOAD_PARTS * d);
   w->query = malloc(sizeof(float) * (size_t)BLOCK_ROWS * d);
   w->sim = malloc(sizeof(float) * (size_t)BLOCK_ROWS * v);
   w->rows = malloc(sizeof(int) * v);
@@ -149,7 +160,7 @@ static int work_reserve(AlignWork *w, int v, int d, int k, Err *err) {
   w->sv = malloc(sizeof(double) * d);
   w->maps = malloc(sizeof(double) * dd * 2);
   w->z = malloc(sizeof(double) * (size_t)BLOCK_ROWS * 2 * d);
-  int ok = w->gauss && w->unit && w->query && w->sim && w->rows && w->sv && w->maps && w->z;
+  int ok = w->gauss && w->unit && w->partial && w->query && w->sim && w->rows && w->sv && w->maps && w->z;
   for (size_t i = 0; i < sizeof dd_bufs / sizeof dd_bufs[0]; i++) ok = ok && *dd_bufs[i];
   if (!ok || side_alloc(&w->x, v, d, k) < 0 || side_alloc(&w->y, v, d, k) < 0 ||
       side_alloc(&w->g, v, d, k) < 0) {
@@ -162,37 +173,82 @@ static int work_reserve(AlignWork *w, int v, int d, int k, Err *err) {
 
 /* ------------------------------------------------------------ one matrix */
 
-/* Copy to double and centre the columns (when 'need' has NEED_CENTRED);
-** meanwhile the KNN's unit rows, from the rows as given (the paper
-** normalises raw rows by norm + 1e-8). */
-static int side_load(Side *s, AlignWork *w, const float *raw, unsigned need, const char *name, Err *err) {
-  int v = w->v, d = w->d, centred = (need & NEED_CENTRED) != 0;
-  double *mean = s->lam;  /* free until side_factor */
-  memset(mean, 0, sizeof(double) * d);
-  s->raw = raw;
-  for (int i = 0; i < v; i++) {
-    const float *r = raw + (size_t)i * d;
-    double *u = s->c + (size_t)i * d, nn = 0;
-    for (int j = 0; j < d; j++) {
-      if (!isfinite(r[j])) return err_set(err, "%s: row %d column %d is not finite", name, i, j);
-      double e = r[j];
-      if (centred) u[j] = e, mean[j] += e;
-      nn += e * e;
+/* side_load's state, shared by the threads of its two loops. */
+typedef struct Load {
+  Side *s;
+  AlignWork *w;
+  unsigned need;
+  int bad_row[LOAD_PARTS], bad_col[LOAD_PARTS];  /* first non-finite entry of each block, or -1 */
+} Load;
+
+/* Blocks [p0,p1): copy each row to double, sum its block's columns into
+** w->partial, and write the KNN's unit row from the row as given (the
+** paper normalises raw rows by norm + 1e-8). */
+static void load_blocks(void *arg, int p0, int p1, int worker) {
+  (void)worker;
+  Load *l = arg;
+  AlignWork *w = l->w;
+  int v = w->v, d = w->d;
+  for (int p = p0; p < p1; p++) {
+    int r0, r1;
+    pool_split(v, LOAD_PARTS, p, &r0, &r1);
+    double *sum = w->partial + (size_t)p * d;
+    memset(sum, 0, sizeof(double) * d);
+    l->bad_row[p] = -1;
+    for (int i = r0; i < r1; i++) {
+      const float *r = l->s->raw + (size_t)i * d;
+      double *u = l->s->c + (size_t)i * d, nn = 0;
+      for (int j = 0; j < d; j++) nn += (double)r[j] * r[j];
+      /* a float squared is finite in double: nn is finite iff the row is */
+      if (!isfinite(nn)) {
+        int j = 0;
+        while (isfinite(r[j])) j++;
+        l->bad_row[p] = i, l->bad_col[p] = j;
+        break;
+      }
+      if (l->need & NEED_CENTRED)
+        for (int j = 0; j < d; j++) u[j] = r[j], sum[j] += r[j];
+      float inv = (float)(1.0 / (sqrt(nn) + ROW_EPS)), *unit = w->unit + (size_t)i * d;
+      if (l->need & NEED_KNN)
+        for (int j = 0; j < d; j++) unit[j] = r[j] * inv;
     }
-    float inv = (float)(1.0 / (sqrt(nn) + ROW_EPS)), *unit = w->unit + (size_t)i * d;
-    if (need & NEED_KNN)
-      for (int j = 0; j < d; j++) unit[j] = r[j] * inv;
   }
-  if (!centred) return 0;
-  for (int j = 0; j < d; j++) mean[j] /= v;
-  for (int i = 0; i < v; i++) {
-    double *u = s->c + (size_t)i * d, nn = 0;
+}
+
+/* Rows [r0,r1): subtract the column means (in s->lam) and take the norms. */
+static void centre_rows(void *arg, int r0, int r1, int worker) {
+  (void)worker;
+  Load *l = arg;
+  int d = l->w->d;
+  const double *mean = l->s->lam;
+  for (int i = r0; i < r1; i++) {
+    double *u = l->s->c + (size_t)i * d, nn = 0;
     for (int j = 0; j < d; j++) {
       u[j] -= mean[j];
       nn += u[j] * u[j];
     }
-    s->cnorm[i] = sqrt(nn);
+    l->s->cnorm[i] = sqrt(nn);
   }
+}
+
+/* Copy to double and centre the columns (when 'need' has NEED_CENTRED);
+** meanwhile the KNN's unit rows. Both loops run on the pool: the mean adds
+** the blocks' sums in block order, so it is the same for any thread count. */
+static int side_load(Side *s, AlignWork *w, const float *raw, unsigned need, const char *name, Err *err) {
+  int d = w->d;
+  Load l = {.s = s, .w = w, .need = need};
+  s->raw = raw;
+  pool_for(w->pool, LOAD_PARTS, load_blocks, &l);
+  for (int p = 0; p < LOAD_PARTS; p++)
+    if (l.bad_row[p] >= 0)
+      return err_set(err, "%s: row %d column %d is not finite", name, l.bad_row[p], l.bad_col[p]);
+  if (!(need & NEED_CENTRED)) return 0;
+  double *mean = s->lam;  /* free until side_factor */
+  memset(mean, 0, sizeof(double) * d);
+  for (int p = 0; p < LOAD_PARTS; p++)
+    for (int j = 0; j < d; j++) mean[j] += w->partial[(size_t)p * d + j];
+  for (int j = 0; j < d; j++) mean[j] /= w->v;
+  pool_for(w->pool, w->v, centre_rows, &l);
   return 0;
 }
 
@@ -487,13 +543,23 @@ static int baseline_side(AlignWork *w, const AlignOptions *o, unsigned need, Err
 static int compare_in(AlignWork *w, const float *x, const float *y, int v, int d, const AlignOptions *opt,
                       AlignResult *out, Err *err);
 
+/* The workspace's pool, of as many threads as BLAS has for this call. */
+static int work_pool(AlignWork *w, int threads, Err *err) {
+  if (threads < 1) threads = 1;
+  if (w->pool && pool_threads(w->pool) == threads) return 0;
+  pool_free(w->pool);
+  w->pool = pool_create(threads, err);
+  return w->pool ? 0 : -1;
+}
+
 /* The model keeps OpenBLAS at one thread (its pool splits the work itself);
 ** the factorisations here are large enough to use the run's threads. */
 int align_compare_in(AlignWork *w, const float *x, const float *y, int v, int d, const AlignOptions *opt,
                      AlignResult *out, Err *err) {
   int before = openblas_get_num_threads(), want = opt ? opt->threads : 0;
   if (want > 0) openblas_set_num_threads(want);
-  int rc = compare_in(w, x, y, v, d, opt, out, err);
+  int rc = work_pool(w, want > 0 ? want : before, err);
+  if (rc == 0) rc = compare_in(w, x, y, v, d, opt, out, err);
   if (want > 0) openblas_set_num_threads(before);
   return rc;
 }

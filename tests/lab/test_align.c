@@ -438,13 +438,43 @@ static void test_bad_input(void) {
   ok(align_compare(x, y, 10, 4, &o, &a, &err) < 0 && strstr(err.msg, "knn_k"), "knn_k 0 rejected");
   o = align_default_options(), o.knn_rows = -1;
   ok(align_compare(x, y, 10, 4, &o, &a, &err) < 0 && strstr(err.msg, "knn_rows"), "negative knn_rows rejected");
-  y[13] = NAN;
-  ok(align_compare(x, y, 10, 4, NULL, &a, &err) < 0 && strstr(err.msg, "not finite"), "NaN rejected: %s", err.msg);
+  y[13] = NAN, y[35] = INFINITY;
+  ok(align_compare(x, y, 10, 4, NULL, &a, &err) < 0 && strstr(err.msg, "y: row 3 column 1 is not finite"),
+     "NaN rejected, the first bad entry named: %s", err.msg);
+  o = align_default_options(), o.threads = 2;
+  ok(align_compare(x, y, 10, 4, &o, &a, &err) < 0 && strstr(err.msg, "y: row 3 column 1 is not finite"),
+     "the same entry named with two threads: %s", err.msg);
   for (int i = 0; i < 40; i++) c[i] = (float)(i % 4);
   ok(align_compare(x, c, 10, 4, NULL, &a, &err) < 0 && strstr(err.msg, "constant"), "constant matrix rejected: %s",
      err.msg);
   o = align_default_options(), o.knn_k = 50;
   ok(align_compare(x, x, 10, 4, &o, &a, &err) == 0 && a.score.knn == 1, "knn_k above V-1 uses all other rows");
+  free(x);
+  free(y);
+}
+
+/* The loops outside BLAS run on the call's threads. Their part does not
+** depend on how many (the column means add fixed blocks in order), so two
+** calls agree bit for bit, and one thread agrees with two as closely as
+** LAPACK's own threaded factorisations let it. */
+static void test_threads(void) {
+  int v = 1000, d = 12;
+  float *x = randn(v, d, 71), *y = randn(v, d, 72);
+  for (int i = 0; i < v * d; i++) y[i] += 0.5f * x[i];
+  AlignOptions one = align_default_options(), two = one;
+  one.threads = 1, two.threads = 2;
+  AlignResult a, b, c;
+  Err err = {0};
+  ok(align_compare(x, y, v, d, &two, &b, &err) == 0 && align_compare(x, y, v, d, &two, &c, &err) == 0 &&
+         memcmp(&b, &c, sizeof b) == 0,
+     "two threads, twice: the same bits");
+  ok(align_compare(x, y, v, d, &one, &a, &err) == 0, "one thread");
+  const double *s1 = &a.score.cos_raw, *s2 = &b.score.cos_raw;
+  double worst = 0;
+  for (size_t i = 0; i < 2 * sizeof(AlignScores) / sizeof(double); i++)
+    if (fabs(s1[i] - s2[i]) > worst) worst = fabs(s1[i] - s2[i]);
+  ok(worst < 1e-12 && a.score.knn == b.score.knn && a.baseline.knn == b.baseline.knn,
+     "one thread and two agree to %.1e", worst);
   free(x);
   free(y);
 }
@@ -602,6 +632,7 @@ int main(void) {
   test_random_and_baseline();
   test_bad_input();
   test_workspace();
+  test_threads();
   test_speed();
   return tap_done();
 }

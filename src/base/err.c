@@ -48,3 +48,8 @@ int err_prefix(Err *e, const char *fmt, ...) {
   }
   return -1;
 }
+
+void err_one_line(Err *e) {
+  for (char *s = e ? e->msg : NULL; s && *s; s++)
+    if ((unsigned char)*s < 0x20 || *s == 0x7f) *s = '?';
+}

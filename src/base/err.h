@@ -25,4 +25,8 @@ int err_set(Err *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Put 'prefix: ' in front of the message already in 'e'; returns -1. */
 int err_prefix(Err *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Show each control character of the message (C0 and DEL) as '?', so it
+** stays one line whatever a file or tensor name quoted in it holds. */
+void err_one_line(Err *e);
+
 #endif

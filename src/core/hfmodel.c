@@ -483,9 +483,7 @@ HfModel *hf_open(const char *path, Err *err) {
   size_t n = strlen(m->path);
   while (n > 1 && m->path[n - 1] == '/') m->path[--n] = '\0';
   if (open_steps(m, err) != 0) {
-    /* Names quoted from the files may hold control characters: one line. */
-    for (char *s = err ? err->msg : NULL; s && *s; s++)
-      if ((unsigned char)*s < 0x20 || *s == 0x7f) *s = '?';
+    err_one_line(err);   /* names quoted from the files may hold control characters */
     hf_close(m);
     return NULL;
   }

@@ -317,13 +317,6 @@ static int parse(StFile *f, Err *err) {
   return rc;
 }
 
-/* Names quoted from a hostile header may hold control characters: keep the
-** message on one line. */
-static void one_line(Err *err) {
-  for (char *s = err ? err->msg : NULL; s && *s; s++)
-    if ((unsigned char)*s < 0x20 || *s == 0x7f) *s = '?';
-}
-
 int st_parse(StFile *f, uint8_t *buf, size_t len, const char *name, Err *err) {
   memset(f, 0, sizeof *f);
   f->buf = buf;
@@ -331,7 +324,7 @@ int st_parse(StFile *f, uint8_t *buf, size_t len, const char *name, Err *err) {
   if (parse(f, err) != 0) {
     st_free(f);
     err_prefix(err, "%s", name);
-    one_line(err);
+    err_one_line(err);
     return -1;
   }
   return 0;
@@ -436,7 +429,7 @@ int st_read_header(StHeader *h, const char *path, Err *err) {
   if (rc != 0) {
     st_header_free(h);
     err_prefix(err, "%s", path);
-    one_line(err);
+    err_one_line(err);
   }
   return rc;
 }

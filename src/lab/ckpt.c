@@ -738,8 +738,7 @@ Run *lab_load_with(Lab *lab, const char *path, const LabLoadOptions *lo, Err *er
   if (r) snprintf(r->origin, sizeof r->origin, "%s", path);
   if (!r) {
     if (err && strncmp(err->msg, path, strlen(path)) != 0) err_prefix(err, "%s", path);   /* the file named once */
-    for (char *s = err ? err->msg : NULL; s && *s; s++)   /* one line, whatever a name holds */
-      if ((unsigned char)*s < 0x20) *s = '?';
+    err_one_line(err);
   }
   return r;
 }

@@ -1,23 +1,7 @@
 /*
 ** headless.c -- tielab with no curses: a script run to its end, or the
-** built-in training loop.
-**
-** A script gets an inline Host: its steps run on this thread, inside the
-** Lua call that asked for them, checking the interrupt flag between steps
-** and calling the on_step callbacks after every step; a job (a lens fit)
-** runs at once too, its reports checking the same flag. SIGINT, SIGTERM and
-** SIGHUP only call luaapi_interrupt (never SIG_DFL: a second Ctrl-C must
-** not kill the process mid-write); the script then ends with "interrupted"
-** and the exit status 130, its runs saved in the autosave folder. Where
-** the script, or its end, does not stop (a finaliser, a C call no check
-** reaches), the watchdog (trainer/watchdog.h) saves the runs and ends the
-** process 3 s after the signal, 1 s after a second one (a step, a job or
-** the save in progress is waited for first); it takes the lab through the
-** gate this thread holds while it steps or lends the lab to Lua. While a script trains, stderr shows a progress line (progress.h) when it is a
-** terminal, and a plain line every half minute otherwise: the steps so far,
-** or the script's own count once it asks for one with lab.progress; stdout
-** carries only what the script prints. The built-in loops draw the line
-** too, on a terminal only (their rows are the plain lines).
+** built-in training loop. Its inline Host, signals, the watchdog's part and
+** the progress line: docs/architecture.md, 'Headless mode'.
 */
 #include <math.h>
 #include <pthread.h>

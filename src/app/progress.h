@@ -1,16 +1,7 @@
 /*
 ** progress.h -- how far long work has come, shown on stderr: the headless
-** scripts (lab.progress) and the built-in loops.
-**
-** On a terminal, one line "DONE/TOTAL  PCT%  elapsed M:SS  ETA M:SS  LABEL",
-** redrawn in place with \r: when the work advances (at most ten times a
-** second) and once a second from a timer thread, so that a slow step still
-** moves the elapsed time. It is cut to the terminal's width (TIOCGWINSZ,
-** else $COLUMNS, else 80), asked again at each draw, and cleared before
-** any other output and at the end. Not on a terminal, with 'plain' set, it
-** is a plain line "tielab: ..." at each tenth of the total (every 30 s
-** when the total is unknown); without 'plain' nothing (the caller's own
-** lines say how far it is).
+** scripts (lab.progress) and the built-in loops. The line on a terminal and
+** the plain lines elsewhere: docs/architecture.md, 'The progress line'.
 */
 #ifndef TIELAB_PROGRESS_H
 #define TIELAB_PROGRESS_H

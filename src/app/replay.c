@@ -1,17 +1,7 @@
 /*
-** replay.c -- a journal played again, headless (see replay.h).
-**
-** The Lua layer gets an inline Host, as headless scripts do: steps run on
-** this thread inside the call that asks for them. After every step the
-** on_step callbacks run and then every journal entry whose recorded steps
-** are now reached, so an action that happened while a script trained is
-** applied at its step from inside the script's own 'r:step'. The 'ui'
-** table holds the functions of the lab's keys that change training with
-** the lab's meaning, the same functions the lab has (luaapi_open_ui),
-** acting on this replay's selected run and training state; every other
-** key of the lab only changes the view, and is a no-op here. A "wait" entry is never applied: the host's 'wait_answer'
-** hands it to the script's lab.wait_key that asks for it, and an answer
-** that no wait asks for, or a wait with no answer, is a divergence.
+** replay.c -- a journal played again, headless (see replay.h). Its inline
+** Host, when entries are applied, its 'ui' table and its "wait" entries:
+** docs/architecture.md, 'The replay's host'.
 */
 #include <errno.h>
 #include <lauxlib.h>

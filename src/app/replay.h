@@ -1,16 +1,7 @@
 /*
 ** replay.h -- 'tielab --replay FILE': a journal (journal.h) played again
-** with no UI and no terminal.
-**
-** The lab is rebuilt as the header says (the same options and seeds), the
-** runs step on this thread up to each entry's steps (every unpaused run in
-** lockstep, as the trainer trains, or a run alone when only it moved), the
-** entry is applied (a key's Lua call against a headless 'ui' table, a REPL
-** line, a script's key binding, a script run inline with later entries
-** applied at their steps), and every run's step is checked against the
-** recorded one. A script's lab.wait_key takes the next recorded answer, at
-** its recorded steps. At the end the final figures are compared bit for
-** bit. A journal of another tielab version gets a warning, and goes on.
+** with no UI and no terminal. How the lab is rebuilt, entries applied and
+** the end compared: docs/architecture.md, 'Replaying a journal'.
 */
 #ifndef TIELAB_REPLAY_H
 #define TIELAB_REPLAY_H

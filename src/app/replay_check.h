@@ -3,16 +3,8 @@
 ** any of it runs. A journal may come from anyone: its entries are Lua, its
 ** header makes runs and names files, its command line sets limits. Unless
 ** the user trusts it (--trust), it gets what a sandboxed script gets, and
-** no more.
-**
-** replay_plan reads the recorded command line and settles how the replay
-** runs: sandboxed or not, and its Lua heap cap, the lower of the journal's
-** --lua-mem and the user's (1024 MiB when not given): a journal can lower
-** the user's cap, never lift it. replay_check then holds every file the journal
-** names to the sandbox's rule (luaapi_sandbox_check), before anything is
-** opened: each header run's corpus, the recorded --corpus that lab.run{}
-** starts from, and each script entry's file. Nothing here runs Lua or
-** opens a file the journal names.
+** no more. What replay_plan and replay_check settle: docs/architecture.md,
+** 'Judging a journal before a replay'.
 */
 #ifndef TIELAB_REPLAY_CHECK_H
 #define TIELAB_REPLAY_CHECK_H

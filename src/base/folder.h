@@ -1,17 +1,7 @@
 /*
 ** folder.h -- the folders tielab keeps its files in, and making folders.
-**
-** Where, by the XDG Base Directory specification: $XDG_STATE_HOME (the
-** autosaved runs, the REPL's history), $XDG_CACHE_HOME (tokenizers),
-** $XDG_CONFIG_HOME (init.lua) and $XDG_DATA_HOME (the user's scripts), each
-** with its default under $HOME. The specification says a relative value
-** is to be ignored -- it would name another folder from each working
-** directory -- so it is, and so is a relative HOME.
-**
-** The modes, said here once: a folder tielab makes for itself (state,
-** cache) holds the user's runs and what was learnt from their corpora, so
-** it is the user's alone, FOLDER_PRIVATE. A folder a script asks for
-** (lab.mkdir) is made as mkdir(1) makes one, FOLDER_SHARED less the umask.
+** Where, by the XDG Base Directory specification, and the modes it makes
+** them with: docs/architecture.md, 'The folders tielab keeps'.
 */
 #ifndef TIELAB_BASE_FOLDER_H
 #define TIELAB_BASE_FOLDER_H

@@ -1,17 +1,9 @@
 /*
 ** replace.h -- replace a file whole: write a fresh temporary file beside
 ** it, sync it, rename it over the target. Readers see the old file or the
-** new one, never a mix, and a crash mid-write leaves the old one.
-**
-** Only a regular file is replaced. A symbolic link to a regular file is
-** followed: its target is replaced and the link kept. A directory, device,
-** FIFO, socket, a link to any of them or a link to nothing is refused
-** (renaming over a device node as root would replace the device). Between
-** the check and the rename the folder is the caller's to keep still.
-**
-** Temporary files are named "<target>.tmp.<pid>.<n>". Beginning a write
-** removes those of the same target whose process no longer exists, left by
-** a writer killed mid-save; a live process's file is never touched.
+** new one, never a mix, and a crash mid-write leaves the old one. What may
+** be replaced, and the temporary files: docs/architecture.md, 'Replacing a
+** file whole'.
 */
 #ifndef TIELAB_BASE_REPLACE_H
 #define TIELAB_BASE_REPLACE_H

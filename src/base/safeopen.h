@@ -1,19 +1,8 @@
 /*
-** safeopen.h -- opening a file a user named without ever blocking on it.
-**
-** open(2) of a FIFO waits for a writer, and reading a device such as
-** /dev/zero never ends: a corpus, a checkpoint, a journal or a manifest
-** named by a user (or left in a folder by one) must be a regular file, and
-** the check must be made on what was opened, not on the name beforehand
-** (the name could change in between). So the file is opened non-blocking,
-** looked at with fstat, refused with a message that says what it is when
-** it is not a regular file, and only then read as usual. Files opened to
-** write (a sandboxed script's io.open) go the same way: a FIFO with no
-** reader is refused instead of waited for, and nothing is truncated before
-** the file is known to be a regular one. A script may come through a pipe
-** (tielab --headless <(...)): that one is waited for, a caller's Cancel
-** asked meanwhile. An output named by a user (a recording, a journal) is
-** created non-blocking too: a FIFO nobody reads is refused.
+** safeopen.h -- opening a file a user named without ever blocking on it:
+** a FIFO, a device or a folder in its place is refused, on what was opened,
+** never waited on. Why, and how for reading, writing and a script through a
+** pipe: docs/architecture.md, 'Opening what a user names'.
 */
 #ifndef TIELAB_BASE_SAFEOPEN_H
 #define TIELAB_BASE_SAFEOPEN_H

@@ -1,23 +1,8 @@
 /*
 ** sig.h -- the process's signals, for every mode: handlers that only record
-** which signal came and write one byte to a pipe (the self-pipe).
-**
-** Whoever owns the process's main loop asks what came: the screen polls
-** 'sig_fd' and drains it with 'sig_take' (save, resize, clear the line);
-** a loop without a screen (the built-in headless loop) asks
-** 'sig_ended' between two steps. The one exception is Lua code running on
-** the calling thread (a REPL entry, a script, an on_step callback): nothing
-** polls then, so SIGINT, SIGTERM and SIGHUP also call the armed interrupt
-** function, which must be async-signal-safe (luaapi_interrupt only sets a
-** flag); the Lua code stops and the loop then handles the signal (a
-** SIGTERM still saves every run). Handlers are process-wide and safe on any
-** thread, since OpenBLAS starts threads before main that no signal mask
-** reaches.
-**
-** Code that no check reaches (a long C call, a finaliser) would still keep
-** the loop from the signal: a watchdog thread (trainer/watchdog.h) reads a
-** second pipe, 'sig_watch_fd', and counts what the loop has not taken yet
-** with 'sig_unanswered'.
+** which signal came and write one byte to a pipe (the self-pipe). Who asks
+** what came, the interrupt function for Lua on the calling thread, and the
+** watchdog's second pipe: docs/architecture.md, 'Signals'.
 */
 #ifndef TIELAB_BASE_SIG_H
 #define TIELAB_BASE_SIG_H

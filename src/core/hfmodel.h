@@ -2,25 +2,8 @@
 ** hfmodel.h -- released checkpoints as they are distributed: a model
 ** folder (config.json; model.safetensors, or model.safetensors.index.json
 ** and its shards; a tokenizer, see hftok.h) or one .safetensors file.
-**
-** Opening reads config.json and the safetensors headers only, never the
-** weights: a released model is gigabytes, and the questions asked of it
-** (which family, how wide, tied or not) are answered by names and shapes.
-** A tensor is read later, on its own, converted to float32 row by row
-** (float32, float16 and bfloat16 accepted), after the memory it takes has
-** been checked against what this process can still allocate.
-**
-** Which tensor is the embedding and which the output head depends on the
-** family and on the library version that wrote the file; hffamily.c holds
-** that table, in one place. Tying is decided from the tensors present (no
-** head tensor, or a head stored as the very same bytes as the embedding)
-** and checked against config.json's tie_word_embeddings: when the two
-** disagree, opening fails with a message that says both, never guesses.
-**
-** Nothing in the files is trusted: a shard index naming a missing file, a
-** tensor listed in no shard, two shards holding one name, a shape that
-** disagrees with config.json, are each refused with one line naming the
-** file and the problem.
+** What opening reads, how tying is decided and what is refused:
+** docs/architecture.md, 'Opening a released model'.
 */
 #ifndef TIELAB_HFMODEL_H
 #define TIELAB_HFMODEL_H

@@ -3,20 +3,9 @@
 ** it: tokenizer.json (a BPE model, byte-level as GPT-2, GPT-NeoX, OLMo,
 ** Llama 3 and Qwen have it, or SentencePiece-style with "▁" for a space
 ** and <0xNN> byte pieces as Llama 2 and Gemma have it; a Unigram model for
-** its vocabulary alone), or GPT-2's older vocab.json + merges.txt.
-**
-** Every id's token is kept as the bytes it stands for (byte-level
-** characters and "▁" undone, an added token's content as it is), so two
-** tokenizers' vocabularies compare by what the tokens say, not by how each
-** file spells them. A vocabulary that gives one token string two ids, or
-** one id two strings, is refused.
-**
-** Encoding is for byte-level BPE (GPT-2's family): added tokens are matched
-** first, whole; the pre-tokenizer's regular expressions (GPT-2's, or the
-** Split tokenizer.json names) split the rest, via PCRE2; then merges apply
-** by rank within each piece. The text is taken as it is (no normalizer, no
-** prefix space, no beginning-of-text token), so decode(encode(x)) == x for
-** any bytes. docs/tokenizers.md says what is read and what is refused.
+** its vocabulary alone), or GPT-2's older vocab.json + merges.txt. How
+** tokens are kept and text encoded: docs/architecture.md, 'A released
+** tokenizer'; what is read and refused: docs/tokenizers.md.
 **
 ** The files are in hftok.c (tokens, bytes, lookup), hftok_json.c (reading)
 ** and hftok_encode.c (encoding).

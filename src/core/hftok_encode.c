@@ -1,22 +1,9 @@
 /*
 ** hftok_encode.c -- encoding text with a released byte-level BPE tokenizer
 ** (see hftok.h), the way GPT-2's encoder.py and Hugging Face's tokenizers
-** do it:
-**
-**   1. added tokens are matched first, whole, longest first where two
-**      start at the same byte;
-**   2. the text between them is cut into pieces by the pre-tokenizer's
-**      regular expressions (PCRE2, Unicode properties on), each applied to
-**      the pieces of the one before; a match is a piece and so is what lies
-**      between two matches -- bytes that are not UTF-8 never match, so
-**      they become pieces of their own and still round-trip;
-**   3. each piece starts as one token per byte, and the adjacent pair of
-**      lowest merge rank is merged, leftmost first, until no pair has a
-**      rank. A heap of (rank, position) keeps this O(L log L) on a piece of
-**      L bytes; a pair whose tokens have changed since it was pushed is
-**      skipped when it comes up.
-**
-** Each distinct piece is merged once per call; its ids are then copied.
+** do it: added tokens first, then the pre-tokenizer's pieces, then merges
+** by rank within each piece. The steps: docs/architecture.md, 'Encoding
+** with a released tokenizer'.
 */
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>

@@ -1,22 +1,9 @@
 /*
 ** jsonmem.h -- jansson's memory, counted against a caller's budget while
 ** the caller asks: what a script makes jansson allocate (a decoded tree,
-** an encoded text) is held to the same cap as the script's own heap.
-**
-** jsonmem_install gives jansson this module's allocator, once, before the
-** program makes any jansson object. Outside a window the allocator is plain
-** malloc and free, so every other user of jansson, on every thread, is as
-** before (a json_dumps result is still free()d). Between jsonmem_enter and
-** jsonmem_leave on one thread, each block jansson allocates carries a
-** header with its size and the counter it was charged to, and a block that
-** would take the counter past the limit is refused (jansson then fails as
-** for malloc's NULL).
-**
-** The rule that keeps the two kinds apart: a block made in a window is
-** freed in a window (any window, on any thread), and a block made outside
-** one is freed outside one. So a window holds jansson calls on the
-** caller's own tree and nothing else: no callback into code that could use
-** jansson for something else, no longjmp out.
+** an encoded text) is held to the same cap as the script's own heap. The
+** windows and the rule that keeps their blocks apart from the others:
+** docs/architecture.md, 'jansson's memory'.
 */
 #ifndef TIELAB_CORE_JSONMEM_H
 #define TIELAB_CORE_JSONMEM_H

@@ -2,39 +2,9 @@
 ** model.h -- the reference GPT of docs/architecture.md: forward, backward,
 ** an AdamW, Adam or SGD step with global-norm clipping, and tying (tied,
 ** untied, partial) with the two gradients of the embedding kept apart.
-**
-** Memory: every buffer is allocated by 'model_create'; nothing is allocated
-** while stepping. Parameters, gradients and the two AdamW moments each live
-** in one contiguous arena of 'n_floats' floats with the same layout, described
-** by a table of nanoGPT-named tensors ('model_tensors'), in this order:
-**   transformer.wte.weight [V,d]   (E_in)
-**   transformer.wpe.weight [T,d]
-**   transformer.h.{i}.ln_1.weight [d] .ln_1.bias [d]
-**     .attn.c_attn.weight [3d,d] .attn.c_attn.bias [3d]
-**     .attn.c_proj.weight [d,d]  .attn.c_proj.bias [d]
-**     .ln_2.weight [d] .ln_2.bias [d]
-**     .mlp.c_fc.weight [4d,d] .mlp.c_fc.bias [4d]
-**     .mlp.c_proj.weight [d,4d] .mlp.c_proj.bias [d]
-**   transformer.ln_f.weight [d] transformer.ln_f.bias [d]
-**   lm_head.weight [V,d]            (E_out)
-**
-** Tying: E_out always has its own storage. Its first 'tie_k' columns are not
-** parameters of their own: they mirror E_in's and are rewritten from E_in
-** after every update, and their gradient and moments live in E_in's columns.
-** So with tie_k == d the model is exactly nanoGPT's tied model, and the
-** forward pass never needs to know the tie mode.
-**
-** The step, in the order core/step.h's 'train_step' calls it:
-**   model_forward    -> mean loss over B*T positions
-**   model_backward   -> every gradient; E_in's gradient slot holds G_in (the
-**                       lookup side) and E_out's holds G_out (the logits
-**                       side), both unscaled; fills the GradStats
-**   model_combine    -> applies in_scale/out_scale and folds shared columns:
-**                       g_shared = s_out*G_out + s_in*G_in (into E_in's slot)
-**   model_clip_scaled-> grad_scale, then the global L2 norm over every
-**                       parameter (each once) and the clip, in one pass
-**   model_update     -> one AdamW, Adam or SGD update, then shared columns
-**                       re-mirrored
+** Its memory (one arena per kind, nanoGPT's tensors in order), how tying
+** is kept and the order of a step's calls: docs/architecture.md, 'The
+** model's memory, tying and step'.
 */
 #ifndef TIELAB_MODEL_H
 #define TIELAB_MODEL_H

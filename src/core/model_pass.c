@@ -6,15 +6,8 @@
 **
 ** Shapes in comments: B batch, T context, N = B*T rows (the actual b*t of
 ** the last forward), d width, H heads, hd = d/H, V vocabulary, L layers.
-**
-** Work is split over the model's pool in stages. Everything but attention
-** is row-local in the forward pass, so one stage per layer runs c_proj,
-** the residual, ln_2, the MLP, the next ln_1 and c_attn on each thread's
-** rows while the data are in cache, and one stage runs attention over
-** (batch, head) pairs. A backward stage gives each thread its rows of an
-** input gradient (and the row-local work after it) and its share of a
-** weight gradient. OpenBLAS runs single-threaded inside each worker: one
-** set of threads, so the pool and BLAS never fight over the cores.
+** How the work is split over the model's pool: docs/architecture.md, 'The
+** passes on the pool'.
 */
 #include <math.h>
 #include <string.h>

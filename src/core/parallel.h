@@ -2,16 +2,8 @@
 ** parallel.h -- a small persistent pool of worker threads and a parallel
 ** for over it, for the loops of one model step that BLAS does not cover
 ** (attention per batch and head, LayerNorm, GELU, softmax rows) and for
-** splitting large products into blocks of rows.
-**
-** 'pool_for' cuts [0,n) into as many contiguous ranges as the pool has
-** threads and runs them at once, the calling thread taking the first;
-** it returns when all are done. The cut depends only on n and the thread
-** count, so a computation is reproducible bit for bit. Idle workers sleep
-** on a condition variable: they never spin, so the cores stay free for
-** whatever runs between two loops.
-**
-** A pool serves one caller at a time (the thread that steps the model).
+** splitting large products into blocks of rows. How a loop is cut, and
+** who may use a pool: docs/architecture.md, 'The worker pool'.
 */
 #ifndef TIELAB_PARALLEL_H
 #define TIELAB_PARALLEL_H

@@ -1,25 +1,8 @@
 /*
 ** reduce.h -- how one training step's gradient is summed across the
-** processes that share its batch (data-parallel training).
-**
-** The core knows no transport. A Reducer is a table of functions that the
-** process's edge fills in (src/dist, over MPI); the model calls 'start' on
-** each slice of the gradient arena as soon as the backward has finished it,
-** from the head down to the embeddings, so that the sums of the upper
-** layers can travel while the lower ones are still being computed, then
-** 'wait' once before anything reads the gradient. With no Reducer (a plain
-** process) none of this runs.
-**
-** Every rank runs the same script, so every rank makes the same sums in the
-** same order. A script that takes another path on one rank (it steps one
-** run more, or ends early) would pair sums that do not belong together: so
-** each small sum carries a SumKey that says what it is, which every rank
-** must give alike, and a rank that ends says so to the others. Either way
-** the sum fails with a message instead of hanging or mixing numbers. A
-** run's settings are in its steps' keys too: ranks that would train one
-** run two ways (another learning rate on one rank) stop at its first
-** step, and 'gather' then lets each rank see the others' settings to say
-** which differ.
+** processes that share its batch (data-parallel training). The Reducer's
+** calls, and how ranks that part ways fail instead of hanging:
+** docs/architecture.md, 'Summing a step's gradient across ranks'.
 */
 #ifndef TIELAB_CORE_REDUCE_H
 #define TIELAB_CORE_REDUCE_H

@@ -1,16 +1,8 @@
 /*
 ** safetensors.h -- read and write the safetensors format: an 8-byte
 ** little-endian header length, a JSON header naming each tensor's dtype,
-** shape and byte range, then the bytes.
-**
-** The reader trusts nothing in the file: the header length must fit in the
-** file, the JSON must parse, every dtype must be known, every shape small
-** enough not to overflow and consistent with its byte range, ranges must lie
-** inside the buffer, not overlap, and cover it exactly. Any failure is one
-** line naming the file and the problem. The writer writes to a temporary
-** file in the same folder, syncs it and renames it over the target, so a
-** crash mid-save never leaves a half-written checkpoint; only a regular
-** file (or a link to one) is replaced, as replace.h says.
+** shape and byte range, then the bytes. What the reader refuses and how the
+** writer replaces a file: docs/architecture.md, 'The safetensors format'.
 */
 #ifndef TIELAB_SAFETENSORS_H
 #define TIELAB_SAFETENSORS_H

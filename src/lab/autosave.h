@@ -1,24 +1,8 @@
 /*
 ** autosave.h -- where tielab keeps its state between sessions, and the
-** autosave folder of checkpoints that 'tielab --resume' reopens.
-**
-** $XDG_STATE_HOME/tielab (default ~/.local/state/tielab) holds the REPL
-** history and autosave/, with one folder per session of the lab (named by
-** its start time and process id) holding one checkpoint per run. Both the
-** lab's screen (on SIGHUP, SIGTERM and quit) and headless mode (on an
-** interrupt) save there, so a dropped link never loses a run; a new session
-** never touches an older one's files, and --resume reopens the newest.
-**
-** A folder says who may still write it and what a save holds:
-**   .writer   the pid of the process that owns the folder, there from the
-**             lab's start (or a headless save's) until a save is complete;
-**             --resume waits for a live owner, and takes a dead owner's
-**             marker for a save cut short;
-**   manifest  written (aside, renamed, fsynced) before a save's first
-**             checkpoint: one line per run, "<step> <file> <name>", so
-**             that --resume knows exactly what to expect.
-** A checkpoint itself is never half-written (run_save writes it aside and
-** renames it).
+** autosave folder of checkpoints that 'tielab --resume' reopens. The
+** folders, who saves there, and the .writer and manifest files:
+** docs/architecture.md, 'The autosave folder'.
 */
 #ifndef TIELAB_AUTOSAVE_H
 #define TIELAB_AUTOSAVE_H

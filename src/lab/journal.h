@@ -2,27 +2,8 @@
 ** journal.h -- the journal of the lab (--journal FILE): every action that
 ** changed the lab, with the step it happened at, so that 'tielab --replay
 ** FILE' can play it all again from the same seeds and check that it
-** ends with the same numbers.
-**
-** One JSON object per line:
-**   {"journal": 1, "tielab": VERSION, "argv": [...], "cwd": folder,
-**    "runs": [{"name": N, "step": S, "options": {setting: text, ...}}, ...]}
-**   {"kind": "key"|"line"|"binding"|"script"|"wait", "step": S,
-**    "runs": [[name, step], ...], "sel": selected run,
-**    "lua": chunk | "code": key | "path", "args", "size", "fnv1a64"
-**    | "answer": true|false}
-**   {"end": true, "step": S, "runs": [{"name": N, "step": S,
-**    "loss": "%a", "val_loss": "%a", ..., "weights": "%a"}, ...]}
-** 'step' is the lab-wide step (the highest of any run), 'runs' every run's
-** own step at that moment. Final figures are written as C99 hex floats, so
-** they compare bit for bit; "weights" is the sum in double of every
-** parameter of the model, a cheap checksum of the weights.
-**
-** A "wait" entry is an answer lab.wait_key gave a script (true: the
-** speaker's '.' ended the wait), at the steps where the wait ended; the
-** replay hands them, in order, to its scripts' lab.wait_key calls. An
-** answer given while a key's call, a REPL entry or a binding ran comes
-** right after that call's entry, as the replay meets it.
+** ends with the same numbers. Its lines and its "wait" entries:
+** docs/architecture.md, 'The journal'.
 **
 ** Writing takes the lab in hand (the caller holds it); nothing here knows
 ** of threads, Lua or the screen.

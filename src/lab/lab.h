@@ -1,31 +1,12 @@
 /*
 ** lab.h -- the lab: named runs stepped in lockstep, with their instruments.
 ** The one header the Lua API, the trainer thread, the UI and headless mode
-** include from below. Nothing here knows of Lua or curses, and a lab is used
-** by one thread at a time (the trainer while it steps, the UI between); only
-** lab_step, with several workers, steps runs on threads of the lab's own
-** pool, each run on one of them, and returns when all are done.
+** include from below. Who may use a lab when, what a run is, and what each
+** part below holds: docs/architecture.md, 'The lab'.
 **
-** A run is a model, its optimizer, its data stream, its settings and its
-** history. Runs are named and carry a stable integer id, so a client can hold
-** an id and find out later that the run was removed ('lab_run_by_id' gives
-** NULL), never a dangling pointer.
-**
-** The parts below, each under the file that implements it:
-**   settings.c  RunOptions set and read by name (the table: settings.h)
-**   metrics     RunMetrics: what a run reports, filled by run.c and its
-**               instruments (lens.c, align.c, lensfit.c)
-**   lab.c       the lab: ranks, memory checks, runs added, found, removed
-**               and stepped in lockstep, alignment between two runs
-**   run.c       one run: its parts, a step, measurements, batches, row norms
-**   live.c      settings changed while a run lives
-**   lensfit.c   the freeze of a run while its lens is fitted
-**   readout.c   evaluation, text samples, hidden states, exports of the
-**               history
-**   params.c    a run's parameters by name, read and written between steps
-**   tokens.c    a run's tokenizer: text to token ids and back
-**   ckpt.c      checkpoints: save and load
-**   pretrained.c  a released GPT-2-family model loaded as a run
+** The parts below, each under the file that implements it: settings.c,
+** metrics, lab.c, run.c, live.c, lensfit.c, readout.c, params.c,
+** tokens.c, ckpt.c, pretrained.c.
 */
 #ifndef TIELAB_LAB_H
 #define TIELAB_LAB_H
@@ -500,6 +481,8 @@ typedef struct LabLoadOptions {
 #define LAB_RELEASED_BATCH 1
 
 Run *lab_load_with(Lab *lab, const char *path, const LabLoadOptions *o, Err *err);
+
+/* ---------------------------------------------------------------- pretrained.c */
 
 /* Whether lab_load_with reads 'path' as a released model: a folder, or a
 ** folder's model.safetensors beside its config.json (no tielab checkpoint). */

@@ -1,28 +1,8 @@
 /*
 ** lens.h -- the tuned lens and the logit lens: what each layer of a run
-** would predict if the model stopped there.
-**
-** The tuned lens (Belrose et al. 2023, as in the tuned-lens package) keeps
-** one affine translator per layer position 0..L-1 (0 is after the
-** embeddings, i after block i): h' = h + A h + b, with A [d,d] and b [d]
-** starting at zero, so an untrained lens is the logit lens. Position L has
-** no translator: it is the model's own output. Either lens reads a hidden
-** state out through the model's current ln_f and E_out, which the lens
-** never changes.
-**
-** The lens learns online, from the residual streams of the model's last
-** forward (detached), a sample of positions at a time: loss = sum over
-** translators of KL(p_final || q_lens), averaged over positions; SGD with
-** Nesterov momentum 0.9, weight decay 1e-3, global clip 1.0.
-** A run's online lens trains this way as the run trains; its fitted lens
-** (lensfit.h) is a second Lens trained post hoc on the frozen model with
-** the same step, gathered over several forwards (lens_grad_add).
-**
-** Memory: parameters, their gradient and the momentum each live in one
-** contiguous buffer of 'lens_state_size' floats, translator i at offset
-** i*(d*d + d): A row-major [d,d] (PyTorch Linear layout, weight [out,in]),
-** then b [d]. All scratch is allocated by 'lens_new' for up to B*T
-** positions; training and evaluation allocate nothing.
+** would predict if the model stopped there. The translators, how the lens
+** learns online and how its state is laid out in memory: docs/architecture.md,
+** 'The tuned lens's translators, step and memory'.
 */
 #ifndef TIELAB_LENS_H
 #define TIELAB_LENS_H

@@ -3,64 +3,9 @@
 ** second lens trained to convergence on it, on the tuned-lens package's
 ** loss and step (KL(final || lens); SGD with Nesterov momentum 0.9, the
 ** rate decaying linearly to 0 over the step limit, weight decay 1e-3,
-** clip 1.0), started from least squares and stopped early.
-**
-** The online lens of a run ('RunMetrics.lens') learns a few hundred
-** positions every few training steps at a constant rate and trails the
-** model; the fitted lens ('RunMetrics.fitted_lens') is what the lens can
-** read out of the model as it stands. The run's weights never change.
-**
-** The start. Each translator starts from the better, on the held-out
-** positions, of the translators the fit finds (the online lens's on the
-** first fit, the last fit's after) and the least-squares map of the
-** residual stream at its position onto the final one (before ln_f, with a
-** bias), over LENSFIT_LSQ_POSITIONS positions of the fit's own batches
-** (LAPACK's dgelsd). The momentum starts at zero.
-**
-** The steps. Each draws 'tokens_per_step' positions of training batches
-** from a seed stream of the fit's own (the model's batches are untouched),
-** runs the model forward on them (at most B rows at a time, no backward),
-** and takes one lens step at lr * (1 - k/steps). Every LENSFIT_EVAL_EVERY
-** steps (or every 'patience' steps, if fewer) the KL per translator is
-** measured on the choice set: the same fixed held-out positions as the
-** online lens's, drawn from the validation split and so apart from every
-** training position; those are the fit's curve.
-**
-** When it stops. The kept translators (below) have stalled when their
-** mean held-out KL fell by less than 'tol' of itself over the last
-** 'patience' lens steps, i.e. kept(now) > (1 - tol) * kept(now - patience).
-** If the live lens (as it is, not as kept) is then more than
-** LENSFIT_DIVERGED_GAP above the kept one, and more than
-** LENSFIT_DIVERGED_FLOOR bits (the held-out means are steady to a few
-** hundredths of a bit: a smaller gap is their noise), the rate is too high
-** to hold the best point the fit passed -- as it is when a start is
-** already near the optimum: the fit goes back to the kept translators,
-** halves its rate, clears the momentum and waits 'patience' steps again,
-** up to LENSFIT_BACKOFFS times. Converged: stalled with the live lens
-** holding the kept one. Still too far after the last halving: diverged,
-** reported so ('diverged'), never converged, and keeping the best point.
-** A fit still improving at 'steps' stops there, not converged
-** ('max_steps'): the limit is a safety cap, not the plan.
-**
-** What is kept: for each translator, the parameters with the lowest KL
-** on the choice set at its position seen during the fit, the two starts
-** included. Translators do not interact in the readout (each position's KL
-** depends on its own translator alone), so this is a per-position choice
-** of the best point of the fit, and the fitted lens is at no position worse,
-** on the choice set, than where it started.
-**
-** Where it is measured: the minimum over many checkpoints on the choice
-** set is biased low there, so what the fit reports ('stats', and the run's
-** 'fitted_lens') is the kept lens on the report set: as many rows again,
-** the validation split's last fixed batch (run_lens_report), sharing no
-** token with the choice set nor with any training position. Its numbers
-** are a fresh sample of the kept lens; 'chosen' holds the kept lens on the
-** choice set, the numbers it was chosen by. Both sets are drawn into the
-** run's batch buffers, so the report needs no memory of its own; a split
-** too short for two sets that share no token is refused before the fit.
-** (A checkpoint loaded without its corpus has only its validation split:
-** the fit's batches are drawn from it too, and neither set is then apart
-** from them.)
+** clip 1.0), started from least squares and stopped early. How it starts,
+** steps and stops, what it keeps and where that is measured:
+** docs/architecture.md, 'The fitted lens'.
 */
 #ifndef TIELAB_LENSFIT_H
 #define TIELAB_LENSFIT_H

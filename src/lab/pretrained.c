@@ -3,14 +3,8 @@
 ** its .safetensors file beside config.json) read through core/hfmodel.h
 ** into the reference model, with the model's own tokenizer (core/hftok.h)
 ** in place of one learned here, so that its ids are the ones its embedding
-** rows were trained for.
-**
-** The run's settings are the lab's defaults around the model's shape, a
-** small batch (the context is the model's whole n_positions) and tying as
-** the file has it. A corpus, when named, is read with the model's
-** tokenizer and split as the lab splits its own; without one the run
-** evaluates, samples and shows its hidden states but does not train.
-** Memory is checked against the whole run before anything is allocated.
+** rows were trained for. The run's settings, its corpus and its memory:
+** docs/architecture.md, 'A released model as a run'.
 */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,17 +1,8 @@
 /*
 ** reopen.h -- 'tielab --resume': the runs of the newest autosave folder
 ** (autosave.h) brought back into a lab, and what did not come back, said.
-**
-** One bad file never costs the rest. Each checkpoint is loaded on its own,
-** and one that cannot be (cut short, damaged, a symbolic link, a FIFO or a
-** device in its place, refused without blocking) is named with why while
-** every other comes back. The note says first what falls short of the save
-** the folder's manifest describes, then which runs came back at which step:
-**
-**   not found: c (step 9) (process 4242 ended before its save was
-**   complete); cannot reopen b-2.safetensors (b, step 7): header length
-**   6824 is past the end of the file (1000 bytes); resumed a (step 7) from
-**   DIR
+** One bad file never costs the rest; the note it writes:
+** docs/architecture.md, 'Resuming'.
 */
 #ifndef TIELAB_REOPEN_H
 #define TIELAB_REOPEN_H

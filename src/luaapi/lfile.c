@@ -2,15 +2,10 @@
 ** lfile.c -- files opened for Lua without ever blocking: a chunk loaded
 ** from a file (loadfile, dofile, require), a script named on the command
 ** line (which may be a pipe: waited for while Ctrl-C is listened to) and a
-** Lua file handle
-** (the sandbox's io.open). Both go through base/safeopen, so a FIFO or a
-** device a script names is refused at once instead of hanging the lab or
-** feeding it an endless file.
-**
-** They do what Lua's own luaL_loadfilex and io.open do, with that one
-** difference: a file handle made here is an ordinary Lua file (a
-** luaL_Stream with the "FILE*" metatable), which every file method and
-** io.close take as they take Lua's own.
+** Lua file handle (the sandbox's io.open). Both go through base/safeopen,
+** so a FIFO or a device a script names is refused at once instead of
+** hanging the lab or feeding it an endless file. How they match Lua's own:
+** docs/architecture.md, 'Files for Lua'.
 */
 #include <errno.h>
 #include <fcntl.h>

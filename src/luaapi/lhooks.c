@@ -1,23 +1,8 @@
 /*
 ** lhooks.c -- a run's step hooks in Lua: r:on_grad(fn) and
-** r:on_hidden(position, fn), removed with lab.off(handle).
-**
-** The core calls a run's StepHooks in the middle of its step (core/step.h):
-** on_hidden inside the backward, on_grad after it. Each run with hooks has
-** one RunHooks here, whose StepHooks the run holds; its functions hand the
-** call to the Lua thread through the host (Host.call: the trainer thread
-** waits meanwhile; headless, the step already runs on the Lua thread), and
-** there every Lua function registered for that point is called with views
-** of the step's own buffers: writable gradients, a read-only hidden state.
-** A view expires when its call returns, so a script that keeps one gets an
-** error when it touches it, never freed memory.
-**
-** The Lua functions run on a thread of their own (api->hook_L), never on a
-** script's coroutine, which may be suspended or in the middle of a call
-** when the trainer asks. While one runs, the lab is in the middle of a
-** step: the calls that would wait for the lab or change it are refused
-** (lhooks_refuse), and lapi_lock hands out the lab without waiting (the
-** thread that steps is parked until the hook returns).
+** r:on_hidden(position, fn), removed with lab.off(handle). How a call in
+** the middle of a step reaches Lua, on which thread, and what a hook may
+** not do: docs/architecture.md, 'Step hooks in Lua'.
 */
 #include <stdlib.h>
 #include <string.h>

@@ -1,34 +1,9 @@
 /*
 ** linternal.h -- what the files of the Lua binding share: the LuaApi
 ** structure, script coroutines, the lock on the lab, protected calls and
-** the entry points of each file. Outsiders include luaapi.h only.
-**
-**   luaapi.c   the state: allocator, output routing, os.exit, the lock
-**              on the lab and the read-only view of it, handles' methods
-**   lsandbox.c the sandbox: the file, load and debug functions a
-**              sandboxed script gets, and sealed metatables
-**   lpath.c    the sandbox's rule for the files a script names
-**   lfile.c    chunks and file handles opened without blocking
-**   lrequire.c require's searchers and package.searchpath
-**   lcall.c    protected calls, stops no pcall swallows, the count hook
-**   lsched.c   script coroutines, waiting for steps, jobs and keys, the pump
-**   lscript.c  finding scripts, running files, the init file
-**   lrepl.c    REPL entries, the pretty-printer, tab completion
-**   llab.c     the module table: lab.run, lab.load, lab.align, ...
-**   lrun.c     the run handle 'tielab.run' and its methods
-**   lrun_data.c       its methods on the run's data: tokenizer,
-**                     parameters, hidden states
-**   lui.c      the 'ui' table's functions that change training
-**   lmetrics.c metrics, alignment and history as Lua tables
-**   largs.c    table arguments read against the settings table
-**   ljson.c    lab.json: JSON text to and from Lua values
-**   lmatrix.c  lab.matrix: the matrix userdata, its memory, views, access
-**   lmatrix_ops.c     its arithmetic and operators, on OpenBLAS
-**   lmatrix_lapack.c  m:svd and m:lstsq, on LAPACKE
-**   lmodel.c   lab.open_model: released models, their matrices, Table 1
-**   lsys.c     lab.executable, lab.cwd, lab.mkdir, lab.command, lab.read
-**   lrunaway.c string.rep and table.move that an interrupt stops
-**   lpattern.c the pattern functions (string.find, ...) that one stops
+** the entry points of each file. Outsiders include luaapi.h only. What
+** each file of src/luaapi/ holds: docs/architecture.md, 'The binding's
+** files'.
 */
 #ifndef TIELAB_LINTERNAL_H
 #define TIELAB_LINTERNAL_H

@@ -7,22 +7,8 @@
 **   local value = lab.json.decode(text)
 **   lab.json.null   -- JSON's null, both ways (nil cannot sit in a table)
 **
-** Numbers keep their kind and their value: a Lua integer is a JSON integer
-** and a float a JSON number written with 17 significant digits (1.0 stays
-** "1.0"), so decode(encode(x)) == x for every finite double; NaN and the
-** infinities have no JSON form and are refused. A table is an array when
-** its keys are exactly 1..n, an object when they are all strings (written
-** sorted, so the same table gives the same text), and an empty table is
-** {}. Every refusal is a Lua error that says where in the value it is.
-**
-** The jansson tree being built or read hangs from a userdata box whose
-** __gc frees it, so an error (or a memory error) half-way leaks nothing.
-**
-** What jansson allocates here (the tree, the text) is charged to the Lua
-** heap's own count, in jsonmem windows, so that --lua-mem holds for it too:
-** a script cannot get past its cap by decoding or encoding. A window opens
-** around jansson calls only, never around a Lua call that could raise
-** (jsonmem.h's rule), and the tree is freed in one.
+** How numbers and tables map, and how memory is kept and charged:
+** docs/architecture.md, 'lab.json'.
 */
 #include <math.h>
 #include <stdint.h>

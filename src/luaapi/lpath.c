@@ -1,20 +1,9 @@
 /*
 ** lpath.c -- where a sandboxed script may read and write: the rule every
 ** file a script names goes through (io.open, loadfile, require, lab.load,
-** r:save, lab.mkdir, a run's corpus, ...), and a journal's files too.
-**
-** The rule: a file may be written under the working directory, and read
-** there, in the running script's folder (unless that is "/") and in
-** tielab's data folder (its installed scripts). A name is first made absolute by its letters alone
-** ("..", "." and repeated slashes taken out, no link followed): a name
-** that does not point into those folders is refused without a look at the
-** file system, so a refusal never says whether a file outside exists. A
-** name that does is then resolved with every symbolic link followed, and
-** the real name must be inside too; that real name is what gets opened,
-** so no link can be swapped in between the check and the open.
-**
-** Outside the sandbox every name is allowed as given. A name with a NUL
-** byte is refused everywhere: C would cut it short at the NUL.
+** r:save, lab.mkdir, a run's corpus, ...), and a journal's files too. The
+** rule, and why a name is checked by its letters first:
+** docs/architecture.md, 'The files a script names'.
 */
 #include <errno.h>
 #include <stdio.h>

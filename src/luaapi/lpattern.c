@@ -1,17 +1,8 @@
 /*
 ** lpattern.c -- Lua's pattern functions, string.find, string.match,
-** string.gmatch and string.gsub, stopped by an interrupt.
-**
-** The library's own matcher runs inside one C call, where no hook fires:
-** ("a*"):rep(40) .. "b" against forty a's backtracks for longer than anyone
-** waits, and a plain find of a long needle in a long text takes time in
-** proportion to both. These functions take the same patterns and give the
-** same results and errors as Lua 5.4's (the manual, section 6.4.1; a test
-** compares the two on thousands of patterns), with the same backtracking
-** matcher, which here counts its work (lapi_spend: a character
-** looked at, a match tried) and now and then asks whether to stop, and
-** raises the stop (an interrupt, an os.exit) as the hook would. Nothing is
-** held that the error could leak: gsub's buffer is on the Lua stack.
+** string.gmatch and string.gsub, stopped by an interrupt. Why, and how they
+** keep Lua 5.4's results: docs/architecture.md, 'Patterns an interrupt
+** stops'.
 */
 #include <ctype.h>
 #include <string.h>

@@ -2,15 +2,9 @@
 ** lrun_data.c -- a run's data for scripts: its tokenizer (r:tokenize,
 ** r:detokenize, r:token, r:tokenizer), its parameters as lab.matrix copies
 ** (r:param_names, r:param, r:set_param), the hidden states of a forward
-** (r:hidden) and its validation loss now (r:evaluate_val). The rules (aliases, shapes, the tie) are lab.h's,
-** under params.c and tokens.c.
-**
-** Every method reaches its run through 'data_run' and gives it back
-** through 'data_done', and nowhere else: that pair is the one place that
-** says how a data call may touch a run, and what each kind of call
-** ('DataUse') may do. The room for a large result (a matrix, a text) is
-** made while the lab is free, so a collection it sets off never holds up
-** a step.
+** (r:hidden) and its validation loss now (r:evaluate_val). The rules
+** (aliases, shapes, the tie) are lab.h's, under params.c and tokens.c. How
+** a data call may touch a run: docs/architecture.md, 'A run's data'.
 */
 #include <stdint.h>
 #include <string.h>

@@ -1,21 +1,8 @@
 /*
 ** lrunaway.c -- the standard library calls a runaway script could stay in
 ** for good, replaced by ones an interrupt stops: string.rep, table.move
-** and os.execute here, the pattern functions in lpattern.c.
-**
-** Lua's hooks fire only between instructions of Lua functions, never
-** inside a C function, so Ctrl-C cannot stop string.rep("", 2^50) (a loop
-** of 2^50 empty copies: the memory cap sees nothing) or table.move over
-** 2^40 slots of an empty table. These do what Lua 5.4's do, with the same
-** errors, and ask every RUNAWAY_EVERY units of work (bytes copied, slots
-** moved) whether the script is to stop, raising the stop (an interrupt,
-** an os.exit) as the hook would.
-**
-** os.execute is Lua's but for signals: system(3) ignores SIGINT in the
-** caller while the command runs, so a Ctrl-C sent to tielab alone (kill
-** -INT, a job's scheduler) would be lost and the script would go on. Here
-** the command runs under /bin/sh -c as there, while tielab keeps hearing
-** every signal; a stop ends the command (SIGTERM) and then the script.
+** and os.execute here, the pattern functions in lpattern.c. Why they are
+** needed and how each stops: docs/architecture.md, 'Runaway calls'.
 */
 #include <errno.h>
 #include <limits.h>

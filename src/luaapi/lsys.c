@@ -2,23 +2,9 @@
 ** lsys.c -- what a script needs of its process to hand work to others:
 ** the binary that runs it and the folder it runs in (so that it can write
 ** a command line that works from anywhere: GNU parallel, a Slurm job), and
-** a folder it can make for its results.
-**
-**   lab.executable   absolute path of the running tielab (/proc/self/exe)
-**   lab.cwd          the working directory, absolute, links resolved
-**   lab.mkdir(path)  make a folder and its missing parents: true, or nil
-**                    and a message
-**   lab.command()    the words that start a headless tielab running a
-**                    script as this one runs (--sandbox and the options
-**                    the host hands over): a task's command line
-**   lab.read(path [, max])  the whole of a regular file, refused at once
-**                    (never waited on) when it is a FIFO, a device or a
-**                    folder, or larger than 'max': text, or nil, a
-**                    message and why ("missing", "refused" or "failed")
-**
-** Under the sandbox lab.mkdir makes folders only under the working
-** directory, each one checked before it is made, and lab.read reads only
-** where io.open may.
+** a folder it can make for its results: lab.executable, lab.cwd,
+** lab.mkdir, lab.command, lab.read. What each gives, and under the
+** sandbox: docs/architecture.md, 'A script's process'.
 */
 #include <errno.h>
 #include <limits.h>

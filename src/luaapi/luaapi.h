@@ -8,11 +8,8 @@
 ** Provides: luaapi_* below. Uses: lab.h (through the Host of host.h, which
 ** says how to get at the lab and how to ask for training steps) and Lua.
 ** It never touches threads, curses or the terminal: text goes out through
-** the 'out' callback of LuaApiOptions.
-**
-** Every call from C into Lua goes through one protected call with a
-** traceback handler; errors are reported through 'out' (is_err = 1) and
-** the functions below return a LuaApiStatus.
+** the 'out' callback of LuaApiOptions. How its errors are reported:
+** docs/architecture.md, 'The binding's calls into Lua'.
 */
 #ifndef TIELAB_LUAAPI_H
 #define TIELAB_LUAAPI_H

@@ -1,23 +1,9 @@
 /*
-** trainer.h -- the thread that steps the lab, so the screen never waits.
-**
-** One trainer thread owns the lab while it steps. It trains continuously
-** while "running", or the number of steps asked for by tickets (a script's
-** 'r:step(n)'), and after every lab step publishes a snapshot: per run its
-** id, name, metrics, a copy of its history, and a text sample and the row
-** norms against token frequency, both refreshed every few seconds. The UI thread takes the newest snapshot when it draws (a
-** pointer swap under a mutex, no waiting for a step) and is woken by a byte
-** on 'trainer_wake_fd'. Everything else reaches the lab as a command queued
-** for the trainer to run between two steps, or by 'trainer_acquire', which
-** hands the calling thread the lab after the step in progress. Reading
-** never waits: 'trainer_view' serves the newest publication.
-**
-** While the Lua layer has on_step callbacks, each step is handed over:
-** the trainer waits after it until the Lua thread ran them (see
-** 'trainer_set_handover'), so they see every step, as headless.
-**
-** The thread blocks SIGINT, SIGTERM, SIGHUP and SIGWINCH, so those reach the
-** UI thread. 'trainer_host' wraps all this in the Host of luaapi/host.h.
+** trainer.h -- the thread that steps the lab, so the screen never waits:
+** it trains, publishes a snapshot after every step, runs the commands
+** queued for it and lends the lab to a caller between two steps;
+** 'trainer_host' wraps all this in the Host of luaapi/host.h. How each
+** works: docs/architecture.md, 'The trainer as its clients see it'.
 */
 #ifndef TIELAB_TRAINER_H
 #define TIELAB_TRAINER_H

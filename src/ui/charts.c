@@ -3,14 +3,8 @@
 ** and the wide screen's third chart (the scripts' own series, else gradient
 ** norms), all drawn by graph.c from the histories in the newest snapshot;
 ** and, on demand in their place, the scatter of row norm against log token
-** frequency.
-**
-** Every chart of the lab shares one time axis (GraphXAxis in the Ui): it
-** spans the data, the newest step near its right end, and jumps rarely, so
-** between two jumps the terminal only receives the cells at the newest
-** points. Each run keeps its colour and, without colour, its line pattern
-** (both by its place in the lab); the selected run is drawn last and bold,
-** so it lies on top.
+** frequency. The shared time axis and each run's colour:
+** docs/architecture.md, 'The chart panels'.
 */
 #include <math.h>
 #include <stdio.h>

@@ -1,14 +1,7 @@
 /*
-** layout.c -- panel rectangles for a terminal size.
-**
-** The lab view, top to bottom: the status line; the chart band; under
-** 120 columns one band of the lens beside the alignment table over the
-** sample, from 120 a band for the lens (its table beside its history by
-** layer) and one for the alignment table, the sample and the gradient
-** norms; the REPL's output; its input line; the hint line. The REPL's
-** output has one row per line it holds, up to a few: a row it does not
-** fill would be a row of the terminal not used. The charts take what the
-** other bands leave, never fewer than CHART_MIN rows.
+** layout.c -- panel rectangles for a terminal size. The bands of the lab
+** view, top to bottom, and how rows are shared out: docs/architecture.md,
+** 'The layout's bands'.
 **
 ** Which panel is a chart, which is boxed, comes from the panel table
 ** (panelinfo.c).

@@ -1,15 +1,7 @@
 /*
-** layout.h -- where each panel goes for the terminal's size.
-**
-** Designed for 80x24 first: everything fits there. The REPL's output has
-** as many rows as it has lines (one at first, a few more as it fills), so
-** no row of the screen is left empty for it; the rest goes to bands of
-** boxed panels. More rows go to the charts first; from 120 columns the
-** lens gets a band of its own, its table beside its history by layer, and
-** the alignment chart and the gradient norms join the charts. Every row of
-** the screen belongs to a panel. Below the minimum, the layout says so
-** ('too_small') and the screen shows a message while training goes on.
-** Pure: sizes in, rectangles out, so any size down to 1x1 is safe.
+** layout.h -- where each panel goes for the terminal's size: pure, sizes
+** in, rectangles out. How the rows and columns are shared out:
+** docs/architecture.md, 'The layout'.
 **
 ** The panel table says what each panel is called and what it is; it has a
 ** row for every PanelId, and every other list of panels reads it.

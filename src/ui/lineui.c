@@ -1,16 +1,8 @@
 /*
 ** lineui.c -- the line REPL, for a terminal that cannot hold a screen
-** (TERM=dumb, an editor's shell buffer) or no terminal at all.
-**
-** Training and the Lua layer are the same as on the screen; only the
-** screen is missing. readline runs in the ordinary way (it copes with dumb
-** terminals) through its callback interface, so the loop still polls the
-** trainer and the signals. 'ui.status()' prints what the status line would
-** show. Output that arrives while a line is being typed is printed above it.
-** Ctrl-D with runs that have unsaved steps asks, as the screen's 'q' does,
-** whether to save them; at the end of input that is not a terminal (and
-** at a hangup) the entries still running end first, then the runs are
-** saved.
+** (TERM=dumb, an editor's shell buffer) or no terminal at all. How it
+** stands in for the screen, and how it ends: docs/architecture.md, 'The
+** line REPL'.
 */
 #include <errno.h>
 #include <poll.h>

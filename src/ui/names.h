@@ -1,17 +1,8 @@
 /*
-** names.h -- run names shortened so that they still tell the runs apart.
-**
-** The chart legends and the status line both show every run's name, and
-** both run short of room. One routine decides for both what each name
-** shows: first what the names share is dropped (a beginning or an end
-** every name has, up to a separator such as '_', then a last part like
-** "_s1" several names end with), then names longer than the room are cut
-** in the middle with an ellipsis, where the split is moved until no two
-** shown names are the same. Widths are the terminal's columns (width.h,
-** under the caller's locale): a wide character counts two and is never
-** split, an accent counts none and stays with its letter, and a cut where
-** a wide character does not fit leaves that column blank. Pure text: no
-** curses.
+** names.h -- run names shortened so that they still tell the runs apart,
+** for the chart legends and the status line, which both show every run's
+** name and both run short of room. Pure text: no curses. How a name is
+** shortened: docs/architecture.md, 'Run names in little room'.
 */
 #ifndef TIELAB_UI_NAMES_H
 #define TIELAB_UI_NAMES_H

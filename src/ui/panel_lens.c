@@ -1,22 +1,8 @@
 /*
 ** panel_lens.c -- the lens by layer, the tied run beside its untied
 ** partner (lenspair.c): the comparison the paper's lens finding is about.
-**
-** The table has a row per layer position (0 = right after the embeddings,
-** "out" = the model's own output): for each of the two runs a bar of
-** KL(final || lens) in bits, on one scale for both, its value and the top-1
-** accuracy, then the difference of the KLs. Its title says which lens the
-** numbers come from -- the tuned lens trained online as the runs train,
-** the tuned lens fitted post hoc on the frozen model (r:fit_lens), or the
-** logit lens -- and at which step. Given more rows (zoomed, the present
-** view, a tall band), each position becomes a group of two bars as wide as
-** the panel: the paper's figure of KL by layer, live. With too few rows
-** for every position the first ones stay and "out" goes: its KL to the
-** model's own output is 0 by definition.
-**
-** The history panel beside it draws each layer's KL over time as a small
-** chart, both runs on the chart's one y scale, so a layer where the runs
-** part shows as two lines that part.
+** What its table and the history beside it show: docs/architecture.md,
+** 'The lens panel'.
 */
 #include <math.h>
 #include <stdio.h>

@@ -1,20 +1,8 @@
 /*
 ** present.c -- the present view, for a room: one chart over the whole
 ** width, the figure that chart is about in big digits above it, and the
-** script's caption in large type at the top.
-**
-** The charts the view can show are those the panel table names for
-** ui.present (layout.c), each with the figures of the selected run it is
-** about (panels.c: the gradient ratio for "ratio", the two alignments for
-** "align", ...). A script's own series (lab.plot) is shown alone in the
-** wide screen's third chart, its newest value as the figure.
-**
-** Large type is a 3x5 dot font drawn with half blocks, so one letter takes
-** 3 rows and 4 columns: a caption of about 40 letters fits on two lines at
-** 80 columns. A longer caption, or one with a character the font lacks, is
-** drawn as bold text, wrapped at spaces and centred. Without UTF-8 there
-** are no half blocks: figures are drawn as seven-segment digits of '_' and
-** '|', and captions as text.
+** script's caption in large type at the top. Which charts, and how large
+** type is drawn: docs/architecture.md, 'The present view'.
 */
 #include <ctype.h>
 #include <math.h>

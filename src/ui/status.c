@@ -1,17 +1,8 @@
 /*
 ** status.c -- the lines of text around the charts: the status line at the
 ** top, the hint line at the bottom (a question, a message, the script's
-** caption or the key hints).
-**
-** The status line names every run it has room for: with less room each
-** run says less (its loss, then its scales, then a one-letter tie mark),
-** then names lose what they share ("_s1"), then are cut in the middle
-** with an ellipsis (names.c, as the charts' legends do); when even short
-** names do not fit, the line ends with how many runs it leaves out
-** ("+11 runs"). Its throughput is the lab's, by the wall clock, shown only
-** while there are runs. The hint line always keeps the present view, help
-** and quit; text that does not fit is shortened on purpose (fit.c), never
-** cut by the edge.
+** caption or the key hints). What each gives up when room is short:
+** docs/architecture.md, 'The status and hint lines'.
 */
 #include <math.h>
 #include <stdarg.h>

@@ -2,15 +2,8 @@
 ** term.h -- the terminal under ncursesw: opening it so that failure is
 ** recoverable (newterm, and a check for cursor addressing, so TERM=dumb falls
 ** back to the line REPL), the glyph tier, colours by role, and drawing cells
-** and UTF-8 text clipped to a width.
-**
-** Colours are picked from the terminal's palette on the default background
-** (never init_color, which would repaint the user's terminal): with 256
-** colours, xterm-256 indices chosen per theme (bright-enough hues on a dark
-** background, deeper ones on a light one), else the eight basic colours.
-** The theme is --theme or ui.theme, else COLORFGBG's background, else dark;
-** NO_COLOR (non-empty) always wins: mono, where series differ by glyph,
-** bold and dim only. The mouse is left alone.
+** and UTF-8 text clipped to a width. How colours and the theme are chosen:
+** docs/architecture.md, 'Colours'.
 */
 #ifndef TIELAB_UI_TERM_H
 #define TIELAB_UI_TERM_H

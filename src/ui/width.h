@@ -1,17 +1,8 @@
 /*
 ** width.h -- the columns UTF-8 text takes on the terminal, and where it
-** may be cut.
-**
-** The one measure of the screen (term.c, fit.c, names.c and the charts'
-** legends), so that what is laid out is what curses draws: a character
-** takes what 'wcwidth' says under the caller's locale (LC_CTYPE), as it
-** does for curses: two for a wide one (CJK, most emoji), none for a
-** combining accent. A byte that does not decode, a control character and
-** a character of unknown width take one column (term_print shows each as
-** one cell), so no width is negative.
-** Text is cut only between clusters: a cluster is a character with the
-** zero-width characters after it (accents, variation selectors) and,
-** after a zero-width joiner, the character it joins. Pure text: no curses.
+** may be cut: the one measure of the screen (term.c, fit.c, names.c and
+** the charts' legends). Pure text: no curses. How a character is measured
+** and what a cluster is: docs/architecture.md, 'Text widths'.
 */
 #ifndef TIELAB_UI_WIDTH_H
 #define TIELAB_UI_WIDTH_H

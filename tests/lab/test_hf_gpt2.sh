@@ -14,7 +14,7 @@
 tap_name=hf_gpt2; . "${srcdir:-.}/tests/lib/tap.sh"
 lib="$(cd "${srcdir:-.}" && pwd)/tests/lib"
 peer_hf=$lib/peer_hf_gpt2.py
-peer=${TIELAB_PEER:-"$(cd "${top_srcdir:-.}" && pwd)/../shared/peer/torch_gpt.py"}
+peer_wants=path; . "$lib/peer.sh"
 [ -x "$py" ] || skip_all "no $py to write the model folders"
 cd "$tmp" || exit 1
 

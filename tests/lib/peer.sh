@@ -1,12 +1,19 @@
-# peer.sh -- what the tests against the PyTorch reference model share,
-# sourced after tap.sh. It sets 'peer' (torch_gpt.py: TIELAB_PEER names it,
-# else it is looked for beside the tree) and 'check' (tests/core/peer_grad),
-# and skips the whole test when the reference or a python3 with torch is
-# missing; peer_grad not built is an error.
-peer=${TIELAB_PEER:-"${top_srcdir:-.}/../shared/peer/torch_gpt.py"}
-check="${top_builddir:-.}/tests/core/peer_grad"
+# peer.sh -- the PyTorch reference model and what the tests against it
+# share, sourced after tap.sh. The reference (torch_gpt.py) is not part of
+# the project: TIELAB_PEER names it, else it is looked for beside the tree,
+# and this is the one place that default is written (Makefile.am's builds
+# in folders of their own ask it here too). Sourcing sets 'peer' to it, as
+# an absolute path, and then, by 'peer_wants': 'path' stops there (a test
+# that skips only its comparisons without it); 'torch' skips the whole test
+# when the reference or a python3 with torch is missing; unset, does that
+# too, sets 'check' (tests/core/peer_grad, an error when not built) and
+# defines the helpers below.
+peer=${TIELAB_PEER:-"$(cd "${top_srcdir:-.}" && pwd)/../shared/peer/torch_gpt.py"}
+[ "${peer_wants:-}" = path ] && return 0
 [ -f "$peer" ] || skip_all "no PyTorch reference at $peer (TIELAB_PEER names it)"
 { [ -x "$py" ] && "$py" -c "import torch" >/dev/null 2>&1; } || skip_all "$py cannot import torch"
+[ "${peer_wants:-}" = torch ] && return 0
+check="${top_builddir:-.}/tests/core/peer_grad"
 [ -x "$check" ] || bail_out "$check was not built"
 
 # The reference's random models: small enough for a test, with every part.

@@ -6,9 +6,7 @@
 # the reference or a python3 with torch is missing (TIELAB_PEER may point at
 # torch_gpt.py).
 tap_name=luapeer; . "${srcdir:-.}/tests/lib/tap.sh"
-peer=${TIELAB_PEER:-"${top_srcdir:-.}/../shared/peer/torch_gpt.py"}
-[ -f "$peer" ] || skip_all "no PyTorch reference at $peer (TIELAB_PEER names it)"
-{ [ -x "$py" ] && "$py" -c "import torch" >/dev/null 2>&1; } || skip_all "$py cannot import torch"
+peer_wants=torch; . "${srcdir:-.}/tests/lib/peer.sh"
 
 # The reference's JSON becomes a Lua table the script compares with.
 to_lua='import json,sys

@@ -16,6 +16,7 @@
 #include "core/data.h"
 #include "core/model.h"
 #include "core/rng.h"
+#include "core/settings_model.h"
 #include "core/step.h"
 
 static int cmp_double(const void *a, const void *b) {
@@ -60,15 +61,20 @@ void bench_print_data(FILE *out, const RunOptions *o, int synthetic) {
   json_decref(data);
 }
 
+void bench_print_config(FILE *out, const ModelConfig *c) {
+  json_t *shape = model_config_json(c);
+  char *text = shape ? json_dumps(shape, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+  fprintf(out, "\"config\":%s", text ? text : "{}");
+  free(text);
+  json_decref(shape);
+}
+
 /* What every bench line starts with: the implementation, the model's
 ** shape, its parameter count and the thread count. */
 static void print_head(FILE *out, const ModelConfig *cfg, int threads) {
-  char tie[16];
-  fprintf(out,
-          "{\"impl\":\"tielab\",\"config\":{\"vocab\":%d,\"dim\":%d,\"layers\":%d,\"heads\":%d,\"ctx\":%d,"
-          "\"batch\":%d,\"tie\":\"%s\"},\"params\":%zu,\"threads\":%d,",
-          cfg->vocab, cfg->dim, cfg->layers, cfg->heads, cfg->ctx, cfg->batch,
-          config_tie_name(cfg->tie_k, cfg->dim, tie), config_param_count(cfg), threads);
+  fputs("{\"impl\":\"tielab\",", out);
+  bench_print_config(out, cfg);
+  fprintf(out, ",\"params\":%zu,\"%s\":%d,", config_param_count(cfg), setting_name(SETTING_THREADS), threads);
 }
 
 /* The batches: random tokens, or a corpus tokenized as a run would. */

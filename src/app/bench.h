@@ -25,6 +25,10 @@ int bench_run(const RunOptions *o, int steps, int warmup, FILE *out, Err *err);
 ** forward under torch.no_grad() is timed beside it by scripts/bench. */
 int bench_forward_run(const RunOptions *o, int steps, int warmup, FILE *out, Err *err);
 
+/* '"config":{...}' -- the model's shape, each size under its setting's
+** name, the tie as text. */
+void bench_print_config(FILE *out, const ModelConfig *c);
+
 /* '"optim":{...}' -- the optimizer and schedule settings of 'o', on which
 ** a bench's losses depend, as JSON values. */
 void bench_print_optim(FILE *out, const RunOptions *o);

@@ -26,18 +26,18 @@ static Run *add(Lab *lab, const CliOptions *o, const char *name, const char *tie
 static void print_json(FILE *out, const CliOptions *o, Run *r, int ranks, double reduce_s, double med, double best,
                        double worst, int steps) {
   const ModelConfig *c = run_config(r);
-  char tie[16];
   double tokens = (double)c->batch * c->ctx, fpt = config_flops_per_token(c);
+  fputs("{\"impl\":\"tielab-lab\",\"instruments\":true,", out);
+  bench_print_config(out, c);
+  fprintf(out, ",\"%s\":%d,\"%s\":%d,\"%s\":%d,\"params\":%zu,\"%s\":%d,", setting_name(SETTING_LENS_EVERY),
+          o->run.lens_every, setting_name(SETTING_EVAL_EVERY), o->run.eval_every, setting_name(SETTING_ALIGN_EVERY),
+          o->run.align_every, config_param_count(c), setting_name(SETTING_THREADS), o->run.threads);
   fprintf(out,
-          "{\"impl\":\"tielab-lab\",\"instruments\":true,\"config\":{\"vocab\":%d,\"dim\":%d,\"layers\":%d,"
-          "\"heads\":%d,\"ctx\":%d,\"batch\":%d,\"tie\":\"%s\"},\"lens_every\":%d,\"eval_every\":%d,"
-          "\"align_every\":%d,\"params\":%zu,\"threads\":%d,\"steps\":%d,\"bench_warmup\":%d,"
-          "\"tokens_per_step\":%.0f,\"tokens_per_s\":%.1f,\"step_ms\":%.3f,\"step_ms_min\":%.3f,"
-          "\"step_ms_max\":%.3f,\"flops_per_token\":%.0f,\"gflops\":%.2f,\"loss_last\":%.6f,\"ranks\":%d,\"allreduce_ms\":%.3f,",
-          c->vocab, c->dim, c->layers, c->heads, c->ctx, c->batch, config_tie_name(c->tie_k, c->dim, tie),
-          o->run.lens_every, o->run.eval_every, o->run.align_every, config_param_count(c), o->run.threads, steps,
-          o->bench_warmup, tokens, tokens / med, med * 1e3, best * 1e3, worst * 1e3, fpt, fpt * tokens / med / 1e9,
-          run_metrics(r)->loss, ranks, reduce_s / steps * 1e3);
+          "\"steps\":%d,\"bench_warmup\":%d,\"tokens_per_step\":%.0f,\"tokens_per_s\":%.1f,\"step_ms\":%.3f,"
+          "\"step_ms_min\":%.3f,\"step_ms_max\":%.3f,\"flops_per_token\":%.0f,\"gflops\":%.2f,\"loss_last\":%.6f,"
+          "\"ranks\":%d,\"allreduce_ms\":%.3f,",
+          steps, o->bench_warmup, tokens, tokens / med, med * 1e3, best * 1e3, worst * 1e3, fpt,
+          fpt * tokens / med / 1e9, run_metrics(r)->loss, ranks, reduce_s / steps * 1e3);
   bench_print_optim(out, &o->run);
   fputc(',', out);
   bench_print_data(out, &o->run, 1);

@@ -2,6 +2,8 @@
 ** settings_model.c -- the model's shape fields: name, metadata key, where
 ** the value lives in a ModelConfig and its largest value (settings_model.h).
 */
+#include <jansson.h>
+
 #include "core/config.h"
 #include "core/settings_model.h"
 
@@ -17,3 +19,18 @@ const ModelField model_fields[N_MODEL_FIELDS] = {
   /* a text in the metadata ("tied", "untied", "K"), an int in ModelConfig */
   [MODEL_TIE] = {MODEL_KEY_TIE, MODEL_KEY_TIE, AT(tie_k), CONFIG_MAX_DIM},
 };
+
+json_t *model_config_json(const ModelConfig *c) {
+  json_t *o = json_object();
+  char tie[16];
+  for (int i = 0; o && i < N_MODEL_FIELDS; i++) {
+    const ModelField *f = &model_fields[i];
+    json_t *v = i == MODEL_TIE ? json_string(config_tie_name(c->tie_k, c->dim, tie))
+                               : json_integer(*(const int *)((const char *)c + f->offset));
+    if (json_object_set_new(o, f->name, v) < 0) {
+      json_decref(o);
+      return NULL;
+    }
+  }
+  return o;
+}

@@ -2,12 +2,17 @@
 ** settings_model.h -- the model's shape as named settings: the one place
 ** their names are written. The run's settings table (lab/settings.c) names
 ** its shape rows with these, and core reads them to check a shape and to
-** write and read the shape in a checkpoint's metadata.
+** write and read the shape in a checkpoint's metadata, and to report it
+** (the bench's line, an export's metadata).
 */
 #ifndef TIELAB_CORE_SETTINGS_MODEL_H
 #define TIELAB_CORE_SETTINGS_MODEL_H
 
 #include <stddef.h>
+
+#include "core/config.h"
+
+struct json_t;
 
 #define MODEL_KEY_VOCAB "vocab"
 #define MODEL_KEY_DIM "dim"
@@ -30,5 +35,10 @@ typedef struct ModelField {
 
 /* By ModelFieldId, in the order sizes are checked and metadata written. */
 extern const ModelField model_fields[N_MODEL_FIELDS];
+
+/* The shape of 'c' as a JSON object: each field under its name, in the
+** order above, the sizes as integers and the tie as text ("tied",
+** "untied", "K"). NULL when out of memory. */
+struct json_t *model_config_json(const ModelConfig *c);
 
 #endif

@@ -210,14 +210,13 @@ static json_t *settings_json(const Run *r) {
     else v = json_string(text);   /* seeds run to 2^64, past JSON's integers in most readers */
     json_object_set_new(o, all[i].name, v);
   }
-  /* the model's shape as built, the tie as text */
-  const ModelConfig *c = model_config(r->model);
-  char tie[16];
-  for (int i = 0; o && i < N_MODEL_FIELDS; i++)
-    if (i != MODEL_TIE)
-      json_object_set_new(o, model_fields[i].name,
-                          json_integer(*(const int *)((const char *)c + model_fields[i].offset)));
-  if (o) json_object_set_new(o, model_fields[MODEL_TIE].name, json_string(config_tie_name(c->tie_k, c->dim, tie)));
+  /* the model's shape as built, the tie as text, over the options' values */
+  json_t *shape = o ? model_config_json(model_config(r->model)) : NULL;
+  if (o && (!shape || json_object_update(o, shape) < 0)) {
+    json_decref(o);
+    o = NULL;
+  }
+  json_decref(shape);
   return o;
 }
 

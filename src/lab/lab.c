@@ -156,7 +156,11 @@ size_t lab_memory_need(Lab *lab, const RunOptions *o) {
 }
 
 int lab_check_memory(Lab *lab, const RunOptions *o, size_t budget, Err *err) {
-  return lab_check_memory_advising(lab, o, budget, "lower 'vocab', 'dim', 'layers', 'ctx' or 'batch'", err);
+  char advice[128];
+  snprintf(advice, sizeof advice, "lower '%s', '%s', '%s', '%s' or '%s'", setting_name(SETTING_VOCAB),
+           setting_name(SETTING_DIM), setting_name(SETTING_LAYERS), setting_name(SETTING_CTX),
+           setting_name(SETTING_BATCH));
+  return lab_check_memory_advising(lab, o, budget, advice, err);
 }
 
 int lab_check_memory_advising(Lab *lab, const RunOptions *o, size_t budget, const char *advice, Err *err) {

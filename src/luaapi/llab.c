@@ -127,10 +127,12 @@ static int llab_run(lua_State *L) {
 }
 
 /* lab.load's second argument: a name, or {corpus = FILE, name = NAME,
-** batch = B}; 'batch' (0 when not given) is for a released model. */
+** batch = B}; 'batch' (0 when not given) is for a released model, in the
+** range of the setting. */
 static void load_options(lua_State *L, const char **name, const char **corpus, int *batch) {
-  const char *const keys[] = {setting_name(SETTING_CORPUS), setting_name(SETTING_NAME)};
+  const char *const keys[] = {setting_name(SETTING_CORPUS), setting_name(SETTING_NAME), setting_name(SETTING_BATCH)};
   const char **out[] = {corpus, name};
+  const Setting *b = lab_setting(SETTING_BATCH);
   *name = *corpus = NULL;
   *batch = 0;
   if (!lua_istable(L, 2)) {
@@ -140,10 +142,11 @@ static void load_options(lua_State *L, const char **name, const char **corpus, i
   lua_pushnil(L);
   while (lua_next(L, 2)) {
     lua_pop(L, 1);
-    int known = lua_type(L, -1) == LUA_TSTRING && strcmp(lua_tostring(L, -1), "batch") == 0 ? 2 : -1;
-    for (int i = 0; i < 2; i++)
-      if (lua_type(L, -1) == LUA_TSTRING && strcmp(lua_tostring(L, -1), keys[i]) == 0) known = i;
-    if (known < 0) luaL_error(L, "lab.load: unknown key '%s' (corpus, name, batch)", luaL_tolstring(L, -1, NULL));
+    int known = 0;
+    for (int i = 0; i < 3; i++)
+      known |= lua_type(L, -1) == LUA_TSTRING && strcmp(lua_tostring(L, -1), keys[i]) == 0;
+    if (!known)
+      luaL_error(L, "lab.load: unknown key '%s' (%s, %s, %s)", luaL_tolstring(L, -1, NULL), keys[0], keys[1], keys[2]);
   }
   for (int i = 0; i < 2; i++) {
     lua_getfield(L, 2, keys[i]);
@@ -152,13 +155,13 @@ static void load_options(lua_State *L, const char **name, const char **corpus, i
     *out[i] = lua_isnil(L, -1) ? NULL : lapi_name_arg(L, -1, "lab.load");   /* the table keeps it alive */
     lua_pop(L, 1);
   }
-  lua_getfield(L, 2, "batch");
+  lua_getfield(L, 2, b->name);
   if (!lua_isnil(L, -1)) {
     int isint;
-    lua_Integer b = lua_tointegerx(L, -1, &isint);
-    if (!isint || b < 1 || b > CONFIG_MAX_BATCH)
-      luaL_error(L, "lab.load: 'batch' must be an integer in [1, %d]", CONFIG_MAX_BATCH);
-    *batch = (int)b;
+    lua_Integer v = lua_tointegerx(L, -1, &isint);
+    if (!isint || v < b->min || v > b->max)
+      luaL_error(L, "lab.load: '%s' must be an integer in [%d, %d]", b->name, (int)b->min, (int)b->max);
+    *batch = (int)v;
   }
   lua_pop(L, 1);
 }

@@ -6,8 +6,8 @@
 ** that may take a while. Headless mode supplies a host that steps inline
 ** (checking for an interrupt between steps); the UI supplies one backed by
 ** the trainer thread, so that a script's 'r:step(n)' yields its coroutine
-** while the trainer works and the screen stays live. This is the "stepper"
-** of STYLE.md: tmux's window_mode idea applied to concurrency.
+** while the trainer works and the screen stays live. docs/architecture.md,
+** "The Host", says why it is shaped so.
 */
 #ifndef TIELAB_HOST_H
 #define TIELAB_HOST_H

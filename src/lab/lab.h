@@ -5,8 +5,8 @@
 ** part below holds: docs/architecture.md, 'The lab'.
 **
 ** The parts below, each under the file that implements it: settings.c,
-** metrics, lab.c, run.c, live.c, lensfit.c, readout.c, params.c,
-** tokens.c, ckpt.c, pretrained.c.
+** metrics, lab.c, run.c, lensfit.c, readout.c, params.c, tokens.c,
+** ckpt.c, pretrained.c (live.c is reached through steer.h).
 */
 #ifndef TIELAB_LAB_H
 #define TIELAB_LAB_H
@@ -293,18 +293,6 @@ int run_row_norms(Run *r, double *norm_in, double *norm_out, double *log_freq, i
 /* Bytes a run of these options holds at most: model, moments, activations,
 ** step-0 copies, lens, alignment workspace, history (not the corpus). */
 size_t run_memory_bytes(const RunOptions *o);
-
-/* ---------------------------------------------------------------- live.c */
-
-/* Change a live setting by name (tie, in_scale, out_scale, lr, lens_every,
-** eval_every, align_every, tie_merge, the optimizer's settings and its
-** schedule but optimizer and recipe); recorded as an event in the history. */
-int run_set_text(Run *r, const char *key, const char *value, Err *err);
-int run_set_number(Run *r, const char *key, double value, Err *err);
-/* Several live settings at once: 'next' is the run's options with the 'n'
-** 'keys' changed; the whole set is checked before anything changes (so
-** schedule and decay_steps can change together), each key an event. */
-int run_set_options(Run *r, const RunOptions *next, const char *const *keys, int n, Err *err);
 
 /* ---------------------------------------------------------------- lensfit.c */
 

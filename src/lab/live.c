@@ -49,20 +49,6 @@ static int check_live(const char *key, Err *err) {
   return 0;
 }
 
-int run_set_text(Run *r, const char *key, const char *value, Err *err) {
-  if (check_live(key, err) < 0) return -1;
-  RunOptions next = r->opt;
-  if (run_options_set_text(&next, key, value, err) < 0) return -1;
-  return run_set_options(r, &next, &key, 1, err);
-}
-
-int run_set_number(Run *r, const char *key, double value, Err *err) {
-  if (check_live(key, err) < 0) return -1;
-  RunOptions next = r->opt;
-  if (run_options_set_number(&next, key, value, err) < 0) return -1;
-  return run_set_options(r, &next, &key, 1, err);
-}
-
 int run_set_options(Run *r, const RunOptions *next, const char *const *keys, int n, Err *err) {
   for (int i = 0; i < n; i++)
     if (check_live(keys[i], err) < 0) return -1;

@@ -153,6 +153,13 @@ int lab_check_memory_advising(Lab *lab, const RunOptions *o, size_t budget, cons
 ** when its name is taken. */
 Run *lab_adopt(Lab *lab, Run *r, Err *err);
 
+/* live.c: change live settings (those the table marks live); steer_set
+** (steer.h) is the one route to it. 'next' is the run's options with the
+** 'n' 'keys' changed; the whole set is checked before anything changes (so
+** schedule and decay_steps can change together), each key an event in the
+** history. */
+int run_set_options(Run *r, const RunOptions *next, const char *const *keys, int n, Err *err);
+
 /* align in lab.c: run the alignment instrument of 'r' if it is due */
 void lab_align_if_due(Lab *lab, Run *r);
 

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "base/num.h"
+#include "lab/run.h"
 
 int steer_set(Run *r, const SteerPair *pairs, int n, Err *err) {
   RunOptions next = *run_options(r);

@@ -17,6 +17,7 @@
 #include "lab/autosave.h"
 #include "lab/run.h"
 #include "lab/steer.h"
+#include "live_set.h"
 #include "tap.h"
 
 static RunOptions tiny(const char *name, const char *tie) {
@@ -57,11 +58,11 @@ static void test_unmeasured_is_nan(void) {
   const RunMetrics *m = run_metrics(r);
   ok(isnan(m->loss) && isnan(m->grad_ratio) && isnan(m->tokens_per_s) && isnan(m->val_loss) && isnan(m->drift_in),
      "before any step nothing reads as a measured 0");
-  run_set_number(r, "eval_every", 0, &err);
+  live_number(r, "eval_every", 0, &err);
   run_step(r, &err);
   ok(m->val_step == -1 && m->lens.step == -1, "eval_every 0 turns validation and lens evaluation off");
-  run_set_number(r, "eval_every", 1, &err);
-  run_set_number(r, "lens_every", 0, &err);
+  live_number(r, "eval_every", 1, &err);
+  live_number(r, "lens_every", 0, &err);
   run_step(r, &err);
   ok(m->val_step == 2 && m->logit_lens.step == 2 && m->lens.step == -1,
      "with lens training off only the logit lens is reported");
@@ -480,8 +481,8 @@ static void test_nan_pauses(void) {
      err.msg);
   ok(run_metrics(a)->paused && run_metrics(a)->step == 1, "the sick run is paused at step 1");
   ok(run_metrics(b)->step == 2 && !run_metrics(b)->paused, "the other run stepped on");
-  ok(run_set_number(a, "in_scale", NAN, &err) < 0, "in_scale NaN is refused: %s", err.msg);
-  ok(run_set_text(a, "dim", "64", &err) < 0 && strstr(err.msg, "dim"), "a fixed setting cannot change live: %s",
+  ok(live_number(a, "in_scale", NAN, &err) < 0, "in_scale NaN is refused: %s", err.msg);
+  ok(live_text(a, "dim", "64", &err) < 0 && strstr(err.msg, "dim"), "a fixed setting cannot change live: %s",
      err.msg);
   lab_free(lab);
 }
@@ -578,7 +579,7 @@ static void test_toggles_and_partner(void) {
   const char *modes[] = {"untied", "tied", "24", "tied"};
   int steady = 1;
   for (int k = 0; k < 4; k++) {
-    if (run_set_text(t, "tie", modes[k], &err) < 0) {
+    if (live_text(t, "tie", modes[k], &err) < 0) {
       diag("tie %s: %s", modes[k], err.msg);
       steady = 0;
     }

@@ -25,6 +25,7 @@
 
 #include "core/safetensors.h"
 #include "lab/run.h"
+#include "live_set.h"
 #include "tap.h"
 
 static RunOptions tiny(const char *name) {
@@ -523,7 +524,7 @@ static int try_midway(void *ctx, int step, int steps) {
   snprintf(m->msg, sizeof m->msg, "%s", err.msg);
   int32_t rows[2 * 33] = {0};
   m->train_refused = run_train_on(r, rows, 2, 32, &err) < 0 && strstr(err.msg, "cannot train");
-  m->tie_refused = run_set_text(r, "tie", "untied", &err) < 0 && strstr(err.msg, "cannot change its tie") &&
+  m->tie_refused = live_text(r, "tie", "untied", &err) < 0 && strstr(err.msg, "cannot change its tie") &&
                    model_config(run_model(r))->tie_k == model_config(run_model(r))->dim;
   m->remove_refused = lab_remove_run(m->lab, r) < 0 && lab_run_by_id(m->lab, run_id(r)) == r;
   LensFitOptions o;
@@ -533,7 +534,7 @@ static int try_midway(void *ctx, int step, int steps) {
   o.steps = 1;
   m->refit_refused = run_fit_lens(r, &o, &out, &err) < 0 && strstr(err.msg, "cannot start another fit");
   double lr = run_options(r)->lr;
-  m->lr_taken = run_set_number(r, "lr", lr * 2, &err) == 0 && run_set_number(r, "lr", lr, &err) == 0;
+  m->lr_taken = live_number(r, "lr", lr * 2, &err) == 0 && live_number(r, "lr", lr, &err) == 0;
   m->saved = run_save(r, m->path, &err) == 0;
   return 0;
 }

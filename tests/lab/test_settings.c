@@ -12,6 +12,7 @@
 #include "core/schedule.h"
 #include "core/settings_model.h"
 #include "lab/lab.h"
+#include "live_set.h"
 #include "tap.h"
 
 static int has(const Err *e, const char *s) { return strstr(e->msg, s) != NULL; }
@@ -306,9 +307,9 @@ static void test_live_rows(void) {
   for (int i = 0; i < n; i++) {
     char now[1100];
     run_options_get_text(run_options(r), s[i].name, now, sizeof now, NULL);
-    int took = run_set_text(r, s[i].name, now, &e) == 0;
+    int took = live_text(r, s[i].name, now, &e) == 0;
     if (took != s[i].live) {
-      diag("%s: live %d, run_set_text %s (%s)", s[i].name, s[i].live, took ? "took it" : "refused it", e.msg);
+      diag("%s: live %d, steer_set %s (%s)", s[i].name, s[i].live, took ? "took it" : "refused it", e.msg);
       agree = 0;
     }
   }

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "live_set.h"
 #include "tap.h"
 #include "trainer/trainer.h"
 #include "trainer_test.h"
@@ -42,7 +43,7 @@ static long seen_seq;
 static int new_message(const TrainerSnap *s) { return s->msg_seq > seen_seq; }
 
 static int set_in_scale(Lab *lab, const void *arg, Err *err) {
-  return run_set_number(lab_run(lab, 0), "in_scale", *(const double *)arg, err);
+  return live_number(lab_run(lab, 0), "in_scale", *(const double *)arg, err);
 }
 
 /* A command that holds the trainer as long as a slow step would. */
@@ -164,7 +165,7 @@ int main(void) {
   seen.step = -1;
   ok(h.view(&h, id, read_view, &seen) == 1 && seen.step == run_metrics(run)->step, "and stays there after a take");
   Lab *lab2 = trainer_acquire(t);
-  run_set_number(lab_run(lab2, 0), "in_scale", 3, &err);
+  live_number(lab_run(lab2, 0), "in_scale", 3, &err);
   trainer_release(t);
   ok(h.view(&h, id, read_view, &seen) == 1 && seen.in_scale == 3, "a change made holding the lab shows on release");
   ok(h.view(&h, 999, read_view, &seen) == 0 && h.view(&h, -1, NULL, NULL) == 1, "the view counts the runs it has");

@@ -8,7 +8,6 @@
 ** half a line keeps it until it ends it).
 */
 #include <pthread.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +18,7 @@
 #include "app/progress.h"
 #include "base/buf.h"
 #include "base/clock.h"
+#include "base/sig.h"
 #include "ui/width.h"
 
 #define PROGRESS_REDRAW_SECONDS 0.1   /* the fastest the line changes as work advances */
@@ -129,11 +129,7 @@ static int start_timer(Progress *p) {
   int rc = pthread_cond_init(&p->wake, &ca);
   pthread_condattr_destroy(&ca);
   if (rc != 0) return -1;
-  sigset_t all, old;
-  sigfillset(&all);
-  pthread_sigmask(SIG_BLOCK, &all, &old);
-  rc = pthread_create(&p->timer, NULL, timer_main, p);
-  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  rc = sig_thread_start(&p->timer, timer_main, p);
   if (rc != 0) {
     pthread_cond_destroy(&p->wake);
     return -1;

@@ -154,3 +154,16 @@ void sig_arm_interrupt(int on) {
 }
 
 void sig_set_arm_hook(void (*fn)(int on)) { arm_hook = fn; }
+
+int sig_thread_start(pthread_t *t, void *(*fn)(void *), void *arg) {
+  static const int faults[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS};
+  sigset_t block, old;
+  sigfillset(&block);
+  for (size_t i = 0; i < sizeof faults / sizeof faults[0]; i++) sigdelset(&block, faults[i]);
+  /* The new thread inherits the mask: set it before, so that no signal
+  ** can land on the thread before it could block one itself. */
+  pthread_sigmask(SIG_BLOCK, &block, &old);
+  int rc = pthread_create(t, NULL, fn, arg);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  return rc;
+}

@@ -7,6 +7,8 @@
 #ifndef TIELAB_BASE_SIG_H
 #define TIELAB_BASE_SIG_H
 
+#include <pthread.h>
+
 #include "base/cancel.h"
 #include "base/err.h"
 
@@ -63,5 +65,12 @@ void sig_arm_interrupt(int on);
 ** watchdog lets its nudge reach that thread only while Lua runs. NULL:
 ** none. */
 void sig_set_arm_hook(void (*fn)(int on));
+
+/* Start a thread that takes none of the process's signals, so that they
+** reach the threads that wait for them: every signal is blocked in it from
+** its first instruction, but those a fault raises on the faulting thread
+** (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS), whose blocking POSIX
+** leaves undefined. Returns pthread_create's code (0: started). */
+int sig_thread_start(pthread_t *t, void *(*fn)(void *), void *arg);
 
 #endif

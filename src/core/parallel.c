@@ -7,10 +7,10 @@
 ** generation on 'wake', so between loops they cost nothing.
 */
 #include <pthread.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/sig.h"
 #include "core/parallel.h"
 
 typedef struct Worker {
@@ -82,19 +82,14 @@ Pool *pool_create(int threads, Err *err) {
   pthread_mutex_init(&p->mu, NULL);
   pthread_cond_init(&p->wake, NULL);
   pthread_cond_init(&p->done, NULL);
-  /* Workers start with every signal blocked, so that signals go to the
-  ** threads that wait for them. */
-  sigset_t all, old;
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &old);
+  /* Workers take no signal: they go to the threads that wait for them. */
   int rc = 0, started = 1;
   for (; started < threads && rc == 0; started++) {
     Worker *wk = &p->workers[started];
     wk->pool = p;
     wk->index = started;
-    rc = pthread_create(&wk->tid, NULL, worker_main, wk);
+    rc = sig_thread_start(&wk->tid, worker_main, wk);
   }
-  pthread_sigmask(SIG_SETMASK, &old, NULL);
   if (rc != 0) {
     p->threads = started - 1;   /* free joins the ones that started */
     pool_free(p);

@@ -4,6 +4,7 @@
 ** touch the lab, and when: docs/architecture.md.
 */
 #include "base/clock.h"
+#include "base/sig.h"
 #include "trainer/trainer.h"
 #include "trainer/trainer_impl.h"
 
@@ -11,7 +12,6 @@
 #include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -163,14 +163,6 @@ static void settle(Trainer *t, long kid, int rc, const Err *err, long handed) {
 
 static void *trainer_main(void *arg) {
   Trainer *t = arg;
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGTERM);
-  sigaddset(&set, SIGHUP);
-  sigaddset(&set, SIGWINCH);
-  pthread_sigmask(SIG_BLOCK, &set, NULL);
-
   pthread_mutex_lock(&t->mu);
   for (;;) {
     if (!t->quit && !t->held && !t->waiters && !has_work(t) && t->norms_stale && !awaiting_handover(t))
@@ -243,17 +235,8 @@ Trainer *trainer_new(Lab *lab, Err *err) {
   snap_refresh_norms(t, 1);
   snap_publish(t, 1);
 
-  /* Create the thread with the signals already blocked, so there is no
-  ** moment when one could land on it. */
-  sigset_t set, old;
-  sigemptyset(&set);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGTERM);
-  sigaddset(&set, SIGHUP);
-  sigaddset(&set, SIGWINCH);
-  pthread_sigmask(SIG_BLOCK, &set, &old);
-  int rc = pthread_create(&t->thread, NULL, trainer_main, t);
-  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  /* The signals are the loop's: the trainer takes none. */
+  int rc = sig_thread_start(&t->thread, trainer_main, t);
   if (rc != 0) {
     err_set(err, "cannot start the trainer thread: %s", strerror(rc));
     trainer_free(t);

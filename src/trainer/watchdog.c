@@ -253,11 +253,7 @@ Watchdog *watchdog_start(const WatchdogOwner *o, Err *err) {
   arm(0);
   sig_set_arm_hook(arm);
   /* The thread takes none of the process's signals: they are the owner's. */
-  sigset_t all, old;
-  sigfillset(&all);
-  pthread_sigmask(SIG_BLOCK, &all, &old);
-  int rc = pthread_create(&w->thread, NULL, watch, w);
-  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  int rc = sig_thread_start(&w->thread, watch, w);
   if (rc != 0) {
     sig_set_arm_hook(NULL);
     close(w->stop[0]);

@@ -111,9 +111,7 @@ static void *timer_main(void *arg) {
   Progress *p = arg;
   pthread_mutex_lock(&p->mu);
   while (!p->quit) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    ts.tv_sec += (time_t)PROGRESS_TIMER_SECONDS;
+    struct timespec ts = clock_deadline_mono(PROGRESS_TIMER_SECONDS);   /* 'wake' waits on it */
     pthread_cond_timedwait(&p->wake, &p->mu, &ts);
     if (!p->quit) draw(p);
   }

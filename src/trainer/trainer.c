@@ -104,11 +104,7 @@ static Throttle throttle_wait(Trainer *t) {
     if (t->publish_req) return THROTTLE_HOLD;
     /* At most a second at a time: a slower pace only waits more often. */
     double left = fmin(t->next_step_at - now, 1.0);
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);   /* the clock 'cv' waits on */
-    long ns = ts.tv_nsec + (long)(fmod(left, 1.0) * 1e9);
-    ts.tv_sec += (time_t)left + ns / 1000000000L;
-    ts.tv_nsec = ns % 1000000000L;
+    struct timespec ts = clock_deadline(left);   /* 'cv' waits on the wall clock */
     pthread_cond_timedwait(&t->cv, &t->mu, &ts);
     return THROTTLE_WAITED;
   }

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "base/folder.h"
 #include "luaapi/linternal.h"
 
 /* The folders of the rule, all real absolute names ("" for none). */
@@ -73,10 +74,9 @@ static PathVerdict resolve(const char *cwd, const char *path, char real[PATH_MAX
   return n < 0 || n >= PATH_MAX ? PATH_BAD : PATH_OK;
 }
 
-/* Whether the folder 'dir' (resolved) is the folder 'env' names, or one
-** above it. */
-static int holds(const char *dir, const char *env) {
-  const char *name = getenv(env);
+/* Whether the folder 'dir' (resolved) is the folder 'name', or one above
+** it. */
+static int holds(const char *dir, const char *name) {
   char real[PATH_MAX];
   if (!name || !*name || !realpath(name, real)) return 0;
   size_t n = strlen(dir);
@@ -85,10 +85,13 @@ static int holds(const char *dir, const char *env) {
 
 /* The running script's folder as a root to read: none when it is "/",
 ** or the home folder or one above it (a script saved in ~ would read
-** ~/.ssh), or one that holds the user's configuration. */
+** ~/.ssh), or one that holds the user's configuration folder (where
+** folder_xdg says it is, the one init.lua is searched in). */
 static const char *script_root(const LuaApi *api) {
   const char *d = api->script_dir;
-  if (strcmp(d, "/") == 0 || holds(d, "HOME") || holds(d, "XDG_CONFIG_HOME")) return "";
+  char config[PATH_MAX];
+  int has_config = folder_xdg(FOLDER_CONFIG, "", config, sizeof config, NULL) >= 0;
+  if (strcmp(d, "/") == 0 || holds(d, getenv("HOME")) || (has_config && holds(d, config))) return "";
   return d;
 }
 

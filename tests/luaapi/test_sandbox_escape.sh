@@ -128,6 +128,20 @@ ok $? "a script saved in the home folder cannot read ~/.ssh through its folder (
 HOME="$tmp/home" $T "$tielab" --headless --sandbox "$tmp/home/proj/mine.lua" >home.out 2>&1
 grep -q "^read	true	beside" home.out
 ok $? "a script in a folder of its own below it reads what is beside it ($(head -c 200 home.out))"
+# Nor one that holds the configuration folder where the init file is
+# searched: ~/.config when XDG_CONFIG_HOME is unset or relative.
+mkdir -p "$tmp/home/.config/tielab" && echo 'CONFIG_KEY = 1' >"$tmp/home/.config/tielab/init.lua"
+echo "print('read', pcall(lab.read, '$tmp/home/.config/tielab/init.lua'))" >"$tmp/home/.config/fetched.lua"
+for xdg in unset relative; do
+  if [ $xdg = unset ]; then
+    env -u XDG_CONFIG_HOME HOME="$tmp/home" $T "$tielab" --headless --no-init --sandbox "$tmp/home/.config/fetched.lua" >home.out 2>&1
+  else
+    XDG_CONFIG_HOME=.config HOME="$tmp/home" $T "$tielab" --headless --no-init --sandbox "$tmp/home/.config/fetched.lua" >home.out 2>&1
+  fi
+  rc=$?
+  [ "$rc" -eq 0 ] && grep -q "^read	false	.*outside the working directory" home.out && ! grep -q CONFIG_KEY home.out
+  ok $? "XDG_CONFIG_HOME $xdg: a script saved in ~/.config cannot read the init file through its folder (status $rc: $(head -c 200 home.out))"
+done
 
 # lab.mkdir through a link in the working directory to a folder outside:
 # refused alike whether the folders on the way exist there or not.

@@ -80,7 +80,7 @@ static int chunkmap_grow(ChunkMap *m) {
 /* The entry for chunk 'p'; a new one has p set and a = b = 0. NULL: no memory. */
 ChunkEntry *chunkmap_get(ChunkMap *m, const uint8_t *p, uint32_t len) {
   if (2 * (m->n + 1) > m->cap && chunkmap_grow(m) < 0) return NULL;
-  uint32_t h = (uint32_t)mix64(fnv1a(p, len, FNV_BASIS));
+  uint32_t h = (uint32_t)mix64(hash_fnv1a(p, len, HASH_FNV_BASIS));
   ChunkEntry *e = chunkmap_slot(m->e, m->cap, p, len, h);
   if (!e->p) {
     e->p = p;

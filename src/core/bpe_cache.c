@@ -47,7 +47,7 @@ static uint64_t get_u64(const uint8_t *p) {
 }
 
 static uint64_t corpus_hash(const uint8_t *text, size_t n) {
-  return mix64(fnv1a(text, n, FNV_BASIS) ^ (uint64_t)n);
+  return mix64(hash_fnv1a(text, n, HASH_FNV_BASIS) ^ (uint64_t)n);
 }
 
 int bpe_cache_path(const uint8_t *text, size_t n, int vocab, char *path, size_t cap) {
@@ -76,7 +76,7 @@ static Bpe *cache_load(const char *path, uint64_t hash, size_t n, int vocab) {
   if (!body || fread(body, 1, body_len, f) != body_len || fread(sum, 1, 8, f) != 8 ||
       fgetc(f) != EOF)
     goto done;
-  if (get_u64(sum) != fnv1a(body, body_len, fnv1a(head, CACHE_HEAD, FNV_BASIS))) goto done;
+  if (get_u64(sum) != hash_fnv1a(body, body_len, hash_fnv1a(head, CACHE_HEAD, HASH_FNV_BASIS))) goto done;
   int32_t *merges = malloc(sizeof *merges * (2 * (size_t)n_merges + 1));
   if (!merges) goto done;
   for (size_t i = 0; i < 2 * (size_t)n_merges; i++) merges[i] = (int32_t)get_u32(body + 4 * i);
@@ -101,7 +101,7 @@ static void cache_store(const char *path, const Bpe *b, uint64_t hash, size_t n,
   put_u32(buf + 32, (uint32_t)b->n_merges);
   for (size_t i = 0; i < 2 * (size_t)b->n_merges; i++)
     put_u32(buf + CACHE_HEAD + 4 * i, (uint32_t)b->merges[i]);
-  put_u64(buf + len - 8, fnv1a(buf, len - 8, FNV_BASIS));
+  put_u64(buf + len - 8, hash_fnv1a(buf, len - 8, HASH_FNV_BASIS));
   Replace r;
   if (replace_begin(&r, path, NULL) == 0) replace_end(&r, replace_write(&r, buf, len));
   free(buf);

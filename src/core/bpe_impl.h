@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/hash.h"
 #include "core/bpe.h"
 
 /* Longest chunk; merges never build a token longer than this. */
@@ -25,16 +26,6 @@ struct Bpe {
 };
 
 /* ---- hashing ---------------------------------------------------------- */
-
-static inline uint64_t fnv1a(const uint8_t *p, size_t n, uint64_t h) {
-  for (size_t i = 0; i < n; i++) {
-    h ^= p[i];
-    h *= 0x100000001b3ULL;
-  }
-  return h;
-}
-
-#define FNV_BASIS 0xcbf29ce484222325ULL
 
 static inline uint64_t mix64(uint64_t z) {
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;

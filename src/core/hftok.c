@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "base/hash.h"
 #include "base/utf8.h"
 #include "core/hftok.h"
 #include "core/hftok_impl.h"
@@ -24,8 +25,7 @@
 /* ---- hashing and the id sets -------------------------------------------- */
 
 uint32_t hftok_hash(const uint8_t *p, size_t n) {
-  uint64_t h = 0xcbf29ce484222325ULL;   /* FNV-1a, then a final mix */
-  for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ULL;
+  uint64_t h = hash_fnv1a(p, n, HASH_FNV_BASIS);   /* then a final mix */
   h ^= h >> 29;
   h *= 0xbf58476d1ce4e5b9ULL;
   return (uint32_t)(h ^ (h >> 32));

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/hash.h"
 #include "base/safeopen.h"
 #include "config.h"
 #include "core/model.h"
@@ -298,11 +299,11 @@ int journal_close(Journal *j, Lab *lab, Err *err) {
 int journal_file_hash(const char *path, uint64_t *hash, long *size, Err *err) {
   FILE *f = safeopen_fread(path, 0, NULL, err);
   if (!f) return -1;
-  uint64_t h = 14695981039346656037u;
+  uint64_t h = HASH_FNV_BASIS;
   long n = 0;
   int c;
   while ((c = getc(f)) != EOF) {
-    h = (h ^ (uint64_t)(unsigned char)c) * 1099511628211u;
+    h = hash_fnv_step(h, (unsigned char)c);
     n++;
   }
   int bad = ferror(f);

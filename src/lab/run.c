@@ -18,18 +18,12 @@
 #include <time.h>
 
 #include "base/clock.h"
+#include "base/hash.h"
 #include "core/rng.h"
 #include "lab/run.h"
 
 #define LENS_POSITIONS 256        /* trained on per lens step */
 #define LENS_EVAL_POSITIONS 512   /* evaluated on */
-
-static uint64_t fingerprint(const float *x, size_t n) {
-  uint64_t h = 1469598103934665603ULL;
-  const unsigned char *p = (const unsigned char *)x;
-  for (size_t i = 0; i < n * sizeof *x; i++) h = (h ^ p[i]) * 1099511628211ULL;
-  return h;
-}
 
 /* ---------------------------------------------------------- shared data */
 
@@ -225,7 +219,7 @@ static int run_alloc_buffers(Run *r, Err *err) {
 
 void run_set_init_fingerprint(Run *r) {
   const ModelConfig *c = model_config(r->model);
-  r->init_fingerprint = fingerprint(r->e_in0, (size_t)c->vocab * c->dim);
+  r->init_fingerprint = hash_fnv1a(r->e_in0, (size_t)c->vocab * c->dim * sizeof *r->e_in0, HASH_FNV_BASIS);
 }
 
 static void run_keep_step0(Run *r) {

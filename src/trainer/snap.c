@@ -5,6 +5,7 @@
 ** a step. How often each part is copied: docs/architecture.md.
 */
 #include "base/clock.h"
+#include "base/hash.h"
 #include "trainer/trainer.h"
 #include "trainer/trainer_impl.h"
 
@@ -49,7 +50,7 @@ long trainer_snap_step(const TrainerSnap *s) {
   return step;
 }
 
-static uint64_t mix(uint64_t h, uint64_t v) { return (h ^ v) * 1099511628211u; }
+static uint64_t mix(uint64_t h, uint64_t v) { return hash_fnv_step(h, v); }
 
 /* A mark that changes whenever a point or an event is added: every push
 ** adds to the last bucket's count or starts a bucket (after a merge the
@@ -57,7 +58,7 @@ static uint64_t mix(uint64_t h, uint64_t v) { return (h ^ v) * 1099511628211u; }
 static uint64_t history_mark(const History *h) {
   int n;
   history_events(h, &n);
-  uint64_t x = mix(mix(14695981039346656037u, (uint64_t)n), (uint64_t)history_events_dropped(h));
+  uint64_t x = mix(mix(HASH_FNV_BASIS, (uint64_t)n), (uint64_t)history_events_dropped(h));
   int ns = history_n_series(h);
   x = mix(x, (uint64_t)ns);
   for (int i = 0; i < ns; i++) {

@@ -23,7 +23,7 @@ size_t utf8_prefix(const char *str, size_t n, size_t *need) {
     size_t k = 1;
     if (k < *need && k < n && s[1] >= leads[i].lo && s[1] <= leads[i].hi) k++;
     else return k;
-    while (k < *need && k < n && (s[k] & 0xc0) == 0x80) k++;
+    while (k < *need && k < n && utf8_is_continuation(s[k])) k++;
     return k;
   }
   return 1;
@@ -72,7 +72,7 @@ size_t utf8_incomplete_tail(const char *str, size_t n) {
   const uint8_t *s = (const uint8_t *)str;
   for (size_t back = 1; back <= 3 && back <= n; back++) {
     uint8_t c = s[n - back];
-    if ((c & 0xc0) == 0x80) continue;   /* a continuation byte: look further back */
+    if (utf8_is_continuation(c)) continue;   /* look further back */
     size_t len = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 1;
     return len > back ? back : 0;
   }

@@ -19,6 +19,9 @@
 #define UTF8_REPLACEMENT 0xFFFDu   /* what a bad character is shown as */
 #define UTF8_INVALID 0xFFFFFFFFu   /* utf8_decode's code point for a bad character */
 
+/* Whether byte 'c' continues a character (10xxxxxx) rather than begins one. */
+static inline int utf8_is_continuation(unsigned char c) { return (c & 0xc0) == 0x80; }
+
 /* Bytes of the valid character 's' begins with ('n' bytes left), or 0 when
 ** it begins none: a lone continuation byte, a sequence cut short, an
 ** overlong form, a surrogate or a code point above U+10FFFF. Bytes are

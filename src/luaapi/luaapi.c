@@ -155,7 +155,7 @@ void lapi_write(LuaApi *api, const char *s, size_t n, int is_err) {
   ** held back until its end arrives. */
   char *carry = api->carry[is_err];
   size_t *nc = &api->n_carry[is_err];
-  while (*nc > 0 && n > 0 && *nc < 4 && ((unsigned char)*s & 0xc0) == 0x80 &&
+  while (*nc > 0 && n > 0 && *nc < 4 && utf8_is_continuation((unsigned char)*s) &&
          utf8_incomplete_tail(carry, *nc) == *nc) {
     carry[(*nc)++] = *s++;
     n--;

@@ -14,6 +14,7 @@
 
 #include "base/utf8.h"
 #include "ui/uistate.h"
+#include "ui/width.h"
 
 #define TAB_WIDTH 8
 #define LINE_MAX_BYTES 2048   /* of one line as drawn: longer ones are cut */
@@ -33,16 +34,17 @@ static void show_results(Ui *ui, int on) {
 ** boundary (the panel then shows an ellipsis anyway). */
 static void next_line(const char **p, const char *end, char *out, size_t cap) {
   size_t n = 0;
-  int col = 0;
   const char *s = *p;
   for (; s < end && *s != '\n'; s++) {
     if (*s == '\t') {
+      /* To the next tab stop, in the columns the text so far takes (a
+      ** wide character two). */
+      int col = width_cols(out, n);
       do {
         if (n < cap - 1) out[n++] = ' ';
       } while (++col % TAB_WIDTH);
     } else if (n < cap - 1) {
       out[n++] = *s;
-      col += ((unsigned char)*s & 0xc0) != 0x80;
     }
   }
   if (n == cap - 1) n -= utf8_incomplete_tail(out, n);

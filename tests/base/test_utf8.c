@@ -69,10 +69,17 @@ static void test_encode(void) {
   ok(bad == 0, "every code point but the surrogates reads back as written (%d do not)", bad);
 }
 
+static void test_continuation(void) {
+  int wrong = 0;
+  for (int c = 0; c < 256; c++) wrong += utf8_is_continuation((unsigned char)c) != (c >= 0x80 && c <= 0xbf);
+  ok(wrong == 0, "the bytes 0x80..0xBF, and only they, continue a character (%d wrong)", wrong);
+}
+
 int main(void) {
   test_valid();
   test_invalid();
   test_truncated();
   test_encode();
+  test_continuation();
   return tap_done();
 }

@@ -9,6 +9,8 @@
 
 #include <string.h>
 
+#include "base/utf8.h"
+
 #define ZERO_WIDTH_JOINER 0x200d
 
 int width_wchar(wchar_t wc) {
@@ -21,9 +23,14 @@ size_t width_char(const char *s, size_t len, wchar_t *wc, int *cols) {
   memset(&st, 0, sizeof st);
   size_t k = mbrtowc(wc, s, len, &st);
   if (k == (size_t)-1 || k == (size_t)-2 || k == 0) {
+    /* Bad UTF-8 is one bad character per maximal subpart, as base/utf8.h
+    ** counts it; a character the locale cannot decode (valid UTF-8 under
+    ** another codeset) stays a byte at a time. */
+    uint32_t cp;
+    size_t bad = utf8_decode(s, len, &cp);
     *wc = '?';
     *cols = 1;
-    return 1;
+    return cp == UTF8_INVALID ? bad : 1;
   }
   *cols = width_wchar(*wc);
   return k;

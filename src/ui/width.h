@@ -14,8 +14,9 @@
 int width_wchar(wchar_t wc);
 
 /* One character of 's' ('len' > 0 bytes): returns its bytes, the
-** character in '*wc' and its columns in '*cols'. A byte that does not
-** decode is one byte, '?', one column. */
+** character in '*wc' and its columns in '*cols'. Bad UTF-8 is its maximal
+** subpart, '?', one column; a byte the locale cannot decode otherwise is
+** one byte, '?', one column. */
 size_t width_char(const char *s, size_t len, wchar_t *wc, int *cols);
 
 /* The cluster 's' begins with ('len' > 0 bytes): returns its bytes, and

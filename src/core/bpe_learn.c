@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/grow.h"
 #include "core/bpe.h"
 #include "core/bpe_impl.h"
 
@@ -21,7 +22,8 @@ typedef struct Pair {
   int32_t left, right;
   int64_t count;
   int32_t *words;
-  int n_words, cap_words;
+  size_t cap_words;
+  int n_words;
   int stamp;            /* last merge that touched the count */
 } Pair;
 
@@ -42,7 +44,8 @@ typedef struct MergeLearner {
   int n_words;
   /* pairs, found through an open-addressed map of pair_key -> index */
   Pair *pairs;
-  int n_pairs, cap_pairs;
+  int n_pairs;
+  size_t cap_pairs;
   uint64_t *map_key;
   int32_t *map_val;
   size_t map_cap;
@@ -50,7 +53,8 @@ typedef struct MergeLearner {
   HeapItem *heap;
   size_t heap_n, heap_cap;
   int32_t *touched;
-  int n_touched, cap_touched;
+  int n_touched;
+  size_t cap_touched;
   int merge_no;
   const Cancel *cancel;   /* asked as the words are counted and between merges */
   int cancelled;          /* it said stop: a failure is that, not want of memory */
@@ -74,16 +78,6 @@ static void learner_free(MergeLearner *t) {
   free(t->map_val);
   free(t->heap);
   free(t->touched);
-}
-
-/* 'p' with room for 'need' elements of 'elem' bytes, or NULL (then 'p' is intact). */
-static void *grow(void *p, int *cap, size_t elem, int need) {
-  if (need <= *cap) return p;
-  int c = *cap ? *cap : 16;
-  while (c < need) c *= 2;
-  void *q = realloc(p, elem * (size_t)c);
-  if (q) *cap = c;
-  return q;
 }
 
 static int pairmap_grow(MergeLearner *t) {
@@ -116,9 +110,7 @@ static int32_t pair_get(MergeLearner *t, int32_t l, int32_t r) {
     if (pairmap_grow(t) < 0) return -1;
     return pair_get(t, l, r);
   }
-  Pair *pairs = grow(t->pairs, &t->cap_pairs, sizeof *pairs, t->n_pairs + 1);
-  if (!pairs) return -1;
-  t->pairs = pairs;
+  if (grow_array((void **)&t->pairs, &t->cap_pairs, (size_t)t->n_pairs + 1, sizeof *t->pairs) < 0) return -1;
   Pair *p = &t->pairs[t->n_pairs];
   memset(p, 0, sizeof *p);
   p->left = l;
@@ -136,16 +128,13 @@ static int pair_add(MergeLearner *t, int32_t l, int32_t r, int64_t delta, int w)
   Pair *p = &t->pairs[i];
   p->count += delta;
   if (delta > 0 && (p->n_words == 0 || p->words[p->n_words - 1] != w)) {
-    int32_t *words = grow(p->words, &p->cap_words, sizeof *words, p->n_words + 1);
-    if (!words) return -1;
-    p->words = words;
+    if (grow_array((void **)&p->words, &p->cap_words, (size_t)p->n_words + 1, sizeof *p->words) < 0) return -1;
     p->words[p->n_words++] = w;
   }
   if (p->stamp != t->merge_no) {
     p->stamp = t->merge_no;
-    int32_t *touched = grow(t->touched, &t->cap_touched, sizeof *touched, t->n_touched + 1);
-    if (!touched) return -1;
-    t->touched = touched;
+    if (grow_array((void **)&t->touched, &t->cap_touched, (size_t)t->n_touched + 1, sizeof *t->touched) < 0)
+      return -1;
     t->touched[t->n_touched++] = i;
   }
   return 0;
@@ -294,7 +283,8 @@ static int learner_merge(MergeLearner *t, int32_t pair) {
   Pair *p = &t->pairs[pair];
   free(p->words);
   p->words = NULL;
-  p->n_words = p->cap_words = 0;
+  p->n_words = 0;
+  p->cap_words = 0;
   for (int k = 0; k < t->n_touched; k++)
     if (t->pairs[t->touched[k]].count > 0 && heap_push(t, t->touched[k]) < 0) return -1;
   return 0;

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/grow.h"
 #include "core/hftok_impl.h"
 
 /* ---- setting up --------------------------------------------------------- */
@@ -117,19 +118,8 @@ typedef struct Enc {
   Err *err;
 } Enc;
 
-static int grow(void **p, size_t *cap, size_t need, size_t size) {
-  if (need <= *cap) return 0;
-  size_t c = *cap ? *cap : 256;
-  while (c < need) c *= 2;
-  void *q = realloc(*p, c * size);
-  if (!q) return -1;
-  *p = q;
-  *cap = c;
-  return 0;
-}
-
 static int push_ids(int32_t **v, size_t *n, size_t *cap, const int32_t *ids, size_t k) {
-  if (grow((void **)v, cap, *n + k, sizeof **v) < 0) return -1;
+  if (grow_array((void **)v, cap, *n + k, sizeof **v) < 0) return -1;
   memcpy(*v + *n, ids, sizeof *ids * k);
   *n += k;
   return 0;
@@ -179,7 +169,7 @@ static void offer_pair(Enc *e, int32_t pos) {
 static int merge_piece(Enc *e, const uint8_t *s, size_t n) {
   const HfTok *t = e->t;
   size_t cap = e->scratch;
-  if (n > INT32_MAX / 4 || grow((void **)&e->id, &cap, n, sizeof *e->id) < 0) return -1;
+  if (n > INT32_MAX / 4 || grow_array((void **)&e->id, &cap, n, sizeof *e->id) < 0) return -1;
   if (cap != e->scratch) {
     /* The heap holds at most 3n: n-1 pairs at first, two more per merge. */
     int32_t *next = realloc(e->next, sizeof *next * cap), *prev = next ? realloc(e->prev, sizeof *prev * cap) : NULL;

@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/grow.h"
 #include "base/replace.h"
 #include "base/safeopen.h"
 #include "base/utf8.h"
@@ -488,9 +489,9 @@ typedef struct WEntry {
 
 struct StWriter {
   WEntry *e;
-  int n, cap;
+  int n, n_meta;
+  size_t cap, cap_meta;
   char **keys, **vals;
-  int n_meta, cap_meta;
 };
 
 StWriter *st_writer_new(void) { return calloc(1, sizeof(StWriter)); }
@@ -506,17 +507,6 @@ void st_writer_free(StWriter *w) {
   free(w->keys);
   free(w->vals);
   free(w);
-}
-
-/* Grow '*p' (of '*cap' items of 'size' bytes) to hold one more than 'n'. */
-static int grow(void **p, int *cap, int n, size_t size) {
-  if (n < *cap) return 0;
-  int c = *cap ? 2 * *cap : 16;
-  void *q = realloc(*p, (size_t)c * size);
-  if (!q) return -1;
-  *p = q;
-  *cap = c;
-  return 0;
 }
 
 int st_writer_add(StWriter *w, const char *name, StDtype dtype, int ndim, const int64_t *shape,
@@ -535,7 +525,7 @@ int st_writer_add(StWriter *w, const char *name, StDtype dtype, int ndim, const 
   if (shape_size(dtype, ndim, e.shape, &numel, &e.nbytes) != 0)
     return err_set(err, "tensor '%s': shape overflows or is negative", name);
   if (e.nbytes > 0 && !data) return err_set(err, "tensor '%s': no data", name);
-  if (grow((void **)&w->e, &w->cap, w->n, sizeof *w->e) != 0 || !(e.name = strdup(name)))
+  if (grow_array((void **)&w->e, &w->cap, (size_t)w->n + 1, sizeof *w->e) != 0 || !(e.name = strdup(name)))
     return err_set(err, "out of memory");
   w->e[w->n++] = e;
   return 0;
@@ -554,13 +544,13 @@ int st_writer_meta(StWriter *w, const char *key, const char *value, Err *err) {
       return 0;
     }
   char *k = strdup(key);
-  if (!k || grow((void **)&w->keys, &w->cap_meta, w->n_meta, sizeof(char *)) != 0) {
+  if (!k || grow_array((void **)&w->keys, &w->cap_meta, (size_t)w->n_meta + 1, sizeof(char *)) != 0) {
     free(k);
     free(v);
     return err_set(err, "out of memory");
   }
   /* 'vals' follows 'keys' in size; grow it to the same capacity. */
-  char **vals = realloc(w->vals, (size_t)w->cap_meta * sizeof(char *));
+  char **vals = realloc(w->vals, w->cap_meta * sizeof(char *));
   if (!vals) {
     free(k);
     free(v);

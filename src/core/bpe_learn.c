@@ -149,13 +149,7 @@ static int heap_before(const MergeLearner *t, HeapItem a, HeapItem b) {
 }
 
 static int heap_push(MergeLearner *t, int32_t pair) {
-  if (t->heap_n == t->heap_cap) {
-    size_t cap = t->heap_cap ? t->heap_cap * 2 : 1 << 16;
-    HeapItem *h = realloc(t->heap, sizeof *h * cap);
-    if (!h) return -1;
-    t->heap = h;
-    t->heap_cap = cap;
-  }
+  if (grow_array((void **)&t->heap, &t->heap_cap, t->heap_n + 1, sizeof *t->heap) < 0) return -1;
   HeapItem it = {t->pairs[pair].count, pair};
   size_t i = t->heap_n++;
   while (i > 0 && heap_before(t, it, t->heap[(i - 1) / 2])) {

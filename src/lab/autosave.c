@@ -14,6 +14,7 @@
 #include "lab/autosave.h"
 #include "base/clock.h"
 #include "base/folder.h"
+#include "base/grow.h"
 #include "base/replace.h"
 #include "base/safeopen.h"
 #include "base/text.h"
@@ -108,14 +109,8 @@ static int has_checkpoint(const char *dir) {
 
 /* 'name' appended to the malloc'd list 'names' of 'n' (room for '*cap'):
 ** 0, or -1 when memory runs out. */
-static int push_name(char ***names, int *n, int *cap, const char *name) {
-  if (*n == *cap) {
-    int grown = *cap ? 2 * *cap : 16;
-    char **p = realloc(*names, sizeof *p * (size_t)grown);
-    if (!p) return -1;
-    *names = p;
-    *cap = grown;
-  }
+static int push_name(char ***names, int *n, size_t *cap, const char *name) {
+  if (grow_array((void **)names, cap, (size_t)*n + 1, sizeof **names) < 0) return -1;
   if (!((*names)[*n] = strdup(name))) return -1;
   (*n)++;
   return 0;
@@ -130,7 +125,8 @@ int autosave_list(const char *dir, char ***names, Err *err) {
   DIR *d = opendir(dir);
   if (!d) return err_set(err, "nothing to resume: %s: %s", dir, strerror(errno));
   char **list = NULL;
-  int n = 0, cap = 0, rc = 0;
+  int n = 0, rc = 0;
+  size_t cap = 0;
   struct dirent *e;
   while (rc == 0 && (e = readdir(d)))
     if (e->d_name[0] != '.' && has_ext(e->d_name, AUTOSAVE_EXT)) rc = push_name(&list, &n, &cap, e->d_name);
@@ -331,14 +327,8 @@ static int manifest_entry(const char *line, size_t n, AutosaveEntry *e, char *wh
 }
 
 /* 'e' at the end of the manifest's list in 'f'; -1 when memory runs out. */
-static int want_more(AutosaveFolder *f, const AutosaveEntry *e, int *cap) {
-  if (f->n_want == *cap) {
-    int grown = *cap ? 2 * *cap : 8;
-    AutosaveEntry *p = realloc(f->want, sizeof *p * (size_t)grown);
-    if (!p) return -1;
-    f->want = p;
-    *cap = grown;
-  }
+static int want_more(AutosaveFolder *f, const AutosaveEntry *e, size_t *cap) {
+  if (grow_array((void **)&f->want, cap, (size_t)f->n_want + 1, sizeof *f->want) < 0) return -1;
   f->want[f->n_want++] = *e;
   return 0;
 }
@@ -361,7 +351,8 @@ static int read_manifest(AutosaveFolder *f, Err *err) {
   char *line = NULL, why[160];
   size_t line_cap = 0;
   ssize_t len;
-  int cap = 0, rc = 0;
+  size_t cap = 0;
+  int rc = 0;
   f->n_want = 0;
   for (int no = 1; rc == 0 && (len = getline(&line, &line_cap, in)) > 0; no++) {
     AutosaveEntry e;
@@ -390,7 +381,8 @@ static int session_folders(const char *root, char ***names, Err *err) {
   DIR *d = opendir(root);
   if (!d) return err_set(err, "nothing to resume: %s: %s", root, strerror(errno));
   char **list = NULL;
-  int n = 0, cap = 0, rc = 0;
+  int n = 0, rc = 0;
+  size_t cap = 0;
   struct dirent *e;
   struct stat sb;
   while (rc == 0 && (e = readdir(d))) {

@@ -363,7 +363,7 @@ static void watch_start(Dist *d) {
   Mpi *m = d->mpi;
   pthread_mutex_init(&m->lock, NULL);
   atomic_store(&m->watch_stop, 0);
-  m->watching = pthread_create(&m->watcher, NULL, watch, d) == 0;
+  m->watching = sig_thread_start(&m->watcher, watch, d) == 0;
 }
 
 static void watch_end(Mpi *m) {

@@ -33,17 +33,19 @@ static void show_results(Ui *ui, int on) {
 ** '*p' moves past it. A line longer than 'out' is cut on a character
 ** boundary (the panel then shows an ellipsis anyway). */
 static void next_line(const char **p, const char *end, char *out, size_t cap) {
-  size_t n = 0;
+  size_t n = 0, measured = 0;   /* out[0, measured) takes 'col' columns */
+  int col = 0;
   const char *s = *p;
   for (; s < end && *s != '\n'; s++) {
-    if (*s == '\t') {
+    if (*s == '\t' && n < cap - 1) {
       /* To the next tab stop, in the columns the text so far takes (a
-      ** wide character two). */
-      int col = width_cols(out, n);
+      ** wide character two); only what came since the last tab is measured. */
+      col += width_cols(out + measured, n - measured);
       do {
         if (n < cap - 1) out[n++] = ' ';
       } while (++col % TAB_WIDTH);
-    } else if (n < cap - 1) {
+      measured = n;
+    } else if (*s != '\t' && n < cap - 1) {
       out[n++] = *s;
     }
   }

@@ -18,7 +18,8 @@ mkdir -p "$out" || exit 1
 base=${TMPDIR:-/tmp}
 [ -d /dev/shm ] && [ -w /dev/shm ] && base=/dev/shm
 tmp=$(mktemp -d "$base/tielab-fuzz.XXXXXX") || exit 1
-trap 'rm -rf "$tmp"' EXIT INT TERM
+trap 'rm -rf "$tmp"' EXIT
+trap 'rm -rf "$tmp"; exit 130' INT TERM
 supp=$srcdir/tests/lib/lsan.supp
 
 # One harness: its TAP line (without the number) into $tmp/NAME.result.

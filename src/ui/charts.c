@@ -227,7 +227,7 @@ static void plots_axis(Ui *ui, GraphSeries *s, int n, ChartSpec *cs) {
 }
 
 /* The scripts' series when there are any (in the present view, only the
-** one it shows, if it names one), else the selected run's gradient norms
+** one it shows, or its group, if it names one), else the selected run's gradient norms
 ** (L2, before scaling). */
 void panel_extra(Ui *ui, WINDOW *win, int h, int w) {
   GraphSeries s[UI_SLOTS];
@@ -237,7 +237,7 @@ void panel_extra(Ui *ui, WINDOW *win, int h, int w) {
     const char *only = ui->view == VIEW_PRESENT && ui->present_series[0] ? ui->present_series : NULL;
     for (int i = 0; i < history_n_series(plots) && n < UI_SLOTS; i++) {
       const char *name = history_series_name(plots, i);
-      if (only && strcmp(name, only) != 0) continue;
+      if (only && !present_series_member(name, only)) continue;
       s[n] = (GraphSeries){.name = name, .color = i % TERM_SERIES_COLORS, .line = i};
       ui_series_span(ui, n, plots, name, &s[n]);
       n++;

@@ -331,14 +331,29 @@ int figures_scatter(Ui *ui, const TrainerRun *r, Figure *f) {
   return 2;
 }
 
-/* The newest value of the script's series shown. */
+const char *present_series_member(const char *name, const char *shown) {
+  size_t n = strlen(shown);
+  if (strncmp(name, shown, n) != 0) return NULL;
+  if (name[n] == '\0') return name + n;
+  return name[n] == ':' && name[n + 1] == ' ' && name[n + 2] ? name + n + 2 : NULL;
+}
+
+/* The newest value of the script's series shown, or of each series of the
+** group shown (the first FIGURES_MAX), labelled with its arm and group. */
 int figures_series(Ui *ui, const TrainerRun *r, Figure *f) {
   (void)r;
   History *plots = ui->api ? luaapi_plots(ui->api) : NULL;
-  int n = 0;
-  const HistBucket *b = plots ? history_series(plots, ui->present_series, &n) : NULL;
-  f[0] = (Figure){{ui->present_series, "now"}, b && n > 0 ? b[n - 1].last : NAN, -1};
-  return 1;
+  int k = 0;
+  for (int i = 0; plots && i < history_n_series(plots) && k < FIGURES_MAX; i++) {
+    const char *name = history_series_name(plots, i), *arm = present_series_member(name, ui->present_series);
+    if (!arm) continue;
+    int n = 0;
+    const HistBucket *b = history_series(plots, name, &n);
+    f[k++] = *arm ? (Figure){{arm, ui->present_series}, b && n > 0 ? b[n - 1].last : NAN, -1}
+                  : (Figure){{name, "now"}, b && n > 0 ? b[n - 1].last : NAN, -1};
+  }
+  if (k == 0) f[k++] = (Figure){{ui->present_series, "now"}, NAN, -1};
+  return k;
 }
 
 const char *present_chart_name(const Ui *ui) {

@@ -154,11 +154,13 @@ static int lui_scatter(lua_State *L) {
   return 1;
 }
 
-/* Is 'name' a series a script plotted (lab.plot)? */
+/* Is 'name' a series a script plotted (lab.plot), or a group of them
+** ("name: arm")? */
 static int is_plot(Ui *ui, const char *name) {
   History *plots = ui->api ? luaapi_plots(ui->api) : NULL;
-  int n = 0;
-  return plots && history_series(plots, name, &n) != NULL;
+  for (int i = 0; plots && i < history_n_series(plots); i++)
+    if (present_series_member(history_series_name(plots, i), name)) return 1;
+  return 0;
 }
 
 /* ui.present([chart | on]): a chart by name (or a script's series) in the

@@ -215,6 +215,11 @@ int figures_lens(Ui *ui, const TrainerRun *r, Figure *f);
 int figures_align(Ui *ui, const TrainerRun *r, Figure *f);
 int figures_scatter(Ui *ui, const TrainerRun *r, Figure *f);
 int figures_series(Ui *ui, const TrainerRun *r, Figure *f);
+/* Is the script's series 'name' among those the present view shows for
+** 'shown': that series, or the group "shown: ..." (e.g. "out/in: tied"
+** and "out/in: untied" for "out/in"), so that two arms share one chart?
+** The part after the group's name, or NULL when 'name' is not shown. */
+const char *present_series_member(const char *name, const char *shown);
 
 /* panels.c: the panel table's columns that draw (its names and flags are
 ** layout.h's), keyed by PanelId */

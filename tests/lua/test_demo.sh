@@ -4,8 +4,10 @@
 # tielab.findings from the numbers in it (the difference, the verdict of
 # one seed), and the words the demo put on screen for it, in its "this
 # seed" line and its captions, must be the ones the finding's definition
-# gives for that difference. The ratio caption quotes the early window's
-# means the finding is computed from.
+# gives for that difference. Each claim's caption names both arms'
+# values (its arm and its control, or the two sides compared), those the
+# finding is computed from; the alignment claim is measured before the
+# matrix is first untied, and the runs train on paper.lua's recipe.
 tap_name=demo; . "${srcdir:-.}/tests/lib/tap.sh"
 lua_dir=$(cd "${srcdir:-.}/lua" && pwd)
 
@@ -78,6 +80,28 @@ local ue = select(2, finding_of("untied_ratio_spikes"))
 local want = string.format(": tied %s, untied %s", findings.ratio_text(math.exp(e)), findings.ratio_text(math.exp(ue)))
 ok(has("== This seed, out/in steps 1-") and has("== This seed, out/in steps 1-"):find(want, 1, true),
    "the ratio caption's factors are the early window's means" .. want)
+-- Each claim's control beside it: the late window of both runs, the two
+-- linear maps, and the control's procrustes alignment.
+local ul = select(3, finding_of("untied_ratio_spikes"))
+ok(has("== This seed, out/in steps 1-"):find(string.format("; %%d+%%-%%d+: [^,]+, %s ==$",
+   (findings.ratio_text(math.exp(ul)):gsub("%.", "%%."))) ) ~= nil,
+   "the ratio caption's late untied factor is the window mean untied_ratio_spikes reads (" .. findings.ratio_text(math.exp(ul)) .. ")")
+f, x, y = finding_of("align_toward_output")
+ok(has(string.format("(linear cos %.2f vs %.2f) ==", x, y)) ~= nil,
+   string.format("the alignment caption names both sides, E_out %.2f and E_in %.2f", x, y))
+f, x, y = finding_of("scaling_moves_toward_in")
+ok(last:find(string.format("(procrustes to E_in %.3f vs control %.3f, ", x, y), 1, true) ~= nil,
+   string.format("the last caption names the x5 arm (%.3f) and its control (%.3f)", x, y))
+-- align_toward_output is read on a matrix tied from its init, as in
+-- paper.lua: before the first untie.
+local measured, untie
+for i, l in ipairs(lines) do
+  if l:find("finding align_toward_output ", 1, true) then measured = i end
+  if l:find("== Untied live", 1, true) then untie = i end
+end
+ok(measured and untie and measured < untie, "align_toward_output is measured before the matrix is first untied")
+ok(has("  recipe olmo: lr 0.0003, warmup 2, cosine to step 20") ~= nil,
+   "the runs train on paper.lua's recipe, warmup the early window: " .. tostring(has("  recipe ")))
 os.exit(failed == 0 and 0 or 1)
 LUA
 "$tielab" --headless check.lua "$lua_dir" >check.out 2>&1

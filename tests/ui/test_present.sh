@@ -163,6 +163,11 @@ lua 'lab.plot("gap", 0.25) ui.present("gap")'
 wait_digits 2 "0.250" && screen | sed -n 2p | grep -q 'gap'
 check $? "ui.present with a lab.plot series: its newest value, labelled with its name"
 
+lua 'lab.plot("gap2: x5", 0.5) lab.plot("gap2: control", 0.75) ui.present("gap2")'
+wait_digits 2 "0.500 0.750" && screen | sed -n 2p | grep -q 'x5.*control' && screen | sed -n 3p | grep -q 'gap2.*gap2' \
+  && screen | grep -q 'gap2: x5.*gap2: control'
+check $? "ui.present with a group of lab.plot series ('gap2: x5', 'gap2: control'): both charted, each's newest value labelled with its arm"
+
 lua_out 'select(2, pcall(ui.present, "nonsense"))' | grep -q "no chart 'nonsense': one of loss, ratio, align, lens, scatter, or a lab.plot series"
 check $? "ui.present with an unknown name says which charts there are"
 

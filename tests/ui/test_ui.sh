@@ -200,6 +200,10 @@ if [ -f "$demo" ]; then
   check $? "lua/demo.lua runs to its end"
   ! screen | grep -Eq 'traceback|error' && [ ! -e "$WORK/status" ]
   check $? "lua/demo.lua: no error on screen, tielab still runs"
+  # its last claim with its control beside it: the x5 arm and control
+  # charted together, each one's figure named
+  screen | grep -q 'procrustes E_in: x5.*procrustes E_in: control' && screen | grep -Eq ' x5 .* control '
+  check $? "lua/demo.lua ends on the x5 arm and its control, charted and in figures side by side"
 else
   fail "lua/demo.lua, which the source tree ships, is not there"
 fi

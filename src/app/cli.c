@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/text.h"
 #include "app/cli.h"
 #include "luaapi/luaapi.h"
 
@@ -587,15 +588,11 @@ static const char *mode_name(unsigned use) {
 
 /* The names of the modes in 'use', "a, b and c", into 'buf'. */
 static void mode_list(unsigned use, char *buf, size_t cap) {
-  size_t len = 0, n = 0, k = 0;
+  size_t n = 0, k = 0;
   for (size_t m = 0; m < N_MODES; m++) n += (use & mode_names[m].use) != 0;
   buf[0] = '\0';
-  for (size_t m = 0; m < N_MODES && len < cap; m++) {
-    if (!(use & mode_names[m].use)) continue;
-    const char *sep = k == 0 ? "" : k + 1 == n ? " and " : ", ";
-    len += (size_t)snprintf(buf + len, cap - len, "%s%s", sep, mode_names[m].name);
-    k++;
-  }
+  for (size_t m = 0; m < N_MODES; m++)
+    if (use & mode_names[m].use) text_list_add(buf, cap, k++, n, " and ", mode_names[m].name);
 }
 
 /* "--tie-merge is not used by --compare paper (only by ...)"; a long list

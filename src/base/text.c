@@ -114,3 +114,12 @@ size_t text_utf8_end(TextUtf8 *u) {
   u->n_held = 0;
   return u->len;
 }
+
+void text_list_add(char *buf, size_t cap, size_t i, size_t n, const char *last, const char *item) {
+  if (cap == 0) return;
+  if (i == 0) buf[0] = '\0';
+  size_t len = strlen(buf);
+  if (len + 1 >= cap) return;
+  const char *sep = i == 0 ? "" : i + 1 == n ? last : ", ";
+  snprintf(buf + len, cap - len, "%s%s", sep, item);
+}

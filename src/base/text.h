@@ -24,6 +24,12 @@ int text_needs_escape(const char *s, size_t n);
 ** middle of an escape, when 'out' is too small (4n+1 bytes always suffice). */
 size_t text_escape(const char *s, size_t n, char *out, size_t cap);
 
+/* Append 'item', the i-th of 'n', to the list in 'buf' (room for 'cap'
+** bytes, NUL-terminated; empty when i is 0): after ", ", or 'last' before
+** the last item (" and ", " or ", or ", " for a plain list). A list too
+** long for 'buf' is cut, never overrun. */
+void text_list_add(char *buf, size_t cap, size_t i, size_t n, const char *last, const char *item);
+
 /* Valid UTF-8 out of bytes that come in pieces (the tokens of a byte-level
 ** BPE, which may end inside a character): each piece is appended to 'out'
 ** whole characters at a time, an incomplete character at its end held back

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/text.h"
 #include "core/hffamily.h"
 
 #define LM_HEAD "lm_head.weight"
@@ -85,8 +86,6 @@ const HfFamily *hf_family_by_names(int (*has)(void *ctx, const char *name),
 }
 
 void hf_family_list(char *buf, size_t cap) {
-  size_t n = 0;
   if (cap) buf[0] = '\0';
-  for (size_t f = 0; f < N_FAMILIES && n < cap; f++)
-    n += (size_t)snprintf(buf + n, cap - n, "%s%s", f ? ", " : "", families[f].name);
+  for (size_t f = 0; f < N_FAMILIES; f++) text_list_add(buf, cap, f, N_FAMILIES, ", ", families[f].name);
 }

@@ -21,6 +21,7 @@
 #include "base/num.h"
 #include "base/safeopen.h"
 #include "base/sysmem.h"
+#include "base/text.h"
 #include "core/hffamily.h"
 #include "core/hfmodel.h"
 #include "core/model.h"
@@ -306,9 +307,9 @@ static const HfTensor *first_present(const HfModel *m, const char *const *names)
 
 static void name_list(char *buf, size_t cap, const char *const *names) {
   size_t n = 0;
+  while (n < HF_MAX_NAMES && names[n]) n++;
   buf[0] = '\0';
-  for (int i = 0; i < HF_MAX_NAMES && names[i] && n < cap; i++)
-    n += (size_t)snprintf(buf + n, cap - n, "%s%s", i ? ", " : "", names[i]);
+  for (size_t i = 0; i < n; i++) text_list_add(buf, cap, i, n, ", ", names[i]);
 }
 
 static int find_family(HfModel *m, Err *err) {

@@ -369,7 +369,8 @@ const char *st_meta(const StFile *f, const char *key) {
 const char *st_shape_str(char *buf, size_t size, int ndim, const int64_t *shape) {
   size_t n = (size_t)snprintf(buf, size, "[");
   for (int i = 0; i < ndim && n < size; i++)
-    n += (size_t)snprintf(buf + n, size - n, "%s%lld", i ? ", " : "", (long long)shape[i]);
+    n += (size_t)(shape[i] < 0 ? snprintf(buf + n, size - n, "%sN", i ? ", " : "")
+                               : snprintf(buf + n, size - n, "%s%lld", i ? ", " : "", (long long)shape[i]));
   if (n < size) snprintf(buf + n, size - n, "]");
   return buf;
 }

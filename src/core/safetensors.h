@@ -48,7 +48,8 @@ const char *st_meta(const StFile *f, const char *key);   /* NULL when absent */
 const char *st_dtype_name(StDtype d);
 size_t st_dtype_size(StDtype d);
 
-/* A shape as messages show it, "[300, 16]", into 'buf'; returns 'buf'. */
+/* A shape as messages show it, "[300, 16]", into 'buf' (a free dimension,
+** -1, as N); returns 'buf'. */
 const char *st_shape_str(char *buf, size_t size, int ndim, const int64_t *shape);
 
 /* Copy tensor 't' into 'dst' as float32 (F32, F64, F16, BF16 accepted). */

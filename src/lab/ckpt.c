@@ -211,23 +211,13 @@ static int want_of(const char *name, const ModelConfig *c, const TensorInfo *ts,
 
 static int is_float(StDtype d) { return d == ST_F32 || d == ST_F64 || d == ST_F16 || d == ST_BF16; }
 
-/* "[384, 48]"; a free dim (-1) shows as N. */
-static const char *shape_text(char *buf, size_t cap, int ndim, const int64_t *shape) {
-  size_t n = (size_t)snprintf(buf, cap, "[");
-  for (int i = 0; i < ndim && n < cap; i++)
-    n += (size_t)(shape[i] < 0 ? snprintf(buf + n, cap - n, "%sN", i ? ", " : "")
-                               : snprintf(buf + n, cap - n, "%s%lld", i ? ", " : "", (long long)shape[i]));
-  if (n < cap) snprintf(buf + n, cap - n, "]");
-  return buf;
-}
-
 static int check_want(const StTensor *t, const Want *w, Err *err) {
   int shape_ok = t->ndim == w->ndim;
   for (int i = 0; i < w->ndim && shape_ok; i++) shape_ok = w->shape[i] < 0 || t->shape[i] == w->shape[i];
   char a[200], b[64];
   if (!shape_ok)
-    return err_set(err, "tensor '%s' is %s, the model needs %s", t->name, shape_text(a, sizeof a, t->ndim, t->shape),
-                   shape_text(b, sizeof b, w->ndim, w->shape));
+    return err_set(err, "tensor '%s' is %s, the model needs %s", t->name, st_shape_str(a, sizeof a, t->ndim, t->shape),
+                   st_shape_str(b, sizeof b, w->ndim, w->shape));
   if (w->dtype == ST_F32 ? !is_float(t->dtype) : t->dtype != w->dtype)
     return err_set(err, "tensor '%s' is %s, expected %s", t->name, st_dtype_name(t->dtype),
                    w->dtype == ST_F32 ? "a float type" : st_dtype_name(w->dtype));

@@ -299,13 +299,10 @@ static int store_tie(RunOptions *o, const Setting *s, const char *text, Err *err
 
 /* "in, out or mean"; an empty name shows as "". */
 static void choice_list(const char *const *names, char *buf, size_t cap) {
-  size_t n = 0, len = 0;
+  size_t n = 0;
   while (names[n]) n++;
   buf[0] = '\0';
-  for (size_t i = 0; i < n && len < cap; i++) {
-    const char *sep = i == 0 ? "" : i + 1 == n ? " or " : ", ";
-    len += (size_t)snprintf(buf + len, cap - len, "%s%s", sep, names[i][0] ? names[i] : "\"\"");
-  }
+  for (size_t i = 0; i < n; i++) text_list_add(buf, cap, i, n, " or ", names[i][0] ? names[i] : "\"\"");
 }
 
 const char *const *lab_setting_choices(const char *name) {

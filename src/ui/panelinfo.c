@@ -6,6 +6,7 @@
 ** a panel and its present-view figures are the same ids' columns in
 ** panels.c.
 */
+#include "base/text.h"
 #include "ui/layout.h"
 
 #include <stdio.h>
@@ -88,9 +89,7 @@ int layout_next(PanelName which, int panel, int none) {
 
 void layout_names(PanelName which, char *buf, size_t cap) {
   int ids[P_COUNT], n = layout_list(which, ids);
-  size_t k = 0;
   if (cap) buf[0] = '\0';
-  for (int i = 0; i < n && k < cap; i++)
-    k += (size_t)snprintf(buf + k, cap - k, "%s%s", i ? ", " : "", layout_name(ids[i], which));
+  for (int i = 0; i < n; i++) text_list_add(buf, cap, (size_t)i, (size_t)n, ", ", layout_name(ids[i], which));
 }
 

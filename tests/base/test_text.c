@@ -121,10 +121,26 @@ static void test_random(void) {
   ok(differ == 0, "and the same cut into random pieces as whole (%d differ)", differ);
 }
 
+/* Lists as messages say them: "a, b and c", cut but never overrun. */
+static void test_list(void) {
+  const char *words[] = {"tied", "untied", "partial"};
+  char buf[64], tiny[9];
+  for (size_t i = 0; i < 3; i++) text_list_add(buf, sizeof buf, i, 3, " or ", words[i]);
+  ok(strcmp(buf, "tied, untied or partial") == 0, "three items, the last after ' or ': %s", buf);
+  text_list_add(buf, sizeof buf, 0, 1, " and ", "alone");
+  ok(strcmp(buf, "alone") == 0, "one item stands alone, and item 0 starts a new list: %s", buf);
+  for (size_t i = 0; i < 2; i++) text_list_add(buf, sizeof buf, i, 2, " and ", words[i]);
+  ok(strcmp(buf, "tied and untied") == 0, "two items: %s", buf);
+  memset(tiny, 'x', sizeof tiny);
+  for (size_t i = 0; i < 3; i++) text_list_add(tiny, sizeof tiny, i, 3, ", ", words[i]);
+  ok(strlen(tiny) == sizeof tiny - 1 && strncmp(tiny, "tied, un", 8) == 0, "cut to the buffer: '%s'", tiny);
+}
+
 int main(void) {
   test_pieces();
   test_ill_formed();
   test_full();
   test_random();
+  test_list();
   return tap_done();
 }

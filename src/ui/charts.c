@@ -262,7 +262,7 @@ void panel_extra(Ui *ui, WINDOW *win, int h, int w) {
 
 /* ------------------------------------------------------------ alignment over time */
 
-/* The selected (tied) run's matrix against its untied partner's E_in and
+/* The tied run's matrix (of the selected pair) against its untied partner's E_in and
 ** E_out, by the linear map and by Procrustes, each with the same score of a
 ** random matrix of the same shape (dashed, tinted): where a score lies on
 ** its baseline it says nothing. Short names, so the legend fits a box of
@@ -291,7 +291,7 @@ static int align_chart_absent(const TrainerRun *r, int measured, const char *why
 }
 
 void panel_align_chart(Ui *ui, WINDOW *win, int h, int w) {
-  const TrainerRun *r = ui_selected(ui);
+  const TrainerRun *r = align_run(ui);
   GraphSeries s[2 * N_ALIGN_LINES];
   int n = 0, measured = 0;
   for (int i = 0; r && i < N_ALIGN_LINES; i++) {

@@ -313,12 +313,16 @@ int figures_lens(Ui *ui, const TrainerRun *r, Figure *f) {
   return p.n;
 }
 
+/* The linear alignment of the tied run of the selected pair, named: it
+** holds the measurement whichever of the two is selected. */
 int figures_align(Ui *ui, const TrainerRun *r, Figure *f) {
-  (void)ui;
+  const TrainerRun *t = align_run(ui);
+  if (t) r = t;
   const AlignStats *a = &r->m.align;
   int have = a->step >= 0 && r->m.tie_k > 0;
-  f[0] = (Figure){{"linear", "to E_in"}, have ? a->vs_in.score.linear : NAN, 2};
-  f[1] = (Figure){{"linear", "to E_out"}, have ? a->vs_out.score.linear : NAN, 2};
+  snprintf(labels[0][0], sizeof labels[0][0], "%s linear", r->name);
+  f[0] = (Figure){{labels[0][0], "to E_in"}, have ? a->vs_in.score.linear : NAN, 2};
+  f[1] = (Figure){{labels[0][0], "to E_out"}, have ? a->vs_out.score.linear : NAN, 2};
   return 2;
 }
 
@@ -331,13 +335,42 @@ int figures_scatter(Ui *ui, const TrainerRun *r, Figure *f) {
   return 2;
 }
 
-/* The newest value of the script's series shown. */
+/* Decimals the newest values of a series carry: none when they are whole
+** numbers, else down to the digit their spread moves (at most three),
+** the spread of their buckets' extremes and newest values;
+** -1 (by magnitude) when they do not move. */
+#define NOISE_SPAN 8   /* newest buckets the spread is read over */
+static int series_decimals(const HistBucket *b, int n) {
+  double lo = INFINITY, hi = -INFINITY;
+  int whole = 1;
+  for (int i = n - 1; i >= 0 && i >= n - NOISE_SPAN; i--) {
+    const double v[3] = {b[i].min, b[i].max, b[i].last};
+    for (int k = 0; k < 3; k++) {
+      if (!isfinite(v[k])) continue;
+      if (v[k] < lo) lo = v[k];
+      if (v[k] > hi) hi = v[k];
+      whole &= v[k] == floor(v[k]) && fabs(v[k]) < 1e15;
+    }
+  }
+  if (lo > hi) return -1;
+  if (whole) return 0;
+  if (hi == lo) return -1;
+  int d = -(int)floor(log10(hi - lo));
+  return d < 0 ? 0 : d > 3 ? 3 : d;
+}
+
+/* The newest value of the script's series shown, with its step. */
 int figures_series(Ui *ui, const TrainerRun *r, Figure *f) {
   (void)r;
   History *plots = ui->api ? luaapi_plots(ui->api) : NULL;
   int n = 0;
   const HistBucket *b = plots ? history_series(plots, ui->present_series, &n) : NULL;
-  f[0] = (Figure){{ui->present_series, "now"}, b && n > 0 ? b[n - 1].last : NAN, -1};
+  if (!b || n <= 0) {
+    f[0] = (Figure){{ui->present_series, "no points yet"}, NAN, -1};
+    return 1;
+  }
+  snprintf(labels[0][1], sizeof labels[0][1], "step %ld", b[n - 1].step_last);
+  f[0] = (Figure){{ui->present_series, labels[0][1]}, b[n - 1].last, series_decimals(b, n)};
   return 1;
 }
 

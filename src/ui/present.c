@@ -313,8 +313,9 @@ int figures_lens(Ui *ui, const TrainerRun *r, Figure *f) {
   return p.n;
 }
 
-/* The linear alignment of the tied run of the selected pair, named: it
-** holds the measurement whichever of the two is selected. */
+/* The linear alignment of the tied run of the selected pair, named in
+** the first figure: it holds the measurement whichever of the two is
+** selected. */
 int figures_align(Ui *ui, const TrainerRun *r, Figure *f) {
   const TrainerRun *t = align_run(ui);
   if (t) r = t;
@@ -322,7 +323,7 @@ int figures_align(Ui *ui, const TrainerRun *r, Figure *f) {
   int have = a->step >= 0 && r->m.tie_k > 0;
   snprintf(labels[0][0], sizeof labels[0][0], "%s linear", r->name);
   f[0] = (Figure){{labels[0][0], "to E_in"}, have ? a->vs_in.score.linear : NAN, 2};
-  f[1] = (Figure){{labels[0][0], "to E_out"}, have ? a->vs_out.score.linear : NAN, 2};
+  f[1] = (Figure){{"linear", "to E_out"}, have ? a->vs_out.score.linear : NAN, 2};
   return 2;
 }
 

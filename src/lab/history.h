@@ -68,6 +68,7 @@ int history_push(History *h, const char *series, long step, double value);
 void history_event(History *h, long step, const char *text);
 #define HISTORY_EVENT_CREATED "created"
 #define HISTORY_EVENT_LENS_FIT "lens fitted"
+#define HISTORY_EVENT_PHASE "phase"   /* "phase 2: <its caption>", a script's lab.phase */
 
 int history_n_series(const History *h);
 const char *history_series_name(const History *h, int i);

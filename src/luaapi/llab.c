@@ -553,12 +553,22 @@ static int llab_caption(lua_State *L) {
 }
 
 /* lab.phase: the caption of the next phase of a talk; returns its number.
-** The speaker's '.' ends the wait that follows it (lab.wait_key, lab.sleep). */
+** The speaker's '.' ends the wait that follows it (lab.wait_key, lab.sleep).
+** Each run's history records it at the run's step, so that the charts
+** rule off where a phase began. */
 static int llab_phase(lua_State *L) {
   LuaApi *api = lapi_get(L);
   luaL_checkstring(L, 1);   /* a format and its arguments, as lab.caption */
   llab_caption(L);
-  lua_pushinteger(L, ++api->phase);
+  char text[sizeof api->caption + 32];   /* the history cuts it, on a character boundary */
+  snprintf(text, sizeof text, HISTORY_EVENT_PHASE " %d: %s", ++api->phase, api->caption);
+  Lab *lab = lapi_lock(api);
+  for (int i = 0; i < lab_n_runs(lab); i++) {
+    Run *r = lab_run(lab, i);
+    history_event(run_history(r), run_metrics(r)->step, text);
+  }
+  lapi_unlock(api);
+  lua_pushinteger(L, api->phase);
   return 1;
 }
 

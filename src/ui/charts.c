@@ -75,34 +75,58 @@ static int charted_event(const char *text) {
          strncmp(text, HISTORY_EVENT_LENS_FIT, strlen(HISTORY_EVENT_LENS_FIT)) != 0;
 }
 
-/* A settings change as the chart marks it: its kind and a short label
-** ('untied', 'in x5', 'lr'), written into 'label' (cap bytes). */
+/* A settings change or a phase as the chart marks it: its kind and a
+** short label ('untied', '(mean)', 'in x5', 'lr', 'phase 2'), written into
+** 'label' (cap bytes). A label in parentheses qualifies another change of
+** its step (the matrix a re-tie keeps). */
 static GraphEventKind event_kind(const char *text, char *label, size_t cap) {
   static const struct {
     SettingId key;
-    const char *shown;
+    const char *before, *after;
     GraphEventKind kind;
-  } kinds[] = {{SETTING_TIE, "", GRAPH_EVENT_TIE}, {SETTING_IN_SCALE, "in x", GRAPH_EVENT_SCALE},
-               {SETTING_OUT_SCALE, "out x", GRAPH_EVENT_SCALE}};
+  } kinds[] = {{SETTING_TIE, "", "", GRAPH_EVENT_TIE},
+               {SETTING_TIE_MERGE, "(", ")", GRAPH_EVENT_TIE},
+               {SETTING_IN_SCALE, "in x", "", GRAPH_EVENT_SCALE},
+               {SETTING_OUT_SCALE, "out x", "", GRAPH_EVENT_SCALE}};
+  size_t phase = strlen(HISTORY_EVENT_PHASE);
+  if (strncmp(text, HISTORY_EVENT_PHASE " ", phase + 1) == 0) {
+    snprintf(label, cap, "%.*s", (int)strcspn(text, ":"), text);   /* "phase 2" */
+    return GRAPH_EVENT_PHASE;
+  }
   size_t n = strcspn(text, "=");   /* the setting's name */
   for (size_t i = 0; text[n] == '=' && i < sizeof kinds / sizeof kinds[0]; i++) {
     const char *name = setting_name(kinds[i].key);
     if (strlen(name) != n || strncmp(text, name, n) != 0) continue;
-    snprintf(label, cap, "%s%s", kinds[i].shown, text + n + 1);
+    snprintf(label, cap, "%s%s%s", kinds[i].before, text + n + 1, kinds[i].after);
     return kinds[i].kind;
   }
   snprintf(label, cap, "%.*s", (int)n, text);
   return GRAPH_EVENT_OTHER;
 }
 
-static int selected_events(Ui *ui, GraphEvent *out, char (*labels)[24], int cap) {
-  const TrainerRun *r = ui_selected(ui);
+/* Events of run 'r' as the charts draw them; those of one step are one
+** rule with one label, the words joined ("tied (mean)"), a qualifier in
+** parentheses after what it qualifies, and of the kind of the first that
+** is not just "a setting". */
+static int run_events(const TrainerRun *r, GraphEvent *out, char (*labels)[24], int cap) {
   int n = 0;
   const HistEvent *ev = r && r->hist ? history_events(r->hist, &n) : NULL;
   int k = 0;
   for (int i = 0; i < n && k < cap; i++) {
     if (!charted_event(ev[i].text)) continue;
-    GraphEventKind kind = event_kind(ev[i].text, labels[k], sizeof labels[k]);
+    char label[24];
+    GraphEventKind kind = event_kind(ev[i].text, label, sizeof label);
+    if (k > 0 && out[k - 1].x == (double)ev[i].step) {
+      char *was = labels[k - 1], joined[64];
+      if (label[0] == '(' || was[0] != '(') snprintf(joined, sizeof joined, "%s %s", was, label);
+      else snprintf(joined, sizeof joined, "%s %s", label, was);
+      size_t len = strlen(joined) < sizeof labels[k - 1] ? strlen(joined) : sizeof labels[k - 1] - 1;
+      memcpy(was, joined, len);
+      was[len] = '\0';
+      if (out[k - 1].kind == GRAPH_EVENT_OTHER) out[k - 1].kind = kind;
+      continue;
+    }
+    snprintf(labels[k], sizeof labels[k], "%s", label);
     out[k] = (GraphEvent){.x = (double)ev[i].step, .kind = kind, .label = labels[k]};
     k++;
   }
@@ -118,6 +142,7 @@ typedef struct ChartSpec {
   const char *x_label;     /* an x axis of its own, so named, over x_lo..x_hi; NULL: the lab's steps */
   double x_lo, x_hi;
   int not_steps;           /* that axis counts something else: no run's events on it */
+  const TrainerRun *run;   /* whose events are drawn; NULL: the selected run's */
 } ChartSpec;
 
 /* Render 'series' into the panel with the shared time axis and the panel's
@@ -150,7 +175,7 @@ static void draw_chart(Ui *ui, WINDOW *win, int h, int w, const ChartSpec *cs, G
              .series = series,
              .n_series = n,
              .events = ev,
-             .n_events = cs->not_steps ? 0 : selected_events(ui, ev, labels, HISTORY_MAX_EVENTS),
+             .n_events = cs->not_steps ? 0 : run_events(cs->run ? cs->run : ui_selected(ui), ev, labels, HISTORY_MAX_EVENTS),
              .smooth = ui->smooth,
              .runs_left_out = left_out,
              .no_shade = !ui->term.shaded,
@@ -262,7 +287,7 @@ void panel_extra(Ui *ui, WINDOW *win, int h, int w) {
 
 /* ------------------------------------------------------------ alignment over time */
 
-/* The selected (tied) run's matrix against its untied partner's E_in and
+/* The tied run's matrix (of the selected pair) against its untied partner's E_in and
 ** E_out, by the linear map and by Procrustes, each with the same score of a
 ** random matrix of the same shape (dashed, tinted): where a score lies on
 ** its baseline it says nothing. Short names, so the legend fits a box of
@@ -291,7 +316,7 @@ static int align_chart_absent(const TrainerRun *r, int measured, const char *why
 }
 
 void panel_align_chart(Ui *ui, WINDOW *win, int h, int w) {
-  const TrainerRun *r = ui_selected(ui);
+  const TrainerRun *r = align_run(ui);
   GraphSeries s[2 * N_ALIGN_LINES];
   int n = 0, measured = 0;
   for (int i = 0; r && i < N_ALIGN_LINES; i++) {
@@ -314,7 +339,7 @@ void panel_align_chart(Ui *ui, WINDOW *win, int h, int w) {
   }
   char title[96];
   snprintf(title, sizeof title, "align %s", r->name);
-  ChartSpec cs = {.panel = P_ALIGNCHART, .title = title, .y_cap = 1};   /* cosines and CKA: at most 1 */
+  ChartSpec cs = {.panel = P_ALIGNCHART, .title = title, .y_cap = 1, .run = r};   /* cosines and CKA: at most 1 */
   draw_chart(ui, win, h, w, &cs, s, n, 0);
 }
 

@@ -160,9 +160,9 @@ static int frame(const Graph *g, GraphCell *cells, int w, int h, int scatter, in
   for (size_t i = 0; i < (size_t)w * h; i++) cells[i] = (GraphCell){.ch = ' ', .role = GRAPH_ROLE_TEXT};
   /* Every kind of event counts for the plan, so the plot does not move when
   ** a marker scrolls out of sight. */
-  int all[3] = {0, 0, 0};
+  int all[GRAPH_EVENT_KINDS] = {0};
   for (int i = 0; i < g->n_events; i++)
-    if (g->events[i].kind >= 0 && g->events[i].kind <= 2) all[g->events[i].kind] = 1;
+    if (g->events[i].kind >= 0 && g->events[i].kind < GRAPH_EVENT_KINDS) all[g->events[i].kind] = 1;
   *pl = legend_plan(g, l, scatter, reserve, all, w, legend_max_rows(h));
   if (h < 2 + pl->rows) return 0;
 
@@ -234,7 +234,7 @@ static void draw(const Graph *g, GraphCell *cells, int w, int h, int scatter) {
   Legend l;
   LegendPlan pl;
   for (int reserve = 0; reserve < 2; reserve++) {
-    int kinds[3] = {0, 0, 0};
+    int kinds[GRAPH_EVENT_KINDS] = {0};
     if (!frame(g, cells, w, h, scatter, reserve, &p, &l, &pl, kinds)) {
       if (w > 0 && h > 0) legend_draw(&l, &pl, cells, w, g->glyphs == GRAPH_ASCII);
       return;

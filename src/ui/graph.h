@@ -73,7 +73,9 @@ uint32_t graph_mono_sample(const GraphSeries *s);
 
 /* Events are marked on the time axis by kind, and the legend names the
 ** kinds shown. */
-typedef enum GraphEventKind { GRAPH_EVENT_OTHER, GRAPH_EVENT_TIE, GRAPH_EVENT_SCALE } GraphEventKind;
+typedef enum GraphEventKind {
+  GRAPH_EVENT_OTHER, GRAPH_EVENT_TIE, GRAPH_EVENT_SCALE, GRAPH_EVENT_PHASE, GRAPH_EVENT_KINDS
+} GraphEventKind;
 
 typedef struct GraphEvent {
   double x;

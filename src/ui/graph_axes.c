@@ -218,7 +218,7 @@ void axes_time(const Graph *g, Plot *p, int lw, int *kinds) {
   /* Events last: a marker matters more than a digit of the axis label. */
   for (int i = 0; i < g->n_events; i++) {
     int c = x_col(p, g->events[i].x), k = g->events[i].kind;
-    if (c < 0 || k < 0 || k > 2) continue;
+    if (c < 0 || k < 0 || k >= GRAPH_EVENT_KINDS) continue;
     put(p->cells, p->w, p->h, y, p->x0 + c, legend_event_mark(k, ascii), GRAPH_ROLE_EVENT);
     kinds[k] = 1;
   }

@@ -354,29 +354,37 @@ void line_event_rules(const Graph *g, Plot *p) {
   }
 }
 
-/* Label cells [from, to) of the plot's top row are free: inside the plot,
-** no other label within a cell of them ('taken'), no line there. */
-static int label_room(Plot *p, const char *taken, int from, int to) {
+/* Label cells [from, to) of plot row 'y' are free: inside the plot, no
+** other label within a cell of them ('taken', that row's), no line there. */
+static int label_room(Plot *p, const char *taken, int y, int from, int to) {
   if (from < 0 || to > p->pw) return 0;
   for (int x = from - 1; x <= to; x++)
     if (x >= 0 && x < p->pw && taken[x]) return 0;
   for (int x = from; x < to; x++)
-    if (mix_at(p, 0, x)->ids) return 0;
+    if (mix_at(p, y, x)->ids) return 0;
   return 1;
 }
 
-/* Each event's label on the plot's top row, just right of its rule,
-** where it fits and neither covers a line nor runs into another label. */
+/* Each event's label just right of its rule (left of it near the right
+** edge, where the newest events are), on the first row from the top
+** where it fits and neither covers a line nor runs into another label: a
+** line along the top row does not hide it. */
 void line_event_labels(const Graph *g, Plot *p) {
-  char taken[1024] = {0};
-  if (!p->mix || p->pw > (int)sizeof taken) return;
+  char *taken = p->mix && p->pw > 0 && p->ph > 0 ? calloc((size_t)p->pw * p->ph, 1) : NULL;
+  if (!taken) return;
   for (int i = 0; i < g->n_events; i++) {
     const char *label = g->events[i].label;
     int c = sample_col(p, g->events[i].x);
     if (!label || !*label || c < 0) continue;
-    int from = c / p->sx + 1, to = from + graph_text_len(label);
-    if (!label_room(p, taken, from, to)) continue;
-    graph_text(&p->cells[(size_t)p->y0 * p->w + p->x0 + from], to - from, label, GRAPH_ROLE_EVENT);
-    memset(taken + from, 1, (size_t)(to - from));
+    int len = graph_text_len(label), from = c / p->sx + 1, to = from + len;
+    if (to > p->pw) from = c / p->sx - len, to = c / p->sx;
+    for (int y = 0; y < p->ph; y++) {
+      char *row = taken + (size_t)y * p->pw;
+      if (!label_room(p, row, y, from, to)) continue;
+      graph_text(&p->cells[(size_t)(p->y0 + y) * p->w + p->x0 + from], to - from, label, GRAPH_ROLE_EVENT);
+      memset(row + from, 1, (size_t)(to - from));
+      break;
+    }
   }
+  free(taken);
 }

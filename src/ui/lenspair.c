@@ -1,6 +1,7 @@
 /*
 ** lenspair.c -- which runs the lens panels compare, and which of their
-** layer positions: the selected run and its partner, the tied one first.
+** layer positions: the selected run and its partner, the tied one first;
+** and which run's alignment the alignment panels show.
 **
 ** A tied run's partner is the untied run it is aligned with; an untied
 ** run's is the tied run aligned with it; else the first run tied the other
@@ -52,6 +53,14 @@ int run_pair(const Ui *ui, const TrainerRun *runs[2]) {
   runs[0] = sel, runs[1] = other;
   if (other && !tied(sel)) runs[0] = other, runs[1] = sel;   /* tied on the left */
   return !sel ? 0 : other ? 2 : 1;
+}
+
+/* The alignment is measured on the tied run of a pair, against its
+** partner: whichever of the two is selected, the panels show the tied
+** one's. A lone run is itself. */
+const TrainerRun *align_run(const Ui *ui) {
+  const TrainerRun *runs[2];
+  return run_pair(ui, runs) ? runs[0] : NULL;
 }
 
 int lens_pair(const Ui *ui, LensPair *p) {

@@ -1,5 +1,5 @@
 /*
-** panel_align.c -- how alike the selected (tied) run's matrix is to its
+** panel_align.c -- how alike the tied run of the selected pair has its matrix to its
 ** untied partner's E_in and E_out, as the paper measures it.
 **
 ** Each score sits beside the same score against a random matrix of the same
@@ -87,7 +87,7 @@ static void full(const Term *t, WINDOW *w, int h, int wd, const AlignStats *a) {
 void panel_align(Ui *ui, WINDOW *w, int h, int wd) {
   werase(w);
   const Term *t = &ui->term;
-  const TrainerRun *r = ui_selected(ui);
+  const TrainerRun *r = align_run(ui);
   if (!r || h < 1) return;
   const AlignStats *a = &r->m.align;
   const char *ell = term_glyph(t, GLYPH_ELLIPSIS);

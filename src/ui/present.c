@@ -313,11 +313,16 @@ int figures_lens(Ui *ui, const TrainerRun *r, Figure *f) {
   return p.n;
 }
 
+/* The linear alignment of the tied run of the selected pair, named in
+** the first figure: it holds the measurement whichever of the two is
+** selected. */
 int figures_align(Ui *ui, const TrainerRun *r, Figure *f) {
-  (void)ui;
+  const TrainerRun *t = align_run(ui);
+  if (t) r = t;
   const AlignStats *a = &r->m.align;
   int have = a->step >= 0 && r->m.tie_k > 0;
-  f[0] = (Figure){{"linear", "to E_in"}, have ? a->vs_in.score.linear : NAN, 2};
+  snprintf(labels[0][0], sizeof labels[0][0], "%s linear", r->name);
+  f[0] = (Figure){{labels[0][0], "to E_in"}, have ? a->vs_in.score.linear : NAN, 2};
   f[1] = (Figure){{"linear", "to E_out"}, have ? a->vs_out.score.linear : NAN, 2};
   return 2;
 }
@@ -338,21 +343,48 @@ const char *present_series_member(const char *name, const char *shown) {
   return name[n] == ':' && name[n + 1] == ' ' && name[n + 2] ? name + n + 2 : NULL;
 }
 
+/* Decimals the newest values of a series carry: none when they are whole
+** numbers, else down to the digit their spread moves (at most three),
+** the spread of their buckets' extremes and newest values;
+** -1 (by magnitude) when they do not move. */
+#define NOISE_SPAN 8   /* newest buckets the spread is read over */
+static int series_decimals(const HistBucket *b, int n) {
+  double lo = INFINITY, hi = -INFINITY;
+  int whole = 1;
+  for (int i = n - 1; i >= 0 && i >= n - NOISE_SPAN; i--) {
+    const double v[3] = {b[i].min, b[i].max, b[i].last};
+    for (int k = 0; k < 3; k++) {
+      if (!isfinite(v[k])) continue;
+      if (v[k] < lo) lo = v[k];
+      if (v[k] > hi) hi = v[k];
+      whole &= v[k] == floor(v[k]) && fabs(v[k]) < 1e15;
+    }
+  }
+  if (lo > hi) return -1;
+  if (whole) return 0;
+  if (hi == lo) return -1;
+  int d = -(int)floor(log10(hi - lo));
+  return d < 0 ? 0 : d > 3 ? 3 : d;
+}
+
 /* The newest value of the script's series shown, or of each series of the
-** group shown (the first FIGURES_MAX), labelled with its arm and group. */
+** group shown (the first FIGURES_MAX), labelled with its arm and group,
+** with its step. */
 int figures_series(Ui *ui, const TrainerRun *r, Figure *f) {
   (void)r;
   History *plots = ui->api ? luaapi_plots(ui->api) : NULL;
   int k = 0;
   for (int i = 0; plots && i < history_n_series(plots) && k < FIGURES_MAX; i++) {
     const char *name = history_series_name(plots, i), *arm = present_series_member(name, ui->present_series);
-    if (!arm) continue;
     int n = 0;
-    const HistBucket *b = history_series(plots, name, &n);
-    f[k++] = *arm ? (Figure){{arm, ui->present_series}, b && n > 0 ? b[n - 1].last : NAN, -1}
-                  : (Figure){{name, "now"}, b && n > 0 ? b[n - 1].last : NAN, -1};
+    const HistBucket *b = arm ? history_series(plots, name, &n) : NULL;
+    if (!b || n <= 0) continue;
+    if (*arm) snprintf(labels[k][1], sizeof labels[k][1], "%s @%ld", ui->present_series, b[n - 1].step_last);
+    else snprintf(labels[k][1], sizeof labels[k][1], "step %ld", b[n - 1].step_last);
+    f[k] = (Figure){{*arm ? arm : name, labels[k][1]}, b[n - 1].last, series_decimals(b, n)};
+    k++;
   }
-  if (k == 0) f[k++] = (Figure){{ui->present_series, "now"}, NAN, -1};
+  if (k == 0) f[k++] = (Figure){{ui->present_series, "no points yet"}, NAN, -1};
   return k;
 }
 

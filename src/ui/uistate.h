@@ -184,6 +184,7 @@ typedef struct LensPair {
   const TrainerRun *unmeasured[2]; /* runs of the pair left out, their lens not measured (NULL: none) */
 } LensPair;
 int run_pair(const Ui *ui, const TrainerRun *runs[2]);   /* the two runs, tied first; returns how many */
+const TrainerRun *align_run(const Ui *ui);   /* the tied run of the selected pair, else the selected run */
 int lens_pair(const Ui *ui, LensPair *p);   /* returns p->n */
 const LensStats *lens_of(const Ui *ui, const TrainerRun *r);
 int lens_pos(const LensPair *p, int k, int row);   /* run k's position for a row: "out" is its own last */

@@ -101,6 +101,12 @@ key :
 type_line 'lab.runs[1]:set{lr = 2e-3}'
 wait_for '! setting' 100
 check $? "another setting's change has its mark, named in the legend"
+type_line 'lab.phase("Act two")'
+wait_for 'phase 1' 100 && wait_for '^\+- step \+.*P' 100
+check $? "a lab.phase is a rule on the charts, labelled 'phase 1', with its mark on the time axis"
+type_line "lab.runs[1]:set{tie = 'tied', tie_merge = 'mean'}"
+wait_for 'tied \(mean\)' 100 && ! screen | sed -n 2,9p | grep -q 'tie_merge'
+check $? "a re-tie and the matrix it keeps, at one step: one label, 'tied (mean)'"
 key Escape
 wait_for '^space run/pause' 50
 

@@ -1165,8 +1165,10 @@ static void test_event_rules(void) {
   const char *top = grid(cells + W, W, 1);
   ok(cells[W + c + 1].ch == 'u' && cells[W + c + 5].ch == 'e' && cells[W + c + 1].role == GRAPH_ROLE_EVENT,
      "its label on the plot's top row, just right of the rule: %s", top);
-  ok(!strstr(top, "in x5"), "a label that would run into another is left out");
-  ok(!strstr(top, "lr"), "a label with no room before the chart's edge is left out");
+  ok(!strstr(top, "in x5"), "a label that would run into another is not on the same row ...");
+  const char *lr = strstr(top, "lr");
+  ok(lr && lr[2] != ' ', "a label with no room before the chart's edge goes left of its rule: %s", top);
+  ok(strstr(grid(cells + 2 * W, W, 1), "in x5") != NULL, "the label kept off the top row is on the first row free of it");
   int under = 0;
   for (int cc = 7; cc < W; cc++)
     for (int r = 1; r < H - 1; r++) under += cells[r * W + cc].role == GRAPH_ROLE_SERIES && cells[r * W + cc].ch == 0x28ff;
@@ -1178,6 +1180,10 @@ static void test_event_rules(void) {
   g.glyphs = GRAPH_BRAILLE;
   graph_render(&g, cells, W, H);
   ok(strstr(grid(cells + W, W, 1), "in x5") != NULL, "without the first label, the second has room");
+  y[0] = y[1] = 4;   /* a line along the top row */
+  graph_render(&g, cells, W, H);
+  ok(!strstr(grid(cells + W, W, 1), "in x5") && strstr(grid(cells + 2 * W, W, 1), "in x5"),
+     "a line along the top row: the label on the row under it");
 }
 
 int main(void) {

@@ -153,6 +153,17 @@ wait_digits 2 "$want"
 check $? "the big digits read the tied run's linear alignment to E_in and E_out ($want; read $(digits 2))"
 wait_row 5 '^╭ align tied ' 30
 check $? "under them the alignment chart over time, titled 'align tied'"
+key Tab
+wait_row 24 'selected: untied' 30 && wait_digits 2 "$want" && screen | sed -n 2p | grep -q 'tied linear' &&
+  wait_row 5 '^╭ align tied ' 30
+check $? "with the untied run selected, the tied run's alignment, named: 'tied linear' $want under 'align tied'"
+key p
+wait_row 24 'lab view' 30 && wait_for 'align tied vs untied @' 30 && ! screen | grep -q 'untied now'
+check $? "the lab view with the untied run selected: the alignment panel shows the tied run's scores"
+key Tab
+wait_row 24 'selected: tied' 30
+key p
+wait_row 24 'present view' 30
 
 lua 'ui.present("loss")'
 want=$(lua_out "(function() $WMEAN local m = lab.runs.tied:metrics() return string.format('%.2f', wmean(lab.runs.tied, 'loss')) .. (m.val_loss == m.val_loss and string.format(' %.2f', m.val_loss) or '') end)()")
@@ -160,8 +171,11 @@ wait_digits 2 "$want" && wait_row 5 '^╭ loss' 30
 check $? "ui.present('loss'): train loss (the mean of the last 100 steps) and validation loss in big digits ($want), the loss chart under them"
 
 lua 'lab.plot("gap", 0.25) ui.present("gap")'
-wait_digits 2 "0.250" && screen | sed -n 2p | grep -q 'gap'
-check $? "ui.present with a lab.plot series: its newest value, labelled with its name"
+wait_digits 2 "0.250" && screen | sed -n 2p | grep -q 'gap' && screen | sed -n 3p | grep -q '^ *step [0-9]* '
+check $? "ui.present with a lab.plot series: its newest value, labelled with its name and its step"
+lua 'lab.plot("gap", 0.31) lab.plot("gap", 0.27) ui.present("gap")'
+wait_digits 2 "0.27"
+check $? "its digits as many as the series' newest values hold still: 0.27 after 0.25, 0.31 (read $(digits 2))"
 
 lua 'lab.plot("gap2: x5", 0.5) lab.plot("gap2: control", 0.75) ui.present("gap2")'
 wait_digits 2 "0.500 0.750" && screen | sed -n 2p | grep -q 'x5.*control' && screen | sed -n 3p | grep -q 'gap2.*gap2' \

@@ -682,5 +682,11 @@ int cli_parse(int argc, char **argv, CliOptions *o, Err *err) {
     return err_set(err, "--compare paper takes no script ('%s')", o->script);
   if (check_uses(o, mode, err) < 0) return -1;
   if (check_corpus_max(o, mode, err) < 0) return -1;
-  return run_options_check(&o->run, err);
+  if (run_options_check(&o->run, err) < 0) return -1;
+  /* A run the command line makes itself must fit: a usage error, said
+  ** before a lab or a screen exists. A script's runs are checked as it
+  ** makes them; --bench --align makes none (it checks its matrices). */
+  unsigned makes_run = USE_LAB | USE_LOOP | USE_COMPARE | USE_BENCH | USE_BENCH_LAB;
+  if (!(mode & makes_run) || (o->mode == MODE_BENCH && o->align)) return 0;
+  return lab_check_memory(NULL, &o->run, 0, err);
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/resource.h>
 
+#include "base/num.h"
 #include "base/sysmem.h"
 
 /* The first 'cap'-1 bytes of 'path' as a string, or -1. */
@@ -145,3 +146,17 @@ int sysmem_read_shared(SysMem *m, int processes) {
 }
 
 int sysmem_read(SysMem *m) { return sysmem_read_shared(m, 1); }
+
+int sysmem_check_in(const SysMem *m, uint64_t need, const char *what, Err *err) {
+  if (need <= m->headroom) return 0;
+  char want[NUM_TEXT_MAX], room[NUM_TEXT_MAX];
+  return err_set(err, "%s needs %s, more than the %s this process can still allocate (limit: %s)", what,
+                 num_bytes(want, sizeof want, need), num_bytes(room, sizeof room, m->headroom),
+                 m->limit ? m->limit : "unknown");
+}
+
+int sysmem_check(uint64_t need, const char *what, Err *err) {
+  SysMem m;
+  sysmem_read(&m);
+  return sysmem_check_in(&m, need, what, err);
+}

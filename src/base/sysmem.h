@@ -12,6 +12,8 @@
 
 #include <stdint.h>
 
+#include "base/err.h"
+
 typedef struct SysMem {
   uint64_t headroom;     /* bytes the process can still allocate, by the tightest limit */
   const char *limit;     /* which limit that is: "MemAvailable", "cgroup memory limit", ... */
@@ -36,5 +38,15 @@ int sysmem_read_shared(SysMem *m, int processes);
 ** against the process's own sizes in 'root'/proc/self/status, for one of
 ** 'processes' (sysmem_read_shared). */
 int sysmem_read_at(SysMem *m, const char *root, uint64_t as_limit, uint64_t data_limit, int processes);
+
+/* The one refusal of an allocation too large: 0 when 'need' more bytes fit
+** in m->headroom, else -1 and "<what> needs 390.6 MiB, more than the
+** 149.1 MiB this process can still allocate (limit: RLIMIT_AS)" in 'err'.
+** A caller that keeps part of the headroom for something else lowers
+** m->headroom first. */
+int sysmem_check_in(const SysMem *m, uint64_t need, const char *what, Err *err);
+
+/* The same against what sysmem_read finds now. */
+int sysmem_check(uint64_t need, const char *what, Err *err);
 
 #endif

@@ -18,7 +18,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "base/num.h"
 #include "base/safeopen.h"
 #include "base/sysmem.h"
 #include "base/text.h"
@@ -525,17 +524,6 @@ static size_t tensor_numel(const HfTensor *t) {
 
 size_t hf_tensor_f32_bytes(const HfTensor *t) { return tensor_numel(t) * sizeof(float); }
 
-/* Bytes as people read them: "400.0 MB", "1.6 GB". */
-int hf_check_memory(size_t bytes, const char *what, Err *err) {
-  SysMem mem;
-  sysmem_read(&mem);
-  if ((uint64_t)bytes <= mem.headroom) return 0;
-  char need[32], room[32];
-  return err_set(err, "%s needs %s, more than the %s this process can still allocate (limit: %s)", what,
-                 num_bytes(need, sizeof need, bytes), num_bytes(room, sizeof room, mem.headroom),
-                 mem.limit ? mem.limit : "unknown");
-}
-
 int hf_read_f32(const HfModel *m, const HfTensor *t, float *dst, size_t n, Err *err) {
   (void)m;
   if (n != tensor_numel(t))
@@ -554,7 +542,7 @@ float *hf_read_f32_alloc(const HfModel *m, const HfTensor *t, Err *err) {
   size_t bytes = hf_tensor_f32_bytes(t);
   char what[320];
   snprintf(what, sizeof what, "reading %s as float32", t->name);
-  if (hf_check_memory(bytes, what, err) != 0) return NULL;
+  if (sysmem_check(bytes, what, err) != 0) return NULL;
   float *x = malloc(bytes ? bytes : 1);
   if (!x) return err_set(err, "%s: out of memory", what), NULL;
   if (hf_read_f32(m, t, x, tensor_numel(t), err) != 0) {

@@ -59,15 +59,11 @@ const HfTensor *hf_tensor_at(const HfModel *m, int i);
 /* Bytes a tensor takes as float32. */
 size_t hf_tensor_f32_bytes(const HfTensor *t);
 
-/* Check that 'bytes' more can be allocated now (base/sysmem.h), or an error
-** naming 'what' and the estimate against the headroom and its limit. */
-int hf_check_memory(size_t bytes, const char *what, Err *err);
-
 /* Read tensor 't' as float32 into 'dst' of 'n' floats (its numel): rows
 ** converted as they are read, never the whole file in memory. */
 int hf_read_f32(const HfModel *m, const HfTensor *t, float *dst, size_t n, Err *err);
 
-/* The same, malloc'd, after hf_check_memory. */
+/* The same, malloc'd, after sysmem_check. */
 float *hf_read_f32_alloc(const HfModel *m, const HfTensor *t, Err *err);
 
 /* ---- GPT-2-style models as the reference model (nanoGPT's layout). */

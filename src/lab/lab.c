@@ -142,17 +142,32 @@ static void absolute_corpus(RunOptions *o) {
 /* ------------------------------------------------------------ memory */
 
 /* What the lab's corpora take. */
-static size_t data_held(const Lab *lab) {
-  size_t n = 0;
-  for (const SharedData *d = lab->data; d; d = d->next)
-    n += d->ds.n * sizeof(int32_t) + (size_t)tokenizer_size(d->ds.tok) * sizeof(double);
-  return n;
-}
-
 size_t lab_memory_need(Lab *lab, const RunOptions *o) {
   RunOptions canon = *o;
   absolute_corpus(&canon);   /* as the run will name it, so a shared corpus is found */
-  return run_memory_bytes(&canon) + (lab_shares_data(lab, &canon) ? 0 : data_memory_bytes(&canon));
+  return run_memory_bytes(&canon) + (lab && lab_shares_data(lab, &canon) ? 0 : data_memory_bytes(&canon));
+}
+
+/* 'need' more bytes for 'what' against what this process can still get,
+** less what the lab's runs may still allocate (an alignment workspace not
+** yet made); a NULL lab is one not made yet. 'advice' (or NULL) follows
+** the refusal. */
+static int fits(Lab *lab, size_t need, const char *what, const char *advice, Err *err) {
+  SysMem m;
+  size_t pending = 0;
+  if (lab) {
+    for (int i = 0; i < lab->n_runs; i++) pending += run_memory_pending(lab->runs[i]);
+    lab_headroom(lab, &m);
+  } else
+    sysmem_read(&m);
+  m.headroom = m.headroom > pending ? m.headroom - pending : 0;
+  if (sysmem_check_in(&m, need, what, err) == 0) return 0;
+  if (advice && err) {
+    char msg[ERR_MSG_MAX];
+    snprintf(msg, sizeof msg, "%s", err->msg);
+    err_set(err, "%.400s; %s", msg, advice);
+  }
+  return -1;
 }
 
 int lab_check_memory(Lab *lab, const RunOptions *o, size_t budget, Err *err) {
@@ -170,24 +185,20 @@ int lab_check_memory_advising(Lab *lab, const RunOptions *o, size_t budget, cons
     snprintf(name, sizeof name, "a run of vocab %d, dim %d, layers %d, ctx %d, batch %d", o->model.vocab,
              o->model.dim, o->model.layers, o->model.ctx, o->model.batch);
   size_t need = lab_memory_need(lab, o);
-  char a[NUM_TEXT_MAX], b[NUM_TEXT_MAX], c[NUM_TEXT_MAX];
+  char a[NUM_TEXT_MAX], b[NUM_TEXT_MAX];
   if (budget && need > budget)
     return err_set(err, "%s needs about %s, more than the %s it may have", name, num_bytes(a, sizeof a, need),
                    num_bytes(b, sizeof b, budget));
-  size_t pending = 0, held = data_held(lab);
-  for (int i = 0; i < lab->n_runs; i++) {
-    size_t p = run_memory_pending(lab->runs[i]);
-    pending += p;
-    held += run_memory_bytes(&lab->runs[i]->opt) - p;
-  }
-  SysMem m;
-  lab_headroom(lab, &m);
-  if (need + pending <= m.headroom) return 0;
-  return err_set(err,
-                 "%s needs about %s (the lab %s in all), but this process can get only "
-                 "%s more (%s); %s",
-                 name, num_bytes(a, sizeof a, need), num_bytes(b, sizeof b, need + pending + held),
-                 num_bytes(c, sizeof c, m.headroom), m.limit, advice);
+  return fits(lab, need, name, advice, err);
+}
+
+int lab_check_change(Run *r, const RunOptions *next, const char *key, Err *err) {
+  size_t now = run_memory_bytes(&r->opt), then = run_memory_bytes(next);
+  if (then <= now) return 0;
+  char value[64], what[192];
+  if (run_options_get_text(next, key, value, sizeof value, err) < 0) return -1;
+  snprintf(what, sizeof what, "the change %s=%s of run '%s'", key, value, r->opt.name);
+  return fits(r->lab, then - now, what, NULL, err);
 }
 
 Run *lab_add_run(Lab *lab, const RunOptions *o, Err *err) { return lab_add_run_within(lab, o, 0, err); }
@@ -339,11 +350,9 @@ static int align_fits(Run *a, Err *err) {
   size_t need = align_memory_bytes(c->vocab, c->dim, ao.knn_k < c->vocab - 1 ? ao.knn_k : c->vocab - 1);
   SysMem m;
   lab_headroom(a->lab, &m);
-  if (need <= m.headroom) return 0;
-  char want[NUM_TEXT_MAX], room[NUM_TEXT_MAX];
-  return err_set(err, "align: the workspace for [%d,%d] needs about %s, but this process can get only %s more (%s)",
-                 c->vocab, c->dim, num_bytes(want, sizeof want, need), num_bytes(room, sizeof room, m.headroom),
-                 m.limit);
+  char what[96];
+  snprintf(what, sizeof what, "align: the workspace for [%d,%d]", c->vocab, c->dim);
+  return sysmem_check_in(&m, need, what, err);
 }
 
 int lab_align(Run *a, Run *b, AlignStats *out, Err *err) {

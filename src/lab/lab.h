@@ -83,12 +83,9 @@ OptimConfig run_options_optim_at(const RunOptions *o, long step);
 /* Write option 'key' as text that run_options_set_text accepts back. */
 int run_options_get_text(const RunOptions *o, const char *key, char *buf, size_t cap, Err *err);
 
-/* Check the whole set (sizes, heads divide dim, tie K <= dim, and that
-** one such run would fit in the machine's memory at all). */
+/* Check the whole set's values (sizes, heads divide dim, tie K <= dim, the
+** schedule); whether a run of them fits in memory is lab_check_memory's. */
 int run_options_check(const RunOptions *o, Err *err);
-/* The same after a change of the 'n' settings 'keys' alone: the machine's
-** memory is asked only when one of them changes what a run holds. */
-int run_options_check_change(const RunOptions *o, const char *const *keys, int n, Err *err);
 
 /* ---------------------------------------------------------------- metrics
 ** What a run reports after each step: run.c fills it, lens.c, align.c and
@@ -191,13 +188,15 @@ int lab_world(const Lab *lab);   /* 1 in a plain process */
 ** process: rc. */
 int run_agree(Run *r, const char *verb, int rc, Err *err);
 
-/* Would a new run of options 'o' fit? The whole lab's need (every run at
-** its largest, the corpora they read) is compared with what this process
-** can still get (the smallest of MemAvailable, the cgroup's memory.max and
-** RLIMIT_AS/RLIMIT_DATA) plus what the lab holds already, and, when
-** 'budget' is not 0, the new run and a corpus it would add must also fit
-** in 'budget' bytes. Refuses with both figures in GiB. lab_add_run and
-** lab_load_with check first; lab_align checks its workspace. */
+/* Would a new run of options 'o' fit? The run at its largest and a corpus
+** it would add are compared with what this process can still get (the
+** smallest of MemAvailable, the cgroup's memory.max and
+** RLIMIT_AS/RLIMIT_DATA) less what the lab's runs may still allocate,
+** and, when 'budget' is not 0, with 'budget' bytes. Refuses with both
+** figures (sysmem_check_in's message) and what to lower. A NULL 'lab' is
+** one not made yet: the command line checks its run so before a lab
+** exists. lab_add_run and lab_load_with check first; a live change checks
+** what it adds; lab_align checks its workspace. */
 int lab_check_memory(Lab *lab, const RunOptions *o, size_t budget, Err *err);
 /* What a new run of options 'o' adds to the lab: the run at its largest and
 ** its corpus, unless a run of the lab reads it already. */

@@ -123,9 +123,9 @@ static int ensure_fitted_lens(Run *r, Err *err) {
   size_t need = lensfit_memory_bytes(c);
   SysMem m;
   lab_headroom(r->lab, &m);
-  if (need > m.headroom)
-    return err_set(err, "the fitted lens of run '%s' needs about %.1f MiB, but this process can get only "
-                   "%.1f MiB more (%s)", r->opt.name, need / 1048576.0, m.headroom / 1048576.0, m.limit);
+  char what[160];
+  snprintf(what, sizeof what, "the fitted lens of run '%s'", r->opt.name);
+  if (sysmem_check_in(&m, need, what, err) < 0) return -1;
   return (r->lens_fit = lensfit_new(c, err)) ? 0 : -1;
 }
 

@@ -13,10 +13,7 @@ static int names_key(const char *const *keys, int n, const char *key) {
   return 0;
 }
 
-/* A change is checked for what it changes: the machine's memory only
-** when a setting that changes what a run holds is among its keys
-** (run_options_check_change), never for a scale or a rate.
-** Only a change that names 'tie' touches the model's matrices and moments;
+/* Only a change that names 'tie' touches the model's matrices and moments;
 ** every other r:set leaves them alone. */
 static int apply_tie(Run *r, const RunOptions *next, const char *const *keys, int n, Err *err) {
   if (!names_key(keys, n, setting_name(SETTING_TIE))) return 0;
@@ -49,9 +46,19 @@ static int check_live(const char *key, Err *err) {
   return 0;
 }
 
+/* A change is checked for what it changes: the memory only when a setting
+** that changes what a run holds is among its keys (align_every turned on
+** plans the alignment's workspace), never for a scale or a rate. */
+static int check_memory(Run *r, const RunOptions *next, const char *const *keys, int n, Err *err) {
+  for (int i = 0; i < n; i++)
+    if (lab_setting_find(keys[i])->memory) return lab_check_change(r, next, keys[i], err);
+  return 0;
+}
+
 int run_set_options(Run *r, const RunOptions *next, const char *const *keys, int n, Err *err) {
   for (int i = 0; i < n; i++)
     if (check_live(keys[i], err) < 0) return -1;
-  if (run_options_check_change(next, keys, n, err) < 0) return -1;
+  if (run_options_check(next, err) < 0) return -1;
+  if (check_memory(r, next, keys, n, err) < 0) return -1;
   return apply(r, next, keys, n, err);
 }

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "base/clock.h"
+#include "base/sysmem.h"
 #include "lab/released.h"
 
 /* Whether the folder holds a tokenizer's file: one that is there and
@@ -301,7 +302,7 @@ static float *gather_rows(const float *m, const int32_t *rows, int n, int d, con
 static float *paired_rows(const HfModel *m, const HfTensor *t, const int32_t *rows, int n, Err *err) {
   const HfInfo *in = hf_info(m);
   size_t d = (size_t)in->dim;
-  if (hf_check_memory(hf_tensor_f32_bytes(t) + (size_t)n * d * sizeof(float), t->name, err) < 0) return NULL;
+  if (sysmem_check(hf_tensor_f32_bytes(t) + (size_t)n * d * sizeof(float), t->name, err) < 0) return NULL;
   float *full = hf_read_f32_alloc(m, t, err);
   if (!full) return NULL;
   float *out = gather_rows(full, rows, n, (int)d, t->name, err);
@@ -347,7 +348,7 @@ static int table1_align(Table1 *t, const float *a_in, const float *b_in, const f
   /* One workspace for both: the baseline and its factorisation are made once. */
   AlignWork *w = align_work_new();
   if (!w) return err_set(err, "out of memory for the alignment's workspace");
-  if (hf_check_memory(align_memory_bytes(n, d, opt.knn_k), "the alignment's workspace", err) == 0 &&
+  if (sysmem_check(align_memory_bytes(n, d, opt.knn_k), "the alignment's workspace", err) == 0 &&
       align_compare_in(w, b_in, a_in, n, d, &opt, &t->vs_in, err) == 0 &&
       align_compare_in(w, b_out, a_in, n, d, &opt, &t->vs_out, err) == 0)
     rc = 0;

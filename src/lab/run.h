@@ -148,6 +148,10 @@ Run *lab_load_released(Lab *lab, const char *path, const LabLoadOptions *lo, Err
 
 /* lab.c: lab_check_memory ending its refusal with 'advice' (what to lower). */
 int lab_check_memory_advising(Lab *lab, const RunOptions *o, size_t budget, const char *advice, Err *err);
+/* lab.c: would run 'r' changed to 'next' (the setting 'key' among what
+** changed) fit? What the change adds is checked as lab_check_memory checks
+** a new run; a change that adds nothing asks nothing. */
+int lab_check_change(Run *r, const RunOptions *next, const char *key, Err *err);
 
 /* lab.c: take a created run into the lab (giving it an id), or destroy it
 ** when its name is taken. */

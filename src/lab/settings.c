@@ -16,7 +16,6 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "base/num.h"
 #include "core/schedule.h"
@@ -467,13 +466,9 @@ void run_options_default(RunOptions *o) {
 
 /* ------------------------------------------------------------ the whole set */
 
-static double machine_memory(void) {
-  long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
-  return pages > 0 && size > 0 ? (double)pages * (double)size : 0;
-}
-
-/* Everything but the memory: cheap enough for every change. */
-static int check_values(const RunOptions *o, Err *err) {
+/* Everything but the memory (the lab's to check, lab_check_memory): cheap
+** enough for every change. */
+int run_options_check(const RunOptions *o, Err *err) {
   const ModelConfig *c = &o->model;
   if (c->tie_k < 0 || c->tie_k > c->dim)
     return err_set(err, "'tie' K (%d) must be at most dim (%d)", c->tie_k, c->dim);
@@ -482,31 +477,6 @@ static int check_values(const RunOptions *o, Err *err) {
   if (o->nesterov && !(o->momentum > 0))
     return err_set(err, "'nesterov' needs 'momentum' above 0 (got %g)", o->momentum);
   return config_validate(c, err);
-}
-
-static int check_memory(const RunOptions *o, Err *err) {
-  const ModelConfig *c = &o->model;
-  double need = (double)run_memory_bytes(o), have = machine_memory();
-  if (have > 0 && need > have)
-    return err_set(err,
-                   "a run of vocab %d, dim %d, layers %d, ctx %d, batch %d needs about %.1f GiB, "
-                   "more than this machine's %.1f GiB (lower 'batch', 'ctx', 'dim' or 'vocab')",
-                   c->vocab, c->dim, c->layers, c->ctx, c->batch, need / 1073741824.0,
-                   have / 1073741824.0);
-  return 0;
-}
-
-int run_options_check(const RunOptions *o, Err *err) {
-  return check_values(o, err) < 0 ? -1 : check_memory(o, err);
-}
-
-int run_options_check_change(const RunOptions *o, const char *const *keys, int n, Err *err) {
-  if (check_values(o, err) < 0) return -1;
-  for (int i = 0; i < n; i++) {
-    const Setting *s = lab_setting_find(keys[i]);
-    if (!s || s->memory) return check_memory(o, err);
-  }
-  return 0;
 }
 
 /* ------------------------------------------------------------ the optimizer */

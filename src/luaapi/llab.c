@@ -8,6 +8,7 @@
 ** failures return nil and a message (a file that cannot be loaded).
 */
 #include "base/clock.h"
+#include "base/sysmem.h"
 #include "base/text.h"
 #include "config.h"
 
@@ -96,6 +97,7 @@ static int check_options(lua_State *L) {
   RunOptions o;
   Err err;
   if (run_options_arg(L, &o) && corpus_rule(lapi_get(L), &o, &err) < 0) luaL_error(L, "lab.run: %s", err.msg);
+  if (lab_check_memory(NULL, &o, 0, &err) < 0) luaL_error(L, "lab.run: %s", err.msg);
   return 0;
 }
 
@@ -215,7 +217,7 @@ static int align_matrices(lua_State *L) {
                       x->rows, x->cols, y->rows, y->cols);
   AlignResult res;
   Err err;
-  if (hf_check_memory(align_memory_bytes(x->rows, x->cols, align_default_options().knn_k), "the alignment's workspace",
+  if (sysmem_check(align_memory_bytes(x->rows, x->cols, align_default_options().knn_k), "the alignment's workspace",
                       &err) < 0)
     return luaL_error(L, "lab.align: %s", err.msg);
   if (align_compare(x->data, y->data, x->rows, x->cols, NULL, &res, &err) < 0)

@@ -60,11 +60,10 @@ static void check_room(lua_State *L, size_t bytes, const char *fname, const char
     }
   }
   if (bytes < LMATRIX_ASK_MACHINE) return;
-  SysMem m;
-  sysmem_read(&m);
-  if (bytes > m.headroom)
-    luaL_error(L, "%s: %s needs %s, but this process can get only %s more (%s)", fname, what,
-               num_bytes(need, sizeof need, bytes), num_bytes(left, sizeof left, m.headroom), m.limit);
+  char whole[160];
+  Err err;
+  snprintf(whole, sizeof whole, "%s: %s", fname, what);
+  if (sysmem_check(bytes, whole, &err) < 0) luaL_error(L, "%s", err.msg);
 }
 
 void *lmatrix_scratch(lua_State *L, size_t bytes, const char *fname) {

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "base/sysmem.h"
 #include "lab/released.h"
 #include "luaapi/linternal.h"
 #include "luaapi/lmatrix.h"
@@ -81,7 +82,7 @@ void lapi_check_model_files(lua_State *L, LuaApi *api, const char *fname, const 
 static LMatrix *push_tensor(lua_State *L, const Released *r, const HfTensor *t) {
   const HfInfo *in = hf_info(r->model);
   Err err;
-  if (hf_check_memory(hf_tensor_f32_bytes(t), t->name, &err) < 0) luaL_error(L, "lab.open_model: %s", err.msg);
+  if (sysmem_check(hf_tensor_f32_bytes(t), t->name, &err) < 0) luaL_error(L, "lab.open_model: %s", err.msg);
   LMatrix *m = lmatrix_new(L, in->vocab, in->dim);
   if (hf_read_f32(r->model, t, m->data, (size_t)in->vocab * in->dim, &err) < 0)
     luaL_error(L, "lab.open_model: %s", err.msg);

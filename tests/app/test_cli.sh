@@ -213,7 +213,7 @@ check "--bench --align --bench-warmup 1 makes one untimed call first" 0 '"warmup
 check "--align is --bench's alone" 2 "--align is not used by --bench --instruments" -- \
   "$tielab" --bench --instruments --align
 if command -v prlimit >/dev/null && [ -z "${ASAN_OPTIONS:-}" ]; then
-  check "--bench --align that cannot fit says what it needs" 1 "needs about .*, but this process can get only" -- \
+  check "--bench --align that cannot fit says what it needs" 1 "bench: aligning \\[50000,2048\\] needs .*, more than the .* this process can still allocate \\(limit: RLIMIT_AS\\)" -- \
     prlimit --as=400000000 "$tielab" --bench --align --vocab 50000 --dim 2048
 else
   skip "--bench --align's memory check: no prlimit, or AddressSanitizer reserves the address space"

@@ -99,6 +99,25 @@ int main(void) {
 
   ok(sysmem_read_at(&m, "/nonexistent-root", UINT64_MAX, UINT64_MAX, 1) < 0 && m.headroom == UINT64_MAX,
      "nothing readable: unknown, no limit invented");
+  Err e = {""};
+  ok(sysmem_check_in(&m, UINT64_MAX - 1, "anything", &e) == 0, "and no limit refuses nothing");
+
+  /* The one refusal: the estimate and the headroom each in the unit that
+  ** shows it, and the limit that set the headroom named. */
+  sysmem_read_at(&m, root, 2 * GIB, UINT64_MAX, 1);
+  ok(sysmem_check_in(&m, GIB, "a model", &e) == 0, "all of the headroom may be asked for");
+  ok(sysmem_check_in(&m, 3 * GIB / 2, "a model", &e) < 0 &&
+         strcmp(e.msg, "a model needs 1.5 GiB, more than the 1.0 GiB this process can still allocate "
+                       "(limit: RLIMIT_AS)") == 0,
+     "past it: %s", e.msg);
+  m.headroom = 3 << 19;   /* what a caller keeps for something else is taken off first */
+  ok(sysmem_check_in(&m, 409600000, "reading wte as float32", &e) < 0 &&
+         strcmp(e.msg, "reading wte as float32 needs 390.6 MiB, more than the 1.5 MiB this process can still "
+                       "allocate (limit: RLIMIT_AS)") == 0,
+     "each number in its own unit: %s", e.msg);
+  m.headroom = 1000;
+  ok(sysmem_check_in(&m, 1001, "x", &e) < 0 && strstr(e.msg, "x needs 1001 bytes, more than the 1000 bytes"),
+     "below a KiB, bytes: %s", e.msg);
 
   ok(sysmem_read(&m) == 0 && m.headroom > 0 && m.headroom <= m.total, "this machine: %.2f GiB more (%s) of %.2f",
      m.headroom / (double)GIB, m.limit, m.total / (double)GIB);

@@ -225,7 +225,7 @@ print("M", r, err)
 EOF
 if have prlimit && [ -z "${ASAN_OPTIONS:-}" ]; then
   prlimit --as=600000000 -- "$tielab" --headless big.lua >big.out 2>&1
-  grep "^M" big.out | grep -q "nil	tied: run 'tied' needs about [0-9.]* [MG]iB .* can get only [0-9.]* [MG]iB more (RLIMIT_AS); .*batch"
+  grep "^M" big.out | grep -q "nil	tied: run 'tied' needs [0-9.]* [MG]iB, more than the [0-9.]* [MG]iB this process can still allocate (limit: RLIMIT_AS); .*batch"
   ok $? "a batch that does not fit is refused with the estimate: $(grep '^M' big.out | cut -c1-200)"
 else
   skip "prlimit is not there, or AddressSanitizer reserves the address space"

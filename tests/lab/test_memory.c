@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "lab/run.h"
+#include "live_set.h"
 #include "tap.h"
 
 
@@ -97,7 +98,8 @@ static void test_refused_before_allocating(void) {
   RunOptions big = opts("big", "untied", "65536", "1024");
   double est = (double)run_memory_bytes(&big);
   Run *r = lab_add_run(lab, &big, &err);
-  ok(!r && strstr(err.msg, "RLIMIT_AS") && strstr(err.msg, "GiB") && strstr(err.msg, "run 'big' needs about"),
+  ok(!r && strstr(err.msg, "RLIMIT_AS") && strstr(err.msg, "GiB") && strstr(err.msg, "run 'big' needs ") &&
+         strstr(err.msg, "this process can still allocate (limit: RLIMIT_AS)"),
      "a %.1f GiB run under RLIMIT_AS of 1 GiB more: %s", est / (1 << 30), err.msg);
   ok(lab_n_runs(lab) == 0, "and the lab is as it was");
   RunOptions small = opts("small", "tied", "512", "64");
@@ -107,6 +109,41 @@ static void test_refused_before_allocating(void) {
      "a budget below the estimate refuses, in units that show both numbers: %s", err.msg);
   ok(lab_check_memory(lab, &small, 3 << 19, &err) < 0 && strstr(err.msg, "more than the 1.5 MiB it may have"),
      "a budget of megabytes is said in MiB: %s", err.msg);
+  setrlimit(RLIMIT_AS, &old);
+  lab_free(lab);
+}
+
+/* A live change is checked for what it adds: a scale asks nothing, an
+** alignment turned on asks for its workspace, and one that does not fit
+** leaves the run as it was. */
+static void test_live_change(void) {
+  struct rlimit old;
+  Err err = {""};
+  getrlimit(RLIMIT_AS, &old);
+  Lab *lab = lab_new(&err);
+  RunOptions o = opts("live", "untied", "65536", "256");
+  run_options_set_text(&o, "align_every", "0", &err);
+  Run *r = lab_add_run(lab, &o, &err);
+  o.align_every = 1;
+  size_t more = run_memory_bytes(&o) - run_memory_bytes(run_options(r));
+  FILE *f = fopen("/proc/self/statm", "r");
+  long pages = 0;
+  if (!f || fscanf(f, "%ld", &pages) != 1) pages = 0;
+  if (f) fclose(f);
+  struct rlimit lim = old;   /* room for half the workspace */
+  lim.rlim_cur = (rlim_t)pages * (rlim_t)sysconf(_SC_PAGESIZE) + more / 2;
+  if (old.rlim_max != RLIM_INFINITY && lim.rlim_cur > old.rlim_max) lim.rlim_cur = old.rlim_max;
+  if (!r || setrlimit(RLIMIT_AS, &lim) != 0) {
+    skip("no run to change, or no RLIMIT_AS (%s)", err.msg);
+    skip("(the same)");
+  } else {
+    ok(live_text(r, "in_scale", "2", &err) == 0, "a change of in_scale asks nothing of the memory: %s", err.msg);
+    int rc = live_text(r, "align_every", "10", &err);
+    ok(rc < 0 && strstr(err.msg, "the change align_every=10 of run 'live' needs ") &&
+           strstr(err.msg, "this process can still allocate (limit: RLIMIT_AS)") &&
+           run_options(r)->align_every == 0,
+       "an alignment turned on that does not fit is refused, the run as it was: %s", err.msg);
+  }
   setrlimit(RLIMIT_AS, &old);
   lab_free(lab);
 }
@@ -156,6 +193,7 @@ int main(void) {
   if (TAP_UNDER_ASAN) return skip_all("resident memory and RLIMIT_AS mean nothing under AddressSanitizer");
   test_estimate_covers_the_run();
   test_refused_before_allocating();
+  test_live_change();
   test_shared_by_ranks();
   return tap_done();
 }

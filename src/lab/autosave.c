@@ -121,7 +121,12 @@ static void free_names(char **names, int n) {
   free(names);
 }
 
-int autosave_list(const char *dir, char ***names, Err *err) {
+/* The entries of 'dir' that 'keep' accepts (never a name starting with
+** '.'), sorted by 'order', as a malloc'd list (free_names): the count, or
+** -1 with 'err'. */
+typedef int (*KeepEntry)(DIR *d, const char *name);
+static int list_folder(const char *dir, KeepEntry keep, int (*order)(const void *, const void *), char ***names,
+                       Err *err) {
   DIR *d = opendir(dir);
   if (!d) return err_set(err, "nothing to resume: %s: %s", dir, strerror(errno));
   char **list = NULL;
@@ -129,15 +134,24 @@ int autosave_list(const char *dir, char ***names, Err *err) {
   size_t cap = 0;
   struct dirent *e;
   while (rc == 0 && (e = readdir(d)))
-    if (e->d_name[0] != '.' && has_ext(e->d_name, AUTOSAVE_EXT)) rc = push_name(&list, &n, &cap, e->d_name);
+    if (e->d_name[0] != '.' && keep(d, e->d_name)) rc = push_name(&list, &n, &cap, e->d_name);
   closedir(d);
   if (rc < 0) {
     free_names(list, n);
     return err_set(err, "out of memory listing %s", dir);
   }
-  if (n > 0) qsort(list, (size_t)n, sizeof *list, by_name);
+  if (n > 0) qsort(list, (size_t)n, sizeof *list, order);
   *names = list;
   return n;
+}
+
+static int is_checkpoint(DIR *d, const char *name) {
+  (void)d;
+  return has_ext(name, AUTOSAVE_EXT);
+}
+
+int autosave_list(const char *dir, char ***names, Err *err) {
+  return list_folder(dir, is_checkpoint, by_name, names, err);
 }
 
 /* ------------------------------------------------------------ the writer's marks */
@@ -373,27 +387,18 @@ static int read_manifest(AutosaveFolder *f, Err *err) {
 
 static int newest_first(const void *a, const void *b) { return -by_name(a, b); }
 
+static int is_other_session(DIR *d, const char *name) {
+  struct stat sb;
+  return strcmp(name, session_name()) != 0 && fstatat(dirfd(d), name, &sb, AT_SYMLINK_NOFOLLOW) == 0 &&
+         S_ISDIR(sb.st_mode);
+}
+
 /* The session folders in 'root' other than this session's, newest first
 ** (malloc'd, as autosave_list's): folders only, a symbolic link or any
 ** other kind of file in their place is passed over. Returns the count, or
 ** -1 with 'err'. */
 static int session_folders(const char *root, char ***names, Err *err) {
-  DIR *d = opendir(root);
-  if (!d) return err_set(err, "nothing to resume: %s: %s", root, strerror(errno));
-  char **list = NULL;
-  int n = 0, rc = 0;
-  size_t cap = 0;
-  struct dirent *e;
-  struct stat sb;
-  while (rc == 0 && (e = readdir(d))) {
-    if (e->d_name[0] == '.' || strcmp(e->d_name, session_name()) == 0) continue;
-    if (fstatat(dirfd(d), e->d_name, &sb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(sb.st_mode))
-      rc = push_name(&list, &n, &cap, e->d_name);
-  }
-  closedir(d);
-  if (n > 0) qsort(list, (size_t)n, sizeof *list, newest_first);
-  *names = list;
-  return n;
+  return list_folder(root, is_other_session, newest_first, names, err);
 }
 
 /* What --resume waits for: since when, and the owner (and whether it was

@@ -188,11 +188,18 @@ LegendPlan legend_plan(const Graph *g, Legend *l, int scatter, int shared, const
   l->w = w;
   /* Names matter more than a mark per validation line: each try with one
   ** entry per line, then with one for them all. */
+  /* An event's rule carries its own label in the plot, so on a row of
+  ** whole names the events' entries go before the legend takes a second
+  ** row. */
+  static const int no_kinds[GRAPH_EVENT_KINDS] = {0};
   for (size_t t = 0; t < sizeof tries / sizeof tries[0]; t++)
     for (int each = 1; each >= 0 && tries[t][0] <= max_rows; each--) {
       legend_items(g, l, scatter, shared, each, kinds);
       if (plan_fits(l, w, tries[t][0], tries[t][1], NAME_ALL))
         return (LegendPlan){tries[t][0], tries[t][1], NAME_ALL, each};
+      if (t > 0) continue;
+      legend_items(g, l, scatter, shared, each, no_kinds);
+      if (plan_fits(l, w, 1, 0, NAME_ALL)) return (LegendPlan){1, 0, NAME_ALL, each};
     }
   legend_items(g, l, scatter, shared, 0, kinds);
   /* Names shorter than NAME_SHORT say too little: rather fewer entries,

@@ -463,6 +463,17 @@ static void test_reference_and_events(void) {
   graph_render(&g, cells, W, H);
   grid(cells, W, 1);
   ok(strstr(text, "\u2504 a long name") != NULL, "a name too long for the labels' column goes in the legend: %s", text);
+  /* A chart too narrow for the events' entries beside the names keeps
+  ** one legend row: the rules label themselves in the plot. */
+  g.ref_label = "out=in";
+  g.title = "grad out/in";
+  GraphCell narrow[24 * H];
+  graph_render(&g, narrow, 24, H);
+  char row1[256];
+  snprintf(row1, sizeof row1, "%s", grid(narrow + 24, 24, 1));
+  grid(narrow, 24, 1);
+  ok(strstr(text, "r") != NULL && strstr(text, "tie") == NULL && strstr(row1, "scale") == NULL && strstr(row1, "tie") == NULL,
+     "on a narrow chart the events' entries go before the legend takes a second row: '%s' / '%s'", text, row1);
   g.ref_label = "out=in";
   ok(cells[(H - 1) * W + 7 + 12].ch == 0x25b2 && cells[(H - 1) * W + 7 + 25].ch == 0x25c6,
      "a tie change and a scale change have their own marks on the axis");

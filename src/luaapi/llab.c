@@ -583,6 +583,14 @@ static int llab_wait_key(lua_State *L) {
 
 /* ------------------------------------------------------------ custom series */
 
+/* The lab's last step: the furthest any run has come. The lab hands its
+** steps to Lua only while a script waits on them, so the step last handed
+** over may be behind. */
+static void newest_step(void *ctx, const HostRunView *v) {
+  long *step = ctx;
+  if (v->m->step > *step) *step = v->m->step;
+}
+
 static int llab_plot(lua_State *L) {
   LuaApi *api = lapi_get(L);
   const char *name = lapi_name_arg(L, 1, "lab.plot");
@@ -594,7 +602,9 @@ static int llab_plot(lua_State *L) {
     return lmetrics_push_history(L, b, n);
   }
   double v = luaL_checknumber(L, 2);
-  lua_Integer step = luaL_optinteger(L, 3, api->lab_step);
+  long last = api->lab_step;
+  if (lua_isnoneornil(L, 3)) lapi_view(api, -1, newest_step, &last);
+  lua_Integer step = luaL_optinteger(L, 3, last);
   luaL_argcheck(L, step >= 0 && step <= HISTORY_MAX_STEP, 3, "steps are whole numbers >= 0");
   if (b && n > 0 && step < b[n - 1].step_last) step = b[n - 1].step_last;
   if (history_push(api->plots, name, (long)step, v) == 0) return 0;

@@ -165,18 +165,35 @@ static void tall_legend(const Term *t, WINDOW *w, int wd, const LensPair *p) {
   if (fit_cols(says) <= wd - x) term_print(t, w, 1, x, wd - x, ROLE_DIM, says);
 }
 
-/* Each position a group: a bar per run, 'thick' rows each, as wide as the
-** panel leaves, its KL and accuracy after it; the difference on the
-** group's first row. */
+/* The output position in one row at the foot: its KL is 0 by definition
+** (the model's own output), so only its accuracy, each run's, is said. */
+static void tall_out(const Term *t, WINDOW *w, int y, int wd, const LensPair *p) {
+  int out = p->rows - 1;
+  int x = term_printf(t, w, y, 0, wd, ROLE_KEY, "out");
+  for (int k = 0; k < p->n; k++) {
+    x += term_printf(t, w, y, x, wd - x, ROLE_TEXT, "  %s", p->run[k]->name);
+    x += term_printf(t, w, y, x, wd - x, ROLE_DIM, " acc %.2f", acc_at(p, k, out));
+  }
+  term_print(t, w, y, x, wd - x, ROLE_DIM, "   (KL 0: the model's own output)");
+}
+
+/* Each layer position a group: a bar per run, 'thick' rows each, as wide
+** as the panel leaves, its KL and accuracy after it; the difference on
+** the group's first row. The rows a whole division leaves go to the
+** groups' gaps, so the last group ends on the output's row. */
 static void tall(const Ui *ui, WINDOW *w, int h, int wd, const LensPair *p) {
   const Term *t = &ui->term;
   tall_legend(t, w, wd, p);
-  int per = (h - 2) / p->rows, gap = per > p->n, thick = (per - gap) / p->n;
+  int layers = p->rows - 1, space = h - 3;   /* under the legend, above the output's row */
+  if (layers < 1) layers = 1;
+  int per = space / layers, gap = per > p->n, thick = (per - gap) / p->n;
   if (thick < 1) thick = 1;
+  int spare = space - layers * (thick * p->n + gap);   /* spread over the gaps, first ones first */
   int right = 6 + 10 + (p->n > 1 ? 9 : 0), bw = wd - 4 - right;
   if (bw > 512) bw = 512;
   double top = kl_top(p);
-  for (int row = 0, y = 2; row < p->rows; row++, y += per) {
+  int y = 2;
+  for (int row = 0; row < layers && y < h - 1; row++) {
     char label[16];
     position_label(p, row, label, sizeof label);
     term_printf(t, w, y, 0, 4, ROLE_KEY, "%3s", label);
@@ -194,7 +211,11 @@ static void tall(const Ui *ui, WINDOW *w, int h, int wd, const LensPair *p) {
         delta_text(kl_at(p, 0, row) - kl_at(p, 1, row), d, sizeof d);
         term_printf(t, w, yy, 4 + bw + 16, 9, ROLE_LABEL, " %s %s", term_glyph(t, GLYPH_DELTA), d);
       }
+    int extra = spare > 0 && row < layers - 1 ? (spare + (layers - 2 - row)) / (layers - 1 - row) : 0;
+    spare -= extra;
+    y += thick * p->n + gap + extra;
   }
+  if (p->rows > 1) tall_out(t, w, h - 1, wd, p);
 }
 
 /* On the bottom border: a run left out, else (the fitted lens shown) a

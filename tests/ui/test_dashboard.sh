@@ -78,6 +78,9 @@ screen | grep -A3 '╭ lens KL bits' | grep -q ' tied .* untied '
 check $? "ui.present('lens'): the tied run beside the untied one, in the lens's box"
 screen | grep -q '[^n]tied KL' && screen | grep -q 'untied KL'
 check $? "ui.present('lens'): the figures name both runs"
+screen | grep -Eq '│ out  tied acc 0\.[0-9]+  untied acc 0\.[0-9]+ +\(KL 0' &&
+  [ "$(screen | grep -c '│ out')" = 1 ]
+check $? "ui.present('lens'): the output position one row, each run's accuracy (its KL is 0 by definition)"
 
 # The fitted lens: before any fit the panel says so, run by run; with only
 # the tied run fitted, its numbers alone, and the untied run's reason on

@@ -179,16 +179,17 @@ static void tall_out(const Term *t, WINDOW *w, int y, int wd, const LensPair *p)
 
 /* Each layer position a group: a bar per run, 'thick' rows each, as wide
 ** as the panel leaves, its KL and accuracy after it; the difference on
-** the group's first row. The rows a whole division leaves go to the
-** groups' gaps, so the last group ends on the output's row. */
+** the group's first row. A row between groups; the rows a whole division
+** leaves widen those gaps, so the last group ends over the output's row. */
 static void tall(const Ui *ui, WINDOW *w, int h, int wd, const LensPair *p) {
   const Term *t = &ui->term;
   tall_legend(t, w, wd, p);
   int layers = p->rows - 1, space = h - 3;   /* under the legend, above the output's row */
   if (layers < 1) layers = 1;
-  int per = space / layers, gap = per > p->n, thick = (per - gap) / p->n;
+  int gaps = layers - 1, thick = (space - gaps) / (layers * p->n);   /* a row between groups, the rest bars */
   if (thick < 1) thick = 1;
-  int spare = space - layers * (thick * p->n + gap);   /* spread over the gaps, first ones first */
+  int gap = space - layers * p->n * thick >= gaps;
+  int spare = space - layers * p->n * thick - gaps * gap;   /* spread over the gaps, first ones first */
   int right = 6 + 10 + (p->n > 1 ? 9 : 0), bw = wd - 4 - right;
   if (bw > 512) bw = 512;
   double top = kl_top(p);
@@ -211,7 +212,7 @@ static void tall(const Ui *ui, WINDOW *w, int h, int wd, const LensPair *p) {
         delta_text(kl_at(p, 0, row) - kl_at(p, 1, row), d, sizeof d);
         term_printf(t, w, yy, 4 + bw + 16, 9, ROLE_LABEL, " %s %s", term_glyph(t, GLYPH_DELTA), d);
       }
-    int extra = spare > 0 && row < layers - 1 ? (spare + (layers - 2 - row)) / (layers - 1 - row) : 0;
+    int extra = spare > 0 && row < gaps ? (spare + (gaps - 1 - row)) / (gaps - row) : 0;
     spare -= extra;
     y += thick * p->n + gap + extra;
   }

@@ -95,6 +95,8 @@ typedef struct Graph {
   int n_series;
   const GraphEvent *events;
   int n_events;
+  const char *event_names[GRAPH_EVENT_KINDS];   /* each kind's name in the legend, as
+                               the caller calls it (a tie change: the setting's name); NULL: its mark alone */
   const char *x_label;         /* on the time axis' row ("step"); NULL: none */
   int has_ref;                 /* a dotted line at y = ref_y ... */
   double ref_y;

@@ -10,21 +10,16 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/settings_model.h"
 #include "ui/width.h"
 
 #define BRAILLE_BLANK 0x2800u
 #define NAME_ALL (1 << 20)   /* a longest name that cuts none */
 #define NAME_SHORT 5         /* the shortest a name is cut to ("ti…x2") */
 
-/* Event markers by kind (Unicode, ASCII) and their names in the legend. */
+/* Event markers by kind (Unicode, ASCII); the caller names the kinds. */
 static const uint32_t event_marks[GRAPH_EVENT_KINDS][2] = {
     [GRAPH_EVENT_OTHER] = {0x25cf, '!'}, [GRAPH_EVENT_TIE] = {0x25b2, '^'}, [GRAPH_EVENT_SCALE] = {0x25c6, 'S'},
     [GRAPH_EVENT_PHASE] = {0x25bc, 'P'}};
-static const char *const event_names[GRAPH_EVENT_KINDS] = {[GRAPH_EVENT_OTHER] = "setting",
-                                                           [GRAPH_EVENT_TIE] = MODEL_KEY_TIE,
-                                                           [GRAPH_EVENT_SCALE] = "scale",
-                                                           [GRAPH_EVENT_PHASE] = "phase"};
 
 uint32_t legend_event_mark(GraphEventKind kind, int ascii) { return event_marks[kind][ascii ? 1 : 0]; }
 
@@ -89,7 +84,8 @@ void legend_items(const Graph *g, Legend *l, int scatter, int shared, int val_ea
   if (g->has_ref && g->ref_label && !graph_ref_in_axis(g, l->w))
     add(l, (LegendItem){.mark = ascii ? '.' : 0x2504, .role = GRAPH_ROLE_REF, .name = g->ref_label});
   for (int k = 0; k < GRAPH_EVENT_KINDS; k++)
-    if (kinds[k]) add(l, (LegendItem){.mark = event_marks[k][ascii], .role = GRAPH_ROLE_EVENT, .name = event_names[k]});
+    if (kinds[k] && g->event_names[k])
+      add(l, (LegendItem){.mark = event_marks[k][ascii], .role = GRAPH_ROLE_EVENT, .name = g->event_names[k]});
   if (shared && (ascii || (g->no_shade && !g->mono)))
     /* A shared cell's mark (ASCII) or colour (no shades) is no run's: it
     ** needs saying. Otherwise it keeps both lines' dots, which say it

@@ -445,6 +445,11 @@ static void test_reference_and_events(void) {
              .ref_label = "out=in"};
   enum { W = 50, H = 10 };
   GraphCell cells[W * H];
+  /* The chart knows no settings: the caller names the kinds. */
+  graph_render(&g, cells, W, H);
+  ok(strstr(grid(cells, W, 1), "\u25b2") == NULL, "kinds the caller does not name are left out of the legend: %s", text);
+  g.event_names[GRAPH_EVENT_TIE] = "tie";
+  g.event_names[GRAPH_EVENT_SCALE] = "scale";
   graph_render(&g, cells, W, H);
   int ref_row = -1;
   for (int r = 1; r < H - 1 && ref_row < 0; r++) {

@@ -13,17 +13,17 @@
 enum {
   SCROLL_MAX = 5,         /* the REPL's output at most, at 80x24 */
   CHART_MIN = 8,          /* rows a chart band keeps while the bands under it can give */
-  CHART_MIN_SHORT = 5,    /* ... and at least, on the shortest screens */
-  LENS_FLOOR = 6,         /* a box round column heads and three positions */
   BOX = 2,                /* a box's top and bottom border */
   LENS_DEFAULT = 5,       /* column heads and four positions */
   BAND_MIN = 8,           /* the narrow screen's lower band */
-  ALIGN_COMPACT_ROWS = 5, /* a box round column heads, E_in, E_out */
   ALIGN_FULL_ROWS = 12,   /* a box round column heads, eight metrics and a note */
-  SAMPLE_MIN = 3,         /* a box round one line of text */
-  LENSHIST_MIN = 6,       /* a box round a small chart of three plot rows */
   PRESENT_CHART_MIN = 6,  /* rows the present view keeps for its chart */
 };
+
+/* The least rows of a panel, from the panel table: a chart on the
+** shortest screens, the compact alignment table, the lens at three
+** positions, the sample's one line, the lens history's small chart. */
+static int min_rows(PanelId id) { return layout_panel(id)->min_rows; }
 
 static Rect rect(int y, int x, int h, int w) { return (Rect){y, x, h > 0 ? h : 0, w > 0 ? w : 0}; }
 
@@ -41,8 +41,8 @@ static void chart_band(Rect *r, int y, int h, int cols) {
 ** sample on the right; the full table when the sample keeps a few rows. */
 static void narrow_band(Rect *r, int y, int h, int cols) {
   int w = cols / 2;
-  int ah = h >= ALIGN_FULL_ROWS + SAMPLE_MIN + 2 ? ALIGN_FULL_ROWS : ALIGN_COMPACT_ROWS;
-  if (ah > h - SAMPLE_MIN) ah = h - SAMPLE_MIN;
+  int ah = h >= ALIGN_FULL_ROWS + min_rows(P_SAMPLE) + 2 ? ALIGN_FULL_ROWS : min_rows(P_ALIGN);
+  if (ah > h - min_rows(P_SAMPLE)) ah = h - min_rows(P_SAMPLE);
   r[P_LENS] = rect(y, 0, h, w);
   r[P_ALIGN] = rect(y, w, ah, cols - w);
   r[P_SAMPLE] = rect(y + ah, w, h - ah, cols - w);
@@ -76,8 +76,8 @@ static void zoomed(Rect *r, int zoom, int y, int h, int cols, int lens_box) {
     r[P_ALIGNCHART] = rect(y + ALIGN_FULL_ROWS, 0, h - ALIGN_FULL_ROWS, cols);
     return;
   }
-  if (zoom == P_LENS && h >= lens_box + LENSHIST_MIN) {
-    int top = lens_box + (h - lens_box - LENSHIST_MIN) / 3;
+  if (zoom == P_LENS && h >= lens_box + min_rows(P_LENSHIST)) {
+    int top = lens_box + (h - lens_box - min_rows(P_LENSHIST)) / 3;
     r[P_LENS] = rect(y, 0, top, cols);
     r[P_LENSHIST] = rect(y + top, 0, h - top, cols);
     return;
@@ -97,13 +97,13 @@ static void band_rows(int mh, int cols, int lens_box, int *lens_h, int *low_h) {
     if (mh >= 36) *low_h = clamp(mh * 2 / 5, *low_h, mh - CHART_MIN);   /* a tall screen: more for the band */
     return;
   }
-  int lens = lens_box > LENSHIST_MIN ? lens_box : LENSHIST_MIN;
+  int lens = lens_box > min_rows(P_LENSHIST) ? lens_box : min_rows(P_LENSHIST);
   if (mh > 36) lens += (mh - 36) / 4;   /* more history as the screen grows */
-  int low = mh - lens - CHART_MIN >= ALIGN_FULL_ROWS + 9 ? ALIGN_FULL_ROWS : ALIGN_COMPACT_ROWS + 1;
-  if (mh - lens - low < CHART_MIN) low = ALIGN_COMPACT_ROWS;
-  if (mh - lens - low < CHART_MIN) lens = clamp(mh - low - CHART_MIN, LENS_FLOOR, lens);
+  int low = mh - lens - CHART_MIN >= ALIGN_FULL_ROWS + 9 ? ALIGN_FULL_ROWS : min_rows(P_ALIGN) + 1;
+  if (mh - lens - low < CHART_MIN) low = min_rows(P_ALIGN);
+  if (mh - lens - low < CHART_MIN) lens = clamp(mh - low - CHART_MIN, min_rows(P_LENS), lens);
   *lens_h = lens;
-  *low_h = clamp(low, 0, mh - lens - CHART_MIN_SHORT);
+  *low_h = clamp(low, 0, mh - lens - min_rows(P_LOSS));
 }
 
 int layout_scroll_rows(int rows, int lines) { return clamp(lines, 1, SCROLL_MAX + (rows - LAYOUT_MIN_ROWS) / 10); }

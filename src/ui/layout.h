@@ -90,6 +90,8 @@ typedef struct PanelInfo {
   const char *zoom;      /* NAME_ZOOM, or NULL: ui.zoom does not show it alone */
   const char *present;   /* NAME_PRESENT, or NULL: ui.present does not name it */
   unsigned flags;        /* PANEL_* */
+  int min_rows, min_cols; /* the least it is drawn in, box included; the layout
+                            gives it no less wherever it shows it */
 } PanelInfo;
 
 /* The row of panel 'id', or NULL when 'id' is no panel (-1: none). */

@@ -4,7 +4,7 @@
 ** (a chart, drawn in a box, showing the trainer's data). Pure facts, no
 ** curses and no Ui, so that the layout and the tests read them; what draws
 ** a panel and its present-view figures are the same ids' columns in
-** panels.c.
+** panels.c. The layout reads each panel's least size from here.
 */
 #include "base/text.h"
 #include "ui/layout.h"
@@ -17,22 +17,26 @@
 ** alignment table over its chart, the present view's "align" the chart
 ** alone, with the alignments as its figures. */
 static const PanelInfo panels[] = {
-    {P_LOSS, "loss", "loss", "loss", PANEL_CHART | PANEL_BOXED | PANEL_DATA},
-    {P_RATIO, "ratio", "ratio", "ratio", PANEL_CHART | PANEL_BOXED | PANEL_DATA},
-    {P_ALIGNCHART, "alignchart", "align_chart", "align", PANEL_CHART | PANEL_BOXED | PANEL_DATA},
-    {P_LENS, "lens", "lens", "lens", PANEL_CHART | PANEL_BOXED | PANEL_DATA},
-    {P_ALIGN, "align", "align", NULL, PANEL_CHART | PANEL_BOXED | PANEL_DATA},
-    {P_EXTRA, "extra", "extra", NULL, PANEL_CHART | PANEL_BOXED | PANEL_DATA},
-    {P_SCATTER, "scatter", NULL, "scatter", PANEL_CHART | PANEL_BOXED | PANEL_DATA},
-    {P_LENSHIST, "lenshist", NULL, NULL, PANEL_BOXED | PANEL_DATA},
-    {P_SAMPLE, "sample", NULL, NULL, PANEL_BOXED | PANEL_DATA},
-    {P_RESULTS, "results", NULL, NULL, PANEL_BOXED},
-    {P_STATUS, "status", NULL, NULL, PANEL_DATA},
-    {P_BIG, "big", NULL, NULL, PANEL_DATA},
-    {P_CAPTION, "caption", NULL, NULL, 0},
-    {P_SCROLL, "scroll", NULL, NULL, 0},
-    {P_INPUT, "input", NULL, NULL, 0},
-    {P_HINT, "hint", NULL, NULL, 0},
+    /* id, names (panel, zoom, present), what it is, rows and columns at least */
+    {P_LOSS, "loss", "loss", "loss", PANEL_CHART | PANEL_BOXED | PANEL_DATA, 5, 20},
+    {P_RATIO, "ratio", "ratio", "ratio", PANEL_CHART | PANEL_BOXED | PANEL_DATA, 5, 20},
+    {P_ALIGNCHART, "alignchart", "align_chart", "align", PANEL_CHART | PANEL_BOXED | PANEL_DATA, 5, 20},
+    /* a box round column heads and three positions, each run's two numbers */
+    {P_LENS, "lens", "lens", "lens", PANEL_CHART | PANEL_BOXED | PANEL_DATA, 6, 40},
+    /* a box round column heads, E_in and E_out; the table's 38 columns */
+    {P_ALIGN, "align", "align", NULL, PANEL_CHART | PANEL_BOXED | PANEL_DATA, 5, 40},
+    {P_EXTRA, "extra", "extra", NULL, PANEL_CHART | PANEL_BOXED | PANEL_DATA, 5, 20},
+    {P_SCATTER, "scatter", NULL, "scatter", PANEL_CHART | PANEL_BOXED | PANEL_DATA, 5, 20},
+    /* a box round a small chart of three plot rows */
+    {P_LENSHIST, "lenshist", NULL, NULL, PANEL_BOXED | PANEL_DATA, 6, 20},
+    {P_SAMPLE, "sample", NULL, NULL, PANEL_BOXED | PANEL_DATA, 3, 20},   /* a box round a line of text */
+    {P_RESULTS, "results", NULL, NULL, PANEL_BOXED, 3, 40},
+    {P_STATUS, "status", NULL, NULL, PANEL_DATA, 1, 40},
+    {P_BIG, "big", NULL, NULL, PANEL_DATA, 3, 40},   /* three-row digits */
+    {P_CAPTION, "caption", NULL, NULL, 0, 1, 40},
+    {P_SCROLL, "scroll", NULL, NULL, 0, 1, 40},
+    {P_INPUT, "input", NULL, NULL, 0, 1, 40},
+    {P_HINT, "hint", NULL, NULL, 0, 1, 40},
 };
 _Static_assert(sizeof panels / sizeof panels[0] == P_COUNT, "one row per panel");
 

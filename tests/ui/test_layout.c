@@ -2,7 +2,8 @@
 ** test_layout.c -- panel rectangles and text fitting, without a terminal.
 **
 ** For each size the lab is used at, each view, each zoom and the results
-** panel: every rectangle inside the screen, none overlapping another, every
+** panel: every rectangle inside the screen and of at least its panel's least
+** size in the panel table, none overlapping another, every
 ** row of the screen in some panel, the panels each view promises present.
 ** Then fit.c: text kept, shortened at a word boundary with an ellipsis, a
 ** shorter variant chosen, a middle cut, and wrapping at spaces; and
@@ -40,6 +41,12 @@ static int sound(const Layout *l, const char *what) {
   for (int p = 0; p < P_COUNT && cover; p++) {
     const Rect *r = &l->r[p];
     if (!shown(r)) continue;
+    const PanelInfo *info = layout_panel(p);
+    if (r->h < info->min_rows || r->w < info->min_cols) {
+      diag("%s: %s is %dx%d, under the panel table's least %dx%d", what, name(p), r->w, r->h, info->min_cols,
+           info->min_rows);
+      good = 0;
+    }
     if (r->y < 0 || r->x < 0 || r->y + r->h > l->rows || r->x + r->w > l->cols) {
       diag("%s: %s (%d,%d %dx%d) leaves the %dx%d screen", what, name(p), r->y, r->x, r->h, r->w, l->cols, l->rows);
       good = 0;

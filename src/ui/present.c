@@ -367,9 +367,10 @@ static int series_decimals(const HistBucket *b, int n) {
   return d < 0 ? 0 : d > 3 ? 3 : d;
 }
 
-/* The newest value of the script's series shown, or of each series of the
-** group shown (the first FIGURES_MAX), labelled with its arm and group,
-** with its step. */
+/* The script's series shown, or each series of the group shown (the
+** first FIGURES_MAX), labelled with its arm: the mean of its newest steps
+** with their window, as the run's figures, at the decimals its noise
+** allows: one point of a noisy series is not a measurement to read out. */
 int figures_series(Ui *ui, const TrainerRun *r, Figure *f) {
   (void)r;
   History *plots = ui->api ? luaapi_plots(ui->api) : NULL;
@@ -379,9 +380,10 @@ int figures_series(Ui *ui, const TrainerRun *r, Figure *f) {
     int n = 0;
     const HistBucket *b = arm ? history_series(plots, name, &n) : NULL;
     if (!b || n <= 0) continue;
-    if (*arm) snprintf(labels[k][1], sizeof labels[k][1], "%s @%ld", ui->present_series, b[n - 1].step_last);
-    else snprintf(labels[k][1], sizeof labels[k][1], "step %ld", b[n - 1].step_last);
-    f[k] = (Figure){{*arm ? arm : name, labels[k][1]}, b[n - 1].last, series_decimals(b, n)};
+    long first = 0, last = 0;
+    double mean = recent_mean(plots, name, FIGURE_SPAN, &first, &last);
+    window_label(labels[k][1], sizeof labels[k][1], first, last);
+    f[k] = (Figure){{*arm ? arm : name, labels[k][1]}, mean, series_decimals(b, n)};
     k++;
   }
   if (k == 0) f[k++] = (Figure){{ui->present_series, "no points yet"}, NAN, -1};

@@ -143,15 +143,20 @@ static void forget_removed(Trainer *t) {
   }
 }
 
-/* Let each run write some text now and then (the trainer thread, lab in hand). */
-void snap_refresh_samples(Trainer *t) {
+/* Let each run write some text now and then, or at once when 'now_' (the
+** trainer thread, lab in hand). */
+static void refresh_samples(Trainer *t, int now_) {
   double now = clock_seconds();
   forget_removed(t);
   for (int i = 0; i < lab_n_runs(t->lab); i++) {
     Run *r = lab_run(t->lab, i);
     Sample *s = sample_for(t, run_id(r));
     long step = run_metrics(r)->step;
-    if (!s || step == s->step || (s->step >= 0 && now - s->when < SAMPLE_EVERY)) continue;
+    if (!s || step == s->step) continue;
+    if (s->step >= 0 && !now_ && now - s->when < SAMPLE_EVERY) {
+      t->stale = 1;
+      continue;
+    }
     if (run_sample_bytes(r, NULL, SAMPLE_TOKENS, SAMPLE_TEMP, (uint64_t)step, s->text, sizeof s->text,
                          &s->text_len, NULL) < 0)
       s->text_len = 0;
@@ -162,17 +167,16 @@ void snap_refresh_samples(Trainer *t) {
 
 /* Measure each run's row norms when it has none yet, or when it stepped
 ** and the last measurement is a few seconds old, or at once when 'now_'
-** (the lab's holder). 'norms_stale' tells whether a run stepped since. */
-void snap_refresh_norms(Trainer *t, int now_) {
+** (the lab's holder). */
+static void refresh_norms(Trainer *t, int now_) {
   double now = clock_seconds();
-  t->norms_stale = 0;
   for (int i = 0; i < lab_n_runs(t->lab); i++) {
     Run *r = lab_run(t->lab, i);
     Sample *s = sample_for(t, run_id(r));
     long step = run_metrics(r)->step;
     if (!s || (s->norms.seq && step == s->norms.step)) continue;
     if (s->norms.seq && !now_ && now - s->norms_when < NORMS_EVERY) {
-      t->norms_stale = 1;
+      t->stale = 1;
       continue;
     }
     int vocab = run_options(r)->model.vocab, n = -1;
@@ -183,6 +187,15 @@ void snap_refresh_norms(Trainer *t, int now_) {
     s->norms.seq = ++t->norms_seq;
     s->norms_when = now;
   }
+}
+
+/* Each run's sample and row norms, when they lag its step by a few
+** seconds or at once when 'now_'; 'stale' tells whether one still lags,
+** so that a paused lab is brought up to date when the trainer idles. */
+void snap_refresh(Trainer *t, int now_) {
+  t->stale = 0;
+  refresh_samples(t, now_);
+  refresh_norms(t, now_);
 }
 
 /* ------------------------------------------------------------ publishing */

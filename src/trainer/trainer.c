@@ -61,13 +61,13 @@ static void after_step(Trainer *t, double t0) {
   t->lab_steps++;
 }
 
-/* Training stopped with row norms older than the last steps: measure them
-** now, so that a paused lab shows its weights as they are. Called with
-** 'mu' locked, when there is nothing else to do. */
+/* Training stopped with a sample or row norms older than the last steps:
+** take them now, so that a paused lab shows its weights as they are.
+** Called with 'mu' locked, when there is nothing else to do. */
 static void idle_refresh(Trainer *t) {
   t->stepping = 1;
   pthread_mutex_unlock(&t->mu);
-  snap_refresh_norms(t, 1);
+  snap_refresh(t, 1);
   pthread_mutex_lock(&t->mu);
   snap_fill(t, clock_seconds(), 0);
   pthread_mutex_unlock(&t->mu);
@@ -161,7 +161,7 @@ static void *trainer_main(void *arg) {
   Trainer *t = arg;
   pthread_mutex_lock(&t->mu);
   for (;;) {
-    if (!t->quit && !t->held && !t->waiters && !has_work(t) && t->norms_stale && !awaiting_handover(t))
+    if (!t->quit && !t->held && !t->waiters && !has_work(t) && t->stale && !awaiting_handover(t))
       idle_refresh(t);
     while (!t->quit && (t->held || t->waiters || !has_work(t))) pthread_cond_wait(&t->cv, &t->mu);
     if (t->quit) break;
@@ -191,8 +191,7 @@ static void *trainer_main(void *arg) {
     long handed = step && rc == 0 ? handed_step(t, krun) : -1;
     if (step) {
       after_step(t, t0);
-      snap_refresh_samples(t);
-      snap_refresh_norms(t, 0);
+      snap_refresh(t, 0);
     }
 
     if (job) job_settle(t, k, rc, &err);
@@ -227,8 +226,7 @@ Trainer *trainer_new(Lab *lab, Err *err) {
     fcntl(t->wake[i], F_SETFL, fcntl(t->wake[i], F_GETFL) | O_NONBLOCK);
     fcntl(t->wake[i], F_SETFD, FD_CLOEXEC);
   }
-  snap_refresh_samples(t);
-  snap_refresh_norms(t, 1);
+  snap_refresh(t, 1);
   snap_publish(t, 1);
 
   /* The signals are the loop's: the trainer takes none. */
@@ -386,7 +384,7 @@ void trainer_release(Trainer *t) {
   /* The holder changed the lab, perhaps (a new run, a load): show it, also
   ** from a nested release, so that a read right after the change sees it
   ** while an outer holder keeps the lab. */
-  snap_refresh_norms(t, 0);
+  snap_refresh(t, 0);
   snap_publish(t, 1);
   pthread_mutex_lock(&t->mu);
   if (t->held > 0) t->held--;

@@ -95,7 +95,7 @@ struct Trainer {
   Sample *samples;               /* by run id; only the lab's holder touches them */
   int n_samples;
   uint64_t norms_seq;            /* row norm measurements so far */
-  int norms_stale;               /* a run stepped since its last measurement */
+  int stale;                     /* a run stepped since its last sample or row norms */
 
   double last_job_pub;           /* when a job's progress was last published */
   int lend;                      /* a job lends the lab at its reports (serve_between) */
@@ -122,8 +122,7 @@ static inline void set_message(Trainer *t, const char *msg) {
 /* snap.c: the publication, and what the lab's holder measures for it. */
 void snap_fill(Trainer *t, double now, int full);
 void snap_publish(Trainer *t, int full);
-void snap_refresh_samples(Trainer *t);
-void snap_refresh_norms(Trainer *t, int now_);
+void snap_refresh(Trainer *t, int now_);
 
 /* tickets.c: the queue of tickets and commands, and running a job. */
 Ticket *ticket_next(Trainer *t);

@@ -39,6 +39,9 @@ static int wait_snap(Trainer *t, TrainerSnap **s, int (*pred)(const TrainerSnap 
 
 static int five_steps(const TrainerSnap *s) { return s->n_runs == 1 && s->runs[0].m.step >= 5; }
 static int scale_two(const TrainerSnap *s) { return s->n_runs == 1 && s->runs[0].m.in_scale == 2; }
+static int sample_current(const TrainerSnap *s) {
+  return s->n_runs == 1 && s->runs[0].sample_step == s->runs[0].m.step && s->runs[0].m.step > 5;
+}
 static long seen_seq;
 static int new_message(const TrainerSnap *s) { return s->msg_seq > seen_seq; }
 
@@ -143,6 +146,10 @@ int main(void) {
   while (now_s() < end && run_metrics(run)->step == s3) nap();
   ok(run_metrics(run)->step > s3, "released, training goes on");
   trainer_set_running(t, 0);
+  /* Samples are taken a few seconds apart while training; a pause must
+  ** not leave the screen with text of an older step. */
+  ok(wait_snap(t, &snap, sample_current, 2), "paused, the text sample is of the step training stopped at (%ld, %ld)",
+     snap->runs[0].sample_step, snap->runs[0].m.step);
 
   /* Commands, and their errors as messages. */
   double two = 2;

@@ -1,6 +1,6 @@
 /*
-** panel_text.c -- the panels made of text: the selected run's writing
-** sample.
+** panel_text.c -- the panels made of text: the writing samples of the
+** selected run and of its partner.
 */
 #include <math.h>
 #include <stdio.h>
@@ -23,14 +23,13 @@ static size_t whole_escapes(const char *p, size_t k) {
   return k;
 }
 
-void panel_sample(Ui *ui, WINDOW *w, int h, int wd) {
-  werase(w);
-  const Term *t = &ui->term;
-  const TrainerRun *r = ui_selected(ui);
-  if (!r || h < 1) return;
+/* Run 'r''s title and text from row 'y', at most 'rows' rows; returns the
+** rows it takes, or would take when 'draw' is 0. */
+static int sample_block(const Term *t, WINDOW *w, int y, int rows, int wd, const TrainerRun *r, int draw) {
+  if (rows < 1) return 0;
   if (r->sample_step < 0) {
-    fit_print(t, w, 0, 0, wd, ROLE_TITLE, "sample of %s: not yet", r->name);
-    return;
+    if (draw) fit_print(t, w, y, 0, wd, ROLE_TITLE, "sample of %s: not yet", r->name);
+    return 1;
   }
   /* Text decoded with a tokenizer the model did not train with says so,
   ** in full where the panel is wide enough. */
@@ -39,13 +38,14 @@ void panel_sample(Ui *ui, WINDOW *w, int h, int wd) {
   if (!r->sample_note[0]) snprintf(title, sizeof title, "%s writes @%ld:", r->name, r->sample_step);
   else if (term_width(title) > wd)
     snprintf(title, sizeof title, "%s writes @%ld (tokenizer not its own):", r->name, r->sample_step);
-  fit_print(t, w, 0, 0, wd, ROLE_TITLE, "%s", title);
+  if (draw) fit_print(t, w, y, 0, wd, ROLE_TITLE, "%s", title);
   /* Newlines become a visible mark, bytes that form no character an escape. */
   char text[TEXTESC_CAP(TRAINER_SAMPLE_MAX)];
   textesc(r->sample, r->sample_len, term_glyph(t, GLYPH_NEWLINE), t->utf8, text, sizeof text);
   /* Wrapped at spaces: a word is split only when it is wider than the panel. */
   const char *p = text;
-  for (int y = 1; y < h && *p; y++) {
+  int used = 1;
+  for (; used < rows && *p; used++) {
     const char *next;
     size_t k = fit_wrap(p, wd, &next), whole = whole_escapes(p, k);
     if (whole < k) next = p + whole;
@@ -54,7 +54,29 @@ void panel_sample(Ui *ui, WINDOW *w, int h, int wd) {
     if (k >= sizeof row) k = sizeof row - 1;
     memcpy(row, p, k);
     row[k] = '\0';
-    term_print(t, w, y, 0, wd, ROLE_TEXT, row);
+    if (draw) term_print(t, w, y + used, 0, wd, ROLE_TEXT, row);
     p = next;
   }
+  return used;
+}
+
+/* The selected run's writing and, where the panel has the rows, its
+** partner's beneath (tied first, as the lens): what weight tying does to
+** a model's text, side by side. Each gets the rows its text needs, the
+** second at least half the panel when it needs them. */
+void panel_sample(Ui *ui, WINDOW *w, int h, int wd) {
+  werase(w);
+  const Term *t = &ui->term;
+  const TrainerRun *runs[2];
+  int n = run_pair(ui, runs);
+  if (n == 0 || h < 1) return;
+  if (n == 2 && h < 4) runs[0] = ui_selected(ui), n = 1;   /* one line each is no reading */
+  if (n == 1) {
+    sample_block(t, w, 0, h, wd, runs[0], 1);
+    return;
+  }
+  int need1 = sample_block(t, w, 0, h, wd, runs[0], 0), need2 = sample_block(t, w, 0, h, wd, runs[1], 0);
+  int keep = need2 < h / 2 ? need2 : h / 2, first = need1 < h - keep ? need1 : h - keep;
+  first = sample_block(t, w, 0, first, wd, runs[0], 1);
+  sample_block(t, w, first, h - first, wd, runs[1], 1);
 }

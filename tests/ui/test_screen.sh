@@ -243,6 +243,14 @@ for size in 80x24 100x30 120x40 200x60; do
   wait_for "tielab.run 'tied_x10_s1'" 100 && wait_runs 5 && wait_step 300 &&
     wait_for 'align tied vs untied @' 300
   check $? "$size: five runs train, alignment measured"
+  # The sample panel: the selected run's text, and from 40 rows its
+  # partner's beneath, tied over untied.
+  if [ "$ROWS" -ge 40 ]; then
+    wait_for '[╭│] *tied writes @[0-9]+:' 30 && wait_for '│ *untied writes @[0-9]+:' 30
+  else
+    wait_for '[╭│] *tied writes @[0-9]+:' 30 && ! screen | grep -q 'untied writes @'
+  fi
+  check $? "$size: the sample panel shows $([ "$ROWS" -ge 40 ] && echo "the tied run's text over the untied's" || echo "the selected run's text")"
 
   status=$(screen | sed -n 1p)
   missing=$(every_run "$(printf '%s\n' "$status" | sed 's/^[^│]*//')")

@@ -174,7 +174,13 @@ static void tall_out(const Term *t, WINDOW *w, int y, int wd, const LensPair *p)
     x += term_printf(t, w, y, x, wd - x, ROLE_TEXT, "  %s", p->run[k]->name);
     x += term_printf(t, w, y, x, wd - x, ROLE_DIM, " acc %.2f", acc_at(p, k, out));
   }
-  term_print(t, w, y, x, wd - x, ROLE_DIM, "   (KL 0: the model's own output)");
+  /* Why it has no KL, as far as the row has room; never cut. */
+  static const char *const why[] = {"   (KL 0: the model's own output)", "   (KL 0 by definition)", "   (KL 0)"};
+  for (int i = 0; i < 3; i++)
+    if (fit_cols(why[i]) <= wd - x) {
+      term_print(t, w, y, x, wd - x, ROLE_DIM, why[i]);
+      return;
+    }
 }
 
 /* Each layer position a group: a bar per run, 'thick' rows each, as wide

@@ -78,7 +78,7 @@ static const Palette palettes[2][2] = {
               .series = {COLOR_CYAN, COLOR_RED, COLOR_GREEN, COLOR_MAGENTA, COLOR_YELLOW, COLOR_BLUE},
               .tint = {COLOR_CYAN, COLOR_RED, COLOR_GREEN, COLOR_MAGENTA, COLOR_YELLOW, COLOR_BLUE}},
     [1][1] = {.role = {[ROLE_EVENT] = 127, [ROLE_REF] = 244, [ROLE_ERROR] = 160, [ROLE_WARN] = 166,
-                       [ROLE_OK] = 28, [ROLE_BAR] = 25, [ROLE_BORDER] = 250},
+                       [ROLE_OK] = 28, [ROLE_BAR] = 25, [ROLE_BORDER] = 246},
               .dim = 244,
               .series = {25, 160, 28, 91, 130, 30},
               .tint = {68, 167, 71, 134, 172, 37},

@@ -294,8 +294,10 @@ void panel_extra(Ui *ui, WINDOW *win, int h, int w) {
 /* The tied run's matrix (of the selected pair) against its untied partner's E_in and
 ** E_out, by the linear map and by Procrustes, each with the same score of a
 ** random matrix of the same shape (dashed, tinted): where a score lies on
-** its baseline it says nothing. Short names, so the legend fits a box of
-** forty columns in two rows, events and all, without cutting one. */
+** its baseline it says nothing. Short names, so that the legend fits
+** one row of a box of forty columns with the linear lines, of a wider one
+** with all; where Procrustes' lines would wrap it they are left to the
+** table beside (and to the zoom), never a name cut. */
 static const struct {
   const char *series, *baseline, *label;
 } align_lines[] = {
@@ -319,20 +321,28 @@ static int align_chart_absent(const TrainerRun *r, int measured, const char *why
   return 2;
 }
 
-void panel_align_chart(Ui *ui, WINDOW *win, int h, int w) {
-  const TrainerRun *r = align_run(ui);
-  GraphSeries s[2 * N_ALIGN_LINES];
-  int n = 0, measured = 0;
-  for (int i = 0; r && i < N_ALIGN_LINES; i++) {
+/* The alignment chart's series of run 'r' into 's', the first 'lines' of
+** align_lines each with its baseline; returns how many, '*measured' 1
+** when one has a point. */
+static int align_series(Ui *ui, const TrainerRun *r, int lines, GraphSeries *s, int *measured) {
+  int n = 0;
+  for (int i = 0; r && i < lines; i++) {
     const double *x, *y;
     int k = ui_series(ui, 2 * i, r->hist, align_lines[i].series, &x, &y);
-    measured |= k > 0;
+    *measured |= k > 0;
     s[n++] = (GraphSeries){.name = align_lines[i].label, .x = x, .y = y, .n = k, .color = i, .group = i + 1,
                            .line = i};
     k = ui_series(ui, 2 * i + 1, r->hist, align_lines[i].baseline, &x, &y);
     if (k > 0)
       s[n++] = (GraphSeries){.name = "rand", .x = x, .y = y, .n = k, .color = i, .dashed = 1, .group = i + 1};
   }
+  return n;
+}
+
+void panel_align_chart(Ui *ui, WINDOW *win, int h, int w) {
+  const TrainerRun *r = align_run(ui);
+  GraphSeries s[2 * N_ALIGN_LINES];
+  int measured = 0, n = align_series(ui, r, N_ALIGN_LINES, s, &measured);
   const char *why[2] = {"there is no run", "no run"};
   int n_why = r ? align_chart_absent(r, measured, why) : 2;
   if (n_why) {
@@ -343,6 +353,8 @@ void panel_align_chart(Ui *ui, WINDOW *win, int h, int w) {
   }
   char title[96];
   snprintf(title, sizeof title, "align %s", r->name);
+  Graph probe = {.title = title, .glyphs = ui->term.glyphs, .series = s, .n_series = n, .mono = !ui->term.color};
+  if (!graph_legend_fits_row(&probe, w)) n = align_series(ui, r, 2, s, &measured);
   ChartSpec cs = {.panel = P_ALIGNCHART, .title = title, .y_cap = 1, .run = r};   /* cosines and CKA: at most 1 */
   draw_chart(ui, win, h, w, &cs, s, n, 0);
 }

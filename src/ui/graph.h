@@ -114,6 +114,12 @@ typedef struct Graph {
                                ** on a long run, as on a chart logged every few steps */
 } Graph;
 
+/* 1 when the legend of 'g' (its title and named series; events' entries
+** aside) fits one row of a chart 'w' wide with every name whole: a
+** caller with lines to spare can leave some out rather than have the
+** legend wrap. */
+int graph_legend_fits_row(const Graph *g, int w);
+
 /* Columns of the y labels in a chart 'w' wide (0: none). */
 int graph_label_cols(int w);
 

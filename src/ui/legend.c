@@ -205,6 +205,13 @@ LegendPlan legend_plan(const Graph *g, Legend *l, int scatter, int shared, const
   return (LegendPlan){max_rows, 1, NAME_SHORT, 0};
 }
 
+int graph_legend_fits_row(const Graph *g, int w) {
+  static const int no_kinds[GRAPH_EVENT_KINDS] = {0};
+  Legend l;
+  LegendPlan pl = legend_plan(g, &l, 0, 0, no_kinds, w, 1);
+  return pl.rows == 1 && pl.affix == 0 && legend_fits(&l, &pl, w);
+}
+
 /* The title; wider than the chart, what fits before an ellipsis in the
 ** last column (whole clusters), without the spaces it ends with. */
 static void title_draw(const char *title, GraphCell *cells, int w, int ascii) {

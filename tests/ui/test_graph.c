@@ -448,6 +448,8 @@ static void test_reference_and_events(void) {
   /* The chart knows no settings: the caller names the kinds. */
   graph_render(&g, cells, W, H);
   ok(strstr(grid(cells, W, 1), "\u25b2") == NULL, "kinds the caller does not name are left out of the legend: %s", text);
+  ok(graph_legend_fits_row(&g, W) && !graph_legend_fits_row(&g, 5),
+     "a legend of a title and a line fits one row of %d columns whole, not of 5", W);
   g.event_names[GRAPH_EVENT_TIE] = "tie";
   g.event_names[GRAPH_EVENT_SCALE] = "scale";
   graph_render(&g, cells, W, H);

@@ -286,6 +286,17 @@ for size in 80x24 100x30 120x40 200x60; do
     check $? "$size: $blank blank rows of $ROWS while training (at most 15%)"
   fi
 
+  if [ "$COLS" -ge 120 ]; then
+    # The alignment chart's legend: one row, names whole; Procrustes' lines
+    # where that row has room for them.
+    set -- $(rect alignchart)
+    top=$(screen | sed -n "$(($1 + 1))p" | cols "$2" "$4")
+    under=$(screen | sed -n "$(($1 + 2))p" | cols "$2" "$4")
+    printf '%s\n' "$top" | grep -q 'lin in.*rand.*lin out' && ! printf '%s\n' "$under" | grep -Eq 'lin|rand|pro' &&
+      if [ "$COLS" -ge 200 ]; then printf '%s\n' "$top" | grep -q 'pro in.*pro out'; fi
+    check $? "$size: the alignment chart's legend on one row, names whole: $top"
+  fi
+
   set -- $(rect loss)
   ly=$1 lx=$2 lh=$3 lw=$4
   legend=$(screen | sed -n "$((ly + 1)),$((ly + 2))p" | cols "$lx" "$lw")

@@ -375,58 +375,144 @@ static void short_score(double v, char *buf, size_t cap) {
 }
 
 /* "E_in r .53 drift .98": the legend of one matrix, with the run's
-** correlation of row norm with log frequency and its drift from step 0. */
-static void norms_legend(char *buf, size_t cap, const char *what, double r, double drift) {
+** correlation of row norm with log frequency and its drift from step 0;
+** without the drift when 'brief'. */
+static void norms_legend(char *buf, size_t cap, const char *what, double r, double drift, int brief) {
   char a[32], b[32];
   short_score(r, a, sizeof a);
   short_score(drift, b, sizeof b);
-  snprintf(buf, cap, "%s r %s drift %s", what, a, b);
+  if (brief) snprintf(buf, cap, "%s r %s", what, a);
+  else snprintf(buf, cap, "%s r %s drift %s", what, a, b);
 }
 
-/* The selected run's row norms against the log of each token's count in
-** training, measured by the trainer every few seconds. A tied run has one
-** matrix, drawn once. */
+/* Bins of ln count a trend is the mean of, and the points drawn along it
+** per bin, so that it is a line of marks in every tier. */
+#define TREND_BINS 24
+#define TREND_STEPS 48
+
+/* The mean row norm by bin of ln count, joined bin to bin: a line through
+** the scatter that a room reads before the points. Returns its points,
+** written to 'x' and 'y' (TREND_BINS * TREND_STEPS of room). */
+static int norms_trend(const double *lf, const double *norm, int n, double xlo, double xhi, double *x, double *y) {
+  double sum[TREND_BINS] = {0}, at[TREND_BINS] = {0};
+  int cnt[TREND_BINS] = {0}, k = 0, m = 0;
+  for (int i = 0; i < n; i++) {
+    if (!isfinite(lf[i]) || !isfinite(norm[i])) continue;
+    int b = (int)((lf[i] - xlo) / (xhi - xlo) * TREND_BINS);
+    b = b < 0 ? 0 : b >= TREND_BINS ? TREND_BINS - 1 : b;
+    sum[b] += norm[i], at[b] += lf[i], cnt[b]++;
+  }
+  double px = 0, py = 0;
+  for (int b = 0; b < TREND_BINS; b++) {
+    if (!cnt[b]) continue;
+    double bx = at[b] / cnt[b], by = sum[b] / cnt[b];
+    for (int s = m ? 1 : TREND_STEPS; s <= TREND_STEPS; s++, k++) {
+      double f = (double)s / TREND_STEPS;
+      x[k] = m ? px + (bx - px) * f : bx, y[k] = m ? py + (by - py) * f : by;
+    }
+    px = bx, py = by, m++;
+  }
+  return k;
+}
+
+/* One run's row norms against the log of each token's count in training
+** into 'cells' (w x h) on the y range and x range given; its matrices'
+** trends over them. A tied run has one matrix, drawn once. */
+static void scatter_run(const Ui *ui, const TrainerRun *r, int color, GraphCell *cells, int w, int h,
+                        const double *range, int brief) {
+  const TrainerNorms *nm = &r->norms;
+  static double tx[2][TREND_BINS * TREND_STEPS], ty[2][TREND_BINS * TREND_STEPS];
+  int tied = r->m.tie_k >= r->m.dim, n = tied ? 1 : 2;
+  char title[128], in[128], out[128];
+  if (brief) snprintf(title, sizeof title, "%s", r->name);   /* the step is the figures' */
+  else snprintf(title, sizeof title, "%s: norm vs ln count @%ld", r->name, nm->step);
+  norms_legend(in, sizeof in, tied ? (brief ? "E_in=E_out" : "E_in=E_out (one matrix)") : "E_in", r->m.normfreq_in,
+               r->m.drift_in, brief);
+  norms_legend(out, sizeof out, "E_out", r->m.normfreq_out, r->m.drift_out, brief);
+  const double *norm[2] = {nm->norm_in, nm->norm_out};
+  const char *names[2] = {in, out};
+  GraphSeries s[4];
+  for (int i = 0; i < n; i++) {
+    int c = (color + i) % TERM_SERIES_COLORS;
+    s[i] = (GraphSeries){.name = names[i], .x = nm->log_freq, .y = norm[i], .n = nm->n, .color = c, .group = i + 1};
+    s[n + i] = (GraphSeries){.x = tx[i], .y = ty[i], .color = c, .dashed = 1, .group = i + 1,
+                             .n = norms_trend(nm->log_freq, norm[i], nm->n, range[2], range[3], tx[i], ty[i])};
+  }
+  const Term *t = &ui->term;
+  Graph g = {.title = title,
+             .glyphs = ui->view == VIEW_PRESENT && t->glyphs == GRAPH_BRAILLE ? GRAPH_BLOCK : t->glyphs,
+             .x_min = range[2],
+             .x_max = range[3],
+             .y_min = range[0],
+             .y_max = range[1],
+             .series = s,
+             .n_series = 2 * n,
+             .x_label = brief ? "ln count" : "ln count in training",
+             .no_shade = !t->shaded};
+  graph_scatter(&g, cells, w, h);
+}
+
+/* The runs whose norms are measured: the selected pair, tied first (its
+** partner only when measured). */
+static int scatter_runs(const Ui *ui, const TrainerRun *runs[2]) {
+  int n = run_pair(ui, runs);
+  if (n == 0 && (runs[0] = ui_selected(ui)) != NULL) n = 1;
+  int k = 0;
+  for (int i = 0; i < n; i++)
+    if (runs[i]->norms.step >= 0 && runs[i]->norms.n > 0) runs[k++] = runs[i];
+  return k;
+}
+
+/* Columns a scatter of one run needs to sit beside another's. */
+#define SCATTER_HALF_MIN 36
+
+/* Row norms against the log of each token's count in training, measured
+** by the trainer every few seconds: the tied run of the selected pair
+** beside its untied partner, on one y scale, when both are measured and
+** the width allows; else the selected run alone. */
 void panel_scatter(Ui *ui, WINDOW *win, int h, int w) {
   werase(win);
   const Term *t = &ui->term;
-  const TrainerRun *r = ui_selected(ui);
+  const TrainerRun *r = ui_selected(ui), *runs[2];
   if (!r || h < 1) return;
-  const TrainerNorms *nm = &r->norms;
-  if (nm->step < 0 || nm->n == 0) {
+  int n = scatter_runs(ui, runs);
+  if (n == 0) {
+    const TrainerNorms *nm = &r->norms;
     term_printf(t, win, 0, 0, w, ROLE_TITLE, "%s: norm vs ln count", r->name);
     term_print(t, win, 1, 0, w, ROLE_LABEL,
                nm->step < 0 ? "not measured yet: the next step measures it"
                             : "no token counts: this run has no training data");
     return;
   }
+  if (n == 2 && w < 2 * SCATTER_HALF_MIN) n = 1, runs[0] = r->norms.step >= 0 && r->norms.n > 0 ? r : runs[0];
   h = getmaxy(win);   /* in a box, the x axis lies on its bottom border */
+  /* One y range and one x range for both: their points compare. */
+  double range[4] = {0, 1, 0, 1};
+  int any = 0;
+  for (int k = 0; k < n; k++) {
+    const TrainerNorms *nm = &runs[k]->norms;
+    GraphSeries s[2] = {{.x = nm->log_freq, .y = nm->norm_in, .n = nm->n}, {.x = nm->log_freq, .y = nm->norm_out, .n = nm->n}};
+    int m = runs[k]->m.tie_k >= runs[k]->m.dim ? 1 : 2;
+    double lo = 0, hi = 1, xlo = 0, xhi = 1;
+    if (graph_y_range(s, m, 0, &lo, &hi)) {
+      range[0] = any && range[0] < lo ? range[0] : lo, range[1] = any && range[1] > hi ? range[1] : hi;
+      graph_x_range(s, m, &xlo, &xhi);
+      range[2] = any && range[2] < xlo ? range[2] : xlo, range[3] = any && range[3] > xhi ? range[3] : xhi;
+      any = 1;
+    }
+  }
+  GraphScale *sc = &ui->scale[P_SCATTER];
+  if (any) graph_scale_update(sc, range[0], range[1], 0);
+  if (sc->set) range[0] = sc->lo, range[1] = sc->hi;
+  /* Whole numbers at the ends of the x axis: ln 0 is a token seen once. */
+  range[2] = floor(range[2]);
+  range[3] = ceil(range[3]) > range[2] ? ceil(range[3]) : range[2] + 1;
   GraphCell *cells = ui_cells(ui, w, h);
   if (!cells) return;
-  int tied = r->m.tie_k >= r->m.dim;
-  char title[128], in[128], out[128];
-  snprintf(title, sizeof title, "%s: norm vs ln count @%ld", r->name, nm->step);
-  norms_legend(in, sizeof in, tied ? "E_in=E_out (one matrix)" : "E_in", r->m.normfreq_in, r->m.drift_in);
-  norms_legend(out, sizeof out, "E_out", r->m.normfreq_out, r->m.drift_out);
-  GraphSeries s[2] = {{.name = in, .x = nm->log_freq, .y = nm->norm_in, .n = nm->n, .color = 0},
-                      {.name = out, .x = nm->log_freq, .y = nm->norm_out, .n = nm->n, .color = 1}};
-  int n = tied ? 1 : 2;
-  double lo = 0, hi = 1, xlo = 0, xhi = 1;
-  GraphScale *sc = &ui->scale[P_SCATTER];
-  if (graph_y_range(s, n, 0, &lo, &hi)) graph_scale_update(sc, lo, hi, 0);
-  graph_x_range(s, n, &xlo, &xhi);
-  /* Whole numbers at the ends of the x axis: ln 0 is a token seen once. */
-  xlo = floor(xlo);
-  xhi = ceil(xhi) > xlo ? ceil(xhi) : xlo + 1;
-  Graph g = {.title = title,
-             .glyphs = ui->view == VIEW_PRESENT && t->glyphs == GRAPH_BRAILLE ? GRAPH_BLOCK : t->glyphs,
-             .x_min = xlo,
-             .x_max = xhi,
-             .y_min = sc->set ? sc->lo : lo,
-             .y_max = sc->set ? sc->hi : hi,
-             .series = s,
-             .n_series = n,
-             .x_label = "ln count in training",
-             .no_shade = !t->shaded};
-  graph_scatter(&g, cells, w, h);
-  ui_blit(ui, win, cells, w, h);
+  for (int k = 0, x = 0; k < n; k++) {
+    int cw = n == 1 ? w : k == 0 ? w / 2 : w - w / 2;
+    scatter_run(ui, runs[k], (int)(runs[k] - ui->snap->runs), cells, cw, h, range, n > 1);
+    for (int y = 0; y < h; y++) term_cells(t, win, y, x, cells + (size_t)y * cw, cw);
+    x += cw;
+  }
 }

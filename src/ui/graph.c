@@ -176,7 +176,7 @@ static int frame(const Graph *g, GraphCell *cells, int w, int h, int scatter, in
   p->hi = g->log_y ? log10(g->y_max > 0 ? g->y_max : 1e-12) : g->y_max;
   widen_y(p);
   int lw = graph_label_cols(w);
-  if (lw > 0) axes_snap_y(p);   /* round labels; a chart without any keeps every row for data */
+  if (lw > 0) axes_snap_y(p);   /* round ends; a chart without labels keeps its range */
   p->x0 = lw > 0 ? lw + 1 : 0;
   p->pw = w - p->x0;
   p->x_min = g->x_min;

@@ -151,8 +151,9 @@ typedef struct GraphXAxis {
 } GraphXAxis;
 double graph_xaxis_update(GraphXAxis *a, double newest);
 
-/* A y range that grows at once and shrinks only when the data use less
-** than half of it, so that the chart is not repainted for every wiggle. */
+/* A y range that grows at once to the data's range and shrinks only when
+** the data use less than four fifths of it, so that the chart is not
+** repainted for every wiggle. */
 typedef struct GraphScale {
   double lo, hi;
   int set;

@@ -49,15 +49,18 @@ void graph_scale_update(GraphScale *s, double lo, double hi, int log_y) {
   double tl = log_y ? log10(lo) : lo, th = log_y ? log10(hi) : hi;
   double sl = log_y ? log10(s->lo) : s->lo, sh = log_y ? log10(s->hi) : s->hi;
   int grow = !s->set || tl < sl || th > sh;
-  int shrink = s->set && (th - tl) < 0.5 * (sh - sl);
+  int shrink = s->set && (th - tl) < 0.8 * (sh - sl);
   if (!grow && !shrink) return;
-  /* Leave a margin of a tenth of the span so the next points fit too
-  ** (computed so that it stays finite for values near the largest
-  ** double); a span of a few roundings counts as none. */
+  /* The data's own range: the chart rounds its ends to a step of about a
+  ** row, so a new extreme moves the scale about once a row. A span of a
+  ** few roundings counts as none and gets a margin (computed so that it
+  ** stays finite for values near the largest double). */
   double m = th * 0.1 - tl * 0.1;
-  if (!(m > 1e-13 * fmax(fabs(tl), fabs(th)))) m = fabs(th) * 0.1 + (log_y ? 0.1 : 1e-9);
-  tl -= m;
-  th += m;
+  if (!(m > 1e-13 * fmax(fabs(tl), fabs(th)))) {
+    m = fabs(th) * 0.1 + (log_y ? 0.1 : 1e-9);
+    tl -= m;
+    th += m;
+  }
   s->lo = log_y ? pow(10, tl) : tl;
   s->hi = log_y ? pow(10, th) : th;
   s->set = 1;
@@ -68,21 +71,6 @@ static double nice_step(double span, int n) {
   if (!(span > 0)) return 1;
   double raw = span / (n > 0 ? n : 1), mag = pow(10, floor(log10(raw))), f = raw / mag;
   return (f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10) * mag;
-}
-
-/* The 1-2-5 value at or below (down) or above (!down) v > 0. */
-static double log_snap(double v, int down) {
-  static const double m[] = {1, 2, 5, 10};
-  double d = pow(10, floor(log10(v))), best = down ? d : 10 * d;
-  for (int i = 0; i < 4; i++) {
-    double c = m[i] * d;
-    if (down && c <= v * (1 + 1e-9)) best = c;
-    if (!down && c >= v * (1 - 1e-9)) {
-      best = c;
-      break;
-    }
-  }
-  return best;
 }
 
 /* ------------------------------------------------------------ axes */
@@ -102,6 +90,25 @@ static int y_label_put(Plot *p, int lw, int row, double v, char *used) {
 /* Intervals between y ticks: a label every other row or so, at most six. */
 static int y_intervals(const Plot *p) { return p->ph / 2 < 2 ? 2 : p->ph / 2 > 6 ? 6 : p->ph / 2; }
 
+/* The y ticks' step: the round step above the span's sixth on a short
+** plot; on a tall one (a present view's) the round step nearest a label
+** every two or three rows, never closer than a row and a half, so that
+** the eye finds a value's label across a wide chart and no stretch of
+** rows is left without one. */
+#define TALL_PLOT 24
+static double y_step(const Plot *p) {
+  double span = p->hi - p->lo;
+  if (p->ph <= TALL_PLOT || !(span > 0)) return nice_step(span, y_intervals(p));
+  double raw = span / (p->ph * 2 / 5), least = span / (p->ph * 2 / 3), mag = pow(10, floor(log10(raw)));
+  static const double m[] = {1, 2, 5, 10};
+  double best = 10 * mag;
+  for (int i = 3; i >= 0; i--) {
+    double c = m[i] * mag;
+    if (c >= least && fabs(log(c / raw)) <= fabs(log(best / raw))) best = c;
+  }
+  return best;
+}
+
 static int value_row(const Plot *p, double t) {
   int ys = p->ph * p->sy;
   return (int)lround((p->hi - t) / (p->hi - p->lo) * (ys - 1)) / p->sy;
@@ -115,7 +122,7 @@ void axes_y_labels(Plot *p, int lw) {
   if (!p->log_y) {
     /* By whole multiples of the step, counted: adding the step to a tick
     ** can leave it unchanged, where the span is a few roundings wide. */
-    double step = nice_step(p->hi - p->lo, y_intervals(p));
+    double step = y_step(p);
     double k0 = ceil(p->lo / step - 1e-9), k1 = floor(p->hi / step + 1e-9);
     for (int i = 0; i <= p->ph && k0 + i <= k1; i++) {
       double t = (k0 + i) * step;
@@ -134,18 +141,34 @@ void axes_y_labels(Plot *p, int lw) {
     }
 }
 
-/* Widen the y range to round ticks, so the labels at its ends are round. */
+/* The 1-2-5 step at or below v > 0. */
+static double step_below(double v) {
+  double mag = pow(10, floor(log10(v))), f = v / mag;
+  return (f >= 5 ? 5 : f >= 2 ? 2 : 1) * mag;
+}
+
+/* Widen the y range to round values of a step no taller than a row, so
+** that the data's extremes lie in the top and the bottom row: the ticks
+** are round, the ends fit the data rather than the ticks (a loss of 3 to
+** 6.3 on a scale of 2 to 7 leaves a fifth of the rows empty). */
 void axes_snap_y(Plot *p) {
+  /* A row's share of the range, less the half dot a point's row is
+  ** rounded by: an ASCII row holds half a row's values either side. */
+  int sy = p->sy > 0 ? p->sy : 1;
+  double row = (p->hi - p->lo) / (p->ph > 0 ? p->ph : 1) * (sy - 0.5) / sy;
+  if (!(row > 0) || !isfinite(row)) return;
   if (!p->log_y) {
-    double step = nice_step(p->hi - p->lo, y_intervals(p));
-    p->lo = floor(p->lo / step + 1e-9) * step;
-    p->hi = ceil(p->hi / step - 1e-9) * step;
+    double step = step_below(row);
+    double lo = floor(p->lo / step + 1e-9) * step, hi = ceil(p->hi / step - 1e-9) * step;
+    if (isfinite(lo) && isfinite(hi) && hi > lo) p->lo = lo, p->hi = hi;
     return;
   }
-  /* To 1-2-5 values rather than decades: a decade more at each end would
-  ** leave a third of a short chart empty. */
-  p->lo = log10(log_snap(pow(10, p->lo), 1));
-  p->hi = log10(log_snap(pow(10, p->hi), 0));
+  /* In values, a row is a factor: each end moves by at most that much. */
+  double f = pow(10, row) - 1, lo = pow(10, p->lo), hi = pow(10, p->hi);
+  double sl = step_below(lo * (f < 0.5 ? f : 0.5)), sh = step_below(hi * (f < 0.5 ? f : 0.5));
+  lo = floor(lo / sl + 1e-9) * sl;
+  hi = ceil(hi / sh - 1e-9) * sh;
+  if (lo > 0 && isfinite(hi) && hi > lo) p->lo = log10(lo), p->hi = log10(hi);
 }
 
 static int x_col(const Plot *p, double x) {

@@ -183,44 +183,49 @@ static void tall_out(const Term *t, WINDOW *w, int y, int wd, const LensPair *p)
     }
 }
 
-/* Each layer position a group: a bar per run, 'thick' rows each, as wide
-** as the panel leaves, its KL and accuracy after it; the difference on
-** the group's first row. A row between groups; the rows a whole division
-** leaves widen those gaps, so the last group ends over the output's row. */
+/* Each layer position a group: a bar per run, as wide as the panel
+** leaves, its KL and accuracy after it; under the pair, the difference
+** (tied - untied) in its own row, as under a sum, which parts one group
+** from the next. Bars are as thick as the rows allow; the rows a whole
+** division leaves thicken the first groups' bars (the figures are about
+** layer 0), so no row is left empty but one when fewer rows are left
+** than a group has bars. One run: a row between groups instead. */
 static void tall(const Ui *ui, WINDOW *w, int h, int wd, const LensPair *p) {
   const Term *t = &ui->term;
   tall_legend(t, w, wd, p);
   int layers = p->rows - 1, space = h - 3;   /* under the legend, above the output's row */
   if (layers < 1) layers = 1;
-  int gaps = layers - 1, thick = (space - gaps) / (layers * p->n);   /* a row between groups, the rest bars */
+  int sep = p->n > 1 ? layers : layers - 1;   /* the difference's rows, or the gaps */
+  int thick = (space - sep) / (layers * p->n);
   if (thick < 1) thick = 1;
-  int gap = space - layers * p->n * thick >= gaps;
-  int spare = space - layers * p->n * thick - gaps * gap;   /* spread over the gaps, first ones first */
-  int right = 6 + 10 + (p->n > 1 ? 9 : 0), bw = wd - 4 - right;
+  int spare = space - sep - layers * p->n * thick, more = spare > 0 ? spare / p->n : 0;   /* groups a row thicker */
+  int right = 6 + 10, bw = wd - 4 - right;
   if (bw > 512) bw = 512;
   double top = kl_top(p);
   int y = 2;
   for (int row = 0; row < layers && y < h - 1; row++) {
     char label[16];
+    int th = thick + (row < more);
     position_label(p, row, label, sizeof label);
     term_printf(t, w, y, 0, 4, ROLE_KEY, "%3s", label);
     for (int k = 0; k < p->n; k++)
-      for (int r = 0; r < thick; r++) {
+      for (int r = 0; r < th; r++) {
         GraphCell bar[512];
         graph_hbar(bar, bw, kl_at(p, k, row) / top, t->glyphs, (uint8_t)series_role(p->color[k]));
-        int yy = y + k * thick + r;
+        int yy = y + k * th + r;
+        if (yy >= h - 1) break;
         term_cells(t, w, yy, 4, bar, bw);
         if (r != 0) continue;
         term_printf(t, w, yy, 4 + bw, 6, ROLE_TEXT, " %5.2f", kl_at(p, k, row));
         term_printf(t, w, yy, 4 + bw + 6, 10, ROLE_DIM, " acc %.2f", acc_at(p, k, row));
-        if (k > 0 || p->n < 2) continue;
-        char d[16];
-        delta_text(kl_at(p, 0, row) - kl_at(p, 1, row), d, sizeof d);
-        term_printf(t, w, yy, 4 + bw + 16, 9, ROLE_LABEL, " %s %s", term_glyph(t, GLYPH_DELTA), d);
       }
-    int extra = spare > 0 && row < gaps ? (spare + (gaps - 1 - row)) / (gaps - row) : 0;
-    spare -= extra;
-    y += thick * p->n + gap + extra;
+    y += th * p->n;
+    if (p->n > 1 && y < h - 1) {
+      char d[16];
+      delta_text(kl_at(p, 0, row) - kl_at(p, 1, row), d, sizeof d);
+      term_printf(t, w, y, 4 + bw - 1, 10, ROLE_LABEL, "%s %5s", term_glyph(t, GLYPH_DELTA), d);
+    }
+    y += row < sep;
   }
   if (p->rows > 1) tall_out(t, w, h - 1, wd, p);
 }

@@ -327,8 +327,22 @@ int figures_align(Ui *ui, const TrainerRun *r, Figure *f) {
   return 2;
 }
 
+/* The correlation of row norm with log count: the tied run's one matrix
+** beside its untied partner's output matrix, the one a tied matrix is
+** compared with, when both are measured; else the selected run's
+** matrices. Each with the step it was measured at. */
 int figures_scatter(Ui *ui, const TrainerRun *r, Figure *f) {
-  (void)ui;
+  const TrainerRun *runs[2];
+  int n = run_pair(ui, runs);
+  if (n == 2 && runs[0]->norms.step >= 0 && runs[1]->norms.step >= 0) {
+    for (int k = 0; k < 2; k++) {
+      int tied = runs[k]->m.tie_k >= runs[k]->m.dim;
+      snprintf(labels[k][0], sizeof labels[k][0], "%s %s r", runs[k]->name, tied ? "E" : "E_out");
+      snprintf(labels[k][1], sizeof labels[k][1], "norm~freq @%ld", runs[k]->norms.step);
+      f[k] = (Figure){{labels[k][0], labels[k][1]}, tied ? runs[k]->m.normfreq_in : runs[k]->m.normfreq_out, 2};
+    }
+    return 2;
+  }
   int tied = r->m.tie_k >= r->m.dim;
   f[0] = (Figure){{"norm~freq r", tied ? "E_in=E_out" : "E_in"}, r->m.normfreq_in, 2};
   if (tied) return 1;

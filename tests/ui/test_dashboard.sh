@@ -10,6 +10,11 @@
 # runs; then the present view of the lens naming both, tied beside
 # untied; the fitted lens before a fit and with one run fitted; and a
 # script's series plotted at one step drawn along an axis of its own.
+# Then every present view (loss, ratio, lens, scatter, align and a
+# script's series) at the three sizes: at most 5% of the rows blank, no
+# U+FFFD, the legend whole on its box's border, both runs named where
+# both are shown. Last the same lab resumed under --ascii, its lab view
+# held to the same rules at the three sizes.
 # DASHBOARD_SECONDS sets the minute. Prints TAP.
 
 : "${top_builddir:=.}" "${top_srcdir:=.}"
@@ -23,6 +28,21 @@ SHAPE="--vocab 512 --dim 64 --layers 3 --heads 4 --ctx 32 --batch 8"
 # blank_rows: rows of the screen (stdin) with nothing but spaces, blank
 # Braille and box drawing.
 blank_rows() { perl -CS -ne 'chomp; s/[ \x{2800}\x{2500}-\x{257f}]//g; $n++ if $_ eq ""; END { print $n + 0 }'; }
+
+# blank_ascii: the same under --ascii, where borders are dashes, bars and
+# pluses.
+blank_ascii() { perl -CS -ne 'chomp; s/[ +|\-]//g; $n++ if $_ eq ""; END { print $n + 0 }'; }
+
+# rows_ok NAME ROWS [ASCII]: the screen, kept as $WORK/NAME, has at most 5%
+# of its ROWS blank and not one U+FFFD.
+rows_ok() {
+  screen >"$WORK/$1"
+  if [ -n "$3" ]; then blank=$(blank_ascii <"$WORK/$1"); else blank=$(blank_rows <"$WORK/$1"); fi
+  [ "$blank" -le $(($2 * 5 / 100)) ]
+  check $? "$1: $blank blank rows of $2 (at most 5%)"
+  ! grep -q "$(printf '\357\277\275')" "$WORK/$1"
+  check $? "$1: no U+FFFD anywhere"
+}
 
 # legend_ok TITLE: the chart box titled TITLE has its title and both runs
 # whole on its top border, and its plot's y axis on the row under it.
@@ -40,6 +60,36 @@ legend_ok() {
     exit !$ok' "$1"
 }
 
+# border_ok CORNER TITLE [NAMES...]: the box whose top border starts with
+# CORNER and TITLE has each of NAMES whole on that border row, and no
+# ellipsis (U+2026, '~' in ASCII) on it: a legend not cut.
+border_ok() {
+  screen | perl -CSA -e 'my ($corner, $title, @names) = @ARGV; my $ok = 0;
+    for my $row (<STDIN>) {
+      my $at = index($row, "$corner $title");
+      next if $at < 0;
+      my $top = substr($row, $at);
+      $ok = $top !~ /[\x{2026}~]/;
+      for my $n (@names) { $ok &&= $top =~ / \Q$n\E / }
+      last;
+    }
+    exit !$ok' "$@"
+}
+
+# size_to COLS ROWS: the pane resized, the screen laid out again for it
+# (the status line fills its row).
+size_to() {
+  $T resize-window -t t -x "$1" -y "$2" 2>/dev/null || $T resize-pane -t t -x "$1" -y "$2"
+  wait_for "^.{$(($1 - 1))}[^ ]" 50
+}
+
+# lab_at COLS ROWS: the lab view at that size, laid out for it: the lens
+# history shows from 120 columns only.
+lab_at() {
+  size_to "$1" "$2" && wait_for 'lens KL bits' 50
+  if [ "$1" -ge 120 ]; then wait_for 'over steps' 50; else wait_gone 'over steps' 50; fi
+}
+
 session 80 24
 start "$SHAPE"
 wait_for 'RUNNING step [1-9]' 600
@@ -51,17 +101,8 @@ check $? "after a minute the lens and the alignment are measured"
 
 for size in 80x24 120x40 200x60; do
   COLS=${size%x*} ROWS=${size#*x}
-  $T resize-window -t t -x "$COLS" -y "$ROWS" 2>/dev/null || $T resize-pane -t t -x "$COLS" -y "$ROWS"
-  # Laid out for this size: the lens history shows from 120 columns only,
-  # and the status line fills its row.
-  wait_for "^.{$((COLS - 1))}[^ ]" 50 && wait_for 'lens KL bits' 50
-  if [ "$COLS" -ge 120 ]; then wait_for 'over steps' 50; else wait_gone 'over steps' 50; fi
-  screen >"$WORK/$size"
-  blank=$(blank_rows <"$WORK/$size")
-  [ "$blank" -le $((ROWS * 5 / 100)) ]
-  check $? "$size: $blank blank rows of $ROWS (at most 5%)"
-  ! grep -q "$(printf '\357\277\275')" "$WORK/$size"
-  check $? "$size: no U+FFFD anywhere"
+  lab_at "$COLS" "$ROWS"
+  rows_ok "$size" "$ROWS"
   legend_ok loss && legend_ok 'grad out/in'
   check $? "$size: the loss and ratio legends name both runs whole on one row"
   grep -A1 'lens KL bits' "$WORK/$size" | sed -n 2p | grep -q ' tied .* untied '
@@ -110,6 +151,62 @@ cols=$(screen | perl -CS -ne '$in = 1 if /\x{256d}/; $in = 0 if /\x{2570}/; next
   while (/[\x{2581}-\x{2588}\x{2801}-\x{28ff}]/g) { $c{pos()} = 1 } END { print scalar keys %c }')
 [ "$cols" -ge 8 ]
 check $? "a series plotted at one step spreads over its own axis of points ($cols columns of marks)"
+
+# Every present view at every size: the rows a taller or wider screen
+# adds go to the chart, never to empty rows. A script's series ("gap",
+# the tied run's ratio less one every 20 steps) stands for lab.plot's.
+key :
+type_line 'local h = lab.runs.tied:history("grad_ratio") for i = 1, h.n, 20 do lab.plot("gap", h.values[i] - 1, h.steps[i]) end'
+leave_repl
+for size in 80x24 120x40 200x60; do
+  COLS=${size%x*} ROWS=${size#*x}
+  size_to "$COLS" "$ROWS"
+  for view in loss ratio lens scatter align gap; do
+    case $view in
+      loss) box='loss' names='tied untied' ;;
+      ratio) box='grad out/in' names='tied untied' ;;
+      lens) box='lens KL bits' names= ;;
+      scatter) box='tied' names='tied untied' ;;
+      align) box='align tied' names= ;;
+      gap) box='gap' names= ;;
+    esac
+    key :
+    type_line "ui.present('$view')"
+    leave_repl
+    wait_for "present view: $view" 50 && wait_for "^╰" 50 && wait_for "^╭ $box" 50
+    sleep 0.5   # the frame after the message
+    rows_ok "$size.present.$view" "$ROWS"
+    # shellcheck disable=SC2086 # the names are words
+    border_ok '╭' "$box" $names
+    check $? "$size ui.present('$view'): its legend whole on the box's border${names:+, naming both runs}"
+    if [ "$view" = lens ]; then
+      grep -A1 '╭ lens KL bits' "$WORK/$size.present.$view" | sed -n 2p | grep -q ' tied .* untied '
+      check $? "$size ui.present('lens'): the tied run beside the untied one"
+    fi
+  done
+done
+key :
+type_line 'ui.present(false)'
+leave_repl
+
+# The same lab under --ascii: saved on the way out, resumed with ASCII
+# glyphs and borders; a blank row there is spaces, dashes, bars and pluses.
+key q
+wait_for 'Save' 50 && key y
+wait_dead 600
+check $? "q then y saves the lab and quits"
+start "--resume --ascii $SHAPE"
+wait_for 'step [1-9]' 600 && wait_for 'lens KL bits.*@[1-9]' 600
+check $? "--ascii: the lab resumed, its lens measured"
+for size in 80x24 120x40 200x60; do
+  COLS=${size%x*} ROWS=${size#*x}
+  lab_at "$COLS" "$ROWS"
+  rows_ok "ascii.$size" "$ROWS" ascii
+  border_ok '+' loss tied untied && border_ok '+' 'grad out/in' tied untied
+  check $? "--ascii $size: the loss and ratio legends name both runs whole, marks apart from names"
+  grep -A1 'lens KL bits' "$WORK/ascii.$size" | sed -n 2p | grep -q ' tied .* untied '
+  check $? "--ascii $size: the lens table names the tied run and the untied one beside it"
+done
 
 key q
 wait_for 'Save' 50 && key n

@@ -1,7 +1,8 @@
 /*
 ** graph_axes.c -- a chart's scales and axes: the ranges the series span,
-** round ticks (1, 2, 5 x 10^k, counted as whole multiples of their step,
-** never added up), the y labels and the time axis with its event markers.
+** round ticks (1, 2, 5 x 10^k, and 2.5 on a tall plot, counted as whole
+** multiples of their step, never added up), the y labels and the time
+** axis with its event markers.
 */
 #include "ui/graph.h"
 
@@ -91,18 +92,18 @@ static int y_label_put(Plot *p, int lw, int row, double v, char *used) {
 static int y_intervals(const Plot *p) { return p->ph / 2 < 2 ? 2 : p->ph / 2 > 6 ? 6 : p->ph / 2; }
 
 /* The y ticks' step: the round step above the span's sixth on a short
-** plot; on a tall one (a present view's) the round step nearest a label
-** every two or three rows, never closer than a row and a half, so that
-** the eye finds a value's label across a wide chart and no stretch of
-** rows is left without one. */
-#define TALL_PLOT 24
+** plot (a lab view's); on a taller one the round step (1, 2, 2.5 or 5
+** times a power of ten) nearest a label every other row, never closer
+** than a row and a half, so that the eye finds a value's label across a
+** wide chart and no stretch of rows is left without one. */
+#define TALL_PLOT 12
 static double y_step(const Plot *p) {
   double span = p->hi - p->lo;
   if (p->ph <= TALL_PLOT || !(span > 0)) return nice_step(span, y_intervals(p));
-  double raw = span / (p->ph * 2 / 5), least = span / (p->ph * 2 / 3), mag = pow(10, floor(log10(raw)));
-  static const double m[] = {1, 2, 5, 10};
+  double raw = span / (p->ph / 2), least = span / (p->ph / 1.4), mag = pow(10, floor(log10(raw)));
+  static const double m[] = {1, 2, 2.5, 5, 10};
   double best = 10 * mag;
-  for (int i = 3; i >= 0; i--) {
+  for (int i = 4; i >= 0; i--) {
     double c = m[i] * mag;
     if (c >= least && fabs(log(c / raw)) <= fabs(log(best / raw))) best = c;
   }

@@ -189,17 +189,21 @@ static void tall_out(const Term *t, WINDOW *w, int y, int wd, const LensPair *p)
 ** from the next. Bars are as thick as the rows allow; the rows a whole
 ** division leaves thicken the first groups' bars (the figures are about
 ** layer 0), so no row is left empty but one when fewer rows are left
-** than a group has bars. One run: a row between groups instead. */
+** than a group has bars. One run: a row between groups instead; too few
+** rows for the difference's: it follows the first bar's numbers. */
 static void tall(const Ui *ui, WINDOW *w, int h, int wd, const LensPair *p) {
   const Term *t = &ui->term;
   tall_legend(t, w, wd, p);
   int layers = p->rows - 1, space = h - 3;   /* under the legend, above the output's row */
   if (layers < 1) layers = 1;
-  int sep = p->n > 1 ? layers : layers - 1;   /* the difference's rows, or the gaps */
+  /* Too few rows for a row of its own: the difference after the first
+  ** bar's numbers, and no row between groups. */
+  int inline_delta = p->n > 1 && space < layers * (p->n + 1);
+  int sep = inline_delta ? 0 : p->n > 1 ? layers : layers - 1;   /* the difference's rows, or the gaps */
   int thick = (space - sep) / (layers * p->n);
   if (thick < 1) thick = 1;
   int spare = space - sep - layers * p->n * thick, more = spare > 0 ? spare / p->n : 0;   /* groups a row thicker */
-  int right = 6 + 10, bw = wd - 4 - right;
+  int right = 6 + 10 + (inline_delta ? 9 : 0), bw = wd - 4 - right;
   if (bw > 512) bw = 512;
   double top = kl_top(p);
   int y = 2;
@@ -218,9 +222,13 @@ static void tall(const Ui *ui, WINDOW *w, int h, int wd, const LensPair *p) {
         if (r != 0) continue;
         term_printf(t, w, yy, 4 + bw, 6, ROLE_TEXT, " %5.2f", kl_at(p, k, row));
         term_printf(t, w, yy, 4 + bw + 6, 10, ROLE_DIM, " acc %.2f", acc_at(p, k, row));
+        if (!inline_delta || k > 0) continue;
+        char d[16];
+        delta_text(kl_at(p, 0, row) - kl_at(p, 1, row), d, sizeof d);
+        term_printf(t, w, yy, 4 + bw + 16, 9, ROLE_LABEL, " %s %s", term_glyph(t, GLYPH_DELTA), d);
       }
     y += th * p->n;
-    if (p->n > 1 && y < h - 1) {
+    if (p->n > 1 && !inline_delta && y < h - 1) {
       char d[16];
       delta_text(kl_at(p, 0, row) - kl_at(p, 1, row), d, sizeof d);
       term_printf(t, w, y, 4 + bw - 1, 10, ROLE_LABEL, "%s %5s", term_glyph(t, GLYPH_DELTA), d);

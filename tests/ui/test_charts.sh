@@ -26,7 +26,7 @@ loss_plot() { screen | sed -n "$1,$2p" | cut -c8-40; }
 # last_mark_fraction: how far right the newest point of the loss chart lies,
 # in percent of the plot's width.
 last_mark_fraction() {
-  loss_plot 3 9 | awk '{ for (i = length($0); i > 0; i--) if (substr($0, i, 1) ~ /[*o:#+x@%&=]/) break;
+  loss_plot 3 10 | awk '{ for (i = length($0); i > 0; i--) if (substr($0, i, 1) ~ /[*o:#+x@%&=]/) break;
                          if (i > m) m = i } END { printf "%d\n", m * 100 / 33 }'
 }
 

@@ -67,12 +67,10 @@ static void top_two(const int *last, int n, int *top, int *under) {
   }
 }
 
-/* The role of a tint of series 'i''s colour: a faint span, a shared
-** cell's background. */
+/* The role of a tint of series 'i''s colour: a faint span. */
 static uint8_t tint_role(const Plot *p, int i) {
   return (uint8_t)(GRAPH_ROLE_SERIES + p->series[i].color % GRAPH_COLORS + GRAPH_ROLE_TINT);
 }
-
 
 /* A cell only the faint layer reached: its dots (Braille) or a light mark
 ** in the tint of the series that drew there last. */
@@ -86,17 +84,116 @@ static void resolve_faint(const Plot *p, const CellMix *m, GraphCell *c) {
   c->role = tint_role(p, m->faint_by - 1);
 }
 
+/* Series 'i''s level in plot column 'cx': the mean of its line's levels
+** over the cell's sample columns; NaN when it has none there. */
+static double cell_level(const Plot *p, int i, int cx) {
+  if (!p->level) return NAN;
+  const float *lv = p->level + (size_t)i * p->pw * p->sx;
+  double sum = 0;
+  int n = 0;
+  for (int k = 0; k < p->sx; k++)
+    if (isfinite(lv[cx * p->sx + k])) sum += lv[cx * p->sx + k], n++;
+  return n ? sum / n : NAN;
+}
+
+/* Of series 'a' (drawn on top) and 'b', the one whose line lies higher in
+** column 'cx' into 'hi', the other into 'lo'; level with each other, or
+** either not placed there, 'a'. By the lines' unrounded levels, not
+** their dots: two runs 1% apart often have the same dots, and their
+** order must not flip from cell to cell along the stretch. */
+static void order_pair(const Plot *p, int a, int b, int cx, int *hi, int *lo) {
+  double la = cell_level(p, a, cx), lb = cell_level(p, b, cx);
+  int b_higher = lb < la;   /* false when either is NaN */
+  *hi = b_higher ? b : a;
+  *lo = b_higher ? a : b;
+}
+
+/* Series 'i''s half of a shared cell is drawn in column 'cx': its dashes
+** (without colour, its pattern) say so; a solid line's always is. */
+static int half_on(const Plot *p, int i, int cx) {
+  const GraphSeries *s = &p->series[i];
+  if (p->glyphs == GRAPH_BRAILLE) return line_dot_on(p, s, 2 * cx) || line_dot_on(p, s, 2 * cx + 1);
+  return line_col_on(p, s, cx);
+}
+
+/* A shared cell without colour, Braille: the higher line's pattern in the
+** cell's top row of dots, the lower's in its bottom row, two dot rows
+** apart, so that each keeps its dashes and the two read as two lines. */
+static uint32_t mono_pair_dots(const Plot *p, int hi, int lo, int cx) {
+  uint32_t dots = 0;
+  for (int k = 0; k < 2; k++) {
+    if (line_dot_on(p, &p->series[hi], 2 * cx + k)) dots |= k ? 0x08 : 0x01;
+    if (line_dot_on(p, &p->series[lo], 2 * cx + k)) dots |= k ? 0x80 : 0x40;
+  }
+  return dots;
+}
+
+/* A cell two runs share, 'a' the one on top (drawn last) and 'b' the one
+** beneath: both are seen, the higher of the two above the lower, so a
+** close pair reads as a ribbon of two lines in their order and never as
+** cells that alternate between them.
+**  - Braille and block, with colour: the cell's upper half ('▀') in the
+**    higher run's colour over the lower run's as its background, each as
+**    its line has it (a validation's tint, else full strength, never a
+**    dim shade); a dashed line's half left out in its gaps.
+**  - without colour: each run's pattern in its own half (Braille: the top
+**    and bottom rows of dots; block: '▀', '▄' or '█' by which patterns
+**    are on in the column), in the shared role.
+**  - ASCII: the higher run's mark; with colour over the lower run's
+**    colour as background, else the lower's mark goes to the cell beneath
+**    ('pair_hi', 'pair_lo': placed once every cell is resolved,
+**    'place_below').
+**  - a terminal with colour but no background colours: both lines' dots
+**    (the top one's level in block) in the shared role, which the legend
+**    names. */
+static void resolve_shared(Plot *p, CellMix *m, GraphCell *c, int a, int b, int cx) {
+  int hi, lo;
+  order_pair(p, a, b, cx, &hi, &lo);
+  /* Its own role, without bold: a background is not bold. */
+  uint8_t lo_role = graph_series_role(&p->series[lo]) & (uint8_t)~GRAPH_ROLE_BOLD;
+  p->shared = 1;
+  if (p->glyphs == GRAPH_ASCII) {
+    c->ch = graph_ascii_mark(&p->series[hi]);
+    c->role = graph_series_role(&p->series[hi]);
+    if (!p->mono && !p->no_shade) c->bg = lo_role;
+    else m->pair_hi = hi + 1, m->pair_lo = lo + 1;
+    return;
+  }
+  if (p->mono) {
+    c->role = GRAPH_ROLE_SHARED;
+    if (p->glyphs == GRAPH_BRAILLE) {
+      c->ch = braille_base(c) | mono_pair_dots(p, hi, lo, cx);
+    } else {
+      int up = half_on(p, hi, cx), down = half_on(p, lo, cx);
+      c->ch = up && down ? BLOCK_LOWER + 8 : up ? BLOCK_UPPER_HALF : down ? BLOCK_LOWER + 4 : ' ';
+    }
+    return;
+  }
+  if (p->no_shade) {
+    c->role = GRAPH_ROLE_SHARED;
+    if (p->glyphs == GRAPH_BRAILLE) c->ch = braille_base(c) | m->dots[0] | m->dots[1];
+    else c->ch = m->ch[0] ? m->ch[0] : m->ch[1];
+    return;
+  }
+  int up = half_on(p, hi, cx), down = half_on(p, lo, cx);
+  if (!up && !down) up = down = 1;   /* both in a gap of their dashes: the cell is theirs still */
+  if (up) {
+    c->ch = BLOCK_UPPER_HALF;
+    c->role = graph_series_role(&p->series[hi]);
+    c->bg = down ? lo_role : 0;
+  } else {
+    c->ch = BLOCK_LOWER + 4;
+    c->role = graph_series_role(&p->series[lo]);
+  }
+}
+
 /* A cell's glyph and roles from what its series put there. One group: its
 ** line, or its validation's dots alone where they lie over their own run,
 ** so that validation is seen wherever it is drawn. Two groups or more: the
-** cell is shared. It keeps every line's dots (Braille; a block cell the
-** top one's level), so that neither line breaks up into dots where they
-** run close; with colour in the colour of the group on top over a dim
-** background of the one beneath, without colour in the shared role, each
-** line in its own pattern. In ASCII, a mark of its own ('#'). The faint
-** layer shows only where no line is. */
+** cell is shared by the last drawn and the one before it (resolve_shared).
+** The faint layer shows only where no line is. */
 static void resolve_cell(Plot *p, int cy, int cx) {
-  const CellMix *m = mix_at(p, cy, cx);
+  CellMix *m = mix_at(p, cy, cx);
   GraphCell *c = cell_at(p->cells, p->w, p->h, p->y0 + cy, p->x0 + cx);
   if (!m || !c) return;
   if (!m->ids) {
@@ -105,17 +202,25 @@ static void resolve_cell(Plot *p, int cy, int cx) {
   }
   int rep[64], val[64], last[64], n = cell_groups(p, m->ids, rep, val, last, 64), top, under;
   if (n == 0) return;
+  if (n > 1) {
+    /* Runs there by their edges only are not counted: a pair's ribbon is
+    ** the row of their lines, not the row beneath too. */
+    n = cell_groups(p, m->core, rep, val, last, 64);
+    if (n == 0) {
+      if (m->faint) resolve_faint(p, m, c);
+      return;
+    }
+  }
   top_two(last, n, &top, &under);
-  int own = n == 1 && val[0] >= 0;   /* validation over its own run */
+  if (n > 1) {
+    resolve_shared(p, m, c, rep[top], rep[under], cx);
+    return;
+  }
+  int own = val[0] >= 0;   /* validation over its own run */
   const GraphSeries *s = &p->series[own ? val[0] : rep[top]];
   c->role = graph_series_role(s);
-  if (n > 1) {
-    p->shared = 1;
-    if (p->mono || p->no_shade) c->role = GRAPH_ROLE_SHARED;
-    else c->bg = tint_role(p, rep[under]);
-  }
   if (p->glyphs == GRAPH_ASCII) {
-    c->ch = n > 1 ? GRAPH_ASCII_SHARED : graph_ascii_mark(s);
+    c->ch = graph_ascii_mark(s);
   } else if (p->glyphs == GRAPH_BRAILLE) {
     c->ch = braille_base(c) | (own ? m->dots[1] : m->dots[0] | m->dots[1]);
   } else {
@@ -124,9 +229,43 @@ static void resolve_cell(Plot *p, int cy, int cx) {
   }
 }
 
+/* A plot cell no line reached, free for a mark moved there. */
+static int free_cell(Plot *p, int cy, int cx) {
+  const CellMix *m = mix_at(p, cy, cx);
+  return m && !m->ids;
+}
+
+static void put_mark(Plot *p, int cy, int cx, int i) {
+  GraphCell *c = cell_at(p->cells, p->w, p->h, p->y0 + cy, p->x0 + cx);
+  *c = (GraphCell){.ch = graph_ascii_mark(&p->series[i]), .role = graph_series_role(&p->series[i])};
+  mix_at(p, cy, cx)->ids |= id_bit(i + 1);   /* taken: no label over it, no second mark */
+}
+
+/* ASCII without background colours: the lower run of a shared cell takes
+** the cell beneath it, or when that one holds a line (or is the plot's
+** edge) the higher run moves up a cell and the lower keeps the shared one.
+** A close pair reads as two lines of marks a row apart, the higher on top,
+** each a row from where it is at most; with no free cell on either side,
+** the higher run's mark alone. */
+static void place_below(Plot *p) {
+  for (int cy = 0; cy < p->ph; cy++)
+    for (int cx = 0; cx < p->pw; cx++) {
+      const CellMix *m = mix_at(p, cy, cx);
+      int hi = m->pair_hi - 1, lo = m->pair_lo - 1;
+      if (lo < 0) continue;
+      if (free_cell(p, cy + 1, cx)) {
+        put_mark(p, cy + 1, cx, lo);
+      } else if (free_cell(p, cy - 1, cx)) {
+        put_mark(p, cy - 1, cx, hi);
+        put_mark(p, cy, cx, lo);
+      }
+    }
+}
+
 static void resolve_cells(Plot *p) {
   for (int cy = 0; cy < p->ph; cy++)
     for (int cx = 0; cx < p->pw; cx++) resolve_cell(p, cy, cx);
+  if (p->glyphs == GRAPH_ASCII) place_below(p);
 }
 
 /* ------------------------------------------------------------ frame */
@@ -151,8 +290,8 @@ static void widen_y(Plot *p) {
 ** plot keeps at least five. */
 static int legend_max_rows(int h) { return h >= 8 ? 2 : 1; }
 
-/* Clear the grid, plan the legend (with room for ASCII's "# both" when
-** 'reserve'), draw the y labels and the x axis, and set up 'p' for the
+/* Clear the grid, plan the legend (with room for the shared cells' "both"
+** when 'reserve'), draw the y labels and the x axis, and set up 'p' for the
 ** points; 0 when there is no room for a plot. */
 static int frame(const Graph *g, GraphCell *cells, int w, int h, int scatter, int reserve, Plot *p, Legend *l,
                  LegendPlan *pl, int *kinds) {
@@ -208,7 +347,9 @@ static int plot_all(const Graph *g, Plot *p, int scatter) {
     col.cnt = malloc(sizeof *col.cnt * xs);
   }
   p->mix = calloc((size_t)p->pw * p->ph, sizeof *p->mix);
-  int fine = p->mix && (scatter || (col.sum && col.cnt));
+  p->level = scatter ? NULL : malloc(sizeof *p->level * xs * (size_t)(g->n_series > 0 ? g->n_series : 1));
+  for (size_t k = 0; p->level && k < xs * (size_t)g->n_series; k++) p->level[k] = NAN;
+  int fine = p->mix && (scatter || (col.sum && col.cnt && p->level));
   if (fine) {
     line_ref(g, p);
     line_event_rules(g, p);
@@ -222,12 +363,14 @@ static int plot_all(const Graph *g, Plot *p, int scatter) {
   free(col.sum);
   free(col.cnt);
   free(p->mix);
+  free(p->level);
   p->mix = NULL;
+  p->level = NULL;
   return fine;
 }
 
 /* The frame is planned without the shared cells' entry in the legend
-** (ASCII's "# both"); when cells turn out shared and the entry does not
+** ("both", colour without background colours); when cells turn out shared and the entry does not
 ** fit that plan, once more with it. */
 static void draw(const Graph *g, GraphCell *cells, int w, int h, int scatter) {
   Plot p;

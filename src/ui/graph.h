@@ -37,10 +37,11 @@ enum {
 typedef struct GraphCell {
   uint32_t ch;      /* a code point; ' ' when empty */
   uint8_t role;
-  uint8_t bg;       /* 0: the terminal's background; else a tinted series role
-                       (GRAPH_ROLE_SERIES + colour + GRAPH_ROLE_TINT) whose dim
-                       shade is the cell's background: the run beneath a shared
-                       cell's top run */
+  uint8_t bg;       /* 0: the terminal's background; else a series role
+                       (GRAPH_ROLE_SERIES + colour, + GRAPH_ROLE_TINT for a
+                       dashed line) whose colour, as its line has it, is the
+                       cell's background: the lower of the two runs a shared
+                       cell shows */
 } GraphCell;
 
 typedef struct GraphSeries {
@@ -102,7 +103,8 @@ typedef struct Graph {
   double ref_y;
   const char *ref_label;       /* ... named in the legend */
   int runs_left_out;           /* runs the caller had no room for: "+N runs" */
-  int no_shade;                /* no background colours: shared cells in GRAPH_ROLE_SHARED */
+  int no_shade;                /* no background colours: shared cells in GRAPH_ROLE_SHARED
+                               ** (ASCII: the two runs' marks a row apart) */
   int mono;                    /* no colour: lines told apart by pattern */
   double smooth;               /* 0 (or out of [0, 1)): raw lines; else the weight w of
                                ** an exponential moving average drawn over each solid
@@ -171,6 +173,18 @@ int graph_y_range_x(const GraphSeries *s, int n, int log_y, double x_lo, double 
 /* A horizontal bar of 'frac' (0..1) of 'w' cells, in eighths of a cell
 ** (ASCII: '#' and a final '='), padded with spaces. */
 void graph_hbar(GraphCell *row, int w, double frac, GraphGlyphs g, uint8_t role);
+
+/* The same bar in series 's''s look. With colour (and in ASCII with it)
+** graph_hbar's in the series' colour; without colour a fill of its own,
+** as its line has a pattern of its own: by its 'line', '█', '▒', '░', '▓'
+** (the last cell in eighths: "▒▒▍"); in ASCII its mark ("*****", "ooooo",
+** the last one from half a cell). */
+void graph_hbar_series(GraphCell *row, int w, double frac, GraphGlyphs g, const GraphSeries *s, int mono);
+
+/* A series' mark beside its name in a legend or a title: its line's
+** sample (with colour a solid or dashed line, without its pattern's), in
+** ASCII its mark. */
+uint32_t graph_line_mark(const GraphSeries *s, GraphGlyphs g, int mono);
 
 /* A shade for v in 0..1: " ░▒▓█" or " .:-=+*#%@". */
 uint32_t graph_shade(double v, GraphGlyphs g);

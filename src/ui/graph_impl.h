@@ -15,6 +15,7 @@
 
 #define BRAILLE_BLANK 0x2800u
 #define BLOCK_LOWER 0x2580u  /* + 1..8: lower eighth .. full block */
+#define BLOCK_UPPER_HALF 0x2580u  /* a shared cell's higher run over its lower */
 #define BLOCK_FAINT 0x2591u  /* light shade: a faint span or raw line */
 #define GRAPH_ASCII_DASHED ':'
 #define GRAPH_ASCII_FAINT '|'    /* a span, a raw line under its average */
@@ -36,15 +37,22 @@ static inline void put(GraphCell *cells, int w, int h, int y, int x, uint32_t ch
 ** in decides nothing but which lies on top. */
 typedef struct CellMix {
   uint64_t ids;      /* the series there: bit id - 1 (the 64th series on share bit 63) */
+  uint64_t core;     /* those of them there by more than a thick line's edge dots:
+                        two runs only touching a cell below both their lines with
+                        the edges do not share it */
   uint8_t dots[2];   /* Braille dots of solid lines, of dashed ones */
   uint32_t ch[2];    /* block glyph last drawn by a solid line, by a dashed one */
   uint8_t faint;     /* the faint layer (spans, raw lines under their average):
                         Braille dots, else not 0 when any */
   int faint_by;      /* the series (id) that drew faint dots last: their colour */
+  int pair_hi, pair_lo;  /* ASCII without background colours: the series (ids)
+                            of a shared cell, higher and lower, whose marks go
+                            a row apart; 0: none */
 } CellMix;
 
-/* Where a series' dots go: its line, or the faint layer beneath all lines. */
-typedef enum Layer { LAYER_LINE, LAYER_FAINT } Layer;
+/* Where a series' dots go: its line, the second dot of a thick line (its
+** edge), or the faint layer beneath all lines. */
+typedef enum Layer { LAYER_LINE, LAYER_EDGE, LAYER_FAINT } Layer;
 
 typedef struct Plot {
   GraphCell *cells;
@@ -61,6 +69,9 @@ typedef struct Plot {
   const GraphSeries *series;
   int n_series;
   CellMix *mix;         /* per plot cell */
+  float *level;         /* per series, per sample column: the level row (top-down,
+                           not rounded) its line passes; NaN where it has none.
+                           Which of two runs lies higher in a shared cell */
   int shared;           /* some cell is shared */
 } Plot;
 
@@ -94,6 +105,10 @@ void line_event_rules(const Graph *g, Plot *p);
 void line_event_labels(const Graph *g, Plot *p);
 void line_series(Plot *p, int id, double smooth, Columns *col);
 void line_scatter(Plot *p, const GraphSeries *s, int id);
+/* A series' pattern (dashes; without colour, its own) at Braille dot
+** column 'dx', and at column 'col' of the coarser tiers. */
+int line_dot_on(const Plot *p, const GraphSeries *s, int dx);
+int line_col_on(const Plot *p, const GraphSeries *s, int col);
 
 /* graph_axes.c: the y range widened to round ticks, the y labels and the
 ** time axis with its event markers (the kinds seen set in 'kinds') */

@@ -70,6 +70,7 @@ static void mix_put(Plot *p, int cy, int cx, int id, uint8_t dots, uint32_t ch, 
   }
   int dashed = p->series[id - 1].dashed != 0;
   m->ids |= id_bit(id);
+  if (layer == LAYER_LINE) m->core |= id_bit(id);
   m->dots[dashed] |= dots;
   if (ch) m->ch[dashed] = ch;
 }
@@ -109,6 +110,13 @@ static int sample_on(const Plot *p, const GraphSeries *s, int n) {
   return s->dashed ? n % 3 == 0 : n % 3 != 2;
 }
 
+int line_dot_on(const Plot *p, const GraphSeries *s, int dx) { return dash_on(p, s, dx); }
+
+int line_col_on(const Plot *p, const GraphSeries *s, int col) {
+  if (p->mono && p->glyphs == GRAPH_BLOCK) return pattern_on(mono_pattern(s)->block, col);
+  return sample_on(p, s, col);
+}
+
 /* Two dots thick (on a tall plot), unless the series' pattern is light. */
 static int line_thick(const Plot *p, const GraphSeries *s) { return p->thick && (!p->mono || mono_pattern(s)->heavy); }
 
@@ -124,7 +132,7 @@ static void braille_line(Plot *p, int x0, int y0, int x1, int y1, int id, Layer 
     if (!line || dash_on(p, s, x0)) {
       braille_dot(p, x0, y0, id, 0, layer);
       /* The second dot below, or above on the bottom row. */
-      if (thick) braille_dot(p, x0, y0 + 1 < ys ? y0 + 1 : y0 - 1, id, 0, layer);
+      if (thick) braille_dot(p, x0, y0 + 1 < ys ? y0 + 1 : y0 - 1, id, 0, LAYER_EDGE);
     }
     if (x0 == x1 && y0 == y1) break;
     int e2 = 2 * e;
@@ -166,11 +174,24 @@ static int sample_col(const Plot *p, double x) {
   return c >= xs ? xs - 1 : c;
 }
 
-/* The level row (0 at the top) of a transformed value, clamped to the plot. */
-static int level_row(const Plot *p, double t) {
+/* The level row (0 at the top) of a transformed value, clamped to the
+** plot, not rounded, and rounded. */
+static double level_at(const Plot *p, double t) {
   int ys = p->ph * p->sy;
   double f = (p->hi - t) / (p->hi - p->lo) * (ys - 1);
-  return !(f > 0) ? 0 : f > ys - 1 ? ys - 1 : (int)lround(f);
+  return !(f > 0) ? 0 : f > ys - 1 ? ys - 1 : f;
+}
+
+static int level_row(const Plot *p, double t) { return (int)lround(level_at(p, t)); }
+
+/* Series 'id''s line passes level 'f' at sample column 'c' and 'pf' at
+** 'pc' (-1: none before): the columns from one to the other take the
+** level between, as the line does. */
+static void record_level(Plot *p, int id, int pc, double pf, int c, double f) {
+  if (!p->level) return;
+  float *lv = p->level + (size_t)(id - 1) * p->pw * p->sx;
+  if (pc < 0) pc = c, pf = f;
+  for (int cc = pc; cc <= c; cc++) lv[cc] = (float)(cc == c ? f : pf + (f - pf) * (cc - pc) / (c - pc));
 }
 
 /* Point k's bound from 'bound' (a series' lo or hi), or its value when
@@ -243,9 +264,13 @@ static void draw_spans(Plot *p, int id, const Columns *col) {
 static void draw_means(Plot *p, int id, const Columns *col, Layer layer) {
   const GraphSeries *s = &p->series[id - 1];
   int pc = -1, pr = -1, drawn = 0, prev = -1;
+  double pf = 0;
   for (int c = 0; c < p->pw * p->sx; c++) {
     if (!col->cnt[c]) continue;
-    int r = level_row(p, col->sum[c] / col->cnt[c]);
+    double f = level_at(p, col->sum[c] / col->cnt[c]);
+    int r = (int)lround(f);
+    if (layer == LAYER_LINE) record_level(p, id, pc, pf, c, f);
+    pf = f;
     if (p->glyphs == GRAPH_BRAILLE) {
       braille_line(p, pc < 0 ? c : pc, pc < 0 ? r : pr, c, r, id, layer);
     } else if (layer == LAYER_FAINT) {

@@ -91,6 +91,24 @@ void graph_hbar(GraphCell *row, int w, double frac, GraphGlyphs g, uint8_t role)
   }
 }
 
+void graph_hbar_series(GraphCell *row, int w, double frac, GraphGlyphs g, const GraphSeries *s, int mono) {
+  static const uint32_t fills[] = {0, 0x2592, 0x2591, 0x2593};   /* █ (eighths), ▒, ░, ▓ */
+  GraphSeries plain = *s;
+  plain.bold = 0;
+  uint8_t role = graph_series_role(&plain);
+  int k = s->line % 4;
+  uint32_t fill = g == GRAPH_ASCII ? graph_ascii_mark(s) : fills[k < 0 ? k + 4 : k];
+  if (!mono || !fill) {
+    graph_hbar(row, w, frac, g, role);
+    return;
+  }
+  /* A shade has no eighths: its bar ends in graph_hbar's eighth, so that a
+  ** short bar is not lost; a mark (ASCII) is drawn from half a cell. */
+  graph_hbar(row, w, frac, g, role);
+  for (int x = 0; x < w; x++)
+    if (row[x].ch == 0x2588 || (g == GRAPH_ASCII && row[x].ch != ' ')) row[x].ch = fill;
+}
+
 uint32_t graph_shade(double v, GraphGlyphs g) {
   static const uint32_t utf[] = {' ', 0x2591, 0x2592, 0x2593, 0x2588};
   static const char ascii[] = " .:-=+*#%@";

@@ -23,13 +23,18 @@ static const uint32_t event_marks[GRAPH_EVENT_KINDS][2] = {
 
 uint32_t legend_event_mark(GraphEventKind kind, int ascii) { return event_marks[kind][ascii ? 1 : 0]; }
 
-static uint32_t line_mark(const Graph *g, const GraphSeries *s, int scatter) {
-  if (g->glyphs == GRAPH_ASCII || (scatter && g->glyphs == GRAPH_BLOCK)) return graph_ascii_mark(s);
-  if (scatter) return BRAILLE_BLANK + 0x3f;   /* six dots */
-  if (g->mono) return graph_mono_sample(s);    /* no colour: the line's pattern */
+uint32_t graph_line_mark(const GraphSeries *s, GraphGlyphs g, int mono) {
+  if (g == GRAPH_ASCII) return graph_ascii_mark(s);
+  if (mono) return graph_mono_sample(s);    /* no colour: the line's pattern */
   /* A colour's second use has shorter dashes, as its line does. */
   static const uint32_t lines[2][2] = {{0x2501, 0x2505}, {0x254d, 0x2509}};   /* ━ ┅, ╍ ┉ */
   return lines[s->style % 2][s->dashed ? 1 : 0];
+}
+
+static uint32_t line_mark(const Graph *g, const GraphSeries *s, int scatter) {
+  if (scatter && g->glyphs == GRAPH_BLOCK) return graph_ascii_mark(s);
+  if (scatter && g->glyphs == GRAPH_BRAILLE) return BRAILLE_BLANK + 0x3f;   /* six dots */
+  return graph_line_mark(s, g->glyphs, g->mono);
 }
 
 static int order_key(const GraphSeries *s) { return s->group > 0 ? s->group : s->color + 1; }
@@ -86,11 +91,11 @@ void legend_items(const Graph *g, Legend *l, int scatter, int shared, int val_ea
   for (int k = 0; k < GRAPH_EVENT_KINDS; k++)
     if (kinds[k] && g->event_names[k])
       add(l, (LegendItem){.mark = event_marks[k][ascii], .role = GRAPH_ROLE_EVENT, .name = g->event_names[k]});
-  if (shared && (ascii || (g->no_shade && !g->mono)))
-    /* A shared cell's mark (ASCII) or colour (no shades) is no run's: it
-    ** needs saying. Otherwise it keeps both lines' dots, which say it
-    ** themselves. */
-    add(l, (LegendItem){.mark = ascii ? GRAPH_ASCII_SHARED : 0x2501, .role = GRAPH_ROLE_SHARED, .name = "both"});
+  if (shared && g->no_shade && !g->mono && !ascii)
+    /* Colour without background colours: a shared cell's colour is no
+    ** run's, which needs saying. Elsewhere it shows each run in its own
+    ** colour, pattern or mark, which say it themselves. */
+    add(l, (LegendItem){.mark = 0x2501, .role = GRAPH_ROLE_SHARED, .name = "both"});
 }
 
 /* Cells a character of 'cols' columns (width.h) takes: a wide one two,

@@ -41,7 +41,8 @@ typedef struct LegendPlan {
 } LegendPlan;
 
 /* The items: every named series, the runs left out, the reference line,
-** the kinds of event in 'kinds', and in ASCII "# both" when 'shared'. */
+** the kinds of event in 'kinds', and "both" when 'shared' cells take a
+** colour of their own (colour without background colours). */
 void legend_items(const Graph *g, Legend *l, int scatter, int shared, int val_each, const int *kinds);
 
 /* The plan for the chart's width and the rows it may spend; 'g' and
@@ -57,8 +58,7 @@ void legend_draw(const Legend *l, const LegendPlan *pl, GraphCell *cells, int w,
 /* An event's mark on the time axis by kind (Unicode or ASCII). */
 uint32_t legend_event_mark(GraphEventKind kind, int ascii);
 
-/* Shared with graph.c: a series' ASCII mark, and a shared cell's. */
+/* Shared with graph.c: a series' ASCII mark. */
 uint32_t graph_ascii_mark(const GraphSeries *s);
-#define GRAPH_ASCII_SHARED '#'
 
 #endif

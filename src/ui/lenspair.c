@@ -75,7 +75,8 @@ int lens_pair(const Ui *ui, LensPair *p) {
     }
     p->run[p->n] = runs[k];
     p->ls[p->n] = ls;
-    p->color[p->n] = (int)(runs[k] - ui->snap->runs) % TERM_SERIES_COLORS;
+    p->place[p->n] = (int)(runs[k] - ui->snap->runs);
+    p->color[p->n] = p->place[p->n] % TERM_SERIES_COLORS;
     p->n++;
   }
   /* The layers both have, and "out". */

@@ -37,6 +37,22 @@ static double kl_top(const LensPair *p) {
 
 static int series_role(int color) { return ROLE_SERIES + color; }
 
+/* The run at 'place' in the lab as the charts see it: its colour, its
+** second mark when colours come round again, its line pattern without
+** colour; so a bar and a legend mark here look as its line there does. */
+static GraphSeries run_look(int place) {
+  return (GraphSeries){.color = place % TERM_SERIES_COLORS, .style = place / TERM_SERIES_COLORS, .line = place};
+}
+
+/* A bar of 'frac' of 'bw' cells in the look of the run at 'place'. */
+static void run_bar(const Term *t, WINDOW *w, int y, int x, int bw, double frac, int place) {
+  GraphCell bar[512];
+  if (bw > 512) bw = 512;
+  GraphSeries s = run_look(place);
+  graph_hbar_series(bar, bw, frac, t->glyphs, &s, !t->color);
+  term_cells(t, w, y, x, bar, bw);
+}
+
 /* A difference in six columns: "+1.52", "+12.5". */
 static void delta_text(double d, char *buf, size_t cap) {
   snprintf(buf, cap, fabs(d) < 9.995 ? "%+.2f" : "%+.1f", d);
@@ -95,12 +111,7 @@ static void absent(const Ui *ui, WINDOW *w, int h, int wd, const LensPair *p) {
 ** accuracy when 'acc'. */
 static void run_cell(const Term *t, WINDOW *w, int y, int x, int bw, int acc, const LensPair *p, int k, int row,
                      double top) {
-  GraphCell bar[64];
-  if (bw > 64) bw = 64;
-  if (bw > 0) {
-    graph_hbar(bar, bw, kl_at(p, k, row) / top, t->glyphs, (uint8_t)series_role(p->color[k]));
-    term_cells(t, w, y, x, bar, bw);
-  }
+  if (bw > 0) run_bar(t, w, y, x, bw, kl_at(p, k, row) / top, p->place[k]);
   term_printf(t, w, y, x + bw, 6, ROLE_TEXT, "%6.2f", kl_at(p, k, row));
   if (!acc) return;
   char a[16];
@@ -153,7 +164,8 @@ static void compact(const Ui *ui, WINDOW *w, int h, int wd, const LensPair *p) {
 static void tall_legend(const Term *t, WINDOW *w, int wd, const LensPair *p) {
   int x = 0;
   for (int k = 0; k < p->n; k++) {
-    x += term_print(t, w, 1, x, wd - x, series_role(p->color[k]), term_glyph(t, GLYPH_SWATCH));
+    if (wd - x >= 2) run_bar(t, w, 1, x, 2, 1, p->place[k]);   /* a swatch: the bar's own fill */
+    x += 2;
     x += term_printf(t, w, 1, x, wd - x, ROLE_TEXT, " %s  ", p->run[k]->name);
   }
   char what[3][96], buf[96];
@@ -214,11 +226,9 @@ static void tall(const Ui *ui, WINDOW *w, int h, int wd, const LensPair *p) {
     term_printf(t, w, y, 0, 4, ROLE_KEY, "%3s", label);
     for (int k = 0; k < p->n; k++)
       for (int r = 0; r < th; r++) {
-        GraphCell bar[512];
-        graph_hbar(bar, bw, kl_at(p, k, row) / top, t->glyphs, (uint8_t)series_role(p->color[k]));
         int yy = y + k * th + r;
         if (yy >= h - 1) break;
-        term_cells(t, w, yy, 4, bar, bw);
+        run_bar(t, w, yy, 4, bw, kl_at(p, k, row) / top, p->place[k]);
         if (r != 0) continue;
         term_printf(t, w, yy, 4 + bw, 6, ROLE_TEXT, " %5.2f", kl_at(p, k, row));
         term_printf(t, w, yy, 4 + bw + 6, 10, ROLE_DIM, " acc %.2f", acc_at(p, k, row));
@@ -283,7 +293,7 @@ enum { HIST_MIN_W = 16 };   /* a small chart's columns, at least */
 ** history), whether or not the mode's lens is measured. */
 typedef struct History2 {
   const TrainerRun *run[2];
-  int color[2], n;
+  int place[2], n;   /* the runs' places in the lab (run_look) */
   int layers;            /* layers both have (0: none measured yet) */
   const char *prefix;    /* the history's series: "lens" or "logit_lens" */
 } History2;
@@ -294,7 +304,7 @@ static void history_runs(const Ui *ui, History2 *hp) {
   hp->prefix = logit ? "logit_lens" : "lens";
   hp->layers = -1;
   for (int k = 0; k < hp->n; k++) {
-    hp->color[k] = (int)(hp->run[k] - ui->snap->runs) % TERM_SERIES_COLORS;
+    hp->place[k] = (int)(hp->run[k] - ui->snap->runs);
     const LensStats *ls = logit ? &hp->run[k]->m.logit_lens : &hp->run[k]->m.lens;
     int layers = ls->n - 1;   /* not "out": its KL to the model's own output is 0 by definition */
     if (hp->layers < 0 || layers < hp->layers) hp->layers = layers;
@@ -302,13 +312,16 @@ static void history_runs(const Ui *ui, History2 *hp) {
   if (hp->layers < 0) hp->layers = 0;
 }
 
-/* The title: whose history, each run's line in its colour. */
+/* The title: whose history, each run's line as its chart draws it (its
+** colour, or without colour its pattern; in ASCII its mark). */
 static void history_title(const Ui *ui, WINDOW *w, int wd, const History2 *hp) {
   const Term *t = &ui->term;
   int x = fit_print(t, w, 0, 0, wd, ROLE_TITLE, "%s lens KL bits by layer over steps ",
                     ui->lens_mode == LENS_LOGIT ? "logit" : "online");
-  for (int k = 0; k < hp->n; k++) {
-    x += term_print(t, w, 0, x, wd - x, series_role(hp->color[k]), term_glyph(t, GLYPH_LINE));
+  for (int k = 0; k < hp->n && x < wd; k++) {
+    GraphSeries s = run_look(hp->place[k]);
+    GraphCell mark = {.ch = graph_line_mark(&s, t->glyphs, !t->color), .role = graph_series_role(&s)};
+    term_cells(t, w, 0, x++, &mark, 1);
     x += term_printf(t, w, 0, x, wd - x, ROLE_TEXT, " %s ", hp->run[k]->name);
   }
 }
@@ -321,7 +334,8 @@ static void history_chart(Ui *ui, WINDOW *w, const History2 *hp, int layer, int 
   for (int k = 0; k < hp->n; k++) {
     char name[64];
     snprintf(name, sizeof name, "%s.kl.%d", hp->prefix, layer);
-    s[k] = (GraphSeries){.color = hp->color[k], .group = k + 1, .line = k, .bold = k == 0};
+    s[k] = run_look(hp->place[k]);
+    s[k].group = k + 1, s[k].bold = k == 0;
     ui_series_span(ui, 2 + k, hp->run[k]->hist, name, &s[k]);
   }
   char label[24];

@@ -30,8 +30,7 @@ static const char *glyphs[GLYPH_COUNT][2] = {
     [GLYPH_TIMES] = {"\u00d7", "*"},   [GLYPH_SELECTED] = {"\u25cf", "@"},
     [GLYPH_ELLIPSIS] = {"\u2026", "~"}, [GLYPH_NEWLINE] = {"\u23ce", "/"},
     [GLYPH_UP] = {"\u25b2", "^"},       [GLYPH_DELTA] = {"\u0394", "d"},
-    [GLYPH_MINUS] = {"\u2212", "-"},    [GLYPH_SWATCH] = {"\u2588\u2588", "##"},
-    [GLYPH_LINE] = {"\u2501", "="},     [GLYPH_PARALLEL] = {"\u2016", "||"},
+    [GLYPH_MINUS] = {"\u2212", "-"},    [GLYPH_PARALLEL] = {"\u2016", "||"},
 };
 
 /* Attributes of each role, with colour and without (mono). */
@@ -58,10 +57,6 @@ typedef struct Palette {
   ** it was: the light theme needs a grey of its own. */
   short dim;
   short series[TERM_SERIES_COLORS], tint[TERM_SERIES_COLORS];
-  /* Backgrounds of a chart cell two runs share, by the run beneath: dim
-  ** shades of the hues (on dark, deep ones; on light, pale ones), which
-  ** any series' colour reads on. 256 colours only; 0: none. */
-  short shade[TERM_SERIES_COLORS];
 } Palette;
 
 static const Palette palettes[2][2] = {
@@ -69,8 +64,7 @@ static const Palette palettes[2][2] = {
     [0][1] = {.role = {[ROLE_EVENT] = 213, [ROLE_REF] = 245, [ROLE_ERROR] = 203, [ROLE_WARN] = 214,
                        [ROLE_OK] = 114, [ROLE_BAR] = 80, [ROLE_BORDER] = 240},
               .series = {75, 209, 114, 177, 221, 80},
-              .tint = {153, 217, 151, 183, 229, 159},
-              .shade = {17, 52, 22, 53, 58, 23}},
+              .tint = {153, 217, 151, 183, 229, 159}},
     /* Basic blue is dark on black: cyan leads. */
     [0][0] = {.role = {[ROLE_EVENT] = COLOR_MAGENTA, [ROLE_REF] = COLOR_WHITE, [ROLE_ERROR] = COLOR_RED,
                        [ROLE_WARN] = COLOR_YELLOW, [ROLE_OK] = COLOR_GREEN, [ROLE_BAR] = COLOR_CYAN,
@@ -81,8 +75,7 @@ static const Palette palettes[2][2] = {
                        [ROLE_OK] = 28, [ROLE_BAR] = 25, [ROLE_BORDER] = 246},
               .dim = 244,
               .series = {25, 160, 28, 91, 130, 30},
-              .tint = {68, 167, 71, 134, 172, 37},
-              .shade = {189, 224, 194, 225, 223, 195}},
+              .tint = {68, 167, 71, 134, 172, 37}},
     /* Yellow fades on white: last; basic green too, so RUNNING is blue. */
     [1][0] = {.role = {[ROLE_EVENT] = COLOR_MAGENTA, [ROLE_REF] = COLOR_BLACK, [ROLE_ERROR] = COLOR_RED,
                        [ROLE_WARN] = COLOR_MAGENTA, [ROLE_OK] = COLOR_BLUE, [ROLE_BAR] = COLOR_BLUE,
@@ -95,14 +88,19 @@ static const Palette palettes[2][2] = {
 static const int own_fg[] = {ROLE_TEXT, ROLE_AXIS, ROLE_LABEL, ROLE_TITLE, ROLE_SHARED, ROLE_SELECT, ROLE_KEY, ROLE_DIM};
 
 /* Pair numbers: roles 1..N_ROLES, then the series, then their tints, then
-** every series and tint over every shade (shared chart cells). */
+** every series over every series' colour as background (a chart cell two
+** runs share: the higher's colour over the lower's), then the same with a
+** tint over a series, a series over a tint and a tint over a tint (256
+** colours; with eight a tint is its series' colour, dim in the
+** foreground): so the first set fits the 64 pairs of an eight-colour
+** terminal. */
 #define PAIR_SERIES (N_ROLES + 1)
 #define PAIR_TINT (PAIR_SERIES + TERM_SERIES_COLORS)
 #define PAIR_SHADED (PAIR_TINT + TERM_SERIES_COLORS)
-#define N_SHADED (2 * TERM_SERIES_COLORS * TERM_SERIES_COLORS)
+#define N_SHADED (TERM_SERIES_COLORS * TERM_SERIES_COLORS)
 
-static short shaded_pair(int series, int tint, int shade) {
-  return (short)(PAIR_SHADED + (series * 2 + (tint != 0)) * TERM_SERIES_COLORS + shade);
+static short shaded_pair(int series, int tint, int bg, int bg_tint) {
+  return (short)(PAIR_SHADED + ((tint != 0) + 2 * (bg_tint != 0)) * N_SHADED + series * TERM_SERIES_COLORS + bg);
 }
 
 static const char *const theme_names[] = {[TERM_THEME_AUTO] = "auto", [TERM_THEME_DARK] = "dark",
@@ -168,14 +166,16 @@ TermTheme term_set_theme(Term *t, TermTheme th) {
     init_pair((short)(PAIR_SERIES + i), pal->series[i], -1);
     init_pair((short)(PAIR_TINT + i), pal->tint[i], -1);
   }
-  /* 72 pairs, made once per theme rather than on demand: a 256-colour
-  ** terminal has room for them beside the others. */
-  t->shaded = t->colors256 && pal->shade[0] > 0 && COLOR_PAIRS > PAIR_SHADED + N_SHADED;
-  for (int i = 0; t->shaded && i < TERM_SERIES_COLORS; i++)
-    for (int k = 0; k < TERM_SERIES_COLORS; k++) {
-      init_pair(shaded_pair(i, 0, k), pal->series[i], pal->shade[k]);
-      init_pair(shaded_pair(i, 1, k), pal->tint[i], pal->shade[k]);
-    }
+  /* 36 pairs (144 with the tints), made once per theme rather than on
+  ** demand: a 256-colour terminal has room for them beside the others,
+  ** an eight-colour one for the first 36. */
+  int sets = t->colors256 ? 4 : 1;
+  t->shaded = COLOR_PAIRS >= PAIR_SHADED + N_SHADED * sets;
+  for (int set = 0; t->shaded && set < sets; set++)
+    for (int i = 0; i < TERM_SERIES_COLORS; i++)
+      for (int k = 0; k < TERM_SERIES_COLORS; k++)
+        init_pair(shaded_pair(i, set & 1, k, set & 2), set & 1 ? pal->tint[i] : pal->series[i],
+                  set & 2 ? pal->tint[k] : pal->series[k]);
   return t->theme;
 }
 
@@ -277,13 +277,15 @@ attr_t term_attr(const Term *t, int role) {
   return roles[role].with | (own_foreground(role) ? 0 : COLOR_PAIR(role + 1));
 }
 
-/* A chart cell's attributes: its role's, over the shade of its 'bg' when
-** the terminal has one (else the cell keeps the terminal's background). */
+/* A chart cell's attributes: its role's, over the colour of its 'bg' when
+** the terminal has the pairs (else the cell keeps the terminal's
+** background). */
 static attr_t cell_attr(const Term *t, const GraphCell *c) {
   attr_t a = term_attr(t, c->role);
   if (!c->bg || !t->color || !t->shaded || c->role < ROLE_SERIES || c->bg < ROLE_SERIES) return a;
   int i = (c->role & (GRAPH_COLORS - 1)) % TERM_SERIES_COLORS, k = (c->bg & (GRAPH_COLORS - 1)) % TERM_SERIES_COLORS;
-  return (a & ~A_COLOR) | COLOR_PAIR(shaded_pair(i, c->role & GRAPH_ROLE_TINT, k));
+  int tint = (c->role & GRAPH_ROLE_TINT) && t->colors256, bg_tint = (c->bg & GRAPH_ROLE_TINT) && t->colors256;
+  return (a & ~A_COLOR) | COLOR_PAIR(shaded_pair(i, tint, k, bg_tint));
 }
 
 const char *term_glyph(const Term *t, TermGlyph g) { return glyphs[g][t->utf8 ? 0 : 1]; }

@@ -50,8 +50,6 @@ typedef enum TermGlyph {
   GLYPH_UP,
   GLYPH_DELTA,     /* a difference: "Δ" */
   GLYPH_MINUS,     /* "−" */
-  GLYPH_SWATCH,    /* a run's colour in a legend: "██" */
-  GLYPH_LINE,      /* a run's line in a legend: "━" */
   GLYPH_PARALLEL,  /* KL(p ‖ q) */
   GLYPH_COUNT
 } TermGlyph;
@@ -110,8 +108,8 @@ attr_t term_attr(const Term *t, int role);
 const char *term_glyph(const Term *t, TermGlyph g);
 
 /* Draw 'n' chart cells at (y, x), a cell a column, each in its role's
-** colour over its 'bg' role's shade (256 colours; else no background
-** colour), or without colour in its role's attributes: a wide character's
+** colour over its 'bg' role's colour (when the terminal has the pairs;
+** else no background colour), or without colour in its role's attributes: a wide character's
 ** cell covers the next one too (the terminal draws it over two columns);
 ** an accent's cell puts the accent on the character before it, and the
 ** column it leaves is made up at the next blank cell (or the end). */

@@ -178,6 +178,8 @@ extern const LensModeName lens_modes[LENS_MODES];
 typedef struct LensPair {
   const TrainerRun *run[2];       /* run[1] NULL when there is no partner */
   int color[2];                   /* their series colours, as the charts give them */
+  int place[2];                   /* their places in the lab: what the charts give
+                                     them besides (a line pattern, a second mark) */
   const LensStats *ls[2];
   int n;                          /* runs compared */
   int rows;                       /* positions compared: the layers both have, then "out" */

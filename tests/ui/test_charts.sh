@@ -148,9 +148,9 @@ out=$($TIELAB --theme sepia 2>&1)
 check $? "--theme refuses an unknown theme"
 
 # ---------------------------------------------------------------- five runs without colour, in ASCII
-# The runs' marks in the loss chart, and where their lines coincide a
-# mark of its own ('#'), and the legend shows each mark beside a run's
-# name ('#' beside "both").
+# The runs' marks in the loss chart (where two lines share a row, each
+# keeps its own mark, a row apart: no mark is no run's), and the legend
+# shows each mark beside a run's name.
 EXTRA="NO_COLOR=1"
 start C "$MODEL --ascii"
 wait_for 'RUNNING step [1-9]' 300

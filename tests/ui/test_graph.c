@@ -335,12 +335,12 @@ static void test_shared_and_thick(void) {
   int top = 0, other = 0;
   for (int i = W; i < W * (H - 1); i++) {
     if (cells[i].role < GRAPH_ROLE_SHARED) continue;
-    if (cells[i].role == GRAPH_ROLE_SERIES + 1 && cells[i].bg == ((GRAPH_ROLE_SERIES + 0) | GRAPH_ROLE_TINT)) top++;
+    if (cells[i].ch == 0x2580 && cells[i].role == GRAPH_ROLE_SERIES + 1 && cells[i].bg == GRAPH_ROLE_SERIES + 0) top++;
     else other++;
   }
   ok(top > 0 && other == 0,
-     "two series on one line: every cell they share has the colour of the one on top over a tint of the other's, "
-     "none alternating (%d shared, %d other)", top, other);
+     "two series on one line: every cell they share is an upper half in the colour of the one on top over the "
+     "other's colour, none alternating (%d shared, %d other)", top, other);
   ok(strstr(grid(cells, W, 1), "overlap") == NULL && strstr(text, "both") == NULL,
      "... which needs no legend entry with Braille: %s", text);
   g.no_shade = 1;   /* eight colours: no background, the shared role, and the legend says so */
@@ -359,6 +359,7 @@ static void test_shared_and_thick(void) {
   }
   ok(normal > 0 && coloured == 0, "without colour, shared cells have the shared role and no background (%d cells)", normal);
   g.mono = 0;
+  g.n_series = 1;   /* one line: its own dots */
   graph_render(&g, cells, W, H);
   /* 11 rows: a plot of 9, tall enough for lines two dots thick. */
   ok(cells[1 * W + 10].ch == 0x281b, "Braille lines on a tall plot are two dots thick (U+%04X)",
@@ -367,6 +368,7 @@ static void test_shared_and_thick(void) {
   ok(cells[1 * W + 10].ch == 0x2809, "and one dot thin on a short one (U+%04X)", (unsigned)cells[1 * W + 10].ch);
   graph_render(&g, cells, W, 7);
   ok(cells[1 * W + 10].ch == 0x281b, "a plot of five rows (80x24) is tall enough (U+%04X)", (unsigned)cells[1 * W + 10].ch);
+  g.n_series = 2;
 
   s[1].color = 0, s[1].dashed = 1;
   graph_render(&g, cells, W, H);
@@ -438,9 +440,11 @@ static void test_legend_rows(void) {
                          {.name = "tied_in5", .x = x, .y = y + 2, .n = 1, .color = 2},
                          {.name = "tied_in10", .x = x, .y = y + 1, .n = 1, .color = 3}};
   g.series = runs, g.n_series = 4;
+  render(&g, 23, 10);
+  same(line(0), "loss * untied o tie~n2 \n", "legend: names cut in the middle, so their ends still tell them apart ...");
+  same(line(1), "+ tie~n5 x tie~10      \n", "... on both rows");
   render(&g, 25, 10);
-  same(line(0), "loss * untied o tie~n2   \n", "legend: names cut in the middle, so their ends still tell them apart ...");
-  same(line(1), "+ tie~n5 x tie~10 # both \n", "... on both rows; '# both' is never cut");
+  same(line(1), "+ tied_in5 x tied_in10   \n", "... whole where they fit: no entry for shared cells takes their room");
   g.series = s, g.n_series = 3;
   g.title = "a long title";
   render(&g, 8, 10);
@@ -661,7 +665,7 @@ static void test_many_runs(void) {
   Graph g = {.title = "loss", .glyphs = GRAPH_ASCII, .x_min = 0, .x_max = 11, .y_min = 0, .y_max = 2, .series = s,
              .n_series = 4};
   render(&g, 40, 8);
-  same(line(0), "loss * a : val X g # both               \n",
+  same(line(0), "loss * a : val X g                      \n",
        "ASCII: runs of one colour have other marks, the validation lines one lighter mark and entry");
   g.runs_left_out = 3;
   render(&g, 40, 8);
@@ -685,7 +689,7 @@ static void test_legend_names_apart(void) {
              .y_max = 2, .series = s, .n_series = 5, .has_ref = 1, .ref_y = 1, .ref_label = "out=in"};
   render(&g, 34, 8);
   same(line(0), "grad out/in (log) * tied o untied \n", "legend: cut names keep what tells them apart ...");
-  same(line(1), "+ tie~x2 x tie~x5 @ tie~10 # both \n", "... on both rows");
+  same(line(1), "+ tied_x2 x tied_x5 @ tied_x10    \n", "... on both rows");
   for (int w = 20; w <= 60; w++) {
     render(&g, w, 8);
     char got[2][1024];
@@ -814,7 +818,8 @@ static void test_mono_patterns(void) {
 }
 
 /* In ASCII, five runs have five marks, in the plot and in the legend, and
-** where all five lie on one row, the shared cells show each in turn. */
+** where all five lie on one row, the two drawn last are seen, each by its
+** own mark (without colour a row apart) or colour. */
 static void test_ascii_five(void) {
   double x[60], y[FIVE * 60];
   GraphSeries s[FIVE];
@@ -835,30 +840,30 @@ static void test_ascii_five(void) {
   ok(own, "ASCII: every cell of a run has the run's own mark, the one its legend entry shows");
   for (int i = 0; i < FIVE; i++) s[i].y = y;   /* all on one row */
   graph_render(&g, cells, W, H);
-  uint32_t seen[8];
-  int kinds = 0, shared = 1, row = -1;
+  /* The two drawn last show: the last on its row, the one before on the
+  ** row beneath (level with each other, the one on top counts as higher). */
+  int rows[GRAPH_COLORS] = {0}, other = 0, row4 = -1, row3 = -1;
   for (int k = 2 * W; k < W * (H - 1); k++) {
-    if (cells[k].ch == ' ' || cells[k].role < GRAPH_ROLE_SHARED || cells[k].role == GRAPH_ROLE_REF) continue;
-    if (row < 0) row = k / W;
-    shared &= cells[k].role == GRAPH_ROLE_SHARED;
-    int known = 0;
-    for (int j = 0; j < kinds; j++) known |= seen[j] == cells[k].ch;
-    if (!known && kinds < 8) seen[kinds++] = cells[k].ch;
+    if (cells[k].ch == ' ' || cells[k].role < GRAPH_ROLE_SERIES) continue;
+    int i = cells[k].role & 7;
+    rows[i]++;
+    if (i == 4 && cells[k].ch == '@') row4 = k / W;
+    else if (i == 3 && cells[k].ch == 'x') row3 = k / W;
+    else other++;
   }
-  ok(kinds == 1 && seen[0] == '#' && shared,
-     "ASCII: five runs on one row, no colour: shared cells, one mark that is no run's ('%c', %d marks)",
-     kinds ? (char)seen[0] : '?', kinds);
-  ok(strstr(grid(cells, W, 2), "# both") != NULL, "... and the legend says what it means: %s", text);
+  ok(rows[4] > 20 && rows[3] > 20 && row3 == row4 + 1 && other == 0 && !strchr(grid(cells, W, H), '#'),
+     "ASCII: five runs on one row, no colour: the last drawn ('@') on its row, the one before ('x') a row beneath, "
+     "each its own mark (%d, %d cells, %d other)", rows[4], rows[3], other);
   g.mono = 0;
   graph_render(&g, cells, W, H);
   int top = 1, n = 0;
   for (int k = 2 * W; k < W * (H - 1); k++) {
     if (cells[k].ch == ' ' || cells[k].role < GRAPH_ROLE_SERIES) continue;
-    top &= cells[k].ch == '#' && cells[k].role == GRAPH_ROLE_SERIES + 4 &&
-           cells[k].bg == ((GRAPH_ROLE_SERIES + 3) | GRAPH_ROLE_TINT);
+    top &= cells[k].ch == '@' && cells[k].role == GRAPH_ROLE_SERIES + 4 && cells[k].bg == GRAPH_ROLE_SERIES + 3;
     n++;
   }
-  ok(top && n > 20, "ASCII with colour: '#' in the colour of the run on top over a tint of the one beneath (%d cells)", n);
+  ok(top && n > 20, "ASCII with colour: the mark of the run on top in its colour over the colour of the one beneath "
+     "(%d cells)", n);
   int marks_alone = 1;
   for (int i = 0; i < 2; i++)
     for (const char *m = "*o+x@%&=XOHWVZ8$:"; *m; m++) marks_alone &= *m != '#';
@@ -911,11 +916,14 @@ static void test_validation_over_run(void) {
     int top = 0, other = 0;
     for (int k = 2 * W; k < W * (H - 1); k++) {
       if (cells[k].role < GRAPH_ROLE_SERIES) continue;
-      if (cells[k].role == GRAPH_ROLE_SERIES + 2 && cells[k].bg == ((GRAPH_ROLE_SERIES + 1) | GRAPH_ROLE_TINT)) top++;
-      else other++;
+      if (cells[k].ch == (t == GRAPH_ASCII ? '+' : 0x2580) && cells[k].role == GRAPH_ROLE_SERIES + 2 &&
+          cells[k].bg == GRAPH_ROLE_SERIES + 1)
+        top++;
+      else
+        other++;
     }
     ok(top > 5 && other == 0,
-       "%s with colour: two runs on one row, each with its validation: the last run over a tint of the other (%d, %d "
+       "%s with colour: two runs on one row, each with its validation: the last run over the other's colour (%d, %d "
        "other)", tier_name[t], top, other);
   }
 }
@@ -1138,51 +1146,164 @@ static void test_smoothing(void) {
 
 /* ------------------------------------------------------------ close series */
 
-/* Two runs 0.1 apart on a plot of 9 rows, both within one row of cells:
-** each cell keeps both lines' dots, with colour and without, so neither
-** breaks into dots. 'sample' gets the rendered grid. */
-static void close_series(int mono, GraphCell *cells, int w, int h) {
-  static double x[40], a[40], b[40];
-  for (int k = 0; k < 40; k++) x[k] = k, a[k] = 1, b[k] = 1.1;
-  static GraphSeries s[2];
-  s[0] = (GraphSeries){.name = "tied", .x = x, .y = a, .n = 40, .color = 0, .group = 1, .line = 0};
-  s[1] = (GraphSeries){.name = "untied", .x = x, .y = b, .n = 40, .color = 1, .group = 2, .line = 1};
-  Graph g = {.title = "loss", .glyphs = GRAPH_BRAILLE, .x_min = 0, .x_max = 40, .y_min = 0, .y_max = 2, .series = s,
-             .n_series = 2, .mono = mono};
-  graph_render(&g, cells, w, h);
+/* Two runs 1% apart over a long run, as a tied and an untied run's loss:
+** 'b' always above 'a', both falling fast and then within one row of
+** cells for most of the chart. */
+enum { PAIR_N = 3000 };
+static double pair_x[PAIR_N], pair_a[PAIR_N], pair_b[PAIR_N];
+
+static Graph close_pair(GraphSeries *s, GraphGlyphs tier, int mono) {
+  for (int k = 0; k < PAIR_N; k++) {
+    pair_x[k] = k;
+    pair_a[k] = 3.3 + 3 * exp(-k / 120.0) + 0.04 * sin(k * 0.37);
+    pair_b[k] = pair_a[k] * 1.01;
+  }
+  /* The selected run (bold) drawn last, on top, as the lab draws it. */
+  s[0] = (GraphSeries){.name = "untied", .x = pair_x, .y = pair_b, .n = PAIR_N, .color = 1, .group = 2, .line = 1};
+  s[1] = (GraphSeries){.name = "tied", .x = pair_x, .y = pair_a, .n = PAIR_N, .color = 0, .group = 1, .line = 0,
+                       .bold = 1};
+  return (Graph){.title = "loss", .glyphs = tier, .x_min = 0, .x_max = PAIR_N, .y_min = 2, .y_max = 7, .series = s,
+                 .n_series = 2, .mono = mono};
 }
 
-static void test_close_series(void) {
-  enum { W = 30, H = 11 };
+/* Where the runs show in plot column 'x' (rows 1..h-2): for each (0: a,
+** 1: b), the highest place, in half rows from the top (a cell's upper half
+** is its row * 2, its lower half + 1); -1 when not seen. With colour a run
+** shows by its colour, as the foreground (the upper half of a '▀', the
+** whole of any other cell) or as the background (the lower half); in
+** ASCII also by its mark. */
+static void pair_places(const GraphCell *cells, int w, int h, int x, int ascii, int *at) {
+  at[0] = at[1] = -1;
+  for (int y = 1; y < h - 1; y++) {
+    const GraphCell *c = &cells[y * w + x];
+    if (c->ch == ' ' || c->role < GRAPH_ROLE_SERIES || (c->role & GRAPH_ROLE_TINT)) continue;
+    int fg = (c->role & 7) == 0 ? 0 : 1, bg = c->bg ? ((c->bg & 7) == 0 ? 0 : 1) : -1;
+    if (ascii) fg = c->ch == '*' ? 0 : c->ch == 'o' ? 1 : -1;
+    if (fg >= 0 && at[fg] < 0) at[fg] = 2 * y;
+    if (bg >= 0 && at[bg] < 0) at[bg] = 2 * y + 1;
+  }
+}
+
+/* With colour, in every tier and at the lab's sizes: along the stretch
+** where the runs lie within a row of each other, every column shows both,
+** the higher one above, never one in place of the other. */
+static void test_close_pair_colour(void) {
+  static const int sizes[][2] = {{36, 9}, {58, 12}, {100, 20}};
+  static const char *const tier_name[3] = {"Braille", "block", "ASCII"};
+  GraphSeries s[2];
+  for (int t = 0; t < 3; t++)
+    for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++) {
+      int w = sizes[z][0], h = sizes[z][1];
+      Graph g = close_pair(s, (GraphGlyphs)t, 0);
+      GraphCell *cells = calloc((size_t)w * h, sizeof *cells);
+      graph_render(&g, cells, w, h);
+      int cols = 0, both = 0, ordered = 0, bg_full = 1;
+      for (int x = w / 3; x < w - 1; x++) {   /* past the fall */
+        int at[2];
+        pair_places(cells, w, h, x, t == GRAPH_ASCII, at);
+        if (at[0] < 0 && at[1] < 0) continue;
+        cols++;
+        both += at[0] >= 0 && at[1] >= 0;
+        ordered += at[0] >= 0 && at[1] >= 0 && at[1] < at[0];
+      }
+      for (int k = 0; k < w * h; k++) bg_full &= !(cells[k].bg & GRAPH_ROLE_TINT);
+      ok(cols > w / 2 && both == cols && ordered == cols && bg_full,
+         "%s %dx%d with colour: two runs 1%% apart both seen in every column (%d of %d), the higher above (%d), "
+         "in full colour", tier_name[t], w, h, both, cols, ordered);
+      if (t == GRAPH_BRAILLE && z == 1) {
+        graph_to_utf8(cells, w, h, text, sizeof text);
+        ok(strstr(text, "both") == NULL, "... and the legend needs no entry for it: %s", line(0));
+      }
+      free(cells);
+    }
+}
+
+/* A shared cell's upper dots (its top row) and lower dots (its bottom
+** row), each pair a dot column's. */
+static int top_dots(uint32_t ch) { return (int)((ch - BRAILLE_BLANK_TEST) & 0x09); }
+static int bottom_dots(uint32_t ch) { return (int)((ch - BRAILLE_BLANK_TEST) & 0xc0); }
+
+/* Without colour: the pair's shared cells hold each run's pattern in its
+** own half, the higher run's (long dashes) above the lower's (solid), in
+** the same order all along; in ASCII each run's mark, the higher a row
+** above the lower. */
+static void test_close_pair_mono(void) {
+  enum { W = 58, H = 12 };
+  GraphSeries s[2];
   GraphCell cells[W * H];
-  close_series(0, cells, W, H);
-  int row = -1;
-  for (int r = 1; r < H - 1 && row < 0; r++)
-    if (braille_dots(cells[r * W + 15].ch)) row = r;
-  int whole = 0, cols = 0, top = 1;
-  for (int c = 7; c < W - 1; c++) {   /* the last column holds the lines' ends */
-    const GraphCell *cell = &cells[row * W + c];
-    if (!braille_dots(cell->ch)) continue;
-    cols++;
-    whole += cell->ch == 0x28ff;
-    top &= cell->role == GRAPH_ROLE_SERIES + 1 && cell->bg == (GRAPH_ROLE_SERIES | GRAPH_ROLE_TINT);
+  Graph g = close_pair(s, GRAPH_BRAILLE, 1);
+  graph_render(&g, cells, W, H);
+  /* A column of the stretch holds a shared cell, or (in a gap of the
+  ** higher run's dashes) the lower run alone. */
+  int shared = 0, solid = 1, dashed = 1, gaps = 0;
+  for (int x = W / 3; x < W - 1; x++) {
+    int here = 0, alone = 0;
+    for (int y = 1; y < H - 1; y++) {
+      const GraphCell *c = &cells[y * W + x];
+      if (c->role == (GRAPH_ROLE_SERIES | GRAPH_ROLE_BOLD)) alone = 1;
+      if (c->role != GRAPH_ROLE_SHARED) continue;
+      here = 1;
+      solid &= bottom_dots(c->ch) == 0xc0;
+      dashed &= top_dots(c->ch) != 0;
+    }
+    shared += here;
+    gaps += !here && alone;
   }
-  ok(row > 0 && cols > 20 && whole == cols, "two close runs with colour: every cell keeps both lines' dots (%d of %d)",
-     whole, cols);
-  ok(top, "... in the colour of the run on top over a tint of the other's, never alternating");
-  close_series(1, cells, W, H);
-  int both = 0, under = 1;
-  cols = 0;
-  for (int c = 7; c < W - 1; c++) {
-    uint32_t ch = cells[row * W + c].ch;
-    if (!braille_dots(ch)) continue;
-    cols++;
-    under &= ((ch - BRAILLE_BLANK_TEST) & 0xe4) == 0xe4;   /* the solid line's two dot rows */
-    both += ((ch - BRAILLE_BLANK_TEST) & 0x1b) != 0 && cells[row * W + c].role == GRAPH_ROLE_SHARED;
+  ok(shared > W / 3 && solid && dashed && gaps > 0 && gaps < shared / 2,
+     "Braille without colour: two runs 1%% apart share cells (%d columns), the lower's solid line whole along their "
+     "bottom, the higher's dashes along their top, its gaps (%d) the lower's alone", shared, gaps);
+  g = close_pair(s, GRAPH_BLOCK, 1);
+  graph_render(&g, cells, W, H);
+  int full = 0, lower = 0, other = 0;
+  for (int x = W / 3; x < W - 1; x++)
+    for (int y = 1; y < H - 1; y++) {
+      const GraphCell *c = &cells[y * W + x];
+      if (c->role != GRAPH_ROLE_SHARED) continue;
+      if (c->ch == 0x2588) full++;
+      else if (c->ch == 0x2584) lower++;
+      else other++;
+    }
+  /* Where the dashes leave a column out the lower run is alone: its own cell. */
+  ok(full > W / 3 && other == 0, "block without colour: the pair's cells hold both halves ('\u2588', %d), never "
+     "an upper half alone: the lower run's solid line is not broken (%d '\u2584', %d other)", full, lower, other);
+  for (int colour = 0; colour < 2; colour++) {
+    g = close_pair(s, GRAPH_ASCII, !colour);
+    g.no_shade = colour;   /* colour without background colours: as without colour */
+    graph_render(&g, cells, W, H);
+    int cols = 0, apart = 0;
+    for (int x = W / 3; x < W - 1; x++) {
+      int at[2];
+      pair_places(cells, W, H, x, 1, at);
+      if (at[0] < 0 && at[1] < 0) continue;
+      cols++;
+      apart += at[0] >= 0 && at[1] == at[0] - 2;
+    }
+    graph_to_utf8(cells, W, H, text, sizeof text);
+    ok(cols > W / 2 && apart == cols && !strchr(text, '#'),
+       "ASCII %s: each run's own mark in every column (%d of %d), the higher a row above the lower; no '#'",
+       colour ? "without background colours" : "without colour", apart, cols);
   }
-  ok(cols > 20 && under && both > cols / 2,
-     "two close runs without colour: the solid line whole in every cell, the dashed one's dots over it (%d of %d)",
-     both, cols);
+}
+
+/* The lens panel's bars and marks without colour: a tied and an untied
+** run (lines 0 and 1) differ as their chart lines do. */
+static void test_run_looks(void) {
+  GraphSeries tied = {.color = 0, .line = 0}, untied = {.color = 1, .line = 1};
+  GraphCell a[8], b[8], plain[8];
+  graph_hbar_series(a, 8, 0.6, GRAPH_BLOCK, &tied, 1);
+  graph_hbar_series(b, 8, 0.6, GRAPH_BLOCK, &untied, 1);
+  ok(a[0].ch == 0x2588 && b[0].ch == 0x2592 && a[4].ch == b[4].ch && a[4].ch != ' ' && a[5].ch == ' ',
+     "without colour the untied run's bar is shaded ('\u2592'), the tied's solid, both ending in the same eighth");
+  graph_hbar_series(a, 8, 0.5, GRAPH_ASCII, &tied, 1);
+  graph_hbar_series(b, 8, 0.5, GRAPH_ASCII, &untied, 1);
+  ok(a[0].ch == '*' && a[3].ch == '*' && a[4].ch == ' ' && b[0].ch == 'o' && b[3].ch == 'o',
+     "ASCII without colour: each bar of its run's mark");
+  graph_hbar_series(b, 8, 0.6, GRAPH_BLOCK, &untied, 0);
+  graph_hbar(plain, 8, 0.6, GRAPH_BLOCK, GRAPH_ROLE_SERIES + 1);
+  ok(memcmp(b, plain, sizeof b) == 0, "with colour, a run's bar is the plain bar in its colour");
+  ok(graph_line_mark(&tied, GRAPH_BRAILLE, 1) == 0x2501 && graph_line_mark(&untied, GRAPH_BRAILLE, 1) == 0x254d &&
+     graph_line_mark(&tied, GRAPH_ASCII, 1) == '*' && graph_line_mark(&untied, GRAPH_ASCII, 1) == 'o',
+     "a run's legend mark without colour is its line's pattern ('\u2501', '\u254d'), in ASCII its mark");
 }
 
 /* ------------------------------------------------------------ events */
@@ -1252,7 +1373,9 @@ int main(void) {
   test_spike_envelope();
   test_sparse_braille();
   test_smoothing();
-  test_close_series();
+  test_close_pair_colour();
+  test_close_pair_mono();
+  test_run_looks();
   test_event_rules();
   return tap_done();
 }

@@ -168,8 +168,8 @@ count_marks() { plot_marks | wc -l; }
 wait_at_least count_marks 3 300
 check $? "five runs, no colour, ASCII: the loss chart holds at least three marks ($got)"
 # Each mark of the plot beside a name in the legend, read from one
-# capture: a redraw between two looks may take a shared cell, and its
-# legend entry, away (a character at a time: '*' must not glob).
+# capture: a redraw between two looks may move the marks of a shared
+# row (a character at a time: '*' must not glob).
 marks_named() {
   screen >"$WORK/five"
   list=$(sed -n '4,10p' "$WORK/five" | grep -v ' step +' | cut -c8-40 | grep -o '[*o+x@%&=XOHWVZ8$#]' | sort -u | tr -d '\n')

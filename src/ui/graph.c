@@ -189,7 +189,8 @@ static void resolve_shared(Plot *p, CellMix *m, GraphCell *c, int a, int b, int 
 
 /* A cell's glyph and roles from what its series put there. One group: its
 ** line, or its validation's dots alone where they lie over their own run,
-** so that validation is seen wherever it is drawn. Two groups or more: the
+** so that validation is seen wherever it is drawn; in a scatter the
+** points over their trend, the data before the summary. Two groups or more: the
 ** cell is shared by the last drawn and the one before it (resolve_shared).
 ** The faint layer shows only where no line is. */
 static void resolve_cell(Plot *p, int cy, int cx) {
@@ -216,7 +217,7 @@ static void resolve_cell(Plot *p, int cy, int cx) {
     resolve_shared(p, m, c, rep[top], rep[under], cx);
     return;
   }
-  int own = val[0] >= 0;   /* validation over its own run */
+  int own = val[0] >= 0 && !(p->scatter && !p->series[rep[0]].dashed);   /* validation over its own run */
   const GraphSeries *s = &p->series[own ? val[0] : rep[top]];
   c->role = graph_series_role(s);
   if (p->glyphs == GRAPH_ASCII) {
@@ -311,6 +312,7 @@ static int frame(const Graph *g, GraphCell *cells, int w, int h, int scatter, in
   p->sx = g->glyphs == GRAPH_BRAILLE ? 2 : 1;
   p->sy = g->glyphs == GRAPH_BRAILLE ? 4 : g->glyphs == GRAPH_BLOCK && !scatter ? 8 : 1;
   p->thick = g->glyphs == GRAPH_BRAILLE && !scatter && p->ph >= 5;
+  p->scatter = scatter;
   p->lo = g->log_y ? log10(g->y_min > 0 ? g->y_min : 1e-12) : g->y_min;
   p->hi = g->log_y ? log10(g->y_max > 0 ? g->y_max : 1e-12) : g->y_max;
   widen_y(p);

@@ -64,6 +64,7 @@ typedef struct Plot {
   GraphGlyphs glyphs;
   int log_y;
   int thick;            /* Braille lines two dots thick */
+  int scatter;          /* points, not lines: a point lies over its own dashed trend */
   int mono;             /* no colour: each line its own pattern */
   int no_shade;         /* no background colours: shared cells in the shared role */
   const GraphSeries *series;

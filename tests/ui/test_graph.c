@@ -181,6 +181,16 @@ static void test_scatter(void) {
        "scatter, ASCII: one mark per point, a mark per series, the x label left of the axis");
   ok(cells[1 * 20 + 19].role == GRAPH_ROLE_SERIES + 0 && cells[3 * 20 + 13].role == GRAPH_ROLE_SERIES + 1,
      "scatter: each point in its series' colour");
+  /* A trend (dashed, of the points' group) through a point: the point shows. */
+  double tx[2] = {5, 10}, ty[2] = {2, 4};
+  GraphSeries st[2] = {{.name = "p", .x = bx, .y = by, .n = 2, .color = 1, .group = 1},
+                       {.x = tx, .y = ty, .n = 2, .color = 1, .dashed = 1, .group = 1}};
+  g.series = st;
+  graph_scatter(&g, cells, 20, 6);
+  ok(cells[3 * 20 + 13].ch == (uint32_t)'o' && cells[1 * 20 + 19].ch == (uint32_t)':',
+     "scatter: a point over its own trend keeps its mark, the trend its own elsewhere ('%c', '%c')",
+     (char)cells[3 * 20 + 13].ch, (char)cells[1 * 20 + 19].ch);
+  g.series = s;
 
   /* Braille: (0,0) and (0.4,0) share the bottom-left cell, each its own dot. */
   double cx[3] = {0, 10, 0.4}, cy[3] = {0, 4, 0};

@@ -29,9 +29,25 @@ SHAPE="--vocab 512 --dim 64 --layers 3 --heads 4 --ctx 32 --batch 8"
 # Braille and box drawing.
 blank_rows() { perl -CS -ne 'chomp; s/[ \x{2800}\x{2500}-\x{257f}]//g; $n++ if $_ eq ""; END { print $n + 0 }'; }
 
-# blank_ascii: the same under --ascii, where borders are dashes, bars and
-# pluses.
-blank_ascii() { perl -CS -ne 'chomp; s/[ +|\-]//g; $n++ if $_ eq ""; END { print $n + 0 }'; }
+# blank_ascii: the same under --ascii, where borders are dashes, pluses
+# and bars: a bar in a column where some row has a box's or an axis' corner
+# ('+'); elsewhere a bar is a chart's span, which is data.
+blank_ascii() {
+  perl -CS -e 'my @rows = map { chomp; $_ } <STDIN>; my %edge;
+    for my $r (@rows) { while ($r =~ /\+/g) { $edge{pos($r) - 1} = 1 } }
+    my $n = 0;
+    for my $r (@rows) {
+      my $blank = 1;
+      for my $i (0 .. length($r) - 1) {
+        my $c = substr($r, $i, 1);
+        next if $c eq " " || $c eq "-" || $c eq "+" || ($c eq "|" && $edge{$i});
+        $blank = 0;
+        last;
+      }
+      $n += $blank;
+    }
+    print $n'
+}
 
 # rows_ok NAME ROWS [ASCII]: the screen, kept as $WORK/NAME, has at most 5%
 # of its ROWS blank and not one U+FFFD.

@@ -40,11 +40,12 @@ wait_runs() {
 
 # span X W H: from the rows of a chart (stdin) whose columns start at X, W
 # wide, how far across its plot the newest point lies, in percent: the
-# rightmost Braille dot's column from the y axis' line to the right edge.
+# rightmost Braille dot's or half block's (two runs in one cell) column
+# from the y axis' line to the right edge.
 span() {
   perl -CS -ne 'BEGIN { ($x, $w) = @ARGV[0, 1]; @ARGV = () }
     $r = substr($_, $x, $w); $a = index($r, "\x{2502}"); next if $a < 0;
-    for ($i = length($r) - 1; $i > $a; $i--) { if (substr($r, $i, 1) =~ /[\x{2801}-\x{28ff}]/) { $m = $i if $i > $m; last } }
+    for ($i = length($r) - 1; $i > $a; $i--) { if (substr($r, $i, 1) =~ /[\x{2801}-\x{28ff}\x{2580}-\x{259f}]/) { $m = $i if $i > $m; last } }
     $axis = $a if !defined $axis || $a < $axis;
     END { print defined $m && $w - 1 > $axis ? int(100 * ($m - $axis) / ($w - 1 - $axis)) : 0 }' "$1" "$2"
 }

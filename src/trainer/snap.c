@@ -144,7 +144,8 @@ static void forget_removed(Trainer *t) {
 }
 
 /* Let each run write some text now and then, or at once when 'now_' (the
-** trainer thread, lab in hand). */
+** trainer thread, the lab in its hand: a sample is a forward pass per
+** token, which a holder of the lab should not wait for). */
 static void refresh_samples(Trainer *t, int now_) {
   double now = clock_seconds();
   forget_removed(t);
@@ -196,6 +197,13 @@ void snap_refresh(Trainer *t, int now_) {
   t->stale = 0;
   refresh_samples(t, now_);
   refresh_norms(t, now_);
+}
+
+/* The row norms alone, for a holder releasing the lab: quick, and what a
+** changed lab shows first; samples are the trainer's. */
+void snap_refresh_norms(Trainer *t) {
+  refresh_norms(t, 0);
+  t->stale = 1;   /* a sample may lag now: the idle trainer looks */
 }
 
 /* ------------------------------------------------------------ publishing */

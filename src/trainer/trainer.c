@@ -61,6 +61,12 @@ static void after_step(Trainer *t, double t0) {
   t->lab_steps++;
 }
 
+/* Nothing to do, nobody holding or waiting for the lab, and a sample or
+** row norms lag their run's step. Called with 'mu' locked. */
+static int idle_due(Trainer *t) {
+  return !t->quit && !t->held && !t->waiters && !has_work(t) && t->stale && !awaiting_handover(t);
+}
+
 /* Training stopped with a sample or row norms older than the last steps:
 ** take them now, so that a paused lab shows its weights as they are.
 ** Called with 'mu' locked, when there is nothing else to do. */
@@ -161,10 +167,11 @@ static void *trainer_main(void *arg) {
   Trainer *t = arg;
   pthread_mutex_lock(&t->mu);
   for (;;) {
-    if (!t->quit && !t->held && !t->waiters && !has_work(t) && t->stale && !awaiting_handover(t))
-      idle_refresh(t);
-    while (!t->quit && (t->held || t->waiters || !has_work(t))) pthread_cond_wait(&t->cv, &t->mu);
+    if (idle_due(t)) idle_refresh(t);
+    /* Woken with nothing to do but a lag a holder left: back to the top. */
+    while (!t->quit && (t->held || t->waiters || !has_work(t)) && !idle_due(t)) pthread_cond_wait(&t->cv, &t->mu);
     if (t->quit) break;
+    if (idle_due(t)) continue;
     Throttle pace = throttle_wait(t);
     if (pace == THROTTLE_WAITED) continue;
     Command cmd = {0};
@@ -384,7 +391,7 @@ void trainer_release(Trainer *t) {
   /* The holder changed the lab, perhaps (a new run, a load): show it, also
   ** from a nested release, so that a read right after the change sees it
   ** while an outer holder keeps the lab. */
-  snap_refresh(t, 0);
+  snap_refresh_norms(t);
   snap_publish(t, 1);
   pthread_mutex_lock(&t->mu);
   if (t->held > 0) t->held--;

@@ -123,6 +123,7 @@ static inline void set_message(Trainer *t, const char *msg) {
 void snap_fill(Trainer *t, double now, int full);
 void snap_publish(Trainer *t, int full);
 void snap_refresh(Trainer *t, int now_);
+void snap_refresh_norms(Trainer *t);
 
 /* tickets.c: the queue of tickets and commands, and running a job. */
 Ticket *ticket_next(Trainer *t);

@@ -294,10 +294,12 @@ void panel_extra(Ui *ui, WINDOW *win, int h, int w) {
 /* The tied run's matrix (of the selected pair) against its untied partner's E_in and
 ** E_out, by the linear map and by Procrustes, each with the same score of a
 ** random matrix of the same shape (dashed, tinted): where a score lies on
-** its baseline it says nothing. Short names, so that the legend fits
-** one row of a box of forty columns with the linear lines, of a wider one
-** with all; where Procrustes' lines would wrap it they are left to the
-** table beside (and to the zoom), never a name cut. */
+** its baseline it says nothing. Short names, so that the lines' legend
+** fits one row of a box of forty columns with the linear lines, of a
+** wider one with all; where Procrustes' lines would wrap it they are left
+** to the table beside (and to the zoom), never a name cut. The events'
+** entries come after, and go first when the row is short (their rules
+** label themselves). */
 static const struct {
   const char *series, *baseline, *label;
 } align_lines[] = {

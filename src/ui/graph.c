@@ -213,11 +213,13 @@ static void resolve_cell(Plot *p, int cy, int cx) {
     }
   }
   top_two(last, n, &top, &under);
-  if (n > 1) {
+  if (n > 1 && !p->scatter) {
     resolve_shared(p, m, c, rep[top], rep[under], cx);
     return;
   }
-  int own = val[0] >= 0 && !(p->scatter && !p->series[rep[0]].dashed);   /* validation over its own run */
+  /* A scatter's clouds that overlap are points, not two lines: the cell
+  ** keeps every dot, in the colour of the series drawn last. */
+  int own = n == 1 && val[0] >= 0 && !(p->scatter && !p->series[rep[0]].dashed);   /* validation over its own run */
   const GraphSeries *s = &p->series[own ? val[0] : rep[top]];
   c->role = graph_series_role(s);
   if (p->glyphs == GRAPH_ASCII) {

@@ -102,9 +102,14 @@ static double y_step(const Plot *p) {
   if (p->ph <= TALL_PLOT || !(span > 0)) return nice_step(span, y_intervals(p));
   double raw = span / (p->ph / 2), least = span / (p->ph / 1.4), mag = pow(10, floor(log10(raw)));
   static const double m[] = {1, 2, 2.5, 5, 10};
+  /* A quarter step's labels carry a digit more than the step's own: not
+  ** when that is more than the four digits a label prints (100.25). */
+  double big = fmax(fabs(p->lo), fabs(p->hi));
+  int quarter_fits = floor(log10(big > 0 ? big : 1)) - floor(log10(mag / 10)) + 1 <= 4;
   double best = 10 * mag;
   for (int i = 4; i >= 0; i--) {
     double c = m[i] * mag;
+    if (i == 2 && !quarter_fits) continue;
     if (c >= least && fabs(log(c / raw)) <= fabs(log(best / raw))) best = c;
   }
   return best;
@@ -148,6 +153,29 @@ static double step_below(double v) {
   return (f >= 5 ? 5 : f >= 2 ? 2 : 1) * mag;
 }
 
+/* The 1, 2 or 5 times a power of ten at or below v > 0 ('dir' < 0) or at
+** or above it ('dir' > 0). */
+static double round_125(double v, int dir) {
+  static const double m[] = {1, 2, 5, 10};
+  double mag = pow(10, floor(log10(v)));
+  if (dir < 0) {
+    double best = mag;
+    for (int i = 0; i < 3; i++)
+      if (m[i] * mag <= v * (1 + 1e-9)) best = m[i] * mag;
+    return best;
+  }
+  for (int i = 0; i < 4; i++)
+    if (m[i] * mag >= v * (1 - 1e-9)) return m[i] * mag;
+  return 10 * mag;
+}
+
+/* How many of 1, 2 and 5 times a power of ten lie in [lo, hi]. */
+static int labels_125(double lo, double hi) {
+  int n = 0;
+  for (double v = round_125(lo, 1); v <= hi * (1 + 1e-9) && n < 3; v = round_125(v * 1.01, 1)) n++;
+  return n;
+}
+
 /* Widen the y range to round values of a step no taller than a row, so
 ** that the data's extremes lie in the top and the bottom row: the ticks
 ** are round, the ends fit the data rather than the ticks (a loss of 3 to
@@ -169,6 +197,10 @@ void axes_snap_y(Plot *p) {
   double sl = step_below(lo * (f < 0.5 ? f : 0.5)), sh = step_below(hi * (f < 0.5 ? f : 0.5));
   lo = floor(lo / sl + 1e-9) * sl;
   hi = ceil(hi / sh - 1e-9) * sh;
+  /* Log labels are 1, 2 and 5 times a power of ten: a range that holds
+  ** fewer than two of them widens to the nearest ones, or it would have
+  ** no scale to read (ratios of 1.1 to 1.8). */
+  if (lo > 0 && isfinite(hi) && hi > lo && labels_125(lo, hi) < 2) lo = round_125(lo, -1), hi = round_125(hi, 1);
   if (lo > 0 && isfinite(hi) && hi > lo) p->lo = log10(lo), p->hi = log10(hi);
 }
 

@@ -60,10 +60,12 @@ static int sample_block(const Term *t, WINDOW *w, int y, int rows, int wd, const
   return used;
 }
 
-/* The selected run's writing and, where the panel has the rows, its
-** partner's beneath (tied first, as the lens): what weight tying does to
-** a model's text, side by side. Each gets the rows its text needs, the
-** second at least half the panel when it needs them. */
+/* The writing of the selected run's pair, the tied run's over the
+** untied's (as the lens has them), where the panel has the rows: what
+** weight tying does to a model's text, one above the other. Each gets
+** the rows its text needs, the second at least half the panel when it
+** needs them; on fewer rows, or for a run without a partner, the
+** selected run's alone. */
 void panel_sample(Ui *ui, WINDOW *w, int h, int wd) {
   werase(w);
   const Term *t = &ui->term;

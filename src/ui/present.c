@@ -234,9 +234,10 @@ void panel_caption(Ui *ui, WINDOW *w, int h, int wd) {
 
 /* ------------------------------------------------------------ figures */
 
-/* The mean of a series over the newest 'span' steps of its history, and
-** the steps it covers; NAN when there is none. */
-static double recent_mean(const History *h, const char *series, long span, long *first, long *last) {
+/* The mean of a series over the newest 'span' steps of its history, the
+** steps it covers and, when 'points' is not NULL, how many points it
+** averages; NAN when there is none. */
+static double recent_mean(const History *h, const char *series, long span, long *first, long *last, long *points) {
   int n = 0;
   const HistBucket *b = h ? history_series(h, series, &n) : NULL;
   if (!b || n <= 0) return NAN;
@@ -250,6 +251,7 @@ static double recent_mean(const History *h, const char *series, long span, long 
     sum_n += b[i].count;
     *first = b[i].step_first;
   }
+  if (points) *points = sum_n;
   return sum_n > 0 ? sum / (double)sum_n : NAN;
 }
 
@@ -268,7 +270,7 @@ static char labels[FIGURES_MAX][2][96];   /* the figures' labels for the frame b
 int figures_loss(Ui *ui, const TrainerRun *r, Figure *f) {
   (void)ui;
   long a = 0, b = 0;
-  double train = recent_mean(r->hist, "loss", FIGURE_SPAN, &a, &b);
+  double train = recent_mean(r->hist, "loss", FIGURE_SPAN, &a, &b, NULL);
   snprintf(labels[0][0], sizeof labels[0][0], "train loss");
   if (isfinite(train)) window_label(labels[0][1], sizeof labels[0][1], a, b);
   else snprintf(labels[0][1], sizeof labels[0][1], "step %ld", r->m.step);   /* no history yet */
@@ -290,7 +292,7 @@ int figures_ratio(Ui *ui, const TrainerRun *r, Figure *f) {
   if (n == 0) runs[0] = r, n = 1;
   for (int k = 0; k < n; k++) {
     long a = 0, b = 0;
-    double v = recent_mean(runs[k]->hist, "grad_ratio", FIGURE_SPAN, &a, &b);
+    double v = recent_mean(runs[k]->hist, "grad_ratio", FIGURE_SPAN, &a, &b, NULL);
     snprintf(labels[k][0], sizeof labels[k][0], "%s out/in", runs[k]->name);
     window_label(labels[k][1], sizeof labels[k][1], a, b);
     f[k] = (Figure){{labels[k][0], labels[k][1]}, v, -2};
@@ -382,9 +384,12 @@ static int series_decimals(const HistBucket *b, int n) {
 }
 
 /* The script's series shown, or each series of the group shown (the
-** first FIGURES_MAX), labelled with its arm: the mean of its newest steps
-** with their window, as the run's figures, at the decimals its noise
-** allows: one point of a noisy series is not a measurement to read out. */
+** first FIGURES_MAX), labelled with its arm: a series measured step by
+** step as the mean of its newest steps with their window, as the run's
+** figures, at the decimals its noise allows (one point of a noisy series
+** is not a reading); a sparse one (an alignment every few dozen steps) as
+** its newest value with its step, which a caption can quote. */
+#define SPARSE_POINTS 10   /* fewer in the window: a sparse series */
 int figures_series(Ui *ui, const TrainerRun *r, Figure *f) {
   (void)r;
   History *plots = ui->api ? luaapi_plots(ui->api) : NULL;
@@ -394,10 +399,11 @@ int figures_series(Ui *ui, const TrainerRun *r, Figure *f) {
     int n = 0;
     const HistBucket *b = arm ? history_series(plots, name, &n) : NULL;
     if (!b || n <= 0) continue;
-    long first = 0, last = 0;
-    double mean = recent_mean(plots, name, FIGURE_SPAN, &first, &last);
+    long first = 0, last = 0, points = 0;
+    double value = recent_mean(plots, name, FIGURE_SPAN, &first, &last, &points);
+    if (points < SPARSE_POINTS) value = b[n - 1].last, first = last = b[n - 1].step_last;
     window_label(labels[k][1], sizeof labels[k][1], first, last);
-    f[k] = (Figure){{*arm ? arm : name, labels[k][1]}, mean, series_decimals(b, n)};
+    f[k] = (Figure){{*arm ? arm : name, labels[k][1]}, value, series_decimals(b, n)};
     k++;
   }
   if (k == 0) f[k++] = (Figure){{ui->present_series, "no points yet"}, NAN, -1};

@@ -150,6 +150,14 @@ int main(void) {
   ** not leave the screen with text of an older step. */
   ok(wait_snap(t, &snap, sample_current, 2), "paused, the text sample is of the step training stopped at (%ld, %ld)",
      snap->runs[0].sample_step, snap->runs[0].m.step);
+  /* The same when a holder of the lab stepped it, paused. */
+  Lab *mine = trainer_acquire(t);
+  Err step_err = {{0}};
+  int stepped = run_step(lab_run(mine, 0), &step_err) == 0 && run_step(lab_run(mine, 0), &step_err) == 0;
+  trainer_release(t);
+  ok(stepped && wait_snap(t, &snap, sample_current, 2),
+     "stepped by a holder of the lab, paused: the sample follows its step once released (%ld, %ld)",
+     snap->runs[0].sample_step, snap->runs[0].m.step);
 
   /* Commands, and their errors as messages. */
   double two = 2;

@@ -191,6 +191,27 @@ static void test_scatter(void) {
      "scatter: a point over its own trend keeps its mark, the trend its own elsewhere ('%c', '%c')",
      (char)cells[3 * 20 + 13].ch, (char)cells[1 * 20 + 19].ch);
   g.series = s;
+  /* Two clouds that overlap are points, not a pair of lines: every tier
+  ** keeps dots or marks there, never a two-coloured half block. */
+  enum { NP = 200 };
+  double px[NP], pa[NP], pb[NP];
+  for (int i = 0; i < NP; i++) px[i] = (i * 37 % 100) / 10.0, pa[i] = 1 + px[i] / 10 + (i % 7) / 14.0, pb[i] = pa[i] + 0.05;
+  GraphSeries clouds[2] = {{.name = "in", .x = px, .y = pa, .n = NP, .color = 1, .group = 1},
+                           {.name = "out", .x = px, .y = pb, .n = NP, .color = 2, .group = 2}};
+  Graph gc = {.title = "c", .x_min = 0, .x_max = 10, .y_min = 1, .y_max = 2.6, .series = clouds, .n_series = 2};
+  int halves = 0, shown = 0;
+  for (int tier = GRAPH_BRAILLE; tier <= GRAPH_ASCII; tier++)
+    for (int mono = 0; mono < 2; mono++) {
+      GraphCell cc[40 * 12];
+      gc.glyphs = (GraphGlyphs)tier, gc.mono = mono;
+      graph_scatter(&gc, cc, 40, 12);
+      for (int i = 40; i < 40 * 11; i++) {
+        halves += cc[i].ch == 0x2580 || cc[i].ch == 0x2584 || cc[i].ch == 0x2588 || cc[i].bg != 0;
+        shown += cc[i].role >= GRAPH_ROLE_SERIES;
+      }
+    }
+  ok(halves == 0 && shown > 0, "scatter: overlapping clouds keep their points in every tier (%d half blocks or backgrounds, %d cells)",
+     halves, shown);
 
   /* Braille: (0,0) and (0.4,0) share the bottom-left cell, each its own dot. */
   double cx[3] = {0, 10, 0.4}, cy[3] = {0, 4, 0};
@@ -468,6 +489,49 @@ static void test_legend_rows(void) {
   for (int r = 0; r < 2; r++)
     if (line(r)[13] != ' ') inside = 0;
   ok(inside, "legend: its last column blank, so it never touches the chart to its right");
+}
+
+/* The y labels of a rendered chart (label column 'lw' wide): their
+** values and rows, at most 'cap'. */
+static int y_labels(const GraphCell *cells, int w, int h, int lw, double *v, int *row, int cap) {
+  int n = 0;
+  for (int r = 0; r < h && n < cap; r++) {
+    char buf[16];
+    int k = 0;
+    for (int c = 0; c < lw; c++)
+      if (cells[r * w + c].ch != ' ' && k < 15) buf[k++] = (char)cells[r * w + c].ch;
+    buf[k] = '\0';
+    char *end;
+    double x = strtod(buf, &end);
+    if (k > 0 && *end == '\0') v[n] = x, row[n++] = r;
+  }
+  return n;
+}
+
+/* Labels a reader can trust: a narrow log range still has two, and a tall
+** linear one's labels lie where their values are (no 100.25 printed as
+** 100.2). */
+static void test_y_labels_read_true(void) {
+  enum { N = 100, W = 40, H = 34 };
+  double x[N], y[N], v[64];
+  int row[64];
+  for (int i = 0; i < N; i++) x[i] = i, y[i] = 1.1 + 0.7 * i / (N - 1);
+  GraphSeries s = {.name = "r", .x = x, .y = y, .n = N};
+  Graph g = {.title = "t", .glyphs = GRAPH_BRAILLE, .log_y = 1, .x_min = 0, .x_max = N, .y_min = 1.1, .y_max = 1.8,
+             .series = &s, .n_series = 1};
+  GraphCell cells[W * H];
+  graph_render(&g, cells, W, 12);
+  int n = y_labels(cells, W, 12, 6, v, row, 64);
+  ok(n >= 2, "a log chart of 1.1 to 1.8 keeps two labels or more (%d)", n);
+  for (int i = 0; i < N; i++) y[i] = 100.1 + 3.8 * i / (N - 1);
+  g.log_y = 0, g.y_min = 100.1, g.y_max = 103.9;
+  graph_render(&g, cells, W, H);
+  n = y_labels(cells, W, H, 6, v, row, 64);
+  /* Ticks are multiples of one step: printed whole, they are evenly apart. */
+  int even = n >= 3;
+  for (int i = 2; i < n && even; i++) even = fabs((v[i - 1] - v[i]) - (v[0] - v[1])) < 1e-6;
+  ok(even, "a tall chart of 100.1 to 103.9: %d labels, evenly apart as printed (%g, %g, %g, ...)", n, v[0], v[1],
+     v[2]);
 }
 
 static void test_reference_and_events(void) {
@@ -1370,6 +1434,7 @@ int main(void) {
   test_dashes();
   test_legend_rows();
   test_reference_and_events();
+  test_y_labels_read_true();
   test_xaxis();
   test_degenerate_spans();
   test_sparse_joined();

@@ -174,13 +174,16 @@ lua 'lab.plot("gap", 0.25) ui.present("gap")'
 wait_digits 2 "0.250" && screen | sed -n 2p | grep -q 'gap' && screen | sed -n 3p | grep -q '^ *step [1-9][0-9]* '
 check $? "ui.present with a lab.plot series: its newest value, labelled with its name and its step, the lab's (no on_step callback hands it over)"
 lua 'lab.plot("gap", 0.31) lab.plot("gap", 0.27) ui.present("gap")'
-wait_digits 2 "0.28" && screen | sed -n 3p | grep -q '^ *step [1-9][0-9]* '
-check $? "the mean of its newest steps (0.25, 0.31, 0.27 at one step: 0.28), at the digits its spread allows (read $(digits 2))"
+wait_digits 2 "0.27" && screen | sed -n 3p | grep -q '^ *step [1-9][0-9]* '
+check $? "a sparse series: its newest value, at the digits its spread allows (0.27 after 0.25, 0.31; read $(digits 2))"
+lua 'for i = 1, 12 do lab.plot("noisy", i % 2 == 0 and 0.4 or 0.2) end ui.present("noisy")'
+wait_digits 2 "0.3" && screen | sed -n 3p | grep -q '^ *step [1-9][0-9]* '
+check $? "a series of many points: the mean of its newest steps (0.2 and 0.4 in turn: 0.3), not its newest point (read $(digits 2))"
 
 lua 'lab.plot("gap2: x5", 0.5) lab.plot("gap2: control", 0.75) ui.present("gap2")'
 wait_digits 2 "0.500 0.750" && screen | sed -n 2p | grep -q 'x5.*control' && screen | sed -n 3p | grep -q 'step [1-9][0-9]* .*step [1-9][0-9]* ' \
   && screen | grep -q 'gap2: x5.*gap2: control'
-check $? "ui.present with a group of lab.plot series ('gap2: x5', 'gap2: control'): both charted, each's mean labelled with its arm and its steps"
+check $? "ui.present with a group of lab.plot series ('gap2: x5', 'gap2: control'): both charted, each's figure labelled with its arm and its step"
 
 lua_out 'select(2, pcall(ui.present, "nonsense"))' | grep -q "no chart 'nonsense': one of loss, ratio, align, lens, scatter, or a lab.plot series"
 check $? "ui.present with an unknown name says which charts there are"

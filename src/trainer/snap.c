@@ -203,7 +203,13 @@ void snap_refresh(Trainer *t, int now_) {
 ** changed lab shows first; samples are the trainer's. */
 void snap_refresh_norms(Trainer *t) {
   refresh_norms(t, 0);
-  t->stale = 1;   /* a sample may lag now: the idle trainer looks */
+  /* A holder that stepped a run leaves its sample behind: the idle
+  ** trainer takes it. Only then, or a release would wake it for nothing. */
+  for (int i = 0; i < lab_n_runs(t->lab); i++) {
+    Run *r = lab_run(t->lab, i);
+    const Sample *s = sample_for(t, run_id(r));
+    if (s && s->step != run_metrics(r)->step) t->stale = 1;
+  }
 }
 
 /* ------------------------------------------------------------ publishing */

@@ -49,13 +49,13 @@ blank_ascii() {
     print $n'
 }
 
-# rows_ok NAME ROWS [ASCII]: the screen, kept as $WORK/NAME, has at most 5%
-# of its ROWS blank and not one U+FFFD.
+# rows_ok NAME ROWS [ASCII [PERCENT]]: the screen, kept as $WORK/NAME, has at
+# most PERCENT (5) of its ROWS blank and not one U+FFFD.
 rows_ok() {
   screen >"$WORK/$1"
   if [ -n "$3" ]; then blank=$(blank_ascii <"$WORK/$1"); else blank=$(blank_rows <"$WORK/$1"); fi
-  [ "$blank" -le $(($2 * 5 / 100)) ]
-  check $? "$1: $blank blank rows of $2 (at most 5%)"
+  [ "$blank" -le $(($2 * ${4:-5} / 100)) ]
+  check $? "$1: $blank blank rows of $2 (at most ${4:-5}%)"
   ! grep -q "$(printf '\357\277\275')" "$WORK/$1"
   check $? "$1: no U+FFFD anywhere"
 }
@@ -191,7 +191,11 @@ for size in 80x24 120x40 200x60; do
     leave_repl
     wait_for "present view: $view" 50 && wait_for "^╰" 50 && wait_for "^╭ $box" 50
     sleep 0.5   # the frame after the message
-    rows_ok "$size.present.$view" "$ROWS"
+    # The alignment's scores leave a band of its range empty (between E_in's
+    # and E_out's, no line lies there), which a short run can widen to a
+    # few rows: 10% for it, 5% for the rest.
+    limit=5; [ "$view" = align ] && limit=10
+    rows_ok "$size.present.$view" "$ROWS" "" "$limit"
     # shellcheck disable=SC2086 # the names are words
     border_ok '╭' "$box" $names
     check $? "$size ui.present('$view'): its legend whole on the box's border${names:+, naming both runs}"

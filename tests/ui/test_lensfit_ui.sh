@@ -12,19 +12,21 @@
 : "${top_builddir:=.}" "${top_srcdir:=.}"
 tmux_name=lensfit; . "$top_srcdir/tests/lib/tmux.sh"
 
-# The fit's number on the status line ("fitting lens fit 12/40": 12).
+# The fit's number on the status line ("fitting lens fit 12/200": 12).
 fit_now() { screen | sed -n '1s/.*fitting lens fit \([0-9]*\)\/.*/\1/p'; }
 
-# A fit of 40 lens steps of 4096 positions each: some seconds. Its end is
-# fixed (convergence is judged over 50 steps), so is what it prints. The
-# second, of 120 steps that never converge (a patience beyond its limit), is long enough for
-# ',' to arrive while it runs on a fast machine too.
+# A fit of 200 lens steps of 4096 positions each that never converge (a
+# tolerance no step meets, a patience beyond its limit): its end is fixed,
+# so is what it prints, and it lasts long enough (some seconds where one
+# step takes 50 ms) for the help, Escape and 'l' to arrive while it runs
+# on a machine several times faster too. The second, of 120 such steps, is
+# long enough for ',' to arrive while it runs.
 cat >"$WORK/fit.lua" <<'LUA'
 local r = lab.run{name = "fit", vocab = 256, dim = 32, layers = 2, heads = 2, ctx = 32, batch = 4,
                   lens_every = 5}
 r:step(20)
 print("fitting")
-local f = r:fit_lens{steps = 40, tokens_per_step = 4096}
+local f = r:fit_lens{steps = 200, tokens_per_step = 4096, tol = 1e-12, patience = 1000000}
 print("fit done", f.steps, #f.curve, r:metrics().fitted_lens.steps)
 r:step(3)
 print("after", r:metrics().step)
@@ -36,24 +38,24 @@ LUA
 
 session 80 24
 start "$WORK/fit.lua"
-wait_for 'fitting lens fit [0-9]+/40' 300
+wait_for 'fitting lens fit [0-9]+/200' 300
 check $? "the status line shows the fit's progress"
 a=$(fit_now)
 i=0
 while [ "$(fit_now)" = "$a" ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
 b=$(fit_now)
 [ -n "$a" ] && [ -n "$b" ] && [ "$b" -gt "$a" ]
-check $? "and it moves ($a to $b of 40)"
+check $? "and it moves ($a to $b of 200)"
 key '?'
 wait_for 'tielab keys' 50
 check $? "while the fit runs, '?' opens the help"
 key Escape
 wait_gone 'tielab keys' 50 && key l && wait_for 'logit lens' 50
 c=$(fit_now)
-[ -n "$c" ] && [ "$c" -lt 40 ]
-check $? "and 'l' shows the logit lens, the fit still running ($c of 40)"
+[ -n "$c" ] && [ "$c" -lt 200 ]
+check $? "and 'l' shows the logit lens, the fit still running ($c of 200)"
 key l
-wait_for '^fit done 40 +[0-9]+ +40' 600
+wait_for '^fit done 200 +[0-9]+ +200' 1200
 check $? "the script goes on with the fit's result"
 wait_for '^after 23' 100
 check $? "and trains on after it"

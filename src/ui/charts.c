@@ -143,6 +143,7 @@ typedef struct ChartSpec {
   double x_lo, x_hi;
   int not_steps;           /* that axis counts something else: no run's events on it */
   const TrainerRun *run;   /* whose events are drawn; NULL: the selected run's */
+  int break_gaps;          /* the scale may break over a band no line reaches */
 } ChartSpec;
 
 /* Render 'series' into the panel with the shared time axis and the panel's
@@ -182,6 +183,7 @@ static void draw_chart(Ui *ui, WINDOW *win, int h, int w, const ChartSpec *cs, G
                              [GRAPH_EVENT_PHASE] = "phase"},
              .smooth = ui->smooth,
              .runs_left_out = left_out,
+             .break_gaps = cs->break_gaps,
              .no_shade = !ui->term.shaded,
              .mono = !ui->term.color};
   graph_render(&g, cells, w, h);
@@ -357,7 +359,9 @@ void panel_align_chart(Ui *ui, WINDOW *win, int h, int w) {
   snprintf(title, sizeof title, "align %s", r->name);
   Graph probe = {.title = title, .glyphs = ui->term.glyphs, .series = s, .n_series = n, .mono = !ui->term.color};
   if (!graph_legend_fits_row(&probe, w)) n = align_series(ui, r, 2, s, &measured);
-  ChartSpec cs = {.panel = P_ALIGNCHART, .title = title, .y_cap = 1, .run = r};   /* cosines and CKA: at most 1 */
+  /* Cosines and CKA: at most 1. The scores to E_in, to E_out and their
+  ** baselines lie in bands apart: the rows go to the lines. */
+  ChartSpec cs = {.panel = P_ALIGNCHART, .title = title, .y_cap = 1, .run = r, .break_gaps = 1};
   draw_chart(ui, win, h, w, &cs, s, n, 0);
 }
 

@@ -325,9 +325,11 @@ static int frame(const Graph *g, GraphCell *cells, int w, int h, int scatter, in
   p->x_min = g->x_min;
   p->x_max = g->x_max - g->x_min > 1e-12 * fabs(g->x_min) ? g->x_max : g->x_min + 1 + fabs(g->x_min) * 1e-9;
 
+  if (lw > 0) axes_break(g, p);
   if (lw > 0) axes_y_labels(p, lw);
   line_ref_label(g, p, lw);
   axes_time(g, p, lw, kinds);
+  axes_break_mark(p, lw, g->glyphs == GRAPH_ASCII);
   return 1;
 }
 

@@ -1,8 +1,9 @@
 /*
 ** graph_axes.c -- a chart's scales and axes: the ranges the series span,
 ** round ticks (1, 2, 5 x 10^k, and 2.5 on a tall plot, counted as whole
-** multiples of their step, never added up), the y labels and the time
-** axis with its event markers.
+** multiples of their step, never added up), a broken scale where the
+** lines leave a wide band empty, the y labels and the time axis with its
+** event markers.
 */
 #include "ui/graph.h"
 
@@ -98,7 +99,7 @@ static int y_intervals(const Plot *p) { return p->ph / 2 < 2 ? 2 : p->ph / 2 > 6
 ** wide chart and no stretch of rows is left without one. */
 #define TALL_PLOT 12
 static double y_step(const Plot *p) {
-  double span = p->hi - p->lo;
+  double span = p->hi - p->lo - fmax(0, p->gap_hi - p->gap_lo);   /* what the rows show */
   if (p->ph <= TALL_PLOT || !(span > 0)) return nice_step(span, y_intervals(p));
   double raw = span / (p->ph / 2), least = span / (p->ph / 1.4), mag = pow(10, floor(log10(raw)));
   static const double m[] = {1, 2, 2.5, 5, 10};
@@ -115,9 +116,11 @@ static double y_step(const Plot *p) {
   return best;
 }
 
-static int value_row(const Plot *p, double t) {
-  int ys = p->ph * p->sy;
-  return (int)lround((p->hi - t) / (p->hi - p->lo) * (ys - 1)) / p->sy;
+static int value_row(const Plot *p, double t) { return (int)lround(plot_level(p, t, p->ph * p->sy)) / p->sy; }
+
+/* t lies inside the break, off every row but the break's. */
+static int in_break(const Plot *p, double t, double step) {
+  return p->gap_hi > p->gap_lo && t > p->gap_lo + step * 1e-6 && t < p->gap_hi - step * 1e-6;
 }
 
 /* Round ticks: multiples of the step on a linear scale; on a log scale
@@ -130,9 +133,11 @@ void axes_y_labels(Plot *p, int lw) {
     ** can leave it unchanged, where the span is a few roundings wide. */
     double step = y_step(p);
     double k0 = ceil(p->lo / step - 1e-9), k1 = floor(p->hi / step + 1e-9);
-    for (int i = 0; i <= p->ph && k0 + i <= k1; i++) {
+    for (int i = 0, put = 0; put <= p->ph && k0 + i <= k1; i++) {
       double t = (k0 + i) * step;
+      if (in_break(p, t, step)) continue;
       y_label_put(p, lw, value_row(p, t), fabs(t) < step * 1e-9 ? 0 : t, used);
+      put++;
     }
     return;
   }
@@ -145,6 +150,72 @@ void axes_y_labels(Plot *p, int lw) {
       if (m > 0 && ((r > 0 && used[r - 1]) || (r + 1 < p->ph && used[r + 1]))) continue;
       y_label_put(p, lw, r, pow(10, t), used);
     }
+}
+
+/* ------------------------------------------------------------ a break */
+
+enum { BREAK_MAX_SERIES = 64, BREAK_ROWS = 2 };
+
+typedef struct Extent {
+  double lo, hi;
+} Extent;
+
+/* The values one series spans over the x range shown (its line joins its
+** points, so it passes every value between its least and its greatest);
+** 0 when it has no point there. */
+static int series_extent(const Plot *p, const GraphSeries *s, Extent *e) {
+  int any = 0;
+  for (int k = 0; k < s->n; k++) {
+    if (!(s->x[k] >= p->x_min && s->x[k] <= p->x_max)) continue;
+    any = y_include(s->y[k], 0, any, &e->lo, &e->hi);
+    if (s->lo) any = y_include(s->lo[k], 0, any, &e->lo, &e->hi);
+    if (s->hi) any = y_include(s->hi[k], 0, any, &e->lo, &e->hi);
+  }
+  return any;
+}
+
+/* The widest band of [lo, hi] between the series' extents (and the
+** reference line) that none of them reaches: its lower end in '*at';
+** 0 when there is none. */
+static double widest_gap(const Graph *g, const Plot *p, double *at) {
+  Extent e[BREAK_MAX_SERIES + 1];
+  int n = 0;
+  for (int i = 0; i < g->n_series && n < BREAK_MAX_SERIES; i++)
+    if (series_extent(p, &g->series[i], &e[n])) n++;
+  if (g->has_ref) e[n++] = (Extent){g->ref_y, g->ref_y};
+  for (int i = 1; i < n; i++)   /* by their lower ends */
+    for (int k = i; k > 0 && e[k].lo < e[k - 1].lo; k--) {
+      Extent t = e[k];
+      e[k] = e[k - 1], e[k - 1] = t;
+    }
+  double widest = 0, reach = n > 0 ? e[0].hi : 0;
+  for (int i = 1; i < n; i++) {
+    if (e[i].lo - reach > widest) widest = e[i].lo - reach, *at = reach;
+    reach = fmax(reach, e[i].hi);
+  }
+  return widest;
+}
+
+/* A band no line reaches, an eighth of the range and four rows at least,
+** is cut out to a break of two rows; its ends are round ticks, so that
+** the labels either side of it read as the scale's. */
+void axes_break(const Graph *g, Plot *p) {
+  p->gap_lo = p->gap_hi = 0;
+  if (!g->break_gaps || p->log_y || p->scatter || p->ph <= TALL_PLOT) return;
+  double at = 0, gap = widest_gap(g, p, &at), span = p->hi - p->lo;
+  if (!(gap >= span / 8 && gap / span * p->ph >= 4)) return;
+  p->gap_lo = at, p->gap_hi = at + gap;
+  double step = y_step(p);
+  double lo = ceil(at / step - 1e-9) * step, hi = floor((at + gap) / step + 1e-9) * step;
+  p->gap_lo = p->gap_hi = 0;
+  if (hi - lo >= 2 * step * (1 - 1e-9)) p->gap_lo = lo, p->gap_hi = hi;
+}
+
+/* The break's row: a wavy mark across the y axis. */
+void axes_break_mark(Plot *p, int lw, int ascii) {
+  if (!(p->gap_hi > p->gap_lo) || p->x0 <= 0) return;
+  int ys = p->ph * p->sy, row = (int)lround(plot_level(p, (p->gap_lo + p->gap_hi) / 2, ys)) / p->sy;
+  for (int x = lw - 1; x <= lw + 1; x++) put(p->cells, p->w, p->h, p->y0 + row, x, ascii ? '~' : 0x2248, GRAPH_ROLE_AXIS);
 }
 
 /* The 1-2-5 step at or below v > 0. */

@@ -1,7 +1,8 @@
 /*
 ** graph_impl.h -- the inside of a chart, shared by its files: graph.c (the
 ** frame and the cells the series draw into), graph_line.c (lines, spans,
-** the reference line and events), graph_axes.c (scales, ticks and axes)
+** the reference line and events), graph_axes.c (scales, ticks, a
+** broken scale and axes)
 ** and graph_text.c (text, numbers, bars and shades as cells).
 ** Nothing outside those files includes it.
 */
@@ -60,6 +61,8 @@ typedef struct Plot {
   int x0, y0, pw, ph;   /* plot area in cells */
   int sx, sy;           /* samples per cell across and levels per cell down */
   double lo, hi;        /* transformed y range */
+  double gap_lo, gap_hi;  /* a break: the values between, transformed, share one row
+                             (the break row); gap_hi <= gap_lo: none */
   double x_min, x_max;  /* x range, never empty */
   GraphGlyphs glyphs;
   int log_y;
@@ -84,6 +87,20 @@ typedef struct Columns {
   double *sum, *lo, *hi;
   int *cnt;
 } Columns;
+
+/* A transformed value's level row, 0 at the top to ys - 1 at the bottom,
+** not clamped, 'ys' levels in all. Without a break the range is linear
+** over the levels; with one, the break takes two rows' levels (its ends'
+** labels a row apart, its mark between) and the ranges above and below
+** it share the rest at one scale. */
+static inline double plot_level(const Plot *p, double t, int ys) {
+  double span = p->hi - p->lo, gap = p->gap_hi - p->gap_lo;
+  if (!(gap > 0)) return (p->hi - t) / span * (ys - 1);
+  double band = 2.0 * p->sy, per = (ys - 1 - band) / (span - gap), top = (p->hi - p->gap_hi) * per;
+  if (t >= p->gap_hi) return (p->hi - t) * per;
+  if (t <= p->gap_lo) return top + band + (p->gap_lo - t) * per;
+  return top + (p->gap_hi - t) / gap * band;
+}
 
 static inline CellMix *mix_at(Plot *p, int cy, int cx) {
   if (!p->mix || cy < 0 || cy >= p->ph || cx < 0 || cx >= p->pw) return NULL;
@@ -114,7 +131,9 @@ int line_col_on(const Plot *p, const GraphSeries *s, int col);
 /* graph_axes.c: the y range widened to round ticks, the y labels and the
 ** time axis with its event markers (the kinds seen set in 'kinds') */
 void axes_snap_y(Plot *p);
+void axes_break(const Graph *g, Plot *p);
 void axes_y_labels(Plot *p, int lw);
+void axes_break_mark(Plot *p, int lw, int ascii);
 void axes_time(const Graph *g, Plot *p, int lw, int *kinds);
 
 /* graph_text.c: the cells UTF-8 text takes */

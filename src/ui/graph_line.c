@@ -178,7 +178,7 @@ static int sample_col(const Plot *p, double x) {
 ** plot, not rounded, and rounded. */
 static double level_at(const Plot *p, double t) {
   int ys = p->ph * p->sy;
-  double f = (p->hi - t) / (p->hi - p->lo) * (ys - 1);
+  double f = plot_level(p, t, ys);
   return !(f > 0) ? 0 : f > ys - 1 ? ys - 1 : f;
 }
 
@@ -313,9 +313,9 @@ void line_scatter(Plot *p, const GraphSeries *s, int id) {
   for (int k = 0; k < s->n; k++) {
     double v = s->y[k];
     if (!plottable(p, v)) continue;
-    double fx = (s->x[k] - p->x_min) / (p->x_max - p->x_min), fy = (p->hi - transform(p, v)) / (p->hi - p->lo);
-    if (!(fx >= 0 && fx <= 1 && fy >= 0 && fy <= 1)) continue;
-    int c = (int)(fx * xs), r = (int)lround(fy * (ys - 1));
+    double fx = (s->x[k] - p->x_min) / (p->x_max - p->x_min), t = transform(p, v);
+    if (!(fx >= 0 && fx <= 1 && t >= p->lo && t <= p->hi)) continue;
+    int c = (int)(fx * xs), r = (int)lround(plot_level(p, t, ys));
     if (c >= xs) c = xs - 1;
     if (p->glyphs == GRAPH_BRAILLE) braille_dot(p, c, r, id, 0, LAYER_LINE);
     else mix_put(p, r, c, id, 0, graph_ascii_mark(s), LAYER_LINE);
@@ -329,7 +329,7 @@ static int ref_sample_row(const Graph *g, const Plot *p) {
   if (!g->has_ref || (p->log_y && !(g->ref_y > 0))) return -1;
   double t = transform(p, g->ref_y);
   if (!(t >= p->lo && t <= p->hi)) return -1;
-  return (int)lround((p->hi - t) / (p->hi - p->lo) * (p->ph * p->sy - 1));
+  return (int)lround(plot_level(p, t, p->ph * p->sy));
 }
 
 void line_ref(const Graph *g, Plot *p) {

@@ -191,11 +191,7 @@ for size in 80x24 120x40 200x60; do
     leave_repl
     wait_for "present view: $view" 50 && wait_for "^╰" 50 && wait_for "^╭ $box" 50
     sleep 0.5   # the frame after the message
-    # The alignment's scores leave a band of its range empty (between E_in's
-    # and E_out's, no line lies there), which a short run can widen to a
-    # few rows: 10% for it, 5% for the rest.
-    limit=5; [ "$view" = align ] && limit=10
-    rows_ok "$size.present.$view" "$ROWS" "" "$limit"
+    rows_ok "$size.present.$view" "$ROWS"
     # shellcheck disable=SC2086 # the names are words
     border_ok '╭' "$box" $names
     check $? "$size ui.present('$view'): its legend whole on the box's border${names:+, naming both runs}"

@@ -1419,6 +1419,72 @@ static void test_event_rules(void) {
      "a line along the top row: the label on the row under it");
 }
 
+/* The row of the first cell holding 'ch', or -1. */
+static int row_with(const GraphCell *cells, int w, int h, uint32_t ch) {
+  for (int i = 0; i < w * h; i++)
+    if (cells[i].ch == ch) return i / w;
+  return -1;
+}
+
+/* Rows with a mark of a line (anything but blank, axis and label cells
+** right of the axis column 'lw'). */
+static int rows_drawn(const GraphCell *cells, int w, int h, int lw) {
+  int n = 0;
+  for (int r = 1; r < h - 1; r++) {
+    int any = 0;
+    for (int c = lw + 1; c < w && !any; c++) any = cells[r * w + c].ch != ' ' && cells[r * w + c].ch != BRAILLE_BLANK_TEST;
+    n += any;
+  }
+  return n;
+}
+
+/* Two bands of lines far apart (scores near 0.2 and near 0.9): the
+** band between is cut to a break marked on the axis, its labels left
+** out, and its rows go to the lines; a line across the band, a log
+** scale or a chart that does not ask keeps the whole scale. */
+static void test_broken_scale(void) {
+  enum { N = 60, W = 50, H = 30 };
+  double x[N], lo[N], hi[N], across[N], v[64];
+  int row[64];
+  for (int i = 0; i < N; i++) x[i] = i, lo[i] = 0.12 + 0.15 * i / N, hi[i] = 0.8 + 0.18 * i / N, across[i] = 0.2 + 0.7 * i / N;
+  GraphSeries s[3] = {{.name = "in", .x = x, .y = lo, .n = N}, {.name = "out", .x = x, .y = hi, .n = N, .color = 1},
+                      {.name = "mid", .x = x, .y = across, .n = N, .color = 2}};
+  Graph g = {.title = "t", .glyphs = GRAPH_BRAILLE, .x_min = 0, .x_max = N, .y_min = 0.12, .y_max = 0.98,
+             .series = s, .n_series = 2, .break_gaps = 1};
+  GraphCell cells[W * H], whole[W * H];
+  graph_render(&g, cells, W, H);
+  int mark = row_with(cells, W, H, 0x2248), n = y_labels(cells, W, H, 6, v, row, 64);
+  int inside = 0, above = -1, below = -1;
+  for (int i = 0; i < n; i++) {
+    if (v[i] > 0.28 && v[i] < 0.79) inside++;
+    if (row[i] < mark) above = row[i];
+    if (row[i] > mark && below < 0) below = row[i];
+  }
+  ok(mark > 0, "two bands 0.12-0.27 and 0.8-0.98: a break marked on the axis (row %d)", mark);
+  ok(inside == 0 && above >= 0 && below >= 0, "no label inside the band cut out, labels above and below the break (%d inside)",
+     inside);
+  ok(below - above == 2, "the labels either side of the break a row apart from its mark (rows %d and %d)", above, below);
+  g.break_gaps = 0;
+  graph_render(&g, whole, W, H);
+  int lw = 6;
+  ok(row_with(whole, W, H, 0x2248) < 0, "a chart that does not ask for a break has none");
+  ok(rows_drawn(cells, W, H, lw) > rows_drawn(whole, W, H, lw) + 3,
+     "the rows of the band cut out go to the lines (%d rows drawn, %d on the whole scale)", rows_drawn(cells, W, H, lw),
+     rows_drawn(whole, W, H, lw));
+  g.break_gaps = 1, g.n_series = 3;
+  graph_render(&g, cells, W, H);
+  ok(row_with(cells, W, H, 0x2248) < 0, "a line across the band keeps the whole scale");
+  g.n_series = 2, g.log_y = 1;
+  graph_render(&g, cells, W, H);
+  ok(row_with(cells, W, H, 0x2248) < 0, "a log scale keeps the whole scale");
+  g.log_y = 0;
+  graph_render(&g, cells, W, 10);
+  ok(row_with(cells, W, 10, 0x2248) < 0, "a short chart keeps the whole scale");
+  g.glyphs = GRAPH_ASCII;
+  graph_render(&g, cells, W, H);
+  ok(row_with(cells, W, H, '~') > 0, "in ASCII the break's mark is '~'");
+}
+
 int main(void) {
   setlocale(LC_ALL, "C.UTF-8");
   test_ascii_diagonal();
@@ -1452,5 +1518,6 @@ int main(void) {
   test_close_pair_mono();
   test_run_looks();
   test_event_rules();
+  test_broken_scale();
   return tap_done();
 }

@@ -33,6 +33,16 @@ uint8_t graph_series_role(const GraphSeries *s) {
                    (s->bold ? GRAPH_ROLE_BOLD : 0));
 }
 
+/* A series' role in the plot's cells. With colour a run is told by its
+** hue, so its line is not bold: a bold cell beside a plain one costs the
+** terminal a reset and the colour again, every frame the line moves, for
+** a weight a Braille dot or a block hardly shows. Without colour bold is
+** what marks the selected run. The legend keeps the bold name. */
+static uint8_t plot_role(const Plot *p, const GraphSeries *s) {
+  uint8_t role = graph_series_role(s);
+  return p->mono ? role : (uint8_t)(role & ~GRAPH_ROLE_BOLD);
+}
+
 /* The series in one cell stand for their groups (a run's training and
 ** validation lines are one group; a series of group 0 is its own): 'rep'
 ** gets each group's last solid line there (which lies on top), else its
@@ -150,11 +160,11 @@ static void resolve_shared(Plot *p, CellMix *m, GraphCell *c, int a, int b, int 
   int hi, lo;
   order_pair(p, a, b, cx, &hi, &lo);
   /* Its own role, without bold: a background is not bold. */
-  uint8_t lo_role = graph_series_role(&p->series[lo]) & (uint8_t)~GRAPH_ROLE_BOLD;
+  uint8_t lo_role = plot_role(p, &p->series[lo]) & (uint8_t)~GRAPH_ROLE_BOLD;
   p->shared = 1;
   if (p->glyphs == GRAPH_ASCII) {
     c->ch = graph_ascii_mark(&p->series[hi]);
-    c->role = graph_series_role(&p->series[hi]);
+    c->role = plot_role(p, &p->series[hi]);
     if (!p->mono && !p->no_shade) c->bg = lo_role;
     else m->pair_hi = hi + 1, m->pair_lo = lo + 1;
     return;
@@ -179,11 +189,11 @@ static void resolve_shared(Plot *p, CellMix *m, GraphCell *c, int a, int b, int 
   if (!up && !down) up = down = 1;   /* both in a gap of their dashes: the cell is theirs still */
   if (up) {
     c->ch = BLOCK_UPPER_HALF;
-    c->role = graph_series_role(&p->series[hi]);
+    c->role = plot_role(p, &p->series[hi]);
     c->bg = down ? lo_role : 0;
   } else {
     c->ch = BLOCK_LOWER + 4;
-    c->role = graph_series_role(&p->series[lo]);
+    c->role = plot_role(p, &p->series[lo]);
   }
 }
 
@@ -221,7 +231,7 @@ static void resolve_cell(Plot *p, int cy, int cx) {
   ** keeps every dot, in the colour of the series drawn last. */
   int own = n == 1 && val[0] >= 0 && !(p->scatter && !p->series[rep[0]].dashed);   /* validation over its own run */
   const GraphSeries *s = &p->series[own ? val[0] : rep[top]];
-  c->role = graph_series_role(s);
+  c->role = plot_role(p, s);
   if (p->glyphs == GRAPH_ASCII) {
     c->ch = graph_ascii_mark(s);
   } else if (p->glyphs == GRAPH_BRAILLE) {
@@ -240,7 +250,7 @@ static int free_cell(Plot *p, int cy, int cx) {
 
 static void put_mark(Plot *p, int cy, int cx, int i) {
   GraphCell *c = cell_at(p->cells, p->w, p->h, p->y0 + cy, p->x0 + cx);
-  *c = (GraphCell){.ch = graph_ascii_mark(&p->series[i]), .role = graph_series_role(&p->series[i])};
+  *c = (GraphCell){.ch = graph_ascii_mark(&p->series[i]), .role = plot_role(p, &p->series[i])};
   mix_at(p, cy, cx)->ids |= id_bit(i + 1);   /* taken: no label over it, no second mark */
 }
 

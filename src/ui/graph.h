@@ -19,7 +19,8 @@ typedef enum GraphGlyphs { GRAPH_BRAILLE, GRAPH_BLOCK, GRAPH_ASCII } GraphGlyphs
 /* What a cell is, so the terminal can colour it. A series' cells have role
 ** GRAPH_ROLE_SERIES + its colour index, plus GRAPH_ROLE_TINT for a lighter
 ** or dimmer shade (validation, baselines) and GRAPH_ROLE_BOLD for the series
-** drawn bold (the selected run); 'graph_series_role' builds one. */
+** drawn bold (the selected run: its legend entry; its line only without
+** colour); 'graph_series_role' builds one. */
 enum {
   GRAPH_ROLE_TEXT = 0,
   GRAPH_ROLE_AXIS,
@@ -55,7 +56,9 @@ typedef struct GraphSeries {
   int color;            /* colour index: role GRAPH_ROLE_SERIES + color */
   int dashed;           /* the secondary line of its colour (validation, a baseline):
                            long dashes, a tinted role, a lower-case mark in ASCII */
-  int bold;             /* drawn bold; draw it last so it lies on top */
+  int bold;             /* the selected run: its name bold in the legend, its line
+                           bold too where there is no colour; draw it last so it
+                           lies on top */
   int group;            /* which run (or thing) it belongs to, from 1: two lines of
                            one group (a run's training and validation loss) are not
                            an overlap; 0: its own */

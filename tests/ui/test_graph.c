@@ -422,7 +422,14 @@ static void test_shared_and_thick(void) {
   s[1].y = NULL, s[1].n = 0;
   s[0].bold = 1;
   graph_render(&g, cells, W, H);
-  ok(cells[1 * W + 10].role == (GRAPH_ROLE_SERIES | GRAPH_ROLE_BOLD), "a bold series has the bold role");
+  ok(cells[1 * W + 10].role == GRAPH_ROLE_SERIES, "with colour a bold series' line is plain: its hue tells it");
+  int bold_legend = 0;
+  for (int x = 0; x < W; x++) bold_legend += cells[x].role == (GRAPH_ROLE_SERIES | GRAPH_ROLE_BOLD);
+  ok(bold_legend > 0, "its legend entry is bold (%d cells)", bold_legend);
+  g.mono = 1;
+  graph_render(&g, cells, W, H);
+  ok(cells[1 * W + 10].role == (GRAPH_ROLE_SERIES | GRAPH_ROLE_BOLD), "without colour a bold series' line has the bold role");
+  g.mono = 0;
   ok(strstr(grid(cells, W, 1), "overlap") == NULL, "no 'overlap' when no cell is shared");
 }
 

@@ -108,8 +108,9 @@ typedef struct Graph {
   int runs_left_out;           /* runs the caller had no room for: "+N runs" */
   int break_gaps;              /* a linear scale may break: a band of the range no series
                                ** reaches (scores to E_in and to E_out, far apart), at
-                               ** least an eighth of it and four rows, is drawn as one
-                               ** row marked on the axis, and the rows go to the lines */
+                               ** least an eighth of it and four rows, takes two rows,
+                               ** '≈' on the axis between its ends' labels, and the
+                               ** rows go to the lines */
   int no_shade;                /* no background colours: shared cells in GRAPH_ROLE_SHARED
                                ** (ASCII: the two runs' marks a row apart) */
   int mono;                    /* no colour: lines told apart by pattern */

@@ -99,9 +99,10 @@ static int y_intervals(const Plot *p) { return p->ph / 2 < 2 ? 2 : p->ph / 2 > 6
 ** wide chart and no stretch of rows is left without one. */
 #define TALL_PLOT 12
 static double y_step(const Plot *p) {
-  double span = p->hi - p->lo - fmax(0, p->gap_hi - p->gap_lo);   /* what the rows show */
+  int broken = p->gap_hi > p->gap_lo, rows = p->ph - (broken ? PLOT_BREAK_ROWS : 0);
+  double span = p->hi - p->lo - (broken ? p->gap_hi - p->gap_lo : 0);   /* what the rows show */
   if (p->ph <= TALL_PLOT || !(span > 0)) return nice_step(span, y_intervals(p));
-  double raw = span / (p->ph / 2), least = span / (p->ph / 1.4), mag = pow(10, floor(log10(raw)));
+  double raw = span / (rows / 2), least = span / (rows / 1.4), mag = pow(10, floor(log10(raw)));
   static const double m[] = {1, 2, 2.5, 5, 10};
   /* A quarter step's labels carry a digit more than the step's own: not
   ** when that is more than the four digits a label prints (100.25). */
@@ -131,11 +132,16 @@ void axes_y_labels(Plot *p, int lw) {
   if (!p->log_y) {
     /* By whole multiples of the step, counted: adding the step to a tick
     ** can leave it unchanged, where the span is a few roundings wide. */
-    double step = y_step(p);
+    /* A break's ends are multiples of the step it was cut with: the rows
+    ** either side of it are labelled. The ticks inside it are stepped over. */
+    double step = p->gap_hi > p->gap_lo ? p->gap_step : y_step(p);
     double k0 = ceil(p->lo / step - 1e-9), k1 = floor(p->hi / step + 1e-9);
-    for (int i = 0, put = 0; put <= p->ph && k0 + i <= k1; i++) {
-      double t = (k0 + i) * step;
-      if (in_break(p, t, step)) continue;
+    for (double k = k0, put = 0; k <= k1 && put <= p->ph; k++) {
+      double t = k * step;
+      if (in_break(p, t, step)) {
+        k = ceil(p->gap_hi / step - 1e-9) - 1;
+        continue;
+      }
       y_label_put(p, lw, value_row(p, t), fabs(t) < step * 1e-9 ? 0 : t, used);
       put++;
     }
@@ -154,7 +160,7 @@ void axes_y_labels(Plot *p, int lw) {
 
 /* ------------------------------------------------------------ a break */
 
-enum { BREAK_MAX_SERIES = 64, BREAK_ROWS = 2 };
+enum { BREAK_MAX_SERIES = 64 };
 
 typedef struct Extent {
   double lo, hi;
@@ -176,13 +182,17 @@ static int series_extent(const Plot *p, const GraphSeries *s, Extent *e) {
 
 /* The widest band of [lo, hi] between the series' extents (and the
 ** reference line) that none of them reaches: its lower end in '*at';
-** 0 when there is none. */
+** 0 when there is none, or more series than are looked at. */
 static double widest_gap(const Graph *g, const Plot *p, double *at) {
   Extent e[BREAK_MAX_SERIES + 1];
   int n = 0;
-  for (int i = 0; i < g->n_series && n < BREAK_MAX_SERIES; i++)
-    if (series_extent(p, &g->series[i], &e[n])) n++;
-  if (g->has_ref) e[n++] = (Extent){g->ref_y, g->ref_y};
+  if (g->n_series > BREAK_MAX_SERIES) return 0;
+  for (int i = 0; i < g->n_series; i++)
+    if (series_extent(p, &g->series[i], &e[n])) {
+      e[n].lo = fmax(e[n].lo, p->lo), e[n].hi = fmin(e[n].hi, p->hi);   /* the range shown */
+      n++;
+    }
+  if (g->has_ref && g->ref_y >= p->lo && g->ref_y <= p->hi) e[n++] = (Extent){g->ref_y, g->ref_y};
   for (int i = 1; i < n; i++)   /* by their lower ends */
     for (int k = i; k > 0 && e[k].lo < e[k - 1].lo; k--) {
       Extent t = e[k];
@@ -197,25 +207,29 @@ static double widest_gap(const Graph *g, const Plot *p, double *at) {
 }
 
 /* A band no line reaches, an eighth of the range and four rows at least,
-** is cut out to a break of two rows; its ends are round ticks, so that
-** the labels either side of it read as the scale's. */
+** is cut out to a break of two rows; its ends are round ticks of the step
+** the labels then use, so that the labels either side of it read as the
+** scale's. What is left must be an eighth of the range too: a line
+** a hair thick would otherwise be stretched over every row. */
 void axes_break(const Graph *g, Plot *p) {
-  p->gap_lo = p->gap_hi = 0;
+  p->gap_lo = p->gap_hi = p->gap_step = 0;
   if (!g->break_gaps || p->log_y || p->scatter || p->ph <= TALL_PLOT) return;
   double at = 0, gap = widest_gap(g, p, &at), span = p->hi - p->lo;
-  if (!(gap >= span / 8 && gap / span * p->ph >= 4)) return;
+  if (!(gap >= span / 8 && gap / span * p->ph >= 4 && span - gap >= span / 8)) return;
   p->gap_lo = at, p->gap_hi = at + gap;
   double step = y_step(p);
   double lo = ceil(at / step - 1e-9) * step, hi = floor((at + gap) / step + 1e-9) * step;
   p->gap_lo = p->gap_hi = 0;
-  if (hi - lo >= 2 * step * (1 - 1e-9)) p->gap_lo = lo, p->gap_hi = hi;
+  if (!(hi - lo >= 2 * step * (1 - 1e-9) && span - (hi - lo) >= span / 8)) return;
+  p->gap_lo = lo, p->gap_hi = hi, p->gap_step = step;
 }
 
-/* The break's row: a wavy mark across the y axis. */
+/* The break's row: a wavy mark across the y axis, left of the plot, where
+** no line is drawn over it. */
 void axes_break_mark(Plot *p, int lw, int ascii) {
   if (!(p->gap_hi > p->gap_lo) || p->x0 <= 0) return;
   int ys = p->ph * p->sy, row = (int)lround(plot_level(p, (p->gap_lo + p->gap_hi) / 2, ys)) / p->sy;
-  for (int x = lw - 1; x <= lw + 1; x++) put(p->cells, p->w, p->h, p->y0 + row, x, ascii ? '~' : 0x2248, GRAPH_ROLE_AXIS);
+  for (int x = lw - 1; x <= lw; x++) put(p->cells, p->w, p->h, p->y0 + row, x, ascii ? '~' : 0x2248, GRAPH_ROLE_AXIS);
 }
 
 /* The 1-2-5 step at or below v > 0. */

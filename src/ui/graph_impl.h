@@ -61,8 +61,9 @@ typedef struct Plot {
   int x0, y0, pw, ph;   /* plot area in cells */
   int sx, sy;           /* samples per cell across and levels per cell down */
   double lo, hi;        /* transformed y range */
-  double gap_lo, gap_hi;  /* a break: the values between, transformed, share one row
-                             (the break row); gap_hi <= gap_lo: none */
+  double gap_lo, gap_hi;  /* a break: the values between, transformed, lie in the row
+                             between its ends' labels; gap_hi <= gap_lo: none */
+  double gap_step;      /* with a break, the y ticks' step its ends are multiples of */
   double x_min, x_max;  /* x range, never empty */
   GraphGlyphs glyphs;
   int log_y;
@@ -93,10 +94,11 @@ typedef struct Columns {
 ** over the levels; with one, the break takes two rows' levels (its ends'
 ** labels a row apart, its mark between) and the ranges above and below
 ** it share the rest at one scale. */
+#define PLOT_BREAK_ROWS 2
 static inline double plot_level(const Plot *p, double t, int ys) {
   double span = p->hi - p->lo, gap = p->gap_hi - p->gap_lo;
-  if (!(gap > 0)) return (p->hi - t) / span * (ys - 1);
-  double band = 2.0 * p->sy, per = (ys - 1 - band) / (span - gap), top = (p->hi - p->gap_hi) * per;
+  if (!(gap > 0 && span - gap > 0)) return (p->hi - t) / span * (ys - 1);
+  double band = (double)PLOT_BREAK_ROWS * p->sy, per = (ys - 1 - band) / (span - gap), top = (p->hi - p->gap_hi) * per;
   if (t >= p->gap_hi) return (p->hi - t) * per;
   if (t <= p->gap_lo) return top + band + (p->gap_lo - t) * per;
   return top + (p->gap_hi - t) / gap * band;

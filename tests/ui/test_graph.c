@@ -1492,6 +1492,66 @@ static void test_broken_scale(void) {
   ok(row_with(cells, W, H, '~') > 0, "in ASCII the break's mark is '~'");
 }
 
+/* Has row 'r' of a chart a y label (a number in its first 'lw' columns)? */
+static int labelled(const GraphCell *cells, int w, int r, int lw) {
+  char buf[16];
+  int k = 0;
+  for (int c = 0; c < lw && k < 15; c++)
+    if (cells[r * w + c].ch != ' ') buf[k++] = (char)cells[r * w + c].ch;
+  buf[k] = '\0';
+  char *end;
+  strtod(buf, &end);
+  return k > 0 && *end == '\0';
+}
+
+/* Breaks over many bands, heights and glyph tiers: wherever a break is
+** drawn, the rows either side of its mark carry the labels of its ends.
+** Two flat lines at the ends of the range, or a band left a hair thick,
+** keep the whole scale and its labels (no row is divided by nothing, no
+** tick walked through a billion steps). */
+static void test_broken_scale_sweep(void) {
+  enum { N = 40, W = 50, HMAX = 48 };
+  static const GraphGlyphs tiers[] = {GRAPH_BRAILLE, GRAPH_BLOCK, GRAPH_ASCII};
+  double x[N], a[N], b[N];
+  GraphCell cells[W * HMAX];
+  int breaks = 0, bad = 0;
+  char first_bad[96] = "";
+  for (int t = 0; t < 3; t++)
+    for (int h = 16; h <= HMAX; h += 8)
+      for (int i = 0; i < 12; i++)
+        for (int j = 0; j < 6; j++) {
+          double a_lo = 0.05 + 0.013 * i, a_hi = a_lo + 0.07 + 0.011 * j, b_lo = 0.55 + 0.017 * j, b_hi = 0.93 + 0.006 * i;
+          for (int k = 0; k < N; k++) x[k] = k, a[k] = a_lo + (a_hi - a_lo) * k / (N - 1), b[k] = b_hi - (b_hi - b_lo) * k / (N - 1);
+          GraphSeries s[2] = {{.name = "in", .x = x, .y = a, .n = N}, {.name = "out", .x = x, .y = b, .n = N, .color = 1}};
+          Graph g = {.title = "t", .glyphs = tiers[t], .x_min = 0, .x_max = N, .y_min = a_lo, .y_max = b_hi, .series = s,
+                     .n_series = 2, .break_gaps = 1};
+          graph_render(&g, cells, W, h);
+          int mark = row_with(cells, W, h, tiers[t] == GRAPH_ASCII ? '~' : 0x2248);
+          if (mark < 0) continue;
+          breaks++;
+          if (!labelled(cells, W, mark - 1, 6) || !labelled(cells, W, mark + 1, 6)) {
+            if (!bad++) snprintf(first_bad, sizeof first_bad, "tier %d, %d rows, bands %.3f-%.3f and %.3f-%.3f", t, h, a_lo, a_hi, b_lo, b_hi);
+          }
+        }
+  ok(breaks > 100 && bad == 0, "%d breaks over bands, heights and tiers: each has its ends' labels beside its mark (%d without%s%s)",
+     breaks, bad, bad ? ": " : "", first_bad);
+
+  double lo[N], hi[N], v[64];
+  int row[64];
+  for (int k = 0; k < N; k++) x[k] = k, lo[k] = -1, hi[k] = 1;
+  GraphSeries s[2] = {{.name = "in", .x = x, .y = lo, .n = N}, {.name = "out", .x = x, .y = hi, .n = N, .color = 1}};
+  Graph g = {.title = "t", .glyphs = GRAPH_BRAILLE, .x_min = 0, .x_max = N, .y_min = -1, .y_max = 1, .series = s, .n_series = 2,
+             .break_gaps = 1};
+  graph_render(&g, cells, W, 30);
+  int n = y_labels(cells, W, 30, 6, v, row, 64);
+  ok(row_with(cells, W, 30, 0x2248) < 0 && n >= 2, "two flat lines at the ends of the range: no break, %d labels", n);
+  for (int k = 0; k < N; k++) lo[k] = 0.2 + 1e-9 * k / N, hi[k] = 0.9;
+  g.y_min = 0.2, g.y_max = 0.9;
+  graph_render(&g, cells, W, 30);
+  n = y_labels(cells, W, 30, 6, v, row, 64);
+  ok(row_with(cells, W, 30, 0x2248) < 0 && n >= 2, "a band a hair thick below a far line: no break, %d labels", n);
+}
+
 int main(void) {
   setlocale(LC_ALL, "C.UTF-8");
   test_ascii_diagonal();
@@ -1526,5 +1586,6 @@ int main(void) {
   test_run_looks();
   test_event_rules();
   test_broken_scale();
+  test_broken_scale_sweep();
   return tap_done();
 }

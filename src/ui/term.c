@@ -290,11 +290,20 @@ static attr_t cell_attr(const Term *t, const GraphCell *c) {
 
 const char *term_glyph(const Term *t, TermGlyph g) { return glyphs[g][t->utf8 ? 0 : 1]; }
 
+/* A plain cell of a chart in the text's pair (the terminal's own colours,
+** as plain): curses leaves a coloured cell for a plain one by resetting
+** every attribute ("\e[39m\e(B\e[m", twelve bytes), for a pair by
+** changing the colour alone ("\e[39m"). A chart's line is a run of
+** coloured cells and blanks, so that is most of what a moving line costs. */
+static attr_t plain_as_pair(const Term *t, attr_t a) {
+  return a == A_NORMAL && t->color ? COLOR_PAIR(ROLE_TEXT + 1) : a;
+}
+
 void term_cells(const Term *t, WINDOW *w, int y, int x, const GraphCell *c, int n) {
   wmove(w, y, x);
   int owed = 0;   /* columns the accents' cells left undrawn */
   for (int i = 0; i < n; i++) {
-    attr_t a = cell_attr(t, &c[i]);
+    attr_t a = plain_as_pair(t, cell_attr(t, &c[i]));
     if (c[i].ch < 0x80) {
       waddch(w, (chtype)c[i].ch | a);
       /* The next blank makes up for the accents before it. */

@@ -159,8 +159,7 @@ static uint32_t mono_pair_dots(const Plot *p, int hi, int lo, int cx) {
 static void resolve_shared(Plot *p, CellMix *m, GraphCell *c, int a, int b, int cx) {
   int hi, lo;
   order_pair(p, a, b, cx, &hi, &lo);
-  /* Its own role, without bold: a background is not bold. */
-  uint8_t lo_role = plot_role(p, &p->series[lo]) & (uint8_t)~GRAPH_ROLE_BOLD;
+  uint8_t lo_role = plot_role(p, &p->series[lo]);   /* a background: only with colour, never bold */
   p->shared = 1;
   if (p->glyphs == GRAPH_ASCII) {
     c->ch = graph_ascii_mark(&p->series[hi]);

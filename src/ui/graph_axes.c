@@ -99,7 +99,7 @@ static int y_intervals(const Plot *p) { return p->ph / 2 < 2 ? 2 : p->ph / 2 > 6
 ** wide chart and no stretch of rows is left without one. */
 #define TALL_PLOT 12
 static double y_step(const Plot *p) {
-  int broken = p->gap_hi > p->gap_lo, rows = p->ph - (broken ? PLOT_BREAK_ROWS : 0);
+  int broken = plot_broken(p), rows = p->ph - (broken ? PLOT_BREAK_ROWS : 0);
   double span = p->hi - p->lo - (broken ? p->gap_hi - p->gap_lo : 0);   /* what the rows show */
   if (p->ph <= TALL_PLOT || !(span > 0)) return nice_step(span, y_intervals(p));
   double raw = span / (rows / 2), least = span / (rows / 1.4), mag = pow(10, floor(log10(raw)));
@@ -121,7 +121,7 @@ static int value_row(const Plot *p, double t) { return (int)lround(plot_level(p,
 
 /* t lies inside the break, off every row but the break's. */
 static int in_break(const Plot *p, double t, double step) {
-  return p->gap_hi > p->gap_lo && t > p->gap_lo + step * 1e-6 && t < p->gap_hi - step * 1e-6;
+  return plot_broken(p) && t > p->gap_lo + step * 1e-6 && t < p->gap_hi - step * 1e-6;
 }
 
 /* Round ticks: multiples of the step on a linear scale; on a log scale
@@ -131,12 +131,13 @@ void axes_y_labels(Plot *p, int lw) {
   if (p->ph > (int)sizeof used) return;
   if (!p->log_y) {
     /* By whole multiples of the step, counted: adding the step to a tick
-    ** can leave it unchanged, where the span is a few roundings wide. */
-    /* A break's ends are multiples of the step it was cut with: the rows
-    ** either side of it are labelled. The ticks inside it are stepped over. */
-    double step = p->gap_hi > p->gap_lo ? p->gap_step : y_step(p);
+    ** can leave it unchanged, where the span is a few roundings wide. A
+    ** break's ends are multiples of the step it was cut with, so the rows
+    ** either side of it are labelled; the ticks inside it are stepped over. */
+    double step = plot_broken(p) ? p->gap_step : y_step(p);
     double k0 = ceil(p->lo / step - 1e-9), k1 = floor(p->hi / step + 1e-9);
-    for (double k = k0, put = 0; k <= k1 && put <= p->ph; k++) {
+    int put = 0;
+    for (double k = k0; k <= k1 && put <= p->ph; k++) {
       double t = k * step;
       if (in_break(p, t, step)) {
         k = ceil(p->gap_hi / step - 1e-9) - 1;
@@ -227,7 +228,7 @@ void axes_break(const Graph *g, Plot *p) {
 /* The break's row: a wavy mark across the y axis, left of the plot, where
 ** no line is drawn over it. */
 void axes_break_mark(Plot *p, int lw, int ascii) {
-  if (!(p->gap_hi > p->gap_lo) || p->x0 <= 0) return;
+  if (!plot_broken(p) || p->x0 <= 0) return;
   int ys = p->ph * p->sy, row = (int)lround(plot_level(p, (p->gap_lo + p->gap_hi) / 2, ys)) / p->sy;
   for (int x = lw - 1; x <= lw; x++) put(p->cells, p->w, p->h, p->y0 + row, x, ascii ? '~' : 0x2248, GRAPH_ROLE_AXIS);
 }

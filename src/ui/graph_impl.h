@@ -95,9 +95,11 @@ typedef struct Columns {
 ** labels a row apart, its mark between) and the ranges above and below
 ** it share the rest at one scale. */
 #define PLOT_BREAK_ROWS 2
+static inline int plot_broken(const Plot *p) { return p->gap_hi > p->gap_lo && p->hi - p->lo > p->gap_hi - p->gap_lo; }
+
 static inline double plot_level(const Plot *p, double t, int ys) {
   double span = p->hi - p->lo, gap = p->gap_hi - p->gap_lo;
-  if (!(gap > 0 && span - gap > 0)) return (p->hi - t) / span * (ys - 1);
+  if (!plot_broken(p)) return (p->hi - t) / span * (ys - 1);
   double band = (double)PLOT_BREAK_ROWS * p->sy, per = (ys - 1 - band) / (span - gap), top = (p->hi - p->gap_hi) * per;
   if (t >= p->gap_hi) return (p->hi - t) * per;
   if (t <= p->gap_lo) return top + band + (p->gap_lo - t) * per;

@@ -49,13 +49,13 @@ blank_ascii() {
     print $n'
 }
 
-# rows_ok NAME ROWS [ASCII [PERCENT]]: the screen, kept as $WORK/NAME, has at
-# most PERCENT (5) of its ROWS blank and not one U+FFFD.
+# rows_ok NAME ROWS [ASCII]: the screen, kept as $WORK/NAME, has at most 5%
+# of its ROWS blank and not one U+FFFD.
 rows_ok() {
   screen >"$WORK/$1"
   if [ -n "$3" ]; then blank=$(blank_ascii <"$WORK/$1"); else blank=$(blank_rows <"$WORK/$1"); fi
-  [ "$blank" -le $(($2 * ${4:-5} / 100)) ]
-  check $? "$1: $blank blank rows of $2 (at most ${4:-5}%)"
+  [ "$blank" -le $(($2 * 5 / 100)) ]
+  check $? "$1: $blank blank rows of $2 (at most 5%)"
   ! grep -q "$(printf '\357\277\275')" "$WORK/$1"
   check $? "$1: no U+FFFD anywhere"
 }
